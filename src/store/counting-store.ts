@@ -1,0 +1,67 @@
+import { STORE_OPS, type ObjectStore, type StoreOp } from './object-store.js';
+import { StoreWrapper, type CallContext } from './store-wrapper.js';
+
+export interface OpCounts {
+  calls: number;
+  bytesRead: number;
+  bytesWritten: number;
+}
+
+export type StoreCounts = Record<StoreOp, OpCounts> & { total: OpCounts };
+
+function zero(): OpCounts {
+  return { calls: 0, bytesRead: 0, bytesWritten: 0 };
+}
+
+export function emptyCounts(): StoreCounts {
+  const counts = { total: zero() } as StoreCounts;
+  for (const op of STORE_OPS) counts[op] = zero();
+  return counts;
+}
+
+/** `after - before`, per operation: the cost of what happened in between. */
+export function diffCounts(after: StoreCounts, before: StoreCounts): StoreCounts {
+  const out = emptyCounts();
+  for (const op of [...STORE_OPS, 'total'] as const) {
+    out[op] = {
+      calls: after[op].calls - before[op].calls,
+      bytesRead: after[op].bytesRead - before[op].bytesRead,
+      bytesWritten: after[op].bytesWritten - before[op].bytesWritten,
+    };
+  }
+  return out;
+}
+
+/**
+ * Counts calls and bytes per operation. Counting happens when a call
+ * completes or fails, so a failed call still costs one call.
+ */
+export class CountingStore extends StoreWrapper {
+  private counts = emptyCounts();
+
+  constructor(inner: ObjectStore) {
+    super(inner);
+  }
+
+  protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    const c = this.counts[ctx.op];
+    c.calls++;
+    this.counts.total.calls++;
+    c.bytesWritten += ctx.bytesOut;
+    this.counts.total.bytesWritten += ctx.bytesOut;
+    const result = await call();
+    if (result instanceof Uint8Array) {
+      c.bytesRead += result.length;
+      this.counts.total.bytesRead += result.length;
+    }
+    return result;
+  }
+
+  snapshot(): StoreCounts {
+    return structuredClone(this.counts);
+  }
+
+  reset(): void {
+    this.counts = emptyCounts();
+  }
+}

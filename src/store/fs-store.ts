@@ -1,0 +1,237 @@
+/**
+ * The embedded default: objects as files under one directory.
+ *
+ * Key mapping. Object stores allow both `a` and `a/b` as keys, which a file
+ * system cannot hold as a file and a directory of the same name. Each key
+ * segment is percent-encoded to `[A-Za-z0-9._%-]` (a leading dot encoded too,
+ * so `.` and `..` never appear) and the final segment gets a `~` suffix, a
+ * character encoding never produces. Directories therefore never collide with
+ * files, and `.tmp/` at the root can never be a key.
+ *
+ * Create-only. The body is written to a private temp file and fsynced, then
+ * hard-linked to its final name. `link(2)` fails with EEXIST if the name
+ * exists, atomically across processes, so exactly one racer wins. A crash
+ * leaves at most a temp file under `.tmp/`, never a half-written object.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { BranchgraphError, throwIfAborted } from '../model/errors.js';
+import {
+  compareKeys,
+  resolveRange,
+  type CallOptions,
+  type GetOptions,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+} from './object-store.js';
+
+const TMP_DIR = '.tmp';
+const FILE_SUFFIX = '~';
+const EMPTY_SEGMENT = '~e';
+
+function encodeSegment(seg: string): string {
+  if (seg === '') return EMPTY_SEGMENT;
+  let out = '';
+  for (const byte of Buffer.from(seg, 'utf8')) {
+    const ch = String.fromCharCode(byte);
+    const plain = /[A-Za-z0-9_-]/.test(ch) || (ch === '.' && out !== '');
+    out += plain ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+function decodeSegment(name: string): string {
+  if (name === EMPTY_SEGMENT) return '';
+  return decodeURIComponent(name);
+}
+
+function errno(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
+}
+
+function storeError(op: string, key: string, e: unknown): BranchgraphError {
+  if (e instanceof BranchgraphError) return e;
+  const code = errno(e);
+  if (code === 'ABORT_ERR') return new BranchgraphError('aborted', 'the operation was aborted', { cause: e });
+  const transient = code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN' || code === 'EBUSY';
+  return new BranchgraphError(transient ? 'store_unavailable' : 'store_error', `fs ${op} ${key}: ${(e as Error).message}`, {
+    cause: e,
+    details: { key, errno: code },
+  });
+}
+
+export class FsStore implements ObjectStore {
+  readonly kind = 'fs';
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  private filePath(key: string): string {
+    const segs = key.split('/');
+    const last = segs.pop() ?? '';
+    return path.join(this.root, ...segs.map(encodeSegment), encodeSegment(last) + FILE_SUFFIX);
+  }
+
+  private async writeTemp(body: Uint8Array, signal: AbortSignal | undefined): Promise<string> {
+    const dir = path.join(this.root, TMP_DIR);
+    await fsp.mkdir(dir, { recursive: true });
+    const tmp = path.join(dir, `${process.pid}-${randomBytes(8).toString('hex')}`);
+    const handle = await fsp.open(tmp, 'wx');
+    try {
+      await handle.writeFile(body, { signal });
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return tmp;
+  }
+
+  async get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {
+    throwIfAborted(opts.signal);
+    const file = this.filePath(key);
+    try {
+      if (opts.range === undefined) return new Uint8Array(await fsp.readFile(file, { signal: opts.signal }));
+      const handle = await fsp.open(file, 'r');
+      try {
+        const { size } = await handle.stat();
+        const [start, end] = resolveRange(opts.range, size);
+        const buf = Buffer.alloc(end - start);
+        let done = 0;
+        while (done < buf.length) {
+          const { bytesRead } = await handle.read(buf, done, buf.length - done, start + done);
+          if (bytesRead === 0) break;
+          done += bytesRead;
+        }
+        return new Uint8Array(buf.buffer, buf.byteOffset, done);
+      } finally {
+        await handle.close();
+      }
+    } catch (e) {
+      if (errno(e) === 'ENOENT') throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+      throw storeError('get', key, e);
+    }
+  }
+
+  async head(key: string, opts: CallOptions = {}): Promise<ObjectInfo | undefined> {
+    throwIfAborted(opts.signal);
+    try {
+      const st = await fsp.stat(this.filePath(key));
+      return { key, size: st.size };
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return undefined;
+      throw storeError('head', key, e);
+    }
+  }
+
+  async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+    throwIfAborted(opts.signal);
+    const file = this.filePath(key);
+    let tmp: string | undefined;
+    try {
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      tmp = await this.writeTemp(body, opts.signal);
+      throwIfAborted(opts.signal);
+      await fsp.link(tmp, file);
+      await syncDir(path.dirname(file));
+    } catch (e) {
+      if (errno(e) === 'EEXIST') throw new BranchgraphError('object_exists', `an object already exists at ${key}`, { details: { key } });
+      throw storeError('putIfAbsent', key, e);
+    } finally {
+      if (tmp !== undefined) await fsp.rm(tmp, { force: true });
+    }
+  }
+
+  async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+    throwIfAborted(opts.signal);
+    const file = this.filePath(key);
+    let tmp: string | undefined;
+    try {
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      tmp = await this.writeTemp(body, opts.signal);
+      await fsp.rename(tmp, file);
+      tmp = undefined;
+    } catch (e) {
+      throw storeError('putOverwrite', key, e);
+    } finally {
+      if (tmp !== undefined) await fsp.rm(tmp, { force: true });
+    }
+  }
+
+  async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
+    throwIfAborted(opts.signal);
+    // Walk only the deepest directory the prefix fully names.
+    const segs = prefix.split('/');
+    segs.pop();
+    const keyBase = segs.length === 0 ? '' : segs.join('/') + '/';
+    const dir = path.join(this.root, ...segs.map(encodeSegment));
+    const found: ObjectInfo[] = [];
+    try {
+      await this.walk(dir, keyBase, segs.length === 0, prefix, opts.startAfter, found, opts.signal);
+    } catch (e) {
+      throw storeError('list', prefix, e);
+    }
+    found.sort((a, b) => compareKeys(a.key, b.key));
+    for (const info of found) yield info;
+  }
+
+  private async walk(
+    dir: string,
+    keyBase: string,
+    atRoot: boolean,
+    prefix: string,
+    startAfter: string | undefined,
+    out: ObjectInfo[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    throwIfAborted(signal);
+    let entries;
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return;
+      throw e;
+    }
+    for (const entry of entries) {
+      if (atRoot && entry.name === TMP_DIR) continue;
+      if (entry.isDirectory()) {
+        const sub = keyBase + decodeSegment(entry.name) + '/';
+        // Descend only where keys under `sub` can still match the prefix.
+        if (sub.startsWith(prefix) || prefix.startsWith(sub)) {
+          await this.walk(path.join(dir, entry.name), sub, false, prefix, startAfter, out, signal);
+        }
+      } else if (entry.isFile() && entry.name.endsWith(FILE_SUFFIX)) {
+        const key = keyBase + decodeSegment(entry.name.slice(0, -FILE_SUFFIX.length));
+        if (!key.startsWith(prefix)) continue;
+        if (startAfter !== undefined && compareKeys(key, startAfter) <= 0) continue;
+        const st = await fsp.stat(path.join(dir, entry.name)).catch(() => undefined);
+        if (st !== undefined) out.push({ key, size: st.size });
+      }
+    }
+  }
+
+  async deleteMany(keys: readonly string[], opts: CallOptions = {}): Promise<void> {
+    throwIfAborted(opts.signal);
+    for (const key of keys) {
+      try {
+        await fsp.rm(this.filePath(key), { force: true });
+      } catch (e) {
+        throw storeError('deleteMany', key, e);
+      }
+    }
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  // Make the new directory entry durable; some platforms cannot open directories.
+  const handle = await fsp.open(dir, 'r').catch(() => undefined);
+  if (handle === undefined) return;
+  try {
+    await handle.sync().catch(() => undefined);
+  } finally {
+    await handle.close();
+  }
+}

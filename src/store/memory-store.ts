@@ -1,0 +1,70 @@
+import { BranchgraphError, throwIfAborted } from '../model/errors.js';
+import {
+  compareKeys,
+  resolveRange,
+  type CallOptions,
+  type GetOptions,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+} from './object-store.js';
+
+/**
+ * An in-process store for tests and simulation. Objects are copied on the way
+ * in and out so that a caller mutating a buffer can never change stored data.
+ */
+export class MemoryStore implements ObjectStore {
+  readonly kind = 'memory';
+  private readonly objects = new Map<string, Uint8Array>();
+
+  async get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {
+    throwIfAborted(opts.signal);
+    const body = this.objects.get(key);
+    if (body === undefined) throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+    const [start, end] = resolveRange(opts.range, body.length);
+    return body.slice(start, end);
+  }
+
+  async head(key: string, opts: CallOptions = {}): Promise<ObjectInfo | undefined> {
+    throwIfAborted(opts.signal);
+    const body = this.objects.get(key);
+    return body === undefined ? undefined : { key, size: body.length };
+  }
+
+  async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+    throwIfAborted(opts.signal);
+    if (this.objects.has(key)) throw new BranchgraphError('object_exists', `an object already exists at ${key}`, { details: { key } });
+    this.objects.set(key, body.slice());
+  }
+
+  async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+    throwIfAborted(opts.signal);
+    this.objects.set(key, body.slice());
+  }
+
+  async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
+    throwIfAborted(opts.signal);
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (opts.startAfter === undefined || compareKeys(k, opts.startAfter) > 0))
+      .sort(compareKeys);
+    for (const key of keys) {
+      const body = this.objects.get(key);
+      if (body !== undefined) yield { key, size: body.length };
+    }
+  }
+
+  async deleteMany(keys: readonly string[], opts: CallOptions = {}): Promise<void> {
+    throwIfAborted(opts.signal);
+    for (const key of keys) this.objects.delete(key);
+  }
+
+  /** Test helper: replace an object's bytes in place, as disk corruption would. */
+  corrupt(key: string, body: Uint8Array): void {
+    if (!this.objects.has(key)) throw new Error(`no object at ${key}`);
+    this.objects.set(key, body.slice());
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+}
