@@ -1,0 +1,275 @@
+/**
+ * The embedded graph engine: one graph in one object store.
+ *
+ * `Graph` resolves branches and commits to snapshots and runs every change
+ * through one publication loop (`commitChange`): read the head, plan against
+ * it, write scratch runs, publish the next manifest create-only, and on a
+ * lost race discard the scratch and plan again, a bounded number of times.
+ * Writes, schema changes, merges and catch-up are all plans for this loop.
+ */
+import { ulid } from 'ulid';
+import { BranchgraphError, throwIfAborted } from '../model/errors.js';
+import { findType, type Schema, type TableType } from '../model/schema.js';
+import { abortableSleep } from '../store/abortable-sleep.js';
+import type { ObjectStore } from '../store/object-store.js';
+import type { RunRef } from '../table/run.js';
+import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
+import { Repository, validateBranchName, type BranchRecord } from './repository.js';
+import { RunStore } from './run-store.js';
+import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
+import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
+import type { SchemaMigration } from '../model/schema-change.js';
+
+export const MAX_PUBLISH_ATTEMPTS = 8;
+
+export interface Snapshot {
+  ref: ManifestRef;
+  manifest: Manifest;
+  schema: Schema;
+  /** The branch the snapshot was resolved from, when it was. */
+  branch?: BranchRecord;
+}
+
+export type Ref = { branch: string } | { commit: string };
+
+export interface ChangeOptions {
+  actor?: string;
+  message?: string;
+  signal?: AbortSignal;
+  /** Refuse with `head_moved` unless the branch head is this commit. */
+  expectedHead?: string;
+}
+
+/** What a plan asks the publication loop to publish. */
+export interface ChangePlan<T> {
+  kind: Commit['kind'];
+  /** Tables to replace; `null` removes a table. Others carry over. */
+  tables?: Record<string, TableVersion | null>;
+  schema?: Schema;
+  wal?: Record<string, number>;
+  /** The merged source, recorded as the second parent. */
+  secondParent?: Manifest;
+  /** Runs written for this attempt, deleted if it does not publish. */
+  scratch: RunRef[];
+  result: T;
+  message?: string;
+}
+
+export interface GraphOptions {
+  actor?: string;
+  runCacheBytes?: number;
+}
+
+export interface PublishedChange<T> {
+  commit: Commit;
+  manifest: Manifest;
+  result: T;
+  attempts: number;
+}
+
+export class Graph {
+  readonly repo: Repository;
+  readonly runs: RunStore;
+  readonly actor: string;
+
+  private constructor(
+    readonly store: ObjectStore,
+    opts: GraphOptions,
+  ) {
+    this.repo = new Repository(store);
+    this.runs = new RunStore(store, opts.runCacheBytes);
+    this.actor = opts.actor ?? 'branchgraph';
+  }
+
+  /** Open the graph in `store`, creating `main` when the store is empty. */
+  static async open(store: ObjectStore, opts: GraphOptions = {}): Promise<Graph> {
+    const g = new Graph(store, opts);
+    await g.repo.init(g.actor);
+    return g;
+  }
+
+  /** Forget every cache, exactly as a fresh process would start. */
+  dropCaches(): void {
+    this.repo.clearCaches();
+    this.runs.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.store.close?.();
+  }
+
+  // ---- snapshots --------------------------------------------------------
+
+  async snapshotAt(ref: ManifestRef, signal?: AbortSignal, branch?: BranchRecord): Promise<Snapshot> {
+    const manifest = await this.repo.readManifest(ref, signal);
+    const schema = await this.repo.readSchema(manifest.schema, signal);
+    return { ref, manifest, schema, ...(branch !== undefined ? { branch } : {}) };
+  }
+
+  async branchHead(name: string, signal?: AbortSignal): Promise<Snapshot> {
+    const rec = await this.repo.liveBranch(name, signal);
+    return this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec);
+  }
+
+  async commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot> {
+    const ref = await this.repo.commitRef(commitId, signal);
+    const snap = await this.snapshotAt(ref, signal).catch((e: unknown) => {
+      if (e instanceof BranchgraphError && e.code === 'not_found') throw new BranchgraphError('not_found', `commit ${commitId} does not exist`);
+      throw e;
+    });
+    // The index is written before publication; a lost race leaves an entry for someone else's version.
+    if (snap.manifest.commit.id !== commitId) throw new BranchgraphError('not_found', `commit ${commitId} does not exist`);
+    return snap;
+  }
+
+  resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot> {
+    return 'branch' in ref ? this.branchHead(ref.branch, signal) : this.commitSnapshot(ref.commit, signal);
+  }
+
+  /** A table's type, version and run loader in a snapshot. */
+  table(snap: Snapshot, name: string, signal?: AbortSignal): { type: TableType; version: TableVersion; load: LoadRun } {
+    const type = findType(snap.schema, name);
+    if (type === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
+    return { type, version: snap.manifest.tables[name] ?? EMPTY_TABLE, load: this.runs.loader(type, signal) };
+  }
+
+  // ---- branches ----------------------------------------------------------
+
+  async listBranches(signal?: AbortSignal): Promise<{ record: BranchRecord; head: ManifestRef; commit: Commit }[]> {
+    const recs = (await this.repo.allBranchRecords(signal)).filter((r) => !r.deleted);
+    return Promise.all(
+      recs.map(async (record) => {
+        const head = await this.repo.headRef(record, signal);
+        const m = await this.repo.readManifest(head, signal);
+        return { record, head, commit: m.commit };
+      }),
+    );
+  }
+
+  async createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
+    validateBranchName(name);
+    const base = await this.resolve(from, opts.signal);
+    for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      const existing = await this.repo.branchRecord(name, opts.signal);
+      if (existing !== undefined && !existing.deleted) throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
+      const res = await this.repo.writeBranchRecord(
+        { name, lineage: ulid(), deleted: false, from: base.ref, time: new Date().toISOString(), actor: opts.actor ?? this.actor },
+        existing?.seq ?? 0,
+        opts.signal,
+      );
+      if (res !== 'lost') return { record: res, head: { ...base, branch: res } };
+    }
+    throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+
+  async deleteBranch(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
+    validateBranchName(name);
+    if (name === 'main') throw new BranchgraphError('branch_protected', 'main cannot be deleted', { details: { branch: name } });
+    for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      const rec = await this.repo.liveBranch(name, opts.signal);
+      const res = await this.repo.writeBranchRecord(
+        { name, lineage: rec.lineage, deleted: true, from: rec.from, time: new Date().toISOString(), actor: opts.actor ?? this.actor },
+        rec.seq,
+        opts.signal,
+      );
+      if (res !== 'lost') return res;
+    }
+    throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+
+  // ---- the publication loop ---------------------------------------------
+
+  /**
+   * Plan a change against the branch head and publish it as the next
+   * version. On a lost race the scratch runs are deleted and the plan runs
+   * again against the new head. A plan returning `undefined` publishes
+   * nothing (the change is empty), and the head is returned as is.
+   */
+  async commitChange<T>(
+    branch: string,
+    opts: ChangeOptions,
+    plan: (head: Snapshot, attempt: number) => Promise<ChangePlan<T> | { unchanged: T }>,
+  ): Promise<PublishedChange<T> | { unchanged: T; head: Snapshot }> {
+    for (let attempt = 1; attempt <= MAX_PUBLISH_ATTEMPTS; attempt++) {
+      throwIfAborted(opts.signal);
+      // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
+      if (attempt > 1) await abortableSleep(Math.random() * 2 ** attempt * 2, opts.signal);
+      const head = await this.branchHead(branch, opts.signal);
+      const rec = head.branch as BranchRecord;
+      if (opts.expectedHead !== undefined && head.manifest.commit.id !== opts.expectedHead) {
+        throw new BranchgraphError('head_moved', `branch ${branch} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
+          details: { branch, expected: opts.expectedHead, actual: head.manifest.commit.id },
+        });
+      }
+      const planned = await plan(head, attempt);
+      if ('unchanged' in planned) return { unchanged: planned.unchanged, head };
+      let published = false;
+      try {
+        throwIfAborted(opts.signal);
+        const manifest = await this.buildManifest(head, rec, planned, opts);
+        await this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal);
+        if ((await this.repo.publish(manifest, opts.signal)) === 'published') {
+          published = true;
+          return { commit: manifest.commit, manifest, result: planned.result, attempts: attempt };
+        }
+        await this.store.deleteMany([`commits/${manifest.commit.id}.json`]).catch(() => undefined);
+      } finally {
+        if (!published) await this.runs.delete(planned.scratch).catch(() => undefined);
+      }
+    }
+    throw new BranchgraphError('publish_contention', `branch ${branch} moved ${MAX_PUBLISH_ATTEMPTS} times while publishing; retry`, {
+      details: { branch, attempts: MAX_PUBLISH_ATTEMPTS },
+    });
+  }
+
+  private async buildManifest(head: Snapshot, rec: BranchRecord, plan: ChangePlan<unknown>, opts: ChangeOptions): Promise<Manifest> {
+    const prev = head.manifest;
+    const version = prev.lineage === rec.lineage ? prev.version + 1 : 1;
+    const tables: Record<string, { runs: RunRef[] }> = { ...prev.tables };
+    for (const [name, t] of Object.entries(plan.tables ?? {})) {
+      if (t === null) delete tables[name];
+      else tables[name] = { runs: t.runs };
+    }
+    const schemaHash = plan.schema === undefined ? prev.schema : await this.repo.writeSchema(plan.schema, opts.signal);
+    const second = plan.secondParent;
+    const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
+    if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();
+    return {
+      format: 1,
+      lineage: rec.lineage,
+      version,
+      schema: schemaHash,
+      tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      wal: plan.wal ?? prev.wal,
+      commit: {
+        id: ulid(),
+        parents,
+        parentIds: [prev.commit.id, ...(second !== undefined && parents.length > 1 ? [second.commit.id] : [])],
+        branch: rec.name,
+        actor: opts.actor ?? this.actor,
+        message: plan.message ?? opts.message ?? plan.kind,
+        time: new Date().toISOString(),
+        kind: plan.kind,
+      },
+      ancestry: mergeAncestry(prev.ancestry, second?.ancestry ?? {}, { [rec.lineage]: version }),
+      generation: Math.max(prev.generation, second?.generation ?? 0) + 1,
+    };
+  }
+
+  // ---- embedded conveniences ------------------------------------------------
+
+  /** Apply a write batch to a branch as one commit. */
+  write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions = {}): Promise<PublishedChange<WriteSummary> | { unchanged: WriteSummary; head: Snapshot }> {
+    return this.commitChange(branch, opts, (head) => planWrite(this, head, ops, opts.signal));
+  }
+
+  /** Apply schema text (or IR) to a branch as one commit. */
+  applySchema(
+    branch: string,
+    schema: string | Schema,
+    opts: ChangeOptions & { migration?: SchemaMigration } = {},
+  ): Promise<PublishedChange<SchemaApplyResult> | { unchanged: SchemaApplyResult; head: Snapshot }> {
+    return this.commitChange(branch, opts, (head) => planSchemaApply(this, head, schema, opts.migration, opts.signal));
+  }
+}

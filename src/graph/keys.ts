@@ -1,0 +1,44 @@
+/**
+ * The object key layout of one graph in a store. Every published object is
+ * written once at a new key; only `hint` objects are ever overwritten.
+ *
+ *   branches/<name>/<seq>.json         branch records (create, delete), seq 8 digits
+ *   manifests/<lineage>/<version>.json manifests, version 12 digits
+ *   hints/<lineage>.json               best-effort latest version of a lineage
+ *   commits/<commitId>.json            commit id → manifest location
+ *   schemas/<hash>.json                schemas, content-addressed
+ *   runs/<table>/<ulid>.arrow          table runs
+ *   wal/...                            ingest generations (see src/wal)
+ *
+ * Branch names are percent-encoded into one segment, so `review` and
+ * `review/2026-07` never share a prefix.
+ */
+
+export const BRANCH_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._\-/]{0,199}$/;
+
+export function encodeBranch(name: string): string {
+  return encodeURIComponent(name).replace(/\./g, '%2E');
+}
+
+export const keys = {
+  branchPrefix: (name: string): string => `branches/${encodeBranch(name)}/`,
+  branchRecord: (name: string, seq: number): string => `branches/${encodeBranch(name)}/${String(seq).padStart(8, '0')}.json`,
+  allBranches: (): string => 'branches/',
+  manifestPrefix: (lineage: string): string => `manifests/${lineage}/`,
+  manifest: (lineage: string, version: number): string => `manifests/${lineage}/${String(version).padStart(12, '0')}.json`,
+  hint: (lineage: string): string => `hints/${lineage}.json`,
+  commit: (id: string): string => `commits/${id}.json`,
+  schema: (hash: string): string => `schemas/${hash}.json`,
+  run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,
+};
+
+/** Version number from a manifest key, or undefined for foreign keys. */
+export function versionOfManifestKey(key: string): number | undefined {
+  const m = /\/(\d{12})\.json$/.exec(key);
+  return m === null ? undefined : Number(m[1]);
+}
+
+export function seqOfBranchKey(key: string): number | undefined {
+  const m = /\/(\d{8})\.json$/.exec(key);
+  return m === null ? undefined : Number(m[1]);
+}

@@ -1,0 +1,97 @@
+/**
+ * Manifests: whole-graph snapshots, one per branch version.
+ *
+ * A manifest names the schema, every table's version (its runs with stats),
+ * the WAL watermarks, and the commit it publishes. Its `ancestry` vector maps
+ * each lineage in its history to the highest version it contains; because a
+ * lineage's versions form a chain, containing (L, v) implies containing every
+ * (L, v' <= v). Merge bases and "is X an ancestor of Y" are then answered
+ * from two vectors, without walking history.
+ *
+ * Stored objects are read through zod; anything else is `corrupt_object`.
+ */
+import { z } from 'zod';
+import { BranchgraphError } from '../model/errors.js';
+
+export const MANIFEST_FORMAT = 1;
+
+export const RunRefZ = z.object({
+  key: z.string(),
+  rows: z.number().int().min(0),
+  tombstones: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  minKey: z.string(),
+  maxKey: z.string(),
+});
+
+export const ManifestRefZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
+export type ManifestRef = z.infer<typeof ManifestRefZ>;
+
+export const CommitZ = z.object({
+  id: z.string(),
+  /** First parent: the previous version of this lineage (or the fork point). Second: the merged source. */
+  parents: z.array(ManifestRefZ),
+  parentIds: z.array(z.string()),
+  branch: z.string(),
+  actor: z.string(),
+  message: z.string(),
+  time: z.string(),
+  kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact']),
+});
+export type Commit = z.infer<typeof CommitZ>;
+
+export const ManifestZ = z.object({
+  format: z.literal(MANIFEST_FORMAT),
+  lineage: z.string(),
+  version: z.number().int().min(1),
+  /** Content hash of the schema object. */
+  schema: z.string(),
+  tables: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })),
+  /** Per WAL shard: the highest generation folded into the tables. */
+  wal: z.record(z.string(), z.number().int().min(0)),
+  commit: CommitZ,
+  ancestry: z.record(z.string(), z.number().int().min(1)),
+  /** 1 + the highest parent generation; orders candidates in criss-cross histories. */
+  generation: z.number().int().min(1),
+});
+export type Manifest = z.infer<typeof ManifestZ>;
+
+export function encodeJson(value: unknown): Uint8Array {
+  return new TextEncoder().encode(JSON.stringify(value));
+}
+
+/** Decode a stored JSON object through a zod schema; failures are `corrupt_object`. */
+export function decodeJson<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: string): T {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (e) {
+    throw new BranchgraphError('corrupt_object', `${key} is not valid JSON`, { cause: e, details: { key } });
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    throw new BranchgraphError('corrupt_object', `${key} does not match its format: ${parsed.error.issues[0]?.message ?? 'invalid'}`, {
+      details: { key, issues: parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`) },
+    });
+  }
+  return parsed.data;
+}
+
+/** Does the snapshot with `ancestry` contain the manifest `ref`? */
+export function contains(ancestry: Record<string, number>, ref: ManifestRef): boolean {
+  return (ancestry[ref.lineage] ?? 0) >= ref.version;
+}
+
+export function mergeAncestry(...vectors: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of vectors) for (const [l, n] of Object.entries(v)) out[l] = Math.max(out[l] ?? 0, n);
+  return out;
+}
+
+export function refOf(m: Manifest): ManifestRef {
+  return { lineage: m.lineage, version: m.version };
+}
+
+export function sameRef(a: ManifestRef, b: ManifestRef): boolean {
+  return a.lineage === b.lineage && a.version === b.version;
+}

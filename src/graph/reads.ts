@@ -1,0 +1,214 @@
+/**
+ * Reads at a snapshot: get by key, filtered scans with stable cursors, edges
+ * of a node, diffs between snapshots, and the commit log.
+ *
+ * Cursors are the last key returned, encoded; because runs are immutable, a
+ * cursor taken at a commit pages through exactly that commit's rows.
+ */
+import { canonicalJson } from '../model/canonical.js';
+import { BranchgraphError } from '../model/errors.js';
+import { EDGE_TO, type TableType } from '../model/schema.js';
+import { changedProps, edgeKeyPrefix, type Row, type Value } from '../model/values.js';
+import { compareKey } from '../table/run.js';
+import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
+import type { Graph, Snapshot } from './graph.js';
+import type { Commit, Manifest } from './manifest.js';
+
+export const MAX_PAGE = 1000;
+
+export type FilterOp = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in';
+export type Filter = Record<string, Value | { op: FilterOp; value: Value }>;
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export function encodeCursor(key: string): string {
+  return Buffer.from(key, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  if (!/^[A-Za-z0-9_-]*$/.test(cursor)) throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'not a cursor from a previous page' }] });
+  return Buffer.from(cursor, 'base64url').toString('utf8');
+}
+
+function clampLimit(limit: number | undefined, dflt = 100): number {
+  if (limit === undefined) return dflt;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${MAX_PAGE}`, { issues: [{ path: 'limit', message: `1..${MAX_PAGE}` }] });
+  }
+  return limit;
+}
+
+function compareValues(a: Value, b: Value): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const sa = typeof a === 'string' ? a : canonicalJson(a);
+  const sb = typeof b === 'string' ? b : canonicalJson(b);
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}
+
+/** Compile a filter into a row predicate, rejecting unknown properties. */
+export function compileFilter(type: TableType, filter: Filter | undefined): (row: Row) => boolean {
+  if (filter === undefined) return () => true;
+  const props = new Set([...(type.kind === 'edge' ? ['from', 'to'] : []), ...type.props.map((p) => p.name)]);
+  const tests: ((row: Row) => boolean)[] = [];
+  for (const [name, cond] of Object.entries(filter)) {
+    if (!props.has(name)) throw new BranchgraphError('invalid_input', `${type.name} has no property ${name}`, { issues: [{ path: `where.${name}`, message: 'unknown property' }] });
+    const { op, value } = cond !== null && typeof cond === 'object' && !Array.isArray(cond) && 'op' in cond ? (cond as { op: FilterOp; value: Value }) : { op: 'eq' as const, value: cond as Value };
+    const v = (row: Row): Value => row[name] ?? null;
+    switch (op) {
+      case 'eq':
+        tests.push((r) => canonicalJson(v(r)) === canonicalJson(value));
+        break;
+      case 'ne':
+        tests.push((r) => canonicalJson(v(r)) !== canonicalJson(value));
+        break;
+      case 'in': {
+        if (!Array.isArray(value)) throw new BranchgraphError('invalid_input', `where.${name}: "in" takes a list`, { issues: [{ path: `where.${name}`, message: 'expected a list' }] });
+        const allowed = new Set(value.map((x) => canonicalJson(x)));
+        tests.push((r) => allowed.has(canonicalJson(v(r))));
+        break;
+      }
+      case 'lt':
+      case 'lte':
+      case 'gt':
+      case 'gte':
+        tests.push((r) => {
+          const x = v(r);
+          if (x === null || value === null) return false;
+          const c = compareValues(x, value);
+          return op === 'lt' ? c < 0 : op === 'lte' ? c <= 0 : op === 'gt' ? c > 0 : c >= 0;
+        });
+        break;
+      default:
+        throw new BranchgraphError('invalid_input', `where.${name}: unknown operator ${String(op)}`, { issues: [{ path: `where.${name}.op`, message: 'eq, ne, lt, lte, gt, gte or in' }] });
+    }
+  }
+  return (row) => tests.every((t) => t(row));
+}
+
+export async function getRow(graph: Graph, snap: Snapshot, table: string, key: string, signal?: AbortSignal): Promise<Row | null> {
+  const t = graph.table(snap, table, signal);
+  const found = await lookupRows(t.version, [key], t.load);
+  return (found.get(key)?.props as Row | undefined) ?? null;
+}
+
+export async function scanRows(
+  graph: Graph,
+  snap: Snapshot,
+  table: string,
+  opts: { where?: Filter; limit?: number; cursor?: string; signal?: AbortSignal } = {},
+): Promise<Page<{ key: string; row: Row }>> {
+  const t = graph.table(snap, table, opts.signal);
+  const limit = clampLimit(opts.limit);
+  const test = compileFilter(t.type, opts.where);
+  const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+  const items: { key: string; row: Row }[] = [];
+  for await (const r of mergeRuns(t.version.runs, t.load, after)) {
+    const row = r.props as Row;
+    if (!test(row)) continue;
+    if (items.length === limit) return { items, nextCursor: encodeCursor((items[items.length - 1] as { key: string }).key) };
+    items.push({ key: r.key, row });
+  }
+  return { items, nextCursor: null };
+}
+
+/** Every live row of a table, in key order (for exports and exact checks). */
+export async function allRows(graph: Graph, snap: Snapshot, table: string, signal?: AbortSignal): Promise<{ key: string; row: Row }[]> {
+  const t = graph.table(snap, table, signal);
+  const out: { key: string; row: Row }[] = [];
+  for await (const r of mergeRuns(t.version.runs, t.load, undefined)) out.push({ key: r.key, row: r.props as Row });
+  return out;
+}
+
+export async function edgesOf(
+  graph: Graph,
+  snap: Snapshot,
+  nodeTable: string,
+  key: string,
+  opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string; signal?: AbortSignal } = {},
+): Promise<{ table: string; key: string; row: Row }[]> {
+  graph.table(snap, nodeTable, opts.signal);
+  const direction = opts.direction ?? 'both';
+  const out: { table: string; key: string; row: Row }[] = [];
+  for (const et of snap.schema.types) {
+    if (et.kind !== 'edge' || (opts.edgeTable !== undefined && et.name !== opts.edgeTable)) continue;
+    const t = graph.table(snap, et.name, opts.signal);
+    if (direction !== 'in' && et.from === nodeTable) {
+      for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(key))) out.push({ table: et.name, key: r.key, row: r.props as Row });
+    }
+    if (direction !== 'out' && et.to === nodeTable) {
+      for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
+        if (r.props?.[EDGE_TO] === key && !(direction === 'both' && et.from === nodeTable && out.some((o) => o.table === et.name && o.key === r.key))) {
+          out.push({ table: et.name, key: r.key, row: r.props as Row });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+export interface TableDiff {
+  table: string;
+  inserted: { key: string; row: Row }[];
+  updated: { key: string; before: Row; after: Row; changed: string[] }[];
+  deleted: { key: string; row: Row }[];
+}
+
+/** What changed from `from` to `to`, per table (tables sorted by name). */
+export async function diffSnapshots(graph: Graph, from: Snapshot, to: Snapshot, signal?: AbortSignal): Promise<TableDiff[]> {
+  const names = [...new Set([...Object.keys(from.manifest.tables), ...Object.keys(to.manifest.tables)])].sort();
+  const out: TableDiff[] = [];
+  for (const name of names) {
+    const typeTo = to.schema.types.find((t) => t.name === name);
+    const typeFrom = from.schema.types.find((t) => t.name === name);
+    const type = typeTo ?? typeFrom;
+    if (type === undefined) continue;
+    const load = graph.runs.loader(type, signal);
+    const a = from.manifest.tables[name] ?? EMPTY_TABLE;
+    const b = to.manifest.tables[name] ?? EMPTY_TABLE;
+    const changed = await changedStates(a, b, load);
+    if (changed.size === 0) continue;
+    const before = await lookupStates(a, changed.keys(), load);
+    const d: TableDiff = { table: name, inserted: [], updated: [], deleted: [] };
+    for (const key of [...changed.keys()].sort(compareKey)) {
+      const x = before.get(key);
+      const y = changed.get(key);
+      const xr = x === undefined || x.tomb ? null : (x.props as Row);
+      const yr = y === undefined || y.tomb ? null : (y.props as Row);
+      if (xr === null && yr !== null) d.inserted.push({ key, row: yr });
+      else if (xr !== null && yr === null) d.deleted.push({ key, row: xr });
+      else if (xr !== null && yr !== null) {
+        const props = changedProps(xr, yr);
+        if (props.length > 0) d.updated.push({ key, before: xr, after: yr, changed: props });
+      }
+    }
+    if (d.inserted.length + d.updated.length + d.deleted.length > 0) out.push(d);
+  }
+  return out;
+}
+
+/**
+ * The commit log from a snapshot, newest first: every commit reachable
+ * through parents, ordered by generation then time. Costs one manifest read
+ * per commit listed.
+ */
+export async function commitLog(graph: Graph, snap: Snapshot, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<Commit[]> {
+  const limit = clampLimit(opts.limit, 50);
+  const seen = new Set<string>([snap.manifest.commit.id]);
+  const frontier: Manifest[] = [snap.manifest];
+  const out: Commit[] = [];
+  while (frontier.length > 0 && out.length < limit) {
+    frontier.sort((a, b) => b.generation - a.generation || (a.commit.time < b.commit.time ? 1 : a.commit.time > b.commit.time ? -1 : 0));
+    const m = frontier.shift() as Manifest;
+    out.push(m.commit);
+    const parents = await Promise.all(m.commit.parents.map((p) => graph.repo.readManifest(p, opts.signal)));
+    for (const p of parents) {
+      if (seen.has(p.commit.id)) continue;
+      seen.add(p.commit.id);
+      frontier.push(p);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,270 @@
+/**
+ * The repository: branches, heads, manifests, schemas and the publication
+ * protocol, over the object store.
+ *
+ * Publication. Version N+1 of a lineage is a manifest written create-only at
+ * `manifests/<lineage>/<N+1>`. Exactly one of several racing publishers wins;
+ * the others learn `lost` and re-plan against the new head. A crash before
+ * the PUT leaves only unreferenced objects (runs, commit index entries) for
+ * garbage collection; nothing is half-published, so opening needs no repair.
+ *
+ * Heads. A lineage's head is found by listing its manifests forward from a
+ * hint: the highest version this process has seen, or else the hint object
+ * (rewritten every HINT_EVERY versions). The listing is one call whatever the
+ * history depth, so head lookup stays O(1) store calls.
+ *
+ * Branches. A branch name maps to a lineage through create-only branch
+ * records `branches/<name>/<seq>`; the newest record wins. Deleting writes a
+ * tombstone record; creating the name again starts a new lineage, so a
+ * re-created branch never sees an old branch's versions.
+ */
+import { ulid } from 'ulid';
+import { z } from 'zod';
+import { canonicalJson, contentHash } from '../model/canonical.js';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { EMPTY_SCHEMA, SchemaIR, type Schema } from '../model/schema.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { BRANCH_NAME_RE, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
+import { decodeJson, encodeJson, ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
+
+export const HINT_EVERY = 32;
+
+export const BranchRecordZ = z.object({
+  format: z.literal(1),
+  name: z.string(),
+  seq: z.number().int().min(1),
+  lineage: z.string(),
+  deleted: z.boolean(),
+  /** Where the branch forked from; null for the root branch. */
+  from: ManifestRefZ.nullable(),
+  time: z.string(),
+  actor: z.string(),
+});
+export type BranchRecord = z.infer<typeof BranchRecordZ>;
+
+const HintZ = z.object({ version: z.number().int().min(0) });
+const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
+
+export function validateBranchName(name: string): void {
+  const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.endsWith('/') && !name.split('/').some((s) => s === '.' || s === '..');
+  if (!ok) {
+    throw new BranchgraphError('invalid_input', `invalid branch name ${JSON.stringify(name)}: use letters, digits, '.', '_', '-' and '/' separators, up to 200 characters`, {
+      issues: [{ path: 'branch', message: 'invalid branch name' }],
+    });
+  }
+}
+
+export class Repository {
+  private readonly manifests = new Map<string, Promise<Manifest>>();
+  private readonly schemas = new Map<string, Promise<Schema>>();
+  private readonly knownVersion = new Map<string, number>();
+  private readonly branchRecords = new Map<string, BranchRecord>();
+
+  constructor(readonly store: ObjectStore) {}
+
+  /** Drop every in-memory cache, as a restarted process would have none. */
+  clearCaches(): void {
+    this.manifests.clear();
+    this.schemas.clear();
+    this.knownVersion.clear();
+    this.branchRecords.clear();
+  }
+
+  // ---- branches -------------------------------------------------------
+
+  /** The newest record of a branch name (possibly a deletion), or undefined. */
+  async branchRecord(name: string, signal?: AbortSignal): Promise<BranchRecord | undefined> {
+    const cached = this.branchRecords.get(name);
+    let latest = cached;
+    const startAfter = cached === undefined ? undefined : keys.branchRecord(name, cached.seq);
+    let newestKey: string | undefined;
+    for await (const o of this.store.list(keys.branchPrefix(name), { signal, ...(startAfter !== undefined ? { startAfter } : {}) })) {
+      if (seqOfBranchKey(o.key) !== undefined) newestKey = o.key;
+    }
+    if (newestKey !== undefined) {
+      latest = decodeJson(BranchRecordZ, await this.store.get(newestKey, { signal }), newestKey);
+      this.branchRecords.set(name, latest);
+    }
+    return latest;
+  }
+
+  async liveBranch(name: string, signal?: AbortSignal): Promise<BranchRecord> {
+    validateBranchName(name);
+    const rec = await this.branchRecord(name, signal);
+    if (rec === undefined || rec.deleted) throw new BranchgraphError('not_found', `branch ${name} does not exist`, { details: { branch: name } });
+    return rec;
+  }
+
+  /** Every branch's newest record, deletions included, sorted by name. */
+  async allBranchRecords(signal?: AbortSignal): Promise<BranchRecord[]> {
+    const newest = new Map<string, string>();
+    for await (const o of this.store.list(keys.allBranches(), { signal })) {
+      const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
+      if (m !== null) newest.set(m[1] as string, o.key);
+    }
+    const recs = await Promise.all(
+      [...newest.values()].map(async (k) => decodeJson(BranchRecordZ, await this.store.get(k, { signal }), k)),
+    );
+    for (const r of recs) this.branchRecords.set(r.name, r);
+    return recs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * Write the next record for `name`, create-only. `expectSeq` is the seq of
+   * the record the caller decided on (0 for none); a lost race is reported as
+   * `lost` so the caller can re-read and decide again.
+   */
+  async writeBranchRecord(rec: Omit<BranchRecord, 'format' | 'seq'>, expectSeq: number, signal?: AbortSignal): Promise<BranchRecord | 'lost'> {
+    const full: BranchRecord = { format: 1, seq: expectSeq + 1, ...rec };
+    try {
+      await this.store.putIfAbsent(keys.branchRecord(rec.name, full.seq), encodeJson(full), { signal });
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_exists')) return 'lost';
+      throw e;
+    }
+    this.branchRecords.set(rec.name, full);
+    return full;
+  }
+
+  // ---- heads and manifests -------------------------------------------
+
+  /** Highest published version of a lineage (0 when it has none). */
+  async latestVersion(lineage: string, signal?: AbortSignal): Promise<number> {
+    let known = this.knownVersion.get(lineage);
+    if (known === undefined) {
+      try {
+        known = decodeJson(HintZ, await this.store.get(keys.hint(lineage), { signal }), keys.hint(lineage)).version;
+      } catch (e) {
+        if (!isBranchgraphError(e, 'object_not_found') && !isBranchgraphError(e, 'corrupt_object')) throw e;
+        known = 0;
+      }
+    }
+    let latest = known;
+    const startAfter = known > 0 ? keys.manifest(lineage, known) : undefined;
+    for await (const o of this.store.list(keys.manifestPrefix(lineage), { signal, ...(startAfter !== undefined ? { startAfter } : {}) })) {
+      const v = versionOfManifestKey(o.key);
+      if (v !== undefined && v > latest) latest = v;
+    }
+    this.knownVersion.set(lineage, latest);
+    return latest;
+  }
+
+  /** The manifest a branch currently shows: its lineage's latest, or its fork point. */
+  async headRef(rec: BranchRecord, signal?: AbortSignal): Promise<ManifestRef> {
+    const v = await this.latestVersion(rec.lineage, signal);
+    if (v > 0) return { lineage: rec.lineage, version: v };
+    if (rec.from === null) throw new BranchgraphError('corrupt_object', `branch ${rec.name} has no versions and no fork point`);
+    return rec.from;
+  }
+
+  readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
+    const key = keys.manifest(ref.lineage, ref.version);
+    const hit = this.manifests.get(key);
+    if (hit !== undefined) return hit;
+    const p = this.store.get(key, { signal }).then(
+      (bytes) => decodeJson(ManifestZ, bytes, key),
+      (e: unknown) => {
+        if (isBranchgraphError(e, 'object_not_found')) {
+          throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
+        }
+        throw e;
+      },
+    );
+    this.manifests.set(key, p);
+    p.catch(() => this.manifests.delete(key));
+    return p;
+  }
+
+  /**
+   * Publish `m` as version `m.version` of `m.lineage`, create-only.
+   * Returns `lost` when another publisher took that version first.
+   */
+  async publish(m: Manifest, signal?: AbortSignal): Promise<'published' | 'lost'> {
+    const key = keys.manifest(m.lineage, m.version);
+    try {
+      await this.store.putIfAbsent(key, encodeJson(m), { signal });
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_exists')) {
+        this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
+        return 'lost';
+      }
+      throw e;
+    }
+    this.manifests.set(key, Promise.resolve(m));
+    this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
+    if (m.version % HINT_EVERY === 0) {
+      // Best effort: a stale or missing hint only makes the next cold lookup list more keys.
+      await this.store.putOverwrite(keys.hint(m.lineage), encodeJson({ version: m.version })).catch(() => undefined);
+    }
+    return 'published';
+  }
+
+  // ---- commits and schemas -------------------------------------------
+
+  async writeCommitIndex(commitId: string, ref: ManifestRef, signal?: AbortSignal): Promise<void> {
+    await this.store.putIfAbsent(keys.commit(commitId), encodeJson(ref), { signal });
+  }
+
+  async commitRef(commitId: string, signal?: AbortSignal): Promise<ManifestRef> {
+    if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(commitId)) {
+      throw new BranchgraphError('invalid_input', `${JSON.stringify(commitId)} is not a commit id`, { issues: [{ path: 'commit', message: 'expected a 26-character ULID' }] });
+    }
+    try {
+      return decodeJson(CommitIndexZ, await this.store.get(keys.commit(commitId), { signal }), keys.commit(commitId));
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_not_found')) throw new BranchgraphError('not_found', `commit ${commitId} does not exist`, { details: { commit: commitId } });
+      throw e;
+    }
+  }
+
+  async writeSchema(schema: Schema, signal?: AbortSignal): Promise<string> {
+    const text = canonicalJson(schema);
+    const hash = contentHash(text);
+    try {
+      await this.store.putIfAbsent(keys.schema(hash), new TextEncoder().encode(text), { signal });
+    } catch (e) {
+      if (!isBranchgraphError(e, 'object_exists')) throw e;
+    }
+    this.schemas.set(hash, Promise.resolve(schema));
+    return hash;
+  }
+
+  readSchema(hash: string, signal?: AbortSignal): Promise<Schema> {
+    const hit = this.schemas.get(hash);
+    if (hit !== undefined) return hit;
+    const p = this.store.get(keys.schema(hash), { signal }).then((bytes) => decodeJson(SchemaIR, bytes, keys.schema(hash)));
+    this.schemas.set(hash, p);
+    p.catch(() => this.schemas.delete(hash));
+    return p;
+  }
+
+  // ---- bootstrap -------------------------------------------------------
+
+  /** Create `main` with an empty initial commit, unless the graph exists. */
+  async init(actor: string, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const rec = await this.branchRecord('main', signal);
+      if (rec !== undefined) return;
+      const lineage = ulid();
+      const schema = await this.writeSchema(EMPTY_SCHEMA, signal);
+      const commitId = ulid();
+      const time = new Date().toISOString();
+      const m: Manifest = {
+        format: 1,
+        lineage,
+        version: 1,
+        schema,
+        tables: {},
+        wal: {},
+        commit: { id: commitId, parents: [], parentIds: [], branch: 'main', actor, message: 'initial commit', time, kind: 'init' },
+        ancestry: { [lineage]: 1 },
+        generation: 1,
+      };
+      await this.writeCommitIndex(commitId, { lineage, version: 1 }, signal);
+      await this.publish(m, signal);
+      const res = await this.writeBranchRecord({ name: 'main', lineage, deleted: false, from: null, time, actor }, 0, signal);
+      if (res !== 'lost') return;
+      // Another process initialised the graph first; its main wins.
+    }
+  }
+}

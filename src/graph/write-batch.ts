@@ -1,0 +1,317 @@
+/**
+ * Planning a write batch: validate every operation, apply them in order over
+ * the current state, cascade node deletions to their edges, check the
+ * graph's constraints on the result, and produce one run per changed table.
+ *
+ * Rules users rely on:
+ * - insert fails on an existing key, update on a missing one; upsert
+ *   replaces the whole row; delete of a missing key changes nothing;
+ * - update is partial: only the named properties change;
+ * - deleting a node deletes every edge that starts or ends at it (edges that
+ *   existed before the batch; an edge the same batch writes to a node it
+ *   deletes is an error);
+ * - constraints are checked on the state after the batch: types, enums and
+ *   ranges per row, @unique across the table, edge endpoints exist, and edge
+ *   cardinality for every source whose edges of that type change;
+ * - a failing batch changes nothing and lists every failing operation.
+ */
+import { canonicalJson } from '../model/canonical.js';
+import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
+import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType } from '../model/schema.js';
+import { checkRow, edgeKeyPrefix, entityKey, rowHash, type Row } from '../model/values.js';
+import type { RunRef, RunRow } from '../table/run.js';
+import { compareKey } from '../table/run.js';
+import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type TableVersion } from '../table/table-version.js';
+import type { ChangePlan, Graph, Snapshot } from './graph.js';
+
+export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
+
+export interface WriteOp {
+  op: WriteOpKind;
+  table: string;
+  values: Record<string, unknown>;
+}
+
+export interface WriteSummary {
+  inserted: number;
+  updated: number;
+  deleted: number;
+  /** Edges deleted because their endpoint node was deleted. */
+  cascaded: number;
+}
+
+export const MAX_BATCH_OPS = 100_000;
+const MAX_REPORTED_ISSUES = 200;
+
+interface Change {
+  /** The row after the batch; null when deleted. */
+  row: Row | null;
+  /** Index of the last operation that set it, for error paths; -1 for cascades. */
+  op: number;
+}
+
+class Issues {
+  readonly list: ErrorIssue[] = [];
+  add(path: string, message: string): void {
+    if (this.list.length < MAX_REPORTED_ISSUES) this.list.push({ path, message });
+  }
+  throwIfAny(what: string): void {
+    if (this.list.length === 0) return;
+    const first = this.list[0] as ErrorIssue;
+    throw new BranchgraphError('constraint_violation', `${what}: ${first.path}: ${first.message}${this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : ''}`, {
+      issues: this.list,
+    });
+  }
+}
+
+/** Validate operation shapes against the schema; returns typed ops with keys. */
+function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: Issues): { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] {
+  if (ops.length > MAX_BATCH_OPS) {
+    throw new BranchgraphError('payload_too_large', `a batch holds at most ${MAX_BATCH_OPS} operations, got ${ops.length}`);
+  }
+  const out: { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] = [];
+  ops.forEach((o, i) => {
+    const type = findType(schema, o.table);
+    if (type === undefined) {
+      issues.add(`ops[${i}].table`, `table ${o.table} does not exist`);
+      return;
+    }
+    const mode = o.op === 'insert' || o.op === 'upsert' ? 'full' : 'partial';
+    const { row, issues: rowIssues } = checkRow(type, o.values, mode, `ops[${i}].values`);
+    for (const is of rowIssues) issues.add(is.path, is.message);
+    if (o.op === 'delete') {
+      const extra = Object.keys(row).filter((k) => !keyProps(type).includes(k));
+      for (const k of extra) issues.add(`ops[${i}].values.${k}`, 'delete takes only key properties');
+    }
+    if (rowIssues.length === 0) out.push({ type, key: entityKey(type, row), row, op: o.op, index: i });
+  });
+  return out;
+}
+
+export async function planWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal): Promise<ChangePlan<WriteSummary> | { unchanged: WriteSummary }> {
+  const issues = new Issues();
+  const typed = checkOps(head.schema, ops, issues);
+  const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
+  const view = (name: string) => graph.table(head, name, signal);
+
+  // Current state of every key the batch names.
+  const before = new Map<string, Map<string, Row>>();
+  const keysByTable = new Map<string, Set<string>>();
+  for (const o of typed) {
+    const set = keysByTable.get(o.type.name) ?? new Set<string>();
+    set.add(o.key);
+    keysByTable.set(o.type.name, set);
+  }
+  await Promise.all(
+    [...keysByTable].map(async ([name, ks]) => {
+      const t = view(name);
+      const found = await lookupRows(t.version, ks, t.load);
+      before.set(name, new Map([...found].map(([k, r]) => [k, r.props as Row])));
+    }),
+  );
+
+  // Apply in order over an overlay.
+  const overlay = new Map<string, Map<string, Change>>();
+  const current = (table: string, key: string): Row | null => {
+    const o = overlay.get(table)?.get(key);
+    if (o !== undefined) return o.row;
+    return before.get(table)?.get(key) ?? null;
+  };
+  const set = (table: string, key: string, change: Change): void => {
+    const m = overlay.get(table) ?? new Map<string, Change>();
+    m.set(key, change);
+    overlay.set(table, m);
+  };
+  const deletedNodes: { type: TableType; key: string }[] = [];
+  typed.forEach((o) => {
+    const i = o.index;
+    const cur = current(o.type.name, o.key);
+    switch (o.op) {
+      case 'insert':
+        if (cur !== null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} already exists`);
+        else set(o.type.name, o.key, { row: o.row, op: i });
+        break;
+      case 'update':
+        if (cur === null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} does not exist`);
+        else set(o.type.name, o.key, { row: { ...cur, ...o.row }, op: i });
+        break;
+      case 'upsert':
+        set(o.type.name, o.key, { row: o.row, op: i });
+        break;
+      case 'delete':
+        if (cur !== null) {
+          set(o.type.name, o.key, { row: null, op: i });
+          if (o.type.kind === 'node') deletedNodes.push({ type: o.type, key: o.key });
+        }
+        break;
+    }
+  });
+  issues.throwIfAny('write refused');
+
+  // Cascade node deletions to the edges that existed before the batch.
+  for (const node of deletedNodes) {
+    for (const et of head.schema.types) {
+      if (et.kind !== 'edge' || (et.from !== node.type.name && et.to !== node.type.name)) continue;
+      const t = view(et.name);
+      const doomed: string[] = [];
+      if (et.from === node.type.name) {
+        for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(node.key))) doomed.push(r.key);
+      }
+      if (et.to === node.type.name) {
+        for await (const r of mergeRuns(t.version.runs, t.load, undefined)) if (r.props?.[EDGE_TO] === node.key) doomed.push(r.key);
+      }
+      for (const k of doomed) {
+        if (overlay.get(et.name)?.has(k)) continue;
+        set(et.name, k, { row: null, op: -1 });
+        summary.cascaded++;
+      }
+    }
+  }
+
+  await checkConstraints(graph, head, overlay, issues, signal);
+  issues.throwIfAny('write refused by a constraint');
+
+  // One run per changed table, holding only keys whose state really changed.
+  const tables: Record<string, TableVersion> = {};
+  const scratch: RunRef[] = [];
+  const rowsByTable: [TableType, RunRow[]][] = [];
+  for (const [name, changes] of overlay) {
+    const type = findType(head.schema, name) as TableType;
+    const t = view(name);
+    const priorKnown = before.get(name) ?? new Map<string, Row>();
+    const cascadeKeys = [...changes].filter(([k, c]) => c.op === -1 && !priorKnown.has(k)).map(([k]) => k);
+    const prior = cascadeKeys.length > 0 ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)]) : priorKnown;
+    const rows: RunRow[] = [];
+    for (const [key, c] of [...changes].sort(([a], [b]) => compareKey(a, b))) {
+      const old = prior.get(key) ?? null;
+      if (c.row === null) {
+        if (old === null) continue;
+        rows.push({ key, tomb: true, hash: '', props: null });
+        if (c.op >= 0) summary.deleted++;
+      } else {
+        const hash = rowHash(c.row);
+        if (old !== null && rowHash(old) === hash) continue;
+        rows.push({ key, tomb: false, hash, props: c.row });
+        if (old === null) summary.inserted++;
+        else summary.updated++;
+      }
+    }
+    if (rows.length > 0) rowsByTable.push([type, rows]);
+  }
+  if (rowsByTable.length === 0) return { unchanged: summary };
+  try {
+    await Promise.all(
+      rowsByTable.map(async ([type, rows]) => {
+        const ref = await graph.runs.write(type, rows, signal);
+        scratch.push(ref);
+        const cur = head.manifest.tables[type.name] ?? EMPTY_TABLE;
+        tables[type.name] = { runs: [...cur.runs, ref] };
+      }),
+    );
+  } catch (e) {
+    await graph.runs.delete(scratch).catch(() => undefined);
+    throw e;
+  }
+  return { kind: 'write', tables, scratch, result: summary };
+}
+
+async function checkConstraints(
+  graph: Graph,
+  head: Snapshot,
+  overlay: Map<string, Map<string, Change>>,
+  issues: Issues,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
+  const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
+    const out = new Set<string>();
+    const pending: string[] = [];
+    for (const k of ks) {
+      const c = overlay.get(table)?.get(k);
+      if (c !== undefined) {
+        if (c.row !== null) out.add(k);
+      } else pending.push(k);
+    }
+    if (pending.length > 0) {
+      const t = graph.table(head, table, signal);
+      for (const k of (await lookupRows(t.version, pending, t.load)).keys()) out.add(k);
+    }
+    return out;
+  };
+
+  for (const [name, changes] of overlay) {
+    const type = findType(head.schema, name) as TableType;
+    const t = graph.table(head, name, signal);
+
+    // Edge endpoints exist after the batch.
+    if (type.kind === 'edge') {
+      const live = [...changes].filter(([, c]) => c.row !== null);
+      const froms = await liveAfter(type.from, live.map(([, c]) => String(c.row?.[EDGE_FROM])));
+      const tos = await liveAfter(type.to, live.map(([, c]) => String(c.row?.[EDGE_TO])));
+      for (const [k, c] of live) {
+        if (!froms.has(String(c.row?.[EDGE_FROM]))) issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row?.[EDGE_FROM])} does not exist`);
+        if (!tos.has(String(c.row?.[EDGE_TO]))) issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row?.[EDGE_TO])} does not exist`);
+      }
+      await checkCardinality(type, changes, t.version, t.load, issues, at, liveAfter);
+    }
+
+    // @unique across the table after the batch.
+    const uniques = type.props.filter((p) => p.unique);
+    if (uniques.length > 0) {
+      const claimed = new Map<string, string>();
+      for (const [k, c] of changes) {
+        if (c.row === null) continue;
+        for (const p of uniques) {
+          const v = c.row[p.name];
+          if (v === null || v === undefined) continue;
+          const id = `${p.name}\u0000${canonicalJson(v)}`;
+          const other = claimed.get(id);
+          if (other !== undefined) issues.add(at(c, name, k), `${name}.${p.name} = ${canonicalJson(v)} is also used by ${other}`);
+          else claimed.set(id, k);
+        }
+      }
+      if (claimed.size > 0) {
+        for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
+          if (changes.has(r.key)) continue;
+          for (const p of uniques) {
+            const v = r.props?.[p.name];
+            if (v === null || v === undefined) continue;
+            const holder = claimed.get(`${p.name}\u0000${canonicalJson(v)}`);
+            if (holder !== undefined) {
+              const c = changes.get(holder) as Change;
+              issues.add(at(c, name, holder), `${name}.${p.name} = ${canonicalJson(v)} is already used by ${r.key}`);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+async function checkCardinality(
+  type: EdgeType,
+  changes: Map<string, Change>,
+  version: TableVersion,
+  load: ReturnType<Graph['runs']['loader']>,
+  issues: Issues,
+  at: (c: Change, table: string, key: string) => string,
+  liveAfter: (table: string, ks: string[]) => Promise<Set<string>>,
+): Promise<void> {
+  const card = type.cardinality;
+  if (card === null) return;
+  const sources = new Map<string, [string, Change]>();
+  for (const [k, c] of changes) {
+    const from = (JSON.parse(k) as string[])[0] as string;
+    if (!sources.has(from)) sources.set(from, [k, c]);
+  }
+  const liveSources = await liveAfter(type.from, [...sources.keys()]);
+  for (const [from, [k, c]] of sources) {
+    if (!liveSources.has(from)) continue;
+    let degree = 0;
+    for await (const r of scanPrefix(version, load, edgeKeyPrefix(from))) if (!changes.has(r.key)) degree++;
+    for (const [ck, cc] of changes) if (cc.row !== null && ck.startsWith(edgeKeyPrefix(from))) degree++;
+    if (degree < card.min || (card.max !== null && degree > card.max)) {
+      issues.add(at(c, type.name, k), `${type.name}: ${type.from} ${from} would have ${degree} outgoing edges; allowed ${card.min}..${card.max ?? '∞'}`);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The schema IR: what `schema-parser` produces from schema text and what is
+ * stored, content-addressed, beside manifests. Every stored schema is read
+ * back through `SchemaIR` (zod), so a corrupt object is a typed error.
+ */
+import { z } from 'zod';
+
+export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;
+export type ScalarKind = (typeof SCALAR_KINDS)[number];
+
+export const PropTypeIR = z.union([
+  z.object({ kind: z.enum(SCALAR_KINDS) }),
+  z.object({ kind: z.literal('enum'), values: z.array(z.string()).min(1) }),
+]);
+export type PropType = z.infer<typeof PropTypeIR>;
+
+export const PropDefIR = z.object({
+  name: z.string(),
+  type: PropTypeIR,
+  optional: z.boolean(),
+  unique: z.boolean(),
+  range: z.object({ min: z.number().nullable(), max: z.number().nullable() }).nullable(),
+});
+export type PropDef = z.infer<typeof PropDefIR>;
+
+export const NodeTypeIR = z.object({
+  kind: z.literal('node'),
+  name: z.string(),
+  props: z.array(PropDefIR),
+  /** Key property names, in key order. */
+  key: z.array(z.string()).min(1),
+});
+export type NodeType = z.infer<typeof NodeTypeIR>;
+
+export const EdgeTypeIR = z.object({
+  kind: z.literal('edge'),
+  name: z.string(),
+  from: z.string(),
+  to: z.string(),
+  /** Declared properties; `from` and `to` are implicit and always first in the key. */
+  props: z.array(PropDefIR),
+  /** Extra key properties after (from, to), allowing parallel edges. */
+  key: z.array(z.string()),
+  /** Allowed out-degree per source node, checked for sources whose edges of this type change. */
+  cardinality: z.object({ min: z.number().int().min(0), max: z.number().int().min(0).nullable() }).nullable(),
+});
+export type EdgeType = z.infer<typeof EdgeTypeIR>;
+
+export const TableTypeIR = z.discriminatedUnion('kind', [NodeTypeIR, EdgeTypeIR]);
+export type TableType = z.infer<typeof TableTypeIR>;
+
+export const SchemaIR = z.object({
+  format: z.literal(1),
+  /** Sorted by name. */
+  types: z.array(TableTypeIR),
+});
+export type Schema = z.infer<typeof SchemaIR>;
+
+export const EMPTY_SCHEMA: Schema = { format: 1, types: [] };
+
+/** Edge tables carry their endpoints as two string properties. */
+export const EDGE_FROM = 'from';
+export const EDGE_TO = 'to';
+
+/** All properties of a table's rows, endpoints included, in stored order. */
+export function rowProps(t: TableType): PropDef[] {
+  if (t.kind === 'node') return t.props;
+  const endpoint = (name: string): PropDef => ({ name, type: { kind: 'string' }, optional: false, unique: false, range: null });
+  return [endpoint(EDGE_FROM), endpoint(EDGE_TO), ...t.props];
+}
+
+/** Property names that make up a row's key, in key order. */
+export function keyProps(t: TableType): string[] {
+  return t.kind === 'node' ? t.key : [EDGE_FROM, EDGE_TO, ...t.key];
+}
+
+export function findType(schema: Schema, name: string): TableType | undefined {
+  return schema.types.find((t) => t.name === name);
+}
+
+export function tableNames(schema: Schema): string[] {
+  return schema.types.map((t) => t.name);
+}

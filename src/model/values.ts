@@ -1,0 +1,141 @@
+/**
+ * Entity values: validation against the schema, keys, and content hashes.
+ *
+ * A row holds every property of its table (endpoints included for edges);
+ * an optional property that is not set holds null. Keys are strings so every
+ * table sorts and compares the same way: a single-property key is the value's
+ * text (`alice`, `42`); composite keys and edge keys are canonical JSON arrays
+ * (`["alice","bob"]`). Scan order is key-string order.
+ */
+import { canonicalJson, contentHash, type JsonValue } from './canonical.js';
+import type { ErrorIssue } from './errors.js';
+import { keyProps, rowProps, type PropDef, type TableType } from './schema.js';
+
+export type Value = JsonValue;
+export type Row = Record<string, Value>;
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function validDate(s: string): boolean {
+  const m = DATE_RE.exec(s);
+  if (m === null) return false;
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+}
+
+/** Validate and normalize one value; returns the stored value or an error message. */
+export function checkValue(prop: PropDef, v: unknown): { value: Value } | { error: string } {
+  if (v === null || v === undefined) {
+    return prop.optional ? { value: null } : { error: `${prop.name} is required` };
+  }
+  const t = prop.type;
+  switch (t.kind) {
+    case 'string':
+      if (typeof v !== 'string') return { error: `${prop.name} must be a string` };
+      return { value: v };
+    case 'int':
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return { error: `${prop.name} must be an integer within ±2^53` };
+      return checkRange(prop, v);
+    case 'float':
+      if (typeof v !== 'number' || !Number.isFinite(v)) return { error: `${prop.name} must be a finite number` };
+      return checkRange(prop, Object.is(v, -0) ? 0 : v);
+    case 'bool':
+      if (typeof v !== 'boolean') return { error: `${prop.name} must be true or false` };
+      return { value: v };
+    case 'date':
+      if (typeof v !== 'string' || !validDate(v)) return { error: `${prop.name} must be a date YYYY-MM-DD` };
+      return { value: v };
+    case 'datetime': {
+      if (typeof v !== 'string') return { error: `${prop.name} must be an ISO 8601 date-time string` };
+      const d = new Date(v);
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(d.getTime())) return { error: `${prop.name} must be an ISO 8601 date-time string` };
+      return { value: d.toISOString() };
+    }
+    case 'json':
+      try {
+        // Round-trip through canonical form: rejects non-JSON values such as NaN.
+        return { value: JSON.parse(canonicalJson(v)) as Value };
+      } catch {
+        return { error: `${prop.name} must be a JSON value` };
+      }
+    case 'enum':
+      if (typeof v !== 'string' || !t.values.includes(v)) return { error: `${prop.name} must be one of ${t.values.join(', ')}` };
+      return { value: v };
+  }
+}
+
+function checkRange(prop: PropDef, v: number): { value: Value } | { error: string } {
+  const r = prop.range;
+  if (r !== null && ((r.min !== null && v < r.min) || (r.max !== null && v > r.max))) {
+    return { error: `${prop.name} must be within [${r.min ?? '-∞'}, ${r.max ?? '∞'}], got ${v}` };
+  }
+  return { value: v };
+}
+
+/**
+ * Validate `input` as a row of `table`. `full` rows need every required
+ * property; `partial` rows (updates) need the key and check only what is given.
+ */
+export function checkRow(
+  table: TableType,
+  input: unknown,
+  mode: 'full' | 'partial',
+  path: string,
+): { row: Row; issues: ErrorIssue[] } {
+  const issues: ErrorIssue[] = [];
+  const row: Row = {};
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    return { row, issues: [{ path, message: 'a row must be an object of property values' }] };
+  }
+  const obj = input as Record<string, unknown>;
+  const props = rowProps(table);
+  const known = new Set(props.map((p) => p.name));
+  for (const name of Object.keys(obj)) {
+    if (!known.has(name)) issues.push({ path: `${path}.${name}`, message: `${table.name} has no property ${name}` });
+  }
+  const keys = new Set(keyProps(table));
+  for (const prop of props) {
+    const given = Object.prototype.hasOwnProperty.call(obj, prop.name);
+    if (mode === 'partial' && !given && !keys.has(prop.name)) continue;
+    const r = checkValue(prop, obj[prop.name]);
+    if ('error' in r) issues.push({ path: `${path}.${prop.name}`, message: r.error });
+    else row[prop.name] = r.value;
+  }
+  for (const k of keys) {
+    if (row[k] === null) issues.push({ path: `${path}.${k}`, message: `key property ${k} cannot be null` });
+  }
+  return { row, issues };
+}
+
+/** The key string of a row (which must hold its key properties). */
+export function entityKey(table: TableType, row: Row): string {
+  const names = keyProps(table);
+  if (names.length === 1) {
+    const v = row[names[0] as string];
+    return typeof v === 'string' ? v : canonicalJson(v);
+  }
+  return canonicalJson(names.map((n) => row[n] ?? null));
+}
+
+/** Key string of a node addressed by its key values, as edges refer to it. */
+export function nodeRefKey(value: Value): string {
+  return typeof value === 'string' ? value : canonicalJson(value);
+}
+
+/** The content hash of a row's properties; equal rows hash equal. */
+export function rowHash(row: Row): string {
+  return contentHash(canonicalJson(row));
+}
+
+/** Properties whose values differ between two rows of one table. */
+export function changedProps(a: Row, b: Row): string[] {
+  const names = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const out: string[] = [];
+  for (const n of names) if (canonicalJson(a[n] ?? null) !== canonicalJson(b[n] ?? null)) out.push(n);
+  return out.sort();
+}
+
+/** The key prefix shared by every edge leaving node `fromKey` (edge keys start with from). */
+export function edgeKeyPrefix(fromKey: string): string {
+  return `[${JSON.stringify(fromKey)},`;
+}

@@ -1,0 +1,188 @@
+/**
+ * Runs: immutable Arrow IPC files of rows sorted by key.
+ *
+ * Columns: `_key` (utf8), `_tomb` (bool), `_hash` (utf8, the row's content
+ * hash) and one typed column per property: utf8 for string/date/datetime/
+ * enum, int64, float64, bool, and utf8 canonical JSON for json. A tombstone
+ * row has null properties. Files carry `branchgraph.format` in their schema
+ * metadata, so pyarrow or DuckDB read them as ordinary Arrow files.
+ *
+ * Keys compare by JavaScript string order (`compareKey`), the one order
+ * every layer sorts and searches by.
+ */
+import { Bool, Float64, Int64, makeBuilder, Table, tableFromIPC, tableToIPC, Utf8, type DataType, type Vector } from 'apache-arrow';
+import { BranchgraphError } from '../model/errors.js';
+import { rowProps, type PropDef, type TableType } from '../model/schema.js';
+import type { Row, Value } from '../model/values.js';
+
+export const RUN_FORMAT = '1';
+
+export interface RunRow {
+  key: string;
+  tomb: boolean;
+  hash: string;
+  /** Null for tombstones. */
+  props: Row | null;
+}
+
+/** What a manifest records of a run; enough to skip it without reading it. */
+export interface RunRef {
+  key: string;
+  rows: number;
+  tombstones: number;
+  bytes: number;
+  minKey: string;
+  maxKey: string;
+}
+
+export function compareKey(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function arrowType(p: PropDef): DataType {
+  switch (p.type.kind) {
+    case 'int':
+      return new Int64();
+    case 'float':
+      return new Float64();
+    case 'bool':
+      return new Bool();
+    default:
+      return new Utf8();
+  }
+}
+
+function toArrow(p: PropDef, v: Value | undefined): unknown {
+  if (v === null || v === undefined) return null;
+  if (p.type.kind === 'int') return BigInt(v as number);
+  if (p.type.kind === 'json') return JSON.stringify(v);
+  return v;
+}
+
+function fromArrow(p: PropDef, v: unknown): Value {
+  if (v === null || v === undefined) return null;
+  if (p.type.kind === 'int') return Number(v as bigint);
+  if (p.type.kind === 'json') return JSON.parse(v as string) as Value;
+  return v as Value;
+}
+
+/** Encode rows (sorted by key, keys unique) as an Arrow IPC file. */
+export function encodeRun(table: TableType, rows: readonly RunRow[]): Uint8Array {
+  const props = rowProps(table);
+  const keyB = makeBuilder({ type: new Utf8(), nullValues: [null] });
+  const tombB = makeBuilder({ type: new Bool(), nullValues: [null] });
+  const hashB = makeBuilder({ type: new Utf8(), nullValues: [null] });
+  const propB = props.map((p) => makeBuilder({ type: arrowType(p), nullValues: [null] }));
+  let prev: string | undefined;
+  for (const r of rows) {
+    if (prev !== undefined && compareKey(prev, r.key) >= 0) throw new Error(`run rows out of order at ${r.key}`);
+    prev = r.key;
+    keyB.append(r.key);
+    tombB.append(r.tomb);
+    hashB.append(r.hash);
+    props.forEach((p, i) => (propB[i] as ReturnType<typeof makeBuilder>).append(toArrow(p, r.props?.[p.name]) as never));
+  }
+  const columns: Record<string, Vector> = {
+    _key: keyB.finish().toVector(),
+    _tomb: tombB.finish().toVector(),
+    _hash: hashB.finish().toVector(),
+  };
+  props.forEach((p, i) => (columns[p.name] = (propB[i] as ReturnType<typeof makeBuilder>).finish().toVector()));
+  const t = new Table(columns);
+  t.schema.metadata.set('branchgraph.format', RUN_FORMAT);
+  t.schema.metadata.set('branchgraph.table', table.name);
+  return tableToIPC(t, 'file');
+}
+
+/** A decoded run: keys and hashes eagerly, property values on demand. */
+export class RunData {
+  constructor(
+    readonly keys: string[],
+    readonly tombs: boolean[],
+    readonly hashes: string[],
+    private readonly columns: { prop: PropDef; vector: Vector | null }[],
+    readonly byteSize: number,
+  ) {}
+
+  get length(): number {
+    return this.keys.length;
+  }
+
+  /** Index of `key`, or -1. */
+  find(key: string): number {
+    let lo = 0;
+    let hi = this.keys.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = compareKey(this.keys[mid] as string, key);
+      if (c === 0) return mid;
+      if (c < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  /** First index whose key is greater than `key`. */
+  upperBound(key: string): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKey(this.keys[mid] as string, key) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  rowAt(i: number): RunRow {
+    const tomb = this.tombs[i] as boolean;
+    let props: Row | null = null;
+    if (!tomb) {
+      props = {};
+      for (const c of this.columns) props[c.prop.name] = c.vector === null ? null : fromArrow(c.prop, c.vector.get(i));
+    }
+    return { key: this.keys[i] as string, tomb, hash: this.hashes[i] as string, props };
+  }
+}
+
+/**
+ * Decode a run for `table` as the current schema sees it: columns the file
+ * lacks (properties added later) read as null; extra columns are ignored.
+ */
+export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string): RunData {
+  try {
+    const t = tableFromIPC(bytes);
+    const format = t.schema.metadata.get('branchgraph.format');
+    if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
+    const keyCol = t.getChild('_key');
+    const tombCol = t.getChild('_tomb');
+    const hashCol = t.getChild('_hash');
+    if (keyCol === null || tombCol === null || hashCol === null) throw new Error('missing _key, _tomb or _hash column');
+    const keys = keyCol.toArray() as string[];
+    const tombs: boolean[] = new Array(t.numRows);
+    const hashes: string[] = hashCol.toArray() as string[];
+    for (let i = 0; i < t.numRows; i++) {
+      tombs[i] = tombCol.get(i) === true;
+      if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
+    }
+    const columns = rowProps(table).map((prop) => ({ prop, vector: t.getChild(prop.name) }));
+    return new RunData(Array.from(keys), tombs, Array.from(hashes), columns, bytes.length);
+  } catch (e) {
+    throw new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
+      cause: e,
+      details: { key: objectKey },
+    });
+  }
+}
+
+/** Stats for a run's manifest entry. */
+export function runRefOf(key: string, rows: readonly RunRow[], bytes: number): RunRef {
+  return {
+    key,
+    rows: rows.length,
+    tombstones: rows.filter((r) => r.tomb).length,
+    bytes,
+    minKey: rows[0]?.key ?? '',
+    maxKey: rows[rows.length - 1]?.key ?? '',
+  };
+}

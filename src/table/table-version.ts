@@ -1,0 +1,203 @@
+/**
+ * Table versions: an ordered list of runs, oldest first; the newest run that
+ * holds a key decides its state (a row or a tombstone).
+ *
+ * Deltas. Runs are immutable and shared between versions, so the difference
+ * between a version B and a later version V is usually visible from run keys
+ * alone: when B's runs appear in V in the same relative order (B is a
+ * subsequence of V), a key can differ between B and V only if a run of V
+ * that B lacks holds it. Those added runs are the delta, and nothing else
+ * needs reading. When sharing is lost (compaction, reordering), `deltaRuns`
+ * returns undefined and callers fall back to a full sorted comparison.
+ *
+ * Everything here is pure: run bytes arrive through a `LoadRun` function.
+ */
+import type { RunData, RunRef, RunRow } from './run.js';
+import { compareKey } from './run.js';
+
+export interface TableVersion {
+  runs: RunRef[];
+}
+
+export const EMPTY_TABLE: TableVersion = { runs: [] };
+
+export type LoadRun = (ref: RunRef) => Promise<RunData>;
+
+export function sameRuns(a: TableVersion | undefined, b: TableVersion | undefined): boolean {
+  const ra = a?.runs ?? [];
+  const rb = b?.runs ?? [];
+  return ra.length === rb.length && ra.every((r, i) => r.key === rb[i]?.key);
+}
+
+/**
+ * The runs of `v` that `base` lacks, when `base`'s runs form a subsequence of
+ * `v`'s; otherwise undefined (the delta must be computed by comparison).
+ */
+export function deltaRuns(base: TableVersion | undefined, v: TableVersion | undefined): RunRef[] | undefined {
+  const b = base?.runs ?? [];
+  const runs = v?.runs ?? [];
+  let i = 0;
+  const added: RunRef[] = [];
+  for (const r of runs) {
+    if (i < b.length && (b[i] as RunRef).key === r.key) i++;
+    else added.push(r);
+  }
+  if (i < b.length) return undefined;
+  // A run of `base` appearing twice would make "added" ambiguous; treat as lost sharing.
+  const baseKeys = new Set(b.map((r) => r.key));
+  return added.some((r) => baseKeys.has(r.key)) ? undefined : added;
+}
+
+function mayHold(ref: RunRef, key: string): boolean {
+  return ref.rows > 0 && compareKey(ref.minKey, key) <= 0 && compareKey(key, ref.maxKey) <= 0;
+}
+
+/**
+ * The state of each key in `v`: its newest row (tombstones included), or
+ * absent from the map. Runs whose key range excludes every wanted key are
+ * never loaded.
+ */
+export async function lookupStates(v: TableVersion, keys: Iterable<string>, load: LoadRun): Promise<Map<string, RunRow>> {
+  const out = new Map<string, RunRow>();
+  let pending = [...new Set(keys)];
+  for (let i = v.runs.length - 1; i >= 0 && pending.length > 0; i--) {
+    const ref = v.runs[i] as RunRef;
+    const candidates = pending.filter((k) => mayHold(ref, k));
+    if (candidates.length === 0) continue;
+    const data = await load(ref);
+    const found = new Set<string>();
+    for (const k of candidates) {
+      const idx = data.find(k);
+      if (idx >= 0) {
+        out.set(k, data.rowAt(idx));
+        found.add(k);
+      }
+    }
+    if (found.size > 0) pending = pending.filter((k) => !found.has(k));
+  }
+  return out;
+}
+
+/** Live rows (no tombstones) for `keys`. */
+export async function lookupRows(v: TableVersion, keys: Iterable<string>, load: LoadRun): Promise<Map<string, RunRow>> {
+  const states = await lookupStates(v, keys, load);
+  for (const [k, r] of states) if (r.tomb) states.delete(k);
+  return states;
+}
+
+/**
+ * Every key's newest row among `runs` (later runs win), tombstones included,
+ * sorted by key. This is the content of a delta.
+ */
+export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promise<RunRow[]> {
+  const out: RunRow[] = [];
+  for await (const r of mergeRuns(runs, load, undefined, true)) out.push(r);
+  return out;
+}
+
+/**
+ * A k-way merge of runs in key order; the newest run wins per key.
+ * Tombstones are skipped unless `withTombstones`.
+ */
+export async function* mergeRuns(
+  runs: readonly RunRef[],
+  load: LoadRun,
+  startAfter: string | undefined,
+  withTombstones = false,
+): AsyncGenerator<RunRow> {
+  const live = runs.filter((r) => r.rows > 0 && (startAfter === undefined || compareKey(r.maxKey, startAfter) > 0));
+  const datas = await Promise.all(live.map((r) => load(r)));
+  // Cursor per run; higher index = newer run.
+  const pos = datas.map((d) => (startAfter === undefined ? 0 : d.upperBound(startAfter)));
+  for (;;) {
+    let minKey: string | undefined;
+    for (let i = 0; i < datas.length; i++) {
+      const d = datas[i] as RunData;
+      const p = pos[i] as number;
+      if (p < d.length) {
+        const k = d.keys[p] as string;
+        if (minKey === undefined || compareKey(k, minKey) < 0) minKey = k;
+      }
+    }
+    if (minKey === undefined) return;
+    let winner = -1;
+    for (let i = 0; i < datas.length; i++) {
+      const d = datas[i] as RunData;
+      const p = pos[i] as number;
+      if (p < d.length && d.keys[p] === minKey) {
+        winner = i;
+        pos[i] = p + 1;
+      }
+    }
+    const row = (datas[winner] as RunData).rowAt((pos[winner] as number) - 1);
+    if (withTombstones || !row.tomb) yield row;
+  }
+}
+
+export interface KeyChange {
+  key: string;
+  before: RunRow | undefined;
+  after: RunRow | undefined;
+}
+
+/**
+ * Keys whose live state differs between `a` and `b`, in key order, by a full
+ * streaming comparison (content hashes decide equality). Used when sharing
+ * between the versions is lost.
+ */
+export async function* compareVersions(a: TableVersion, b: TableVersion, load: LoadRun): AsyncGenerator<KeyChange> {
+  const ia = mergeRuns(a.runs, load, undefined)[Symbol.asyncIterator]();
+  const ib = mergeRuns(b.runs, load, undefined)[Symbol.asyncIterator]();
+  let ra = await ia.next();
+  let rb = await ib.next();
+  while (ra.done !== true || rb.done !== true) {
+    const c = ra.done === true ? 1 : rb.done === true ? -1 : compareKey(ra.value.key, rb.value.key);
+    if (c < 0 && ra.done !== true) {
+      yield { key: ra.value.key, before: ra.value, after: undefined };
+      ra = await ia.next();
+    } else if (c > 0 && rb.done !== true) {
+      yield { key: rb.value.key, before: undefined, after: rb.value };
+      rb = await ib.next();
+    } else if (ra.done !== true && rb.done !== true) {
+      if (ra.value.hash !== rb.value.hash) yield { key: ra.value.key, before: ra.value, after: rb.value };
+      ra = await ia.next();
+      rb = await ib.next();
+    }
+  }
+}
+
+/**
+ * Keys whose state may differ between `base` and `v`, with their state in
+ * `v` (undefined when absent). Uses the delta runs when sharing holds,
+ * otherwise a full comparison; either way the result is exact about `v`'s
+ * state but may include keys whose state did not really change.
+ */
+export async function changedStates(base: TableVersion, v: TableVersion, load: LoadRun): Promise<Map<string, RunRow | undefined>> {
+  const out = new Map<string, RunRow | undefined>();
+  const delta = deltaRuns(base, v);
+  if (delta !== undefined) {
+    if (delta.length === 0) return out;
+    // A base run may sit after a delta run in `v` and shadow it, so resolve each key in `v`.
+    const rows = await newestRows(delta, load);
+    const states = await lookupStates(v, rows.map((r) => r.key), load);
+    for (const r of rows) out.set(r.key, states.get(r.key));
+    return out;
+  }
+  for await (const ch of compareVersions(base, v, load)) out.set(ch.key, ch.after);
+  return out;
+}
+
+/** Total rows and bytes of a version, from run stats alone. */
+export function versionStats(v: TableVersion): { runs: number; rows: number; bytes: number } {
+  return v.runs.reduce((acc, r) => ({ runs: acc.runs + 1, rows: acc.rows + r.rows, bytes: acc.bytes + r.bytes }), { runs: 0, rows: 0, bytes: 0 });
+}
+
+/** Live rows whose key starts with `prefix`, in key order. */
+export async function* scanPrefix(v: TableVersion, load: LoadRun, prefix: string): AsyncGenerator<RunRow> {
+  // Every key with the prefix sorts after the prefix minus its last character.
+  const runs = v.runs.filter((r) => compareKey(r.maxKey, prefix) >= 0 && compareKey(r.minKey.slice(0, prefix.length), prefix) <= 0);
+  for await (const row of mergeRuns(runs, load, prefix.slice(0, -1))) {
+    if (row.key.startsWith(prefix)) yield row;
+    else if (compareKey(row.key, prefix) > 0) return;
+  }
+}

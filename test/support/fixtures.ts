@@ -1,0 +1,47 @@
+import { Graph } from '../../src/graph/graph.js';
+import type { WriteOp } from '../../src/graph/write-batch.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import type { ObjectStore } from '../../src/store/object-store.js';
+
+export const PEOPLE_SCHEMA = `
+node Person {
+  id: string @key
+  name: string
+  email: string? @unique
+  age: int? @range(0, 150)
+  role: enum(admin, member)?
+}
+node Company {
+  id: string @key
+  name: string
+}
+edge Knows: Person -> Person @cardinality(0, 3) {
+  since: date?
+}
+edge WorksAt: Person -> Company
+`;
+
+export async function peopleGraph(store: ObjectStore = new MemoryStore()): Promise<Graph> {
+  const g = await Graph.open(store, { actor: 'test' });
+  await g.applySchema('main', PEOPLE_SCHEMA);
+  return g;
+}
+
+export const person = (id: string, extra: Record<string, unknown> = {}): WriteOp => ({
+  op: 'insert',
+  table: 'Person',
+  values: { id, name: id.toUpperCase(), ...extra },
+});
+
+export const knows = (from: string, to: string, extra: Record<string, unknown> = {}): WriteOp => ({
+  op: 'insert',
+  table: 'Knows',
+  values: { from, to, ...extra },
+});
+
+/** A write that must publish; returns its commit id. */
+export async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promise<string> {
+  const r = await g.write(branch, ops);
+  if ('unchanged' in r) throw new Error('expected the write to change something');
+  return r.commit.id;
+}
