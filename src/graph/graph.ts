@@ -76,10 +76,19 @@ export class Graph {
   private constructor(
     readonly store: ObjectStore,
     opts: GraphOptions,
+    shared?: { repo: Repository; runs: RunStore },
   ) {
-    this.repo = new Repository(store);
-    this.runs = new RunStore(store, opts.runCacheBytes);
+    this.repo = shared?.repo.withStore(store) ?? new Repository(store);
+    this.runs = shared?.runs.withStore(store) ?? new RunStore(store, opts.runCacheBytes);
     this.actor = opts.actor ?? 'branchgraph';
+    this.opts = opts;
+  }
+
+  private readonly opts: GraphOptions;
+
+  /** This graph, with the same caches, seen through another store wrapper (per-request counting, abort). */
+  withStore(store: ObjectStore): Graph {
+    return new Graph(store, this.opts, { repo: this.repo, runs: this.runs });
   }
 
   /** Open the graph in `store`, creating `main` when the store is empty. */

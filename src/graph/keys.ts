@@ -8,6 +8,8 @@
  *   commits/<commitId>.json            commit id → manifest location
  *   schemas/<hash>.json                schemas, content-addressed
  *   runs/<table>/<ulid>.arrow          table runs
+ *   runs/<table>/<ulid>.json           index of a segmented run, whose segments are
+ *   runs/<table>/<ulid>/<n>.arrow      its segment files
  *   wal/...                            ingest generations (see src/wal)
  *
  * Branch names are percent-encoded into one segment, so `review` and
@@ -30,6 +32,8 @@ export const keys = {
   commit: (id: string): string => `commits/${id}.json`,
   schema: (hash: string): string => `schemas/${hash}.json`,
   run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,
+  runIndex: (table: string, id: string): string => `runs/${table}/${id}.json`,
+  runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
 };
 
 /** Version number from a manifest key, or undefined for foreign keys. */

@@ -22,6 +22,7 @@ export const RunRefZ = z.object({
   bytes: z.number().int().min(0),
   minKey: z.string(),
   maxKey: z.string(),
+  segmented: z.boolean().optional(),
 });
 
 export const ManifestRefZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });

@@ -54,13 +54,34 @@ export function validateBranchName(name: string): void {
   }
 }
 
-export class Repository {
-  private readonly manifests = new Map<string, Promise<Manifest>>();
-  private readonly schemas = new Map<string, Promise<Schema>>();
-  private readonly knownVersion = new Map<string, number>();
-  private readonly branchRecords = new Map<string, BranchRecord>();
+/** Caches a repository keeps; shared by repositories that view one graph through different store wrappers. */
+class RepositoryCaches {
+  readonly manifests = new Map<string, Promise<Manifest>>();
+  readonly schemas = new Map<string, Promise<Schema>>();
+  readonly knownVersion = new Map<string, number>();
+  readonly branchRecords = new Map<string, BranchRecord>();
+}
 
-  constructor(readonly store: ObjectStore) {}
+export class Repository {
+  private readonly manifests: Map<string, Promise<Manifest>>;
+  private readonly schemas: Map<string, Promise<Schema>>;
+  private readonly knownVersion: Map<string, number>;
+  private readonly branchRecords: Map<string, BranchRecord>;
+
+  constructor(
+    readonly store: ObjectStore,
+    private readonly caches = new RepositoryCaches(),
+  ) {
+    this.manifests = caches.manifests;
+    this.schemas = caches.schemas;
+    this.knownVersion = caches.knownVersion;
+    this.branchRecords = caches.branchRecords;
+  }
+
+  /** The same repository seen through another store (for example a per-request counting wrapper). */
+  withStore(store: ObjectStore): Repository {
+    return new Repository(store, this.caches);
+  }
 
   /** Drop every in-memory cache, as a restarted process would have none. */
   clearCaches(): void {

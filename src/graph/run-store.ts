@@ -7,27 +7,108 @@
 import { ulid } from 'ulid';
 import type { TableType } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { decodeRun, encodeRun, runRefOf, type RunData, type RunRef, type RunRow } from '../table/run.js';
+import { z } from 'zod';
+import { mapLimit } from '../model/map-limit.js';
+import { decodeRun, encodeRun, runRefOf, SEGMENT_ROWS, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import type { LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
+import { decodeJson, encodeJson, RunRefZ } from './manifest.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
+const WRITE_CONCURRENCY = 8;
+
+const RunIndexZ = z.object({ format: z.literal(1), segments: z.array(RunRefZ) });
+
+class RunCache {
+  readonly entries = new Map<string, { data: Promise<RunData>; bytes: number }>();
+  readonly indexes = new Map<string, Promise<RunRef[]>>();
+  bytes = 0;
+  constructor(readonly limit: number) {}
+}
 
 export class RunStore {
-  private readonly cache = new Map<string, { data: Promise<RunData>; bytes: number }>();
-  private cachedBytes = 0;
+  private readonly shared: RunCache;
 
   constructor(
     private readonly store: ObjectStore,
-    private readonly cacheBytes = DEFAULT_RUN_CACHE_BYTES,
-  ) {}
+    cacheBytes = DEFAULT_RUN_CACHE_BYTES,
+    shared?: RunCache,
+  ) {
+    this.shared = shared ?? new RunCache(cacheBytes);
+  }
 
-  /** Write `rows` (sorted, unique keys) as a new run of `table`. */
-  async write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
-    const key = keys.run(table.name, ulid());
+  /** The same cache, with calls going through another store. */
+  withStore(store: ObjectStore): RunStore {
+    return new RunStore(store, this.shared.limit, this.shared);
+  }
+
+  private get cache(): Map<string, { data: Promise<RunData>; bytes: number }> {
+    return this.shared.entries;
+  }
+
+  private get indexes(): Map<string, Promise<RunRef[]>> {
+    return this.shared.indexes;
+  }
+
+  /**
+   * Make rows readable as a run without storing them (dry runs). The ref's
+   * key is outside the run key space, so it can never be published.
+   */
+  stage(table: TableType, rows: readonly RunRow[]): RunRef {
+    const key = `staged/${table.name}/${ulid()}`;
     const bytes = encodeRun(table, rows);
-    await this.store.putIfAbsent(key, bytes, { signal });
-    return runRefOf(key, rows, bytes.length);
+    const ref = runRefOf(key, rows, bytes.length);
+    this.insert(`${key}\u0000${table.props.map((p) => p.name).join(',')}`, Promise.resolve(decodeRun(table, bytes, key)), bytes.length);
+    return ref;
+  }
+
+  private insert(cacheKey: string, data: Promise<RunData>, bytes: number): void {
+    this.cache.set(cacheKey, { data, bytes });
+    this.shared.bytes += bytes;
+    this.evict();
+  }
+
+  /**
+   * Write `rows` (sorted, unique keys) as a new run of `table`: one Arrow
+   * file, or, above SEGMENT_ROWS rows, segment files plus an index object.
+   * The index is written last, so a run is never referenced half-written.
+   */
+  async write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
+    const id = ulid();
+    if (rows.length <= SEGMENT_ROWS) {
+      const key = keys.run(table.name, id);
+      const bytes = encodeRun(table, rows);
+      await this.store.putIfAbsent(key, bytes, { signal });
+      return runRefOf(key, rows, bytes.length);
+    }
+    const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) => rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS));
+    const segments = await mapLimit(parts, WRITE_CONCURRENCY, async (part, n) => {
+      const key = keys.runSegment(table.name, id, n);
+      const bytes = encodeRun(table, part);
+      await this.store.putIfAbsent(key, bytes, { signal });
+      return runRefOf(key, part, bytes.length);
+    });
+    const indexKey = keys.runIndex(table.name, id);
+    await this.store.putIfAbsent(indexKey, encodeJson({ format: 1, segments }), { signal });
+    this.indexes.set(indexKey, Promise.resolve(segments));
+    const ref = runRefOf(indexKey, rows, segments.reduce((n, s) => n + s.bytes, 0));
+    return { ...ref, segmented: true };
+  }
+
+  /** The segments of a segmented run (read once, then cached: indexes are immutable). */
+  segments(ref: RunRef, signal?: AbortSignal): Promise<RunRef[]> {
+    if (!ref.segmented) return Promise.resolve([ref]);
+    const hit = this.indexes.get(ref.key);
+    if (hit !== undefined) return hit;
+    const p = this.store.get(ref.key, { signal }).then((b) => decodeJson(RunIndexZ, b, ref.key).segments);
+    this.indexes.set(ref.key, p);
+    p.catch(() => this.indexes.delete(ref.key));
+    return p;
+  }
+
+  /** Every object key a run occupies. */
+  async objectKeys(ref: RunRef, signal?: AbortSignal): Promise<string[]> {
+    return ref.segmented ? [ref.key, ...(await this.segments(ref, signal)).map((s) => s.key)] : [ref.key];
   }
 
   load(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {
@@ -40,38 +121,39 @@ export class RunStore {
       return hit.data;
     }
     const data = this.store.get(ref.key, { signal }).then((bytes) => decodeRun(table, bytes, ref.key));
-    const entry = { data, bytes: ref.bytes };
-    this.cache.set(cacheKey, entry);
-    this.cachedBytes += ref.bytes;
+    this.insert(cacheKey, data, ref.bytes);
+    const entry = this.cache.get(cacheKey);
     // A failed load must not poison the cache.
     data.catch(() => {
-      if (this.cache.get(cacheKey) === entry) {
+      if (entry !== undefined && this.cache.get(cacheKey) === entry) {
         this.cache.delete(cacheKey);
-        this.cachedBytes -= entry.bytes;
+        this.shared.bytes -= entry.bytes;
       }
     });
-    this.evict();
     return data;
   }
 
   loader(table: TableType, signal?: AbortSignal): LoadRun {
-    return (ref) => this.load(table, ref, signal);
+    return Object.assign((ref: RunRef) => this.load(table, ref, signal), { segments: (ref: RunRef) => this.segments(ref, signal) });
   }
 
   async delete(refs: readonly RunRef[], signal?: AbortSignal): Promise<void> {
-    if (refs.length > 0) await this.store.deleteMany(refs.map((r) => r.key), { signal });
+    if (refs.length === 0) return;
+    const all = (await Promise.all(refs.map((r) => this.objectKeys(r, signal).catch(() => [r.key])))).flat();
+    await this.store.deleteMany(all, { signal });
   }
 
   clear(): void {
     this.cache.clear();
-    this.cachedBytes = 0;
+    this.indexes.clear();
+    this.shared.bytes = 0;
   }
 
   private evict(): void {
     for (const [k, v] of this.cache) {
-      if (this.cachedBytes <= this.cacheBytes || this.cache.size <= 1) break;
+      if (this.shared.bytes <= this.shared.limit || this.cache.size <= 1) break;
       this.cache.delete(k);
-      this.cachedBytes -= v.bytes;
+      this.shared.bytes -= v.bytes;
     }
   }
 }

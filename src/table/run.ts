@@ -25,7 +25,13 @@ export interface RunRow {
   props: Row | null;
 }
 
-/** What a manifest records of a run; enough to skip it without reading it. */
+/**
+ * What a manifest records of a run; enough to skip it without reading it.
+ * A large run is split into segments of at most SEGMENT_ROWS rows with
+ * disjoint, ordered key ranges; then `segmented` is true and `key` names a
+ * small index object listing them, so point lookups read only the segments
+ * that can hold their keys.
+ */
 export interface RunRef {
   key: string;
   rows: number;
@@ -33,7 +39,10 @@ export interface RunRef {
   bytes: number;
   minKey: string;
   maxKey: string;
+  segmented?: boolean;
 }
+
+export const SEGMENT_ROWS = 1024;
 
 export function compareKey(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

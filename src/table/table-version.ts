@@ -21,7 +21,13 @@ export interface TableVersion {
 
 export const EMPTY_TABLE: TableVersion = { runs: [] };
 
-export type LoadRun = (ref: RunRef) => Promise<RunData>;
+/**
+ * Reads runs for the algorithms here: `load` decodes one unsegmented run or
+ * segment; `segments` lists what to load for a run (itself, or its segments).
+ */
+export type LoadRun = ((ref: RunRef) => Promise<RunData>) & { segments: (ref: RunRef) => Promise<RunRef[]> };
+
+
 
 export function sameRuns(a: TableVersion | undefined, b: TableVersion | undefined): boolean {
   const ra = a?.runs ?? [];
@@ -61,16 +67,19 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
   const out = new Map<string, RunRow>();
   let pending = [...new Set(keys)];
   for (let i = v.runs.length - 1; i >= 0 && pending.length > 0; i--) {
-    const ref = v.runs[i] as RunRef;
-    const candidates = pending.filter((k) => mayHold(ref, k));
-    if (candidates.length === 0) continue;
-    const data = await load(ref);
+    const run = v.runs[i] as RunRef;
+    if (!pending.some((k) => mayHold(run, k))) continue;
     const found = new Set<string>();
-    for (const k of candidates) {
-      const idx = data.find(k);
-      if (idx >= 0) {
-        out.set(k, data.rowAt(idx));
-        found.add(k);
+    for (const ref of run.segmented ? await load.segments(run) : [run]) {
+      const candidates = pending.filter((k) => mayHold(ref, k));
+      if (candidates.length === 0) continue;
+      const data = await load(ref);
+      for (const k of candidates) {
+        const idx = data.find(k);
+        if (idx >= 0) {
+          out.set(k, data.rowAt(idx));
+          found.add(k);
+        }
       }
     }
     if (found.size > 0) pending = pending.filter((k) => !found.has(k));
@@ -97,7 +106,9 @@ export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promis
 
 /**
  * A k-way merge of runs in key order; the newest run wins per key.
- * Tombstones are skipped unless `withTombstones`.
+ * Tombstones are skipped unless `withTombstones`. Segments are loaded only
+ * when the merge reaches their first key and dropped once passed, so a scan
+ * holds about one segment per run in memory.
  */
 export async function* mergeRuns(
   runs: readonly RunRef[],
@@ -105,31 +116,56 @@ export async function* mergeRuns(
   startAfter: string | undefined,
   withTombstones = false,
 ): AsyncGenerator<RunRow> {
-  const live = runs.filter((r) => r.rows > 0 && (startAfter === undefined || compareKey(r.maxKey, startAfter) > 0));
-  const datas = await Promise.all(live.map((r) => load(r)));
-  // Cursor per run; higher index = newer run.
-  const pos = datas.map((d) => (startAfter === undefined ? 0 : d.upperBound(startAfter)));
+  // Source i: a run or segment; a higher `rank` is a newer run.
+  const sources: { ref: RunRef; rank: number; data: RunData | null; pos: number; done: boolean }[] = [];
+  for (const [rank, run] of runs.entries()) {
+    if (run.rows === 0 || (startAfter !== undefined && compareKey(run.maxKey, startAfter) <= 0)) continue;
+    for (const ref of run.segmented ? await load.segments(run) : [run]) {
+      if (ref.rows === 0 || (startAfter !== undefined && compareKey(ref.maxKey, startAfter) <= 0)) continue;
+      sources.push({ ref, rank, data: null, pos: 0, done: false });
+    }
+  }
+  const head = (src: (typeof sources)[number]): string | undefined => {
+    if (src.done) return undefined;
+    return src.data === null ? src.ref.minKey : (src.data.keys[src.pos] as string);
+  };
   for (;;) {
-    let minKey: string | undefined;
-    for (let i = 0; i < datas.length; i++) {
-      const d = datas[i] as RunData;
-      const p = pos[i] as number;
-      if (p < d.length) {
-        const k = d.keys[p] as string;
-        if (minKey === undefined || compareKey(k, minKey) < 0) minKey = k;
+    let min: string | undefined;
+    for (const src of sources) {
+      const k = head(src);
+      if (k !== undefined && (min === undefined || compareKey(k, min) < 0)) min = k;
+    }
+    if (min === undefined) return;
+    // Load every unloaded source whose range starts at or before the smallest key.
+    const toLoad = sources.filter((src) => !src.done && src.data === null && compareKey(src.ref.minKey, min as string) <= 0);
+    if (toLoad.length > 0) {
+      await Promise.all(
+        toLoad.map(async (src) => {
+          src.data = await load(src.ref);
+          src.pos = startAfter === undefined ? 0 : src.data.upperBound(startAfter);
+          if (src.pos >= src.data.length) {
+            src.done = true;
+            src.data = null;
+          }
+        }),
+      );
+      continue;
+    }
+    let winner: (typeof sources)[number] | undefined;
+    for (const src of sources) {
+      if (src.done || src.data === null || src.data.keys[src.pos] !== min) continue;
+      if (winner === undefined || src.rank > winner.rank) winner = src;
+    }
+    const w = winner as (typeof sources)[number];
+    const row = (w.data as RunData).rowAt(w.pos);
+    for (const src of sources) {
+      if (src.done || src.data === null || src.data.keys[src.pos] !== min) continue;
+      src.pos++;
+      if (src.pos >= src.data.length) {
+        src.done = true;
+        src.data = null;
       }
     }
-    if (minKey === undefined) return;
-    let winner = -1;
-    for (let i = 0; i < datas.length; i++) {
-      const d = datas[i] as RunData;
-      const p = pos[i] as number;
-      if (p < d.length && d.keys[p] === minKey) {
-        winner = i;
-        pos[i] = p + 1;
-      }
-    }
-    const row = (datas[winner] as RunData).rowAt((pos[winner] as number) - 1);
     if (withTombstones || !row.tomb) yield row;
   }
 }

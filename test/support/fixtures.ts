@@ -45,3 +45,22 @@ export async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promi
   if ('unchanged' in r) throw new Error('expected the write to change something');
   return r.commit.id;
 }
+
+import { allRows } from '../../src/graph/reads.js';
+import { mergeBranches, type MergeRequest, type MergeResult, type MergeSuccess } from '../../src/merge/merge.js';
+
+/** A table's rows on a branch, as { key: row }. */
+export async function rowsOf(g: Graph, branch: string, table: string): Promise<Record<string, Record<string, unknown>>> {
+  const rows = await allRows(g, await g.branchHead(branch), table);
+  return Object.fromEntries(rows.map((r) => [r.key, r.row]));
+}
+
+export function merge(g: Graph, source: string, opts: Partial<MergeRequest> = {}): Promise<MergeResult> {
+  return mergeBranches(g, { source, ...opts });
+}
+
+export async function mergeOk(g: Graph, source: string, opts: Partial<MergeRequest> = {}): Promise<MergeSuccess> {
+  const r = await merge(g, source, opts);
+  if (r.status !== 'success') throw new Error(`expected a clean merge, got ${JSON.stringify(r.report.items.slice(0, 3))}`);
+  return r;
+}

@@ -1,0 +1,45 @@
+/**
+ * The merge base, in O(1) store calls whatever the history depth.
+ *
+ * Every manifest carries an ancestry vector: for each lineage in its history,
+ * the highest version it contains. Versions of a lineage form a chain, so the
+ * common ancestors of A and B on lineage L are exactly L's versions up to
+ * min(A[L], B[L]); the newest of them, one per shared lineage, are the
+ * candidates. A candidate contained in another candidate is not a best base.
+ * Reading the candidates costs one manifest read per shared lineage (usually
+ * one or two), independent of how many commits either side has.
+ *
+ * Criss-cross histories can leave several best bases. The rule: take the one
+ * with the highest generation (the longest history), then the newest commit
+ * time, then the greatest commit id. Every change between two best bases is
+ * contained in both sides, so the rule can only turn such a change into a
+ * conflict or an agreed value; tests pin the behaviour.
+ */
+import type { Manifest, ManifestRef } from '../graph/manifest.js';
+
+/** Candidate base refs from two ancestry vectors: one per shared lineage. */
+export function baseCandidates(a: Record<string, number>, b: Record<string, number>): ManifestRef[] {
+  const out: ManifestRef[] = [];
+  for (const [lineage, va] of Object.entries(a)) {
+    const vb = b[lineage];
+    if (vb !== undefined) out.push({ lineage, version: Math.min(va, vb) });
+  }
+  return out.sort((x, y) => (x.lineage < y.lineage ? -1 : x.lineage > y.lineage ? 1 : x.version - y.version));
+}
+
+/** Candidates not contained in another candidate. */
+export function bestBases(candidates: readonly Manifest[]): Manifest[] {
+  return candidates.filter(
+    (c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && (d.ancestry[c.lineage] ?? 0) >= c.version),
+  );
+}
+
+/** The documented choice among several best bases. */
+export function chooseBase(best: readonly Manifest[]): Manifest | undefined {
+  return [...best].sort(
+    (x, y) =>
+      y.generation - x.generation ||
+      (x.commit.time < y.commit.time ? 1 : x.commit.time > y.commit.time ? -1 : 0) ||
+      (x.commit.id < y.commit.id ? 1 : x.commit.id > y.commit.id ? -1 : 0),
+  )[0];
+}

@@ -1,0 +1,377 @@
+/**
+ * Branch merge: resolve, find the base, prepare the tables changed on both
+ * sides, validate the merged graph, publish one commit.
+ *
+ * Outcomes: `already_up_to_date` when the target contains the source (nothing
+ * is written); `fast_forward` when the source contains the target (one commit
+ * on the target with the source's state and both parents, so later merges
+ * find the right base); otherwise `merged`, a two-parent commit. Tables
+ * changed on one side only are adopted by reference; tables changed on both
+ * sides go through `prepareTable` under the preparation scheduler.
+ *
+ * On any conflict, and on a dry run, nothing is published and scratch runs
+ * are deleted. The source is pinned when the merge starts; if the target
+ * moves before publication, the whole plan is redone against the new head, a
+ * bounded number of times, then `publish_contention` (retryable).
+ */
+import { canonicalJson } from '../model/canonical.js';
+import { compareConflicts, conflictPage, type Conflict, type ConflictReport } from '../model/conflict.js';
+import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
+import { findType, type Schema, type TableType } from '../model/schema.js';
+import type { Row } from '../model/values.js';
+import type { ChangePlan, Graph, Snapshot } from '../graph/graph.js';
+import { contains, refOf, type Commit, type Manifest } from '../graph/manifest.js';
+import { CountingStore, type StoreCounts } from '../store/counting-store.js';
+import type { RunRef } from '../table/run.js';
+import { changedStates, EMPTY_TABLE, lookupStates, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
+import { baseCandidates, bestBases, chooseBase } from './merge-base.js';
+import { MERGE_PHASES, PhaseTimer, type MergePhase } from './phase-timer.js';
+import { DEFAULT_BUDGET_BYTES, preparationGauges, runPreparations, type Fallback, type Width } from './preparation-scheduler.js';
+import { prepareTable, type PreparedTable } from './prepare-table.js';
+import { validateMerged } from './validate.js';
+
+export type MergeOutcome = 'already_up_to_date' | 'fast_forward' | 'merged';
+
+export interface MergeRequest {
+  source: string;
+  into?: string;
+  dryRun?: boolean;
+  expectedSourceHead?: string;
+  expectedTargetHead?: string;
+  deleteBranch?: boolean;
+  author?: string;
+  message?: string;
+  width?: Width;
+  budgetBytes?: number;
+  signal?: AbortSignal;
+  conflictLimit?: number;
+  conflictCursor?: string;
+}
+
+export interface TableMergeSummary {
+  table: string;
+  action: 'adopted_source' | 'merged';
+  sourceChanges: number;
+  targetChanges: number;
+  bothChanged: number;
+  rowsWritten: number;
+}
+
+export interface MergeMetrics {
+  phasesMs: Record<MergePhase, number>;
+  totalMs: number;
+  storeCalls: StoreCounts;
+  requestedWidth: Width;
+  maxWidth: number;
+  fallbacks: Fallback[];
+  tablesPrepared: number;
+  tablesAdopted: number;
+  attempts: number;
+}
+
+export interface MergeSuccess {
+  status: 'success';
+  outcome: MergeOutcome;
+  dryRun: boolean;
+  /** The published commit; null when nothing was published (up to date, dry run). */
+  commit: Commit | null;
+  sourceHead: string;
+  targetHead: string;
+  base: string | null;
+  tables: TableMergeSummary[];
+  branchDeleted: boolean;
+  branchDeleteError: string | null;
+  metrics: MergeMetrics;
+}
+
+export interface MergeConflicts {
+  status: 'conflicts';
+  sourceHead: string;
+  targetHead: string;
+  base: string | null;
+  report: ConflictReport;
+  metrics: MergeMetrics;
+}
+
+export type MergeResult = MergeSuccess | MergeConflicts;
+
+export const MAX_CONFLICTS_PER_PAGE = 1000;
+/** Estimated decoded bytes per stored byte of run, for budget reservations. */
+const DECODE_FACTOR = 4;
+
+type Planned =
+  | { kind: 'up_to_date' }
+  | { kind: 'conflicts'; conflicts: Conflict[]; base: Manifest | null }
+  | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] }
+  | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] };
+
+function mergeSchemas(base: Schema, source: Schema, target: Schema): Schema {
+  const [b, s, t] = [canonicalJson(base), canonicalJson(source), canonicalJson(target)];
+  if (s === t || s === b) return target;
+  if (t === b) return source;
+  throw new BranchgraphError('schema_incompatible', 'both branches changed the schema differently since their merge base; apply one schema to both first');
+}
+
+export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<MergeResult> {
+  const into = req.into ?? 'main';
+  if (req.source === into) throw new BranchgraphError('invalid_input', 'a branch cannot be merged into itself', { issues: [{ path: 'into', message: 'same as the source' }] });
+  const limit = req.conflictLimit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CONFLICTS_PER_PAGE) {
+    throw new BranchgraphError('invalid_input', `conflictLimit must be 1..${MAX_CONFLICTS_PER_PAGE}`, { issues: [{ path: 'conflictLimit', message: `1..${MAX_CONFLICTS_PER_PAGE}` }] });
+  }
+  const counting = new CountingStore(graph.store);
+  const g = graph.withStore(counting);
+  const timer = new PhaseTimer<MergePhase>(MERGE_PHASES);
+  const started = performance.now();
+  const width: Width = req.width ?? 1;
+  const signal = req.signal;
+  let maxWidth = 0;
+  let fallbacks: Fallback[] = [];
+  let tablesPrepared = 0;
+  let tablesAdopted = 0;
+  let attempts = 0;
+  let outstandingScratch = 0;
+  const releaseScratch = (n: number): void => {
+    preparationGauges.pendingScratch -= n;
+    outstandingScratch -= n;
+  };
+
+  const metrics = (): MergeMetrics => ({
+    phasesMs: timer.stop(),
+    totalMs: Math.round((performance.now() - started) * 100) / 100,
+    storeCalls: counting.snapshot(),
+    requestedWidth: width,
+    maxWidth,
+    fallbacks,
+    tablesPrepared,
+    tablesAdopted,
+    attempts,
+  });
+
+  timer.enter('resolve');
+  const source = await g.branchHead(req.source, signal);
+  if (req.expectedSourceHead !== undefined && source.manifest.commit.id !== req.expectedSourceHead) {
+    throw new BranchgraphError('head_moved', `branch ${req.source} is at ${source.manifest.commit.id}, not ${req.expectedSourceHead}`, {
+      details: { branch: req.source, expected: req.expectedSourceHead, actual: source.manifest.commit.id },
+    });
+  }
+  let targetHead = '';
+  let planned: Planned | undefined;
+
+  const cleanup = async (scratch: RunRef[]): Promise<void> => {
+    const prev = timer;
+    prev.enter('cleanup');
+    if (scratch.length > 0) await g.runs.delete(scratch).catch(() => undefined);
+    releaseScratch(scratch.length);
+  };
+
+  let published;
+  try {
+    published = await g.commitChange(
+      into,
+      { signal, actor: req.author, message: req.message, expectedHead: req.expectedTargetHead },
+      async (target): Promise<ChangePlan<Planned> | { unchanged: Planned }> => {
+        attempts++;
+        // Scratch of a lost attempt was deleted by the publication loop.
+        releaseScratch(outstandingScratch);
+        timer.enter('base');
+        targetHead = target.manifest.commit.id;
+        if (contains(target.manifest.ancestry, source.ref)) {
+          planned = { kind: 'up_to_date' };
+          return { unchanged: planned };
+        }
+        if (contains(source.manifest.ancestry, target.ref)) {
+          const tables: Record<string, TableVersion | null> = {};
+          for (const name of Object.keys(target.manifest.tables)) if (source.manifest.tables[name] === undefined) tables[name] = null;
+          for (const [name, t] of Object.entries(source.manifest.tables)) tables[name] = t;
+          const summary = Object.keys(source.manifest.tables)
+            .filter((n) => !sameRuns(source.manifest.tables[n], target.manifest.tables[n]))
+            .sort()
+            .map((n) => ({ table: n, action: 'adopted_source' as const, sourceChanges: 0, targetChanges: 0, bothChanged: 0, rowsWritten: 0 }));
+          tablesAdopted = summary.length;
+          if (req.dryRun) {
+            planned = { kind: 'dry_run', outcome: 'fast_forward', base: target.manifest, tables: summary };
+            return { unchanged: planned };
+          }
+          planned = { kind: 'publish', outcome: 'fast_forward', base: target.manifest, tables: summary };
+          timer.enter('publish');
+          return { kind: 'fast_forward', tables, schema: source.schema, secondParent: source.manifest, scratch: [], result: planned, message: req.message ?? `fast-forward ${into} to ${req.source}` };
+        }
+
+        const candidates = await Promise.all(baseCandidates(source.manifest.ancestry, target.manifest.ancestry).map((r) => g.repo.readManifest(r, signal)));
+        const baseManifest = chooseBase(bestBases(candidates));
+        if (baseManifest === undefined) throw new BranchgraphError('not_found', `${req.source} and ${into} share no history`);
+        const base = await g.snapshotAt(refOf(baseManifest), signal);
+        const schema = mergeSchemas(base.schema, source.schema, target.schema);
+
+        const names = [...new Set([...Object.keys(source.manifest.tables), ...Object.keys(target.manifest.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
+        const tables: Record<string, TableVersion> = {};
+        const summaries: TableMergeSummary[] = [];
+        const toPrepare: { type: TableType; b: TableVersion; s: TableVersion; t: TableVersion }[] = [];
+        for (const name of names) {
+          const b = base.manifest.tables[name] ?? EMPTY_TABLE;
+          const s = source.manifest.tables[name] ?? EMPTY_TABLE;
+          const t = target.manifest.tables[name] ?? EMPTY_TABLE;
+          if (sameRuns(s, t) || sameRuns(s, b)) continue;
+          if (sameRuns(t, b)) {
+            tables[name] = s;
+            summaries.push({ table: name, action: 'adopted_source', sourceChanges: 0, targetChanges: 0, bothChanged: 0, rowsWritten: 0 });
+            continue;
+          }
+          toPrepare.push({ type: findType(schema, name) as TableType, b, s, t });
+        }
+        tablesAdopted = summaries.length;
+        tablesPrepared = toPrepare.length;
+
+        timer.enter('prepare');
+        const outcome = await runPreparations<PreparedTable>(
+          toPrepare.map(({ type, b, s, t }) => ({
+            table: type.name,
+            estimateBytes: DECODE_FACTOR * (sumDelta(b, s) + sumDelta(b, t)),
+            run: () =>
+              prepareTable({
+                type,
+                base: b,
+                source: s,
+                target: t,
+                load: g.runs.loader(type, signal),
+                writeRun: async (rows) => {
+                  if (req.dryRun) return g.runs.stage(type, rows);
+                  throwIfAborted(signal);
+                  const ref = await g.runs.write(type, rows, signal);
+                  preparationGauges.pendingScratch++;
+                  outstandingScratch++;
+                  return ref;
+                },
+              }),
+          })),
+          { width, budgetBytes: req.budgetBytes ?? DEFAULT_BUDGET_BYTES, signal },
+        );
+        maxWidth = Math.max(maxWidth, outcome.maxWidth);
+        fallbacks = outcome.fallbacks;
+        const prepared = outcome.results.filter((r): r is PreparedTable => r !== undefined);
+        const scratch = prepared.flatMap((p) => p.scratch);
+        if (outcome.aborted || outcome.failure !== undefined) {
+          await cleanup(scratch);
+          if (outcome.aborted) throw new BranchgraphError('aborted', 'the merge was aborted; nothing was published');
+          throw outcome.failure?.error;
+        }
+        for (const p of prepared) {
+          tables[p.table] = p.version;
+          summaries.push({ table: p.table, action: 'merged', sourceChanges: p.stats.sourceKeys, targetChanges: p.stats.targetKeys, bothChanged: p.stats.bothKeys, rowsWritten: p.stats.fixRows });
+        }
+        summaries.sort((a, b) => (a.table < b.table ? -1 : 1));
+        const structural = prepared.flatMap((p) => p.conflicts);
+        if (structural.length > 0) {
+          await cleanup(scratch);
+          planned = { kind: 'conflicts', conflicts: structural.sort(compareConflicts), base: baseManifest };
+          return { unchanged: planned };
+        }
+
+        timer.enter('validate');
+        const mergedTables: Record<string, TableVersion> = { ...Object.fromEntries(Object.entries(target.manifest.tables)), ...tables };
+        const changes = new Map<string, Map<string, Row | null>>();
+        for (const p of prepared) changes.set(p.table, p.changes);
+        // Adopted tables: every key the source changed is a change to the target.
+        await Promise.all(
+          summaries
+            .filter((s) => s.action === 'adopted_source')
+            .map(async (s) => {
+              const type = findType(schema, s.table) as TableType;
+              const ch = await changedStates(target.manifest.tables[s.table] ?? EMPTY_TABLE, tables[s.table] as TableVersion, g.runs.loader(type, signal));
+              changes.set(s.table, new Map([...ch].map(([k, r]) => [k, r === undefined || r.tomb ? null : (r.props as Row)])));
+            }),
+        );
+        const validation = await validateMerged({
+          schema,
+          tables: mergedTables,
+          loader: (type) => g.runs.loader(type, signal),
+          changes,
+          sides: (table, key) => sidesOf(g, schema, table, key, base, source, target, signal),
+        });
+        if (validation.length > 0) {
+          await cleanup(scratch);
+          planned = { kind: 'conflicts', conflicts: validation.sort(compareConflicts), base: baseManifest };
+          return { unchanged: planned };
+        }
+        if (req.dryRun) {
+          await cleanup(scratch);
+          planned = { kind: 'dry_run', outcome: 'merged', base: baseManifest, tables: summaries };
+          return { unchanged: planned };
+        }
+        planned = { kind: 'publish', outcome: 'merged', base: baseManifest, tables: summaries };
+        timer.enter('publish');
+        return { kind: 'merge', tables, schema, secondParent: source.manifest, scratch, result: planned, message: req.message ?? `merge ${req.source} into ${into}` };
+      },
+    );
+  } catch (e) {
+    timer.enter('cleanup');
+    releaseScratch(outstandingScratch);
+    throw e;
+  }
+  // Published scratch is referenced now; it is no longer pending.
+  releaseScratch(outstandingScratch);
+
+  const p = planned as Planned;
+  if (p.kind === 'conflicts') {
+    return {
+      status: 'conflicts',
+      sourceHead: source.manifest.commit.id,
+      targetHead,
+      base: p.base?.commit.id ?? null,
+      report: conflictPage(p.conflicts, limit, req.conflictCursor),
+      metrics: metrics(),
+    };
+  }
+  const commit = 'commit' in published ? published.commit : null;
+  let branchDeleted = false;
+  let branchDeleteError: string | null = null;
+  if (req.deleteBranch && p.kind !== 'dry_run') {
+    timer.enter('cleanup');
+    try {
+      await graph.deleteBranch(req.source, { signal, actor: req.author });
+      branchDeleted = true;
+    } catch (e) {
+      branchDeleteError = isBranchgraphError(e) ? `${e.code}: ${e.message}` : String(e);
+    }
+  }
+  return {
+    status: 'success',
+    outcome: p.kind === 'up_to_date' ? 'already_up_to_date' : p.outcome,
+    dryRun: p.kind === 'dry_run',
+    commit,
+    sourceHead: source.manifest.commit.id,
+    targetHead,
+    base: p.kind === 'up_to_date' ? null : (p.base?.commit.id ?? null),
+    tables: p.kind === 'up_to_date' ? [] : p.tables,
+    branchDeleted,
+    branchDeleteError,
+    metrics: metrics(),
+  };
+}
+
+function sumDelta(base: TableVersion, v: TableVersion): number {
+  const baseKeys = new Set(base.runs.map((r) => r.key));
+  const added = v.runs.filter((r) => !baseKeys.has(r.key));
+  return added.length === v.runs.length && base.runs.length > 0 ? versionStats(v).bytes : added.reduce((n, r) => n + r.bytes, 0);
+}
+
+async function sidesOf(
+  g: Graph,
+  schema: Schema,
+  table: string,
+  key: string,
+  base: Snapshot,
+  source: Snapshot,
+  target: Snapshot,
+  signal: AbortSignal | undefined,
+): Promise<{ base: Row | null; source: Row | null; target: Row | null }> {
+  const type = findType(schema, table) as TableType;
+  const load = g.runs.loader(type, signal);
+  const at = async (s: Snapshot): Promise<Row | null> => {
+    const r = (await lookupStates(s.manifest.tables[table] ?? EMPTY_TABLE, [key], load)).get(key);
+    return r === undefined || r.tomb ? null : (r.props as Row);
+  };
+  const [b, s, t] = await Promise.all([at(base), at(source), at(target)]);
+  return { base: b, source: s, target: t };
+}

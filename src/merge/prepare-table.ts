@@ -1,0 +1,107 @@
+/**
+ * Preparing one table changed on both sides: the per-key three-way merge,
+ * reading only the changes since the base.
+ *
+ * Layout of the result. When the base's runs are shared by both sides (the
+ * usual case), the merged version is
+ *     target runs ++ source delta runs (those the target lacks) ++ [fix run]
+ * so the source's changes are adopted by reference, without rewriting rows.
+ * The fix run holds every key whose state under that layout would differ
+ * from the merge result: keys changed on both sides (resolved three-way) and
+ * any key a shared run would otherwise shadow. Because the source's runs stay
+ * in order inside the result, a later merge from the source's branch still
+ * finds its delta by run keys alone.
+ *
+ * When sharing is lost (compaction), both deltas come from a full sorted
+ * comparison and the result is target runs ++ [fix run with every source
+ * change].
+ */
+import type { Conflict } from '../model/conflict.js';
+import type { TableType } from '../model/schema.js';
+import { rowHash, type Row } from '../model/values.js';
+import type { RunRef, RunRow } from '../table/run.js';
+import { compareKey } from '../table/run.js';
+import { changedStates, deltaRuns, lookupStates, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { mergeEntity } from './three-way.js';
+
+export interface PrepareInput {
+  type: TableType;
+  base: TableVersion;
+  source: TableVersion;
+  target: TableVersion;
+  load: LoadRun;
+  /** Persist the fix run (or, in a dry run, only stage it for reads). */
+  writeRun: (rows: RunRow[]) => Promise<RunRef>;
+}
+
+export interface PreparedTable {
+  table: string;
+  version: TableVersion;
+  /** Runs this preparation wrote; the merge owns them until publication. */
+  scratch: RunRef[];
+  conflicts: Conflict[];
+  /** Keys whose merged state may differ from the target's, with the merged state (null = absent). */
+  changes: Map<string, Row | null>;
+  stats: { sourceKeys: number; targetKeys: number; bothKeys: number; fixRows: number; adoptedRuns: number };
+}
+
+const stateRow = (r: RunRow | undefined): Row | null => (r === undefined || r.tomb ? null : (r.props as Row));
+const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
+
+export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
+  const { type, base, source, target, load } = input;
+  const sourceStates = await changedStates(base, source, load);
+  const targetStates = await changedStates(base, target, load);
+  const shared = deltaRuns(base, source) !== undefined && deltaRuns(base, target) !== undefined;
+  const targetKeys = new Set(target.runs.map((r) => r.key));
+  const adopted = shared ? (deltaRuns(base, source) as RunRef[]).filter((r) => !targetKeys.has(r.key)) : [];
+
+  // What each key reads as under `target ++ adopted`, for keys the adopted runs hold.
+  const adoptedState = new Map<string, Row | null>();
+  if (adopted.length > 0) for (const r of await newestRows(adopted, load)) adoptedState.set(r.key, stateRow(r));
+
+  const both = [...sourceStates.keys()].filter((k) => targetStates.has(k));
+  const baseStates = await lookupStates(base, both, load);
+
+  const conflicts: Conflict[] = [];
+  const changes = new Map<string, Row | null>();
+  const fix: RunRow[] = [];
+  const allKeys = [...new Set([...sourceStates.keys(), ...targetStates.keys()])].sort(compareKey);
+  for (const key of allKeys) {
+    const inSource = sourceStates.has(key);
+    const inTarget = targetStates.has(key);
+    const t = stateRow(targetStates.get(key));
+    let result: Row | null;
+    let targetKnown = true;
+    if (inSource && inTarget) {
+      const m = mergeEntity(type.name, key, stateRow(baseStates.get(key)), stateRow(sourceStates.get(key)), t);
+      if ('conflicts' in m) {
+        conflicts.push(...m.conflicts);
+        continue;
+      }
+      result = m.row;
+    } else if (inSource) {
+      // The target did not touch this key: it still has the base's state, unknown here without a read.
+      result = stateRow(sourceStates.get(key));
+      targetKnown = false;
+    } else {
+      result = t;
+    }
+    const effective = adoptedState.has(key) ? (adoptedState.get(key) as Row | null) : targetKnown ? t : undefined;
+    if (inSource) changes.set(key, result);
+    if (effective === undefined || stateHash(effective) !== stateHash(result)) {
+      fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: rowHash(result), props: result });
+    }
+  }
+
+  const stats = { sourceKeys: sourceStates.size, targetKeys: targetStates.size, bothKeys: both.length, fixRows: fix.length, adoptedRuns: adopted.length };
+  if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, stats };
+  const scratch: RunRef[] = [];
+  const runs = [...target.runs, ...adopted];
+  if (fix.length > 0) {
+    const ref = await input.writeRun(fix);
+    scratch.push(ref);
+    runs.push(ref);
+  }
+  return { table: type.name, version: { runs }, scratch, conflicts, changes, stats };
+}

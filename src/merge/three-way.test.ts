@@ -1,0 +1,76 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Row } from '../model/values.js';
+import { mergeEntity } from './three-way.js';
+
+const B: Row = { id: 'k', name: 'base', age: 1 };
+const S: Row = { id: 'k', name: 'src', age: 1 };
+const T: Row = { id: 'k', name: 'tgt', age: 1 };
+const m = (b: Row | null, s: Row | null, t: Row | null) => mergeEntity('Person', 'k', b, s, t);
+
+describe('three-way merge: the truth table', () => {
+  it.each([
+    ['1 insert on source', null, S, null, S],
+    ['2 insert on target', null, null, T, T],
+    ['3 same insert on both', null, S, S, S],
+    ['5 unchanged', B, B, B, B],
+    ['6 target updated', B, B, T, T],
+    ['7 target deleted', B, B, null, null],
+    ['8 source updated', B, S, B, S],
+    ['9 source deleted', B, null, B, null],
+    ['10 same update on both', B, S, S, S],
+    ['12 deleted on both', B, null, null, null],
+  ] as const)('row %s', (_name, b, s, t, expected) => {
+    expect(m(b, s, t)).toEqual({ row: expected });
+  });
+
+  it('row 4: different inserts are a DivergentInsert naming the differing properties', () => {
+    const r = m(null, S, T);
+    expect(r).toMatchObject({ conflicts: [{ kind: 'DivergentInsert', key: 'k', property: null, base: null, source: S, target: T }] });
+    expect('conflicts' in r && r.conflicts[0]?.message).toContain('name');
+  });
+
+  it('rows 13 and 14: delete against update is DeleteVsUpdate', () => {
+    expect(m(B, null, T)).toMatchObject({ conflicts: [{ kind: 'DeleteVsUpdate', base: B, source: null, target: T }] });
+    expect(m(B, S, null)).toMatchObject({ conflicts: [{ kind: 'DeleteVsUpdate', base: B, source: S, target: null }] });
+  });
+
+  it('row 11: different properties merge; the same property changed differently is a DivergentUpdate naming it', () => {
+    expect(m(B, { ...B, name: 'src' }, { ...B, age: 2 })).toEqual({ row: { id: 'k', name: 'src', age: 2 } });
+    const r = m(B, { ...B, name: 'src', age: 3 }, { ...B, name: 'tgt', age: 3 });
+    expect(r).toEqual({
+      conflicts: [expect.objectContaining({ kind: 'DivergentUpdate', property: 'name', base: 'base', source: 'src', target: 'tgt' })],
+    });
+  });
+
+  it('equality is typed: null, "" and [] differ', () => {
+    const base: Row = { id: 'k', v: null };
+    expect(m(base, { id: 'k', v: '' }, { id: 'k', v: [] })).toMatchObject({ conflicts: [{ kind: 'DivergentUpdate', property: 'v' }] });
+    expect(m(base, { id: 'k', v: '' }, { id: 'k', v: '' })).toEqual({ row: { id: 'k', v: '' } });
+  });
+
+  const row = fc.option(fc.record({ id: fc.constant('k'), a: fc.integer({ min: 0, max: 2 }), b: fc.constantFrom('x', 'y', null) }), { nil: null });
+
+  it('property: merging with an unchanged side returns the other side', () => {
+    fc.assert(
+      fc.property(row, row, (b, x) => {
+        expect(m(b, x, b)).toEqual({ row: x });
+        expect(m(b, b, x)).toEqual({ row: x });
+      }),
+    );
+  });
+
+  it('property: the merge is symmetric in source and target, up to which side a conflict names', () => {
+    fc.assert(
+      fc.property(row, row, row, (b, s, t) => {
+        const ab = m(b, s, t);
+        const ba = m(b, t, s);
+        if ('row' in ab) expect(ba).toEqual(ab);
+        else {
+          expect('conflicts' in ba).toBe(true);
+          if ('conflicts' in ba) expect(ba.conflicts.map((c) => [c.kind, c.property])).toEqual(ab.conflicts.map((c) => [c.kind, c.property]));
+        }
+      }),
+    );
+  });
+});

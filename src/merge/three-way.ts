@@ -1,0 +1,88 @@
+/**
+ * The pure per-entity three-way merge.
+ *
+ * Each side's state of a key is a row or null (absent or deleted). A side is
+ * changed when its state differs from the base's; equality is typed, by
+ * canonical encoding, so null, "" and [] all differ.
+ * - source unchanged → target; target unchanged → source; both equal → either;
+ * - both inserted differently → DivergentInsert, naming the differing properties;
+ * - one deleted, the other updated → DeleteVsUpdate;
+ * - both updated differently → merged property by property: each property
+ *   takes the side that changed it; a property both sides changed to
+ *   different values is a DivergentUpdate naming that property.
+ * Delete-then-reinsert on one side is an update (or no change when equal).
+ */
+import { canonicalJson } from '../model/canonical.js';
+import type { Conflict } from '../model/conflict.js';
+import { changedProps, type Row } from '../model/values.js';
+
+export type EntityMerge = { row: Row | null } | { conflicts: Conflict[] };
+
+function same(a: Row | null, b: Row | null): boolean {
+  if (a === null || b === null) return a === b;
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null): EntityMerge {
+  if (same(source, base)) return { row: target };
+  if (same(target, base)) return { row: source };
+  if (same(source, target)) return { row: source };
+  if (base === null) {
+    const props = changedProps(source as Row, target as Row);
+    return {
+      conflicts: [
+        {
+          kind: 'DivergentInsert',
+          table,
+          key,
+          property: null,
+          base: null,
+          source,
+          target,
+          message: `${table} ${key} was inserted on both sides with different ${props.join(', ')}`,
+        },
+      ],
+    };
+  }
+  if (source === null || target === null) {
+    const deleted = source === null ? 'source' : 'target';
+    const updated = source === null ? 'target' : 'source';
+    return {
+      conflicts: [
+        {
+          kind: 'DeleteVsUpdate',
+          table,
+          key,
+          property: null,
+          base,
+          source,
+          target,
+          message: `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})`,
+        },
+      ],
+    };
+  }
+  const names = [...new Set([...Object.keys(base), ...Object.keys(source), ...Object.keys(target)])].sort();
+  const merged: Row = {};
+  const conflicts: Conflict[] = [];
+  for (const p of names) {
+    const b = canonicalJson(base[p] ?? null);
+    const s = canonicalJson(source[p] ?? null);
+    const t = canonicalJson(target[p] ?? null);
+    if (s === b) merged[p] = target[p] ?? null;
+    else if (t === b || s === t) merged[p] = source[p] ?? null;
+    else {
+      conflicts.push({
+        kind: 'DivergentUpdate',
+        table,
+        key,
+        property: p,
+        base: base[p] ?? null,
+        source: source[p] ?? null,
+        target: target[p] ?? null,
+        message: `${table} ${key}: ${p} changed to ${s} on the source and to ${t} on the target (base ${b})`,
+      });
+    }
+  }
+  return conflicts.length > 0 ? { conflicts } : { row: merged };
+}

@@ -1,0 +1,147 @@
+/**
+ * Graph validation of a merged result, before anything is published. It runs
+ * only when the structural merge found no conflicts, and it looks at what the
+ * merge changed relative to the target:
+ * - ValueConstraintViolation: a changed row fails its type, enum or range;
+ * - OrphanEdge: a changed edge whose endpoint is absent from the result, or a
+ *   surviving edge whose endpoint node the merge deletes;
+ * - UniqueViolation: a changed row shares a @unique value with another row;
+ * - CardinalityViolation: a source node whose edges of a type changed ends
+ *   up with an out-degree outside the declared range.
+ * Unique and incoming-edge checks scan the merged table (there is no
+ * secondary index); the others touch only changed keys.
+ */
+import { canonicalJson } from '../model/canonical.js';
+import type { Conflict } from '../model/conflict.js';
+import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type Schema, type TableType } from '../model/schema.js';
+import { checkRow, edgeKeyPrefix, type Row } from '../model/values.js';
+import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+
+export interface ValidationInput {
+  schema: Schema;
+  tables: Record<string, TableVersion>;
+  loader: (type: TableType) => LoadRun;
+  /** Per table: keys whose merged state may differ from the target's, with that state. */
+  changes: Map<string, Map<string, Row | null>>;
+  /** Values on each side, for conflict reports. */
+  sides: (table: string, key: string) => Promise<{ base: Row | null; source: Row | null; target: Row | null }>;
+}
+
+export async function validateMerged(input: ValidationInput): Promise<Conflict[]> {
+  const { schema, tables, changes } = input;
+  const out: Conflict[] = [];
+  const view = (name: string): { type: TableType; version: TableVersion; load: LoadRun } => {
+    const type = findType(schema, name) as TableType;
+    return { type, version: tables[name] ?? EMPTY_TABLE, load: input.loader(type) };
+  };
+  const conflict = async (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string): Promise<void> => {
+    const s = await input.sides(table, key);
+    out.push({ kind, table, key, property, base: s.base, source: s.source, target: s.target, message });
+  };
+  const liveKeys = async (table: string, ks: Iterable<string>): Promise<Set<string>> => {
+    const t = view(table);
+    return new Set((await lookupRows(t.version, ks, t.load)).keys());
+  };
+
+  for (const [name, changed] of [...changes].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const t = view(name);
+    const live = [...changed].filter((e): e is [string, Row] => e[1] !== null);
+
+    for (const [key, row] of live) {
+      for (const issue of checkRow(t.type, row, 'full', '').issues) {
+        const property = issue.path.replace(/^\./, '') || null;
+        await conflict('ValueConstraintViolation', name, key, property, `${name} ${key}: ${issue.message}`);
+      }
+    }
+
+    if (t.type.kind === 'edge') {
+      const et = t.type;
+      const froms = await liveKeys(et.from, live.map(([, r]) => String(r[EDGE_FROM])));
+      const tos = await liveKeys(et.to, live.map(([, r]) => String(r[EDGE_TO])));
+      for (const [key, row] of live) {
+        if (!froms.has(String(row[EDGE_FROM]))) await conflict('OrphanEdge', name, key, EDGE_FROM, `${name} ${key}: source ${et.from} ${String(row[EDGE_FROM])} is absent from the merged result`);
+        if (!tos.has(String(row[EDGE_TO]))) await conflict('OrphanEdge', name, key, EDGE_TO, `${name} ${key}: target ${et.to} ${String(row[EDGE_TO])} is absent from the merged result`);
+      }
+      await checkCardinality(et, changed, view(name), liveKeys, conflict);
+    } else {
+      const deleted = new Set([...changed].filter(([, r]) => r === null).map(([k]) => k));
+      if (deleted.size > 0) await checkSurvivingEdges(schema, name, deleted, view, changes, conflict);
+    }
+
+    const uniques = t.type.props.filter((p) => p.unique);
+    if (uniques.length > 0 && live.length > 0) {
+      const claimed = new Map<string, string>();
+      for (const [key, row] of live) {
+        for (const p of uniques) {
+          const v = row[p.name];
+          if (v === null || v === undefined) continue;
+          const id = `${p.name}\u0000${canonicalJson(v)}`;
+          const other = claimed.get(id);
+          if (other !== undefined) await conflict('UniqueViolation', name, key, p.name, `${name}.${p.name} = ${canonicalJson(v)} is used by both ${other} and ${key}`);
+          else claimed.set(id, key);
+        }
+      }
+      for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
+        if (changed.has(r.key)) continue;
+        for (const p of uniques) {
+          const v = r.props?.[p.name];
+          if (v === null || v === undefined) continue;
+          const holder = claimed.get(`${p.name}\u0000${canonicalJson(v)}`);
+          if (holder !== undefined) await conflict('UniqueViolation', name, holder, p.name, `${name}.${p.name} = ${canonicalJson(v)} is used by both ${r.key} and ${holder}`);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+async function checkCardinality(
+  et: EdgeType,
+  changed: Map<string, Row | null>,
+  t: { version: TableVersion; load: LoadRun },
+  liveKeys: (table: string, ks: Iterable<string>) => Promise<Set<string>>,
+  conflict: (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string) => Promise<void>,
+): Promise<void> {
+  const card = et.cardinality;
+  if (card === null) return;
+  const sources = [...new Set([...changed.keys()].map((k) => (JSON.parse(k) as string[])[0] as string))].sort();
+  const live = await liveKeys(et.from, sources);
+  for (const from of sources) {
+    if (!live.has(from)) continue;
+    let degree = 0;
+    for await (const _ of scanPrefix(t.version, t.load, edgeKeyPrefix(from))) degree++;
+    if (degree < card.min || (card.max !== null && degree > card.max)) {
+      await conflict('CardinalityViolation', et.name, from, null, `${et.from} ${from} would have ${degree} outgoing ${et.name} edges; allowed ${card.min}..${card.max ?? '∞'}`);
+    }
+  }
+}
+
+async function checkSurvivingEdges(
+  schema: Schema,
+  nodeTable: string,
+  deleted: Set<string>,
+  view: (name: string) => { type: TableType; version: TableVersion; load: LoadRun },
+  changes: Map<string, Map<string, Row | null>>,
+  conflict: (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string) => Promise<void>,
+): Promise<void> {
+  for (const et of schema.types) {
+    if (et.kind !== 'edge' || (et.from !== nodeTable && et.to !== nodeTable)) continue;
+    const t = view(et.name);
+    // Changed edges were already checked against the merged nodes.
+    const alreadyChecked = changes.get(et.name) ?? new Map<string, Row | null>();
+    const report = async (key: string, row: Row, end: 'from' | 'to'): Promise<void> => {
+      if (alreadyChecked.has(key)) return;
+      await conflict('OrphanEdge', et.name, key, end, `${et.name} ${key} survives but its ${end === 'from' ? 'source' : 'target'} ${nodeTable} ${String(row[end])} is deleted by the merge`);
+    };
+    if (et.from === nodeTable) {
+      for (const k of [...deleted].sort()) {
+        for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(k))) await report(r.key, r.props as Row, 'from');
+      }
+    }
+    if (et.to === nodeTable) {
+      for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
+        if (deleted.has(String(r.props?.[EDGE_TO])) && !(et.from === nodeTable && deleted.has(String(r.props?.[EDGE_FROM])))) await report(r.key, r.props as Row, 'to');
+      }
+    }
+  }
+}
