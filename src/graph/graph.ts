@@ -12,12 +12,14 @@ import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
-import type { RunRef } from '../table/run.js';
-import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
+import type { RunRef, RunRow } from '../table/run.js';
+import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import { Repository, validateBranchName, type BranchRecord } from './repository.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
+import { collectGarbage, type GcOptions, type GcReport } from './gc.js';
+import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 
@@ -280,5 +282,34 @@ export class Graph {
     opts: ChangeOptions & { migration?: SchemaMigration } = {},
   ): Promise<PublishedChange<SchemaApplyResult> | { unchanged: SchemaApplyResult; head: Snapshot }> {
     return this.commitChange(branch, opts, (head) => planSchemaApply(this, head, schema, opts.migration, opts.signal));
+  }
+
+  /** Load NDJSON operations as one all-or-nothing commit. */
+  load(branch: string, ndjson: string, opts: ChangeOptions = {}): Promise<PublishedChange<WriteSummary> | { unchanged: WriteSummary; head: Snapshot }> {
+    const ops = parseNdjson(ndjson);
+    return this.commitChange(branch, opts, (head) => planWrite(this, head, ops, opts.signal, MAX_LOAD_ROWS));
+  }
+
+  /** Rewrite tables as one run each (dropping tombstones), as one commit. */
+  compact(branch: string, tables: readonly string[] | undefined, opts: ChangeOptions = {}): Promise<PublishedChange<{ tables: string[] }> | { unchanged: { tables: string[] }; head: Snapshot }> {
+    return this.commitChange<{ tables: string[] }>(branch, opts, async (head) => {
+      const names = (tables ?? Object.keys(head.manifest.tables)).filter((n) => (head.manifest.tables[n]?.runs.length ?? 0) > 1).sort();
+      if (names.length === 0) return { unchanged: { tables: [] } };
+      const out: Record<string, TableVersion> = {};
+      const scratch: RunRef[] = [];
+      for (const name of names) {
+        const t = this.table(head, name, opts.signal);
+        const rows: RunRow[] = [];
+        for await (const r of mergeRuns(t.version.runs, t.load, undefined)) rows.push(r);
+        const ref = await this.runs.write(t.type, rows, opts.signal);
+        scratch.push(ref);
+        out[name] = { runs: rows.length > 0 ? [ref] : [] };
+      }
+      return { kind: 'compact', tables: out, scratch, result: { tables: names }, message: `compact ${names.join(', ')}` };
+    });
+  }
+
+  gc(opts: GcOptions = {}): Promise<GcReport> {
+    return collectGarbage(this, opts);
   }
 }

@@ -65,9 +65,9 @@ class Issues {
 }
 
 /** Validate operation shapes against the schema; returns typed ops with keys. */
-function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: Issues): { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] {
-  if (ops.length > MAX_BATCH_OPS) {
-    throw new BranchgraphError('payload_too_large', `a batch holds at most ${MAX_BATCH_OPS} operations, got ${ops.length}`);
+function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: Issues, maxOps: number): { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] {
+  if (ops.length > maxOps) {
+    throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
   }
   const out: { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] = [];
   ops.forEach((o, i) => {
@@ -88,9 +88,9 @@ function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: I
   return out;
 }
 
-export async function planWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal): Promise<ChangePlan<WriteSummary> | { unchanged: WriteSummary }> {
+export async function planWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ChangePlan<WriteSummary> | { unchanged: WriteSummary }> {
   const issues = new Issues();
-  const typed = checkOps(head.schema, ops, issues);
+  const typed = checkOps(head.schema, ops, issues, maxOps);
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string) => graph.table(head, name, signal);
 

@@ -1,0 +1,122 @@
+/**
+ * Garbage collection: delete objects that no live manifest references, once
+ * they are older than a grace period.
+ *
+ * Live: every branch that exists, and every branch deleted less than the
+ * grace period ago (a merge may still be publishing a manifest that refers
+ * to its runs). Reachable: every manifest on a path of parents from a live
+ * head, with the runs, schemas and commit index entries they name; every
+ * manifest of a live lineage is kept outright, since one may be published
+ * while GC runs. Ages come from the ULIDs in keys (runs, commits, lineages),
+ * so a run written by a change still in progress is never old enough to go.
+ * Branch records and schemas are never deleted: they are tiny and
+ * records number a branch name's history.
+ */
+import { decodeTime } from 'ulid';
+import type { ObjectStore } from '../store/object-store.js';
+import type { Graph } from './graph.js';
+import type { Manifest, ManifestRef } from './manifest.js';
+
+export interface GcOptions {
+  /** Objects younger than this are kept even when unreferenced. Default one hour. */
+  graceMs?: number;
+  /** Report what would be deleted without deleting. */
+  dryRun?: boolean;
+  now?: number;
+  signal?: AbortSignal;
+}
+
+export interface GcReport {
+  dryRun: boolean;
+  reachableManifests: number;
+  scanned: number;
+  deleted: { manifests: number; runs: number; commits: number; hints: number };
+  bytesFreed: number;
+  keys: string[];
+}
+
+export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
+
+function ulidTime(id: string | undefined): number | undefined {
+  if (id === undefined) return undefined;
+  try {
+    return decodeTime(id.slice(0, 26));
+  } catch {
+    return undefined;
+  }
+}
+
+async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal): Promise<{ key: string; size: number }[]> {
+  const out: { key: string; size: number }[] = [];
+  for await (const o of store.list(prefix, { signal })) out.push(o);
+  return out;
+}
+
+export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promise<GcReport> {
+  const now = opts.now ?? Date.now();
+  const grace = opts.graceMs ?? DEFAULT_GC_GRACE_MS;
+  const signal = opts.signal;
+  const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
+
+  const records = await graph.repo.allBranchRecords(signal);
+  const live = records.filter((r) => !r.deleted || !old(Date.parse(r.time)));
+  const liveLineages = new Set(live.map((r) => r.lineage));
+
+  // Reachable manifests: parents from every live head.
+  const seen = new Set<string>();
+  const reachable: Manifest[] = [];
+  let frontier: ManifestRef[] = await Promise.all(live.map((r) => graph.repo.headRef(r, signal)));
+  while (frontier.length > 0) {
+    const fresh = frontier.filter((r) => !seen.has(`${r.lineage}/${r.version}`));
+    for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);
+    const ms = await Promise.all(fresh.map((r) => graph.repo.readManifest(r, signal)));
+    reachable.push(...ms);
+    frontier = ms.flatMap((m) => m.commit.parents);
+  }
+
+  const keep = new Set<string>();
+  const runRefs = new Map<string, Manifest['tables'][string]['runs'][number]>();
+  for (const m of reachable) {
+    keep.add(`commits/${m.commit.id}.json`);
+    for (const t of Object.values(m.tables)) for (const r of t.runs) runRefs.set(r.key, r);
+  }
+  for (const r of runRefs.values()) {
+    if (r.segmented) for (const k of await graph.runs.objectKeys(r, signal)) keep.add(k);
+    else keep.add(r.key);
+  }
+
+  const candidates: { key: string; size: number; kind: keyof GcReport['deleted'] }[] = [];
+  const [manifests, runs, commits, hints] = await Promise.all(['manifests/', 'runs/', 'commits/', 'hints/'].map((p) => listKeys(graph.store, p, signal)));
+  for (const o of manifests ?? []) {
+    const lineage = o.key.split('/')[1];
+    if (liveLineages.has(lineage ?? '') || seen.has(`${lineage}/${Number(o.key.split('/')[2]?.slice(0, 12))}`)) continue;
+    if (old(ulidTime(lineage))) candidates.push({ ...o, kind: 'manifests' });
+  }
+  for (const o of runs ?? []) {
+    if (keep.has(o.key)) continue;
+    // runs/<table>/<ulid>.arrow | .json | /<n>.arrow
+    if (old(ulidTime(o.key.split('/')[2]))) candidates.push({ ...o, kind: 'runs' });
+  }
+  for (const o of commits ?? []) {
+    if (!keep.has(o.key) && old(ulidTime(o.key.slice('commits/'.length)))) candidates.push({ ...o, kind: 'commits' });
+  }
+  for (const o of hints ?? []) {
+    const lineage = o.key.slice('hints/'.length, -'.json'.length);
+    if (!liveLineages.has(lineage) && old(ulidTime(lineage))) candidates.push({ ...o, kind: 'hints' });
+  }
+
+  const report: GcReport = {
+    dryRun: opts.dryRun === true,
+    reachableManifests: reachable.length,
+    scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0),
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0 },
+    bytesFreed: 0,
+    keys: candidates.map((c) => c.key).sort(),
+  };
+  for (const c of candidates) {
+    report.deleted[c.kind]++;
+    report.bytesFreed += c.size;
+  }
+  if (!opts.dryRun && candidates.length > 0) await graph.store.deleteMany(report.keys, { signal });
+  return report;
+}

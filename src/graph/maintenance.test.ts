@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { mergeOk, mustWrite, peopleGraph, person, rowsOf, PEOPLE_SCHEMA } from '../../test/support/fixtures.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { listAll } from '../store/object-store.js';
+import { Graph } from './graph.js';
+import { parseNdjson } from './ndjson.js';
+
+describe('schema apply', () => {
+  it('is a commit; a refused change leaves the branch as it was', async () => {
+    const g = await peopleGraph();
+    await mustWrite(g, 'main', [person('a', { age: 120 })]);
+    const head = (await g.branchHead('main')).manifest.commit.id;
+    await expect(g.applySchema('main', PEOPLE_SCHEMA.replace('@range(0, 150)', '@range(0, 100)'))).rejects.toMatchObject({ code: 'schema_incompatible' });
+    await expect(g.applySchema('main', 'node Person { id: string @key }')).rejects.toMatchObject({ code: 'schema_incompatible' });
+    await expect(g.applySchema('main', 'node {')).rejects.toMatchObject({ code: 'schema_invalid' });
+    expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
+    const r = await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?'));
+    expect('commit' in r && r.commit.kind).toBe('schema');
+    expect('unchanged' in (await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?')))).toBe(true);
+  });
+
+  it('migrations drop properties and fill defaults by rewriting the table', async () => {
+    const g = await peopleGraph();
+    await mustWrite(g, 'main', [{ op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } }]);
+    await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {\n  id: string @key\n  name: string\n}', 'node Company {\n  id: string @key\n  size: int\n}'), {
+      migration: { drop: ['Company.name'], defaults: { 'Company.size': 10 } },
+    });
+    expect(await rowsOf(g, 'main', 'Company')).toEqual({ acme: { id: 'acme', size: 10 } });
+  });
+});
+
+describe('NDJSON loads', () => {
+  it('loads every line as one commit, or reports bad lines by number and loads nothing', async () => {
+    const g = await peopleGraph();
+    const good = '{"table":"Person","values":{"id":"a","name":"A"}}\n\n{"op":"insert","table":"Person","values":{"id":"b","name":"B"}}\n';
+    const r = await g.load('main', good);
+    expect('result' in r && r.result.inserted).toBe(2);
+    expect(() => parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}')).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    try {
+      parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}');
+    } catch (e) {
+      expect((e as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual(['line 2', 'line 3.op']);
+    }
+    await expect(g.load('main', '{"table":"Person","values":{"id":"c"}}')).rejects.toMatchObject({ code: 'constraint_violation' });
+    expect(Object.keys(await rowsOf(g, 'main', 'Person'))).toEqual(['a', 'b']);
+  });
+});
+
+describe('compaction', () => {
+  it('rewrites a table as one run with the same rows; merges still work after sharing is lost', async () => {
+    const g = await peopleGraph();
+    for (let i = 0; i < 5; i++) await mustWrite(g, 'main', [person(`p${i}`)]);
+    await mustWrite(g, 'main', [{ op: 'delete', table: 'Person', values: { id: 'p2' } }]);
+    await g.createBranch('f', { branch: 'main' });
+    const before = await rowsOf(g, 'main', 'Person');
+    await g.compact('main', ['Person']);
+    expect((await g.branchHead('main')).manifest.tables.Person?.runs).toHaveLength(1);
+    expect(await rowsOf(g, 'main', 'Person')).toEqual(before);
+    await mustWrite(g, 'f', [{ op: 'update', table: 'Person', values: { id: 'p1', age: 7 } }]);
+    await mustWrite(g, 'main', [{ op: 'update', table: 'Person', values: { id: 'p3', age: 9 } }]);
+    const r = await mergeOk(g, 'f');
+    expect(r.outcome).toBe('merged');
+    const people = await rowsOf(g, 'main', 'Person');
+    expect([people.p1?.age, people.p3?.age]).toEqual([7, 9]);
+  });
+});
+
+describe('garbage collection', () => {
+  it('removes what only a deleted branch referenced, after the grace period, and never anything reachable', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    await mustWrite(g, 'main', [person('a')]);
+    await g.createBranch('tmp', { branch: 'main' });
+    await mustWrite(g, 'tmp', [person('only-tmp')]);
+    await g.deleteBranch('tmp');
+    const keysBefore = (await listAll(store, '')).map((o) => o.key);
+    // Within the grace period nothing goes.
+    expect((await g.gc()).keys).toEqual([]);
+    const later = Date.now() + 2 * 60 * 60 * 1000;
+    const dry = await g.gc({ now: later, dryRun: true });
+    expect(dry.deleted.runs).toBe(1);
+    expect(dry.deleted.manifests).toBe(1);
+    expect((await listAll(store, '')).map((o) => o.key)).toEqual(keysBefore);
+    const done = await g.gc({ now: later });
+    expect(done.keys).toEqual(dry.keys);
+    const fresh = await Graph.open(store);
+    expect(Object.keys(await rowsOf(fresh, 'main', 'Person'))).toEqual(['a']);
+    // Every commit of main is still readable.
+    for (const key of (await listAll(store, 'commits/')).map((o) => o.key)) {
+      const id = key.slice('commits/'.length, -'.json'.length);
+      await fresh.commitSnapshot(id);
+    }
+    expect((await g.gc({ now: later })).keys).toEqual([]);
+  });
+});
