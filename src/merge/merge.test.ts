@@ -332,3 +332,26 @@ describe('merge properties', () => {
     await expect(merge(g, 'main', { into: 'main' })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });
+
+describe('criss-cross histories', () => {
+  it('pick the best base with the highest generation, then the newest commit, and merge cleanly', async () => {
+    const g = await peopleGraph();
+    await mustWrite(g, 'main', [person('p'), person('q'), person('r')]);
+    await g.createBranch('A', { branch: 'main' });
+    await g.createBranch('B', { branch: 'main' });
+    const a1 = await mustWrite(g, 'A', [upd('Person', { id: 'p', age: 1 })]);
+    const b1 = await mustWrite(g, 'B', [upd('Person', { id: 'q', age: 2 })]);
+    await g.createBranch('b1', { branch: 'B' });
+    await mergeOk(g, 'A', { into: 'B' });
+    await mergeOk(g, 'b1', { into: 'A' });
+    // A and B now each contain A1 and B1, and neither contains the other's merge.
+    await mustWrite(g, 'A', [upd('Person', { id: 'r', name: 'Arr' })]);
+    await mustWrite(g, 'B', [upd('Person', { id: 'r', age: 3 })]);
+    const r = await mergeOk(g, 'A', { into: 'B' });
+    expect(r.outcome).toBe('merged');
+    expect([a1, b1]).toContain(r.base);
+    expect(r.base).toBe(b1);
+    const people = await rowsOf(g, 'B', 'Person');
+    expect([people.p?.age, people.q?.age, people.r?.name, people.r?.age]).toEqual([1, 2, 'Arr', 3]);
+  });
+});

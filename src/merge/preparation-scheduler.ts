@@ -37,6 +37,7 @@ export class AdmissionPlanner {
   private readonly running = new Map<number, number>();
   private reservedBytes = 0;
   private stopped = false;
+  private refusedSinceChange = false;
   private currentWidth: Width;
   readonly fallbacks: Fallback[] = [];
   maxObservedWidth = 0;
@@ -72,17 +73,20 @@ export class AdmissionPlanner {
       return idle ? { kind: 'start', index, reserve: this.budget } : { kind: 'wait' };
     }
     if (this.reservedBytes + est <= this.budget) return { kind: 'start', index, reserve: est };
-    if (this.currentWidth > 1) {
+    // One step per refusal: asking again before anything changes must not step twice.
+    if (this.currentWidth > 1 && !this.refusedSinceChange) {
       const to: Width = this.currentWidth === 4 ? 2 : 1;
       this.fallbacks.push({ index, from: this.currentWidth, to });
       this.currentWidth = to;
     }
+    this.refusedSinceChange = true;
     return { kind: 'wait' };
   }
 
   started(index: number, reserve: number): void {
     if (index !== this.nextIndex) throw new Error(`admission out of order: ${index} != ${this.nextIndex}`);
     this.nextIndex++;
+    this.refusedSinceChange = false;
     this.running.set(index, reserve);
     this.reservedBytes += reserve;
     this.maxObservedWidth = Math.max(this.maxObservedWidth, this.running.size);
@@ -92,6 +96,7 @@ export class AdmissionPlanner {
     const r = this.running.get(index);
     if (r === undefined) throw new Error(`finish of a preparation that is not running: ${index}`);
     this.running.delete(index);
+    this.refusedSinceChange = false;
     this.reservedBytes -= r;
   }
 
