@@ -1,13 +1,182 @@
 #!/usr/bin/env node
-import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+/**
+ * The branchgraph command line: `serve`, and `branch`, `merge`, `load`,
+ * `schema` and `gc` against the embedded engine (`--store URL`) or a running
+ * server (`--server URL`). Results print as JSON. Exit codes: 0 success,
+ * 1 error, 2 bad usage, 3 merge conflicts.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { Graph } from '../graph/graph.js';
+import { startServer } from '../http/server.js';
+import { RestClient } from '../http/rest-client.js';
+import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
+import { CONFIG_HELP, loadConfig } from '../service/config.js';
+import { MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
+import { BranchgraphService } from '../service/service.js';
 import { openStore } from '../store/open-store.js';
+import { runGqtCli } from '../gqt/gqt-cli.js';
 
-const store = process.env.BRANCHGRAPH_STORE ?? 'file://./data';
-const port = Number(process.env.PORT ?? 8080);
-const objects = await openStore(store);
-const app = new Hono();
-app.get('/healthz', (c) => c.json({ ok: true, store: objects.kind }));
-serve({ fetch: app.fetch, port, hostname: process.env.HOST ?? '127.0.0.1' }, (info) => {
-  console.log(`branchgraph listening on http://${info.address}:${info.port} (store ${store})`);
-});
+const USAGE = `usage: branchgraph <command> [options]
+
+commands:
+  serve                                  run the HTTP server (REST, GraphQL at /graphql)
+  branch list | create NAME [--from REF] | delete NAME
+  merge SOURCE [--into B] [--dry-run] [--width 1|2|4] [--delete-branch] [--message M] [--author A]
+  load BRANCH FILE.ndjson
+  schema get [--at REF] | apply BRANCH FILE
+  gc [--grace-seconds N] [--dry-run]
+  gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]
+
+target (all but serve and gqt):
+  --store URL     embedded engine on this store (default file://./data)
+  --server URL    a running server; --token T for its bearer token
+
+serve options:${CONFIG_HELP}`;
+
+function out(v: unknown): void {
+  process.stdout.write(JSON.stringify(v, null, 2) + '\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return command === undefined ? 2 : 0;
+  }
+  if (command === 'gqt') return runGqtCli(rest);
+  const { values: flags, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      store: { type: 'string' },
+      server: { type: 'string' },
+      token: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      tokens: { type: 'string' },
+      actor: { type: 'string' },
+      'log-level': { type: 'string' },
+      'merge-width': { type: 'string' },
+      'budget-bytes': { type: 'string' },
+      'store-latency-ms': { type: 'string' },
+      'max-body-bytes': { type: 'string' },
+      from: { type: 'string' },
+      into: { type: 'string' },
+      at: { type: 'string' },
+      width: { type: 'string' },
+      message: { type: 'string' },
+      author: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      'delete-branch': { type: 'boolean' },
+      'grace-seconds': { type: 'string' },
+    },
+  });
+  const str = (k: keyof typeof flags): string | undefined => (typeof flags[k] === 'string' ? (flags[k] as string) : undefined);
+
+  if (command === 'serve') {
+    const config = loadConfig(process.env, {
+      store: str('store'), host: str('host'), port: str('port'), tokens: str('tokens'), actor: str('actor'), 'log-level': str('log-level'),
+      'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), 'store-latency-ms': str('store-latency-ms'), 'max-body-bytes': str('max-body-bytes'),
+    });
+    const logger = pino({ level: config.logLevel });
+    const server = await startServer(config, logger);
+    logger.info({ url: server.url, store: config.store, graphql: `${server.url}/graphql` }, 'branchgraph listening');
+    process.stderr.write(`branchgraph listening on ${server.url} (store ${config.store}); GraphiQL at ${server.url}/graphql\n`);
+    await new Promise<void>((resolve) => {
+      const stop = (sig: string) => {
+        logger.info({ signal: sig }, 'stopping: draining in-flight requests');
+        void server.close().then(resolve);
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+    return 0;
+  }
+
+  const serverUrl = str('server');
+  const client = serverUrl !== undefined ? new RestClient(serverUrl.replace(/\/$/, ''), str('token')) : undefined;
+  const embedded = async (): Promise<BranchgraphService> => {
+    const config = loadConfig(process.env, { store: str('store'), actor: str('actor'), 'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes') });
+    const graph = await Graph.open(await openStore(config.store), { actor: config.actor });
+    return new BranchgraphService(graph, { defaultWidth: config.mergeWidth, budgetBytes: config.budgetBytes });
+  };
+  const ctx = { transport: 'cli' as const };
+
+  switch (command) {
+    case 'branch': {
+      const [sub, name] = positionals;
+      if (sub === 'list') out(client ? await client.listBranches() : await (await embedded()).listBranches(ctx));
+      else if (sub === 'create' && name) {
+        const from = str('from');
+        const ref = from === undefined ? undefined : parseRef(from);
+        out(client ? await client.createBranch(name, ref) : await (await embedded()).createBranch(name, ref, ctx));
+      } else if (sub === 'delete' && name) {
+        if (client) await client.deleteBranch(name);
+        else await (await embedded()).deleteBranch(name, ctx);
+        out({ deleted: name });
+      } else return usage('branch list | create NAME [--from REF] | delete NAME');
+      return 0;
+    }
+    case 'merge': {
+      const [source] = positionals;
+      if (source === undefined) return usage('merge SOURCE [--into B] ...');
+      const width = str('width');
+      const input = parseInput(
+        MergeInputZ,
+        {
+          ...(str('into') ? { into: str('into') } : {}),
+          ...(flags['dry-run'] ? { dryRun: true } : {}),
+          ...(flags['delete-branch'] ? { deleteBranch: true } : {}),
+          ...(width ? { width: Number(width) } : {}),
+          ...(str('message') ? { message: str('message') } : {}),
+          ...(str('author') ? { author: str('author') } : {}),
+        },
+        'flags',
+      );
+      const r = client ? await client.merge(source, input) : await (await embedded()).mergeBranch(source, input, ctx);
+      out(r);
+      return r.status === 'success' ? 0 : 3;
+    }
+    case 'load': {
+      const [branch, file] = positionals;
+      if (!branch || !file) return usage('load BRANCH FILE.ndjson');
+      const text = readFileSync(file, 'utf8');
+      out(client ? await client.load(branch, text) : await (await embedded()).load(branch, text, ctx));
+      return 0;
+    }
+    case 'schema': {
+      const [sub, branch, file] = positionals;
+      if (sub === 'get') out(client ? await client.getSchema(str('at') ?? 'main') : await (await embedded()).getSchema(parseRef(str('at')), ctx));
+      else if (sub === 'apply' && branch && file) {
+        const input = { schema: readFileSync(file, 'utf8') };
+        out(client ? await client.applySchema(branch, input) : await (await embedded()).applySchema(branch, input, ctx));
+      } else return usage('schema get [--at REF] | apply BRANCH FILE');
+      return 0;
+    }
+    case 'gc': {
+      const grace = str('grace-seconds');
+      const input = { ...(grace !== undefined ? { graceSeconds: Number(grace) } : {}), dryRun: flags['dry-run'] === true };
+      out(client ? await client.gc(input) : await (await embedded()).gc(input, ctx));
+      return 0;
+    }
+    default:
+      return usage(`unknown command ${command}`);
+  }
+}
+
+function usage(msg: string): number {
+  process.stderr.write(`${msg}\n\n${USAGE}\n`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    const err = e instanceof BranchgraphError ? e : toBranchgraphError(e);
+    process.stderr.write(`error [${err.code}]: ${err.message}\n`);
+    for (const i of err.issues.slice(0, 20)) process.stderr.write(`  ${i.path}: ${i.message}\n`);
+    process.exit(err.code === 'invalid_input' ? 2 : 1);
+  },
+);

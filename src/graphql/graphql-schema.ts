@@ -1,0 +1,166 @@
+/**
+ * The GraphQL API: the SDL in `schema/branchgraph.graphql` with resolvers
+ * that validate arguments, check the caller's role and call the service.
+ * Errors leave as GraphQL errors whose `extensions.code` is the stable code.
+ */
+import { readFileSync } from 'node:fs';
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { createSchema } from 'graphql-yoga';
+import { toBranchgraphError } from '../model/errors.js';
+import { requireRole, type Role } from '../service/auth.js';
+import { CreateBranchZ, DirectionZ, GcInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
+import type { BranchgraphService, MergeResultDto, RequestContext } from '../service/service.js';
+
+export const SDL_PATH = new URL('../../schema/branchgraph.graphql', import.meta.url);
+
+export interface GraphqlContext {
+  service: BranchgraphService;
+  role: Role;
+  request: Request;
+  requestCtx: RequestContext;
+}
+
+function toGraphqlError(e: unknown): GraphQLError {
+  if (e instanceof GraphQLError) return e;
+  const err = toBranchgraphError(e);
+  return new GraphQLError(err.message, {
+    extensions: { code: err.code, status: err.status, retryable: err.retryable, ...(err.issues.length > 0 ? { issues: err.issues } : {}) },
+  });
+}
+
+function literal(ast: ValueNode): unknown {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return ast.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(ast.value);
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return ast.values.map(literal);
+    case Kind.OBJECT:
+      return Object.fromEntries(ast.fields.map((f) => [f.name.value, literal(f.value)]));
+    default:
+      throw new GraphQLError('JSON literals cannot use variables inside', { extensions: { code: 'invalid_input' } });
+  }
+}
+
+const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  description: 'Any JSON value: row properties, filters, conflict values.',
+  serialize: (v) => v,
+  parseValue: (v) => v,
+  parseLiteral: literal,
+});
+
+type Resolver = (parent: unknown, args: Record<string, unknown>, ctx: GraphqlContext) => Promise<unknown>;
+
+/** Role check, then the call, with every failure mapped to a typed GraphQL error. */
+function op(role: Role, fn: Resolver): Resolver {
+  return async (parent, args, ctx) => {
+    try {
+      requireRole(ctx.role, role);
+      return await fn(parent, args, ctx);
+    } catch (e) {
+      throw toGraphqlError(e);
+    }
+  };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+function mergeSummary(m: MergeResultDto['metrics']) {
+  return {
+    phasesMs: m.phasesMs,
+    totalMs: m.totalMs,
+    storeCalls: m.storeCalls.total.calls,
+    requestedWidth: m.requestedWidth,
+    maxWidth: m.maxWidth,
+    fallbacks: m.fallbacks.length,
+    attempts: m.attempts,
+  };
+}
+
+export function graphqlSchema() {
+  return createSchema<GraphqlContext>({
+    typeDefs: readFileSync(SDL_PATH, 'utf8'),
+    resolvers: {
+      JSON: JSONScalar,
+      MergeResult: {
+        __resolveType: (obj: { __typename: string }) => obj.__typename,
+      },
+      Query: {
+        branches: op('read', (_p, _a, c) => c.service.listBranches(c.requestCtx)),
+        branch: op('read', (_p, a, c) => c.service.getBranch(String(a.name), c.requestCtx)),
+        row: op('read', (_p, a, c) => c.service.getRow(parseRef(str(a.at)), String(a.table), String(a.key), c.requestCtx)),
+        rows: op('read', async (_p, a, c) => {
+          const scan = parseInput(ScanInputZ, { where: a.where ?? undefined, limit: a.limit ?? undefined, cursor: a.cursor ?? undefined }, 'args');
+          return c.service.scan(parseRef(str(a.at)), String(a.table), scan as Parameters<BranchgraphService['scan']>[2], c.requestCtx);
+        }),
+        edges: op('read', (_p, a, c) =>
+          c.service.edges(
+            parseRef(str(a.at)),
+            String(a.table),
+            String(a.key),
+            { direction: parseInput(DirectionZ.optional(), a.direction ?? undefined, 'direction'), ...(str(a.edgeTable) ? { edgeTable: String(a.edgeTable) } : {}) },
+            c.requestCtx,
+          ),
+        ),
+        log: op('read', (_p, a, c) => c.service.log(parseRef(str(a.at)), typeof a.limit === 'number' ? a.limit : undefined, c.requestCtx)),
+        commit: op('read', (_p, a, c) => c.service.commit(String(a.id), c.requestCtx)),
+        diff: op('read', (_p, a, c) => c.service.diff(parseRef(String(a.from)), parseRef(String(a.to)), c.requestCtx)),
+        schema: op('read', (_p, a, c) => c.service.getSchema(parseRef(str(a.at)), c.requestCtx)),
+      },
+      Mutation: {
+        createBranch: op('write', (_p, a, c) => {
+          const input = parseInput(CreateBranchZ, { name: a.name, ...(a.from ? { from: parseRef(String(a.from)) } : {}) }, 'args');
+          return c.service.createBranch(input.name, input.from as never, c.requestCtx);
+        }),
+        deleteBranch: op('write', async (_p, a, c) => {
+          await c.service.deleteBranch(String(a.name), c.requestCtx);
+          return true;
+        }),
+        mergeBranch: op('write', async (_p, a, c) => {
+          const input = parseInput(MergeInputZ, stripNulls(a.input ?? {}), 'input');
+          const r = await c.service.mergeBranch(String(a.source), input, c.requestCtx);
+          if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, summary: mergeSummary(r.metrics) };
+          return {
+            __typename: 'MergeConflicts',
+            sourceHead: r.sourceHead,
+            targetHead: r.targetHead,
+            base: r.base,
+            total: r.report.total,
+            counts: r.report.counts,
+            conflicts: r.report.items,
+            nextCursor: r.report.nextCursor,
+            summary: mergeSummary(r.metrics),
+          };
+        }),
+        write: op('write', (_p, a, c) => c.service.write(String(a.branch), parseInput(WriteInputZ, stripNulls(a.input), 'input'), c.requestCtx)),
+        load: op('write', (_p, a, c) => c.service.load(String(a.branch), String(a.ndjson), c.requestCtx)),
+        applySchema: op('admin', (_p, a, c) => c.service.applySchema(String(a.branch), parseInput(SchemaApplyZ, stripNulls(a.input), 'input'), c.requestCtx)),
+        gc: op('admin', async (_p, a, c) => {
+          const r = await c.service.gc(parseInput(GcInputZ, stripNulls({ graceSeconds: a.graceSeconds, dryRun: a.dryRun }), 'args'), c.requestCtx);
+          return {
+            ...r,
+            deletedManifests: r.deleted.manifests,
+            deletedRuns: r.deleted.runs,
+            deletedCommits: r.deleted.commits,
+            deletedHints: r.deleted.hints,
+          };
+        }),
+      },
+    },
+  });
+}
+
+/** GraphQL inputs carry explicit nulls for omitted optionals; the contracts expect absence. */
+function stripNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stripNulls);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, k === 'values' || k === 'migration' ? x : stripNulls(x)]));
+  }
+  return v;
+}

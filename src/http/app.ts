@@ -1,0 +1,186 @@
+/**
+ * The HTTP edge: REST routes (Hono) and GraphQL (Yoga, GraphiQL at
+ * /graphql) over the one service. Routes validate input, check the caller's
+ * role, call the service with the request's abort signal, and shape output.
+ * Every error leaves through one envelope with a stable code, and every
+ * request is logged once with its request id.
+ */
+import { readFileSync } from 'node:fs';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { ulid } from 'ulid';
+import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
+import { depthAndAliasLimit } from '../graphql/limits.js';
+import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
+import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
+import { CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
+import { serviceMetrics } from '../service/metrics.js';
+import type { BranchgraphService, RequestContext } from '../service/service.js';
+
+export const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
+
+export interface AppOptions {
+  service: BranchgraphService;
+  logger: Logger;
+  tokens: TokenTable;
+  maxBodyBytes?: number;
+}
+
+type Env = { Variables: { requestId: string; log: Logger; role: Role } };
+
+export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<BranchgraphError['toJSON']>; requestId: string } {
+  return { error: err.toJSON(), requestId };
+}
+
+async function jsonBody(c: Context<Env>): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new BranchgraphError('invalid_input', 'the request body is not valid JSON', { issues: [{ path: 'body', message: 'invalid JSON' }] });
+  }
+}
+
+function ctxOf(c: Context<Env>): RequestContext {
+  return { transport: 'http', signal: c.req.raw.signal, log: c.get('log') };
+}
+
+function param(c: Context<Env>, name: string): string {
+  return (c.req.param as (n: string) => string | undefined)(name) ?? '';
+}
+
+function intQuery(c: Context<Env>, name: string): number | undefined {
+  const v = c.req.query(name);
+  if (v === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(v)) throw new BranchgraphError('invalid_input', `${name} must be a whole number`, { issues: [{ path: `query.${name}`, message: 'whole number' }] });
+  return Number(v);
+}
+
+export function createApp(opts: AppOptions): Hono<Env> {
+  const { service, logger, tokens } = opts;
+  const app = new Hono<Env>();
+  const openapi = readFileSync(OPENAPI_PATH, 'utf8');
+
+  app.use('*', async (c, next) => {
+    const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? ulid();
+    const log = logger.child({ requestId });
+    c.set('requestId', requestId);
+    c.set('log', log);
+    c.header('x-request-id', requestId);
+    const started = performance.now();
+    await next();
+    const route = c.req.routePath;
+    serviceMetrics.recordRequest(c.req.method, route, c.res.status);
+    log.info({ method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(performance.now() - started), aborted: c.req.raw.signal.aborted }, 'request');
+  });
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: opts.maxBodyBytes ?? LIMITS.maxBodyBytes,
+      onError: (c) => c.json(errorBody(new BranchgraphError('payload_too_large', `request bodies are limited to ${opts.maxBodyBytes ?? LIMITS.maxBodyBytes} bytes`), c.get('requestId')), 413),
+    }),
+  );
+  const role = (need: Role) => async (c: Context<Env>, next: () => Promise<void>) => {
+    const have = authenticate(c.req.header('authorization'), tokens);
+    requireRole(have, need);
+    c.set('role', have);
+    await next();
+  };
+
+  app.onError((e, c) => {
+    const err = toBranchgraphError(e);
+    if (err.code === 'internal') c.get('log')?.error({ err: e }, 'unexpected error');
+    return c.json(errorBody(err, c.get('requestId')), err.status as 400);
+  });
+  app.notFound((c) => c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404));
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/metrics', (c) => c.text(serviceMetrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
+
+  // ---- branches ----
+  app.get('/branches', role('read'), async (c) => c.json({ branches: await service.listBranches(ctxOf(c)) }));
+  app.post('/branches', role('write'), async (c) => {
+    const body = parseInput(CreateBranchZ, await jsonBody(c), 'body');
+    return c.json(await service.createBranch(body.name, body.from as never, ctxOf(c)), 201);
+  });
+  app.get('/branches/:id', role('read'), async (c) => c.json(await service.getBranch(param(c, 'id'), ctxOf(c))));
+  app.delete('/branches/:id', role('write'), async (c) => c.json(await service.deleteBranch(param(c, 'id'), ctxOf(c))));
+
+  // ---- the merge ----
+  app.post('/branches/:id/merge', role('write'), async (c) => {
+    const input = parseInput(MergeInputZ, await jsonBody(c), 'body');
+    const r = await service.mergeBranch(param(c, 'id'), input, ctxOf(c));
+    return c.json(r, r.status === 'success' ? 200 : 409);
+  });
+
+  // ---- writes ----
+  app.post('/branches/:id/writes', role('write'), async (c) => {
+    const input = parseInput(WriteInputZ, await jsonBody(c), 'body');
+    return c.json(await service.write(param(c, 'id'), input, ctxOf(c)));
+  });
+  app.post('/branches/:id/load', role('write'), async (c) => c.json(await service.load(param(c, 'id'), await c.req.text(), ctxOf(c))));
+  app.post('/branches/:id/schema', role('admin'), async (c) => {
+    const input = parseInput(SchemaApplyZ, await jsonBody(c), 'body');
+    return c.json(await service.applySchema(param(c, 'id'), input, ctxOf(c)));
+  });
+
+  // ---- reads ----
+  app.get('/tables/:table/rows', role('read'), async (c) => {
+    let where: unknown;
+    const w = c.req.query('where');
+    if (w !== undefined) {
+      try {
+        where = JSON.parse(w);
+      } catch {
+        throw new BranchgraphError('invalid_input', 'where must be a JSON object', { issues: [{ path: 'query.where', message: 'invalid JSON' }] });
+      }
+    }
+    const scan = parseInput(ScanInputZ, { where, limit: intQuery(c, 'limit'), cursor: c.req.query('cursor') }, 'query');
+    return c.json(await service.scan(parseRef(c.req.query('at')), param(c, 'table'), scan as never, ctxOf(c)));
+  });
+  app.get('/tables/:table/rows/:key', role('read'), async (c) =>
+    c.json({ key: param(c, 'key'), row: await service.getRow(parseRef(c.req.query('at')), param(c, 'table'), param(c, 'key'), ctxOf(c)) }),
+  );
+  app.get('/tables/:table/rows/:key/edges', role('read'), async (c) => {
+    const direction = parseInput(DirectionZ.optional(), c.req.query('direction'), 'query.direction');
+    const edgeTable = c.req.query('edgeTable');
+    const edges = await service.edges(parseRef(c.req.query('at')), param(c, 'table'), param(c, 'key'), { ...(direction ? { direction } : {}), ...(edgeTable ? { edgeTable } : {}) }, ctxOf(c));
+    return c.json({ edges });
+  });
+  app.get('/commits', role('read'), async (c) => c.json({ commits: await service.log(parseRef(c.req.query('at')), intQuery(c, 'limit'), ctxOf(c)) }));
+  app.get('/commits/:id', role('read'), async (c) => c.json(await service.commit(param(c, 'id'), ctxOf(c))));
+  app.get('/diff', role('read'), async (c) => {
+    const from = c.req.query('from');
+    const to = c.req.query('to');
+    if (from === undefined || to === undefined) throw new BranchgraphError('invalid_input', 'from and to are required', { issues: [{ path: 'query', message: 'from and to are required' }] });
+    return c.json({ tables: await service.diff(parseRef(from), parseRef(to), ctxOf(c)) });
+  });
+  app.get('/schema', role('read'), async (c) => c.json(await service.getSchema(parseRef(c.req.query('at')), ctxOf(c))));
+  app.post('/gc', role('admin'), async (c) => c.json(await service.gc(parseInput(GcInputZ, await jsonBody(c), 'body'), ctxOf(c))));
+
+  // ---- GraphQL ----
+  const yoga = createYoga<{ requestCtx: RequestContext; role: Role }, GraphqlContext>({
+    schema: graphqlSchema(),
+    graphqlEndpoint: '/graphql',
+    logging: {
+      debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
+      info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
+      warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
+      error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
+    },
+    maskedErrors: true,
+    plugins: [depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin],
+    context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
+  });
+  app.on(['GET', 'POST'], '/graphql', async (c) => {
+    // Reads need a token too; the resolvers check the role each field needs.
+    const have = authenticate(c.req.header('authorization'), tokens);
+    return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role: have });
+  });
+
+  return app;
+}

@@ -1,0 +1,109 @@
+/**
+ * Input contracts shared by every transport. REST bodies and GraphQL
+ * arguments are both checked here, so a bad input gets the same
+ * `invalid_input` error, with field paths, whichever way it came in.
+ */
+import { z } from 'zod';
+import { BranchgraphError } from '../model/errors.js';
+import type { Ref } from '../graph/graph.js';
+
+export const LIMITS = {
+  maxBodyBytes: 16 * 1024 * 1024,
+  maxBatchOps: 10_000,
+  maxConflictPage: 1000,
+  maxPage: 1000,
+  maxGraphqlDepth: 12,
+  maxGraphqlAliases: 50,
+};
+
+const branchName = z.string().min(1).max(200);
+const commitId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character commit id');
+const text = (max: number) => z.string().max(max);
+
+export const RefInputZ = z
+  .object({ branch: branchName.optional(), commit: commitId.optional() })
+  .strict()
+  .refine((r) => (r.branch === undefined) !== (r.commit === undefined), 'give exactly one of branch or commit');
+
+export const CreateBranchZ = z
+  .object({ name: branchName, from: RefInputZ.optional() })
+  .strict();
+
+export const MergeInputZ = z
+  .object({
+    into: branchName.optional(),
+    dryRun: z.boolean().optional(),
+    expectedSourceHead: commitId.optional(),
+    expectedTargetHead: commitId.optional(),
+    deleteBranch: z.boolean().optional(),
+    author: text(200).optional(),
+    message: text(2000).optional(),
+    width: z.union([z.literal(1), z.literal(2), z.literal(4)]).optional(),
+    conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
+    conflictCursor: z.string().regex(/^\d{1,9}$/).optional(),
+  })
+  .strict();
+export type MergeInput = z.infer<typeof MergeInputZ>;
+
+export const WriteOpZ = z
+  .object({
+    op: z.enum(['insert', 'update', 'upsert', 'delete']),
+    table: z.string().min(1).max(200),
+    values: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+export const WriteInputZ = z
+  .object({
+    ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps),
+    message: text(2000).optional(),
+    author: text(200).optional(),
+    expectedHead: commitId.optional(),
+  })
+  .strict();
+export type WriteInput = z.infer<typeof WriteInputZ>;
+
+export const SchemaApplyZ = z
+  .object({
+    schema: text(1 << 20),
+    migration: z
+      .object({ drop: z.array(z.string().max(400)).max(1000).optional(), defaults: z.record(z.string(), z.unknown()).optional() })
+      .strict()
+      .optional(),
+    message: text(2000).optional(),
+    author: text(200).optional(),
+  })
+  .strict();
+export type SchemaApplyInput = z.infer<typeof SchemaApplyZ>;
+
+export const GcInputZ = z
+  .object({ graceSeconds: z.number().int().min(0).max(10 * 365 * 24 * 3600).optional(), dryRun: z.boolean().optional() })
+  .strict();
+
+export const ScanInputZ = z
+  .object({
+    where: z.record(z.string(), z.unknown()).optional(),
+    limit: z.number().int().min(1).max(LIMITS.maxPage).optional(),
+    cursor: z.string().max(4096).optional(),
+  })
+  .strict();
+
+export const DirectionZ = z.enum(['out', 'in', 'both']);
+
+/** Parse `value` or throw `invalid_input` listing every problem with its path. */
+export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issues = r.error.issues.map((i) => ({
+    path: where + i.path.map((seg) => (typeof seg === 'number' ? `[${seg}]` : `.${String(seg)}`)).join(''),
+    message: i.message,
+  }));
+  throw new BranchgraphError('invalid_input', `invalid ${where}: ${issues[0]?.path}: ${issues[0]?.message}`, { issues });
+}
+
+/** A ref string: a branch name, or `commit:<id>`. */
+export function parseRef(at: string | undefined | null, dflt = 'main'): Ref {
+  const s = at ?? dflt;
+  if (s.startsWith('commit:')) return { commit: parseInput(commitId, s.slice('commit:'.length), 'at') };
+  return { branch: parseInput(branchName, s, 'at') };
+}

@@ -1,0 +1,241 @@
+/**
+ * Request-owned operations shared by every transport. REST routes, GraphQL
+ * resolvers and the CLI call these and only shape what comes back, so the
+ * same request gives the same outcome whichever way it arrives.
+ *
+ * The merge handler lives here, once. Every merge entering over HTTP (REST
+ * or GraphQL) is capped at width one whatever the request or configuration
+ * asks; embedded callers, the CLI and GQT may choose 1, 2 or 4. The caller's
+ * abort signal (a disconnected client) is the merge's abort signal.
+ */
+import type { Logger } from 'pino';
+import { Graph, type Ref, type Snapshot } from '../graph/graph.js';
+import type { Commit } from '../graph/manifest.js';
+import { commitLog, diffSnapshots, edgesOf, getRow, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
+import { BranchgraphError } from '../model/errors.js';
+import { formatSchema } from '../model/schema-parser.js';
+import type { Schema } from '../model/schema.js';
+import type { Row } from '../model/values.js';
+import { mergeBranches, type MergeConflicts, type MergeSuccess } from '../merge/merge.js';
+import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
+import type { GcReport } from '../graph/gc.js';
+import type { WriteOp } from '../graph/write-batch.js';
+import type { MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import { serviceMetrics } from './metrics.js';
+
+export type Transport = 'http' | 'embedded' | 'cli' | 'gqt';
+
+export interface RequestContext {
+  transport: Transport;
+  signal?: AbortSignal;
+  log?: Logger;
+  actor?: string;
+}
+
+export interface CommitDto {
+  id: string;
+  parents: string[];
+  branch: string;
+  actor: string;
+  message: string;
+  time: string;
+  kind: Commit['kind'];
+}
+
+export interface BranchDto {
+  name: string;
+  head: CommitDto;
+  createdAt: string;
+  forkedFrom: string | null;
+}
+
+export interface WriteResultDto {
+  commit: CommitDto | null;
+  inserted: number;
+  updated: number;
+  deleted: number;
+  cascaded: number;
+}
+
+/** A merge result as transports return it: commits in their public shape. */
+export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null }) | MergeConflicts;
+
+export interface ServiceOptions {
+  /** Width for merges that do not ask, on transports that may choose. */
+  defaultWidth?: Width;
+  budgetBytes?: number;
+}
+
+export function commitDto(c: Commit): CommitDto {
+  return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, message: c.message, time: c.time, kind: c.kind };
+}
+
+export class BranchgraphService {
+  constructor(
+    readonly graph: Graph,
+    private readonly opts: ServiceOptions = {},
+  ) {}
+
+  private snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
+    return this.graph.resolve(ref, ctx.signal);
+  }
+
+  // ---- branches ----------------------------------------------------------
+
+  async listBranches(ctx: RequestContext): Promise<BranchDto[]> {
+    const all = await this.graph.listBranches(ctx.signal);
+    return Promise.all(all.map(async (b) => this.branchDto(b.record.name, b.commit, b.record, ctx)));
+  }
+
+  private async branchDto(name: string, head: Commit, rec: { time: string; from: { lineage: string; version: number } | null }, ctx: RequestContext): Promise<BranchDto> {
+    const forkedFrom = rec.from === null ? null : (await this.graph.repo.readManifest(rec.from, ctx.signal)).commit.id;
+    return { name, head: commitDto(head), createdAt: rec.time, forkedFrom };
+  }
+
+  async getBranch(name: string, ctx: RequestContext): Promise<BranchDto> {
+    const head = await this.graph.branchHead(name, ctx.signal);
+    return this.branchDto(name, head.manifest.commit, head.branch as NonNullable<Snapshot['branch']>, ctx);
+  }
+
+  async createBranch(name: string, from: Ref | undefined, ctx: RequestContext): Promise<BranchDto> {
+    const r = await this.graph.createBranch(name, from ?? { branch: 'main' }, { signal: ctx.signal, actor: ctx.actor });
+    return this.branchDto(name, r.head.manifest.commit, r.record, ctx);
+  }
+
+  async deleteBranch(name: string, ctx: RequestContext): Promise<{ deleted: string }> {
+    await this.graph.deleteBranch(name, { signal: ctx.signal, actor: ctx.actor });
+    return { deleted: name };
+  }
+
+  // ---- the merge handler -------------------------------------------------
+
+  async mergeBranch(source: string, input: MergeInput, ctx: RequestContext): Promise<MergeResultDto> {
+    const requested = input.width ?? this.opts.defaultWidth ?? 1;
+    const width = effectiveWidth(requested, ctx.transport === 'http' ? 1 : undefined);
+    const log = ctx.log?.child({ merge: { source, into: input.into ?? 'main' } });
+    serviceMetrics.mergesInFlight++;
+    try {
+      const result = await mergeBranches(this.graph, {
+        source,
+        ...(input.into !== undefined ? { into: input.into } : {}),
+        dryRun: input.dryRun ?? false,
+        ...(input.expectedSourceHead !== undefined ? { expectedSourceHead: input.expectedSourceHead } : {}),
+        ...(input.expectedTargetHead !== undefined ? { expectedTargetHead: input.expectedTargetHead } : {}),
+        deleteBranch: input.deleteBranch ?? false,
+        author: input.author ?? ctx.actor,
+        ...(input.message !== undefined ? { message: input.message } : {}),
+        width,
+        ...(this.opts.budgetBytes !== undefined ? { budgetBytes: this.opts.budgetBytes } : {}),
+        ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+        ...(input.conflictLimit !== undefined ? { conflictLimit: input.conflictLimit } : {}),
+        ...(input.conflictCursor !== undefined ? { conflictCursor: input.conflictCursor } : {}),
+      });
+      serviceMetrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', result.metrics);
+      log?.info(
+        {
+          outcome: result.status === 'success' ? result.outcome : 'conflicts',
+          conflicts: result.status === 'conflicts' ? result.report.total : 0,
+          width: { requested, effective: width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
+          phasesMs: result.metrics.phasesMs,
+          storeCalls: result.metrics.storeCalls.total.calls,
+          attempts: result.metrics.attempts,
+        },
+        'merge finished',
+      );
+      return result.status === 'success' ? { ...result, commit: result.commit === null ? null : commitDto(result.commit) } : result;
+    } catch (e) {
+      const code = e instanceof BranchgraphError ? e.code : 'internal';
+      serviceMetrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', undefined);
+      if (code === 'aborted') log?.warn({ outcome: 'aborted' }, 'merge aborted by the client; preparation drained, nothing published');
+      else log?.warn({ outcome: 'error', code }, 'merge failed');
+      throw e;
+    } finally {
+      serviceMetrics.mergesInFlight--;
+    }
+  }
+
+  // ---- writes -------------------------------------------------------------
+
+  private writeDto(r: Awaited<ReturnType<Graph['write']>>): WriteResultDto {
+    const s = 'result' in r ? r.result : r.unchanged;
+    return { commit: 'commit' in r ? commitDto(r.commit) : null, inserted: s.inserted, updated: s.updated, deleted: s.deleted, cascaded: s.cascaded };
+  }
+
+  async write(branch: string, input: WriteInput, ctx: RequestContext): Promise<WriteResultDto> {
+    const r = await this.graph.write(branch, input.ops as WriteOp[], {
+      signal: ctx.signal,
+      actor: input.author ?? ctx.actor,
+      message: input.message ?? `write ${input.ops.length} operations`,
+      ...(input.expectedHead !== undefined ? { expectedHead: input.expectedHead } : {}),
+    });
+    return this.writeDto(r);
+  }
+
+  async load(branch: string, ndjson: string, ctx: RequestContext): Promise<WriteResultDto> {
+    return this.writeDto(await this.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load' }));
+  }
+
+  // ---- reads --------------------------------------------------------------
+
+  async getRow(ref: Ref, table: string, key: string, ctx: RequestContext): Promise<Row> {
+    const row = await getRow(this.graph, await this.snapshot(ref, ctx), table, key, ctx.signal);
+    if (row === null) throw new BranchgraphError('not_found', `${table} ${key} does not exist`, { details: { table, key } });
+    return row;
+  }
+
+  async scan(ref: Ref, table: string, opts: { where?: Filter; limit?: number; cursor?: string }, ctx: RequestContext) {
+    return scanRows(this.graph, await this.snapshot(ref, ctx), table, { ...opts, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  }
+
+  async edges(ref: Ref, table: string, key: string, opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string }, ctx: RequestContext) {
+    const snap = await this.snapshot(ref, ctx);
+    await this.getRow(ref, table, key, ctx);
+    return edgesOf(this.graph, snap, table, key, { ...opts, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  }
+
+  async log(ref: Ref, limit: number | undefined, ctx: RequestContext): Promise<CommitDto[]> {
+    return (await commitLog(this.graph, await this.snapshot(ref, ctx), { ...(limit !== undefined ? { limit } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })).map(commitDto);
+  }
+
+  async commit(id: string, ctx: RequestContext): Promise<CommitDto & { tables: { name: string; rows: number; runs: number }[] }> {
+    const snap = await this.graph.commitSnapshot(id, ctx.signal);
+    const tables = Object.entries(snap.manifest.tables).map(([name, t]) => ({
+      name,
+      rows: t.runs.reduce((n, r) => n + r.rows - r.tombstones, 0),
+      runs: t.runs.length,
+    }));
+    return { ...commitDto(snap.manifest.commit), tables };
+  }
+
+  async diff(from: Ref, to: Ref, ctx: RequestContext): Promise<TableDiff[]> {
+    const [a, b] = await Promise.all([this.snapshot(from, ctx), this.snapshot(to, ctx)]);
+    return diffSnapshots(this.graph, a, b, ctx.signal);
+  }
+
+  // ---- schema and maintenance --------------------------------------------
+
+  async getSchema(ref: Ref, ctx: RequestContext): Promise<{ commit: string; text: string; schema: Schema }> {
+    const snap = await this.snapshot(ref, ctx);
+    return { commit: snap.manifest.commit.id, text: formatSchema(snap.schema), schema: snap.schema };
+  }
+
+  async applySchema(branch: string, input: SchemaApplyInput, ctx: RequestContext): Promise<{ commit: CommitDto | null; tables: Record<string, string> }> {
+    const r = await this.graph.applySchema(branch, input.schema, {
+      signal: ctx.signal,
+      actor: input.author ?? ctx.actor,
+      message: input.message ?? 'apply schema',
+      ...(input.migration !== undefined ? { migration: input.migration as NonNullable<Parameters<Graph['applySchema']>[2]>['migration'] } : {}),
+    });
+    const res = 'result' in r ? r.result : r.unchanged;
+    return { commit: 'commit' in r ? commitDto(r.commit) : null, tables: res.tables };
+  }
+
+  async gc(input: { graceSeconds?: number; dryRun?: boolean }, ctx: RequestContext): Promise<Omit<GcReport, 'keys'> & { keys: string[] }> {
+    const r = await this.graph.gc({
+      ...(input.graceSeconds !== undefined ? { graceMs: input.graceSeconds * 1000 } : {}),
+      dryRun: input.dryRun ?? false,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    return { ...r, keys: r.keys.slice(0, 1000) };
+  }
+}

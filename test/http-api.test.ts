@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import Ajv2020 from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { buildSchema, printSchema } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { createApp } from '../src/http/app.js';
+import { RestClient } from '../src/http/rest-client.js';
+import { graphqlSchema } from '../src/graphql/graphql-schema.js';
+import { listAll } from '../src/store/object-store.js';
+import { PEOPLE_SCHEMA } from './support/fixtures.js';
+import { gql, testServer, type TestServer } from './support/test-server.js';
+
+const openapi = parseYaml(readFileSync('openapi.yaml', 'utf8')) as {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }>; $ref?: string }> }>>;
+  components: Record<string, unknown>;
+};
+const ajv = new (Ajv2020 as unknown as typeof Ajv2020.default)({ strict: false, allErrors: true });
+ajv.addSchema({ $id: 'openapi', components: openapi.components });
+
+function responseSchema(method: string, route: string, status: number): unknown {
+  const path = route.replace(/:(\w+)/g, '{$1}');
+  const op = openapi.paths[path]?.[method.toLowerCase()];
+  if (op === undefined) throw new Error(`${method} ${path} is not documented`);
+  let r = op.responses[String(status)] ?? op.responses.default;
+  if (r?.$ref !== undefined) r = (openapi.components.responses as Record<string, typeof r>)[r.$ref.split('/').pop() as string];
+  const schema = r?.content?.['application/json']?.schema;
+  if (schema === undefined) throw new Error(`${method} ${path} ${status} has no JSON schema`);
+  return JSON.parse(JSON.stringify(schema).replace(/"#\/components/g, '"openapi#/components'));
+}
+
+/** Call a route and check the response against the OpenAPI document. */
+async function call(s: TestServer, method: string, route: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(s.url + path, {
+    method,
+    ...(raw !== undefined ? { body: raw, headers: { 'content-type': 'application/x-ndjson' } } : body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+  });
+  const json = (await res.json()) as unknown;
+  const validate = ajv.compile(responseSchema(method, route, res.status) as object);
+  if (!validate(json)) throw new Error(`${method} ${path} → ${res.status} does not match openapi.yaml: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(json).slice(0, 500)}`);
+  return { status: res.status, body: json };
+}
+
+describe('REST API', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await testServer();
+  });
+  afterAll(async () => s.close());
+
+  it('documents every registered route in openapi.yaml', () => {
+    const app = createApp({ service: {} as never, logger: s.logger, tokens: new Map() });
+    const documented = new Set(Object.entries(openapi.paths).flatMap(([p, ops]) => Object.keys(ops).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${p}`)));
+    const routes = app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    for (const r of routes) expect(documented, r).toContain(r);
+  });
+
+  it('a full round: schema, writes, branch, merge, conflict, retry — every response matches the contract', async () => {
+    expect((await call(s, 'POST', '/branches/:id/schema', '/branches/main/schema', { schema: PEOPLE_SCHEMA })).status).toBe(200);
+    const w = await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', {
+      ops: [
+        { op: 'insert', table: 'Person', values: { id: 'a', name: 'Ann', age: 30 } },
+        { op: 'insert', table: 'Person', values: { id: 'b', name: 'Bob' } },
+        { op: 'insert', table: 'Knows', values: { from: 'a', to: 'b' } },
+      ],
+    });
+    expect(w.body).toMatchObject({ inserted: 3 });
+    expect((await call(s, 'POST', '/branches', '/branches', { name: 'review/2026-07' })).status).toBe(201);
+    const enc = encodeURIComponent('review/2026-07');
+    await call(s, 'POST', '/branches/:id/writes', `/branches/${enc}/writes`, { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 31 } }] });
+    await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 32 } }] });
+    const conflict = await call(s, 'POST', '/branches/:id/merge', `/branches/${enc}/merge`, {});
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.report.items).toEqual([expect.objectContaining({ kind: 'DivergentUpdate', table: 'Person', key: 'a', property: 'age', base: 30, source: 31, target: 32 })]);
+    await call(s, 'POST', '/branches/:id/writes', `/branches/${enc}/writes`, { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 32 } }] });
+    const ok = await call(s, 'POST', '/branches/:id/merge', `/branches/${enc}/merge`, { message: 'land review' });
+    expect(ok.body).toMatchObject({ status: 'success', outcome: 'merged', commit: { message: 'land review' } });
+
+    await call(s, 'GET', '/branches', '/branches');
+    await call(s, 'GET', '/branches/:id', `/branches/${enc}`);
+    const rows = await call(s, 'GET', '/tables/:table/rows', `/tables/Person/rows?where=${encodeURIComponent('{"age":{"op":"gte","value":32}}')}`);
+    expect(rows.body.items.map((r: { key: string }) => r.key)).toEqual(['a']);
+    await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/a');
+    const edges = await call(s, 'GET', '/tables/:table/rows/:key/edges', '/tables/Person/rows/a/edges?direction=out');
+    expect(edges.body.edges).toHaveLength(1);
+    const log = await call(s, 'GET', '/commits', '/commits?limit=3');
+    await call(s, 'GET', '/commits/:id', `/commits/${log.body.commits[0].id}`);
+    const diff = await call(s, 'GET', '/diff', `/diff?from=commit:${w.body.commit.id}&to=main`);
+    expect(diff.body.tables[0].table).toBe('Person');
+    await call(s, 'GET', '/schema', '/schema?at=main');
+    await call(s, 'POST', '/branches/:id/load', '/branches/main/load', undefined, '{"table":"Person","values":{"id":"c","name":"C"}}\n');
+    await call(s, 'POST', '/gc', '/gc', { dryRun: true });
+    await call(s, 'DELETE', '/branches/:id', `/branches/${enc}`);
+  });
+
+  it('every error uses one envelope with a stable code, and bad input changes nothing', async () => {
+    const store = s.graph.store;
+    const before = (await listAll(store, '')).map((o) => o.key);
+    expect((await call(s, 'GET', '/branches/:id', '/branches/nope')).body.error.code).toBe('not_found');
+    expect((await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', { ops: [{ op: 'insert', table: 'Person', values: { id: 'x', age: 'old' } }] })).body.error).toMatchObject({
+      code: 'constraint_violation',
+      issues: expect.arrayContaining([{ path: 'ops[0].values.age', message: 'age must be an integer within ±2^53' }]),
+    });
+    const bad = await fetch(`${s.url}/branches/main/writes`, { method: 'POST', body: '{nope' });
+    expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_input']);
+    expect((await call(s, 'POST', '/branches/:id/merge', '/branches/main/merge', { width: 3 })).body.error.issues[0].path).toBe('body.width');
+    expect((await call(s, 'DELETE', '/branches/:id', '/branches/main')).body.error.code).toBe('branch_protected');
+    const unknown = await fetch(`${s.url}/nowhere`);
+    expect(unknown.status).toBe(404);
+    expect((await listAll(store, '')).map((o) => o.key)).toEqual(before);
+  });
+
+  it('fuzz: malformed bodies never get a 5xx and a refused request never changes stored data', async () => {
+    const routes = ['/branches', '/branches/main/merge', '/branches/main/writes', '/branches/main/schema', '/gc', '/branches/main/load'];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), fc.oneof(fc.jsonValue(), fc.string()), async (route, body) => {
+        const before = (await listAll(s.graph.store, '')).map((o) => o.key).join('\n');
+        const res = await fetch(s.url + route, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
+        expect(res.status).toBeLessThan(500);
+        const json = (await res.json()) as { error?: { code: string } };
+        if (res.status >= 400) {
+          expect(typeof json.error?.code).toBe('string');
+          expect((await listAll(s.graph.store, '')).map((o) => o.key).join('\n')).toBe(before);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  }, 60_000);
+
+  it('refuses bodies over the limit with 413', async () => {
+    const small = await testServer({ maxBodyBytes: 2048 });
+    const res = await fetch(`${small.url}/branches/main/writes`, { method: 'POST', body: JSON.stringify({ ops: [{ op: 'insert', table: 'X', values: { v: 'x'.repeat(5000) } }] }) });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+    await small.close();
+  });
+});
+
+describe('auth', () => {
+  it('401 without a valid token, 403 without the role, on REST and GraphQL', async () => {
+    const s = await testServer({ tokens: 'read:reader-token,write:writer-token,admin:admin-token' });
+    const c = (token?: string) => new RestClient(s.url, token);
+    await expect(c().listBranches()).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(c('wrong-token').listBranches()).rejects.toMatchObject({ code: 'unauthorized' });
+    expect(await c('reader-token').listBranches()).toHaveLength(1);
+    await expect(c('reader-token').createBranch('x')).rejects.toMatchObject({ code: 'forbidden' });
+    await c('writer-token').createBranch('x');
+    await expect(c('writer-token').applySchema('main', { schema: PEOPLE_SCHEMA })).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(c('writer-token').gc({})).rejects.toMatchObject({ code: 'forbidden' });
+    await c('admin-token').applySchema('main', { schema: PEOPLE_SCHEMA });
+    expect((await gql(s.url, '{ branches { name } }')).status).toBe(401);
+    const denied = await gql(s.url, 'mutation { gc { dryRun } }', {}, 'writer-token');
+    expect(denied.body.errors?.[0]?.extensions?.code).toBe('forbidden');
+    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    await s.close();
+  });
+});
+
+describe('GraphQL', () => {
+  it('the running schema is exactly schema/branchgraph.graphql', () => {
+    const file = printSchema(buildSchema(readFileSync('schema/branchgraph.graphql', 'utf8')));
+    expect(printSchema(graphqlSchema())).toBe(file);
+  });
+
+  it('refuses queries deeper than the limit with a stable code', async () => {
+    const s = await testServer();
+    const deep = `{ branches { head { id } } ${'{'.repeat(0)} }`;
+    expect((await gql(s.url, deep)).body.errors).toBeUndefined();
+    const tooDeep = '{ ' + 'a: branches { name } '.repeat(60) + '}';
+    const r = await gql(s.url, tooDeep);
+    expect(r.body.errors?.[0]?.extensions?.code).toBe('invalid_input');
+    await s.close();
+  });
+});

@@ -1,0 +1,110 @@
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { Graph } from '../src/graph/graph.js';
+import { RestClient } from '../src/http/rest-client.js';
+import { preparationGauges } from '../src/merge/preparation-scheduler.js';
+import { BranchgraphService } from '../src/service/service.js';
+import { listAll } from '../src/store/object-store.js';
+import { mustWrite, PEOPLE_SCHEMA } from './support/fixtures.js';
+import { gql, testServer } from './support/test-server.js';
+
+const TABLES = ['A', 'B', 'C', 'D', 'E', 'F'];
+
+async function multiTable(g: Graph): Promise<void> {
+  await g.applySchema('main', TABLES.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
+  for (const t of TABLES) await mustWrite(g, 'main', [1, 2].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })));
+  await g.createBranch('f', { branch: 'main' });
+  for (const t of TABLES) {
+    await mustWrite(g, 'f', [{ op: 'update', table: t, values: { id: 'r1', a: 1 } }]);
+    await mustWrite(g, 'main', [{ op: 'update', table: t, values: { id: 'r2', b: 2 } }]);
+  }
+}
+
+const MERGE_GQL = `mutation($source: String!, $input: MergeInput) {
+  mergeBranch(source: $source, input: $input) {
+    __typename
+    ... on MergeSuccess { outcome commit { id message } summary { maxWidth requestedWidth } }
+    ... on MergeConflicts { total counts { DivergentUpdate DivergentInsert } nextCursor conflicts { kind table key property base source target } summary { maxWidth } }
+  }
+}`;
+
+describe('one merge handler for REST and GraphQL', () => {
+  it('gives equal results for the same scenario', async () => {
+    async function scenario(via: 'rest' | 'graphql') {
+      const s = await testServer();
+      const rest = new RestClient(s.url);
+      await rest.applySchema('main', { schema: PEOPLE_SCHEMA });
+      await rest.write('main', { ops: [{ op: 'insert', table: 'Person', values: { id: 'a', name: 'A', age: 1 } }, { op: 'insert', table: 'Person', values: { id: 'b', name: 'B' } }] });
+      await rest.createBranch('f');
+      await rest.write('f', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 2 } }, { op: 'insert', table: 'Person', values: { id: 'n', name: 'x' } }] });
+      await rest.write('main', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 3 } }, { op: 'insert', table: 'Person', values: { id: 'n', name: 'y' } }] });
+      const merge = async () => {
+        if (via === 'rest') {
+          const r = await rest.merge('f', {});
+          return r.status === 'success' ? { kind: 'success', outcome: r.outcome } : { kind: 'conflicts', total: r.report.total, conflicts: r.report.items.map(({ message: _m, ...c }) => c) };
+        }
+        const r = (await gql(s.url, MERGE_GQL, { source: 'f' })).body.data?.mergeBranch as Record<string, any>;
+        return r.__typename === 'MergeSuccess' ? { kind: 'success', outcome: r.outcome } : { kind: 'conflicts', total: r.total, conflicts: r.conflicts };
+      };
+      const first = await merge();
+      await rest.write('f', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 3 } }, { op: 'upsert', table: 'Person', values: { id: 'n', name: 'y' } }] });
+      const second = await merge();
+      const rows = await rest.allRows('Person', 'main');
+      await s.close();
+      return { first, second, rows };
+    }
+    const viaRest = await scenario('rest');
+    const viaGraphql = await scenario('graphql');
+    expect(viaRest.first).toMatchObject({ kind: 'conflicts', total: 2 });
+    expect(viaRest.second).toEqual({ kind: 'success', outcome: 'merged' });
+    expect(viaGraphql).toEqual(viaRest);
+  });
+
+  it('caps HTTP merges at width one whatever the request asks; embedded callers may use four', async () => {
+    for (const via of ['rest', 'graphql', 'embedded'] as const) {
+      const s = await testServer();
+      await multiTable(s.graph);
+      let maxWidth: number;
+      if (via === 'rest') maxWidth = (await new RestClient(s.url).merge('f', { width: 4 })).metrics.maxWidth;
+      else if (via === 'graphql') maxWidth = ((await gql(s.url, MERGE_GQL, { source: 'f', input: { width: 4 } })).body.data?.mergeBranch as any).summary.maxWidth;
+      else maxWidth = (await new BranchgraphService(s.graph).mergeBranch('f', { width: 4 }, { transport: 'embedded' })).metrics.maxWidth;
+      expect([via, maxWidth]).toEqual([via, via === 'embedded' ? 4 : 1]);
+      await s.close();
+    }
+  });
+});
+
+describe('client disconnects', () => {
+  for (const via of ['rest', 'graphql'] as const) {
+    it(`over ${via}: a socket destroyed mid-preparation drains, publishes nothing, removes scratch, logs the abort; a retry succeeds`, async () => {
+      const s = await testServer({ latencyMs: 15 });
+      await multiTable(s.graph);
+      const before = (await listAll(s.graph.store, '')).map((o) => o.key);
+      const head = (await s.graph.branchHead('main')).manifest.commit.id;
+      const { port } = new URL(s.url);
+      const body = via === 'rest' ? '{}' : JSON.stringify({ query: MERGE_GQL, variables: { source: 'f' } });
+      const path = via === 'rest' ? '/branches/f/merge' : '/graphql';
+      const socket = net.connect(Number(port), '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      // Wait until preparation is under way, then hang up.
+      const t0 = Date.now();
+      while (preparationGauges.inFlight === 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
+      expect(preparationGauges.inFlight).toBeGreaterThan(0);
+      socket.destroy();
+      const t1 = Date.now();
+      while ((preparationGauges.inFlight > 0 || preparationGauges.pendingScratch > 0) && Date.now() - t1 < 10_000) await new Promise((r) => setTimeout(r, 5));
+      // The handler returns only after draining; give the request log line a moment.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(preparationGauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
+      expect((await s.graph.branchHead('main')).manifest.commit.id).toBe(head);
+      expect((await listAll(s.graph.store, '')).map((o) => o.key)).toEqual(before);
+      expect(s.logs.some((l) => l.outcome === 'aborted' && String(l.msg).includes('aborted'))).toBe(true);
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      expect(metrics).toMatch(/^branchgraph_preparations_in_flight 0$/m);
+      const retry = await new RestClient(s.url).merge('f', {});
+      expect(retry).toMatchObject({ status: 'success', outcome: 'merged' });
+      await s.close();
+    }, 60_000);
+  }
+});
