@@ -1,0 +1,77 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { PEOPLE_SCHEMA } from './support/fixtures.js';
+
+const run = promisify(execFile);
+const tsx = path.resolve('node_modules/.bin/tsx');
+const main = path.resolve('src/cli/main.ts');
+
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(tsx, [main, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
+  }
+}
+
+/** Start `branchgraph serve` and wait for its listening line. */
+async function serve(args: string[]) {
+  const child = spawn(tsx, [main, 'serve', '--port', '0', '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { child, url };
+}
+
+describe('command line', () => {
+  it('drives a branch → load → merge round on the embedded store, with exit codes', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-'));
+    const store = ['--store', `file://${dir}/data`];
+    await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
+    await writeFile(path.join(dir, 'people.ndjson'), '{"table":"Person","values":{"id":"a","name":"Ann"}}\n');
+    expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).code).toBe(0);
+    expect((await cli(['branch', 'create', 'feature', ...store])).code).toBe(0);
+    expect((await cli(['load', 'feature', path.join(dir, 'people.ndjson'), ...store])).code).toBe(0);
+    const merged = await cli(['merge', 'feature', '--width', '4', ...store]);
+    expect(merged.code).toBe(0);
+    expect(JSON.parse(merged.stdout)).toMatchObject({ status: 'success', outcome: 'fast_forward' });
+    const branches = JSON.parse((await cli(['branch', 'list', ...store])).stdout) as { name: string }[];
+    expect(branches.map((b) => b.name)).toEqual(['feature', 'main']);
+    const bad = await cli(['merge', 'feature', '--width', '3', ...store]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid_input');
+    expect((await cli(['frobnicate'])).code).toBe(2);
+  }, 60_000);
+
+  it('talks to a running server, and SIGTERM drains in-flight requests before exiting', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-srv-'));
+    const { child, url } = await serve(['--store', `file://${dir}/data`, '--store-latency-ms', '30']);
+    await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
+    expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--server', url])).code).toBe(0);
+    // A slow request in flight when SIGTERM arrives still completes.
+    const inflight = fetch(`${url}/branches/main/writes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ops: [{ op: 'insert', table: 'Person', values: { id: 'z', name: 'Z' } }] }),
+    });
+    await new Promise((r) => setTimeout(r, 60));
+    child.kill('SIGTERM');
+    const res = await inflight;
+    expect(res.status).toBe(200);
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(0);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  }, 60_000);
+});
