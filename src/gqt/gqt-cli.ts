@@ -1,4 +1,122 @@
-export async function runGqtCli(_args: string[]): Promise<number> {
-  process.stderr.write('gqt: not available in this build\n');
-  return 2;
+/**
+ * `branchgraph gqt` / `npm run gqt`: replay case files over a transport and a
+ * store, one fresh graph per case, and end with `N passed, N failed`.
+ */
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ulid } from 'ulid';
+import { FsStore } from '../store/fs-store.js';
+import { MemoryStore } from '../store/memory-store.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { parseStoreUrl } from '../store/open-store.js';
+import { S3Store } from '../store/s3-store.js';
+import { EmbeddedDriver } from './embedded-driver.js';
+import type { GqtDriver } from './gqt-driver.js';
+import { GqtSyntaxError, parseGqt, type GqtCase } from './gqt-parser.js';
+import { GraphqlDriver, inProcessServer, processServer, RestDriver } from './http-drivers.js';
+import { runCase, type CaseResult } from './gqt-runner.js';
+
+export type Via = 'embedded' | 'rest' | 'graphql';
+export type StoreKind = 'memory' | 'fs' | 's3';
+
+export interface GqtRunOptions {
+  via: Via;
+  store: StoreKind;
+  /** Server processes (what users and CI run) or servers inside this process (fast tests). */
+  servers?: 'process' | 'in-process';
+}
+
+/** A fresh, empty store location for one case. */
+async function freshStore(kind: StoreKind): Promise<{ url: string; reopen: () => ObjectStore; cleanup: () => Promise<void> }> {
+  if (kind === 'memory') {
+    const store = new MemoryStore();
+    return { url: 'memory://', reopen: () => store, cleanup: async () => undefined };
+  }
+  if (kind === 'fs') {
+    const dir = await mkdtemp(path.join(tmpdir(), 'gqt-'));
+    return { url: `file://${dir}`, reopen: () => new FsStore(dir), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  }
+  const endpoint = process.env.S3_ENDPOINT;
+  if (!endpoint) throw new Error('--store s3 needs S3_ENDPOINT (and S3_ACCESS_KEY, S3_SECRET_KEY); see scripts/s3-start.sh');
+  const bucket = process.env.BRANCHGRAPH_TEST_BUCKET ?? 'branchgraph-test';
+  const url = `s3://${bucket}/gqt-${ulid()}?endpoint=${encodeURIComponent(endpoint)}`;
+  const spec = parseStoreUrl(url);
+  if (spec.kind !== 's3') throw new Error('unreachable');
+  const { kind: _k, ...config } = spec;
+  await new S3Store(config).ensureBucket();
+  return { url, reopen: () => new S3Store(config), cleanup: async () => undefined };
+}
+
+async function openDriver(opts: GqtRunOptions, store: Awaited<ReturnType<typeof freshStore>>): Promise<GqtDriver> {
+  if (opts.via === 'embedded') return EmbeddedDriver.open(store.reopen);
+  if (opts.store === 'memory') throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
+  const launch = (opts.servers ?? 'process') === 'process' ? processServer(store.url) : inProcessServer(store.url);
+  return opts.via === 'rest' ? RestDriver.open(launch) : GraphqlDriver.open(launch);
+}
+
+export async function runGqtCase(c: GqtCase, opts: GqtRunOptions): Promise<CaseResult> {
+  const store = await freshStore(opts.store);
+  const driver = await openDriver(opts, store);
+  try {
+    return await runCase(c, driver);
+  } finally {
+    await driver.close();
+    await store.cleanup();
+  }
+}
+
+export async function loadCases(files: string[]): Promise<{ cases: GqtCase[]; errors: string[] }> {
+  const cases: GqtCase[] = [];
+  const errors: string[] = [];
+  for (const f of files) {
+    try {
+      cases.push(parseGqt(await readFile(f, 'utf8'), f));
+    } catch (e) {
+      if (e instanceof GqtSyntaxError) errors.push(e.message);
+      else throw e;
+    }
+  }
+  return { cases, errors };
+}
+
+export async function defaultFiles(dir = 'gqt'): Promise<string[]> {
+  return (await readdir(dir)).filter((f) => f.endsWith('.gqt')).sort().map((f) => path.join(dir, f));
+}
+
+export async function runGqtCli(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { via: { type: 'string', default: 'embedded' }, store: { type: 'string', default: 'fs' } },
+  });
+  const via = values.via as Via;
+  const store = values.store as StoreKind;
+  if (!['embedded', 'rest', 'graphql'].includes(via) || !['memory', 'fs', 's3'].includes(store)) {
+    process.stderr.write('usage: gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]\n');
+    return 2;
+  }
+  if (store === 'memory' && via !== 'embedded') {
+    process.stderr.write('gqt: a memory store lives inside one process; use --store fs or s3 with --via rest or graphql\n');
+    return 2;
+  }
+  const files = positionals.length > 0 ? positionals : await defaultFiles();
+  const { cases, errors } = await loadCases(files);
+  for (const e of errors) process.stdout.write(`✗ ${e}\n`);
+  let passed = 0;
+  let failed = errors.length;
+  process.stdout.write(`gqt: ${cases.length} cases via ${via} on ${store}\n`);
+  for (const c of cases) {
+    const r = await runGqtCase(c, { via, store, servers: 'process' });
+    if (r.passed) {
+      passed++;
+      process.stdout.write(`✓ ${c.name} (${Math.round(r.ms)} ms)\n`);
+    } else {
+      failed++;
+      process.stdout.write(`✗ ${c.name}\n    ${(r.failure ?? '').split('\n').join('\n    ')}\n`);
+    }
+  }
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  return failed > 0 ? 1 : 0;
 }

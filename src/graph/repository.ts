@@ -46,9 +46,9 @@ const HintZ = z.object({ version: z.number().int().min(0) });
 const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
 
 export function validateBranchName(name: string): void {
-  const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.endsWith('/') && !name.split('/').some((s) => s === '.' || s === '..');
+  const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.includes('..') && !name.endsWith('/') && !name.endsWith('.');
   if (!ok) {
-    throw new BranchgraphError('invalid_input', `invalid branch name ${JSON.stringify(name)}: use letters, digits, '.', '_', '-' and '/' separators, up to 200 characters`, {
+    throw new BranchgraphError('invalid_input', `invalid branch name ${JSON.stringify(name)}: use letters, digits, '.', '_', '-' and '/' separators (no '..' or '//'), up to 200 characters`, {
       issues: [{ path: 'branch', message: 'invalid branch name' }],
     });
   }

@@ -1,0 +1,79 @@
+import { Graph } from '../graph/graph.js';
+import { allRows } from '../graph/reads.js';
+import { formatSchema } from '../model/schema-parser.js';
+import type { MergeInput } from '../service/inputs.js';
+import { BranchgraphService, type RequestContext } from '../service/service.js';
+import type { ObjectStore } from '../store/object-store.js';
+import type { DriverRef, GqtDriver } from './gqt-driver.js';
+import type { WriteLine } from './gqt-parser.js';
+
+/** GQT over the engine in this process; `restart` reopens the graph with empty caches. */
+export class EmbeddedDriver implements GqtDriver {
+  readonly name = 'embedded';
+  private service: BranchgraphService | undefined;
+  private readonly ctx: RequestContext = { transport: 'gqt', actor: 'gqt' };
+
+  private constructor(private readonly reopenStore: () => ObjectStore) {}
+
+  static async open(reopenStore: () => ObjectStore): Promise<EmbeddedDriver> {
+    const d = new EmbeddedDriver(reopenStore);
+    await d.restart();
+    return d;
+  }
+
+  private get svc(): BranchgraphService {
+    if (this.service === undefined) throw new Error('driver is not open');
+    return this.service;
+  }
+
+  private get graph(): Graph {
+    return this.svc.graph;
+  }
+
+  async restart(): Promise<void> {
+    await this.service?.graph.close();
+    this.service = new BranchgraphService(await Graph.open(this.reopenStore(), { actor: 'gqt' }));
+  }
+
+  async applySchema(branch: string, text: string): Promise<void> {
+    await this.svc.applySchema(branch, { schema: text }, this.ctx);
+  }
+
+  async write(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.svc.write(branch, { ops }, this.ctx);
+  }
+
+  async createBranch(name: string, from: DriverRef): Promise<void> {
+    await this.svc.createBranch(name, from.commit !== undefined ? { commit: from.commit } : { branch: from.branch ?? 'main' }, this.ctx);
+  }
+
+  async deleteBranch(name: string): Promise<void> {
+    await this.svc.deleteBranch(name, this.ctx);
+  }
+
+  merge(source: string, input: MergeInput) {
+    return this.svc.mergeBranch(source, input, this.ctx);
+  }
+
+  async rows(table: string, at: DriverRef) {
+    const snap = await this.graph.resolve(at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' });
+    return allRows(this.graph, snap, table);
+  }
+
+  async schemaText(at: DriverRef): Promise<string> {
+    const snap = await this.graph.resolve(at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' });
+    return formatSchema(snap.schema);
+  }
+
+  log(branch: string) {
+    return this.svc.log({ branch }, 1000, this.ctx);
+  }
+
+  async head(branch: string): Promise<string> {
+    return (await this.svc.getBranch(branch, this.ctx)).head.id;
+  }
+
+  async close(): Promise<void> {
+    await this.graph.close();
+  }
+}

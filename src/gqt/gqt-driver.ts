@@ -1,0 +1,34 @@
+/**
+ * What a GQT case needs from a transport. One implementation calls the
+ * engine in-process, one speaks REST to a server, one speaks GraphQL; the
+ * runner replays the same case over any of them.
+ */
+import type { MergeInput } from '../service/inputs.js';
+import type { CommitDto, MergeResultDto } from '../service/service.js';
+import type { WriteLine } from './gqt-parser.js';
+
+export interface DriverRef {
+  branch?: string;
+  commit?: string;
+}
+
+export interface GqtDriver {
+  readonly name: string;
+  applySchema(branch: string, text: string): Promise<void>;
+  write(branch: string, ops: WriteLine[]): Promise<void>;
+  createBranch(name: string, from: DriverRef): Promise<void>;
+  deleteBranch(name: string): Promise<void>;
+  merge(source: string, input: MergeInput): Promise<MergeResultDto>;
+  /** Every row of a table at a ref. */
+  rows(table: string, at: DriverRef): Promise<{ key: string; row: Record<string, unknown> }[]>;
+  schemaText(at: DriverRef): Promise<string>;
+  log(branch: string): Promise<CommitDto[]>;
+  head(branch: string): Promise<string>;
+  /** Drop every in-memory cache and reopen from the store (in server modes: restart the server). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function refString(at: DriverRef): string {
+  return at.commit !== undefined ? `commit:${at.commit}` : (at.branch ?? 'main');
+}

@@ -1,0 +1,353 @@
+/**
+ * The GQT case-file parser: pure, line-oriented, and strict. Either every
+ * step of a file parses, or the file is rejected with every error found, each
+ * at `file:line:column`; a malformed file never runs a step.
+ *
+ * See docs/gqt.md for the format. In short: a case is `case NAME`, optional
+ * `description:` lines, then steps. Blocks open on a step line and close
+ * with `end`. A step may end with `-> error CODE` to expect that error.
+ */
+import { CONFLICT_KINDS, type ConflictKind } from '../model/conflict.js';
+import { ERROR_CODES, type ErrorCode } from '../model/errors.js';
+
+export interface Located {
+  line: number;
+}
+
+export interface ExpectedConflict {
+  kind: ConflictKind;
+  table: string;
+  key: string;
+  property: string | null;
+}
+
+export type MergeExpectation =
+  | { kind: 'outcome'; outcome: 'merged' | 'fast_forward' | 'already_up_to_date' }
+  | { kind: 'conflicts'; conflicts: ExpectedConflict[] }
+  | { kind: 'error'; code: ErrorCode };
+
+export interface WriteLine {
+  op: 'insert' | 'update' | 'upsert' | 'delete';
+  table: string;
+  values: Record<string, unknown>;
+}
+
+/** A ref in a case: a branch name, or `@label` for a commit captured by `label`. */
+export type CaseRef = { branch: string } | { label: string };
+
+export type Step = Located &
+  (
+    | { kind: 'schema'; branch: string; text: string; error?: ErrorCode }
+    | { kind: 'seed'; table: string; rows: Record<string, unknown>[]; error?: ErrorCode }
+    | { kind: 'write'; branch: string; ops: WriteLine[]; error?: ErrorCode }
+    | { kind: 'branch-create'; name: string; from: CaseRef; error?: ErrorCode }
+    | { kind: 'branch-delete'; name: string; error?: ErrorCode }
+    | {
+        kind: 'merge';
+        source: string;
+        into: string;
+        dryRun: boolean;
+        width?: 1 | 2 | 4;
+        deleteBranch: boolean;
+        expectSourceHead?: string;
+        expectTargetHead?: string;
+        message?: string;
+        expect: MergeExpectation;
+        expectBranchDeleted?: boolean;
+      }
+    | { kind: 'label'; name: string; branch: string }
+    | { kind: 'restart' }
+    | { kind: 'expect-table'; table: string; at: CaseRef; rows: Record<string, unknown>[] }
+    | { kind: 'expect-log'; branch: string; entries: { kind: string; message?: string }[] }
+    | { kind: 'expect-head'; branch: string; label: string; same: boolean }
+  );
+
+export interface GqtCase {
+  file: string;
+  name: string;
+  description: string;
+  steps: Step[];
+}
+
+export interface GqtParseError {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export class GqtSyntaxError extends Error {
+  constructor(readonly errors: GqtParseError[]) {
+    super(errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`).join('\n'));
+  }
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._\-/]*$/;
+const OUTCOMES = ['merged', 'fast_forward', 'already_up_to_date'] as const;
+
+interface Line {
+  n: number;
+  text: string;
+  indent: number;
+}
+
+export function parseGqt(source: string, file: string): GqtCase {
+  const errors: GqtParseError[] = [];
+  const fail = (line: Line | number, message: string, column?: number): void => {
+    const l = typeof line === 'number' ? line : line.n;
+    const col = column ?? (typeof line === 'number' ? 1 : line.indent + 1);
+    errors.push({ file, line: l, column: col, message });
+  };
+  const lines: Line[] = source.split('\n').map((raw, i) => {
+    const text = raw.replace(/\r$/, '');
+    return { n: i + 1, text: text.trim(), indent: text.length - text.trimStart().length };
+  });
+  let i = 0;
+  const content = (): Line | undefined => {
+    while (i < lines.length) {
+      const l = lines[i] as Line;
+      if (l.text === '' || l.text.startsWith('#')) i++;
+      else return l;
+    }
+    return undefined;
+  };
+  /** Lines of a block up to `end`; comments and blank lines dropped. */
+  const block = (opener: Line, keepBlank = false): Line[] => {
+    const out: Line[] = [];
+    i++;
+    while (i < lines.length) {
+      const l = lines[i] as Line;
+      i++;
+      if (l.text === 'end') return out;
+      if (!keepBlank && (l.text === '' || l.text.startsWith('#'))) continue;
+      out.push(l);
+    }
+    fail(opener, `block opened here has no closing "end"`);
+    return out;
+  };
+  const json = (l: Line, text: string, column: number): Record<string, unknown> | undefined => {
+    try {
+      const v = JSON.parse(text) as unknown;
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+        fail(l, 'expected a JSON object', column);
+        return undefined;
+      }
+      return v as Record<string, unknown>;
+    } catch (e) {
+      fail(l, `invalid JSON: ${(e as Error).message}`, column);
+      return undefined;
+    }
+  };
+  /** Split a trailing `-> error CODE` (or any `-> ...`) off a step line. */
+  const arrow = (l: Line): { head: string; tail: string | undefined } => {
+    const at = l.text.indexOf(' -> ');
+    return at < 0 ? { head: l.text, tail: undefined } : { head: l.text.slice(0, at).trim(), tail: l.text.slice(at + 4).trim() };
+  };
+  const errorCode = (l: Line, tail: string | undefined): ErrorCode | undefined => {
+    if (tail === undefined) return undefined;
+    const m = /^error\s+(\w+)$/.exec(tail);
+    if (m === null || !((m[1] as string) in ERROR_CODES)) {
+      fail(l, `expected "-> error CODE" with a known code, found "-> ${tail}"`, l.text.indexOf('->') + l.indent + 1);
+      return undefined;
+    }
+    return m[1] as ErrorCode;
+  };
+  const ref = (l: Line, word: string | undefined, column: number): CaseRef | undefined => {
+    if (word === undefined) return undefined;
+    if (word.startsWith('@')) return { label: word.slice(1) };
+    if (!NAME.test(word)) {
+      fail(l, `expected a branch name or @label, found "${word}"`, column);
+      return undefined;
+    }
+    return { branch: word };
+  };
+  const colOf = (l: Line, word: string): number => l.indent + l.text.indexOf(word) + 1;
+
+  const first = content();
+  let name = '';
+  if (first === undefined || !first.text.startsWith('case ')) {
+    fail(first ?? lines.length, 'a GQT file starts with "case NAME"');
+  } else {
+    name = first.text.slice(5).trim();
+    if (!/^[A-Za-z0-9_.-]+$/.test(name)) fail(first, 'case names use letters, digits, ".", "_" and "-"', 6 + first.indent);
+    i++;
+  }
+  const description: string[] = [];
+  const steps: Step[] = [];
+  for (let l = content(); l !== undefined; l = content()) {
+    if (l.text.startsWith('description:')) {
+      description.push(l.text.slice('description:'.length).trim());
+      i++;
+      continue;
+    }
+    const { head, tail } = arrow(l);
+    const words = head.split(/\s+/);
+    const cmd = words[0];
+    switch (cmd) {
+      case 'schema': {
+        const branch = words[1] === 'on' ? (words[2] ?? '') : 'main';
+        const code = errorCode(l, tail);
+        const body = block(l, true);
+        steps.push({ kind: 'schema', line: l.n, branch, text: body.map((b) => b.text).join('\n'), ...(code ? { error: code } : {}) });
+        break;
+      }
+      case 'seed': {
+        const table = words[1];
+        if (table === undefined) fail(l, 'expected "seed TABLE"', l.indent + 6);
+        const code = errorCode(l, tail);
+        const rows = block(l).map((b) => json(b, b.text, b.indent + 1)).filter((r): r is Record<string, unknown> => r !== undefined);
+        steps.push({ kind: 'seed', line: l.n, table: table ?? '', rows, ...(code ? { error: code } : {}) });
+        break;
+      }
+      case 'write': {
+        const branch = words[1];
+        if (branch === undefined || !NAME.test(branch)) fail(l, 'expected "write BRANCH"', l.indent + 7);
+        const code = errorCode(l, tail);
+        const ops: WriteLine[] = [];
+        for (const b of block(l)) {
+          const m = /^(insert|update|upsert|delete)\s+(\S+)\s+(.*)$/.exec(b.text);
+          if (m === null) {
+            fail(b, 'expected "insert|update|upsert|delete TABLE {json}"');
+            continue;
+          }
+          const values = json(b, m[3] as string, b.indent + b.text.indexOf(m[3] as string) + 1);
+          if (values !== undefined) ops.push({ op: m[1] as WriteLine['op'], table: m[2] as string, values });
+        }
+        steps.push({ kind: 'write', line: l.n, branch: branch ?? '', ops, ...(code ? { error: code } : {}) });
+        break;
+      }
+      case 'branch': {
+        const code = errorCode(l, tail);
+        if (words[1] === 'create' && words[2] !== undefined && (words.length === 3 || (words[3] === 'from' && words.length === 5))) {
+          const from = words.length === 5 ? ref(l, words[4], colOf(l, words[4] as string)) : { branch: 'main' };
+          if (!NAME.test(words[2])) fail(l, `invalid branch name "${words[2]}"`, colOf(l, words[2]));
+          if (from !== undefined) steps.push({ kind: 'branch-create', line: l.n, name: words[2], from, ...(code ? { error: code } : {}) });
+        } else if (words[1] === 'delete' && words[2] !== undefined && words.length === 3) {
+          steps.push({ kind: 'branch-delete', line: l.n, name: words[2], ...(code ? { error: code } : {}) });
+        } else fail(l, 'expected "branch create NAME [from BRANCH|@label]" or "branch delete NAME"');
+        i++;
+        break;
+      }
+      case 'merge': {
+        i++;
+        const m = /^merge\s+(\S+)\s+into\s+(\S+)(.*)$/.exec(head);
+        if (m === null) {
+          fail(l, 'expected "merge SOURCE into TARGET [options] -> EXPECTATION"');
+          break;
+        }
+        const step: Extract<Step, { kind: 'merge' }> = {
+          kind: 'merge',
+          line: l.n,
+          source: m[1] as string,
+          into: m[2] as string,
+          dryRun: false,
+          deleteBranch: false,
+          expect: { kind: 'outcome', outcome: 'merged' },
+        };
+        const opts = (m[3] as string).trim().match(/"[^"]*"|\S+/g) ?? [];
+        for (let k = 0; k < opts.length; k++) {
+          const o = opts[k] as string;
+          const next = (): string | undefined => opts[++k];
+          if (o === 'dry-run') step.dryRun = true;
+          else if (o === 'delete-branch') step.deleteBranch = true;
+          else if (o === 'width') {
+            const w = Number(next());
+            if (w !== 1 && w !== 2 && w !== 4) fail(l, 'width is 1, 2 or 4', colOf(l, 'width'));
+            else step.width = w;
+          } else if (o === 'expect-source-head' || o === 'expect-target-head') {
+            const v = next();
+            if (v === undefined || !v.startsWith('@')) fail(l, `${o} takes a @label`, colOf(l, o));
+            else if (o === 'expect-source-head') step.expectSourceHead = v.slice(1);
+            else step.expectTargetHead = v.slice(1);
+          } else if (o === 'message') {
+            const v = next();
+            if (v === undefined || !v.startsWith('"')) fail(l, 'message takes a "quoted string"', colOf(l, 'message'));
+            else step.message = v.slice(1, -1);
+          } else fail(l, `unknown merge option "${o}"`, colOf(l, o));
+        }
+        if (tail === undefined) {
+          fail(l, 'a merge needs an expectation: "-> merged", "-> fast_forward", "-> already_up_to_date", "-> conflicts" (block) or "-> error CODE"');
+          break;
+        }
+        const tw = tail.split(/\s+/);
+        if (tw[0] === 'conflicts' && tw.length === 1) {
+          i--;
+          const conflicts: ExpectedConflict[] = [];
+          for (const b of block(l)) {
+            const c = b.text.split(/\s+/);
+            if (c.length < 3 || c.length > 4 || !(CONFLICT_KINDS as readonly string[]).includes(c[0] as string)) {
+              fail(b, `expected "KIND TABLE KEY [PROPERTY]" with KIND one of ${CONFLICT_KINDS.join(', ')}`);
+              continue;
+            }
+            conflicts.push({ kind: c[0] as ConflictKind, table: c[1] as string, key: c[2] as string, property: c[3] ?? null });
+          }
+          step.expect = { kind: 'conflicts', conflicts };
+        } else if (tw[0] === 'error') {
+          const code = errorCode(l, tail);
+          if (code) step.expect = { kind: 'error', code };
+        } else if ((OUTCOMES as readonly string[]).includes(tw[0] as string) && (tw.length === 1 || (tw.length === 2 && (tw[1] === 'branch-deleted' || tw[1] === 'branch-kept')))) {
+          step.expect = { kind: 'outcome', outcome: tw[0] as (typeof OUTCOMES)[number] };
+          if (tw[1] !== undefined) step.expectBranchDeleted = tw[1] === 'branch-deleted';
+        } else fail(l, `unknown expectation "-> ${tail}"`, colOf(l, '->'));
+        steps.push(step);
+        break;
+      }
+      case 'label': {
+        const m = /^label\s+(\w+)\s*=\s*head\s+(\S+)$/.exec(head);
+        if (m === null) fail(l, 'expected "label NAME = head BRANCH"');
+        else {
+
+          steps.push({ kind: 'label', line: l.n, name: m[1] as string, branch: m[2] as string });
+        }
+        i++;
+        break;
+      }
+      case 'restart':
+        if (words.length !== 1 || tail !== undefined) fail(l, '"restart" takes no arguments');
+        steps.push({ kind: 'restart', line: l.n });
+        i++;
+        break;
+      case 'expect': {
+        const m = /^expect\s+(table|log|head)\s+(\S+)(?:\s+(at|is|is-not)\s+(\S+))?$/.exec(head);
+        if (m === null || tail !== undefined) {
+          fail(l, 'expected "expect table TABLE at REF", "expect log BRANCH" or "expect head BRANCH is|is-not @label"');
+          i++;
+          break;
+        }
+        if (m[1] === 'table') {
+          const at = ref(l, m[4] ?? 'main', m[4] ? colOf(l, m[4]) : l.indent + 1);
+          if (m[3] !== undefined && m[3] !== 'at') fail(l, 'expected "at REF"', colOf(l, m[3]));
+          const rows = block(l).map((b) => json(b, b.text, b.indent + 1)).filter((r): r is Record<string, unknown> => r !== undefined);
+          if (at) steps.push({ kind: 'expect-table', line: l.n, table: m[2] as string, at, rows });
+        } else if (m[1] === 'log') {
+          const entries = block(l).map((b) => {
+            const [kind, ...msg] = b.text.split(/\s+/);
+            return msg.length > 0 ? { kind: kind as string, message: msg.join(' ') } : { kind: kind as string };
+          });
+          steps.push({ kind: 'expect-log', line: l.n, branch: m[2] as string, entries });
+        } else {
+          if ((m[3] !== 'is' && m[3] !== 'is-not') || !m[4]?.startsWith('@')) fail(l, 'expected "expect head BRANCH is|is-not @label"');
+          else steps.push({ kind: 'expect-head', line: l.n, branch: m[2] as string, label: m[4].slice(1), same: m[3] === 'is' });
+          i++;
+        }
+        break;
+      }
+      default:
+        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, branch, merge, label, restart or expect`);
+        i++;
+    }
+  }
+  // Labels must be defined before use.
+  const defined = new Set<string>();
+  for (const s of steps) {
+    const uses: string[] = [];
+    if (s.kind === 'label') defined.add(s.name);
+    if (s.kind === 'merge') uses.push(...[s.expectSourceHead, s.expectTargetHead].filter((x): x is string => x !== undefined));
+    if ((s.kind === 'expect-table' || s.kind === 'branch-create') && 'label' in (s.kind === 'expect-table' ? s.at : s.from)) uses.push((s.kind === 'expect-table' ? (s.at as { label: string }) : (s.from as { label: string })).label);
+    if (s.kind === 'expect-head') uses.push(s.label);
+    for (const u of uses) if (!defined.has(u)) fail(s.line, `label @${u} is used before "label ${u} = head ..." defines it`);
+  }
+  if (steps.length === 0 && errors.length === 0) fail(lines.length, 'a case needs at least one step');
+  if (errors.length > 0) throw new GqtSyntaxError(errors.sort((a, b) => a.line - b.line || a.column - b.column));
+  return { file, name, description: description.join(' '), steps };
+}

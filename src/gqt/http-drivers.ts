@@ -1,0 +1,232 @@
+/**
+ * GQT over HTTP: a server per case, started either as a real process
+ * (`branchgraph serve`, what the CLI runner uses) or in this process (fast,
+ * for the test suite). `restart` stops the server and starts a new one on
+ * the same store, so nothing survives but what the store holds.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { startServer } from '../http/server.js';
+import { RestClient } from '../http/rest-client.js';
+import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
+import { loadConfig } from '../service/config.js';
+import type { MergeInput } from '../service/inputs.js';
+import type { CommitDto, MergeResultDto } from '../service/service.js';
+import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
+import type { WriteLine } from './gqt-parser.js';
+
+export interface ServerHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export type ServerLauncher = () => Promise<ServerHandle>;
+
+const MAIN = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
+const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+
+/** `branchgraph serve` as a child process on a free port. */
+export function processServer(storeUrl: string): ServerLauncher {
+  return async () => {
+    const child: ChildProcess = spawn(TSX, [MAIN, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let err = '';
+      const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${err}`)), 30_000);
+      child.stderr?.on('data', (d: Buffer) => {
+        err += d.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(err);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1] as string);
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited with ${code}: ${err}`));
+      });
+    });
+    return {
+      url,
+      stop: () =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        }),
+    };
+  };
+}
+
+/** The same server in this process, with its own graph and caches. */
+export function inProcessServer(storeUrl: string): ServerLauncher {
+  return async () => {
+    const s = await startServer(loadConfig({}, { store: storeUrl, port: '0', actor: 'gqt' }), pino({ level: 'silent' }));
+    return { url: s.url, stop: () => s.close() };
+  };
+}
+
+abstract class HttpDriver implements GqtDriver {
+  abstract readonly name: string;
+  protected server: ServerHandle | undefined;
+  protected client!: RestClient;
+
+  constructor(private readonly launch: ServerLauncher) {}
+
+  async restart(): Promise<void> {
+    await this.server?.stop();
+    this.server = await this.launch();
+    this.client = new RestClient(this.server.url);
+  }
+
+  async close(): Promise<void> {
+    await this.server?.stop();
+    this.server = undefined;
+  }
+
+  async rows(table: string, at: DriverRef) {
+    return this.client.allRows(table, refString(at));
+  }
+
+  async schemaText(at: DriverRef): Promise<string> {
+    return (await this.client.getSchema(refString(at))).text;
+  }
+
+  async head(branch: string): Promise<string> {
+    return (await this.client.getBranch(branch)).head.id;
+  }
+
+  abstract applySchema(branch: string, text: string): Promise<void>;
+  abstract write(branch: string, ops: WriteLine[]): Promise<void>;
+  abstract createBranch(name: string, from: DriverRef): Promise<void>;
+  abstract deleteBranch(name: string): Promise<void>;
+  abstract merge(source: string, input: MergeInput): Promise<MergeResultDto>;
+  abstract log(branch: string): Promise<CommitDto[]>;
+}
+
+export class RestDriver extends HttpDriver {
+  readonly name = 'rest';
+
+  static async open(launch: ServerLauncher): Promise<RestDriver> {
+    const d = new RestDriver(launch);
+    await d.restart();
+    return d;
+  }
+
+  async applySchema(branch: string, text: string): Promise<void> {
+    await this.client.applySchema(branch, { schema: text });
+  }
+
+  async write(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.client.write(branch, { ops });
+  }
+
+  async createBranch(name: string, from: DriverRef): Promise<void> {
+    await this.client.createBranch(name, from.commit !== undefined ? { commit: from.commit } : { branch: from.branch ?? 'main' });
+  }
+
+  async deleteBranch(name: string): Promise<void> {
+    await this.client.deleteBranch(name);
+  }
+
+  merge(source: string, input: MergeInput): Promise<MergeResultDto> {
+    return this.client.merge(source, input);
+  }
+
+  log(branch: string): Promise<CommitDto[]> {
+    return this.client.log(branch, 1000);
+  }
+}
+
+const COMMIT = 'id parents branch actor message time kind';
+
+export class GraphqlDriver extends HttpDriver {
+  readonly name = 'graphql';
+
+  static async open(launch: ServerLauncher): Promise<GraphqlDriver> {
+    const d = new GraphqlDriver(launch);
+    await d.restart();
+    return d;
+  }
+
+  private async gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    const res = await fetch(`${(this.server as ServerHandle).url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await res.json()) as { data?: T; errors?: { message: string; extensions?: { code?: string; issues?: { path: string; message: string }[] } }[] };
+    const e = body.errors?.[0];
+    if (e !== undefined) {
+      const code = (e.extensions?.code !== undefined && e.extensions.code in ERROR_CODES ? e.extensions.code : 'internal') as ErrorCode;
+      throw new BranchgraphError(code, e.message, { issues: e.extensions?.issues ?? [] });
+    }
+    return body.data as T;
+  }
+
+  async applySchema(branch: string, text: string): Promise<void> {
+    await this.gql('mutation($b: String!, $s: String!) { applySchema(branch: $b, input: { schema: $s }) { tables } }', { b: branch, s: text });
+  }
+
+  async write(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.gql('mutation($b: String!, $i: WriteInput!) { write(branch: $b, input: $i) { inserted } }', { b: branch, i: { ops } });
+  }
+
+  async createBranch(name: string, from: DriverRef): Promise<void> {
+    await this.gql('mutation($n: String!, $f: String) { createBranch(name: $n, from: $f) { name } }', { n: name, f: refString(from) });
+  }
+
+  async deleteBranch(name: string): Promise<void> {
+    await this.gql('mutation($n: String!) { deleteBranch(name: $n) }', { n: name });
+  }
+
+  async merge(source: string, input: MergeInput): Promise<MergeResultDto> {
+    const r = await this.gql<{ mergeBranch: Record<string, any> }>(
+      `mutation($s: String!, $i: MergeInput) { mergeBranch(source: $s, input: $i) {
+        __typename
+        ... on MergeSuccess { outcome dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }
+        ... on MergeConflicts { sourceHead targetHead base total counts { DivergentInsert DivergentUpdate DeleteVsUpdate OrphanEdge UniqueViolation CardinalityViolation ValueConstraintViolation } conflicts { kind table key property base source target message } nextCursor summary { maxWidth } }
+      } }`,
+      { s: source, i: input },
+    );
+    const m = r.mergeBranch;
+    // Reshape into the service's result so the runner checks one form.
+    if (m.__typename === 'MergeSuccess') return { status: 'success', ...m, metrics: { maxWidth: m.summary.maxWidth } } as unknown as MergeResultDto;
+    return {
+      status: 'conflicts',
+      sourceHead: m.sourceHead,
+      targetHead: m.targetHead,
+      base: m.base,
+      report: { total: m.total, counts: m.counts, items: m.conflicts, nextCursor: m.nextCursor },
+      metrics: { maxWidth: m.summary.maxWidth },
+    } as unknown as MergeResultDto;
+  }
+
+  async log(branch: string): Promise<CommitDto[]> {
+    return (await this.gql<{ log: CommitDto[] }>(`query($a: String) { log(at: $a, limit: 1000) { ${COMMIT} } }`, { a: branch })).log;
+  }
+
+  override async rows(table: string, at: DriverRef) {
+    const out: { key: string; row: Record<string, unknown> }[] = [];
+    let cursor: string | null = null;
+    do {
+      const r: { rows: { items: { key: string; row: Record<string, unknown> }[]; nextCursor: string | null } } = await this.gql(
+        'query($t: String!, $a: String, $c: String) { rows(table: $t, at: $a, limit: 1000, cursor: $c) { items { key row } nextCursor } }',
+        { t: table, a: refString(at), c: cursor },
+      );
+      out.push(...r.rows.items);
+      cursor = r.rows.nextCursor;
+    } while (cursor !== null);
+    return out;
+  }
+
+  override async schemaText(at: DriverRef): Promise<string> {
+    return (await this.gql<{ schema: { text: string } }>('query($a: String) { schema(at: $a) { text } }', { a: refString(at) })).schema.text;
+  }
+
+  override async head(branch: string): Promise<string> {
+    return (await this.gql<{ branch: { head: { id: string } } }>('query($n: String!) { branch(name: $n) { head { id } } }', { n: branch })).branch.head.id;
+  }
+}
