@@ -32,8 +32,9 @@ export class RestClient {
     } catch {
       parsed = text;
     }
-    if (res.ok || opts.allow?.includes(res.status)) return { status: res.status, body: parsed as T };
     const env = (parsed as { error?: { code?: string; message?: string; issues?: { path: string; message: string }[]; details?: Record<string, unknown> } } | undefined)?.error;
+    // A 409 is a conflict report for merges, but an error envelope is always an error.
+    if (res.ok || (opts.allow?.includes(res.status) && env === undefined)) return { status: res.status, body: parsed as T };
     const code = (env?.code !== undefined && env.code in ERROR_CODES ? env.code : 'internal') as ErrorCode;
     throw new BranchgraphError(code, env?.message ?? `HTTP ${res.status}`, { issues: env?.issues ?? [], details: { status: res.status, ...(env?.details ?? {}) } });
   }

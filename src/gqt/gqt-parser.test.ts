@@ -1,0 +1,107 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { GqtSyntaxError, parseGqt } from './gqt-parser.js';
+
+function errorsOf(text: string): string[] {
+  try {
+    parseGqt(text, 'x.gqt');
+  } catch (e) {
+    if (e instanceof GqtSyntaxError) return e.errors.map((x) => `${x.line}:${x.column} ${x.message}`);
+    throw e;
+  }
+  throw new Error('expected a syntax error');
+}
+
+describe('GQT parser', () => {
+  it('parses every kind of step', () => {
+    const c = parseGqt(
+      `# header comment
+case demo
+description: one
+description: two
+
+schema
+  node P { id: string @key }
+end
+seed P
+  {"id": "a"}
+end
+branch create f
+label l = head main
+branch create g from @l
+write f -> error constraint_violation
+  insert P {"id": "a"}
+  delete P {"id": "b"}
+end
+merge f into main dry-run width 4 delete-branch expect-source-head @l message "hi there" -> merged branch-kept
+merge f into main -> conflicts
+  DivergentUpdate P a v
+  DeleteVsUpdate P b
+end
+merge f into main -> error head_moved
+restart
+expect table P at @l
+  {"id": "a"}
+end
+expect log main
+  merge land it
+  write
+end
+expect head main is-not @l
+branch delete f -> error not_found
+`,
+      'demo.gqt',
+    );
+    expect(c.name).toBe('demo');
+    expect(c.description).toBe('one two');
+    expect(c.steps.map((s) => s.kind)).toEqual([
+      'schema', 'seed', 'branch-create', 'label', 'branch-create', 'write', 'merge', 'merge', 'merge', 'restart', 'expect-table', 'expect-log', 'expect-head', 'branch-delete',
+    ]);
+    expect(c.steps[6]).toMatchObject({ dryRun: true, width: 4, deleteBranch: true, expectSourceHead: 'l', message: 'hi there', expect: { kind: 'outcome', outcome: 'merged' }, expectBranchDeleted: false });
+    expect(c.steps[7]).toMatchObject({ expect: { kind: 'conflicts', conflicts: [{ kind: 'DivergentUpdate', table: 'P', key: 'a', property: 'v' }, { kind: 'DeleteVsUpdate', table: 'P', key: 'b', property: null }] } });
+    expect(c.steps[5]).toMatchObject({ kind: 'write', error: 'constraint_violation', ops: [{ op: 'insert' }, { op: 'delete' }] });
+    expect(c.steps[11]).toMatchObject({ entries: [{ kind: 'merge', message: 'land it' }, { kind: 'write' }] });
+  });
+
+  it('reports every error with line and column, and returns no case', () => {
+    expect(
+      errorsOf(`case c
+write main
+  insert P {"id": }
+  frob P {}
+end
+merge a into b -> sideways
+merge a into b width 3 -> merged
+branch create x from y z
+expect table P at @nolabel
+end
+schema
+  node P {}
+`),
+    ).toEqual([
+      '3:12 invalid JSON: Unexpected token \'}\', "{"id": }" is not valid JSON',
+      '4:3 expected "insert|update|upsert|delete TABLE {json}"',
+      '6:16 unknown expectation "-> sideways"',
+      '7:16 width is 1, 2 or 4',
+      '8:1 expected "branch create NAME [from BRANCH|@label]" or "branch delete NAME"',
+      '9:1 label @nolabel is used before "label nolabel = head ..." defines it',
+      '11:1 block opened here has no closing "end"',
+    ]);
+    expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
+    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, branch, merge, label, restart or expect']);
+    expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
+  });
+
+  it('never throws anything but a syntax error on arbitrary text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.constantFrom('case x', 'end', 'merge a into b -> merged', 'write main', 'expect table T', 'schema')), { maxLength: 12 }), (lines) => {
+        try {
+          parseGqt(lines.join('\n'), 'f.gqt');
+        } catch (e) {
+          expect(e).toBeInstanceOf(GqtSyntaxError);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -1,0 +1,36 @@
+/**
+ * Every GQT case over every transport: embedded on memory, fs and (when
+ * available) S3, and REST and GraphQL on fs with servers in this process.
+ * CI also runs the CLI runner, which starts real server processes.
+ */
+import { describe, expect, it } from 'vitest';
+import { defaultFiles, loadCases, runGqtCase, type GqtRunOptions } from '../src/gqt/gqt-cli.js';
+import { s3Available } from './support/s3-env.js';
+
+const { cases, errors } = await loadCases(await defaultFiles());
+
+const modes: GqtRunOptions[] = [
+  { via: 'embedded', store: 'memory' },
+  { via: 'embedded', store: 'fs' },
+  { via: 'rest', store: 'fs', servers: 'in-process' },
+  { via: 'graphql', store: 'fs', servers: 'in-process' },
+  ...(s3Available() ? [{ via: 'embedded', store: 's3' } as GqtRunOptions] : []),
+];
+
+describe('GQT suite', () => {
+  it('every case file parses, and there are at least 50', () => {
+    expect(errors).toEqual([]);
+    expect(cases.length).toBeGreaterThanOrEqual(50);
+  });
+
+  for (const mode of modes) {
+    describe(`${mode.via} on ${mode.store}`, () => {
+      for (const c of cases) {
+        it(c.name, async () => {
+          const r = await runGqtCase(c, mode);
+          expect(r.failure ?? 'passed').toBe('passed');
+        });
+      }
+    });
+  }
+});
