@@ -172,3 +172,34 @@ describe('GraphQL', () => {
     await s.close();
   });
 });
+
+describe('GraphQL hostile input', () => {
+  it('fuzz: arbitrary variables and documents never get a 5xx or an untyped error, and change nothing when refused', async () => {
+    const s = await testServer();
+    const docs = [
+      'mutation($s: String!, $i: MergeInput) { mergeBranch(source: $s, input: $i) { __typename } }',
+      'mutation($b: String!, $i: WriteInput!) { write(branch: $b, input: $i) { inserted } }',
+      'mutation($n: String!, $f: String) { createBranch(name: $n, from: $f) { name } }',
+      'mutation($b: String!, $i: SchemaApplyInput!) { applySchema(branch: $b, input: $i) { tables } }',
+      'query($t: String!, $w: JSON, $l: Int, $c: String, $a: String) { rows(table: $t, where: $w, limit: $l, cursor: $c, at: $a) { nextCursor } }',
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.constantFrom(...docs), fc.string({ maxLength: 80 })),
+        fc.dictionary(fc.constantFrom('s', 'i', 'b', 'n', 'f', 't', 'w', 'l', 'c', 'a'), fc.jsonValue()),
+        async (query, variables) => {
+          const before = (await listAll(s.graph.store, '')).map((o) => o.key).join('\n');
+          const r = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+          expect(r.status).toBeLessThan(500);
+          const body = (await r.json()) as { errors?: { extensions?: { code?: string } }[] };
+          if (body.errors !== undefined) {
+            for (const e of body.errors) expect(e.extensions?.code, JSON.stringify(e)).not.toBe('INTERNAL_SERVER_ERROR');
+            expect((await listAll(s.graph.store, '')).map((o) => o.key).join('\n')).toBe(before);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+    await s.close();
+  }, 60_000);
+});

@@ -41,6 +41,8 @@ export interface ChangeOptions {
   signal?: AbortSignal;
   /** Refuse with `head_moved` unless the branch head is this commit. */
   expectedHead?: string;
+  /** A head the caller just read, used for the first attempt instead of reading it again. */
+  firstHead?: Snapshot;
 }
 
 /** What a plan asks the publication loop to publish. */
@@ -206,7 +208,7 @@ export class Graph {
       throwIfAborted(opts.signal);
       // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
       if (attempt > 1) await abortableSleep(Math.random() * 2 ** attempt * 2, opts.signal);
-      const head = await this.branchHead(branch, opts.signal);
+      const head = attempt === 1 && opts.firstHead !== undefined ? opts.firstHead : await this.branchHead(branch, opts.signal);
       const rec = head.branch as BranchRecord;
       if (opts.expectedHead !== undefined && head.manifest.commit.id !== opts.expectedHead) {
         throw new BranchgraphError('head_moved', `branch ${branch} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {

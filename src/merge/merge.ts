@@ -14,7 +14,6 @@
  * moves before publication, the whole plan is redone against the new head, a
  * bounded number of times, then `publish_contention` (retryable).
  */
-import { canonicalJson } from '../model/canonical.js';
 import { compareConflicts, conflictPage, type Conflict, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
@@ -105,10 +104,10 @@ type Planned =
   | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] }
   | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] };
 
-function mergeSchemas(base: Schema, source: Schema, target: Schema): Schema {
-  const [b, s, t] = [canonicalJson(base), canonicalJson(source), canonicalJson(target)];
-  if (s === t || s === b) return target;
-  if (t === b) return source;
+function mergeSchemas(baseHash: string, source: Snapshot, target: Snapshot): Schema {
+  const [b, s, t] = [baseHash, source.manifest.schema, target.manifest.schema];
+  if (s === t || s === b) return target.schema;
+  if (t === b) return source.schema;
   throw new BranchgraphError('schema_incompatible', 'both branches changed the schema differently since their merge base; apply one schema to both first');
 }
 
@@ -149,7 +148,8 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
   });
 
   timer.enter('resolve');
-  const source = await g.branchHead(req.source, signal);
+  // Both heads at once: on a remote store each is a chain of round trips.
+  const [source, firstTarget] = await Promise.all([g.branchHead(req.source, signal), g.branchHead(into, signal)]);
   if (req.expectedSourceHead !== undefined && source.manifest.commit.id !== req.expectedSourceHead) {
     throw new BranchgraphError('head_moved', `branch ${req.source} is at ${source.manifest.commit.id}, not ${req.expectedSourceHead}`, {
       details: { branch: req.source, expected: req.expectedSourceHead, actual: source.manifest.commit.id },
@@ -169,7 +169,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
   try {
     published = await g.commitChange(
       into,
-      { signal, actor: req.author, message: req.message, expectedHead: req.expectedTargetHead },
+      { signal, actor: req.author, message: req.message, expectedHead: req.expectedTargetHead, firstHead: firstTarget },
       async (target): Promise<ChangePlan<Planned> | { unchanged: Planned }> => {
         attempts++;
         // Scratch of a lost attempt was deleted by the publication loop.
@@ -201,8 +201,9 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
         const candidates = await Promise.all(baseCandidates(source.manifest.ancestry, target.manifest.ancestry).map((r) => g.repo.readManifest(r, signal)));
         const baseManifest = chooseBase(bestBases(candidates));
         if (baseManifest === undefined) throw new BranchgraphError('not_found', `${req.source} and ${into} share no history`);
-        const base = await g.snapshotAt(refOf(baseManifest), signal);
-        const schema = mergeSchemas(base.schema, source.schema, target.schema);
+        // Schemas are content-addressed: comparing hashes needs no read of the base's schema.
+        const schema = mergeSchemas(baseManifest.schema, source, target);
+        const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema };
 
         const names = [...new Set([...Object.keys(source.manifest.tables), ...Object.keys(target.manifest.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
         const tables: Record<string, TableVersion> = {};

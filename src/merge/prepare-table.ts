@@ -50,8 +50,7 @@ const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
   const { type, base, source, target, load } = input;
-  const sourceStates = await changedStates(base, source, load);
-  const targetStates = await changedStates(base, target, load);
+  const [sourceStates, targetStates] = await Promise.all([changedStates(base, source, load), changedStates(base, target, load)]);
   const shared = deltaRuns(base, source) !== undefined && deltaRuns(base, target) !== undefined;
   const targetKeys = new Set(target.runs.map((r) => r.key));
   const adopted = shared ? (deltaRuns(base, source) as RunRef[]).filter((r) => !targetKeys.has(r.key)) : [];

@@ -1,0 +1,116 @@
+/**
+ * Benchmark fixtures, built once per parameter set in a directory store and
+ * copied for every sample, so each timed merge starts from identical bytes
+ * and a cold process.
+ */
+import { cp, mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Graph } from '../src/graph/graph.js';
+import type { WriteOp } from '../src/graph/write-batch.js';
+import { rowHash } from '../src/model/values.js';
+import { findType, type TableType } from '../src/model/schema.js';
+import { FsStore } from '../src/store/fs-store.js';
+import type { RunRow } from '../src/table/run.js';
+
+export const FIXTURE_ROOT = path.resolve('.bench/fixtures');
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(() => true, () => false);
+}
+
+const pad = (n: number, w = 3) => String(n).padStart(w, '0');
+
+async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promise<void> {
+  const r = await g.write(branch, ops);
+  if ('unchanged' in r) throw new Error('fixture write changed nothing');
+}
+
+/** 121 populated node tables of 4 rows; each side updates two different rows in each of the first `touched` tables. */
+export async function mergeFixture(touched: number): Promise<string> {
+  const dir = path.join(FIXTURE_ROOT, `merge-t${touched}`);
+  if (await exists(path.join(dir, 'ready'))) return dir;
+  await rm(dir, { recursive: true, force: true });
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  const tables = Array.from({ length: 121 }, (_, i) => `T${pad(i)}`);
+  await g.applySchema('main', tables.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
+  await mustWrite(g, 'main', tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } }))));
+  await g.createBranch('feature', { branch: 'main' });
+  const upd = (t: string, id: string, prop: 'a' | 'b'): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: 1 } });
+  await mustWrite(g, 'feature', tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a'), upd(t, 'r2', 'a')]));
+  await mustWrite(g, 'main', tables.slice(0, touched).flatMap((t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')]));
+  await mkdir(path.join(dir, 'ready'));
+  return dir;
+}
+
+/** 4 touched tables of 4 rows, with `extra` commits of history on main before the branch. */
+export async function historyFixture(extra: number): Promise<string> {
+  const dir = path.join(FIXTURE_ROOT, `history-h${extra}`);
+  if (await exists(path.join(dir, 'ready'))) return dir;
+  await rm(dir, { recursive: true, force: true });
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  const tables = ['A', 'B', 'C', 'D'];
+  await g.applySchema('main', tables.map((t) => `node ${t} { id: string @key\n a: int\n b: int\n h: int }`).join('\n'));
+  await mustWrite(g, 'main', tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0, h: 0 } }))));
+  for (let i = 0; i < extra; i++) {
+    // History that also passes through merges of other branches.
+    if (i % 8 === 7) {
+      await g.createBranch(`old${i}`, { branch: 'main' });
+      await mustWrite(g, `old${i}`, [{ op: 'update', table: tables[i % 4] as string, values: { id: 'r1', h: i } }]);
+      await mustWrite(g, 'main', [{ op: 'update', table: tables[(i + 1) % 4] as string, values: { id: 'r2', h: i } }]);
+      const { mergeBranches } = await import('../src/merge/merge.js');
+      await mergeBranches(g, { source: `old${i}`, deleteBranch: true });
+    } else {
+      await mustWrite(g, 'main', [{ op: 'update', table: tables[i % 4] as string, values: { id: 'r3', h: i + 1 } }]);
+    }
+  }
+  await g.createBranch('feature', { branch: 'main' });
+  await mustWrite(g, 'feature', tables.flatMap((t) => [{ op: 'update' as const, table: t, values: { id: 'r1', a: 1 } }, { op: 'update' as const, table: t, values: { id: 'r2', a: 1 } }]));
+  await mustWrite(g, 'main', tables.flatMap((t) => [{ op: 'update' as const, table: t, values: { id: 'r3', b: 1 } }, { op: 'update' as const, table: t, values: { id: 'r4', b: 1 } }]));
+  await mkdir(path.join(dir, 'ready'));
+  return dir;
+}
+
+/**
+ * One table of `rows` rows, loaded as one run, then 1,000 updates per side:
+ * 990 to different rows on each side and 10 rows changed on both sides in
+ * different properties (so their base rows must be read).
+ */
+export async function scaleFixture(rows: number): Promise<string> {
+  const dir = path.join(FIXTURE_ROOT, `scale-${rows}`);
+  if (await exists(path.join(dir, 'ready'))) return dir;
+  await rm(dir, { recursive: true, force: true });
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  await g.applySchema('main', 'node Item { id: string @key\n a: int\n b: int\n label: string }');
+  const head = await g.branchHead('main');
+  const type = findType(head.schema, 'Item') as TableType;
+  // Bulk load straight into one run: per-row write checks are not what this measures.
+  await g.commitChange('main', { message: 'bulk load' }, async () => {
+    const out: RunRow[] = [];
+    for (let i = 0; i < rows; i++) {
+      const props = { id: `i${String(i).padStart(7, '0')}`, a: 0, b: 0, label: `item number ${i}` };
+      out.push({ key: props.id, tomb: false, hash: rowHash(props), props });
+    }
+    const ref = await g.runs.write(type, out);
+    return { kind: 'write', tables: { Item: { runs: [ref] } }, scratch: [ref], result: null };
+  });
+  await g.createBranch('feature', { branch: 'main' });
+  const key = (i: number) => `i${String(Math.floor((i * rows) / 2000)).padStart(7, '0')}`;
+  const src: WriteOp[] = [];
+  const dst: WriteOp[] = [];
+  for (let i = 0; i < 2000; i += 2) {
+    src.push({ op: 'update', table: 'Item', values: { id: key(i), a: 1 } });
+    dst.push({ op: 'update', table: 'Item', values: { id: key(i + 1), b: 2 } });
+  }
+  for (let i = 0; i < 10; i++) dst[i] = { op: 'update', table: 'Item', values: { id: key(i * 2), b: 3 } };
+  await mustWrite(g, 'feature', src);
+  await mustWrite(g, 'main', dst);
+  await mkdir(path.join(dir, 'ready'));
+  return dir;
+}
+
+/** A private copy of a fixture for one sample. */
+export async function copyFixture(dir: string): Promise<string> {
+  const copy = path.join(path.resolve('.bench/samples'), `${path.basename(dir)}-${process.pid}-${Date.now()}`);
+  await cp(dir, copy, { recursive: true });
+  return copy;
+}

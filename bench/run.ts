@@ -1,0 +1,214 @@
+/**
+ * The benchmark harness: `npm run bench -- <merge|history|scale|all> [--quick] [--out DIR]`.
+ *
+ * Every sample runs in a fresh process on a private copy of a prebuilt
+ * fixture. Within a group the arms (baseline first) run in pairs, and the
+ * order rotates every round so drift hits every arm alike. The report gives
+ * medians, per-pair ratios, store calls by operation, phase times and peak
+ * RSS, as a table and as JSON; a headline `ratios` object holds the targets.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { historyFixture, mergeFixture, scaleFixture } from './fixtures.js';
+
+const run = promisify(execFile);
+
+interface Arm {
+  variant: string;
+  params: Record<string, number | string>;
+  fixture: () => Promise<string>;
+  mode: 'width1' | 'width4' | 'http';
+  latencyMs: number;
+}
+
+interface Sample {
+  ms: number;
+  phasesMs: Record<string, number>;
+  storeCalls: Record<string, number>;
+  bytesRead: number;
+  maxWidth: number;
+  peakRssMiB: number;
+}
+
+export interface Result {
+  matrix: string;
+  variant: string;
+  params: Record<string, number | string>;
+  medianMs: number;
+  pairs: number;
+  samplesMs: number[];
+  /** Per pair: this arm's time over the group baseline's time in the same pair. */
+  pairRatios: number[];
+  storeCalls: Record<string, number>;
+  phasesMs: Record<string, number>;
+  bytesRead: number;
+  maxWidth: number;
+  peakRssMiB: number;
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? NaN : s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function sample(arm: Arm, fixtureDir: string): Promise<Sample> {
+  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve('bench/sample.ts'), fixtureDir, arm.mode, String(arm.latencyMs)], {
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop() as string) as Sample;
+}
+
+async function runGroup(matrix: string, arms: Arm[], pairs: number, label: string): Promise<Result[]> {
+  const dirs: string[] = [];
+  for (const a of arms) {
+    process.stderr.write(`[${matrix} ${label}] building fixture ${a.variant} ...\n`);
+    dirs.push(await a.fixture());
+  }
+  const samples: Sample[][] = arms.map(() => []);
+  for (let p = 0; p < pairs; p++) {
+    const order = arms.map((_, i) => (i + p) % arms.length);
+    for (const i of order) {
+      process.stderr.write(`[${matrix} ${label}] round ${p + 1}/${pairs} ${arms[i]?.variant}\n`);
+      samples[i]?.push(await sample(arms[i] as Arm, dirs[i] as string));
+    }
+  }
+  const base = samples[0] as Sample[];
+  return arms.map((a, i) => {
+    const s = samples[i] as Sample[];
+    const mid = [...s].sort((x, y) => x.ms - y.ms)[s.length >> 1] as Sample;
+    const phases = Object.keys(mid.phasesMs);
+    return {
+      matrix,
+      variant: a.variant,
+      params: a.params,
+      medianMs: round(median(s.map((x) => x.ms))),
+      pairs,
+      samplesMs: s.map((x) => round(x.ms)),
+      pairRatios: s.map((x, k) => round(x.ms / (base[k] as Sample).ms, 3)),
+      storeCalls: mid.storeCalls,
+      phasesMs: Object.fromEntries(phases.map((ph) => [ph, round(median(s.map((x) => x.phasesMs[ph] ?? 0)))])),
+      bytesRead: mid.bytesRead,
+      maxWidth: Math.max(...s.map((x) => x.maxWidth)),
+      peakRssMiB: Math.max(...s.map((x) => x.peakRssMiB)),
+    };
+  });
+}
+
+function find(results: Result[], variant: string): Result {
+  const r = results.find((x) => x.variant === variant);
+  if (r === undefined) throw new Error(`no result ${variant}`);
+  return r;
+}
+
+async function mergeMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const results: Result[] = [];
+  const ratios: Record<string, number | boolean> = {};
+  for (const touched of [1, 8, 29]) {
+    const arm = (mode: Arm['mode']): Arm => ({ variant: `${mode}-t${touched}`, params: { touched, latencyMs: 17, tables: 121 }, fixture: () => mergeFixture(touched), mode, latencyMs: 17 });
+    const group = await runGroup('merge', [arm('width1'), arm('width4'), arm('http')], quick ? 2 : 5, `touched=${touched}`);
+    results.push(...group);
+    const [w1, w4, http] = [find(group, `width1-t${touched}`), find(group, `width4-t${touched}`), find(group, `http-t${touched}`)];
+    ratios[`width4_speedup_t${touched}`] = round(w1.medianMs / w4.medianMs, 3);
+    ratios[`width4_speedup_median_pair_t${touched}`] = round(median(w4.pairRatios.map((r) => 1 / r)), 3);
+    ratios[`http_over_embedded_t${touched}`] = round(http.medianMs / w1.medianMs, 3);
+    ratios[`store_calls_t${touched}`] = w1.storeCalls.total ?? NaN;
+    ratios[`store_calls_within_budget_t${touched}`] = (w1.storeCalls.total ?? Infinity) <= 4 * touched + 10;
+  }
+  return { results, ratios };
+}
+
+async function historyMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const depths = [0, 16, 64];
+  const arms = depths.map((h): Arm => ({ variant: `h${h}`, params: { extraCommits: h, touched: 4, rows: 16, latencyMs: 17 }, fixture: () => historyFixture(h), mode: 'width1', latencyMs: 17 }));
+  const results = await runGroup('history', arms, quick ? 2 : 5, 'depth');
+  const [h0, h64] = [find(results, 'h0'), find(results, 'h64')];
+  return {
+    results,
+    ratios: {
+      h64_over_h0: round(h64.medianMs / h0.medianMs, 3),
+      store_calls_h0: h0.storeCalls.total ?? NaN,
+      store_calls_h16: find(results, 'h16').storeCalls.total ?? NaN,
+      store_calls_h64: h64.storeCalls.total ?? NaN,
+      store_calls_equal: results.every((r) => r.storeCalls.total === h0.storeCalls.total),
+    },
+  };
+}
+
+async function scaleMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const large = quick ? 100_000 : 1_000_000;
+  const arms = [1000, large].map((rows): Arm => ({ variant: `rows${rows}`, params: { rows, changesPerSide: 1000, latencyMs: 0 }, fixture: () => scaleFixture(rows), mode: 'width1', latencyMs: 0 }));
+  const results = await runGroup('scale', arms, quick ? 2 : 5, 'rows');
+  const [small, big] = [find(results, 'rows1000'), find(results, `rows${large}`)];
+  return {
+    results,
+    ratios: { large_over_small: round(big.medianMs / small.medianMs, 3), large_bytes_read: big.bytesRead, large_peak_rss_mib: big.peakRssMiB },
+  };
+}
+
+function table(results: Result[]): string {
+  const head = ['matrix', 'variant', 'median ms', 'pair ratios', 'calls', 'bytes read', 'rss MiB', 'phases ms (resolve/base/prepare/validate/publish/cleanup)'];
+  const rows = results.map((r) => [
+    r.matrix,
+    r.variant,
+    r.medianMs.toFixed(1),
+    r.pairRatios.map((x) => x.toFixed(2)).join(' '),
+    String(r.storeCalls.total),
+    String(r.bytesRead),
+    String(r.peakRssMiB),
+    ['resolve', 'base', 'prepare', 'validate', 'publish', 'cleanup'].map((p) => (r.phasesMs[p] ?? 0).toFixed(0)).join('/'),
+  ]);
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(w[i] as number)).join('  ')).join('\n');
+}
+
+/** A grouped bar chart of the merge matrix as SVG. */
+export function mergeChart(results: Result[]): string {
+  const groups = [1, 8, 29];
+  const modes = ['width1', 'width4', 'http'];
+  const colors: Record<string, string> = { width1: '#7f8c8d', width4: '#2e86de', http: '#e67e22' };
+  const max = Math.max(...results.filter((r) => r.matrix === 'merge').map((r) => r.medianMs));
+  const W = 640, H = 320, left = 60, bottom = 40, top = 30, bw = 40;
+  const scale = (v: number) => ((H - bottom - top) * v) / max;
+  let bars = '';
+  groups.forEach((t, gi) => {
+    modes.forEach((m, mi) => {
+      const r = results.find((x) => x.variant === `${m}-t${t}`);
+      if (r === undefined) return;
+      const x = left + gi * 190 + mi * (bw + 6) + 20;
+      const h = scale(r.medianMs);
+      bars += `<rect x="${x}" y="${H - bottom - h}" width="${bw}" height="${h}" fill="${colors[m]}"/><text x="${x + bw / 2}" y="${H - bottom - h - 4}" font-size="10" text-anchor="middle">${Math.round(r.medianMs)}</text>`;
+    });
+    bars += `<text x="${left + gi * 190 + 80}" y="${H - bottom + 16}" font-size="12" text-anchor="middle">${t} touched</text>`;
+  });
+  const legend = modes.map((m, i) => `<rect x="${left + i * 150}" y="8" width="12" height="12" fill="${colors[m]}"/><text x="${left + i * 150 + 16}" y="18" font-size="12">${m === 'http' ? 'REST (width 1)' : m.replace('width', 'embedded width ')}</text>`).join('');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}<line x1="${left}" y1="${H - bottom}" x2="${W - 10}" y2="${H - bottom}" stroke="#333"/><text x="14" y="${H / 2}" font-size="12" transform="rotate(-90 14 ${H / 2})">median merge ms (17 ms per store call)</text>${bars}</svg>\n`;
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { quick: { type: 'boolean' }, out: { type: 'string' } } });
+  const which = positionals[0] ?? 'all';
+  const quick = values.quick === true;
+  const matrices: Record<string, (q: boolean) => Promise<{ results: Result[]; ratios: Record<string, number | boolean> }>> = { merge: mergeMatrix, history: historyMatrix, scale: scaleMatrix };
+  const names = which === 'all' ? Object.keys(matrices) : [which];
+  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale or all (catch-up comes with WAL ingest)`);
+  const out = values.out ?? '.bench/results';
+  await mkdir(out, { recursive: true });
+  const all: Result[] = [];
+  const ratios: Record<string, Record<string, number | boolean>> = {};
+  for (const n of names) {
+    const r = await (matrices[n] as (q: boolean) => ReturnType<typeof mergeMatrix>)(quick);
+    all.push(...r.results);
+    ratios[n] = r.ratios;
+  }
+  const report = { date: new Date().toISOString(), quick, node: process.version, results: all, ratios };
+  const file = path.join(out, `${which}${quick ? '-quick' : ''}.json`);
+  await writeFile(file, JSON.stringify(report, null, 2) + '\n');
+  if (names.includes('merge')) await writeFile(path.join(out, 'merge-chart.svg'), mergeChart(all));
+  process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
+}
+
+await main();
