@@ -193,3 +193,24 @@ describe('Graph: durability and cost', () => {
     expect(acked).toHaveLength(30);
   });
 });
+
+describe('Graph: regressions found by simulation', () => {
+  it('a publish whose response is lost keeps the runs its manifest references and reports success', async () => {
+    const store = new MemoryStore();
+    await peopleGraph(store);
+    const { StoreWrapper } = await import('../store/store-wrapper.js');
+    const { BranchgraphError } = await import('../model/errors.js');
+    class LoseManifestResponse extends StoreWrapper {
+      protected async around<T>(ctx: import('../store/store-wrapper.js').CallContext, call: () => Promise<T>): Promise<T> {
+        const r = await call();
+        if (ctx.op === 'putIfAbsent' && ctx.key.startsWith('manifests/')) throw new BranchgraphError('store_unavailable', 'response lost');
+        return r;
+      }
+    }
+    const g = await Graph.open(new LoseManifestResponse(store));
+    const r = await g.write('main', [person('a')]);
+    expect('commit' in r).toBe(true);
+    const fresh = await Graph.open(store);
+    expect(await getRow(fresh, await fresh.branchHead('main'), 'Person', 'a')).toMatchObject({ id: 'a' });
+  });
+});

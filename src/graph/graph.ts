@@ -217,18 +217,26 @@ export class Graph {
       }
       const planned = await plan(head, attempt);
       if ('unchanged' in planned) return { unchanged: planned.unchanged, head };
-      let published = false;
+      // Scratch may be deleted only when the manifest certainly did not land.
+      let maybePublished = false;
       try {
         throwIfAborted(opts.signal);
         const manifest = await this.buildManifest(head, rec, planned, opts);
         await this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal);
-        if ((await this.repo.publish(manifest, opts.signal)) === 'published') {
-          published = true;
-          return { commit: manifest.commit, manifest, result: planned.result, attempts: attempt };
+        let outcome: 'published' | 'lost';
+        try {
+          maybePublished = true;
+          outcome = await this.repo.publish(manifest, opts.signal);
+        } catch (e) {
+          // A lost response: the manifest may have landed. Look before deciding anything.
+          if (await this.repo.isPublished(manifest)) return { commit: manifest.commit, manifest, result: planned.result, attempts: attempt };
+          throw e;
         }
+        if (outcome === 'published') return { commit: manifest.commit, manifest, result: planned.result, attempts: attempt };
+        maybePublished = false;
         await this.store.deleteMany([`commits/${manifest.commit.id}.json`]).catch(() => undefined);
       } finally {
-        if (!published) await this.runs.delete(planned.scratch).catch(() => undefined);
+        if (!maybePublished) await this.runs.delete(planned.scratch).catch(() => undefined);
       }
     }
     throw new BranchgraphError('publish_contention', `branch ${branch} moved ${MAX_PUBLISH_ATTEMPTS} times while publishing; retry`, {

@@ -220,6 +220,23 @@ export class Repository {
     return 'published';
   }
 
+  /**
+   * Whether `m` itself landed, read from the store (not the cache), for a
+   * publish whose response was lost. False when unknown as well as when not.
+   */
+  async isPublished(m: Manifest, signal?: AbortSignal): Promise<boolean> {
+    const key = keys.manifest(m.lineage, m.version);
+    try {
+      const stored = decodeJson(ManifestZ, await this.store.get(key, { signal }), key);
+      if (stored.commit.id !== m.commit.id) return false;
+      this.manifests.set(key, Promise.resolve(stored));
+      this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   // ---- commits and schemas -------------------------------------------
 
   async writeCommitIndex(commitId: string, ref: ManifestRef, signal?: AbortSignal): Promise<void> {
