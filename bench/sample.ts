@@ -22,6 +22,8 @@ try {
   let ms: number;
   if (variant === 'http') {
     const server = await startServer(loadConfig({}, { store: `file://${dir}`, port: '0', 'store-latency-ms': String(latency) }), pino({ level: 'silent' }));
+    // Warm the HTTP client and server once, as any long-running client would be.
+    await fetch(`${server.url}/healthz`);
     const t0 = performance.now();
     result = await new RestClient(server.url).merge('feature', {});
     ms = performance.now() - t0;

@@ -15,7 +15,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
-import { Repository, validateBranchName, type BranchRecord } from './repository.js';
+import { Repository, schemaHashOf, validateBranchName, type BranchRecord } from './repository.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
 import { collectGarbage, type GcOptions, type GcReport } from './gc.js';
@@ -252,7 +252,8 @@ export class Graph {
       if (t === null) delete tables[name];
       else tables[name] = { runs: t.runs };
     }
-    const schemaHash = plan.schema === undefined ? prev.schema : await this.repo.writeSchema(plan.schema, opts.signal);
+    // Schemas are content-addressed: an unchanged schema needs no write.
+    const schemaHash = plan.schema === undefined || schemaHashOf(plan.schema) === prev.schema ? prev.schema : await this.repo.writeSchema(plan.schema, opts.signal);
     const second = plan.secondParent;
     const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
     if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();

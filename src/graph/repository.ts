@@ -45,6 +45,11 @@ export type BranchRecord = z.infer<typeof BranchRecordZ>;
 const HintZ = z.object({ version: z.number().int().min(0) });
 const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
 
+/** The content address of a schema. */
+export function schemaHashOf(schema: Schema): string {
+  return contentHash(canonicalJson(schema));
+}
+
 export function validateBranchName(name: string): void {
   const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.includes('..') && !name.endsWith('/') && !name.endsWith('.');
   if (!ok) {
@@ -257,7 +262,7 @@ export class Repository {
 
   async writeSchema(schema: Schema, signal?: AbortSignal): Promise<string> {
     const text = canonicalJson(schema);
-    const hash = contentHash(text);
+    const hash = schemaHashOf(schema);
     try {
       await this.store.putIfAbsent(keys.schema(hash), new TextEncoder().encode(text), { signal });
     } catch (e) {
