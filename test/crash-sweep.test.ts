@@ -12,12 +12,7 @@ import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll, type ObjectStore } from '../src/store/object-store.js';
 import { mustWrite, PEOPLE_SCHEMA, person } from './support/fixtures.js';
 import { observe, sameContents, type Observed } from './support/observe.js';
-
-async function clone(src: MemoryStore): Promise<MemoryStore> {
-  const dst = new MemoryStore();
-  for (const o of await listAll(src, '')) await dst.putIfAbsent(o.key, await src.get(o.key));
-  return dst;
-}
+import { cloneMemoryStore as clone } from './support/stores.js';
 
 type Op = (store: ObjectStore) => Promise<unknown>;
 

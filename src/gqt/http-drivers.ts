@@ -5,12 +5,13 @@
  * the same store, so nothing survives but what the store holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import pino from 'pino';
 import { startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
 import { loadConfig } from '../service/config.js';
+import { packageRoot } from '../service/package-root.js';
 import type { MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
@@ -23,8 +24,8 @@ export interface ServerHandle {
 
 export type ServerLauncher = () => Promise<ServerHandle>;
 
-const MAIN = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+const MAIN = path.join(packageRoot(), 'src', 'cli', 'main.ts');
+const TSX = path.join(packageRoot(), 'node_modules', '.bin', 'tsx');
 
 /** `branchgraph serve` as a child process on a free port. */
 export function processServer(storeUrl: string): ServerLauncher {

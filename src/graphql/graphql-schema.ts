@@ -4,14 +4,16 @@
  * Errors leave as GraphQL errors whose `extensions.code` is the stable code.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import { toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
 import { CreateBranchZ, DirectionZ, GcInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
 import type { BranchgraphService, MergeResultDto, RequestContext } from '../service/service.js';
+import { packageRoot } from '../service/package-root.js';
 
-export const SDL_PATH = new URL('../../schema/branchgraph.graphql', import.meta.url);
+export const SDL_PATH = path.join(packageRoot(), 'schema', 'branchgraph.graphql');
 
 export interface GraphqlContext {
   service: BranchgraphService;

@@ -6,6 +6,7 @@
  * request is logged once with its request id.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { createYoga, type Plugin } from 'graphql-yoga';
@@ -17,9 +18,10 @@ import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
 import { serviceMetrics } from '../service/metrics.js';
+import { packageRoot } from '../service/package-root.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 
-export const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
+export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
 export interface AppOptions {
   service: BranchgraphService;

@@ -6,6 +6,7 @@ import { MemoryStore } from '../store/memory-store.js';
 import { listAll, type ObjectStore } from '../store/object-store.js';
 import { mergeBranches, type MergeResult } from './merge.js';
 import { preparationGauges } from './preparation-scheduler.js';
+import { cloneMemoryStore as clone } from '../../test/support/stores.js';
 
 const TABLES = Array.from({ length: 10 }, (_, i) => `T${String(i).padStart(2, '0')}`);
 
@@ -22,12 +23,6 @@ async function setup(conflicting: boolean): Promise<MemoryStore> {
     await mustWrite(g, 'main', [{ op: 'update', table: t, values: { id: clash ? 'r1' : 'r3', a: 2 } }, { op: 'update', table: t, values: { id: 'r4', b: 2 } }]);
   }
   return store;
-}
-
-async function clone(src: MemoryStore): Promise<MemoryStore> {
-  const dst = new MemoryStore();
-  for (const o of await listAll(src, '')) await dst.putIfAbsent(o.key, await src.get(o.key));
-  return dst;
 }
 
 /** The published manifest with ids, times and the keys of runs new to this merge blanked out. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsStore } from '../../src/store/fs-store.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import type { ObjectStore } from '../../src/store/object-store.js';
+import { listAll, type ObjectStore } from '../../src/store/object-store.js';
 import { S3Store } from '../../src/store/s3-store.js';
 import { freshS3Store, s3Available } from './s3-env.js';
 
@@ -56,4 +56,11 @@ export function storesUnderTest(): StoreUnderTest[] {
     });
   }
   return out;
+}
+
+/** A byte-for-byte copy of a memory store, so one setup can seed many runs. */
+export async function cloneMemoryStore(src: MemoryStore): Promise<MemoryStore> {
+  const dst = new MemoryStore();
+  for (const o of await listAll(src, '')) await dst.putIfAbsent(o.key, await src.get(o.key));
+  return dst;
 }
