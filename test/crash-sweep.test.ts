@@ -9,7 +9,7 @@ import { Graph } from '../src/graph/graph.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
-import { listAll, type ObjectStore } from '../src/store/object-store.js';
+import type { ObjectStore } from '../src/store/object-store.js';
 import { mustWrite, PEOPLE_SCHEMA, person } from './support/fixtures.js';
 import { observe, sameContents, type Observed } from './support/observe.js';
 import { cloneMemoryStore as clone } from './support/stores.js';
