@@ -6,8 +6,11 @@
  * common ancestors of A and B on lineage L are exactly L's versions up to
  * min(A[L], B[L]); the newest of them, one per shared lineage, are the
  * candidates. A candidate contained in another candidate is not a best base.
- * Reading the candidates costs one manifest read per shared lineage (usually
- * one or two), independent of how many commits either side has.
+ * Candidates on the two heads' own lineages are read first; any candidate
+ * their ancestry vectors already contain cannot be a best base and is never
+ * read. Old branches merged long ago are all contained in the fork point, so
+ * a merge usually reads one manifest for its base, however long and however
+ * branchy the history.
  *
  * Criss-cross histories can leave several best bases. The rule: take the one
  * with the highest generation (the longest history), then the newest commit
@@ -25,6 +28,21 @@ export function baseCandidates(a: Record<string, number>, b: Record<string, numb
     if (vb !== undefined) out.push({ lineage, version: Math.min(va, vb) });
   }
   return out.sort((x, y) => (x.lineage < y.lineage ? -1 : x.lineage > y.lineage ? 1 : x.version - y.version));
+}
+
+/** Which candidates to read next: the heads' own lineages first, then whatever is left. */
+export function nextToRead(pending: readonly ManifestRef[], headLineages: readonly string[]): ManifestRef[] {
+  const first = pending.filter((c) => headLineages.includes(c.lineage));
+  return first.length > 0 ? first : [...pending];
+}
+
+/** Drop pending candidates that a manifest already read contains (they cannot be best bases). */
+export function pruneContained(pending: readonly ManifestRef[], read: readonly Manifest[], justRead: readonly ManifestRef[]): ManifestRef[] {
+  return pending.filter(
+    (c) =>
+      !justRead.some((r) => r.lineage === c.lineage && r.version === c.version) &&
+      !read.some((m) => !(m.lineage === c.lineage && m.version === c.version) && (m.ancestry[c.lineage] ?? 0) >= c.version),
+  );
 }
 
 /** Candidates not contained in another candidate. */

@@ -247,7 +247,15 @@ describe('merge cost', () => {
     const names = Array.from({ length: untouchedTables + 2 }, (_, i) => `T${String(i).padStart(3, '0')}`);
     await g.applySchema('main', names.map((n) => `node ${n} { id: string @key\n v: int }`).join('\n'));
     for (const n of names) await mustWrite(g, 'main', [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: n, values: { id: `r${i}`, v: 0 } })));
-    for (let i = 0; i < extraHistory; i++) await mustWrite(g, 'main', [{ op: 'update', table: 'T000', values: { id: 'r1', v: i + 1 } }]);
+    for (let i = 0; i < extraHistory; i++) {
+      // History includes merges of short-lived branches: their lineages enter main's ancestry.
+      if (i % 8 === 7) {
+        await g.createBranch(`old${i}`, { branch: 'main' });
+        await mustWrite(g, `old${i}`, [{ op: 'update', table: 'T001', values: { id: 'r2', v: i } }]);
+        await mustWrite(g, 'main', [{ op: 'update', table: 'T000', values: { id: 'r2', v: i } }]);
+        await mergeOk(g, `old${i}`, { deleteBranch: true });
+      } else await mustWrite(g, 'main', [{ op: 'update', table: 'T000', values: { id: 'r1', v: i + 1 } }]);
+    }
     await g.createBranch('f', { branch: 'main' });
     for (const n of names.slice(0, 2)) {
       await mustWrite(g, 'f', [{ op: 'update', table: n, values: { id: 'r3', v: 7 } }]);

@@ -23,7 +23,7 @@ import { contains, refOf, type Commit, type Manifest } from '../graph/manifest.j
 import { CountingStore, type StoreCounts } from '../store/counting-store.js';
 import type { RunRef } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupStates, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
-import { baseCandidates, bestBases, chooseBase } from './merge-base.js';
+import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from './phase-timer.js';
 import { DEFAULT_BUDGET_BYTES, preparationGauges, runPreparations, type Fallback, type Width } from './preparation-scheduler.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
@@ -198,7 +198,13 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           return { kind: 'fast_forward', tables, schema: source.schema, secondParent: source.manifest, scratch: [], result: planned, message: req.message ?? `fast-forward ${into} to ${req.source}` };
         }
 
-        const candidates = await Promise.all(baseCandidates(source.manifest.ancestry, target.manifest.ancestry).map((r) => g.repo.readManifest(r, signal)));
+        const candidates: Manifest[] = [];
+        let pending = baseCandidates(source.manifest.ancestry, target.manifest.ancestry);
+        while (pending.length > 0) {
+          const batch = nextToRead(pending, [target.manifest.lineage, source.manifest.lineage]);
+          candidates.push(...(await Promise.all(batch.map((r) => g.repo.readManifest(r, signal)))));
+          pending = pruneContained(pending, candidates, batch);
+        }
         const baseManifest = chooseBase(bestBases(candidates));
         if (baseManifest === undefined) throw new BranchgraphError('not_found', `${req.source} and ${into} share no history`);
         // Schemas are content-addressed: comparing hashes needs no read of the base's schema.

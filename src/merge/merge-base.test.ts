@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import type { Manifest } from '../graph/manifest.js';
+import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
+
+const m = (lineage: string, version: number, ancestry: Record<string, number>, generation: number, time = '2026-01-01T00:00:00.000Z', id = `${lineage}${version}`): Manifest =>
+  ({ lineage, version, ancestry, generation, commit: { id, time } }) as unknown as Manifest;
+
+describe('merge base (pure)', () => {
+  it('candidates are one per shared lineage, at the lower version', () => {
+    expect(baseCandidates({ main: 5, f: 3, old: 2 }, { main: 7, old: 2, g: 1 })).toEqual([
+      { lineage: 'main', version: 5 },
+      { lineage: 'old', version: 2 },
+    ]);
+  });
+
+  it('reads the heads\' lineages first and never reads what they contain', () => {
+    const pending = baseCandidates({ main: 5, f: 3, old: 2 }, { main: 7, old: 2 });
+    const first = nextToRead(pending, ['main', 'f']);
+    expect(first).toEqual([{ lineage: 'main', version: 5 }]);
+    const read = [m('main', 5, { main: 5, old: 2 }, 9)];
+    expect(pruneContained(pending, read, first)).toEqual([]);
+  });
+
+  it('drops dominated candidates and breaks criss-cross ties by generation, time, then id', () => {
+    const a = m('a', 1, { main: 3, a: 1 }, 5, '2026-01-01T00:00:01.000Z');
+    const b = m('b', 1, { main: 3, b: 1 }, 5, '2026-01-01T00:00:02.000Z');
+    const old = m('main', 3, { main: 3 }, 4);
+    expect(bestBases([a, b, old])).toEqual([a, b]);
+    expect(chooseBase([a, b])).toBe(b);
+    const deeper = m('a', 2, { main: 3, a: 2 }, 6, '2026-01-01T00:00:00.000Z');
+    expect(chooseBase([deeper, b])).toBe(deeper);
+    const sameTime = [m('x', 1, {}, 5, 't', 'A'), m('y', 1, {}, 5, 't', 'B')];
+    expect(chooseBase(sameTime)?.commit.id).toBe('B');
+  });
+});
