@@ -93,3 +93,32 @@ describe('garbage collection', () => {
     expect((await g.gc({ now: later })).keys).toEqual([]);
   });
 });
+
+describe('NDJSON loads under hostile input', () => {
+  it('fuzz: arbitrary lines are loaded all-or-nothing or refused with a typed error', async () => {
+    const { default: fc } = await import('fast-check');
+    const { BranchgraphError } = await import('../model/errors.js');
+    const g = await peopleGraph();
+    await mustWrite(g, 'main', [person('a')]);
+    const line = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+      fc.record({ op: fc.constantFrom('insert', 'upsert', 'update', 'delete', 'drop'), table: fc.constantFrom('Person', 'Knows', 'Nope'), values: fc.dictionary(fc.constantFrom('id', 'name', 'age', 'email', 'from', 'to'), fc.jsonValue({ maxDepth: 1 })) }).map((v) => JSON.stringify(v)),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(line, { maxLength: 8 }), async (lines) => {
+        const before = await rowsOf(g, 'main', 'Person');
+        const head = (await g.branchHead('main')).manifest.commit.id;
+        try {
+          await g.load('main', lines.join('\n'));
+        } catch (e) {
+          expect(e).toBeInstanceOf(BranchgraphError);
+          expect(['invalid_input', 'constraint_violation', 'payload_too_large']).toContain((e as InstanceType<typeof BranchgraphError>).code);
+          expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
+          expect(await rowsOf(g, 'main', 'Person')).toEqual(before);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  }, 60_000);
+});

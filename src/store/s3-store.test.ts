@@ -1,4 +1,4 @@
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { freshS3Store, s3Available, S3_SKIP_REASON } from '../../test/support/s3-env.js';
 import { describeObjectStore } from './object-store.conformance.js';
 import type { S3Store } from './s3-store.js';
@@ -13,6 +13,25 @@ if (s3Available()) {
   });
   afterAll(async () => {
     for (const s of opened) await s.close();
+  });
+
+  describe('S3 adapter: create-only PUTs with lost responses (real server)', () => {
+    it('a PUT that landed but lost its response is recognised as ours, not retried blindly into a 412', async () => {
+      const s = await freshS3Store('lost');
+      opened.push(s);
+      s.loseNextPutResponses(1);
+      await s.putIfAbsent('k', new TextEncoder().encode('mine'));
+      expect(new TextDecoder().decode(await s.get('k'))).toBe('mine');
+    });
+
+    it('after a lost response, someone else\'s object at the key is a loss (object_exists)', async () => {
+      const s = await freshS3Store('lost');
+      opened.push(s);
+      await s.putIfAbsent('k', new TextEncoder().encode('theirs'));
+      s.loseNextPutResponses(1);
+      await expect(s.putIfAbsent('k', new TextEncoder().encode('mine'))).rejects.toMatchObject({ code: 'object_exists' });
+      expect(new TextDecoder().decode(await s.get('k'))).toBe('theirs');
+    });
   });
 } else {
   describe.skip(`ObjectStore conformance: s3 — skipped: ${S3_SKIP_REASON}`, () => {

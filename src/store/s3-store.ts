@@ -95,6 +95,26 @@ export class S3Store implements ObjectStore {
     });
   }
 
+  /**
+   * Wire-level fault injection for tests of the retry logic: the next `times`
+   * PutObject requests reach the server and take effect, but their responses
+   * are replaced by a network error, as when a connection drops mid-reply.
+   */
+  loseNextPutResponses(times: number): void {
+    let remaining = times;
+    this.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'PutObjectCommand' && remaining > 0) {
+          remaining--;
+          throw Object.assign(new Error('connection reset while reading the response (injected)'), { name: 'TimeoutError' });
+        }
+        return result;
+      },
+      { step: 'initialize', name: `lose-put-responses-${Math.random()}` },
+    );
+  }
+
   private fullKey(key: string): string {
     return this.prefix + key;
   }
