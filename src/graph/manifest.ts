@@ -22,6 +22,7 @@ export const RunRefZ = z.object({
   bytes: z.number().int().min(0),
   minKey: z.string(),
   maxKey: z.string(),
+  checksum: z.string().regex(/^[0-9a-f]{32}$/),
   segmented: z.boolean().optional(),
 });
 

@@ -67,6 +67,15 @@ class RepositoryCaches {
   readonly branchRecords = new Map<string, BranchRecord>();
 }
 
+/** A branch record, which must name the branch and sequence number its key says. */
+function readRecord(bytes: Uint8Array, key: string): BranchRecord {
+  const rec = decodeJson(BranchRecordZ, bytes, key);
+  if (key !== keys.branchRecord(rec.name, rec.seq)) {
+    throw new BranchgraphError('corrupt_object', `${key} holds the record of ${JSON.stringify(rec.name)} #${rec.seq}`, { details: { key } });
+  }
+  return rec;
+}
+
 export class Repository {
   private readonly manifests: Map<string, Promise<Manifest>>;
   private readonly schemas: Map<string, Promise<Schema>>;
@@ -108,7 +117,7 @@ export class Repository {
       if (seqOfBranchKey(o.key) !== undefined) newestKey = o.key;
     }
     if (newestKey !== undefined) {
-      latest = decodeJson(BranchRecordZ, await this.store.get(newestKey, { signal }), newestKey);
+      latest = readRecord(await this.store.get(newestKey, { signal }), newestKey);
       this.branchRecords.set(name, latest);
     }
     return latest;
@@ -128,9 +137,7 @@ export class Repository {
       const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
       if (m !== null) newest.set(m[1] as string, o.key);
     }
-    const recs = await Promise.all(
-      [...newest.values()].map(async (k) => decodeJson(BranchRecordZ, await this.store.get(k, { signal }), k)),
-    );
+    const recs = await Promise.all([...newest.values()].map(async (k) => readRecord(await this.store.get(k, { signal }), k)));
     for (const r of recs) this.branchRecords.set(r.name, r);
     return recs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

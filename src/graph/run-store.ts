@@ -8,8 +8,9 @@ import { ulid } from 'ulid';
 import type { TableType } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
+import { BranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
-import { decodeRun, encodeRun, runRefOf, SEGMENT_ROWS, type RunData, type RunRef, type RunRow } from '../table/run.js';
+import { decodeRun, encodeRun, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import type { LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
 import { decodeJson, encodeJson, RunRefZ } from './manifest.js';
@@ -57,7 +58,7 @@ export class RunStore {
   stage(table: TableType, rows: readonly RunRow[]): RunRef {
     const key = `staged/${table.name}/${ulid()}`;
     const bytes = encodeRun(table, rows);
-    const ref = runRefOf(key, rows, bytes.length);
+    const ref = runRefOf(key, rows, bytes);
     this.insert(`${key}\u0000${table.props.map((p) => p.name).join(',')}`, Promise.resolve(decodeRun(table, bytes, key)), bytes.length);
     return ref;
   }
@@ -79,19 +80,20 @@ export class RunStore {
       const key = keys.run(table.name, id);
       const bytes = encodeRun(table, rows);
       await this.store.putIfAbsent(key, bytes, { signal });
-      return runRefOf(key, rows, bytes.length);
+      return runRefOf(key, rows, bytes);
     }
     const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) => rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS));
     const segments = await mapLimit(parts, WRITE_CONCURRENCY, async (part, n) => {
       const key = keys.runSegment(table.name, id, n);
       const bytes = encodeRun(table, part);
       await this.store.putIfAbsent(key, bytes, { signal });
-      return runRefOf(key, part, bytes.length);
+      return runRefOf(key, part, bytes);
     });
     const indexKey = keys.runIndex(table.name, id);
-    await this.store.putIfAbsent(indexKey, encodeJson({ format: 1, segments }), { signal });
+    const index = encodeJson({ format: 1, segments });
+    await this.store.putIfAbsent(indexKey, index, { signal });
     this.indexes.set(indexKey, Promise.resolve(segments));
-    const ref = runRefOf(indexKey, rows, segments.reduce((n, s) => n + s.bytes, 0));
+    const ref = runRefOf(indexKey, rows, index, segments.reduce((n, s) => n + s.bytes, 0));
     return { ...ref, segmented: true };
   }
 
@@ -100,7 +102,12 @@ export class RunStore {
     if (!ref.segmented) return Promise.resolve([ref]);
     const hit = this.indexes.get(ref.key);
     if (hit !== undefined) return hit;
-    const p = this.store.get(ref.key, { signal }).then((b) => decodeJson(RunIndexZ, b, ref.key).segments);
+    const p = this.store.get(ref.key, { signal }).then((b) => {
+      verifyChecksum(ref, b);
+      const segments = decodeJson(RunIndexZ, b, ref.key).segments;
+      if (segments.reduce((n, x) => n + x.rows, 0) !== ref.rows) throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, { details: { key: ref.key } });
+      return segments;
+    });
     this.indexes.set(ref.key, p);
     p.catch(() => this.indexes.delete(ref.key));
     return p;
@@ -120,7 +127,10 @@ export class RunStore {
       this.cache.set(cacheKey, hit);
       return hit.data;
     }
-    const data = this.store.get(ref.key, { signal }).then((bytes) => decodeRun(table, bytes, ref.key));
+    const data = this.store.get(ref.key, { signal }).then((bytes) => {
+      verifyChecksum(ref, bytes);
+      return decodeRun(table, bytes, ref.key, ref);
+    });
     this.insert(cacheKey, data, ref.bytes);
     const entry = this.cache.get(cacheKey);
     // A failed load must not poison the cache.

@@ -30,6 +30,11 @@ export function contentHash(canonical: string): string {
   return createHash('sha256').update(canonical).digest('hex').slice(0, 32);
 }
 
+/** 128-bit hash of raw bytes, hex: the checksum a manifest records for each run file. */
+export function bytesHash(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, 32);
+}
+
 export function valuesEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;

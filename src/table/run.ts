@@ -11,6 +11,7 @@
  * every layer sorts and searches by.
  */
 import { Bool, Float64, Int64, makeBuilder, Table, tableFromIPC, tableToIPC, Utf8, type DataType, type Vector } from 'apache-arrow';
+import { bytesHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import type { Row, Value } from '../model/values.js';
@@ -39,6 +40,8 @@ export interface RunRef {
   bytes: number;
   minKey: string;
   maxKey: string;
+  /** Checksum of the run file (of the index object for a segmented run), verified before decoding. */
+  checksum: string;
   segmented?: boolean;
 }
 
@@ -158,11 +161,15 @@ export class RunData {
  * Decode a run for `table` as the current schema sees it: columns the file
  * lacks (properties added later) read as null; extra columns are ignored.
  */
-export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string): RunData {
+export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string, expected?: Pick<RunRef, 'rows' | 'minKey' | 'maxKey'>): RunData {
   try {
     const t = tableFromIPC(bytes);
     const format = t.schema.metadata.get('branchgraph.format');
     if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
+    // Check the shape against what the manifest recorded before touching any row:
+    // a corrupted length must not turn into a billion-row loop.
+    if (expected !== undefined && t.numRows !== expected.rows) throw new Error(`holds ${t.numRows} rows, the manifest says ${expected.rows}`);
+    if (t.numRows > bytes.length) throw new Error(`claims ${t.numRows} rows in ${bytes.length} bytes`);
     const keyCol = t.getChild('_key');
     const tombCol = t.getChild('_tomb');
     const hashCol = t.getChild('_hash');
@@ -174,6 +181,9 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
       tombs[i] = tombCol.get(i) === true;
       if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
     }
+    if (expected !== undefined && t.numRows > 0 && (keys[0] !== expected.minKey || keys[t.numRows - 1] !== expected.maxKey)) {
+      throw new Error('its key range differs from the manifest');
+    }
     const columns = rowProps(table).map((prop) => ({ prop, vector: t.getChild(prop.name) }));
     return new RunData(Array.from(keys), tombs, Array.from(hashes), columns, bytes.length);
   } catch (e) {
@@ -184,8 +194,8 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
   }
 }
 
-/** Stats for a run's manifest entry. */
-export function runRefOf(key: string, rows: readonly RunRow[], bytes: number): RunRef {
+/** Stats and checksum for a run's manifest entry. */
+export function runRefOf(key: string, rows: readonly RunRow[], file: Uint8Array, bytes = file.length): RunRef {
   return {
     key,
     rows: rows.length,
@@ -193,5 +203,17 @@ export function runRefOf(key: string, rows: readonly RunRow[], bytes: number): R
     bytes,
     minKey: rows[0]?.key ?? '',
     maxKey: rows[rows.length - 1]?.key ?? '',
+    checksum: bytesHash(file),
   };
+}
+
+/**
+ * Refuse bytes whose checksum differs from the manifest's before any parser
+ * sees them: a flipped byte must become `corrupt_object`, never a hang or a
+ * wrong answer inside the Arrow reader.
+ */
+export function verifyChecksum(ref: Pick<RunRef, 'key' | 'checksum'>, bytes: Uint8Array): void {
+  if (bytesHash(bytes) !== ref.checksum) {
+    throw new BranchgraphError('corrupt_object', `${ref.key} does not match the checksum its manifest recorded`, { details: { key: ref.key } });
+  }
 }
