@@ -12,7 +12,8 @@ import { findType, type TableType } from '../src/model/schema.js';
 import { FsStore } from '../src/store/fs-store.js';
 import type { RunRow } from '../src/table/run.js';
 
-export const FIXTURE_ROOT = path.resolve('.bench/fixtures');
+// Versioned so fixtures built by an older storage format are never reused.
+export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v2');
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(() => true, () => false);
