@@ -31,3 +31,31 @@ export function depthAndAliasLimit(maxDepth: number, maxAliases: number) {
     },
   };
 }
+
+const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']);
+
+/**
+ * Documents that do not parse, validate or bind their variables are the
+ * client's mistake: report them with the closed set's `invalid_input` (and
+ * masked unexpected failures as `internal`), keeping GraphQL's own code
+ * beside it as `graphqlCode`.
+ */
+export function closedSetErrorCodes() {
+  return {
+    onResultProcess({ result }: { result: unknown }) {
+      const results = Array.isArray(result) ? result : [result];
+      for (const r of results) {
+        const errors = (r as { errors?: { extensions?: Record<string, unknown> }[] } | null)?.errors;
+        for (const e of errors ?? []) {
+          const code = e.extensions?.code;
+          // graphql-js reports variable coercion failures with no code at all.
+          if (code === undefined || (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code))) {
+            (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'invalid_input', ...(code !== undefined ? { graphqlCode: code } : {}) };
+          } else if (code === 'INTERNAL_SERVER_ERROR') {
+            (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
+          }
+        }
+      }
+    },
+  };
+}

@@ -13,7 +13,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
-import { depthAndAliasLimit } from '../graphql/limits.js';
+import { closedSetErrorCodes, depthAndAliasLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
@@ -175,7 +175,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
       error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
     },
     maskedErrors: true,
-    plugins: [depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin],
+    plugins: [depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin, closedSetErrorCodes() as Plugin],
     context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {
