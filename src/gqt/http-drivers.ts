@@ -76,6 +76,13 @@ abstract class HttpDriver implements GqtDriver {
 
   constructor(private readonly launch: ServerLauncher) {}
 
+  /** A driver of this kind with its first server started. */
+  static async open<D extends HttpDriver>(this: new (launch: ServerLauncher) => D, launch: ServerLauncher): Promise<D> {
+    const d = new this(launch);
+    await d.restart();
+    return d;
+  }
+
   async restart(): Promise<void> {
     await this.server?.stop();
     this.server = await this.launch();
@@ -110,12 +117,6 @@ abstract class HttpDriver implements GqtDriver {
 export class RestDriver extends HttpDriver {
   readonly name = 'rest';
 
-  static async open(launch: ServerLauncher): Promise<RestDriver> {
-    const d = new RestDriver(launch);
-    await d.restart();
-    return d;
-  }
-
   async applySchema(branch: string, text: string): Promise<void> {
     await this.client.applySchema(branch, { schema: text });
   }
@@ -145,12 +146,6 @@ const COMMIT = 'id parents branch actor message time kind';
 
 export class GraphqlDriver extends HttpDriver {
   readonly name = 'graphql';
-
-  static async open(launch: ServerLauncher): Promise<GraphqlDriver> {
-    const d = new GraphqlDriver(launch);
-    await d.restart();
-    return d;
-  }
 
   private async gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
     const res = await fetch(`${(this.server as ServerHandle).url}/graphql`, {

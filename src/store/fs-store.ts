@@ -128,34 +128,40 @@ export class FsStore implements ObjectStore {
   }
 
   async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
-    throwIfAborted(opts.signal);
-    const file = this.filePath(key);
-    let tmp: string | undefined;
-    try {
-      await fsp.mkdir(path.dirname(file), { recursive: true });
-      tmp = await this.writeTemp(body, opts.signal);
+    // link(2) refuses an existing name atomically; the temp file is removed afterwards.
+    await this.place('putIfAbsent', key, body, opts.signal, async (tmp, file) => {
       throwIfAborted(opts.signal);
       await fsp.link(tmp, file);
       await syncDir(path.dirname(file));
-    } catch (e) {
-      if (errno(e) === 'EEXIST') throw new BranchgraphError('object_exists', `an object already exists at ${key}`, { details: { key } });
-      throw storeError('putIfAbsent', key, e);
-    } finally {
-      if (tmp !== undefined) await fsp.rm(tmp, { force: true });
-    }
+      return false;
+    });
   }
 
   async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
-    throwIfAborted(opts.signal);
+    await this.place('putOverwrite', key, body, opts.signal, async (tmp, file) => {
+      await fsp.rename(tmp, file);
+      return true;
+    });
+  }
+
+  /** Write `body` to a synced temp file, then `install` it at the key's path (true when it consumed the temp file). */
+  private async place(
+    op: string,
+    key: string,
+    body: Uint8Array,
+    signal: AbortSignal | undefined,
+    install: (tmp: string, file: string) => Promise<boolean>,
+  ): Promise<void> {
+    throwIfAborted(signal);
     const file = this.filePath(key);
     let tmp: string | undefined;
     try {
       await fsp.mkdir(path.dirname(file), { recursive: true });
-      tmp = await this.writeTemp(body, opts.signal);
-      await fsp.rename(tmp, file);
-      tmp = undefined;
+      tmp = await this.writeTemp(body, signal);
+      if (await install(tmp, file)) tmp = undefined;
     } catch (e) {
-      throw storeError('putOverwrite', key, e);
+      if (errno(e) === 'EEXIST') throw new BranchgraphError('object_exists', `an object already exists at ${key}`, { details: { key } });
+      throw storeError(op, key, e);
     } finally {
       if (tmp !== undefined) await fsp.rm(tmp, { force: true });
     }
