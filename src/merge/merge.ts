@@ -159,8 +159,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
   let planned: Planned | undefined;
 
   const cleanup = async (scratch: RunRef[]): Promise<void> => {
-    const prev = timer;
-    prev.enter('cleanup');
+    timer.enter('cleanup');
     if (scratch.length > 0) await g.runs.delete(scratch).catch(() => undefined);
     releaseScratch(scratch.length);
   };
