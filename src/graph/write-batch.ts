@@ -15,13 +15,13 @@
  *   cardinality for every source whose edges of that type change;
  * - a failing batch changes nothing and lists every failing operation.
  */
-import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type TableVersion } from '../table/table-version.js';
+import { uniqueClashes } from '../table/unique-clashes.js';
 import type { ChangePlan, Graph, Snapshot } from './graph.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
@@ -256,34 +256,11 @@ async function checkConstraints(
     }
 
     // @unique across the table after the batch.
+    const after = new Map([...changes].map(([k, c]) => [k, c.row] as const));
     const uniques = type.props.filter((p) => p.unique);
-    if (uniques.length > 0) {
-      const claimed = new Map<string, string>();
-      for (const [k, c] of changes) {
-        if (c.row === null) continue;
-        for (const p of uniques) {
-          const v = c.row[p.name];
-          if (v === null || v === undefined) continue;
-          const id = `${p.name}\u0000${canonicalJson(v)}`;
-          const other = claimed.get(id);
-          if (other !== undefined) issues.add(at(c, name, k), `${name}.${p.name} = ${canonicalJson(v)} is also used by ${other}`);
-          else claimed.set(id, k);
-        }
-      }
-      if (claimed.size > 0) {
-        for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
-          if (changes.has(r.key)) continue;
-          for (const p of uniques) {
-            const v = r.props?.[p.name];
-            if (v === null || v === undefined) continue;
-            const holder = claimed.get(`${p.name}\u0000${canonicalJson(v)}`);
-            if (holder !== undefined) {
-              const c = changes.get(holder) as Change;
-              issues.add(at(c, name, holder), `${name}.${p.name} = ${canonicalJson(v)} is already used by ${r.key}`);
-            }
-          }
-        }
-      }
+    for await (const clash of uniqueClashes(uniques, after, mergeRuns(t.version.runs, t.load, undefined))) {
+      const c = changes.get(clash.key) as Change;
+      issues.add(at(c, name, clash.key), `${name}.${clash.property} = ${clash.value} is ${clash.otherChanged ? 'also' : 'already'} used by ${clash.other}`);
     }
   }
 }

@@ -11,11 +11,11 @@
  * Unique and incoming-edge checks scan the merged table (there is no
  * secondary index); the others touch only changed keys.
  */
-import { canonicalJson } from '../model/canonical.js';
 import type { Conflict } from '../model/conflict.js';
 import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, type Row } from '../model/values.js';
 import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { uniqueClashes } from '../table/unique-clashes.js';
 
 export interface ValidationInput {
   schema: Schema;
@@ -69,27 +69,8 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
     }
 
     const uniques = t.type.props.filter((p) => p.unique);
-    if (uniques.length > 0 && live.length > 0) {
-      const claimed = new Map<string, string>();
-      for (const [key, row] of live) {
-        for (const p of uniques) {
-          const v = row[p.name];
-          if (v === null || v === undefined) continue;
-          const id = `${p.name}\u0000${canonicalJson(v)}`;
-          const other = claimed.get(id);
-          if (other !== undefined) await conflict('UniqueViolation', name, key, p.name, `${name}.${p.name} = ${canonicalJson(v)} is used by both ${other} and ${key}`);
-          else claimed.set(id, key);
-        }
-      }
-      for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
-        if (changed.has(r.key)) continue;
-        for (const p of uniques) {
-          const v = r.props?.[p.name];
-          if (v === null || v === undefined) continue;
-          const holder = claimed.get(`${p.name}\u0000${canonicalJson(v)}`);
-          if (holder !== undefined) await conflict('UniqueViolation', name, holder, p.name, `${name}.${p.name} = ${canonicalJson(v)} is used by both ${r.key} and ${holder}`);
-        }
-      }
+    for await (const clash of uniqueClashes(uniques, changed, mergeRuns(t.version.runs, t.load, undefined))) {
+      await conflict('UniqueViolation', name, clash.key, clash.property, `${name}.${clash.property} = ${clash.value} is used by both ${clash.other} and ${clash.key}`);
     }
   }
   return out;
