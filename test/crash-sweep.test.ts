@@ -10,7 +10,7 @@ import { mergeBranches } from '../src/merge/merge.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
-import { mustWrite, PEOPLE_SCHEMA, person } from './support/fixtures.js';
+import { mustWrite, PEOPLE_SCHEMA, person, seededStore } from './support/fixtures.js';
 import { observe, sameContents, type Observed } from './support/observe.js';
 import { cloneMemoryStore as clone } from './support/stores.js';
 
@@ -82,13 +82,7 @@ describe('crash sweeps', () => {
   }
 
   it('a write batch', async () => {
-    const setup = async () => {
-      const store = new MemoryStore();
-      const g = await Graph.open(store);
-      await g.applySchema('main', PEOPLE_SCHEMA);
-      await mustWrite(g, 'main', [person('a'), person('b')]);
-      return store;
-    };
+    const setup = () => seededStore(PEOPLE_SCHEMA, [person('a'), person('b')]);
     const r = await sweep(setup, async (store) => {
       await (await Graph.open(store)).write('main', [person('c'), { op: 'delete', table: 'Person', values: { id: 'a' } }, { op: 'insert', table: 'Knows', values: { from: 'b', to: 'c' } }]);
     });
@@ -96,13 +90,7 @@ describe('crash sweeps', () => {
   }, 60_000);
 
   it('a schema apply with a migration that rewrites a table', async () => {
-    const setup = async () => {
-      const store = new MemoryStore();
-      const g = await Graph.open(store);
-      await g.applySchema('main', 'node P { id: string @key\n name: string }');
-      await mustWrite(g, 'main', [{ op: 'insert', table: 'P', values: { id: 'a', name: 'A' } }]);
-      return store;
-    };
+    const setup = () => seededStore('node P { id: string @key\n name: string }', [{ op: 'insert', table: 'P', values: { id: 'a', name: 'A' } }]);
     await sweep(setup, async (store) => {
       await (await Graph.open(store)).applySchema('main', 'node P { id: string @key\n name: string\n level: int }', { migration: { defaults: { 'P.level': 1 } } });
     });
@@ -110,10 +98,8 @@ describe('crash sweeps', () => {
 
   it('garbage collection never loses reachable data', async () => {
     const setup = async () => {
-      const store = new MemoryStore();
+      const store = await seededStore(PEOPLE_SCHEMA, [person('a')]);
       const g = await Graph.open(store);
-      await g.applySchema('main', PEOPLE_SCHEMA);
-      await mustWrite(g, 'main', [person('a')]);
       await g.createBranch('tmp', { branch: 'main' });
       await mustWrite(g, 'tmp', [person('t')]);
       await g.deleteBranch('tmp');

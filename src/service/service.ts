@@ -178,7 +178,11 @@ export class BranchgraphService {
   // ---- reads --------------------------------------------------------------
 
   async getRow(ref: Ref, table: string, key: string, ctx: RequestContext): Promise<Row> {
-    const row = await getRow(this.graph, await this.snapshot(ref, ctx), table, key, ctx.signal);
+    return this.existingRow(await this.snapshot(ref, ctx), table, key, ctx);
+  }
+
+  private async existingRow(snap: Snapshot, table: string, key: string, ctx: RequestContext): Promise<Row> {
+    const row = await getRow(this.graph, snap, table, key, ctx.signal);
     if (row === null) throw new BranchgraphError('not_found', `${table} ${key} does not exist`, { details: { table, key } });
     return row;
   }
@@ -188,8 +192,9 @@ export class BranchgraphService {
   }
 
   async edges(ref: Ref, table: string, key: string, opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string }, ctx: RequestContext) {
+    // One snapshot for both the existence check and the edges: resolving the ref twice costs a second head lookup.
     const snap = await this.snapshot(ref, ctx);
-    await this.getRow(ref, table, key, ctx);
+    await this.existingRow(snap, table, key, ctx);
     return edgesOf(this.graph, snap, table, key, { ...opts, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   }
 

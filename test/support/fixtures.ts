@@ -27,6 +27,15 @@ export async function peopleGraph(store: ObjectStore = new MemoryStore()): Promi
   return g;
 }
 
+/** A memory store holding a graph with `schema` applied and `ops` written on main. */
+export async function seededStore(schema: string, ops: WriteOp[]): Promise<MemoryStore> {
+  const store = new MemoryStore();
+  const g = await Graph.open(store);
+  await g.applySchema('main', schema);
+  if (ops.length > 0) await mustWrite(g, 'main', ops);
+  return store;
+}
+
 export const person = (id: string, extra: Record<string, unknown> = {}): WriteOp => ({
   op: 'insert',
   table: 'Person',
