@@ -348,6 +348,8 @@ describe('criss-cross histories', () => {
     await g.createBranch('A', { branch: 'main' });
     await g.createBranch('B', { branch: 'main' });
     const a1 = await mustWrite(g, 'A', [upd('Person', { id: 'p', age: 1 })]);
+    // Commit times have millisecond resolution; keep B1 strictly newer so the time rule, not the id tie-break, decides.
+    await new Promise((r) => setTimeout(r, 5));
     const b1 = await mustWrite(g, 'B', [upd('Person', { id: 'q', age: 2 })]);
     await g.createBranch('b1', { branch: 'B' });
     await mergeOk(g, 'A', { into: 'B' });
