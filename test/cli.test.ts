@@ -57,7 +57,7 @@ describe('command line', () => {
 
   it('talks to a running server, and SIGTERM drains in-flight requests before exiting', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-srv-'));
-    const { child, url } = await serve(['--store', `file://${dir}/data`, '--store-latency-ms', '30']);
+    const { child, url } = await serve(['--store', `file://${dir}/data`, '--store-latency-ms', '100']);
     await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
     expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--server', url])).code).toBe(0);
     // A slow request in flight when SIGTERM arrives still completes.
@@ -66,7 +66,9 @@ describe('command line', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ ops: [{ op: 'insert', table: 'Person', values: { id: 'z', name: 'Z' } }] }),
     });
-    await new Promise((r) => setTimeout(r, 60));
+    // With 100 ms per store call the write takes well over a second; 300 ms in, its request has surely
+    // reached the handler (a connection that has not sent a request yet may be closed at shutdown).
+    await new Promise((r) => setTimeout(r, 300));
     child.kill('SIGTERM');
     const res = await inflight;
     expect(res.status).toBe(200);
