@@ -22,6 +22,9 @@ import { collectGarbage, type GcOptions, type GcReport } from './gc.js';
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
+import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../wal/pending.js';
+import { isVirtualRun } from '../wal/generation.js';
+import { newestRows } from '../table/table-version.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
 
@@ -29,6 +32,10 @@ export interface Snapshot {
   ref: ManifestRef;
   manifest: Manifest;
   schema: Schema;
+  /** What readers see: the manifest's tables with pending WAL generations on top. */
+  tables: Record<string, TableVersion>;
+  /** Pending WAL generations (none for a commit snapshot: commits hold only folded rows). */
+  pending: PendingWal;
   /** The branch the snapshot was resolved from, when it was. */
   branch?: BranchRecord;
 }
@@ -43,6 +50,8 @@ export interface ChangeOptions {
   expectedHead?: string;
   /** A head the caller just read, used for the first attempt instead of reading it again. */
   firstHead?: Snapshot;
+  /** Plan against the manifest alone, without reading pending WAL generations (catch-up). */
+  withoutPending?: boolean;
 }
 
 /** What a plan asks the publication loop to publish. */
@@ -51,7 +60,14 @@ export interface ChangePlan<T> {
   /** Tables to replace; `null` removes a table. Others carry over. */
   tables?: Record<string, TableVersion | null>;
   schema?: Schema;
+  /**
+   * WAL watermarks to record. When absent, the publication folds every
+   * pending generation the plan saw: they go into real runs under the
+   * plan's own changes, so an older pending row never overrides them.
+   */
   wal?: Record<string, number>;
+  /** Leave pending generations pending (catch-up folds its own prefix). */
+  keepPending?: boolean;
   /** The merged source, recorded as the second parent. */
   secondParent?: Manifest;
   /** Runs written for this attempt, deleted if it does not publish. */
@@ -114,15 +130,26 @@ export class Graph {
 
   // ---- snapshots --------------------------------------------------------
 
-  async snapshotAt(ref: ManifestRef, signal?: AbortSignal, branch?: BranchRecord): Promise<Snapshot> {
+  async snapshotAt(ref: ManifestRef, signal?: AbortSignal, branch?: BranchRecord, withPending = false): Promise<Snapshot> {
     const manifest = await this.repo.readManifest(ref, signal);
-    const schema = await this.repo.readSchema(manifest.schema, signal);
-    return { ref, manifest, schema, ...(branch !== undefined ? { branch } : {}) };
+    const [schema, pending] = await Promise.all([
+      this.repo.readSchema(manifest.schema, signal),
+      withPending && branch !== undefined ? readPending(this.store, this.runs, manifest, branch.lineage, signal) : NO_PENDING,
+    ]);
+    const tables = Object.fromEntries(Object.entries(viewTables(manifest, pending)).filter(([t]) => findType(schema, t) !== undefined));
+    return { ref, manifest, schema, tables, pending, ...(branch !== undefined ? { branch } : {}) };
   }
 
-  async branchHead(name: string, signal?: AbortSignal): Promise<Snapshot> {
-    const rec = await this.repo.liveBranch(name, signal);
-    return this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec);
+  async branchHead(name: string, signal?: AbortSignal, opts: { withoutPending?: boolean } = {}): Promise<Snapshot> {
+    for (let attempt = 1; ; attempt++) {
+      const rec = await this.repo.liveBranch(name, signal);
+      try {
+        return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, opts.withoutPending !== true);
+      } catch (e) {
+        // A generation listed as pending was folded and deleted before we read it: the head moved on.
+        if (!(e instanceof BranchgraphError && e.code === 'object_not_found' && e.details.key !== undefined && String(e.details.key).startsWith('wal/')) || attempt >= 4) throw e;
+      }
+    }
   }
 
   async commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot> {
@@ -144,7 +171,7 @@ export class Graph {
   table(snap: Snapshot, name: string, signal?: AbortSignal): { type: TableType; version: TableVersion; load: LoadRun } {
     const type = findType(snap.schema, name);
     if (type === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
-    return { type, version: snap.manifest.tables[name] ?? EMPTY_TABLE, load: this.runs.loader(type, signal) };
+    return { type, version: snap.tables[name] ?? EMPTY_TABLE, load: this.runs.loader(type, signal) };
   }
 
   // ---- branches ----------------------------------------------------------
@@ -162,7 +189,14 @@ export class Graph {
 
   async createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
     validateBranchName(name);
-    const base = await this.resolve(from, opts.signal);
+    let base = await this.resolve(from, opts.signal);
+    // Pending generations belong to the source's lineage; fold them so the new branch starts from what readers of the source saw.
+    if ('branch' in from && base.pending.generations.length > 0) {
+      const folded = await this.commitChange<null>(from.branch, { ...opts, firstHead: base, expectedHead: undefined }, async (head) =>
+        head.pending.generations.length === 0 ? { unchanged: null } : { kind: 'catchup', scratch: [], result: null, message: `fold pending WAL generations before branching ${name}` },
+      );
+      base = 'unchanged' in folded ? folded.head : await this.snapshotAt(refOf(folded.manifest), opts.signal);
+    }
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       const existing = await this.repo.branchRecord(name, opts.signal);
       if (existing !== undefined && !existing.deleted) throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
@@ -171,7 +205,7 @@ export class Graph {
         existing?.seq ?? 0,
         opts.signal,
       );
-      if (res !== 'lost') return { record: res, head: { ...base, branch: res } };
+      if (res !== 'lost') return { record: res, head: { ...base, tables: base.manifest.tables, pending: NO_PENDING, branch: res } };
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
@@ -208,7 +242,7 @@ export class Graph {
       throwIfAborted(opts.signal);
       // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
       if (attempt > 1) await abortableSleep(Math.random() * 2 ** attempt * 2, opts.signal);
-      const head = attempt === 1 && opts.firstHead !== undefined ? opts.firstHead : await this.branchHead(branch, opts.signal);
+      const head = attempt === 1 && opts.firstHead !== undefined ? opts.firstHead : await this.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true });
       const rec = head.branch as BranchRecord;
       if (opts.expectedHead !== undefined && head.manifest.commit.id !== opts.expectedHead) {
         throw new BranchgraphError('head_moved', `branch ${branch} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
@@ -217,10 +251,12 @@ export class Graph {
       }
       const planned = await plan(head, attempt);
       if ('unchanged' in planned) return { unchanged: planned.unchanged, head };
+      if (planned.wal === undefined) planned.wal = watermarksFor(head.manifest, rec.lineage);
       // Scratch may be deleted only when the manifest certainly did not land.
       let maybePublished = false;
       try {
         throwIfAborted(opts.signal);
+        const folded = await this.foldPending(head, planned, opts.signal);
         const manifest = await this.buildManifest(head, rec, planned, opts);
         await this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal);
         let outcome: 'published' | 'lost';
@@ -229,10 +265,10 @@ export class Graph {
           outcome = await this.repo.publish(manifest, opts.signal);
         } catch (e) {
           // A lost response: the manifest may have landed. Look before deciding anything.
-          if (await this.repo.isPublished(manifest)) return { commit: manifest.commit, manifest, result: planned.result, attempts: attempt };
+          if (await this.repo.isPublished(manifest)) return this.published(manifest, planned, attempt, folded);
           throw e;
         }
-        if (outcome === 'published') return { commit: manifest.commit, manifest, result: planned.result, attempts: attempt };
+        if (outcome === 'published') return this.published(manifest, planned, attempt, folded);
         maybePublished = false;
         await this.store.deleteMany([`commits/${manifest.commit.id}.json`]).catch(() => undefined);
       } finally {
@@ -242,6 +278,62 @@ export class Graph {
     throw new BranchgraphError('publish_contention', `branch ${branch} moved ${MAX_PUBLISH_ATTEMPTS} times while publishing; retry`, {
       details: { branch, attempts: MAX_PUBLISH_ATTEMPTS },
     });
+  }
+
+  private async published<T>(manifest: Manifest, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {
+    // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this misses).
+    if (folded.length > 0) {
+      await this.store.deleteMany(folded).catch(() => undefined);
+      for (const k of folded) this.runs.forgetGeneration(k);
+    }
+    return { commit: manifest.commit, manifest, result: plan.result, attempts };
+  }
+
+  /**
+   * Make the plan's tables hold every pending generation the plan saw, as
+   * real runs beneath the plan's own runs, and advance the watermarks past
+   * them. Each stretch of consecutive pending runs becomes one run.
+   */
+  private async foldPending(head: Snapshot, plan: ChangePlan<unknown>, signal?: AbortSignal): Promise<string[]> {
+    const foldHead = head.pending.generations.length > 0 && plan.keepPending !== true;
+    // A merge may adopt a source's pending runs even when the target has none.
+    const adopts = Object.values(plan.tables ?? {}).some((t) => t?.runs.some((r) => isVirtualRun(r.key)));
+    if (!foldHead && !adopts) return [];
+    const tables: Record<string, TableVersion | null> = { ...(foldHead ? head.tables : {}), ...plan.tables };
+    await Promise.all(
+      Object.entries(tables).map(async ([name, t]) => {
+        if (t === null || !t.runs.some((r) => isVirtualRun(r.key))) return;
+        const type = findType(plan.schema ?? head.schema, name);
+        if (type === undefined) {
+          tables[name] = null;
+          return;
+        }
+        const runs: RunRef[] = [];
+        let stretch: RunRef[] = [];
+        const flush = async (): Promise<void> => {
+          if (stretch.length === 0) return;
+          const rows = await newestRows(stretch, this.runs.loader(type, signal));
+          stretch = [];
+          if (rows.length === 0) return;
+          const ref = await this.runs.write(type, rows, signal);
+          plan.scratch.push(ref);
+          runs.push(ref);
+        };
+        for (const r of t.runs) {
+          if (isVirtualRun(r.key)) stretch.push(r);
+          else {
+            await flush();
+            runs.push(r);
+          }
+        }
+        await flush();
+        tables[name] = { runs };
+      }),
+    );
+    plan.tables = tables;
+    if (!foldHead) return [];
+    plan.wal = { ...plan.wal, ...head.pending.seen };
+    return head.pending.generations.map((g) => g.key);
   }
 
   private async buildManifest(head: Snapshot, rec: BranchRecord, plan: ChangePlan<unknown>, opts: ChangeOptions): Promise<Manifest> {
@@ -263,7 +355,7 @@ export class Graph {
       version,
       schema: schemaHash,
       tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-      wal: plan.wal ?? prev.wal,
+      wal: plan.wal ?? watermarksFor(prev, rec.lineage),
       commit: {
         id: ulid(),
         parents,
@@ -304,7 +396,7 @@ export class Graph {
   /** Rewrite tables as one run each (dropping tombstones), as one commit. */
   compact(branch: string, tables: readonly string[] | undefined, opts: ChangeOptions = {}): Promise<PublishedChange<{ tables: string[] }> | { unchanged: { tables: string[] }; head: Snapshot }> {
     return this.commitChange<{ tables: string[] }>(branch, opts, async (head) => {
-      const names = (tables ?? Object.keys(head.manifest.tables)).filter((n) => (head.manifest.tables[n]?.runs.length ?? 0) > 1).sort();
+      const names = (tables ?? Object.keys(head.tables)).filter((n) => (head.tables[n]?.runs.length ?? 0) > 1).sort();
       if (names.length === 0) return { unchanged: { tables: [] } };
       const out: Record<string, TableVersion> = {};
       const scratch: RunRef[] = [];

@@ -158,7 +158,7 @@ export interface TableDiff {
 
 /** What changed from `from` to `to`, per table (tables sorted by name). */
 export async function diffSnapshots(graph: Graph, from: Snapshot, to: Snapshot, signal?: AbortSignal): Promise<TableDiff[]> {
-  const names = [...new Set([...Object.keys(from.manifest.tables), ...Object.keys(to.manifest.tables)])].sort();
+  const names = [...new Set([...Object.keys(from.tables), ...Object.keys(to.tables)])].sort();
   const out: TableDiff[] = [];
   for (const name of names) {
     const typeTo = to.schema.types.find((t) => t.name === name);
@@ -166,8 +166,8 @@ export async function diffSnapshots(graph: Graph, from: Snapshot, to: Snapshot, 
     const type = typeTo ?? typeFrom;
     if (type === undefined) continue;
     const load = graph.runs.loader(type, signal);
-    const a = from.manifest.tables[name] ?? EMPTY_TABLE;
-    const b = to.manifest.tables[name] ?? EMPTY_TABLE;
+    const a = from.tables[name] ?? EMPTY_TABLE;
+    const b = to.tables[name] ?? EMPTY_TABLE;
     const changed = await changedStates(a, b, load);
     if (changed.size === 0) continue;
     const before = await lookupStates(a, changed.keys(), load);

@@ -14,15 +14,24 @@ import { decodeRun, encodeRun, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunD
 import type { LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
 import { decodeJson, encodeJson, RunRefZ } from './manifest.js';
+import { decodeGeneration, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../wal/generation.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
 
 const RunIndexZ = z.object({ format: z.literal(1), segments: z.array(RunRefZ) });
 
+export interface LoadedGeneration {
+  generation: Generation;
+  file: Uint8Array;
+}
+
 class RunCache {
   readonly entries = new Map<string, { data: Promise<RunData>; bytes: number }>();
   readonly indexes = new Map<string, Promise<RunRef[]>>();
+  /** Pending WAL generations, immutable like runs; bounded separately (they are read as a group). */
+  readonly generations = new Map<string, { data: Promise<LoadedGeneration>; bytes: number }>();
+  generationBytes = 0;
   bytes = 0;
   constructor(readonly limit: number) {}
 }
@@ -118,6 +127,43 @@ export class RunStore {
     return ref.segmented ? [ref.key, ...(await this.segments(ref, signal)).map((s) => s.key)] : [ref.key];
   }
 
+  /** A WAL generation object, decoded; cached because every head resolution overlays the pending ones. */
+  generation(key: string, signal?: AbortSignal): Promise<LoadedGeneration> {
+    const gens = this.shared.generations;
+    const hit = gens.get(key);
+    if (hit !== undefined) {
+      gens.delete(key);
+      gens.set(key, hit);
+      return hit.data;
+    }
+    const data = this.store.get(key, { signal }).then((file) => ({ generation: decodeGeneration(file, key), file }));
+    const entry = { data, bytes: 0 };
+    gens.set(key, entry);
+    data.then(
+      (g) => {
+        entry.bytes = g.file.length;
+        this.shared.generationBytes += g.file.length;
+        for (const [k, v] of gens) {
+          if (this.shared.generationBytes <= this.shared.limit / 4 || gens.size <= 1) break;
+          gens.delete(k);
+          this.shared.generationBytes -= v.bytes;
+        }
+      },
+      () => {
+        if (gens.get(key) === entry) gens.delete(key);
+      },
+    );
+    return data;
+  }
+
+  /** A folded or vanished generation can be dropped at once. */
+  forgetGeneration(key: string): void {
+    const e = this.shared.generations.get(key);
+    if (e === undefined) return;
+    this.shared.generations.delete(key);
+    this.shared.generationBytes -= e.bytes;
+  }
+
   load(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {
     // Decoding depends on the table's properties, so the schema shape is part of the cache key.
     const cacheKey = `${ref.key}\u0000${table.props.map((p) => p.name).join(',')}`;
@@ -127,10 +173,17 @@ export class RunStore {
       this.cache.set(cacheKey, hit);
       return hit.data;
     }
-    const data = this.store.get(ref.key, { signal }).then((bytes) => {
-      verifyChecksum(ref, bytes);
-      return decodeRun(table, bytes, ref.key, ref);
-    });
+    const data = isVirtualRun(ref.key)
+      ? this.generation(splitVirtualRun(ref.key).generation, signal).then(({ generation, file }) => {
+          verifyChecksum(ref, file);
+          // Re-encoding gives pending rows exactly the decoding (and schema evolution) of stored runs.
+          const rows = generationRows(generation, splitVirtualRun(ref.key).table);
+          return decodeRun(table, encodeRun(table, rows), ref.key, ref);
+        })
+      : this.store.get(ref.key, { signal }).then((bytes) => {
+          verifyChecksum(ref, bytes);
+          return decodeRun(table, bytes, ref.key, ref);
+        });
     this.insert(cacheKey, data, ref.bytes);
     const entry = this.cache.get(cacheKey);
     // A failed load must not poison the cache.
@@ -148,6 +201,8 @@ export class RunStore {
   }
 
   async delete(refs: readonly RunRef[], signal?: AbortSignal): Promise<void> {
+    // A virtual run names a WAL generation; only catch-up may delete those.
+    refs = refs.filter((r) => !isVirtualRun(r.key));
     if (refs.length === 0) return;
     const all = (await Promise.all(refs.map((r) => this.objectKeys(r, signal).catch(() => [r.key])))).flat();
     await this.store.deleteMany(all, { signal });
@@ -155,6 +210,8 @@ export class RunStore {
 
   clear(): void {
     this.cache.clear();
+    this.shared.generations.clear();
+    this.shared.generationBytes = 0;
     this.indexes.clear();
     this.shared.bytes = 0;
   }

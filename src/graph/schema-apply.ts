@@ -42,7 +42,7 @@ export async function planSchemaApply(
     if (p.action === 'keep') continue;
     const oldType = findType(head.schema, name) as TableType;
     const newType = findType(next, name) as TableType;
-    const version = head.manifest.tables[name] ?? EMPTY_TABLE;
+    const version = head.tables[name] ?? EMPTY_TABLE;
     const rows: RunRow[] = [];
     const uniques = newType.props.filter((q) => q.unique);
     const seen = new Map<string, string>();

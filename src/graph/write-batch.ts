@@ -88,7 +88,39 @@ function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: I
   return out;
 }
 
+export interface ResolvedWrite {
+  summary: WriteSummary;
+  /** Per changed table, the new state of every key whose state really changes, sorted by key. */
+  rows: [TableType, RunRow[]][];
+}
+
 export async function planWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ChangePlan<WriteSummary> | { unchanged: WriteSummary }> {
+  const { summary, rows: rowsByTable } = await resolveWrite(graph, head, ops, signal, maxOps);
+  if (rowsByTable.length === 0) return { unchanged: summary };
+  const tables: Record<string, TableVersion> = {};
+  const scratch: RunRef[] = [];
+  try {
+    await Promise.all(
+      rowsByTable.map(async ([type, rows]) => {
+        const ref = await graph.runs.write(type, rows, signal);
+        scratch.push(ref);
+        const cur = head.tables[type.name] ?? EMPTY_TABLE;
+        tables[type.name] = { runs: [...cur.runs, ref] };
+      }),
+    );
+  } catch (e) {
+    await graph.runs.delete(scratch).catch(() => undefined);
+    throw e;
+  }
+  return { kind: 'write', tables, scratch, result: summary };
+}
+
+/**
+ * Validate a batch against `head` and resolve it to row states, writing
+ * nothing. Ordinary writes store the states as runs; WAL ingest seals them
+ * into a generation.
+ */
+export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ResolvedWrite> {
   const issues = new Issues();
   const typed = checkOps(head.schema, ops, issues, maxOps);
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
@@ -172,8 +204,6 @@ export async function planWrite(graph: Graph, head: Snapshot, ops: readonly Writ
   issues.throwIfAny('write refused by a constraint');
 
   // One run per changed table, holding only keys whose state really changed.
-  const tables: Record<string, TableVersion> = {};
-  const scratch: RunRef[] = [];
   const rowsByTable: [TableType, RunRow[]][] = [];
   for (const [name, changes] of overlay) {
     const type = findType(head.schema, name) as TableType;
@@ -198,21 +228,7 @@ export async function planWrite(graph: Graph, head: Snapshot, ops: readonly Writ
     }
     if (rows.length > 0) rowsByTable.push([type, rows]);
   }
-  if (rowsByTable.length === 0) return { unchanged: summary };
-  try {
-    await Promise.all(
-      rowsByTable.map(async ([type, rows]) => {
-        const ref = await graph.runs.write(type, rows, signal);
-        scratch.push(ref);
-        const cur = head.manifest.tables[type.name] ?? EMPTY_TABLE;
-        tables[type.name] = { runs: [...cur.runs, ref] };
-      }),
-    );
-  } catch (e) {
-    await graph.runs.delete(scratch).catch(() => undefined);
-    throw e;
-  }
-  return { kind: 'write', tables, scratch, result: summary };
+  return { summary, rows: rowsByTable };
 }
 
 async function checkConstraints(

@@ -14,6 +14,7 @@
  * moves before publication, the whole plan is redone against the new head, a
  * bounded number of times, then `publish_contention` (retryable).
  */
+import { NO_PENDING } from '../wal/pending.js';
 import { compareConflicts, conflictPage, type Conflict, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
@@ -175,16 +176,17 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
         releaseScratch(outstandingScratch);
         timer.enter('base');
         targetHead = target.manifest.commit.id;
-        if (contains(target.manifest.ancestry, source.ref)) {
+        // Pending WAL generations are changes a manifest does not show: a side holding some is never "contained".
+        if (contains(target.manifest.ancestry, source.ref) && source.pending.generations.length === 0) {
           planned = { kind: 'up_to_date' };
           return { unchanged: planned };
         }
-        if (contains(source.manifest.ancestry, target.ref)) {
+        if (contains(source.manifest.ancestry, target.ref) && target.pending.generations.length === 0) {
           const tables: Record<string, TableVersion | null> = {};
-          for (const name of Object.keys(target.manifest.tables)) if (source.manifest.tables[name] === undefined) tables[name] = null;
-          for (const [name, t] of Object.entries(source.manifest.tables)) tables[name] = t;
-          const summary = Object.keys(source.manifest.tables)
-            .filter((n) => !sameRuns(source.manifest.tables[n], target.manifest.tables[n]))
+          for (const name of Object.keys(target.tables)) if (source.tables[name] === undefined) tables[name] = null;
+          for (const [name, t] of Object.entries(source.tables)) tables[name] = t;
+          const summary = Object.keys(source.tables)
+            .filter((n) => !sameRuns(source.tables[n], target.tables[n]))
             .sort()
             .map((n) => ({ table: n, action: 'adopted_source' as const, sourceChanges: 0, targetChanges: 0, bothChanged: 0, rowsWritten: 0 }));
           tablesAdopted = summary.length;
@@ -208,16 +210,16 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
         if (baseManifest === undefined) throw new BranchgraphError('not_found', `${req.source} and ${into} share no history`);
         // Schemas are content-addressed: comparing hashes needs no read of the base's schema.
         const schema = mergeSchemas(baseManifest.schema, source, target);
-        const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema };
+        const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: baseManifest.tables, pending: NO_PENDING };
 
-        const names = [...new Set([...Object.keys(source.manifest.tables), ...Object.keys(target.manifest.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
+        const names = [...new Set([...Object.keys(source.tables), ...Object.keys(target.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
         const tables: Record<string, TableVersion> = {};
         const summaries: TableMergeSummary[] = [];
         const toPrepare: { type: TableType; b: TableVersion; s: TableVersion; t: TableVersion }[] = [];
         for (const name of names) {
           const b = base.manifest.tables[name] ?? EMPTY_TABLE;
-          const s = source.manifest.tables[name] ?? EMPTY_TABLE;
-          const t = target.manifest.tables[name] ?? EMPTY_TABLE;
+          const s = source.tables[name] ?? EMPTY_TABLE;
+          const t = target.tables[name] ?? EMPTY_TABLE;
           if (sameRuns(s, t) || sameRuns(s, b)) continue;
           if (sameRuns(t, b)) {
             tables[name] = s;
@@ -275,7 +277,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
         }
 
         timer.enter('validate');
-        const mergedTables: Record<string, TableVersion> = { ...Object.fromEntries(Object.entries(target.manifest.tables)), ...tables };
+        const mergedTables: Record<string, TableVersion> = { ...Object.fromEntries(Object.entries(target.tables)), ...tables };
         const changes = new Map<string, Map<string, Row | null>>();
         for (const p of prepared) changes.set(p.table, p.changes);
         // Adopted tables: every key the source changed is a change to the target.
@@ -284,7 +286,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
             .filter((s) => s.action === 'adopted_source')
             .map(async (s) => {
               const type = findType(schema, s.table) as TableType;
-              const ch = await changedStates(target.manifest.tables[s.table] ?? EMPTY_TABLE, tables[s.table] as TableVersion, g.runs.loader(type, signal));
+              const ch = await changedStates(target.tables[s.table] ?? EMPTY_TABLE, tables[s.table] as TableVersion, g.runs.loader(type, signal));
               changes.set(s.table, new Map([...ch].map(([k, r]) => [k, r === undefined || r.tomb ? null : (r.props as Row)])));
             }),
         );
@@ -375,7 +377,7 @@ async function sidesOf(
   const type = findType(schema, table) as TableType;
   const load = g.runs.loader(type, signal);
   const at = async (s: Snapshot): Promise<Row | null> => {
-    const r = (await lookupStates(s.manifest.tables[table] ?? EMPTY_TABLE, [key], load)).get(key);
+    const r = (await lookupStates(s.tables[table] ?? EMPTY_TABLE, [key], load)).get(key);
     return r === undefined || r.tomb ? null : (r.props as Row);
   };
   const [b, s, t] = await Promise.all([at(base), at(source), at(target)]);

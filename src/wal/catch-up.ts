@@ -1,0 +1,245 @@
+/**
+ * Catch-up: fold pending WAL generations into a branch's tables.
+ *
+ * A round lists the pending generations in overlay order and cuts that
+ * order into batches of whole generations, each capped by count
+ * (`maxGenerations`, 0 = no count cap) and bytes (`maxBytes`; a single
+ * larger generation forms a batch alone). Per batch:
+ *   1. read its generations (growing a memory reservation per generation);
+ *   2. build one run per table, newest wins per key (tombstones kept, they
+ *      shadow older rows);
+ *   3. publish a manifest adding those runs and recording every shard's
+ *      watermark, create-only through the ordinary publication loop;
+ *   4. only then delete the folded generation objects.
+ *
+ * Why batches are prefixes of the overlay order rather than one shard at a
+ * time: pending rows overlay the tables, so folding shard B while an older
+ * generation of shard A is still pending would let A's row override B's
+ * newer one once B sits in the tables. A prefix keeps every view identical
+ * before and after each commit. When shards ingest one after another, the
+ * prefix is exactly "shard by shard, in order".
+ *
+ * Fencing: each batch records the watermarks it was built against; a
+ * commit that finds the head's watermarks moved (another catch-up, or a
+ * write that folded pending rows) publishes nothing and the round starts
+ * over from the new head. Watermarks only grow, so a row is never folded
+ * twice, and a crash anywhere leaves either the generations pending or
+ * folded below a published watermark, never lost.
+ *
+ * Batches are pipelined (see catch-up-pipeline.ts).
+ */
+import { BranchgraphError } from '../model/errors.js';
+import { findType } from '../model/schema.js';
+import type { Graph } from '../graph/graph.js';
+import type { BranchRecord } from '../graph/repository.js';
+import type { RunRef } from '../table/run.js';
+import { newestRows } from '../table/table-version.js';
+import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
+import { PhaseTimer } from '../merge/phase-timer.js';
+import { splitVirtualRun, type GenerationInfo } from './generation.js';
+import { watermarksFor } from './pending.js';
+import { runCatchUpPipeline, type PipelineOutcome } from './catch-up-pipeline.js';
+
+export const DEFAULT_CATCHUP_MAX_GENERATIONS = 64;
+export const DEFAULT_CATCHUP_MAX_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_CATCHUP_BUDGET_BYTES = 256 * 1024 * 1024;
+/** Decoded rows take several times their JSON size in memory. */
+export const GENERATION_DECODE_FACTOR = 4;
+const MAX_ROUNDS = 4;
+
+export interface CatchUpOptions {
+  maxGenerations?: number;
+  maxBytes?: number;
+  pipeline?: boolean;
+  budgetBytes?: number;
+  signal?: AbortSignal;
+  actor?: string;
+}
+
+export interface CatchUpBatch {
+  generations: GenerationInfo[];
+  /** Watermarks the batch was built against, and the ones it records. */
+  start: Record<string, number>;
+  end: Record<string, number>;
+  bytes: number;
+}
+
+export type CatchUpPhase = 'list' | 'pipeline';
+
+export interface CatchUpReport {
+  branch: string;
+  outcome: 'caught_up' | 'nothing_pending' | 'incomplete';
+  batches: number;
+  generations: number;
+  rows: number;
+  bytes: number;
+  /** Rounds started over because the branch moved under a batch. */
+  staleRounds: number;
+  pendingAfter: number;
+  overlapped: number;
+  retries: number;
+  maxAlive: number;
+  maxReservedBytes: number;
+  totalMs: number;
+  phasesMs: Record<CatchUpPhase, number>;
+  storeCalls: StoreCounts;
+}
+
+/**
+ * Cut generations (in overlay order) into batches: whole generations, at
+ * most `maxGenerations` (0: unlimited) and `maxBytes` per batch, except a
+ * single generation larger than `maxBytes`, which goes alone.
+ */
+export function planBatches(generations: readonly GenerationInfo[], start: Record<string, number>, maxGenerations: number, maxBytes: number): CatchUpBatch[] {
+  if (!Number.isInteger(maxGenerations) || maxGenerations < 0) throw new BranchgraphError('invalid_input', 'maxGenerations must be a whole number >= 0 (0: no count cap)');
+  if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new BranchgraphError('invalid_input', 'maxBytes must be a whole number >= 1');
+  const out: CatchUpBatch[] = [];
+  let marks = { ...start };
+  let cur: GenerationInfo[] = [];
+  let bytes = 0;
+  const close = (): void => {
+    if (cur.length === 0) return;
+    const end = { ...marks };
+    for (const g of cur) end[g.shard] = Math.max(end[g.shard] ?? 0, g.seq);
+    out.push({ generations: cur, start: marks, end, bytes });
+    marks = end;
+    cur = [];
+    bytes = 0;
+  };
+  for (const g of generations) {
+    if (cur.length > 0 && ((maxGenerations > 0 && cur.length >= maxGenerations) || bytes + g.bytes > maxBytes)) close();
+    cur.push(g);
+    bytes += g.bytes;
+  }
+  close();
+  return out;
+}
+
+function sameMarks(a: Record<string, number>, b: Record<string, number>): boolean {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].every((s) => (a[s] ?? 0) === (b[s] ?? 0));
+}
+
+interface Prepared {
+  batch: CatchUpBatch;
+  runs: Record<string, RunRef>;
+  rows: number;
+}
+
+export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions = {}): Promise<CatchUpReport> {
+  const counting = new CountingStore(graph.store);
+  const g = graph.withStore(counting);
+  const timer = new PhaseTimer<CatchUpPhase>(['list', 'pipeline']);
+  const started = performance.now();
+  const signal = opts.signal;
+  const report: CatchUpReport = {
+    branch,
+    outcome: 'nothing_pending',
+    batches: 0,
+    generations: 0,
+    rows: 0,
+    bytes: 0,
+    staleRounds: 0,
+    pendingAfter: 0,
+    overlapped: 0,
+    retries: 0,
+    maxAlive: 0,
+    maxReservedBytes: 0,
+    totalMs: 0,
+    phasesMs: { list: 0, pipeline: 0 },
+    storeCalls: emptyCounts(),
+  };
+  const finish = (): CatchUpReport => {
+    report.phasesMs = timer.stop();
+    report.totalMs = Math.round((performance.now() - started) * 100) / 100;
+    report.storeCalls = counting.snapshot();
+    return report;
+  };
+
+  let listed = false;
+  for (let round = 1; round <= MAX_ROUNDS; round++) {
+    timer.enter('list');
+    const head = await g.branchHead(branch, signal);
+    const lineage = (head.branch as BranchRecord).lineage;
+    report.pendingAfter = head.pending.generations.length;
+    listed = head.pending.generations.length === 0;
+    if (listed) break;
+    const batches = planBatches(head.pending.generations, watermarksFor(head.manifest, lineage), opts.maxGenerations ?? DEFAULT_CATCHUP_MAX_GENERATIONS, opts.maxBytes ?? DEFAULT_CATCHUP_MAX_BYTES);
+
+    timer.enter('pipeline');
+    const outcome: PipelineOutcome = await runCatchUpPipeline<CatchUpBatch, Prepared>(
+      batches,
+      {
+        estimate: (b) => b.bytes * GENERATION_DECODE_FACTOR,
+        read: async (batch, reservation, readSignal) => {
+          for (const info of batch.generations) {
+            reservation.grow(info.bytes * GENERATION_DECODE_FACTOR);
+            await g.runs.generation(info.key, readSignal);
+          }
+          const runs: Record<string, RunRef> = {};
+          let rows = 0;
+          const keys = new Set(batch.generations.map((x) => x.key));
+          for (const [table, refs] of Object.entries(head.pending.runs)) {
+            const type = findType(head.schema, table);
+            if (type === undefined) continue;
+            const mine = refs.filter((r) => keys.has(splitVirtualRun(r.key).generation));
+            if (mine.length === 0) continue;
+            const states = await newestRows(mine, g.runs.loader(type, readSignal));
+            if (states.length === 0) continue;
+            runs[table] = await g.runs.write(type, states, readSignal);
+            rows += states.length;
+          }
+          return { batch, runs, rows };
+        },
+        commit: async (p, commitSignal) => {
+          const published = await g.commitChange<'committed' | 'stale'>(branch, { signal: commitSignal, withoutPending: true, ...(opts.actor ? { actor: opts.actor } : {}) }, async (h) => {
+            const rec = h.branch as BranchRecord;
+            if (rec.lineage !== lineage || !sameMarks(watermarksFor(h.manifest, lineage), p.batch.start)) return { unchanged: 'stale' };
+            const tables = Object.fromEntries(Object.entries(p.runs).map(([t, ref]) => [t, { runs: [...(h.manifest.tables[t]?.runs ?? []), ref] }]));
+            return {
+              kind: 'catchup',
+              keepPending: true,
+              tables,
+              wal: { ...watermarksFor(h.manifest, lineage), ...p.batch.end },
+              scratch: [],
+              result: 'committed',
+              message: `catch up ${p.batch.generations.length} WAL generation${p.batch.generations.length === 1 ? '' : 's'}`,
+            };
+          });
+          if ('unchanged' in published) return published.unchanged;
+          report.batches++;
+          report.generations += p.batch.generations.length;
+          report.rows += p.rows;
+          report.bytes += p.batch.bytes;
+          // Folded generations are below the watermark now; deleting them is tidying, never needed for correctness.
+          const folded = p.batch.generations.map((x) => x.key);
+          await g.store.deleteMany(folded, { signal: commitSignal }).catch(() => undefined);
+          for (const k of folded) g.runs.forgetGeneration(k);
+          return 'committed';
+        },
+        discard: (p) => g.runs.delete(Object.values(p.runs)),
+      },
+      { pipeline: opts.pipeline ?? true, budgetBytes: opts.budgetBytes ?? DEFAULT_CATCHUP_BUDGET_BYTES, ...(signal ? { signal } : {}) },
+    );
+    report.overlapped += outcome.overlapped;
+    report.retries += outcome.retries;
+    report.maxAlive = Math.max(report.maxAlive, outcome.maxAlive);
+    report.maxReservedBytes = Math.max(report.maxReservedBytes, outcome.maxReservedBytes);
+    if (outcome.stopped === 'aborted') {
+      finish();
+      throw new BranchgraphError('aborted', `catch-up of ${branch} was cancelled after ${report.batches} batches`, { details: { batches: report.batches } });
+    }
+    if (outcome.stopped === 'error') {
+      finish();
+      throw outcome.error;
+    }
+    if (outcome.stopped === 'stale') report.staleRounds++;
+    else report.outcome = 'caught_up';
+  }
+  if (!listed) {
+    // Ingest kept up with us for every round: say how much is still pending.
+    timer.enter('list');
+    report.pendingAfter = (await g.branchHead(branch, signal)).pending.generations.length;
+  }
+  if (report.pendingAfter > 0 && report.outcome === 'nothing_pending') report.outcome = 'incomplete';
+  return finish();
+}

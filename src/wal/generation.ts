@@ -1,0 +1,141 @@
+/**
+ * WAL generations: sealed, immutable batches of resolved row states.
+ *
+ * A writer (one shard, a stable writer identity) appends generations to a
+ * branch lineage at `wal/<lineage>/<shard>/<seq>.json`, create-only. Only
+ * that writer creates keys under its shard, and it takes `seq` = last + 1,
+ * so a shard's generations are dense and never overwritten.
+ *
+ * A generation holds *resolved* states: the full row after the operation
+ * (or a tombstone), computed against the branch's view when it was sealed.
+ * It can therefore be overlaid on any later view as if it were a run.
+ *
+ * Order. Pending generations overlay the branch's tables in the order
+ * (stamp, shard, seq): the seal time in milliseconds (kept strictly
+ * increasing within a shard), then the shard name, then the sequence
+ * number; the later one wins per key. A generation no publication has seen
+ * yet is newer than everything already folded.
+ */
+import { z } from 'zod';
+import { bytesHash } from '../model/canonical.js';
+import { BranchgraphError } from '../model/errors.js';
+import type { Row } from '../model/values.js';
+import type { RunRef, RunRow } from '../table/run.js';
+import { compareKey } from '../table/run.js';
+import { decodeJson, encodeJson } from '../graph/manifest.js';
+
+export const GENERATION_FORMAT = 1;
+export const SHARD_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** One row state in a generation: [key, content hash ('' for a tombstone), row or null]. */
+const StateZ = z.tuple([z.string(), z.string(), z.record(z.string(), z.unknown()).nullable()]);
+
+export const GenerationZ = z.object({
+  format: z.literal(GENERATION_FORMAT),
+  lineage: z.string(),
+  shard: z.string().regex(SHARD_RE),
+  seq: z.number().int().min(1),
+  stamp: z.number().int().min(0),
+  schema: z.string(),
+  tables: z.record(z.string(), z.array(StateZ)),
+});
+export type Generation = z.infer<typeof GenerationZ>;
+
+/** What a reader needs of a generation: its identity, order and object. */
+export interface GenerationInfo {
+  key: string;
+  shard: string;
+  seq: number;
+  stamp: number;
+  bytes: number;
+  /** Row states per table. */
+  rows: Record<string, number>;
+}
+
+export const walKeys = {
+  lineagePrefix: (lineage: string): string => `wal/${lineage}/`,
+  shardPrefix: (lineage: string, shard: string): string => `wal/${lineage}/${shard}/`,
+  generation: (lineage: string, shard: string, seq: number): string => `wal/${lineage}/${shard}/${String(seq).padStart(12, '0')}.json`,
+};
+
+/** Parse `wal/<lineage>/<shard>/<seq>.json`; undefined for any other key. */
+export function parseGenerationKey(key: string): { lineage: string; shard: string; seq: number } | undefined {
+  const m = /^wal\/([^/]+)\/([^/]+)\/(\d{12})\.json$/.exec(key);
+  if (m === null || !SHARD_RE.test(m[2] as string)) return undefined;
+  const seq = Number(m[3]);
+  return seq >= 1 ? { lineage: m[1] as string, shard: m[2] as string, seq } : undefined;
+}
+
+export function validateShard(shard: string): void {
+  if (!SHARD_RE.test(shard)) {
+    throw new BranchgraphError('invalid_input', `shard ${JSON.stringify(shard)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, {
+      issues: [{ path: 'shard', message: 'invalid shard name' }],
+    });
+  }
+}
+
+export function compareGenerations(a: Pick<GenerationInfo, 'stamp' | 'shard' | 'seq'>, b: Pick<GenerationInfo, 'stamp' | 'shard' | 'seq'>): number {
+  return a.stamp - b.stamp || compareKey(a.shard, b.shard) || a.seq - b.seq;
+}
+
+export function encodeGeneration(g: Generation): Uint8Array {
+  return encodeJson(g);
+}
+
+export function decodeGeneration(bytes: Uint8Array, key: string): Generation {
+  const g = decodeJson(GenerationZ, bytes, key);
+  const at = parseGenerationKey(key);
+  if (at === undefined || at.lineage !== g.lineage || at.shard !== g.shard || at.seq !== g.seq) {
+    throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, { details: { key } });
+  }
+  for (const [table, states] of Object.entries(g.tables)) {
+    for (let i = 1; i < states.length; i++) {
+      if (compareKey(states[i - 1]?.[0] ?? '', states[i]?.[0] ?? '') >= 0) {
+        throw new BranchgraphError('corrupt_object', `${key}: ${table} states are not in key order`, { details: { key } });
+      }
+    }
+  }
+  return g;
+}
+
+/** The states of one table as run rows. */
+export function generationRows(g: Generation, table: string): RunRow[] {
+  return (g.tables[table] ?? []).map(([key, hash, props]) => ({ key, tomb: props === null, hash, props: props as Row | null }));
+}
+
+export function infoOf(g: Generation, key: string, bytes: number): GenerationInfo {
+  return {
+    key,
+    shard: g.shard,
+    seq: g.seq,
+    stamp: g.stamp,
+    bytes,
+    rows: Object.fromEntries(Object.entries(g.tables).map(([t, s]) => [t, s.length])),
+  };
+}
+
+/** Separates a generation key from the table in a virtual run key. */
+export const VIRTUAL_RUN_SEP = '#';
+
+export function isVirtualRun(key: string): boolean {
+  return key.startsWith('wal/');
+}
+
+/** A run reference that reads one table of a pending generation; never published. */
+export function virtualRunRef(g: Generation, key: string, table: string, file: Uint8Array): RunRef {
+  const rows = g.tables[table] ?? [];
+  return {
+    key: `${key}${VIRTUAL_RUN_SEP}${table}`,
+    rows: rows.length,
+    tombstones: rows.filter((s) => s[2] === null).length,
+    bytes: file.length,
+    minKey: rows[0]?.[0] ?? '',
+    maxKey: rows[rows.length - 1]?.[0] ?? '',
+    checksum: bytesHash(file),
+  };
+}
+
+export function splitVirtualRun(key: string): { generation: string; table: string } {
+  const i = key.lastIndexOf(VIRTUAL_RUN_SEP);
+  return { generation: key.slice(0, i), table: key.slice(i + 1) };
+}

@@ -1,0 +1,75 @@
+/**
+ * The pending part of a branch's view: WAL generations above the head
+ * manifest's per-shard watermarks, overlaid on its tables as virtual runs
+ * in generation order (see generation.ts).
+ *
+ * Listing costs one LIST call, and only for lineages whose manifest has
+ * registered a shard: branches that never ingested pay nothing. Generations
+ * are immutable and cached, so a head resolution reads only the ones it has
+ * not seen before.
+ */
+import type { ObjectStore } from '../store/object-store.js';
+import type { TableVersion } from '../table/table-version.js';
+import type { RunRef } from '../table/run.js';
+import type { Manifest } from '../graph/manifest.js';
+import type { RunStore } from '../graph/run-store.js';
+import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type GenerationInfo } from './generation.js';
+
+export interface PendingWal {
+  /** Pending generations in overlay order (oldest first). */
+  generations: GenerationInfo[];
+  /** Virtual runs per table, in overlay order. */
+  runs: Record<string, RunRef[]>;
+  /** Per shard: the highest sequence number this view includes (folded or pending). */
+  seen: Record<string, number>;
+}
+
+export const NO_PENDING: PendingWal = { generations: [], runs: {}, seen: {} };
+
+/** Watermarks of `manifest` as they apply to `lineage` (a fork point of another lineage has none). */
+export function watermarksFor(manifest: Manifest, lineage: string): Record<string, number> {
+  return manifest.lineage === lineage ? manifest.wal : {};
+}
+
+/** Is anything listed under the lineage worth a LIST call? Only once a shard registered there. */
+export function mayHavePending(manifest: Manifest, lineage: string): boolean {
+  return Object.keys(watermarksFor(manifest, lineage)).length > 0;
+}
+
+export async function listPendingKeys(store: ObjectStore, lineage: string, watermarks: Record<string, number>, signal?: AbortSignal): Promise<{ key: string; shard: string; seq: number; size: number }[]> {
+  const out: { key: string; shard: string; seq: number; size: number }[] = [];
+  for await (const o of store.list(walKeys.lineagePrefix(lineage), { signal })) {
+    const at = parseGenerationKey(o.key);
+    if (at === undefined || at.lineage !== lineage) continue;
+    if (at.seq > (watermarks[at.shard] ?? 0)) out.push({ key: o.key, shard: at.shard, seq: at.seq, size: o.size });
+  }
+  return out;
+}
+
+export async function readPending(store: ObjectStore, runs: RunStore, manifest: Manifest, lineage: string, signal?: AbortSignal): Promise<PendingWal> {
+  const marks = watermarksFor(manifest, lineage);
+  if (Object.keys(marks).length === 0) return NO_PENDING;
+  const listed = await listPendingKeys(store, lineage, marks, signal);
+  const loaded = await Promise.all(listed.map(async (l) => ({ l, g: await runs.generation(l.key, signal) })));
+  const generations: GenerationInfo[] = [];
+  const byGen: { info: GenerationInfo; refs: [string, RunRef][] }[] = [];
+  for (const { l, g } of loaded) {
+    const info = infoOf(g.generation, l.key, g.file.length);
+    generations.push(info);
+    byGen.push({ info, refs: Object.keys(g.generation.tables).map((t) => [t, virtualRunRef(g.generation, l.key, t, g.file)]) });
+  }
+  generations.sort(compareGenerations);
+  byGen.sort((a, b) => compareGenerations(a.info, b.info));
+  const out: Record<string, RunRef[]> = {};
+  for (const { refs } of byGen) for (const [t, r] of refs) if (r.rows > 0) (out[t] ??= []).push(r);
+  const seen = { ...marks };
+  for (const g of generations) seen[g.shard] = Math.max(seen[g.shard] ?? 0, g.seq);
+  return { generations, runs: out, seen };
+}
+
+/** The manifest's tables with pending runs on top. */
+export function viewTables(manifest: Manifest, pending: PendingWal): Record<string, TableVersion> {
+  const out: Record<string, TableVersion> = { ...manifest.tables };
+  for (const [t, refs] of Object.entries(pending.runs)) out[t] = { runs: [...(manifest.tables[t]?.runs ?? []), ...refs] };
+  return out;
+}

@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import { Graph } from '../graph/graph.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { listAll } from '../store/object-store.js';
+import { BranchgraphError } from '../model/errors.js';
+import { mergeOk, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
+import { WalWriter } from './wal-writer.js';
+import { catchUp, planBatches } from './catch-up.js';
+import type { WriteOp } from '../graph/write-batch.js';
+import type { GenerationInfo } from './generation.js';
+
+const upsert = (id: string, name: string, extra: Record<string, unknown> = {}): WriteOp => ({ op: 'upsert', table: 'Person', values: { id, name, ...extra } });
+
+/** A clock the test moves by hand, so generation stamps are exact. */
+function clock(start = 1_000_000): { now: () => number; tick: (ms?: number) => number } {
+  let t = start;
+  return { now: () => t, tick: (ms = 1) => (t += ms) };
+}
+
+async function walKeys(store: MemoryStore): Promise<string[]> {
+  return (await listAll(store, 'wal/')).map((o) => o.key);
+}
+
+describe('WAL ingest', () => {
+  it('acknowledged rows are visible on the branch at once, and survive a restart', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    const w = new WalWriter(g, { shard: 'a' });
+    const r = await w.ingest('main', [upsert('p1', 'One'), upsert('p2', 'Two')]);
+    expect(r.generations).toHaveLength(1);
+    expect(r.summary.inserted).toBe(2);
+    expect(await rowsOf(g, 'main', 'Person')).toEqual({ p1: { id: 'p1', name: 'One', email: null, age: null, role: null }, p2: { id: 'p2', name: 'Two', email: null, age: null, role: null } });
+    const reopened = await Graph.open(store);
+    expect(Object.keys(await rowsOf(reopened, 'main', 'Person'))).toEqual(['p1', 'p2']);
+  });
+
+  it('seals by size: one generation per maxGenerationRows operations', async () => {
+    const g = await peopleGraph();
+    const w = new WalWriter(g, { shard: 'a', maxGenerationRows: 3 });
+    const r = await w.ingest('main', Array.from({ length: 7 }, (_, i) => upsert(`p${i}`, `n${i}`)));
+    expect(r.generations.map((x) => [x.seq, x.rows])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 1],
+    ]);
+  });
+
+  it('seals by time while a stream waits for more rows', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    const w = new WalWriter(g, { shard: 'a', sealAfterMs: 20 });
+    let sealedWhileWaiting = 0;
+    async function* slow(): AsyncGenerator<WriteOp> {
+      yield upsert('p1', 'One');
+      // The stream stalls; the open generation must not wait for it.
+      for (let i = 0; i < 100 && sealedWhileWaiting === 0; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        sealedWhileWaiting = (await walKeys(store)).length;
+      }
+      yield upsert('p2', 'Two');
+    }
+    const r = await w.ingest('main', slow());
+    expect(sealedWhileWaiting).toBe(1);
+    expect(r.generations).toHaveLength(2);
+  });
+
+  it('validates like an ordinary write; a bad generation is refused and earlier ones stay acknowledged', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    const w = new WalWriter(g, { shard: 'a', maxGenerationRows: 2 });
+    const err = await w.ingest('main', [upsert('p1', 'One'), upsert('p2', 'Two'), upsert('p3', 'Three', { age: 999 }), upsert('p4', 'Four')]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BranchgraphError);
+    expect((err as BranchgraphError).code).toBe('constraint_violation');
+    expect((err as BranchgraphError).details.acknowledged).toEqual({ generations: 1, rows: 2, lastSeq: 1 });
+    expect(Object.keys(await rowsOf(g, 'main', 'Person'))).toEqual(['p1', 'p2']);
+    expect(await walKeys(store)).toHaveLength(1);
+  });
+
+  it('refuses a bad shard name with a typed error', () => {
+    expect(() => new WalWriter({} as Graph, { shard: '../x' })).toThrow(BranchgraphError);
+  });
+
+  it('orders pending generations across shards by (stamp, shard, seq): the newest wins', async () => {
+    const g = await peopleGraph();
+    const c = clock();
+    const a = new WalWriter(g, { shard: 'a', now: c.now });
+    const b = new WalWriter(g, { shard: 'b', now: c.now });
+    await b.ingest('main', [upsert('k', 'from b, older')]);
+    c.tick();
+    await a.ingest('main', [upsert('k', 'from a, newer')]);
+    expect((await rowsOf(g, 'main', 'Person')).k?.name).toBe('from a, newer');
+    // Same stamp: the shard name decides.
+    const x = new WalWriter(g, { shard: 'x', now: c.now });
+    const y = new WalWriter(g, { shard: 'y', now: c.now });
+    await x.ingest('main', [upsert('warm', 'x')]);
+    await y.ingest('main', [upsert('warm', 'y')]);
+    c.tick(10);
+    await y.ingest('main', [upsert('t', 'y')]);
+    await x.ingest('main', [upsert('t', 'x')]);
+    expect((await rowsOf(g, 'main', 'Person')).t?.name).toBe('y');
+  });
+
+  it('an ordinary write folds the pending rows it saw, so an older pending row never overrides it', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    const w = new WalWriter(g, { shard: 'a' });
+    await w.ingest('main', [upsert('p1', 'ingested'), upsert('p2', 'kept')]);
+    await g.write('main', [{ op: 'update', table: 'Person', values: { id: 'p1', name: 'written' } }]);
+    const rows = await rowsOf(g, 'main', 'Person');
+    expect([rows.p1?.name, rows.p2?.name]).toEqual(['written', 'kept']);
+    const head = await g.branchHead('main');
+    expect(head.pending.generations).toHaveLength(0);
+    expect(head.manifest.wal).toEqual({ a: 1 });
+  });
+
+  it('reading a commit shows only folded rows; the branch head shows pending ones too', async () => {
+    const g = await peopleGraph();
+    await g.write('main', [person('p0')]);
+    const w = new WalWriter(g, { shard: 'a' });
+    await w.ingest('main', [upsert('p1', 'x')]);
+    const head = await g.branchHead('main');
+    const atCommit = await g.commitSnapshot(head.manifest.commit.id);
+    expect(atCommit.pending.generations).toHaveLength(0);
+    expect(Object.keys(atCommit.tables.Person?.runs ?? []).length).toBeLessThan(head.tables.Person?.runs.length ?? 0);
+  });
+});
+
+describe('catch-up', () => {
+  it('folds every pending generation, keeps what readers see, then deletes the generations', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    const c = clock();
+    const shards = ['a', 'b', 'c'].map((s) => new WalWriter(g, { shard: s, now: c.now, maxGenerationRows: 2 }));
+    for (let i = 0; i < 12; i++) {
+      c.tick();
+      await (shards[i % 3] as WalWriter).ingest('main', [upsert(`k${i % 5}`, `v${i}`), upsert(`u${i}`, `w${i}`)]);
+    }
+    const before = await rowsOf(g, 'main', 'Person');
+    // Registering shards b and c (their first ingest) folded what was pending then.
+    const pending = (await g.branchHead('main')).pending.generations.length;
+    expect(pending).toBe(10);
+    const r = await catchUp(g, 'main', { maxGenerations: 4 });
+    expect(r.outcome).toBe('caught_up');
+    expect(r.generations).toBe(10);
+    expect(r.batches).toBe(3);
+    expect(r.pendingAfter).toBe(0);
+    expect(await walKeys(store)).toEqual([]);
+    g.dropCaches();
+    expect(await rowsOf(g, 'main', 'Person')).toEqual(before);
+    expect((await g.branchHead('main')).manifest.wal).toEqual({ a: 4, b: 4, c: 4 });
+    // A second run finds nothing to do.
+    expect((await catchUp(g, 'main')).outcome).toBe('nothing_pending');
+  });
+
+  it('merges see pending rows on both sides and fold them', async () => {
+    const g = await peopleGraph();
+    await g.write('main', [person('base')]);
+    await g.createBranch('feature', { branch: 'main' });
+    await new WalWriter(g, { shard: 'f' }).ingest('feature', [upsert('fromFeature', 'f')]);
+    await new WalWriter(g, { shard: 'm' }).ingest('main', [upsert('fromMain', 'm')]);
+    await mergeOk(g, 'feature');
+    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['base', 'fromFeature', 'fromMain']);
+    expect((await g.branchHead('main')).pending.generations).toHaveLength(0);
+    // The source keeps its pending generation; merging again changes nothing.
+    const again = await mergeOk(g, 'feature');
+    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['base', 'fromFeature', 'fromMain']);
+    expect(again.outcome).not.toBe('fast_forward');
+  });
+
+  it('a branch created from a branch with pending rows starts from what its readers saw', async () => {
+    const g = await peopleGraph();
+    await new WalWriter(g, { shard: 'a' }).ingest('main', [upsert('p1', 'x')]);
+    await g.createBranch('copy', { branch: 'main' });
+    expect(Object.keys(await rowsOf(g, 'copy', 'Person'))).toEqual(['p1']);
+  });
+});
+
+describe('planBatches', () => {
+  const gen = (shard: string, seq: number, stamp: number, bytes = 10): GenerationInfo => ({ key: `wal/L/${shard}/${seq}`, shard, seq, stamp, bytes, rows: {} });
+  it('caps by count and bytes, records watermarks, and sends an oversized generation alone', () => {
+    const gens = [gen('a', 3, 1), gen('b', 1, 2), gen('a', 4, 3, 100), gen('b', 2, 4), gen('a', 5, 5)];
+    const batches = planBatches(gens, { a: 2, b: 0 }, 2, 50);
+    expect(batches.map((b) => b.generations.map((x) => `${x.shard}${x.seq}`))).toEqual([['a3', 'b1'], ['a4'], ['b2', 'a5']]);
+    expect(batches.map((b) => b.end)).toEqual([
+      { a: 3, b: 1 },
+      { a: 4, b: 1 },
+      { a: 5, b: 2 },
+    ]);
+    expect(batches[1]?.start).toEqual({ a: 3, b: 1 });
+    expect(planBatches(gens, {}, 0, 1_000)).toHaveLength(1);
+    expect(() => planBatches(gens, {}, -1, 10)).toThrow(BranchgraphError);
+  });
+});
