@@ -22,9 +22,11 @@ export interface PendingWal {
   runs: Record<string, RunRef[]>;
   /** Per shard: the highest sequence number this view includes (folded or pending). */
   seen: Record<string, number>;
+  /** Generation objects already folded but not yet deleted (a crash after publication leaves these). */
+  leftovers: string[];
 }
 
-export const NO_PENDING: PendingWal = { generations: [], runs: {}, seen: {} };
+export const NO_PENDING: PendingWal = { generations: [], runs: {}, seen: {}, leftovers: [] };
 
 /** Watermarks of `manifest` as they apply to `lineage` (a fork point of another lineage has none). */
 export function watermarksFor(manifest: Manifest, lineage: string): Record<string, number> {
@@ -36,20 +38,22 @@ export function mayHavePending(manifest: Manifest, lineage: string): boolean {
   return Object.keys(watermarksFor(manifest, lineage)).length > 0;
 }
 
-export async function listPendingKeys(store: ObjectStore, lineage: string, watermarks: Record<string, number>, signal?: AbortSignal): Promise<{ key: string; shard: string; seq: number; size: number }[]> {
-  const out: { key: string; shard: string; seq: number; size: number }[] = [];
+async function listGenerations(store: ObjectStore, lineage: string, watermarks: Record<string, number>, signal?: AbortSignal): Promise<{ pending: { key: string }[]; leftovers: string[] }> {
+  const pending: { key: string }[] = [];
+  const leftovers: string[] = [];
   for await (const o of store.list(walKeys.lineagePrefix(lineage), { signal })) {
     const at = parseGenerationKey(o.key);
     if (at === undefined || at.lineage !== lineage) continue;
-    if (at.seq > (watermarks[at.shard] ?? 0)) out.push({ key: o.key, shard: at.shard, seq: at.seq, size: o.size });
+    if (at.seq > (watermarks[at.shard] ?? 0)) pending.push({ key: o.key });
+    else leftovers.push(o.key);
   }
-  return out;
+  return { pending, leftovers };
 }
 
 export async function readPending(store: ObjectStore, runs: RunStore, manifest: Manifest, lineage: string, signal?: AbortSignal): Promise<PendingWal> {
   const marks = watermarksFor(manifest, lineage);
   if (Object.keys(marks).length === 0) return NO_PENDING;
-  const listed = await listPendingKeys(store, lineage, marks, signal);
+  const { pending: listed, leftovers } = await listGenerations(store, lineage, marks, signal);
   const loaded = await Promise.all(listed.map(async (l) => ({ l, g: await runs.generation(l.key, signal) })));
   const generations: GenerationInfo[] = [];
   const byGen: { info: GenerationInfo; refs: [string, RunRef][] }[] = [];
@@ -64,7 +68,7 @@ export async function readPending(store: ObjectStore, runs: RunStore, manifest: 
   for (const { refs } of byGen) for (const [t, r] of refs) if (r.rows > 0) (out[t] ??= []).push(r);
   const seen = { ...marks };
   for (const g of generations) seen[g.shard] = Math.max(seen[g.shard] ?? 0, g.seq);
-  return { generations, runs: out, seen };
+  return { generations, runs: out, seen, leftovers };
 }
 
 /** The manifest's tables with pending runs on top. */
