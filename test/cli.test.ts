@@ -53,6 +53,13 @@ describe('command line', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('invalid_input');
     expect((await cli(['frobnicate'])).code).toBe(2);
+    // WAL: ingest streams a file into this shard; status shows it pending; catch-up folds it.
+    await writeFile(path.join(dir, 'more.ndjson'), '{"table":"Person","values":{"id":"b","name":"Bo"}}\n{"table":"Person","values":{"id":"c","name":"Cy"}}\n');
+    const ingested = await cli(['ingest', 'main', path.join(dir, 'more.ndjson'), '--shard', 'cli-1', ...store]);
+    expect(JSON.parse(ingested.stdout)).toMatchObject({ shard: 'cli-1', operations: 2, inserted: 2 });
+    expect(JSON.parse((await cli(['wal', 'main', ...store])).stdout)).toMatchObject({ pendingGenerations: 1, shards: [{ shard: 'cli-1', pendingGenerations: 1 }] });
+    expect(JSON.parse((await cli(['catchup', 'main', '--serial', ...store])).stdout)).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
+    expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
   }, 60_000);
 
   it('talks to a running server, and SIGTERM drains in-flight requests before exiting', async () => {

@@ -94,6 +94,35 @@ describe('REST API', () => {
     await call(s, 'DELETE', '/branches/:id', `/branches/${enc}`);
   });
 
+  it('WAL over REST: a streamed NDJSON ingest, status, catch-up; a bad line refuses its generation only', async () => {
+    const before = (await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, 'not json\n')).body;
+    expect(before.error).toMatchObject({ code: 'invalid_input', issues: [{ path: 'line 1' }] });
+    const lines = ['{"table":"Person","values":{"id":"w1","name":"W1"}}', '', '{"op":"upsert","table":"Person","values":{"id":"w2","name":"W2"}}'].join('\n');
+    const r = await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, lines);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ branch: 'main', operations: 2, inserted: 2, generations: [{ seq: 1, rows: 2 }] });
+    expect((await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/w2')).body.row.name).toBe('W2');
+    const status = (await call(s, 'GET', '/branches/:id/wal', '/branches/main/wal')).body;
+    expect(status.pendingGenerations).toBe(1);
+    expect(status.shards[0]).toMatchObject({ watermark: 0, pendingGenerations: 1, pendingRows: { Person: 2 } });
+    const cu = (await call(s, 'POST', '/branches/:id/catchup', '/branches/main/catchup', { maxGenerations: 8, pipeline: false })).body;
+    expect(cu).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
+    const after = (await call(s, 'GET', '/branches/:id/wal', '/branches/main/wal')).body;
+    expect(after).toMatchObject({ pendingGenerations: 0, catchUp: { running: false, last: { trigger: 'request', outcome: 'caught_up' } } });
+    expect(after.shards[0].watermark).toBe(1);
+    const bad = await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, '{"table":"Person","values":{"id":"w3","name":"W3"}}\n{"table":"Person","values":{"id":"w4","age":-5}}\n');
+    expect(bad.body.error.code).toBe('constraint_violation');
+    expect((await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/w3')).status).toBe(404);
+    expect((await call(s, 'POST', '/branches/:id/catchup', '/branches/main/catchup', { maxGenerations: -1 })).body.error.issues[0].path).toBe('body.maxGenerations');
+    // GraphQL reaches the same handlers.
+    const g = await gql(s.url, 'mutation { ingest(branch: "main", ops: [{ op: "upsert", table: "Person", values: { id: "g1", name: "G" } }]) { operations generations { seq } } }');
+    expect(g.body.data?.ingest).toEqual({ operations: 1, generations: [{ seq: 2 }] });
+    const st = await gql(s.url, '{ walStatus(branch: "main") { pendingGenerations shards { shard watermark pendingGenerations } } }');
+    expect(st.body.data?.walStatus).toMatchObject({ pendingGenerations: 1 });
+    const c = await gql(s.url, 'mutation { catchUp(branch: "main") { outcome generations pendingAfter } }');
+    expect(c.body.data?.catchUp).toEqual({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
+  });
+
   it('every error uses one envelope with a stable code, and bad input changes nothing', async () => {
     const store = s.graph.store;
     const before = (await listAll(store, '')).map((o) => o.key);
@@ -112,7 +141,7 @@ describe('REST API', () => {
   });
 
   it('fuzz: malformed bodies never get a 5xx and a refused request never changes stored data', async () => {
-    const routes = ['/branches', '/branches/main/merge', '/branches/main/writes', '/branches/main/schema', '/gc', '/branches/main/load'];
+    const routes = ['/branches', '/branches/main/merge', '/branches/main/writes', '/branches/main/schema', '/gc', '/branches/main/load', '/branches/main/ingest', '/branches/main/catchup'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...routes), fc.oneof(fc.jsonValue(), fc.string()), async (route, body) => {
         const before = (await listAll(s.graph.store, '')).map((o) => o.key).join('\n');
@@ -183,11 +212,13 @@ describe('GraphQL hostile input', () => {
       'mutation($n: String!, $f: String) { createBranch(name: $n, from: $f) { name } }',
       'mutation($b: String!, $i: SchemaApplyInput!) { applySchema(branch: $b, input: $i) { tables } }',
       'query($t: String!, $w: JSON, $l: Int, $c: String, $a: String) { rows(table: $t, where: $w, limit: $l, cursor: $c, at: $a) { nextCursor } }',
+      'mutation($b: String!, $o: [WriteOpInput!]!) { ingest(branch: $b, ops: $o) { operations } }',
+      'mutation($b: String!, $l: Int, $n: Float) { catchUp(branch: $b, maxGenerations: $l, maxBytes: $n) { outcome } }',
     ];
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(fc.constantFrom(...docs), fc.string({ maxLength: 80 })),
-        fc.dictionary(fc.constantFrom('s', 'i', 'b', 'n', 'f', 't', 'w', 'l', 'c', 'a'), fc.jsonValue()),
+        fc.dictionary(fc.constantFrom('s', 'i', 'b', 'n', 'f', 't', 'w', 'l', 'c', 'a', 'o'), fc.jsonValue()),
         async (query, variables) => {
           const before = (await listAll(s.graph.store, '')).map((o) => o.key).join('\n');
           const r = await fetch(`${s.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });

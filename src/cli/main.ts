@@ -5,15 +5,16 @@
  * server (`--server URL`). Results print as JSON. Exit codes: 0 success,
  * 1 error, 2 bad usage, 3 merge conflicts.
  */
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { Graph } from '../graph/graph.js';
-import { startServer } from '../http/server.js';
+import { serviceOptions, startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
 import { CONFIG_HELP, loadConfig } from '../service/config.js';
-import { MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
+import { CatchUpInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
+import { ndjsonStream } from '../graph/ndjson.js';
 import { BranchgraphService } from '../service/service.js';
 import { openStore } from '../store/open-store.js';
 import { runGqtCli } from '../gqt/gqt-cli.js';
@@ -25,6 +26,9 @@ commands:
   branch list | create NAME [--from REF] | delete NAME
   merge SOURCE [--into B] [--dry-run] [--width 1|2|4] [--delete-branch] [--message M] [--author A]
   load BRANCH FILE.ndjson
+  ingest BRANCH FILE.ndjson [--shard NAME]  append to the WAL (streamed; generations sealed as they fill)
+  catchup BRANCH [--max-generations N] [--serial]  fold pending WAL generations into the tables
+  wal BRANCH                             WAL status: watermarks, pending generations, last catch-up
   schema get [--at REF] | apply BRANCH FILE
   gc [--grace-seconds N] [--dry-run]
   gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]
@@ -71,6 +75,11 @@ async function main(argv: string[]): Promise<number> {
       'dry-run': { type: 'boolean' },
       'delete-branch': { type: 'boolean' },
       'grace-seconds': { type: 'string' },
+      shard: { type: 'string' },
+      'seal-after-ms': { type: 'string' },
+      'generation-rows': { type: 'string' },
+      'max-generations': { type: 'string' },
+      serial: { type: 'boolean' },
     },
   });
   const str = (k: keyof typeof flags): string | undefined => (typeof flags[k] === 'string' ? (flags[k] as string) : undefined);
@@ -79,6 +88,7 @@ async function main(argv: string[]): Promise<number> {
     const config = loadConfig(process.env, {
       store: str('store'), host: str('host'), port: str('port'), tokens: str('tokens'), actor: str('actor'), 'log-level': str('log-level'),
       'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), 'store-latency-ms': str('store-latency-ms'), 'max-body-bytes': str('max-body-bytes'),
+      shard: str('shard'), 'seal-after-ms': str('seal-after-ms'), 'generation-rows': str('generation-rows'),
     });
     const logger = pino({ level: config.logLevel });
     const server = await startServer(config, logger);
@@ -98,9 +108,9 @@ async function main(argv: string[]): Promise<number> {
   const serverUrl = str('server');
   const client = serverUrl !== undefined ? new RestClient(serverUrl.replace(/\/$/, ''), str('token')) : undefined;
   const embedded = async (): Promise<BranchgraphService> => {
-    const config = loadConfig(process.env, { store: str('store'), actor: str('actor'), 'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes') });
+    const config = loadConfig(process.env, { store: str('store'), actor: str('actor'), 'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), shard: str('shard') });
     const graph = await Graph.open(await openStore(config.store), { actor: config.actor });
-    return new BranchgraphService(graph, { defaultWidth: config.mergeWidth, budgetBytes: config.budgetBytes });
+    return new BranchgraphService(graph, serviceOptions(config));
   };
   const ctx = { transport: 'cli' as const };
 
@@ -144,6 +154,26 @@ async function main(argv: string[]): Promise<number> {
       if (!branch || !file) return usage('load BRANCH FILE.ndjson');
       const text = readFileSync(file, 'utf8');
       out(client ? await client.load(branch, text) : await (await embedded()).load(branch, text, ctx));
+      return 0;
+    }
+    case 'ingest': {
+      const [branch, file] = positionals;
+      if (!branch || !file) return usage('ingest BRANCH FILE.ndjson [--shard NAME]');
+      if (client) out(await client.ingest(branch, readFileSync(file, 'utf8')));
+      else out(await (await embedded()).ingest(branch, ndjsonStream(createReadStream(file)), ctx));
+      return 0;
+    }
+    case 'catchup': {
+      const [branch] = positionals;
+      if (!branch) return usage('catchup BRANCH [--max-generations N] [--serial]');
+      const input = parseInput(CatchUpInputZ, { ...(str('max-generations') !== undefined ? { maxGenerations: Number(str('max-generations')) } : {}), ...(flags.serial ? { pipeline: false } : {}) }, 'flags');
+      out(client ? await client.catchUp(branch, input) : await (await embedded()).catchUp(branch, input, ctx));
+      return 0;
+    }
+    case 'wal': {
+      const [branch] = positionals;
+      if (!branch) return usage('wal BRANCH');
+      out(client ? await client.walStatus(branch) : await (await embedded()).walStatus(branch, ctx));
       return 0;
     }
     case 'schema': {

@@ -9,7 +9,8 @@ import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import { toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
-import { CreateBranchZ, DirectionZ, GcInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
+import { CatchUpInputZ, CreateBranchZ, DirectionZ, GcInputZ, IngestInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
+import type { WriteOp } from '../graph/write-batch.js';
 import type { BranchgraphService, MergeResultDto, RequestContext } from '../service/service.js';
 import { packageRoot } from '../service/package-root.js';
 
@@ -114,6 +115,7 @@ export function graphqlSchema() {
         commit: op('read', (_p, a, c) => c.service.commit(String(a.id), c.requestCtx)),
         diff: op('read', (_p, a, c) => c.service.diff(parseRef(String(a.from)), parseRef(String(a.to)), c.requestCtx)),
         schema: op('read', (_p, a, c) => c.service.getSchema(parseRef(str(a.at)), c.requestCtx)),
+        walStatus: op('read', (_p, a, c) => c.service.walStatus(String(a.branch), c.requestCtx)),
       },
       Mutation: {
         createBranch: op('write', (_p, a, c) => {
@@ -142,6 +144,10 @@ export function graphqlSchema() {
         }),
         write: op('write', (_p, a, c) => c.service.write(String(a.branch), parseInput(WriteInputZ, stripNulls(a.input), 'input'), c.requestCtx)),
         load: op('write', (_p, a, c) => c.service.load(String(a.branch), String(a.ndjson), c.requestCtx)),
+        ingest: op('write', (_p, a, c) => c.service.ingest(String(a.branch), parseInput(IngestInputZ, { ops: stripNulls(a.ops) }, 'input').ops as WriteOp[], c.requestCtx)),
+        catchUp: op('write', (_p, a, c) =>
+          c.service.catchUp(String(a.branch), parseInput(CatchUpInputZ, stripNulls({ maxGenerations: a.maxGenerations, maxBytes: a.maxBytes, pipeline: a.pipeline }), 'input'), c.requestCtx),
+        ),
         applySchema: op('admin', (_p, a, c) => c.service.applySchema(String(a.branch), parseInput(SchemaApplyZ, stripNulls(a.input), 'input'), c.requestCtx)),
         gc: op('admin', async (_p, a, c) => {
           const r = await c.service.gc(parseInput(GcInputZ, stripNulls({ graceSeconds: a.graceSeconds, dryRun: a.dryRun }), 'args'), c.requestCtx);

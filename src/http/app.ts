@@ -16,7 +16,8 @@ import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
 import { closedSetErrorCodes, depthAndAliasLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
-import { CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
+import { ndjsonStream } from '../graph/ndjson.js';
+import { CatchUpInputZ, CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
 import { serviceMetrics } from '../service/metrics.js';
 import { packageRoot } from '../service/package-root.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
@@ -125,6 +126,14 @@ export function createApp(opts: AppOptions): Hono<Env> {
     return c.json(await service.write(param(c, 'id'), input, ctxOf(c)));
   });
   app.post('/branches/:id/load', role('write'), async (c) => c.json(await service.load(param(c, 'id'), await c.req.text(), ctxOf(c))));
+  // ---- WAL ingest and catch-up ----
+  app.post('/branches/:id/ingest', role('write'), async (c) => {
+    const body = c.req.raw.body;
+    if (body === null) throw new BranchgraphError('invalid_input', 'ingest needs an NDJSON body', { issues: [{ path: 'body', message: 'empty' }] });
+    return c.json(await service.ingest(param(c, 'id'), ndjsonStream(body), ctxOf(c)));
+  });
+  app.post('/branches/:id/catchup', role('write'), async (c) => c.json(await service.catchUp(param(c, 'id'), parseInput(CatchUpInputZ, await jsonBody(c), 'body'), ctxOf(c))));
+  app.get('/branches/:id/wal', role('read'), async (c) => c.json(await service.walStatus(param(c, 'id'), ctxOf(c))));
   app.post('/branches/:id/schema', role('admin'), async (c) => {
     const input = parseInput(SchemaApplyZ, await jsonBody(c), 'body');
     return c.json(await service.applySchema(param(c, 'id'), input, ctxOf(c)));

@@ -4,8 +4,9 @@
  * with the server's code, so callers handle both modes the same way.
  */
 import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
-import type { MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
-import type { BranchDto, CommitDto, MergeResultDto, WriteResultDto } from '../service/service.js';
+import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
+import type { CatchUpReport } from '../wal/catch-up.js';
+import type { BranchDto, CommitDto, IngestResultDto, MergeResultDto, WalStatusDto, WriteResultDto } from '../service/service.js';
 
 export class RestClient {
   constructor(
@@ -65,6 +66,18 @@ export class RestClient {
 
   async write(branch: string, input: WriteInput): Promise<WriteResultDto> {
     return (await this.request<WriteResultDto>('POST', `/branches/${encodeURIComponent(branch)}/writes`, input)).body;
+  }
+
+  async ingest(branch: string, ndjson: string): Promise<IngestResultDto> {
+    return (await this.request<IngestResultDto>('POST', `/branches/${encodeURIComponent(branch)}/ingest`, undefined, { raw: ndjson })).body;
+  }
+
+  async catchUp(branch: string, input: CatchUpInput = {}): Promise<CatchUpReport> {
+    return (await this.request<CatchUpReport>('POST', `/branches/${encodeURIComponent(branch)}/catchup`, input)).body;
+  }
+
+  async walStatus(branch: string): Promise<WalStatusDto> {
+    return this.get<WalStatusDto>(`/branches/${encodeURIComponent(branch)}/wal`);
   }
 
   async load(branch: string, ndjson: string): Promise<WriteResultDto> {

@@ -8,7 +8,7 @@ import { serve } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import { Graph } from '../graph/graph.js';
 import type { Config } from '../service/config.js';
-import { BranchgraphService } from '../service/service.js';
+import { BranchgraphService, type ServiceOptions } from '../service/service.js';
 import { LatencyStore } from '../store/latency-store.js';
 import { openStore } from '../store/open-store.js';
 import { createApp } from './app.js';
@@ -20,11 +20,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Service settings from configuration: one place for the server and the embedded CLI. */
+export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
+  return {
+    defaultWidth: config.mergeWidth,
+    budgetBytes: config.budgetBytes,
+    wal: { shard: config.shard, sealAfterMs: config.sealAfterMs, generationRows: config.generationRows },
+    catchUp: config.catchUp,
+    ...(log ? { log } : {}),
+  };
+}
+
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
   let store = await openStore(config.store);
   if (config.storeLatencyMs > 0) store = new LatencyStore(store, config.storeLatencyMs);
   const graph = await Graph.open(store, { actor: config.actor });
-  const service = new BranchgraphService(graph, { defaultWidth: config.mergeWidth, budgetBytes: config.budgetBytes });
+  const service = new BranchgraphService(graph, serviceOptions(config, logger));
+  service.start();
   const app = createApp({ service, logger, tokens: config.tokens, maxBodyBytes: config.maxBodyBytes });
   const server = await new Promise<Server>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s as Server));
@@ -41,7 +53,9 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
         // Stop accepting; in-flight requests finish; idle keep-alive sockets go now.
         server.close(() => resolve());
         server.closeIdleConnections();
-      }).then(() => graph.close());
+      })
+        .then(() => service.stop())
+        .then(() => graph.close());
       return closing;
     },
   };

@@ -29,4 +29,19 @@ describe('configuration', () => {
       '--port / PORT',
     ]);
   });
+
+  it('reads the WAL and catch-up settings, and refuses bad ones by name', () => {
+    const c = loadConfig({ BRANCHGRAPH_SHARD: 'writer-1', CATCHUP_PIPELINE_ENABLED: 'false', CATCHUP_MERGE_MAX_GENERATIONS: '8', CATCHUP_TRIGGER_GENERATIONS: '0' });
+    expect(c.shard).toBe('writer-1');
+    expect(c.catchUp).toEqual({ pipeline: false, maxGenerations: 8, maxBytes: 64 * 1024 * 1024, budgetBytes: 256 * 1024 * 1024, triggerGenerations: 0, intervalMs: 1000 });
+    expect(loadConfig({}).catchUp).toMatchObject({ pipeline: true, maxGenerations: 64 });
+    expect(loadConfig({ CATCHUP_MERGE_MAX_GENERATIONS: '0' }).catchUp.maxGenerations).toBe(0);
+    let err: BranchgraphError | undefined;
+    try {
+      loadConfig({ BRANCHGRAPH_SHARD: '../etc', CATCHUP_PIPELINE_ENABLED: 'maybe', CATCHUP_MERGE_MAX_GENERATIONS: '-1' });
+    } catch (e) {
+      err = e as BranchgraphError;
+    }
+    expect(err?.issues.map((i) => i.path).sort()).toEqual(['--shard / BRANCHGRAPH_SHARD', 'CATCHUP_MERGE_MAX_GENERATIONS', 'CATCHUP_PIPELINE_ENABLED']);
+  });
 });

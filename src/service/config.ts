@@ -8,6 +8,10 @@ import { BranchgraphError } from '../model/errors.js';
 import { parseStoreUrl } from '../store/open-store.js';
 import { parseTokens, type Role } from './auth.js';
 import { LIMITS } from './inputs.js';
+import { SHARD_RE } from '../wal/generation.js';
+import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
+import { DEFAULT_CATCHUP_BUDGET_BYTES, DEFAULT_CATCHUP_MAX_BYTES, DEFAULT_CATCHUP_MAX_GENERATIONS } from '../wal/catch-up.js';
+import type { CatchUpSettings } from '../wal/catch-up-manager.js';
 
 export interface Config {
   store: string;
@@ -20,6 +24,11 @@ export interface Config {
   budgetBytes: number;
   storeLatencyMs: number;
   maxBodyBytes: number;
+  /** This process's WAL writer identity; stable across restarts, unique among running writers. */
+  shard: string;
+  sealAfterMs: number;
+  generationRows: number;
+  catchUp: CatchUpSettings;
 }
 
 export const CONFIG_HELP = `
@@ -33,19 +42,33 @@ export const CONFIG_HELP = `
   --budget-bytes N     BRANCHGRAPH_PREP_BUDGET_BYTES  preparation memory budget, default 134217728
   --store-latency-ms N BRANCHGRAPH_STORE_LATENCY_MS   inject latency per store call (benchmarks)
   --max-body-bytes N   BRANCHGRAPH_MAX_BODY_BYTES     default 16777216
+  --shard NAME         BRANCHGRAPH_SHARD              WAL writer identity, one per running server (default: host name)
+  --seal-after-ms N    WAL_SEAL_AFTER_MS              seal an open WAL generation after this long, default 1000
+  --generation-rows N  WAL_GENERATION_ROWS            seal a WAL generation at this many rows, default 4096
+                       CATCHUP_PIPELINE_ENABLED       true (default) or false: prepare the next batch while one commits
+                       CATCHUP_MERGE_MAX_GENERATIONS  generations per catch-up batch, default 64; 0 removes the count cap
+                       CATCHUP_MAX_BYTES              bytes per catch-up batch, default 67108864
+                       CATCHUP_MEMORY_BUDGET_BYTES    memory shared by the (at most two) live batches, default 268435456
+                       CATCHUP_TRIGGER_GENERATIONS    background catch-up when this many generations are pending, default 16; 0 disables
+                       CATCHUP_INTERVAL_MS            how often the background trigger looks, default 1000
 `;
+
+/** The host name, reduced to what a shard name may hold. */
+function defaultShard(): string {
+  return os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'shard';
+}
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | undefined> = {}): Config {
   const problems: { path: string; message: string }[] = [];
-  const pick = (flag: string, envName: string): string | undefined => flags[flag] ?? env[envName];
-  const int = (flag: string, envName: string, dflt: number, min: number, max: number): number => {
+  const pick = (flag: string | undefined, envName: string): string | undefined => (flag === undefined ? undefined : flags[flag]) ?? env[envName];
+  const int = (flag: string | undefined, envName: string, dflt: number, min: number, max: number): number => {
     const v = pick(flag, envName);
     if (v === undefined || v === '') return dflt;
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push({ path: `--${flag} / ${envName}`, message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}` });
+      problems.push({ path: flag === undefined ? envName : `--${flag} / ${envName}`, message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}` });
       return dflt;
     }
     return n;
@@ -62,6 +85,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
   if (!(LEVELS as readonly string[]).includes(level)) problems.push({ path: '--log-level / LOG_LEVEL', message: `must be one of ${LEVELS.join(', ')}` });
   const width = int('merge-width', 'BRANCHGRAPH_MERGE_WIDTH', 1, 1, 4);
   if (![1, 2, 4].includes(width)) problems.push({ path: '--merge-width / BRANCHGRAPH_MERGE_WIDTH', message: 'must be 1, 2 or 4' });
+  const pipelineFlag = (env.CATCHUP_PIPELINE_ENABLED ?? 'true').toLowerCase();
+  if (!['true', 'false', '1', '0'].includes(pipelineFlag)) problems.push({ path: 'CATCHUP_PIPELINE_ENABLED', message: `must be true or false, got ${JSON.stringify(env.CATCHUP_PIPELINE_ENABLED)}` });
+  const shard = pick('shard', 'BRANCHGRAPH_SHARD') ?? defaultShard();
+  if (!SHARD_RE.test(shard)) problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', got ${JSON.stringify(shard)}` });
+  const envInt = (name: string, dflt: number, min: number, max: number): number => int(undefined, name, dflt, min, max);
   const config: Config = {
     store,
     host: pick('host', 'HOST') ?? '127.0.0.1',
@@ -73,6 +101,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     budgetBytes: int('budget-bytes', 'BRANCHGRAPH_PREP_BUDGET_BYTES', 128 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
     storeLatencyMs: int('store-latency-ms', 'BRANCHGRAPH_STORE_LATENCY_MS', 0, 0, 60_000),
     maxBodyBytes: int('max-body-bytes', 'BRANCHGRAPH_MAX_BODY_BYTES', LIMITS.maxBodyBytes, 1024, 1 << 30),
+    shard,
+    sealAfterMs: int('seal-after-ms', 'WAL_SEAL_AFTER_MS', DEFAULT_SEAL_AFTER_MS, 1, 3_600_000),
+    generationRows: int('generation-rows', 'WAL_GENERATION_ROWS', DEFAULT_GENERATION_ROWS, 1, 1_000_000),
+    catchUp: {
+      pipeline: pipelineFlag === 'true' || pipelineFlag === '1',
+      maxGenerations: envInt('CATCHUP_MERGE_MAX_GENERATIONS', DEFAULT_CATCHUP_MAX_GENERATIONS, 0, 1_000_000),
+      maxBytes: envInt('CATCHUP_MAX_BYTES', DEFAULT_CATCHUP_MAX_BYTES, 1, Number.MAX_SAFE_INTEGER),
+      budgetBytes: envInt('CATCHUP_MEMORY_BUDGET_BYTES', DEFAULT_CATCHUP_BUDGET_BYTES, 1, Number.MAX_SAFE_INTEGER),
+      triggerGenerations: envInt('CATCHUP_TRIGGER_GENERATIONS', 16, 0, 1_000_000),
+      intervalMs: envInt('CATCHUP_INTERVAL_MS', 1000, 10, 3_600_000),
+    },
   };
   if (problems.length > 0) {
     throw new BranchgraphError('invalid_input', `invalid configuration:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`, { issues: problems });

@@ -76,6 +76,17 @@ export const SchemaApplyZ = z
   .strict();
 export type SchemaApplyInput = z.infer<typeof SchemaApplyZ>;
 
+export const IngestInputZ = z.object({ ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps) }).strict();
+
+export const CatchUpInputZ = z
+  .object({
+    maxGenerations: z.number().int().min(0).max(1_000_000).optional(),
+    maxBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+    pipeline: z.boolean().optional(),
+  })
+  .strict();
+export type CatchUpInput = z.infer<typeof CatchUpInputZ>;
+
 export const GcInputZ = z
   .object({ graceSeconds: z.number().int().min(0).max(10 * 365 * 24 * 3600).optional(), dryRun: z.boolean().optional() })
   .strict();

@@ -8,6 +8,8 @@ import type { MergeMetrics } from '../merge/merge.js';
 
 class ServiceMetrics {
   mergesInFlight = 0;
+  walGenerations = 0;
+  catchUpGenerations = 0;
   readonly merges = new Map<string, number>();
   readonly requests = new Map<string, number>();
   readonly phaseSeconds = new Map<string, number>();
@@ -43,6 +45,8 @@ class ServiceMetrics {
     metric('branchgraph_preparation_pending_scratch', 'gauge', 'Scratch runs written but not yet published or deleted.', [['', preparationGauges.pendingScratch]]);
     metric('branchgraph_preparation_fallbacks_total', 'counter', 'Width step-downs taken because the budget refused a reservation.', [['', preparationGauges.fallbacksTotal]]);
     metric('branchgraph_merge_max_width_last', 'gauge', 'Highest preparation width observed in the last merge.', [['', this.maxWidthLast]]);
+    metric('branchgraph_wal_generations_sealed_total', 'counter', 'WAL generations sealed by ingest requests in this process.', [['', this.walGenerations]]);
+    metric('branchgraph_catchup_generations_folded_total', 'counter', 'WAL generations folded by requested catch-up runs in this process.', [['', this.catchUpGenerations]]);
     return lines.join('\n') + '\n';
   }
 }

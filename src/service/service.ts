@@ -20,7 +20,11 @@ import { mergeBranches, type MergeConflicts, type MergeSuccess } from '../merge/
 import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
-import type { MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
+import { CatchUpManager, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
+import { DEFAULT_CATCHUP_BUDGET_BYTES, DEFAULT_CATCHUP_MAX_BYTES, DEFAULT_CATCHUP_MAX_GENERATIONS, type CatchUpReport } from '../wal/catch-up.js';
+import { walStatus, type WalStatus } from '../wal/wal-status.js';
 import { serviceMetrics } from './metrics.js';
 
 export type Transport = 'http' | 'embedded' | 'cli' | 'gqt';
@@ -64,17 +68,62 @@ export interface ServiceOptions {
   /** Width for merges that do not ask, on transports that may choose. */
   defaultWidth?: Width;
   budgetBytes?: number;
+  /** This process's WAL writer identity and sealing thresholds. */
+  wal?: { shard: string; sealAfterMs?: number; generationRows?: number };
+  catchUp?: CatchUpSettings;
+  log?: Logger;
 }
+
+export const DEFAULT_CATCHUP_SETTINGS: CatchUpSettings = {
+  maxGenerations: DEFAULT_CATCHUP_MAX_GENERATIONS,
+  maxBytes: DEFAULT_CATCHUP_MAX_BYTES,
+  pipeline: true,
+  budgetBytes: DEFAULT_CATCHUP_BUDGET_BYTES,
+  triggerGenerations: 16,
+  intervalMs: 1000,
+};
+
+export interface IngestResultDto {
+  branch: string;
+  shard: string;
+  operations: number;
+  generations: { seq: number; rows: number; sealedAt: string }[];
+  inserted: number;
+  updated: number;
+  deleted: number;
+  cascaded: number;
+}
+
+export type WalStatusDto = WalStatus & { catchUp: { running: boolean; last: LastCatchUp | null } };
 
 export function commitDto(c: Commit): CommitDto {
   return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, message: c.message, time: c.time, kind: c.kind };
 }
 
 export class BranchgraphService {
+  readonly catchUps: CatchUpManager;
+  private readonly writer: WalWriter;
+
   constructor(
     readonly graph: Graph,
     private readonly opts: ServiceOptions = {},
-  ) {}
+  ) {
+    this.writer = new WalWriter(graph, {
+      shard: opts.wal?.shard ?? 'default',
+      ...(opts.wal?.sealAfterMs !== undefined ? { sealAfterMs: opts.wal.sealAfterMs } : {}),
+      ...(opts.wal?.generationRows !== undefined ? { maxGenerationRows: opts.wal.generationRows } : {}),
+    });
+    this.catchUps = new CatchUpManager(graph, opts.catchUp ?? DEFAULT_CATCHUP_SETTINGS, opts.log);
+  }
+
+  /** Start background work (the catch-up trigger). */
+  start(): void {
+    this.catchUps.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.catchUps.stop();
+  }
 
   private snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
     return this.graph.resolve(ref, ctx.signal);
@@ -173,6 +222,32 @@ export class BranchgraphService {
 
   async load(branch: string, ndjson: string, ctx: RequestContext): Promise<WriteResultDto> {
     return this.writeDto(await this.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load' }));
+  }
+
+  // ---- WAL ingest and catch-up -------------------------------------------
+
+  async ingest(branch: string, ops: Iterable<WriteOp> | AsyncIterable<WriteOp>, ctx: RequestContext): Promise<IngestResultDto> {
+    const r: IngestReport = await this.writer.ingest(branch, ops, { ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.actor ? { actor: ctx.actor } : {}) });
+    this.catchUps.watch(branch);
+    serviceMetrics.walGenerations += r.generations.length;
+    return {
+      branch,
+      shard: r.shard,
+      operations: r.operations,
+      generations: r.generations.map((g) => ({ seq: g.seq, rows: g.rows, sealedAt: new Date(g.stamp).toISOString() })),
+      ...r.summary,
+    };
+  }
+
+  async catchUp(branch: string, input: CatchUpInput, ctx: RequestContext): Promise<CatchUpReport> {
+    const report = await this.catchUps.run(branch, input, ctx.signal);
+    serviceMetrics.catchUpGenerations += report.generations;
+    return report;
+  }
+
+  async walStatus(branch: string, ctx: RequestContext): Promise<WalStatusDto> {
+    const status = await walStatus(this.graph, branch, ctx.signal);
+    return { ...status, catchUp: { running: this.catchUps.isRunning(branch), last: this.catchUps.lastRun(branch) } };
   }
 
   // ---- reads --------------------------------------------------------------

@@ -10,7 +10,7 @@
  */
 import type { ObjectStore } from '../store/object-store.js';
 import type { TableVersion } from '../table/table-version.js';
-import type { RunRef } from '../table/run.js';
+import { compareKey, type RunRef } from '../table/run.js';
 import type { Manifest } from '../graph/manifest.js';
 import type { RunStore } from '../graph/run-store.js';
 import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type GenerationInfo } from './generation.js';
@@ -57,10 +57,27 @@ export async function readPending(store: ObjectStore, runs: RunStore, manifest: 
   const loaded = await Promise.all(listed.map(async (l) => ({ l, g: await runs.generation(l.key, signal) })));
   const generations: GenerationInfo[] = [];
   const byGen: { info: GenerationInfo; refs: [string, RunRef][] }[] = [];
+  // Within a shard, sequence order must be overlay order, and only a gap-free run above the
+  // watermark is pending: a fold records a watermark, which must never skip a generation.
+  // One writer per shard guarantees both; this keeps a misconfigured pair (two processes
+  // sharing a shard name, or clocks stepping back) from ever losing a row.
+  loaded.sort((a, b) => compareKey(a.g.generation.shard, b.g.generation.shard) || a.g.generation.seq - b.g.generation.seq);
+  let shard = '';
+  let expect = 0;
+  let stamp = 0;
   for (const { l, g } of loaded) {
-    const info = infoOf(g.generation, l.key, g.file.length);
+    const gen = g.generation;
+    if (gen.shard !== shard) {
+      shard = gen.shard;
+      expect = (marks[shard] ?? 0) + 1;
+      stamp = 0;
+    }
+    if (gen.seq !== expect) continue;
+    expect++;
+    stamp = Math.max(stamp, gen.stamp);
+    const info = { ...infoOf(gen, l.key, g.file.length), stamp };
     generations.push(info);
-    byGen.push({ info, refs: Object.keys(g.generation.tables).map((t) => [t, virtualRunRef(g.generation, l.key, t, g.file)]) });
+    byGen.push({ info, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file)]) });
   }
   generations.sort(compareGenerations);
   byGen.sort((a, b) => compareGenerations(a.info, b.info));

@@ -101,30 +101,53 @@ export class WalWriter {
       const batch = buffer;
       buffer = [];
       bufferBytes = 0;
-      try {
-        const sealed = await this.seal(branch, batch, opts);
-        if (sealed !== undefined) {
-          report.generations.push(sealed.generation);
-          for (const k of ['inserted', 'updated', 'deleted', 'cascaded'] as const) report.summary[k] += sealed.summary[k];
-        }
-      } catch (e) {
-        if (e instanceof BranchgraphError && report.generations.length > 0) {
-          // Earlier generations of this request are durable; say so, precisely.
-          e.details.acknowledged = { generations: report.generations.length, rows: report.generations.reduce((n, g) => n + g.rows, 0), lastSeq: report.generations.at(-1)?.seq };
-        }
-        throw e;
+      const sealed = await this.seal(branch, batch, opts);
+      if (sealed !== undefined) {
+        report.generations.push(sealed.generation);
+        for (const k of ['inserted', 'updated', 'deleted', 'cascaded'] as const) report.summary[k] += sealed.summary[k];
       }
     };
+    try {
+      await this.consume(ops, opts.signal, report, (op) => {
+        if (buffer.length === 0) openedAt = this.now();
+        buffer.push(op);
+        bufferBytes += JSON.stringify(op.values ?? null).length;
+        return buffer.length >= this.maxRows || bufferBytes >= this.maxBytes || this.now() - openedAt >= this.sealAfterMs;
+      }, () => (buffer.length > 0 ? openedAt + this.sealAfterMs : undefined), seal);
+      await seal();
+    } catch (e) {
+      if (e instanceof BranchgraphError && report.generations.length > 0) {
+        // Earlier generations of this request are durable; say so, precisely.
+        e.details.acknowledged = { generations: report.generations.length, rows: report.generations.reduce((n, g) => n + g.rows, 0), lastSeq: report.generations.at(-1)?.seq };
+      }
+      throw e;
+    }
+    return report;
+  }
+
+  /**
+   * Feed operations to `add` (which says when the open generation is full),
+   * sealing when it is full or when its deadline passes while the source
+   * waits for more.
+   */
+  private async consume(
+    ops: Iterable<WriteOp> | AsyncIterable<WriteOp>,
+    signal: AbortSignal | undefined,
+    report: IngestReport,
+    add: (op: WriteOp) => boolean,
+    deadline: () => number | undefined,
+    seal: () => Promise<void>,
+  ): Promise<void> {
     const iterator = (Symbol.asyncIterator in ops ? ops[Symbol.asyncIterator]() : (ops as Iterable<WriteOp>)[Symbol.iterator]()) as AsyncIterator<WriteOp> | Iterator<WriteOp>;
     let next: Promise<IteratorResult<WriteOp>> | undefined;
     for (;;) {
-      throwIfAborted(opts.signal);
+      throwIfAborted(signal);
       next ??= Promise.resolve(iterator.next());
+      const due = deadline();
       let item: IteratorResult<WriteOp> | 'timeout';
-      if (buffer.length > 0) {
-        const wait = Math.max(0, openedAt + this.sealAfterMs - this.now());
+      if (due !== undefined) {
         let timer: NodeJS.Timeout | undefined;
-        item = await Promise.race([next, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), wait)))]);
+        item = await Promise.race([next, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, due - this.now()))))]);
         clearTimeout(timer);
       } else item = await next;
       if (item === 'timeout') {
@@ -132,15 +155,10 @@ export class WalWriter {
         continue;
       }
       next = undefined;
-      if (item.done === true) break;
+      if (item.done === true) return;
       report.operations++;
-      if (buffer.length === 0) openedAt = this.now();
-      buffer.push(item.value);
-      bufferBytes += JSON.stringify(item.value.values ?? null).length;
-      if (buffer.length >= this.maxRows || bufferBytes >= this.maxBytes || this.now() - openedAt >= this.sealAfterMs) await seal();
+      if (add(item.value)) await seal();
     }
-    await seal();
-    return report;
   }
 
   private async seal(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
@@ -158,8 +176,13 @@ export class WalWriter {
   private async sealLocked(branch: string, rec: BranchRecord, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
     let head = await this.graph.branchHead(branch, opts.signal);
     if (head.branch?.lineage !== rec.lineage) throw new BranchgraphError('not_found', `branch ${branch} was deleted while ingesting`, { details: { branch } });
-    if (!(this.shard in watermarksFor(head.manifest, rec.lineage))) head = await this.register(branch, opts);
-    const resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+    let resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+    if (resolved.rows.length === 0) return undefined;
+    // Register only for rows that passed validation: a refused ingest changes nothing stored.
+    if (!(this.shard in watermarksFor(head.manifest, rec.lineage))) {
+      head = await this.register(branch, opts);
+      resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+    }
     if (resolved.rows.length === 0) return undefined;
     const tables: Record<string, [string, string, Record<string, unknown> | null][]> = {};
     for (const [type, rows] of resolved.rows) tables[type.name] = rows.map((r: RunRow) => [r.key, r.hash, r.props]);

@@ -1,0 +1,124 @@
+/**
+ * Who runs catch-up, and when, in one server process.
+ *
+ * - One run per branch at a time in this process: a request for a branch
+ *   already catching up waits for that run and then runs its own (so
+ *   generations acknowledged before the request are folded when it
+ *   returns). Across processes, runs are fenced by publication: a batch
+ *   built against watermarks that moved publishes nothing (catch-up.ts).
+ * - In the background, branches this process ingested into are checked
+ *   every `intervalMs`; one whose pending generations reach
+ *   `triggerGenerations` is caught up. 0 disables the trigger.
+ * - The last run's outcome (report or error) is kept per branch for status.
+ */
+import type { Logger } from 'pino';
+import { BranchgraphError } from '../model/errors.js';
+import type { Graph } from '../graph/graph.js';
+import { catchUp, type CatchUpOptions, type CatchUpReport } from './catch-up.js';
+
+export interface CatchUpSettings {
+  maxGenerations: number;
+  maxBytes: number;
+  pipeline: boolean;
+  budgetBytes: number;
+  triggerGenerations: number;
+  intervalMs: number;
+}
+
+export interface LastCatchUp {
+  trigger: 'request' | 'background';
+  startedAt: string;
+  finishedAt: string;
+  outcome: CatchUpReport['outcome'] | 'error';
+  report?: CatchUpReport;
+  error?: { code: string; message: string };
+}
+
+export class CatchUpManager {
+  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly last = new Map<string, LastCatchUp>();
+  private readonly watched = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly graph: Graph,
+    readonly settings: CatchUpSettings,
+    private readonly log?: Logger,
+  ) {}
+
+  /** Run catch-up on `branch` now, after any run already in progress here. */
+  run(branch: string, overrides: Partial<Pick<CatchUpOptions, 'maxGenerations' | 'maxBytes' | 'pipeline'>> = {}, signal?: AbortSignal, trigger: LastCatchUp['trigger'] = 'request'): Promise<CatchUpReport> {
+    const prev = this.running.get(branch) ?? Promise.resolve();
+    const started = new Date().toISOString();
+    const job = prev
+      .catch(() => undefined)
+      .then(() =>
+        catchUp(this.graph, branch, {
+          maxGenerations: overrides.maxGenerations ?? this.settings.maxGenerations,
+          maxBytes: overrides.maxBytes ?? this.settings.maxBytes,
+          pipeline: overrides.pipeline ?? this.settings.pipeline,
+          budgetBytes: this.settings.budgetBytes,
+          ...(signal ? { signal: AbortSignal.any([signal, this.stopping.signal]) } : { signal: this.stopping.signal }),
+        }),
+      );
+    this.running.set(branch, job);
+    const done = (entry: Omit<LastCatchUp, 'trigger' | 'startedAt' | 'finishedAt'>): void => {
+      this.last.set(branch, { trigger, startedAt: started, finishedAt: new Date().toISOString(), ...entry });
+      if (this.running.get(branch) === job) this.running.delete(branch);
+    };
+    job.then(
+      (report) => {
+        done({ outcome: report.outcome, report });
+        this.log?.info({ catchUp: { branch, trigger, outcome: report.outcome, batches: report.batches, generations: report.generations, totalMs: report.totalMs, pendingAfter: report.pendingAfter } }, 'catch-up finished');
+      },
+      (e: unknown) => {
+        const code = e instanceof BranchgraphError ? e.code : 'internal';
+        done({ outcome: 'error', error: { code, message: (e as Error).message } });
+        this.log?.warn({ catchUp: { branch, trigger, code } }, 'catch-up failed');
+      },
+    );
+    return job;
+  }
+
+  lastRun(branch: string): LastCatchUp | null {
+    return this.last.get(branch) ?? null;
+  }
+
+  isRunning(branch: string): boolean {
+    return this.running.has(branch);
+  }
+
+  /** A branch this process ingested into: the background trigger watches it. */
+  watch(branch: string): void {
+    this.watched.add(branch);
+  }
+
+  start(): void {
+    if (this.settings.triggerGenerations <= 0 || this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.tick(), this.settings.intervalMs);
+    this.timer.unref();
+  }
+
+  /** One background pass; exported for tests, which drive time themselves. */
+  async tick(): Promise<void> {
+    for (const branch of [...this.watched]) {
+      if (this.running.has(branch) || this.stopping.signal.aborted) continue;
+      try {
+        const head = await this.graph.branchHead(branch, this.stopping.signal);
+        if (head.pending.generations.length >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
+      } catch (e) {
+        // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).
+        if (e instanceof BranchgraphError && e.code === 'not_found') this.watched.delete(branch);
+      }
+    }
+  }
+
+  /** Stop the trigger and cancel runs in progress (their batches drain; nothing half-published). */
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    this.stopping.abort();
+    await Promise.allSettled([...this.running.values()]);
+  }
+}
