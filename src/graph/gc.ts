@@ -16,6 +16,8 @@ import { decodeTime } from 'ulid';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Graph } from './graph.js';
 import type { Manifest, ManifestRef } from './manifest.js';
+import { parseGenerationKey } from '../wal/generation.js';
+import { watermarksFor } from '../wal/pending.js';
 
 export interface GcOptions {
   /** Objects younger than this are kept even when unreferenced. Default one hour. */
@@ -30,7 +32,7 @@ export interface GcReport {
   dryRun: boolean;
   reachableManifests: number;
   scanned: number;
-  deleted: { manifests: number; runs: number; commits: number; hints: number };
+  deleted: { manifests: number; runs: number; commits: number; hints: number; wal: number };
   bytesFreed: number;
   keys: string[];
 }
@@ -65,7 +67,8 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   // Reachable manifests: parents from every live head.
   const seen = new Set<string>();
   const reachable: Manifest[] = [];
-  let frontier: ManifestRef[] = await Promise.all(live.map((r) => graph.repo.headRef(r, signal)));
+  const headRefs = await Promise.all(live.map((r) => graph.repo.headRef(r, signal)));
+  let frontier: ManifestRef[] = headRefs;
   while (frontier.length > 0) {
     const fresh = frontier.filter((r) => !seen.has(`${r.lineage}/${r.version}`));
     for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);
@@ -86,7 +89,20 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   }
 
   const candidates: { key: string; size: number; kind: keyof GcReport['deleted'] }[] = [];
-  const [manifests, runs, commits, hints] = await Promise.all(['manifests/', 'runs/', 'commits/', 'hints/'].map((p) => listKeys(graph.store, p, signal)));
+  const [manifests, runs, commits, hints, wal] = await Promise.all(['manifests/', 'runs/', 'commits/', 'hints/', 'wal/'].map((p) => listKeys(graph.store, p, signal)));
+  // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
+  const byRef = new Map(reachable.map((m) => [`${m.lineage}/${m.version}`, m]));
+  const liveMarks = new Map<string, Record<string, number>>();
+  live.forEach((r, i) => {
+    const head = byRef.get(`${headRefs[i]?.lineage}/${headRefs[i]?.version}`);
+    liveMarks.set(r.lineage, head !== undefined ? watermarksFor(head, r.lineage) : {});
+  });
+  for (const o of wal ?? []) {
+    const at = parseGenerationKey(o.key);
+    if (at === undefined) continue;
+    const marks = liveMarks.get(at.lineage);
+    if (marks !== undefined ? at.seq <= (marks[at.shard] ?? 0) : !liveLineages.has(at.lineage) && old(ulidTime(at.lineage))) candidates.push({ ...o, kind: 'wal' });
+  }
   for (const o of manifests ?? []) {
     const lineage = o.key.split('/')[1];
     if (liveLineages.has(lineage ?? '') || seen.has(`${lineage}/${Number(o.key.split('/')[2]?.slice(0, 12))}`)) continue;
@@ -108,8 +124,8 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   const report: GcReport = {
     dryRun: opts.dryRun === true,
     reachableManifests: reachable.length,
-    scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0),
-    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0 },
+    scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0) + (wal?.length ?? 0),
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, wal: 0 },
     bytesFreed: 0,
     keys: candidates.map((c) => c.key).sort(),
   };

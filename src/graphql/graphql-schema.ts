@@ -157,6 +157,7 @@ export function graphqlSchema() {
             deletedRuns: r.deleted.runs,
             deletedCommits: r.deleted.commits,
             deletedHints: r.deleted.hints,
+            deletedWalGenerations: r.deleted.wal,
           };
         }),
       },
