@@ -3,7 +3,7 @@
  * copied for every sample, so each timed merge starts from identical bytes
  * and a cold process.
  */
-import { cp, mkdir, rm, stat } from 'node:fs/promises';
+import { cp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
@@ -11,6 +11,7 @@ import { rowHash } from '../src/model/values.js';
 import { findType, type TableType } from '../src/model/schema.js';
 import { FsStore } from '../src/store/fs-store.js';
 import type { RunRow } from '../src/table/run.js';
+import { WalWriter } from '../src/wal/wal-writer.js';
 
 // Versioned so fixtures built by an older storage format are never reused.
 export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v2');
@@ -114,4 +115,41 @@ export async function copyFixture(dir: string): Promise<string> {
   const copy = path.join(path.resolve('.bench/samples'), `${path.basename(dir)}-${process.pid}-${Date.now()}`);
   await cp(dir, copy, { recursive: true });
   return copy;
+}
+
+export type CatchUpWorkload = 'unique' | 'updates';
+export const CATCHUP_SHARDS = 4;
+export const CATCHUP_GENERATIONS = 32;
+export const CATCHUP_ROWS = 8;
+
+/**
+ * 4 shards × 32 sealed generations × 8 rows of about 8 KiB, ingested round
+ * robin (so the overlay order interleaves shards) with a fixed clock.
+ * `unique`: every row has its own key. `updates`: every generation rewrites
+ * the same 8 keys, so newest-wins decides every final value. The expected
+ * final rows are stored beside the fixture for verification.
+ */
+export async function catchUpFixture(workload: CatchUpWorkload): Promise<string> {
+  const dir = path.join(FIXTURE_ROOT, `catchup-${workload}`);
+  if (await exists(path.join(dir, 'ready'))) return dir;
+  await rm(dir, { recursive: true, force: true });
+  let t = Date.parse('2026-01-01T00:00:00Z');
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  await g.applySchema('main', 'node Doc { id: string @key\n shard: string\n gen: int\n payload: string }');
+  const writers = Array.from({ length: CATCHUP_SHARDS }, (_, s) => new WalWriter(g, { shard: `s${s}`, maxGenerationRows: CATCHUP_ROWS, now: () => t }));
+  const expected: Record<string, { shard: string; gen: number }> = {};
+  for (let gen = 0; gen < CATCHUP_GENERATIONS; gen++) {
+    for (let s = 0; s < CATCHUP_SHARDS; s++) {
+      t += 1;
+      const ops: WriteOp[] = Array.from({ length: CATCHUP_ROWS }, (_, r) => {
+        const id = workload === 'unique' ? `s${s}-g${pad(gen)}-r${r}` : `k${r}`;
+        expected[id] = { shard: `s${s}`, gen };
+        return { op: 'upsert', table: 'Doc', values: { id, shard: `s${s}`, gen, payload: `${id}:`.padEnd(8 * 1024, 'x') } };
+      });
+      await (writers[s] as WalWriter).ingest('main', ops);
+    }
+  }
+  await writeFile(`${dir}.expected.json`, JSON.stringify(expected));
+  await mkdir(path.join(dir, 'ready'));
+  return dir;
 }

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { historyFixture, mergeFixture, scaleFixture } from './fixtures.js';
+import { catchUpFixture, historyFixture, mergeFixture, scaleFixture, type CatchUpWorkload } from './fixtures.js';
 
 const run = promisify(execFile);
 
@@ -19,7 +19,7 @@ interface Arm {
   variant: string;
   params: Record<string, number | string>;
   fixture: () => Promise<string>;
-  mode: 'width1' | 'width4' | 'http';
+  mode: 'width1' | 'width4' | 'http' | `catchup-${string}`;
   latencyMs: number;
 }
 
@@ -149,6 +149,35 @@ async function scaleMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
   };
 }
 
+async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const results: Result[] = [];
+  const ratios: Record<string, number | boolean> = {};
+  const variants = [
+    ['serial', 8],
+    ['pipeline', 8],
+    ['pipeline', 64],
+  ] as const;
+  for (const workload of ['unique', 'updates'] as CatchUpWorkload[]) {
+    for (const latencyMs of [0, 17]) {
+      const arms = variants.map(([mode, cap]): Arm => ({
+        variant: `${workload}-l${latencyMs}-${mode}${cap}`,
+        params: { workload, latencyMs, shards: 4, generations: 32, rowsPerGeneration: 8, payloadKiB: 8, pipeline: mode === 'pipeline' ? 'on' : 'off', maxGenerations: cap },
+        fixture: () => catchUpFixture(workload),
+        mode: `catchup-${mode}-${cap}`,
+        latencyMs,
+      }));
+      const group = await runGroup('catchup', arms, quick ? 2 : 5, `${workload} latency=${latencyMs}`);
+      results.push(...group);
+      const [serial8, pipe8, pipe64] = group as [Result, Result, Result];
+      ratios[`pipeline64_over_serial8_${workload}_l${latencyMs}`] = round(serial8.medianMs / pipe64.medianMs, 3);
+      ratios[`pipeline8_over_serial8_${workload}_l${latencyMs}`] = round(serial8.medianMs / pipe8.medianMs, 3);
+      ratios[`generations_per_second_pipeline64_${workload}_l${latencyMs}`] = round(128 / (pipe64.medianMs / 1000), 1);
+      ratios[`generations_per_second_serial8_${workload}_l${latencyMs}`] = round(128 / (serial8.medianMs / 1000), 1);
+    }
+  }
+  return { results, ratios };
+}
+
 function table(results: Result[]): string {
   const head = ['matrix', 'variant', 'median ms', 'pair ratios', 'calls', 'bytes read', 'rss MiB', 'phases ms (resolve/base/prepare/validate/publish/cleanup)'];
   const rows = results.map((r) => [
@@ -159,7 +188,9 @@ function table(results: Result[]): string {
     String(r.storeCalls.total),
     String(r.bytesRead),
     String(r.peakRssMiB),
-    ['resolve', 'base', 'prepare', 'validate', 'publish', 'cleanup'].map((p) => (r.phasesMs[p] ?? 0).toFixed(0)).join('/'),
+    r.matrix === 'catchup'
+      ? `list ${(r.phasesMs.list ?? 0).toFixed(0)} / pipeline ${(r.phasesMs.pipeline ?? 0).toFixed(0)}; ${r.phasesMs.batches} batches, ${r.phasesMs.overlapped} overlapped, ${r.phasesMs.generationsPerSecond} gen/s`
+      : ['resolve', 'base', 'prepare', 'validate', 'publish', 'cleanup'].map((p) => (r.phasesMs[p] ?? 0).toFixed(0)).join('/'),
   ]);
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(w[i] as number)).join('  ')).join('\n');
@@ -192,9 +223,14 @@ async function main(): Promise<void> {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { quick: { type: 'boolean' }, out: { type: 'string' } } });
   const which = positionals[0] ?? 'all';
   const quick = values.quick === true;
-  const matrices: Record<string, (q: boolean) => Promise<{ results: Result[]; ratios: Record<string, number | boolean> }>> = { merge: mergeMatrix, history: historyMatrix, scale: scaleMatrix };
+  const matrices: Record<string, (q: boolean) => Promise<{ results: Result[]; ratios: Record<string, number | boolean> }>> = {
+    merge: mergeMatrix,
+    history: historyMatrix,
+    scale: scaleMatrix,
+    catchup: catchUpMatrix,
+  };
   const names = which === 'all' ? Object.keys(matrices) : [which];
-  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale or all (catch-up comes with WAL ingest)`);
+  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

@@ -1,7 +1,7 @@
 /**
  * One timed sample in a fresh process: open a copy of a fixture (cold
- * caches), run the merge, print one JSON line with time, store calls,
- * phases and peak memory.
+ * caches), run the merge (or the catch-up), print one JSON line with time,
+ * store calls, phases and peak memory.
  */
 import { rm } from 'node:fs/promises';
 import pino from 'pino';
@@ -13,11 +13,48 @@ import { loadConfig } from '../src/service/config.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
 import { copyFixture } from './fixtures.js';
+import { readFile } from 'node:fs/promises';
+import { catchUp } from '../src/wal/catch-up.js';
+import { allRows } from '../src/graph/reads.js';
+
+/** `catchup-<serial|pipeline>-<cap>`: fold every pending generation, then verify every row. */
+async function catchUpSample(variant: string, dir: string, latency: number, fixtureDir: string): Promise<void> {
+  const [, mode, cap] = variant.split('-');
+  const store = latency > 0 ? new LatencyStore(new FsStore(dir), latency) : new FsStore(dir);
+  const g = await Graph.open(store, { actor: 'bench' });
+  const t0 = performance.now();
+  const r = await catchUp(g, 'main', { pipeline: mode === 'pipeline', maxGenerations: Number(cap) });
+  const ms = performance.now() - t0;
+  // Verification is outside the timing: zero pending, and every row exactly as the fixture wrote it last.
+  const expected = JSON.parse(await readFile(`${fixtureDir}.expected.json`, 'utf8')) as Record<string, { shard: string; gen: number }>;
+  const head = await g.branchHead('main');
+  if (head.pending.generations.length !== 0 || r.pendingAfter !== 0) throw new Error(`${head.pending.generations.length} generations still pending`);
+  const rows = await allRows(g, head, 'Doc');
+  if (rows.length !== Object.keys(expected).length) throw new Error(`expected ${Object.keys(expected).length} rows, found ${rows.length}`);
+  for (const row of rows) {
+    const want = expected[row.key];
+    if (want === undefined || row.row.shard !== want.shard || row.row.gen !== want.gen) throw new Error(`row ${row.key} is ${JSON.stringify([row.row.shard, row.row.gen])}, expected ${JSON.stringify(want)}`);
+  }
+  process.stdout.write(
+    JSON.stringify({
+      ms,
+      phasesMs: { ...r.phasesMs, batches: r.batches, overlapped: r.overlapped, generationsPerSecond: Math.round((r.generations / ms) * 1000 * 10) / 10 },
+      storeCalls: Object.fromEntries(Object.entries(r.storeCalls).map(([op, c]) => [op, c.calls])),
+      bytesRead: r.storeCalls.total.bytesRead,
+      maxWidth: r.maxAlive,
+      peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10,
+    }) + '\n',
+  );
+}
 
 const [fixture, variant, latencyArg] = process.argv.slice(2);
 const latency = Number(latencyArg ?? 0);
 const dir = await copyFixture(fixture as string);
 try {
+  if (variant?.startsWith('catchup-')) {
+    await catchUpSample(variant, dir, latency, fixture as string);
+    process.exit(0);
+  }
   let result;
   let ms: number;
   if (variant === 'http') {

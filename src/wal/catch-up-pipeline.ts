@@ -80,6 +80,8 @@ class Budget {
         return bytes;
       },
       grow: (n: number) => {
+        // A released reservation stays released (concurrent readers of a refused batch may still ask).
+        if (!open) throw new ReservationRefused(n);
         // Alone, a batch may exceed the budget: otherwise one huge generation could never fold.
         if (this.used + n > this.total && this.holders > 1) throw new ReservationRefused(n);
         bytes += n;

@@ -29,6 +29,7 @@
  * Batches are pipelined (see catch-up-pipeline.ts).
  */
 import { BranchgraphError } from '../model/errors.js';
+import { mapLimit } from '../model/map-limit.js';
 import { findType } from '../model/schema.js';
 import type { Graph } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
@@ -46,6 +47,7 @@ export const DEFAULT_CATCHUP_BUDGET_BYTES = 256 * 1024 * 1024;
 /** Decoded rows take several times their JSON size in memory. */
 export const GENERATION_DECODE_FACTOR = 4;
 const MAX_ROUNDS = 4;
+const READ_CONCURRENCY = 8;
 
 export interface CatchUpOptions {
   maxGenerations?: number;
@@ -173,10 +175,11 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
       {
         estimate: (b) => b.bytes * GENERATION_DECODE_FACTOR,
         read: async (batch, reservation, readSignal) => {
-          for (const info of batch.generations) {
+          // Reserve before each read; a refusal stops the batch where it stands (the pipeline retries it alone).
+          await mapLimit(batch.generations, READ_CONCURRENCY, async (info) => {
             reservation.grow(info.bytes * GENERATION_DECODE_FACTOR);
             await g.runs.generation(info.key, readSignal);
-          }
+          });
           const runs: Record<string, RunRef> = {};
           let rows = 0;
           const keys = new Set(batch.generations.map((x) => x.key));

@@ -16,7 +16,7 @@
  * request stay acknowledged, and the error says how many.
  *
  * The first ingest into a branch lineage registers the shard in the head
- * manifest (one ordinary publication); readers list pending generations only
+ * manifest (one publication that changes no rows); readers list pending generations only
  * for lineages with a registered shard, so branches without ingest pay
  * nothing for the WAL.
  */
@@ -235,7 +235,8 @@ export class WalWriter {
     await this.graph.commitChange<null>(branch, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.actor ? { actor: opts.actor } : {}) }, async (head) => {
       const marks = watermarksFor(head.manifest, (head.branch as BranchRecord).lineage);
       if (this.shard in marks) return { unchanged: null };
-      return { kind: 'catchup', wal: { ...marks, [this.shard]: 0 }, scratch: [], result: null, message: `register WAL shard ${this.shard}` };
+      // Registration changes no rows: pending generations stay pending.
+      return { kind: 'catchup', keepPending: true, wal: { ...marks, [this.shard]: 0 }, scratch: [], result: null, message: `register WAL shard ${this.shard}` };
     });
     return this.graph.branchHead(branch, opts.signal);
   }
