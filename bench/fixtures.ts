@@ -130,7 +130,7 @@ export const CATCHUP_ROWS = 8;
  * final rows are stored beside the fixture for verification.
  */
 export async function catchUpFixture(workload: CatchUpWorkload): Promise<string> {
-  const dir = path.join(FIXTURE_ROOT, `catchup-${workload}`);
+  const dir = path.join(FIXTURE_ROOT, `catchup-g2-${workload}`);
   if (await exists(path.join(dir, 'ready'))) return dir;
   await rm(dir, { recursive: true, force: true });
   let t = Date.parse('2026-01-01T00:00:00Z');

@@ -10,7 +10,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
-import { decodeRun, encodeRun, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
+import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import type { LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
 import { decodeJson, encodeJson, RunRefZ } from './manifest.js';
@@ -176,9 +176,7 @@ export class RunStore {
     const data = isVirtualRun(ref.key)
       ? this.generation(splitVirtualRun(ref.key).generation, signal).then(({ generation, file }) => {
           verifyChecksum(ref, file);
-          // Re-encoding gives pending rows exactly the decoding (and schema evolution) of stored runs.
-          const rows = generationRows(generation, splitVirtualRun(ref.key).table);
-          return decodeRun(table, encodeRun(table, rows), ref.key, ref);
+          return new MemoryRunData(table, generationRows(generation, splitVirtualRun(ref.key).table), ref.bytes) as RunData;
         })
       : this.store.get(ref.key, { signal }).then((bytes) => {
           verifyChecksum(ref, bytes);

@@ -158,6 +158,36 @@ export class RunData {
 }
 
 /**
+ * Rows already in memory (pending WAL generations) read through the same
+ * interface as a decoded file, without an Arrow round trip. Properties are
+ * projected onto the table's current properties exactly as `decodeRun`
+ * does: missing ones read as null, unknown ones are dropped.
+ */
+export class MemoryRunData extends RunData {
+  constructor(
+    private readonly table: TableType,
+    private readonly rows: readonly RunRow[],
+    byteSize: number,
+  ) {
+    super(
+      rows.map((r) => r.key),
+      rows.map((r) => r.tomb),
+      rows.map((r) => r.hash),
+      [],
+      byteSize,
+    );
+  }
+
+  override rowAt(i: number): RunRow {
+    const r = this.rows[i] as RunRow;
+    if (r.tomb || r.props === null) return { key: r.key, tomb: true, hash: r.hash, props: null };
+    const props: Row = {};
+    for (const p of rowProps(this.table)) props[p.name] = r.props[p.name] ?? null;
+    return { key: r.key, tomb: false, hash: r.hash, props };
+  }
+}
+
+/**
  * Decode a run for `table` as the current schema sees it: columns the file
  * lacks (properties added later) read as null; extra columns are ignored.
  */

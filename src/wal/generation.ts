@@ -17,7 +17,7 @@
  * yet is newer than everything already folded.
  */
 import { z } from 'zod';
-import { bytesHash } from '../model/canonical.js';
+import { bytesHash, contentHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
@@ -38,6 +38,8 @@ export const GenerationZ = z.object({
   stamp: z.number().int().min(0),
   schema: z.string(),
   tables: z.record(z.string(), z.array(StateZ)),
+  /** Hash of the serialized `tables`: a flipped digit in a stored generation is caught, not folded. */
+  checksum: z.string(),
 });
 export type Generation = z.infer<typeof GenerationZ>;
 
@@ -78,12 +80,17 @@ export function compareGenerations(a: Pick<GenerationInfo, 'stamp' | 'shard' | '
   return a.stamp - b.stamp || compareKey(a.shard, b.shard) || a.seq - b.seq;
 }
 
-export function encodeGeneration(g: Generation): Uint8Array {
-  return encodeJson(g);
+export function tablesChecksum(tables: Generation['tables']): string {
+  return contentHash(JSON.stringify(tables));
+}
+
+export function encodeGeneration(g: Omit<Generation, 'checksum'>): Uint8Array {
+  return encodeJson({ ...g, checksum: tablesChecksum(g.tables) });
 }
 
 export function decodeGeneration(bytes: Uint8Array, key: string): Generation {
   const g = decodeJson(GenerationZ, bytes, key);
+  if (tablesChecksum(g.tables) !== g.checksum) throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
   const at = parseGenerationKey(key);
   if (at === undefined || at.lineage !== g.lineage || at.shard !== g.shard || at.seq !== g.seq) {
     throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, { details: { key } });

@@ -189,7 +189,7 @@ export class WalWriter {
     for (let attempt = 1; ; attempt++) {
       const state = await this.shardState(rec.lineage, head, opts.signal);
       const stamp = Math.max(this.now(), state.lastStamp + 1);
-      const generation: Generation = { format: GENERATION_FORMAT, lineage: rec.lineage, shard: this.shard, seq: state.next, stamp, schema: head.manifest.schema, tables };
+      const generation: Omit<Generation, 'checksum'> = { format: GENERATION_FORMAT, lineage: rec.lineage, shard: this.shard, seq: state.next, stamp, schema: head.manifest.schema, tables };
       const key = walKeys.generation(rec.lineage, this.shard, state.next);
       const file = encodeGeneration(generation);
       try {

@@ -232,3 +232,25 @@ describe('WAL housekeeping', () => {
     expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['p1', 'p2', 'p3', 'p4']);
   });
 });
+
+describe('corrupt generations', () => {
+  it('a changed digit, a truncation or a generation stored under another name is corrupt_object, and nothing is folded', async () => {
+    for (const damage of [
+      (t: string) => t.replace('"age":41', '"age":47'),
+      (t: string) => t.slice(0, t.length - 9),
+      (t: string) => t.replace('"seq":1', '"seq":2'),
+    ]) {
+      const store = new MemoryStore();
+      const g = await peopleGraph(store);
+      await new WalWriter(g, { shard: 'a' }).ingest('main', [upsert('p1', 'x', { age: 41 })]);
+      const [key] = await walKeys(store);
+      const text = new TextDecoder().decode(await store.get(key as string));
+      await store.deleteMany([key as string]);
+      await store.putIfAbsent(key as string, new TextEncoder().encode(damage(text)));
+      const fresh = await Graph.open(store);
+      await expect(rowsOf(fresh, 'main', 'Person')).rejects.toMatchObject({ code: 'corrupt_object' });
+      await expect(catchUp(fresh, 'main')).rejects.toMatchObject({ code: 'corrupt_object' });
+      expect(await walKeys(store)).toEqual([key]);
+    }
+  });
+});
