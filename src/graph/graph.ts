@@ -191,12 +191,7 @@ export class Graph {
     validateBranchName(name);
     let base = await this.resolve(from, opts.signal);
     // Pending generations belong to the source's lineage; fold them so the new branch starts from what readers of the source saw.
-    if ('branch' in from && base.pending.generations.length > 0) {
-      const folded = await this.commitChange<null>(from.branch, { ...opts, firstHead: base, expectedHead: undefined }, async (head) =>
-        head.pending.generations.length === 0 ? { unchanged: null } : { kind: 'catchup', scratch: [], result: null, message: `fold pending WAL generations before branching ${name}` },
-      );
-      base = 'unchanged' in folded ? folded.head : await this.snapshotAt(refOf(folded.manifest), opts.signal);
-    }
+    if ('branch' in from) base = await this.foldBranch(from.branch, base, `fold pending WAL generations before branching ${name}`, opts);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       const existing = await this.repo.branchRecord(name, opts.signal);
       if (existing !== undefined && !existing.deleted) throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
@@ -223,6 +218,22 @@ export class Graph {
       if (res !== 'lost') return res;
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+
+  /**
+   * Publish `head`'s pending generations on its branch, when it has any, and
+   * return the snapshot that holds them. Used before a branch or a merge
+   * takes a branch's rows elsewhere: the manifest it records as the fork
+   * point or merged parent must contain every row it takes, or a later merge
+   * base would miss them.
+   */
+  async foldBranch(branch: string, head: Snapshot, message: string, opts: ChangeOptions = {}): Promise<Snapshot> {
+    if (head.pending.generations.length === 0) return head;
+    const folded = await this.commitChange<null>(branch, { ...opts, firstHead: head, expectedHead: undefined }, async (h) =>
+      h.pending.generations.length === 0 ? { unchanged: null } : { kind: 'catchup', scratch: [], result: null, message },
+    );
+    // Exactly what was folded: generations landing meanwhile are concurrent with the caller, not part of it.
+    return this.snapshotAt('unchanged' in folded ? folded.head.ref : refOf(folded.manifest), opts.signal, head.branch);
   }
 
   // ---- the publication loop ---------------------------------------------

@@ -150,12 +150,15 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
 
   timer.enter('resolve');
   // Both heads at once: on a remote store each is a chain of round trips.
-  const [source, firstTarget] = await Promise.all([g.branchHead(req.source, signal), g.branchHead(into, signal)]);
-  if (req.expectedSourceHead !== undefined && source.manifest.commit.id !== req.expectedSourceHead) {
-    throw new BranchgraphError('head_moved', `branch ${req.source} is at ${source.manifest.commit.id}, not ${req.expectedSourceHead}`, {
-      details: { branch: req.source, expected: req.expectedSourceHead, actual: source.manifest.commit.id },
+  const [sourceHead, firstTarget] = await Promise.all([g.branchHead(req.source, signal), g.branchHead(into, signal)]);
+  if (req.expectedSourceHead !== undefined && sourceHead.manifest.commit.id !== req.expectedSourceHead) {
+    throw new BranchgraphError('head_moved', `branch ${req.source} is at ${sourceHead.manifest.commit.id}, not ${req.expectedSourceHead}`, {
+      details: { branch: req.source, expected: req.expectedSourceHead, actual: sourceHead.manifest.commit.id },
     });
   }
+  // The merged parent must hold every row the merge takes, so the source's pending rows are folded
+  // on the source first. A dry run plans against them as they are: the outcome is the same.
+  const source = req.dryRun ? sourceHead : await g.foldBranch(req.source, sourceHead, `fold pending WAL generations before merging into ${into}`, { ...(signal ? { signal } : {}), ...(req.author ? { actor: req.author } : {}) });
   let targetHead = '';
   let planned: Planned | undefined;
 

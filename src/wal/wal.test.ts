@@ -159,10 +159,21 @@ describe('catch-up', () => {
     await mergeOk(g, 'feature');
     expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['base', 'fromFeature', 'fromMain']);
     expect((await g.branchHead('main')).pending.generations).toHaveLength(0);
-    // The source keeps its pending generation; merging again changes nothing.
-    const again = await mergeOk(g, 'feature');
-    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['base', 'fromFeature', 'fromMain']);
-    expect(again.outcome).not.toBe('fast_forward');
+    // The merge folded the source's pending rows on the source first, so its recorded parent holds them.
+    expect((await g.branchHead('feature')).pending.generations).toHaveLength(0);
+    expect((await mergeOk(g, 'feature')).outcome).toBe('already_up_to_date');
+  });
+
+  it('regression (simulation seed 149): pending rows taken by a merge are in its recorded parent, so a later update of them merges cleanly', async () => {
+    const g = await peopleGraph();
+    await g.createBranch('b1', { branch: 'main' });
+    const w = new WalWriter(g, { shard: 'w2' });
+    await w.ingest('main', [upsert('k3', 'first')]);
+    expect((await mergeOk(g, 'main', { into: 'b1' })).outcome).toBe('fast_forward');
+    await w.ingest('main', [{ op: 'update', table: 'Person', values: { id: 'k3', name: 'second' } }]);
+    // Before the fix the merge base predated k3, so b1's copy looked like a divergent insert.
+    await mergeOk(g, 'main', { into: 'b1' });
+    expect((await rowsOf(g, 'b1', 'Person')).k3?.name).toBe('second');
   });
 
   it('a branch created from a branch with pending rows starts from what its readers saw', async () => {
