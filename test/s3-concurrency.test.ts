@@ -2,7 +2,9 @@
  * Several replicas on one bucket: two server processes serve one graph on
  * the real S3 server (Ceph RGW). Eight clients merge their own branches into
  * main at once — two of them with a conflicting change — while two writers
- * write to main. Every non-conflicting change must land exactly once, the
+ * write to main and two ingesters (one per replica, each its own WAL shard)
+ * stream rows into main with catch-up running on both replicas. Every
+ * acknowledged row and non-conflicting change must land exactly once, the
  * conflict must be reported exactly, races must surface only as the typed
  * retryable error, and the final state must equal the model.
  */
@@ -34,8 +36,8 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
     const url = freshS3Url('replicas');
     const servers: ServerHandle[] = [];
     try {
-      servers.push(await processServer(url)());
-      servers.push(await processServer(url)());
+      servers.push(await processServer(url, ['--shard', 'replica-0'])());
+      servers.push(await processServer(url, ['--shard', 'replica-1'])());
       const clients = servers.map((s) => new RestClient(s.url));
       const c = (i: number) => clients[i % 2] as RestClient;
       await c(0).applySchema('main', { schema: 'node P { id: string @key\n v: int\n w: int? }' });
@@ -56,8 +58,20 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
           await retrying(() => c(w).write('main', { ops: [{ op: 'insert', table: 'P', values: { id: `w${w}-${j}`, v: j } }] }));
         }
       });
+      const ingesters = [0, 1].map(async (r) => {
+        for (let j = 0; j < 6; j++) {
+          const lines = [0, 1, 2].map((n) => JSON.stringify({ table: 'P', values: { id: `i${r}-${j}-${n}`, v: j } })).join('\n');
+          const res = await c(r).ingest('main', lines);
+          expect(res.shard).toBe(`replica-${r}`);
+          if (j % 2 === 1) await c(r + 1).catchUp('main');
+        }
+      });
       const merges = Array.from({ length: 8 }, (_, i) => retrying(() => c(i + 1).merge(`client${i}`, {})));
-      const [results] = await Promise.all([Promise.all(merges), Promise.all(writers)]);
+      const [results] = await Promise.all([Promise.all(merges), Promise.all(writers), Promise.all(ingesters)]);
+      // Fold what is left; catch-up competing with nothing now must finish.
+      const final = await c(0).catchUp('main');
+      expect(final.pendingAfter).toBe(0);
+      expect((await c(1).walStatus('main')).pendingGenerations).toBe(0);
 
       const outcomes = results.map((r) => r.value);
       console.log(`merge attempts: ${results.map((r) => r.attempts).join(' ')}; merge store-level re-plans: ${outcomes.map((o) => o?.metrics.attempts).join(' ')}`);
@@ -83,6 +97,7 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
         if (i < 2) expected.k15 = 100 + i;
       }
       for (const w of [0, 1]) for (let j = 0; j < 6; j++) expected[`w${w}-${j}`] = j;
+      for (const r of [0, 1]) for (let j = 0; j < 6; j++) for (const n of [0, 1, 2]) expected[`i${r}-${j}-${n}`] = j;
       for (const client of clients) {
         const rows = await client.allRows('P', 'main');
         expect(Object.fromEntries(rows.map((r) => [r.key, r.row.v]))).toEqual(expected);

@@ -28,9 +28,9 @@ const MAIN = path.join(packageRoot(), 'src', 'cli', 'main.ts');
 const TSX = path.join(packageRoot(), 'node_modules', '.bin', 'tsx');
 
 /** `branchgraph serve` as a child process on a free port. */
-export function processServer(storeUrl: string): ServerLauncher {
+export function processServer(storeUrl: string, extraArgs: string[] = []): ServerLauncher {
   return async () => {
-    const child: ChildProcess = spawn(TSX, [MAIN, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt'], {
+    const child: ChildProcess = spawn(TSX, [MAIN, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt', ...extraArgs], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const url = await new Promise<string>((resolve, reject) => {
