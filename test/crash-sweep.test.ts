@@ -108,6 +108,7 @@ describe('crash sweeps', () => {
       await new WalWriter(await Graph.open(store), { shard: 's1' }).ingest('main', [person('w1'), person('w2'), { op: 'upsert', table: 'Person', values: { id: 'a', name: 'new' } }]);
     });
     expect(r.crashPoints).toBeGreaterThan(5);
+    console.log(`ingest: ${r.crashPoints} crash points`);
   }, 60_000);
 
   for (const pipeline of [true, false]) {
@@ -145,6 +146,7 @@ describe('crash sweeps', () => {
         }
       }
       expect(points).toBeGreaterThan(20);
+      console.log(`catch-up (${pipeline ? 'pipelined' : 'serial'}): ${points} crash points, ${clean.batches} batches`);
     }, 120_000);
   }
 

@@ -1,7 +1,7 @@
 import { Graph } from '../graph/graph.js';
 import { allRows } from '../graph/reads.js';
 import { formatSchema } from '../model/schema-parser.js';
-import type { MergeInput } from '../service/inputs.js';
+import type { CatchUpInput, MergeInput } from '../service/inputs.js';
 import { BranchgraphService, type RequestContext } from '../service/service.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { DriverRef, GqtDriver } from './gqt-driver.js';
@@ -32,7 +32,7 @@ export class EmbeddedDriver implements GqtDriver {
 
   async restart(): Promise<void> {
     await this.service?.graph.close();
-    this.service = new BranchgraphService(await Graph.open(this.reopenStore(), { actor: 'gqt' }));
+    this.service = new BranchgraphService(await Graph.open(this.reopenStore(), { actor: 'gqt' }), { wal: { shard: 'gqt' } });
   }
 
   async applySchema(branch: string, text: string): Promise<void> {
@@ -41,6 +41,18 @@ export class EmbeddedDriver implements GqtDriver {
 
   async write(branch: string, ops: WriteLine[]): Promise<void> {
     await this.svc.write(branch, { ops }, this.ctx);
+  }
+
+  async ingest(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.svc.ingest(branch, ops, this.ctx);
+  }
+
+  async catchUp(branch: string, input: CatchUpInput): Promise<void> {
+    await this.svc.catchUp(branch, input, this.ctx);
+  }
+
+  async pendingGenerations(branch: string): Promise<number> {
+    return (await this.svc.walStatus(branch, this.ctx)).pendingGenerations;
   }
 
   async createBranch(name: string, from: DriverRef): Promise<void> {

@@ -3,7 +3,7 @@
  * engine in-process, one speaks REST to a server, one speaks GraphQL; the
  * runner replays the same case over any of them.
  */
-import type { MergeInput } from '../service/inputs.js';
+import type { CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
 import type { WriteLine } from './gqt-parser.js';
 
@@ -16,6 +16,10 @@ export interface GqtDriver {
   readonly name: string;
   applySchema(branch: string, text: string): Promise<void>;
   write(branch: string, ops: WriteLine[]): Promise<void>;
+  /** Append to the WAL; every line is acknowledged when this returns. */
+  ingest(branch: string, ops: WriteLine[]): Promise<void>;
+  catchUp(branch: string, input: CatchUpInput): Promise<void>;
+  pendingGenerations(branch: string): Promise<number>;
   createBranch(name: string, from: DriverRef): Promise<void>;
   deleteBranch(name: string): Promise<void>;
   merge(source: string, input: MergeInput): Promise<MergeResultDto>;

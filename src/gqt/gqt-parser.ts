@@ -39,7 +39,9 @@ export type Step = Located &
   (
     | { kind: 'schema'; branch: string; text: string; error?: ErrorCode }
     | { kind: 'seed'; table: string; rows: Record<string, unknown>[]; error?: ErrorCode }
-    | { kind: 'write'; branch: string; ops: WriteLine[]; error?: ErrorCode }
+    | { kind: 'write' | 'ingest'; branch: string; ops: WriteLine[]; error?: ErrorCode }
+    | { kind: 'catchup'; branch: string; maxGenerations?: number; serial: boolean; error?: ErrorCode }
+    | { kind: 'expect-pending'; branch: string; generations: number }
     | { kind: 'branch-create'; name: string; from: CaseRef; error?: ErrorCode }
     | { kind: 'branch-delete'; name: string; error?: ErrorCode }
     | {
@@ -199,9 +201,10 @@ export function parseGqt(source: string, file: string): GqtCase {
         steps.push({ kind: 'seed', line: l.n, table: table ?? '', rows, ...(code ? { error: code } : {}) });
         break;
       }
-      case 'write': {
+      case 'write':
+      case 'ingest': {
         const branch = words[1];
-        if (branch === undefined || !NAME.test(branch)) fail(l, 'expected "write BRANCH"', l.indent + 7);
+        if (branch === undefined || !NAME.test(branch)) fail(l, `expected "${cmd} BRANCH"`, l.indent + (cmd?.length ?? 0) + 2);
         const code = errorCode(l, tail);
         const ops: WriteLine[] = [];
         for (const b of block(l)) {
@@ -213,7 +216,18 @@ export function parseGqt(source: string, file: string): GqtCase {
           const values = json(b, m[3] as string, b.indent + b.text.indexOf(m[3] as string) + 1);
           if (values !== undefined) ops.push({ op: m[1] as WriteLine['op'], table: m[2] as string, values });
         }
-        steps.push({ kind: 'write', line: l.n, branch: branch ?? '', ops, ...(code ? { error: code } : {}) });
+        steps.push({ kind: cmd === 'ingest' ? 'ingest' : 'write', line: l.n, branch: branch ?? '', ops, ...(code ? { error: code } : {}) });
+        break;
+      }
+      case 'catchup': {
+        const code = errorCode(l, tail);
+        const m = /^catchup\s+(\S+)((?:\s+(?:max\s+\d{1,7}|serial))*)$/.exec(head);
+        if (m === null || !NAME.test(m[1] as string)) fail(l, 'expected "catchup BRANCH [max N] [serial]"');
+        else {
+          const max = /max\s+(\d+)/.exec(m[2] ?? '');
+          steps.push({ kind: 'catchup', line: l.n, branch: m[1] as string, serial: /\bserial\b/.test(m[2] ?? ''), ...(max ? { maxGenerations: Number(max[1]) } : {}), ...(code ? { error: code } : {}) });
+        }
+        i++;
         break;
       }
       case 'branch': {
@@ -308,9 +322,15 @@ export function parseGqt(source: string, file: string): GqtCase {
         i++;
         break;
       case 'expect': {
+        const pending = /^expect\s+pending\s+(\S+)\s+(\d{1,7})$/.exec(head);
+        if (pending !== null && tail === undefined) {
+          steps.push({ kind: 'expect-pending', line: l.n, branch: pending[1] as string, generations: Number(pending[2]) });
+          i++;
+          break;
+        }
         const m = /^expect\s+(table|log|head)\s+(\S+)(?:\s+(at|is|is-not)\s+(\S+))?$/.exec(head);
         if (m === null || tail !== undefined) {
-          fail(l, 'expected "expect table TABLE at REF", "expect log BRANCH" or "expect head BRANCH is|is-not @label"');
+          fail(l, 'expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label" or "expect pending BRANCH N"');
           i++;
           break;
         }
@@ -333,7 +353,7 @@ export function parseGqt(source: string, file: string): GqtCase {
         break;
       }
       default:
-        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, branch, merge, label, restart or expect`);
+        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, merge, label, restart or expect`);
         i++;
     }
   }

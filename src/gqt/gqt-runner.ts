@@ -85,6 +85,15 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
         return expectError(step.error, () => driver.write('main', step.rows.map((values) => ({ op: 'insert', table: step.table, values }))));
       case 'write':
         return expectError(step.error, () => driver.write(step.branch, step.ops));
+      case 'ingest':
+        return expectError(step.error, () => driver.ingest(step.branch, step.ops));
+      case 'catchup':
+        return expectError(step.error, () => driver.catchUp(step.branch, { ...(step.maxGenerations !== undefined ? { maxGenerations: step.maxGenerations } : {}), ...(step.serial ? { pipeline: false } : {}) }));
+      case 'expect-pending': {
+        const n = await driver.pendingGenerations(step.branch);
+        if (n !== step.generations) throw new Expectation(`${step.branch} has ${n} pending WAL generations; expected ${step.generations}`);
+        return;
+      }
       case 'branch-create':
         return expectError(step.error, () => driver.createBranch(step.name, ref(step.from)));
       case 'branch-delete':

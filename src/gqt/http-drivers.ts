@@ -12,7 +12,7 @@ import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
 import { loadConfig } from '../service/config.js';
 import { packageRoot } from '../service/package-root.js';
-import type { MergeInput } from '../service/inputs.js';
+import type { CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
@@ -108,6 +108,9 @@ abstract class HttpDriver implements GqtDriver {
 
   abstract applySchema(branch: string, text: string): Promise<void>;
   abstract write(branch: string, ops: WriteLine[]): Promise<void>;
+  abstract ingest(branch: string, ops: WriteLine[]): Promise<void>;
+  abstract catchUp(branch: string, input: CatchUpInput): Promise<void>;
+  abstract pendingGenerations(branch: string): Promise<number>;
   abstract createBranch(name: string, from: DriverRef): Promise<void>;
   abstract deleteBranch(name: string): Promise<void>;
   abstract merge(source: string, input: MergeInput): Promise<MergeResultDto>;
@@ -123,6 +126,18 @@ export class RestDriver extends HttpDriver {
 
   async write(branch: string, ops: WriteLine[]): Promise<void> {
     await this.client.write(branch, { ops });
+  }
+
+  async ingest(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.client.ingest(branch, ops.map((o) => JSON.stringify(o)).join('\n'));
+  }
+
+  async catchUp(branch: string, input: CatchUpInput): Promise<void> {
+    await this.client.catchUp(branch, input);
+  }
+
+  async pendingGenerations(branch: string): Promise<number> {
+    return (await this.client.walStatus(branch)).pendingGenerations;
   }
 
   async createBranch(name: string, from: DriverRef): Promise<void> {
@@ -168,6 +183,18 @@ export class GraphqlDriver extends HttpDriver {
 
   async write(branch: string, ops: WriteLine[]): Promise<void> {
     await this.gql('mutation($b: String!, $i: WriteInput!) { write(branch: $b, input: $i) { inserted } }', { b: branch, i: { ops } });
+  }
+
+  async ingest(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.gql('mutation($b: String!, $o: [WriteOpInput!]!) { ingest(branch: $b, ops: $o) { operations } }', { b: branch, o: ops });
+  }
+
+  async catchUp(branch: string, input: CatchUpInput): Promise<void> {
+    await this.gql('mutation($b: String!, $m: Int, $p: Boolean) { catchUp(branch: $b, maxGenerations: $m, pipeline: $p) { outcome } }', { b: branch, m: input.maxGenerations ?? null, p: input.pipeline ?? null });
+  }
+
+  async pendingGenerations(branch: string): Promise<number> {
+    return (await this.gql<{ walStatus: { pendingGenerations: number } }>('query($b: String!) { walStatus(branch: $b) { pendingGenerations } }', { b: branch })).walStatus.pendingGenerations;
   }
 
   async createBranch(name: string, from: DriverRef): Promise<void> {

@@ -190,11 +190,11 @@ export class Graph {
   async createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
     validateBranchName(name);
     let base = await this.resolve(from, opts.signal);
-    // Pending generations belong to the source's lineage; fold them so the new branch starts from what readers of the source saw.
-    if ('branch' in from) base = await this.foldBranch(from.branch, base, `fold pending WAL generations before branching ${name}`, opts);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       const existing = await this.repo.branchRecord(name, opts.signal);
       if (existing !== undefined && !existing.deleted) throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
+      // Pending generations belong to the source's lineage: fold them there so the new branch starts from what readers of the source saw.
+      if ('branch' in from) base = await this.foldExactly(from.branch, base, `fold pending WAL generations before branching ${name}`, opts);
       const res = await this.repo.writeBranchRecord(
         { name, lineage: ulid(), deleted: false, from: base.ref, time: new Date().toISOString(), actor: opts.actor ?? this.actor },
         existing?.seq ?? 0,
@@ -221,19 +221,24 @@ export class Graph {
   }
 
   /**
-   * Publish `head`'s pending generations on its branch, when it has any, and
-   * return the snapshot that holds them. Used before a branch or a merge
-   * takes a branch's rows elsewhere: the manifest it records as the fork
-   * point or merged parent must contain every row it takes, or a later merge
-   * base would miss them.
+   * Publish exactly `head`'s pending generations on its branch and return
+   * the snapshot that holds them (no pending part), or `head` itself when
+   * nothing is pending. Used when a merge or a new branch takes a branch's
+   * rows elsewhere: the manifest recorded as the merged parent or fork point
+   * must hold every row taken and no other, or a later merge base would be
+   * wrong. If the branch moved since `head`, the caller's plan is stale:
+   * `publish_contention`, which callers retry.
    */
-  async foldBranch(branch: string, head: Snapshot, message: string, opts: ChangeOptions = {}): Promise<Snapshot> {
+  async foldExactly(branch: string, head: Snapshot, message: string, opts: ChangeOptions = {}): Promise<Snapshot> {
     if (head.pending.generations.length === 0) return head;
-    const folded = await this.commitChange<null>(branch, { ...opts, firstHead: head, expectedHead: undefined }, async (h) =>
-      h.pending.generations.length === 0 ? { unchanged: null } : { kind: 'catchup', scratch: [], result: null, message },
-    );
-    // Exactly what was folded: generations landing meanwhile are concurrent with the caller, not part of it.
-    return this.snapshotAt('unchanged' in folded ? folded.head.ref : refOf(folded.manifest), opts.signal, head.branch);
+    const folded = await this.commitChange<null>(branch, { ...opts, firstHead: head, expectedHead: undefined }, async (h) => {
+      if (!sameRef(h.ref, head.ref) || h.pending.generations.length !== head.pending.generations.length) {
+        throw new BranchgraphError('publish_contention', `branch ${branch} changed while its rows were being taken; retry`, { details: { branch } });
+      }
+      return { kind: 'catchup', scratch: [], result: null, message };
+    });
+    if ('unchanged' in folded) return folded.head;
+    return this.snapshotAt(refOf(folded.manifest), opts.signal, head.branch);
   }
 
   // ---- the publication loop ---------------------------------------------

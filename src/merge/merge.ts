@@ -150,15 +150,22 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
 
   timer.enter('resolve');
   // Both heads at once: on a remote store each is a chain of round trips.
-  const [sourceHead, firstTarget] = await Promise.all([g.branchHead(req.source, signal), g.branchHead(into, signal)]);
-  if (req.expectedSourceHead !== undefined && sourceHead.manifest.commit.id !== req.expectedSourceHead) {
-    throw new BranchgraphError('head_moved', `branch ${req.source} is at ${sourceHead.manifest.commit.id}, not ${req.expectedSourceHead}`, {
-      details: { branch: req.source, expected: req.expectedSourceHead, actual: sourceHead.manifest.commit.id },
+  let [source, firstTarget] = await Promise.all([g.branchHead(req.source, signal), g.branchHead(into, signal)]);
+  if (req.expectedSourceHead !== undefined && source.manifest.commit.id !== req.expectedSourceHead) {
+    throw new BranchgraphError('head_moved', `branch ${req.source} is at ${source.manifest.commit.id}, not ${req.expectedSourceHead}`, {
+      details: { branch: req.source, expected: req.expectedSourceHead, actual: source.manifest.commit.id },
     });
   }
-  // The merged parent must hold every row the merge takes, so the source's pending rows are folded
-  // on the source first. A dry run plans against them as they are: the outcome is the same.
-  const source = req.dryRun ? sourceHead : await g.foldBranch(req.source, sourceHead, `fold pending WAL generations before merging into ${into}`, { ...(signal ? { signal } : {}), ...(req.author ? { actor: req.author } : {}) });
+  /**
+   * The manifest recorded as the merged parent must hold every row the merge
+   * takes. When the source has pending WAL rows, they are folded on the
+   * source just before publishing (never for a dry run or a refused merge,
+   * which change nothing), exactly those the plan saw.
+   */
+  const mergedParent = async (): Promise<Manifest> => {
+    source = await g.foldExactly(req.source, source, `fold pending WAL generations merged into ${into}`, { ...(signal ? { signal } : {}), ...(req.author ? { actor: req.author } : {}) });
+    return source.manifest;
+  };
   let targetHead = '';
   let planned: Planned | undefined;
 
@@ -199,7 +206,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           }
           planned = { kind: 'publish', outcome: 'fast_forward', base: target.manifest, tables: summary };
           timer.enter('publish');
-          return { kind: 'fast_forward', tables, schema: source.schema, secondParent: source.manifest, scratch: [], result: planned, message: req.message ?? `fast-forward ${into} to ${req.source}` };
+          return { kind: 'fast_forward', tables, schema: source.schema, secondParent: await mergedParent(), scratch: [], result: planned, message: req.message ?? `fast-forward ${into} to ${req.source}` };
         }
 
         const candidates: Manifest[] = [];
@@ -312,7 +319,11 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
         }
         planned = { kind: 'publish', outcome: 'merged', base: baseManifest, tables: summaries };
         timer.enter('publish');
-        return { kind: 'merge', tables, schema, secondParent: source.manifest, scratch, result: planned, message: req.message ?? `merge ${req.source} into ${into}` };
+        const parent = await mergedParent().catch(async (e: unknown) => {
+          await cleanup(scratch);
+          throw e;
+        });
+        return { kind: 'merge', tables, schema, secondParent: parent, scratch, result: planned, message: req.message ?? `merge ${req.source} into ${into}` };
       },
     );
   } catch (e) {

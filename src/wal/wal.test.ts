@@ -3,7 +3,7 @@ import { Graph } from '../graph/graph.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll } from '../store/object-store.js';
 import { BranchgraphError } from '../model/errors.js';
-import { mergeOk, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
+import { merge, mergeOk, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
 import { WalWriter } from './wal-writer.js';
 import { catchUp, planBatches } from './catch-up.js';
 import type { WriteOp } from '../graph/write-batch.js';
@@ -174,6 +174,22 @@ describe('catch-up', () => {
     // Before the fix the merge base predated k3, so b1's copy looked like a divergent insert.
     await mergeOk(g, 'main', { into: 'b1' });
     expect((await rowsOf(g, 'b1', 'Person')).k3?.name).toBe('second');
+  });
+
+  it('a refused merge or a dry run changes nothing, pending source rows included', async () => {
+    const g = await peopleGraph();
+    await g.write('main', [person('k')]);
+    await g.createBranch('f', { branch: 'main' });
+    await new WalWriter(g, { shard: 's' }).ingest('f', [{ op: 'update', table: 'Person', values: { id: 'k', name: 'from f' } }]);
+    await g.write('main', [{ op: 'update', table: 'Person', values: { id: 'k', name: 'from main' } }]);
+    const before = await g.branchHead('f');
+    const dry = await merge(g, 'f', { dryRun: true });
+    expect(dry.status).toBe('conflicts');
+    const refused = await merge(g, 'f');
+    expect(refused.status === 'conflicts' ? refused.report.items.map((c) => [c.kind, c.key, c.property]) : []).toEqual([['DivergentUpdate', 'k', 'name']]);
+    const after = await g.branchHead('f');
+    expect(after.manifest.commit.id).toBe(before.manifest.commit.id);
+    expect(after.pending.generations).toHaveLength(1);
   });
 
   it('a branch created from a branch with pending rows starts from what its readers saw', async () => {
