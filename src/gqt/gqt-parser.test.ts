@@ -63,6 +63,37 @@ branch delete f -> error not_found
     expect(c.steps[11]).toMatchObject({ entries: [{ kind: 'merge', message: 'land it' }, { kind: 'write' }] });
   });
 
+  it('parses the WAL steps: ingest, catchup with options, expect pending', () => {
+    const c = parseGqt(
+      `case wal
+ingest main
+  upsert P {"id": "a"}
+end
+ingest main -> error constraint_violation
+  insert P {"id": 1}
+end
+catchup main
+catchup main max 8 serial
+catchup f -> error not_found
+expect pending main 0
+`,
+      'wal.gqt',
+    );
+    expect(c.steps.map(({ line: _line, ...s }) => s)).toEqual([
+      { kind: 'ingest', branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: 'a' } }] },
+      { kind: 'ingest', branch: 'main', ops: [{ op: 'insert', table: 'P', values: { id: 1 } }], error: 'constraint_violation' },
+      { kind: 'catchup', branch: 'main', serial: false },
+      { kind: 'catchup', branch: 'main', serial: true, maxGenerations: 8 },
+      { kind: 'catchup', branch: 'f', serial: false, error: 'not_found' },
+      { kind: 'expect-pending', branch: 'main', generations: 0 },
+    ]);
+    expect(errorsOf('case x\ncatchup main max\nexpect pending main lots\ningest\n  upsert P {}\nend\n')).toEqual([
+      '2:1 expected "catchup BRANCH [max N] [serial]"',
+      '3:1 expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label" or "expect pending BRANCH N"',
+      '4:8 expected "ingest BRANCH"',
+    ]);
+  });
+
   it('reports every error with line and column, and returns no case', () => {
     expect(
       errorsOf(`case c
@@ -88,7 +119,7 @@ schema
       '11:1 block opened here has no closing "end"',
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
-    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, branch, merge, label, restart or expect']);
+    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, merge, label, restart or expect']);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });
 
