@@ -13,7 +13,7 @@ import { findType, type Schema, type TableType } from '../model/schema.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, mergeRuns, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import { Repository, schemaHashOf, validateBranchName, type BranchRecord } from './repository.js';
 import { RunStore } from './run-store.js';
@@ -24,7 +24,6 @@ import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../wal/pending.js';
 import { isVirtualRun } from '../wal/generation.js';
-import { newestRows } from '../table/table-version.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
 
@@ -200,7 +199,7 @@ export class Graph {
         existing?.seq ?? 0,
         opts.signal,
       );
-      if (res !== 'lost') return { record: res, head: { ...base, tables: base.manifest.tables, pending: NO_PENDING, branch: res } };
+      if (res !== 'lost') return { record: res, head: { ...base, branch: res } };
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
