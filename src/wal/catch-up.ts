@@ -164,7 +164,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
     const lineage = (head.branch as BranchRecord).lineage;
     report.pendingAfter = head.pending.generations.length;
     // Generations a crash left behind after their fold published are below the watermark: tidy them.
-    if (head.pending.leftovers.length > 0) await g.store.deleteMany(head.pending.leftovers, { signal });
+    if (head.pending.leftovers.length > 0) await g.store.deleteMany(head.pending.leftovers, { signal }).catch(() => undefined);
     listed = head.pending.generations.length === 0;
     if (listed) break;
     const batches = planBatches(head.pending.generations, watermarksFor(head.manifest, lineage), opts.maxGenerations ?? DEFAULT_CATCHUP_MAX_GENERATIONS, opts.maxBytes ?? DEFAULT_CATCHUP_MAX_BYTES);

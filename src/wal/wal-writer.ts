@@ -101,7 +101,7 @@ export class WalWriter {
       const batch = buffer;
       buffer = [];
       bufferBytes = 0;
-      const sealed = await this.seal(branch, batch, opts);
+      const sealed = await this.sealGeneration(branch, batch, opts);
       if (sealed !== undefined) {
         report.generations.push(sealed.generation);
         for (const k of ['inserted', 'updated', 'deleted', 'cascaded'] as const) report.summary[k] += sealed.summary[k];
@@ -140,28 +140,41 @@ export class WalWriter {
   ): Promise<void> {
     const iterator = (Symbol.asyncIterator in ops ? ops[Symbol.asyncIterator]() : (ops as Iterable<WriteOp>)[Symbol.iterator]()) as AsyncIterator<WriteOp> | Iterator<WriteOp>;
     let next: Promise<IteratorResult<WriteOp>> | undefined;
-    for (;;) {
-      throwIfAborted(signal);
-      next ??= Promise.resolve(iterator.next());
-      const due = deadline();
-      let item: IteratorResult<WriteOp> | 'timeout';
-      if (due !== undefined) {
-        let timer: NodeJS.Timeout | undefined;
-        item = await Promise.race([next, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, due - this.now()))))]);
-        clearTimeout(timer);
-      } else item = await next;
-      if (item === 'timeout') {
-        await seal();
-        continue;
+    let finished = false;
+    try {
+      for (;;) {
+        throwIfAborted(signal);
+        next ??= Promise.resolve(iterator.next());
+        const due = deadline();
+        let item: IteratorResult<WriteOp> | 'timeout';
+        if (due !== undefined) {
+          let timer: NodeJS.Timeout | undefined;
+          item = await Promise.race([next, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, due - this.now()))))]);
+          clearTimeout(timer);
+        } else item = await next;
+        if (item === 'timeout') {
+          await seal();
+          continue;
+        }
+        next = undefined;
+        if (item.done === true) {
+          finished = true;
+          return;
+        }
+        report.operations++;
+        if (add(item.value)) await seal();
       }
-      next = undefined;
-      if (item.done === true) return;
-      report.operations++;
-      if (add(item.value)) await seal();
+    } finally {
+      // Leaving early (a refused generation): a read still in flight must not become an
+      // unhandled rejection, and the source (a request body) is released.
+      if (!finished) {
+        next?.catch(() => undefined);
+        void Promise.resolve(iterator.return?.()).catch(() => undefined);
+      }
     }
   }
 
-  private async seal(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
+  private async sealGeneration(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
     const rec = await this.graph.repo.liveBranch(branch, opts.signal);
     const prev = this.locks.get(rec.lineage) ?? Promise.resolve();
     const run = prev.catch(() => undefined).then(() => this.sealLocked(branch, rec, ops, opts));
