@@ -64,19 +64,39 @@ export async function* ndjsonStream(chunks: AsyncIterable<Uint8Array>): AsyncGen
     if (parsed !== undefined && isIssue(parsed)) throw new BranchgraphError('invalid_input', `bad NDJSON at ${parsed.path}: ${parsed.message}`, { issues: [parsed] });
     return parsed;
   };
-  for await (const chunk of chunks) {
-    let text: string;
-    try {
-      text = rest + decoder.decode(chunk, { stream: true });
-    } catch {
-      throw new BranchgraphError('invalid_input', `the NDJSON body is not valid UTF-8 after line ${lineNo}`);
+  const reader = chunks[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let step: IteratorResult<Uint8Array>;
+      try {
+        step = await reader.next();
+      } catch (e) {
+        // The body stopped arriving: the client went away or the connection broke.
+        throw new BranchgraphError('aborted', `the request body ended before it was complete (after line ${lineNo})`, { cause: e });
+      }
+      if (step.done === true) break;
+      const chunk = step.value;
+      let text: string;
+      try {
+        text = rest + decoder.decode(chunk, { stream: true });
+      } catch {
+        throw new BranchgraphError('invalid_input', `the NDJSON body is not valid UTF-8 after line ${lineNo}`);
+      }
+      const lines = text.split('\n');
+      rest = lines.pop() as string;
+      for (const line of lines) {
+        const op = one(line);
+        if (op !== undefined) yield op;
+      }
     }
-    const lines = text.split('\n');
-    rest = lines.pop() as string;
-    for (const line of lines) {
-      const op = one(line);
-      if (op !== undefined) yield op;
-    }
+  } finally {
+    // Stopped early (a bad line, or the consumer gave up): release the body.
+    void Promise.resolve(reader.return?.()).catch(() => undefined);
+  }
+  try {
+    rest += decoder.decode();
+  } catch {
+    throw new BranchgraphError('invalid_input', `the NDJSON body ends inside a UTF-8 character (line ${lineNo + 1})`);
   }
   const op = one(rest);
   if (op !== undefined) yield op;
