@@ -14,7 +14,7 @@ import type { RunRow } from '../src/table/run.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 
 // Versioned so fixtures built by an older storage format are never reused.
-export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v2');
+export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v3');
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(() => true, () => false);
@@ -130,7 +130,7 @@ export const CATCHUP_ROWS = 8;
  * final rows are stored beside the fixture for verification.
  */
 export async function catchUpFixture(workload: CatchUpWorkload): Promise<string> {
-  const dir = path.join(FIXTURE_ROOT, `catchup-g2-${workload}`);
+  const dir = path.join(FIXTURE_ROOT, `catchup-${workload}`);
   if (await exists(path.join(dir, 'ready'))) return dir;
   await rm(dir, { recursive: true, force: true });
   let t = Date.parse('2026-01-01T00:00:00Z');

@@ -369,6 +369,7 @@ export class Graph {
       lineage: rec.lineage,
       version,
       schema: schemaHash,
+      schemaDoc: plan.schema ?? head.schema,
       tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       wal: plan.wal ?? watermarksFor(prev, rec.lineage),
       commit: {

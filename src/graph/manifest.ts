@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
+import { SchemaIR } from '../model/schema.js';
 
 export const MANIFEST_FORMAT = 1;
 
@@ -48,6 +49,12 @@ export const ManifestZ = z.object({
   version: z.number().int().min(1),
   /** Content hash of the schema object. */
   schema: z.string(),
+  /**
+   * The schema itself, so one read of a manifest is enough to interpret it
+   * (a cold head lookup saves a round trip). Checked against `schema` when
+   * read; older manifests without it fall back to the schema object.
+   */
+  schemaDoc: SchemaIR.optional(),
   tables: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })),
   /** Per WAL shard: the highest generation folded into the tables. */
   wal: z.record(z.string(), z.number().int().min(0)),

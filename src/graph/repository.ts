@@ -195,7 +195,14 @@ export class Repository {
     const hit = this.manifests.get(key);
     if (hit !== undefined) return hit;
     const p = this.store.get(key, { signal }).then(
-      (bytes) => decodeJson(ManifestZ, bytes, key),
+      (bytes) => {
+        const m = decodeJson(ManifestZ, bytes, key);
+        if (m.schemaDoc !== undefined) {
+          if (schemaHashOf(m.schemaDoc) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
+          if (!this.schemas.has(m.schema)) this.schemas.set(m.schema, Promise.resolve(m.schemaDoc));
+        }
+        return m;
+      },
       (e: unknown) => {
         if (isBranchgraphError(e, 'object_not_found')) {
           throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
@@ -304,6 +311,7 @@ export class Repository {
         lineage,
         version: 1,
         schema,
+        schemaDoc: EMPTY_SCHEMA,
         tables: {},
         wal: {},
         commit: { id: commitId, parents: [], parentIds: [], branch: 'main', actor, message: 'initial commit', time, kind: 'init' },
