@@ -12,7 +12,6 @@
  */
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
-import { SchemaIR } from '../model/schema.js';
 
 export const MANIFEST_FORMAT = 1;
 
@@ -53,8 +52,10 @@ export const ManifestZ = z.object({
    * The schema itself, so one read of a manifest is enough to interpret it
    * (a cold head lookup saves a round trip). Checked against `schema` when
    * read; older manifests without it fall back to the schema object.
+   * Validated only when the schema is not known yet: most manifests share
+   * one schema, and parsing it again per manifest costs what it saves.
    */
-  schemaDoc: SchemaIR.optional(),
+  schemaDoc: z.unknown().optional(),
   tables: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })),
   /** Per WAL shard: the highest generation folded into the tables. */
   wal: z.record(z.string(), z.number().int().min(0)),

@@ -197,9 +197,10 @@ export class Repository {
     const p = this.store.get(key, { signal }).then(
       (bytes) => {
         const m = decodeJson(ManifestZ, bytes, key);
-        if (m.schemaDoc !== undefined) {
-          if (schemaHashOf(m.schemaDoc) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
-          if (!this.schemas.has(m.schema)) this.schemas.set(m.schema, Promise.resolve(m.schemaDoc));
+        if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
+          const parsed = SchemaIR.safeParse(m.schemaDoc);
+          if (!parsed.success || schemaHashOf(parsed.data) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
+          this.schemas.set(m.schema, Promise.resolve(parsed.data));
         }
         return m;
       },
