@@ -227,8 +227,9 @@ export class BranchgraphService {
   // ---- WAL ingest and catch-up -------------------------------------------
 
   async ingest(branch: string, ops: Iterable<WriteOp> | AsyncIterable<WriteOp>, ctx: RequestContext): Promise<IngestResultDto> {
-    const r: IngestReport = await this.writer.ingest(branch, ops, { ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.actor ? { actor: ctx.actor } : {}) });
+    // Watched even if the request fails part-way: generations sealed before the failure are pending too.
     this.catchUps.watch(branch);
+    const r: IngestReport = await this.writer.ingest(branch, ops, { ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.actor ? { actor: ctx.actor } : {}) });
     serviceMetrics.walGenerations += r.generations.length;
     return {
       branch,
