@@ -59,8 +59,12 @@ try {
   let ms: number;
   if (variant === 'http') {
     const server = await startServer(loadConfig({}, { store: `file://${dir}`, port: '0', 'store-latency-ms': String(latency) }), pino({ level: 'silent' }));
-    // Warm the HTTP client and server once, as any long-running client would be.
+    // Warm the HTTP client and the request path (routing, body parsing, input validation, error
+    // envelope) once, as in any long-running server: a merge request refused for its input never
+    // reaches the engine or the store, so caches stay as cold as in the embedded arm.
     await fetch(`${server.url}/healthz`);
+    const refused = await fetch(`${server.url}/branches/feature/merge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ width: 3 }) });
+    if (refused.status !== 400) throw new Error(`warm-up request was not refused: ${refused.status}`);
     const t0 = performance.now();
     result = await new RestClient(server.url).merge('feature', {});
     ms = performance.now() - t0;

@@ -27,6 +27,11 @@ import { isVirtualRun } from '../wal/generation.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
 
+/** The error a read gets when a pending generation it listed was folded and deleted meanwhile. */
+export function isGenerationFolded(e: unknown): boolean {
+  return e instanceof BranchgraphError && e.details.generationFolded === true;
+}
+
 export interface Snapshot {
   ref: ManifestRef;
   manifest: Manifest;
@@ -146,7 +151,7 @@ export class Graph {
         return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, opts.withoutPending !== true);
       } catch (e) {
         // A generation listed as pending was folded and deleted before we read it: the head moved on.
-        if (!(e instanceof BranchgraphError && e.code === 'object_not_found' && e.details.key !== undefined && String(e.details.key).startsWith('wal/')) || attempt >= 4) throw e;
+        if (!isGenerationFolded(e) || attempt >= 4) throw e;
       }
     }
   }
@@ -296,11 +301,9 @@ export class Graph {
   }
 
   private async published<T>(manifest: Manifest, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {
-    // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this misses).
-    if (folded.length > 0) {
-      await this.store.deleteMany(folded).catch(() => undefined);
-      for (const k of folded) this.runs.forgetGeneration(k);
-    }
+    // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
+    // misses). Their cached copies stay until evicted: a request in flight may still read them.
+    if (folded.length > 0) await this.store.deleteMany(folded).catch(() => undefined);
     return { commit: manifest.commit, manifest, result: plan.result, attempts };
   }
 

@@ -8,7 +8,7 @@ import { ulid } from 'ulid';
 import type { TableType } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
-import { BranchgraphError } from '../model/errors.js';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import type { LoadRun } from '../table/table-version.js';
@@ -136,7 +136,17 @@ export class RunStore {
       gens.set(key, hit);
       return hit.data;
     }
-    const data = this.store.get(key, { signal }).then((file) => ({ generation: decodeGeneration(file, key), file }));
+    const data = this.store.get(key, { signal }).then(
+      (file) => ({ generation: decodeGeneration(file, key), file }),
+      (e: unknown) => {
+        // Listed as pending, gone now: a publication folded it and deleted the object. The branch
+        // moved on under this request; its rows are in the tables of a newer head.
+        if (isBranchgraphError(e, 'object_not_found')) {
+          throw new BranchgraphError('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, { cause: e, details: { key, generationFolded: true } });
+        }
+        throw e;
+      },
+    );
     const entry = { data, bytes: 0 };
     gens.set(key, entry);
     data.then(
@@ -154,14 +164,6 @@ export class RunStore {
       },
     );
     return data;
-  }
-
-  /** A folded or vanished generation can be dropped at once. */
-  forgetGeneration(key: string): void {
-    const e = this.shared.generations.get(key);
-    if (e === undefined) return;
-    this.shared.generations.delete(key);
-    this.shared.generationBytes -= e.bytes;
   }
 
   load(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {

@@ -31,7 +31,7 @@
 import { BranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { findType } from '../model/schema.js';
-import type { Graph } from '../graph/graph.js';
+import { isGenerationFolded, type Graph } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { newestRows } from '../table/table-version.js';
@@ -218,7 +218,6 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
           // Folded generations are below the watermark now; deleting them is tidying, never needed for correctness.
           const folded = p.batch.generations.map((x) => x.key);
           await g.store.deleteMany(folded, { signal: commitSignal }).catch(() => undefined);
-          for (const k of folded) g.runs.forgetGeneration(k);
           return 'committed';
         },
         discard: (p) => g.runs.delete(Object.values(p.runs)),
@@ -233,6 +232,8 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
       finish();
       throw new BranchgraphError('aborted', `catch-up of ${branch} was cancelled after ${report.batches} batches`, { details: { batches: report.batches } });
     }
+    // Another publication folded (and deleted) generations this round had listed: start over from the new head.
+    if (outcome.stopped === 'error' && isGenerationFolded(outcome.error)) outcome.stopped = 'stale';
     if (outcome.stopped === 'error') {
       finish();
       throw outcome.error;

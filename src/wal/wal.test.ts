@@ -8,6 +8,11 @@ import { WalWriter } from './wal-writer.js';
 import { catchUp, planBatches } from './catch-up.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import type { GenerationInfo } from './generation.js';
+import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
+import { allRows } from '../graph/reads.js';
+import type { Snapshot } from '../graph/graph.js';
+
+const rowsOfSnapshot = (g: Graph, snap: Snapshot) => allRows(g, snap, 'Person');
 
 const upsert = (id: string, name: string, extra: Record<string, unknown> = {}): WriteOp => ({ op: 'upsert', table: 'Person', values: { id, name, ...extra } });
 
@@ -214,6 +219,46 @@ describe('planBatches', () => {
     expect(batches[1]?.start).toEqual({ a: 3, b: 1 });
     expect(planBatches(gens, {}, 0, 1_000)).toHaveLength(1);
     expect(() => planBatches(gens, {}, -1, 10)).toThrow(BranchgraphError);
+  });
+});
+
+describe('folds racing readers', () => {
+  /** Runs `hook` once, just before the `nth` GET of a WAL generation through this store. */
+  class BeforeNthGenerationGet extends StoreWrapper {
+    private seen = 0;
+    constructor(inner: MemoryStore, private readonly nth: number, private readonly hook: () => Promise<unknown>) {
+      super(inner);
+    }
+    protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+      if (ctx.op === 'get' && ctx.key.startsWith('wal/') && ++this.seen === this.nth) await this.hook();
+      return call();
+    }
+  }
+
+  it('regression (S3 concurrency run): catch-up whose listed generations another process folds and deletes starts over instead of failing', async () => {
+    const store = new MemoryStore();
+    const other = await peopleGraph(store);
+    const w = new WalWriter(other, { shard: 'a' });
+    for (const id of ['p1', 'p2', 'p3']) await w.ingest('main', [upsert(id, id)]);
+    // A process whose generation cache holds one object, so catch-up must read generations again after listing them.
+    const racing = new BeforeNthGenerationGet(store, 4, () => other.write('main', [upsert('p4', 'written')]));
+    const g = await Graph.open(racing, { runCacheBytes: 1 });
+    const r = await catchUp(g, 'main');
+    expect(r.staleRounds).toBe(1);
+    expect(r.pendingAfter).toBe(0);
+    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['p1', 'p2', 'p3', 'p4']);
+  });
+
+  it('a read whose pending rows were folded and deleted meanwhile gets the retryable publish_contention, never a 404', async () => {
+    const store = new MemoryStore();
+    const other = await peopleGraph(store);
+    await new WalWriter(other, { shard: 'a' }).ingest('main', [upsert('p1', 'x'), upsert('p2', 'y')]);
+    const g = await Graph.open(store, { runCacheBytes: 1 });
+    const head = await g.branchHead('main');
+    await other.write('main', [upsert('p3', 'z')]);
+    g.dropCaches();
+    await expect(rowsOfSnapshot(g, head)).rejects.toMatchObject({ code: 'publish_contention', details: { generationFolded: true } });
+    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['p1', 'p2', 'p3']);
   });
 });
 
