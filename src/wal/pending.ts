@@ -33,11 +33,6 @@ export function watermarksFor(manifest: Manifest, lineage: string): Record<strin
   return manifest.lineage === lineage ? manifest.wal : {};
 }
 
-/** Is anything listed under the lineage worth a LIST call? Only once a shard registered there. */
-export function mayHavePending(manifest: Manifest, lineage: string): boolean {
-  return Object.keys(watermarksFor(manifest, lineage)).length > 0;
-}
-
 async function listGenerations(store: ObjectStore, lineage: string, watermarks: Record<string, number>, signal?: AbortSignal): Promise<{ pending: { key: string }[]; leftovers: string[] }> {
   const pending: { key: string }[] = [];
   const leftovers: string[] = [];
@@ -55,7 +50,6 @@ export async function readPending(store: ObjectStore, runs: RunStore, manifest: 
   if (Object.keys(marks).length === 0) return NO_PENDING;
   const { pending: listed, leftovers } = await listGenerations(store, lineage, marks, signal);
   const loaded = await Promise.all(listed.map(async (l) => ({ l, g: await runs.generation(l.key, signal) })));
-  const generations: GenerationInfo[] = [];
   const byGen: { info: GenerationInfo; refs: [string, RunRef][] }[] = [];
   // Within a shard, sequence order must be overlay order, and only a gap-free run above the
   // watermark is pending: a fold records a watermark, which must never skip a generation.
@@ -75,12 +69,10 @@ export async function readPending(store: ObjectStore, runs: RunStore, manifest: 
     if (gen.seq !== expect) continue;
     expect++;
     stamp = Math.max(stamp, gen.stamp);
-    const info = { ...infoOf(gen, l.key, g.file.length), stamp };
-    generations.push(info);
-    byGen.push({ info, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file)]) });
+    byGen.push({ info: { ...infoOf(gen, l.key, g.file.length), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file)]) });
   }
-  generations.sort(compareGenerations);
   byGen.sort((a, b) => compareGenerations(a.info, b.info));
+  const generations = byGen.map((b) => b.info);
   const out: Record<string, RunRef[]> = {};
   for (const { refs } of byGen) for (const [t, r] of refs) if (r.rows > 0) (out[t] ??= []).push(r);
   const seen = { ...marks };
