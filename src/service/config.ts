@@ -10,8 +10,7 @@ import { parseTokens, type Role } from './auth.js';
 import { LIMITS } from './inputs.js';
 import { SHARD_RE } from '../wal/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
-import { DEFAULT_CATCHUP_BUDGET_BYTES, DEFAULT_CATCHUP_MAX_BYTES, DEFAULT_CATCHUP_MAX_GENERATIONS } from '../wal/catch-up.js';
-import type { CatchUpSettings } from '../wal/catch-up-manager.js';
+import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
 
 export interface Config {
   store: string;
@@ -106,11 +105,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     generationRows: int('generation-rows', 'WAL_GENERATION_ROWS', DEFAULT_GENERATION_ROWS, 1, 1_000_000),
     catchUp: {
       pipeline: pipelineFlag === 'true' || pipelineFlag === '1',
-      maxGenerations: envInt('CATCHUP_MERGE_MAX_GENERATIONS', DEFAULT_CATCHUP_MAX_GENERATIONS, 0, 1_000_000),
-      maxBytes: envInt('CATCHUP_MAX_BYTES', DEFAULT_CATCHUP_MAX_BYTES, 1, Number.MAX_SAFE_INTEGER),
-      budgetBytes: envInt('CATCHUP_MEMORY_BUDGET_BYTES', DEFAULT_CATCHUP_BUDGET_BYTES, 1, Number.MAX_SAFE_INTEGER),
-      triggerGenerations: envInt('CATCHUP_TRIGGER_GENERATIONS', 16, 0, 1_000_000),
-      intervalMs: envInt('CATCHUP_INTERVAL_MS', 1000, 10, 3_600_000),
+      maxGenerations: envInt('CATCHUP_MERGE_MAX_GENERATIONS', DEFAULT_CATCHUP_SETTINGS.maxGenerations, 0, 1_000_000),
+      maxBytes: envInt('CATCHUP_MAX_BYTES', DEFAULT_CATCHUP_SETTINGS.maxBytes, 1, Number.MAX_SAFE_INTEGER),
+      budgetBytes: envInt('CATCHUP_MEMORY_BUDGET_BYTES', DEFAULT_CATCHUP_SETTINGS.budgetBytes, 1, Number.MAX_SAFE_INTEGER),
+      triggerGenerations: envInt('CATCHUP_TRIGGER_GENERATIONS', DEFAULT_CATCHUP_SETTINGS.triggerGenerations, 0, 1_000_000),
+      intervalMs: envInt('CATCHUP_INTERVAL_MS', DEFAULT_CATCHUP_SETTINGS.intervalMs, 10, 3_600_000),
     },
   };
   if (problems.length > 0) {

@@ -22,8 +22,8 @@ import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
 import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
-import { CatchUpManager, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
-import { DEFAULT_CATCHUP_BUDGET_BYTES, DEFAULT_CATCHUP_MAX_BYTES, DEFAULT_CATCHUP_MAX_GENERATIONS, type CatchUpReport } from '../wal/catch-up.js';
+import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
+import type { CatchUpReport } from '../wal/catch-up.js';
 import { walStatus, type WalStatus } from '../wal/wal-status.js';
 import { serviceMetrics } from './metrics.js';
 
@@ -73,15 +73,6 @@ export interface ServiceOptions {
   catchUp?: CatchUpSettings;
   log?: Logger;
 }
-
-export const DEFAULT_CATCHUP_SETTINGS: CatchUpSettings = {
-  maxGenerations: DEFAULT_CATCHUP_MAX_GENERATIONS,
-  maxBytes: DEFAULT_CATCHUP_MAX_BYTES,
-  pipeline: true,
-  budgetBytes: DEFAULT_CATCHUP_BUDGET_BYTES,
-  triggerGenerations: 16,
-  intervalMs: 1000,
-};
 
 export interface IngestResultDto {
   branch: string;

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { BranchgraphError } from '../model/errors.js';
 import type { Graph } from '../graph/graph.js';
-import { catchUp, type CatchUpOptions, type CatchUpReport } from './catch-up.js';
+import { catchUp, DEFAULT_CATCHUP_BUDGET_BYTES, DEFAULT_CATCHUP_MAX_BYTES, DEFAULT_CATCHUP_MAX_GENERATIONS, type CatchUpOptions, type CatchUpReport } from './catch-up.js';
 
 export interface CatchUpSettings {
   maxGenerations: number;
@@ -24,6 +24,15 @@ export interface CatchUpSettings {
   triggerGenerations: number;
   intervalMs: number;
 }
+
+export const DEFAULT_CATCHUP_SETTINGS: CatchUpSettings = {
+  maxGenerations: DEFAULT_CATCHUP_MAX_GENERATIONS,
+  maxBytes: DEFAULT_CATCHUP_MAX_BYTES,
+  pipeline: true,
+  budgetBytes: DEFAULT_CATCHUP_BUDGET_BYTES,
+  triggerGenerations: 16,
+  intervalMs: 1000,
+};
 
 export interface LastCatchUp {
   trigger: 'request' | 'background';
