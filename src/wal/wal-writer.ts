@@ -70,7 +70,6 @@ export class WalWriter {
   private readonly sealAfterMs: number;
   private readonly now: () => number;
   private readonly states = new Map<string, ShardState>();
-  /** Seals of one lineage run one at a time: each validates against the ones before it. */
   private readonly locks = new Map<string, Promise<unknown>>();
 
   constructor(
@@ -175,27 +174,28 @@ export class WalWriter {
   }
 
   private async sealGeneration(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
-    const rec = await this.graph.repo.liveBranch(branch, opts.signal);
-    const prev = this.locks.get(rec.lineage) ?? Promise.resolve();
-    const run = prev.catch(() => undefined).then(() => this.sealLocked(branch, rec, ops, opts));
-    this.locks.set(rec.lineage, run);
+    // Seals of one branch run one at a time: each validates against the ones before it.
+    const prev = this.locks.get(branch) ?? Promise.resolve();
+    const run = prev.catch(() => undefined).then(() => this.sealLocked(branch, ops, opts));
+    this.locks.set(branch, run);
     try {
       return await run;
     } finally {
-      if (this.locks.get(rec.lineage) === run) this.locks.delete(rec.lineage);
+      if (this.locks.get(branch) === run) this.locks.delete(branch);
     }
   }
 
-  private async sealLocked(branch: string, rec: BranchRecord, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
+  private async sealLocked(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
     let head = await this.graph.branchHead(branch, opts.signal);
-    if (head.branch?.lineage !== rec.lineage) throw new BranchgraphError('not_found', `branch ${branch} was deleted while ingesting`, { details: { branch } });
     let resolved = await resolveWrite(this.graph, head, ops, opts.signal);
     if (resolved.rows.length === 0) return undefined;
     // Register only for rows that passed validation: a refused ingest changes nothing stored.
-    if (!(this.shard in watermarksFor(head.manifest, rec.lineage))) {
+    if (!(this.shard in watermarksFor(head.manifest, (head.branch as BranchRecord).lineage))) {
       head = await this.register(branch, opts);
       resolved = await resolveWrite(this.graph, head, ops, opts.signal);
     }
+    // The generation goes to the lineage it was validated against.
+    const rec = head.branch as BranchRecord;
     if (resolved.rows.length === 0) return undefined;
     const tables: Record<string, [string, string, Record<string, unknown> | null][]> = {};
     for (const [type, rows] of resolved.rows) tables[type.name] = rows.map((r: RunRow) => [r.key, r.hash, r.props]);
