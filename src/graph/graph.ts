@@ -13,7 +13,7 @@ import { findType, type Schema, type TableType } from '../model/schema.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import { EMPTY_TABLE, mergeRuns, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import { Repository, schemaHashOf, validateBranchName, type BranchRecord } from './repository.js';
 import { RunStore } from './run-store.js';
@@ -330,12 +330,11 @@ export class Graph {
         let stretch: RunRef[] = [];
         const flush = async (): Promise<void> => {
           if (stretch.length === 0) return;
-          const rows = await newestRows(stretch, this.runs.loader(type, signal));
+          const folded = await this.runs.writeNewest(type, stretch, signal);
           stretch = [];
-          if (rows.length === 0) return;
-          const ref = await this.runs.write(type, rows, signal);
-          plan.scratch.push(ref);
-          runs.push(ref);
+          if (folded === undefined) return;
+          plan.scratch.push(folded.ref);
+          runs.push(folded.ref);
         };
         for (const r of t.runs) {
           if (isVirtualRun(r.key)) stretch.push(r);

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
-import type { LoadRun } from '../table/table-version.js';
+import { newestRows, type LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
 import { decodeJson, encodeJson, RunRefZ } from './manifest.js';
 import { decodeGeneration, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../wal/generation.js';
@@ -104,6 +104,17 @@ export class RunStore {
     this.indexes.set(indexKey, Promise.resolve(segments));
     const ref = runRefOf(indexKey, rows, index, segments.reduce((n, s) => n + s.bytes, 0));
     return { ...ref, segmented: true };
+  }
+
+  /**
+   * Collapse `refs` (oldest first) into one stored run holding each key's
+   * newest state, tombstones kept (they still shadow older runs beneath).
+   * Undefined when there is nothing to store. Folding pending WAL
+   * generations, by a publication or by catch-up, is exactly this.
+   */
+  async writeNewest(table: TableType, refs: readonly RunRef[], signal?: AbortSignal): Promise<{ ref: RunRef; rows: number } | undefined> {
+    const rows = await newestRows(refs, this.loader(table, signal));
+    return rows.length === 0 ? undefined : { ref: await this.write(table, rows, signal), rows: rows.length };
   }
 
   /** The segments of a segmented run (read once, then cached: indexes are immutable). */

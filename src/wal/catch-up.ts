@@ -34,7 +34,6 @@ import { findType } from '../model/schema.js';
 import { isGenerationFolded, type Graph } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
-import { newestRows } from '../table/table-version.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../merge/phase-timer.js';
 import { splitVirtualRun, type GenerationInfo } from './generation.js';
@@ -188,10 +187,10 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
             if (type === undefined) continue;
             const mine = refs.filter((r) => keys.has(splitVirtualRun(r.key).generation));
             if (mine.length === 0) continue;
-            const states = await newestRows(mine, g.runs.loader(type, readSignal));
-            if (states.length === 0) continue;
-            runs[table] = await g.runs.write(type, states, readSignal);
-            rows += states.length;
+            const folded = await g.runs.writeNewest(type, mine, readSignal);
+            if (folded === undefined) continue;
+            runs[table] = folded.ref;
+            rows += folded.rows;
           }
           return { batch, runs, rows };
         },

@@ -30,7 +30,7 @@ export const SHARD_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** One row state in a generation: [key, content hash ('' for a tombstone), row or null]. */
 const StateZ = z.tuple([z.string(), z.string(), z.record(z.string(), z.unknown()).nullable()]);
 
-export const GenerationZ = z.object({
+const GenerationZ = z.object({
   format: z.literal(GENERATION_FORMAT),
   lineage: z.string(),
   shard: z.string().regex(SHARD_RE),
@@ -80,7 +80,7 @@ export function compareGenerations(a: Pick<GenerationInfo, 'stamp' | 'shard' | '
   return a.stamp - b.stamp || compareKey(a.shard, b.shard) || a.seq - b.seq;
 }
 
-export function tablesChecksum(tables: Generation['tables']): string {
+function tablesChecksum(tables: Generation['tables']): string {
   return contentHash(JSON.stringify(tables));
 }
 
@@ -122,7 +122,7 @@ export function infoOf(g: Generation, key: string, bytes: number): GenerationInf
 }
 
 /** Separates a generation key from the table in a virtual run key. */
-export const VIRTUAL_RUN_SEP = '#';
+const VIRTUAL_RUN_SEP = '#';
 
 export function isVirtualRun(key: string): boolean {
   return key.startsWith('wal/');
