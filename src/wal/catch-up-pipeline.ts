@@ -210,10 +210,9 @@ export async function runCatchUpPipeline<B, P>(batches: readonly B[], hooks: Pip
         () => undefined,
       );
     }
-    if (out.stopped === undefined) {
-      const why = await settle();
-      if (why !== undefined) out.stopped = why;
-    } else await settle();
+    // The last commit (or the one in flight when something stopped the loop) finishes either way.
+    const why = await settle();
+    out.stopped ??= why;
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     out.maxReservedBytes = Math.max(out.maxReservedBytes, budget.peak);
