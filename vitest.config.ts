@@ -9,6 +9,7 @@ export default defineConfig({
   },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    globalSetup: ['test/support/build-once.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Real S3 and multi-process tests share one machine with two cores.

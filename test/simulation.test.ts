@@ -70,8 +70,14 @@ async function simulate(seed: number): Promise<void> {
   let g = await openRetrying(faulty);
   // One clock for every writer, across restarts, so stamps order ingest exactly as the program does.
   let clock = 1_000_000;
-  const writersFor = (graph: Graph) => ['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock }));
-  let writers = writersFor(g);
+  // A second process on the same store, misconfigured with the first one's shard name `w1`:
+  // nothing either acknowledges may be lost.
+  let twin = await openRetrying(faulty);
+  const writersFor = (graph: Graph, other: Graph) => [
+    ...['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock })),
+    new WalWriter(other, { shard: 'w1', now: () => ++clock }),
+  ];
+  let writers = writersFor(g, twin);
   let model = new ReferenceModel();
   let branchNo = 0;
   let walUsed = false;
@@ -180,14 +186,16 @@ async function simulate(seed: number): Promise<void> {
       const opts = { maxGenerations: rng.pick([0, 1, 2, 64]), pipeline: rng.chance(0.5), budgetBytes: rng.pick([1, 4096, 1 << 24]) };
       label = `catch-up ${branch} ${JSON.stringify(opts)}`;
       after = model.clone();
-      run = () => catchUp(g, branch, opts);
+      const by = rng.chance(0.3) ? twin : g;
+      run = () => catchUp(by, branch, opts);
     } else if (roll < 0.96) {
       label = 'gc';
       after = model.clone();
       run = () => g.gc({ graceMs: 0 });
     } else {
       g = await openRetrying(faulty);
-      writers = writersFor(g);
+      twin = await openRetrying(faulty);
+      writers = writersFor(g, twin);
       continue;
     }
     if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);

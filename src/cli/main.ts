@@ -8,16 +8,13 @@
 import { createReadStream, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { Graph } from '../graph/graph.js';
-import { serviceOptions, startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
 import { CONFIG_HELP, loadConfig } from '../service/config.js';
 import { CatchUpInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
 import { ndjsonStream } from '../graph/ndjson.js';
-import { BranchgraphService } from '../service/service.js';
-import { openStore } from '../store/open-store.js';
-import { runGqtCli } from '../gqt/gqt-cli.js';
+import type { BranchgraphService } from '../service/service.js';
+import { openService } from '../service/open-service.js';
 
 const USAGE = `usage: branchgraph <command> [options]
 
@@ -49,7 +46,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE + '\n');
     return command === undefined ? 2 : 0;
   }
-  if (command === 'gqt') return runGqtCli(rest);
+  // The server and GQT stacks (Hono, Yoga) load only for the commands that use them,
+  // so one-shot commands start in a fraction of the time.
+  if (command === 'gqt') return (await import('../gqt/gqt-cli.js')).runGqtCli(rest);
   const { values: flags, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -91,6 +90,7 @@ async function main(argv: string[]): Promise<number> {
       shard: str('shard'), 'seal-after-ms': str('seal-after-ms'), 'generation-rows': str('generation-rows'),
     });
     const logger = pino({ level: config.logLevel });
+    const { startServer } = await import('../http/server.js');
     const server = await startServer(config, logger);
     logger.info({ url: server.url, store: config.store, graphql: `${server.url}/graphql` }, 'branchgraph listening');
     process.stderr.write(`branchgraph listening on ${server.url} (store ${config.store}); GraphiQL at ${server.url}/graphql\n`);
@@ -109,8 +109,7 @@ async function main(argv: string[]): Promise<number> {
   const client = serverUrl !== undefined ? new RestClient(serverUrl.replace(/\/$/, ''), str('token')) : undefined;
   const embedded = async (): Promise<BranchgraphService> => {
     const config = loadConfig(process.env, { store: str('store'), actor: str('actor'), 'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), shard: str('shard') });
-    const graph = await Graph.open(await openStore(config.store), { actor: config.actor });
-    return new BranchgraphService(graph, serviceOptions(config));
+    return openService(config);
   };
   const ctx = { transport: 'cli' as const };
 

@@ -5,13 +5,12 @@
  * the same store, so nothing survives but what the store holds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import pino from 'pino';
 import { startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
 import { loadConfig } from '../service/config.js';
-import { packageRoot } from '../service/package-root.js';
+import { cliCommand } from '../service/package-root.js';
 import type { CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
@@ -24,13 +23,12 @@ export interface ServerHandle {
 
 export type ServerLauncher = () => Promise<ServerHandle>;
 
-const MAIN = path.join(packageRoot(), 'src', 'cli', 'main.ts');
-const TSX = path.join(packageRoot(), 'node_modules', '.bin', 'tsx');
 
 /** `branchgraph serve` as a child process on a free port. */
 export function processServer(storeUrl: string, extraArgs: string[] = []): ServerLauncher {
   return async () => {
-    const child: ChildProcess = spawn(TSX, [MAIN, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt', ...extraArgs], {
+    const cli = cliCommand();
+    const child: ChildProcess = spawn(cli.command, [...cli.args, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt', ...extraArgs], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     const url = await new Promise<string>((resolve, reject) => {

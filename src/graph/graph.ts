@@ -23,7 +23,7 @@ import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../wal/pending.js';
-import { isVirtualRun } from '../wal/generation.js';
+import { foldedEntries, isVirtualRun } from '../wal/generation.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
 
@@ -70,6 +70,8 @@ export interface ChangePlan<T> {
    * plan's own changes, so an older pending row never overrides them.
    */
   wal?: Record<string, number>;
+  /** The generations this publication folds, per shard (see Manifest.walFolded). */
+  walFolded?: Record<string, string[]>;
   /** Leave pending generations pending (catch-up folds its own prefix). */
   keepPending?: boolean;
   /** The merged source, recorded as the second parent. */
@@ -350,6 +352,7 @@ export class Graph {
     plan.tables = tables;
     if (!foldHead) return [];
     plan.wal = { ...plan.wal, ...head.pending.seen };
+    plan.walFolded = foldedEntries(head.pending.generations);
     return head.pending.generations.map((g) => g.key);
   }
 
@@ -374,6 +377,7 @@ export class Graph {
       schemaDoc: plan.schema ?? head.schema,
       tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       wal: plan.wal ?? watermarksFor(prev, rec.lineage),
+      ...(plan.walFolded !== undefined ? { walFolded: plan.walFolded } : {}),
       commit: {
         id: ulid(),
         parents,

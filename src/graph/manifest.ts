@@ -59,6 +59,12 @@ export const ManifestZ = z.object({
   tables: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })),
   /** Per WAL shard: the highest generation folded into the tables. */
   wal: z.record(z.string(), z.number().int().min(0)),
+  /**
+   * Per WAL shard, the generations this publication folded (`seq:digest`).
+   * Not carried to later versions: it lets a writer that raced a fold tell
+   * whether the fold read *its* object at a sequence number (see wal-writer.ts).
+   */
+  walFolded: z.record(z.string(), z.array(z.string())).optional(),
   commit: CommitZ,
   ancestry: z.record(z.string(), z.number().int().min(1)),
   /** 1 + the highest parent generation; orders candidates in criss-cross histories. */

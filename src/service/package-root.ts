@@ -16,3 +16,14 @@ export function packageRoot(): string {
   }
   return dir;
 }
+
+/**
+ * How to start this package's own command line in a child process: built
+ * JavaScript under plain Node when this code runs built (fast start), the
+ * TypeScript source under tsx otherwise.
+ */
+export function cliCommand(): { command: string; args: string[] } {
+  const root = packageRoot();
+  if (fileURLToPath(import.meta.url).endsWith('.js')) return { command: process.execPath, args: [path.join(root, 'dist', 'src', 'cli', 'main.js')] };
+  return { command: path.join(root, 'node_modules', '.bin', 'tsx'), args: [path.join(root, 'src', 'cli', 'main.ts')] };
+}

@@ -11,7 +11,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { FsStore } from './fs-store.js';
 import { MemoryStore } from './memory-store.js';
 import type { ObjectStore } from './object-store.js';
-import { S3Store, type S3StoreConfig } from './s3-store.js';
+import type { S3StoreConfig } from './s3-store.js';
 
 export type StoreSpec =
   | { kind: 'memory' }
@@ -67,6 +67,9 @@ export async function openStore(url: string, env: NodeJS.ProcessEnv = process.en
       return new FsStore(spec.root);
     case 's3': {
       const { kind: _kind, ...config } = spec;
+      // Loaded on demand: the AWS SDK is a quarter of a second of start-up that
+      // a directory-backed CLI command never needs.
+      const { S3Store } = await import('./s3-store.js');
       const store = new S3Store(config);
       await store.ensureBucket();
       return store;

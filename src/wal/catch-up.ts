@@ -36,7 +36,7 @@ import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../merge/phase-timer.js';
-import { splitVirtualRun, type GenerationInfo } from './generation.js';
+import { foldedEntries, splitVirtualRun, type GenerationInfo } from './generation.js';
 import { watermarksFor } from './pending.js';
 import { runCatchUpPipeline, type PipelineOutcome } from './catch-up-pipeline.js';
 
@@ -204,6 +204,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
               keepPending: true,
               tables,
               wal: { ...watermarksFor(h.manifest, lineage), ...p.batch.end },
+              walFolded: foldedEntries(p.batch.generations),
               scratch: [],
               result: 'committed',
               message: `catch up ${p.batch.generations.length} WAL generation${p.batch.generations.length === 1 ? '' : 's'}`,

@@ -50,6 +50,8 @@ export interface GenerationInfo {
   seq: number;
   stamp: number;
   bytes: number;
+  /** Digest of the stored object: which object a fold read at this sequence number. */
+  digest: string;
   /** Row states per table. */
   rows: Record<string, number>;
 }
@@ -110,15 +112,28 @@ export function generationRows(g: Generation, table: string): RunRow[] {
   return (g.tables[table] ?? []).map(([key, hash, props]) => ({ key, tomb: props === null, hash, props: props as Row | null }));
 }
 
-export function infoOf(g: Generation, key: string, bytes: number): GenerationInfo {
+export function infoOf(g: Generation, key: string, file: Uint8Array): GenerationInfo {
   return {
     key,
     shard: g.shard,
     seq: g.seq,
     stamp: g.stamp,
-    bytes,
+    bytes: file.length,
+    digest: generationDigest(file),
     rows: Object.fromEntries(Object.entries(g.tables).map(([t, s]) => [t, s.length])),
   };
+}
+
+/** A short digest of a stored generation object, recorded by the publication that folds it. */
+export function generationDigest(file: Uint8Array): string {
+  return bytesHash(file).slice(0, 16);
+}
+
+/** `seq:digest` entries per shard, as a manifest records the generations its publication folded. */
+export function foldedEntries(gens: readonly Pick<GenerationInfo, 'shard' | 'seq' | 'digest'>[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const g of gens) (out[g.shard] ??= []).push(`${g.seq}:${g.digest}`);
+  return out;
 }
 
 /** Separates a generation key from the table in a virtual run key. */

@@ -69,7 +69,7 @@ export async function readPending(store: ObjectStore, runs: RunStore, manifest: 
     if (gen.seq !== expect) continue;
     expect++;
     stamp = Math.max(stamp, gen.stamp);
-    byGen.push({ info: { ...infoOf(gen, l.key, g.file.length), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file)]) });
+    byGen.push({ info: { ...infoOf(gen, l.key, g.file), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file)]) });
   }
   byGen.sort((a, b) => compareGenerations(a.info, b.info));
   const generations = byGen.map((b) => b.info);

@@ -25,7 +25,7 @@ import type { Graph, Snapshot } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import { resolveWrite, type WriteOp, type WriteSummary } from '../graph/write-batch.js';
 import type { RunRow } from '../table/run.js';
-import { encodeGeneration, GENERATION_FORMAT, parseGenerationKey, validateShard, walKeys, type Generation } from './generation.js';
+import { encodeGeneration, GENERATION_FORMAT, generationDigest, parseGenerationKey, validateShard, walKeys, type Generation } from './generation.js';
 import { watermarksFor } from './pending.js';
 
 export interface WalWriterOptions {
@@ -39,6 +39,10 @@ export interface WalWriterOptions {
 export const DEFAULT_GENERATION_ROWS = 4096;
 export const DEFAULT_GENERATION_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_SEAL_AFTER_MS = 1000;
+/** Attempts to place one generation before the writer gives up with a retryable error. */
+const MAX_SEAL_ATTEMPTS = 4;
+/** Publications a sealing writer reads back to see whether a fold took its generation. */
+const MAX_FOLD_SCAN = 64;
 
 export interface SealedGeneration {
   key: string;
@@ -187,37 +191,90 @@ export class WalWriter {
 
   private async sealLocked(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
     let head = await this.graph.branchHead(branch, opts.signal);
-    let resolved = await resolveWrite(this.graph, head, ops, opts.signal);
-    if (resolved.rows.length === 0) return undefined;
-    // Register only for rows that passed validation: a refused ingest changes nothing stored.
-    if (!(this.shard in watermarksFor(head.manifest, (head.branch as BranchRecord).lineage))) {
-      head = await this.register(branch, opts);
-      resolved = await resolveWrite(this.graph, head, ops, opts.signal);
-    }
-    // The generation goes to the lineage it was validated against.
-    const rec = head.branch as BranchRecord;
-    if (resolved.rows.length === 0) return undefined;
-    const tables: Record<string, [string, string, Record<string, unknown> | null][]> = {};
-    for (const [type, rows] of resolved.rows) tables[type.name] = rows.map((r: RunRow) => [r.key, r.hash, r.props]);
     for (let attempt = 1; ; attempt++) {
-      const state = await this.shardState(rec.lineage, head, opts.signal);
+      let resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+      if (resolved.rows.length === 0) return undefined;
+      // Register only for rows that passed validation: a refused ingest changes nothing stored.
+      if (!(this.shard in watermarksFor(head.manifest, (head.branch as BranchRecord).lineage))) {
+        head = await this.register(branch, opts);
+        resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+        if (resolved.rows.length === 0) return undefined;
+      }
+      const put = await this.put(head, resolved.rows, opts.signal);
+      if (put !== 'skipped') {
+        const rows = resolved.rows.reduce((n, [, r]) => n + r.length, 0);
+        return { generation: { key: put.key, seq: put.seq, stamp: put.stamp, rows }, summary: resolved.summary };
+      }
+      // A fold passed our sequence number before our object existed: it is invisible and was never
+      // folded. Revalidate against the head that fold made and write above its watermark.
+      if (attempt >= MAX_SEAL_ATTEMPTS) {
+        throw new BranchgraphError('publish_contention', `another writer with shard ${this.shard} kept folding past this generation; retry`, { details: { branch, shard: this.shard } });
+      }
+      head = await this.graph.branchHead(branch, opts.signal);
+    }
+  }
+
+  /**
+   * Create the generation object at the next free sequence number of this
+   * shard, then prove it visible.
+   *
+   * The sequence number is above both this process's counter and the head's
+   * watermark, but the head may be stale: another process with the same
+   * shard name (a misconfiguration, but one that must never lose a row) may
+   * have folded past that number and deleted the object there, so our
+   * create-only PUT succeeds at a number readers skip. After the PUT a fresh
+   * head read settles it: a watermark still below our number means every
+   * later fold sees our object (a fold deletes what it read only after it
+   * published, so nothing can have folded an older object at our key after
+   * our PUT). A watermark at or above it was set by a fold that either read
+   * our object (it lists it in `walFolded`) or published before our PUT
+   * (`skipped`: the caller revalidates and writes again).
+   */
+  private async put(head: Snapshot, resolvedRows: [{ name: string }, RunRow[]][], signal?: AbortSignal): Promise<{ key: string; seq: number; stamp: number } | 'skipped'> {
+    const rec = head.branch as BranchRecord;
+    const tables: Record<string, [string, string, Record<string, unknown> | null][]> = {};
+    for (const [type, rows] of resolvedRows) tables[type.name] = rows.map((r: RunRow) => [r.key, r.hash, r.props]);
+    const floor = (watermarksFor(head.manifest, rec.lineage)[this.shard] ?? 0) + 1;
+    for (let attempt = 1; ; attempt++) {
+      const state = await this.shardState(rec.lineage, head, signal);
+      const seq = Math.max(state.next, floor);
       const stamp = Math.max(this.now(), state.lastStamp + 1);
-      const generation: Omit<Generation, 'checksum'> = { format: GENERATION_FORMAT, lineage: rec.lineage, shard: this.shard, seq: state.next, stamp, schema: head.manifest.schema, tables };
-      const key = walKeys.generation(rec.lineage, this.shard, state.next);
+      const generation: Omit<Generation, 'checksum'> = { format: GENERATION_FORMAT, lineage: rec.lineage, shard: this.shard, seq, stamp, schema: head.manifest.schema, tables };
+      const key = walKeys.generation(rec.lineage, this.shard, seq);
       const file = encodeGeneration(generation);
       try {
-        await this.graph.store.putIfAbsent(key, file, { signal: opts.signal });
+        await this.graph.store.putIfAbsent(key, file, { signal });
       } catch (e) {
         // The next seal lists the shard again rather than trusting a counter the failure may have skewed.
         this.states.delete(rec.lineage);
         // Another process runs with this shard name: it is misconfigured, but its rows stand; move past them.
-        if (e instanceof BranchgraphError && e.code === 'object_exists' && attempt < 3) continue;
+        if (e instanceof BranchgraphError && e.code === 'object_exists' && attempt < MAX_SEAL_ATTEMPTS) continue;
         throw e;
       }
-      this.states.set(rec.lineage, { next: state.next + 1, lastStamp: stamp });
-      const rows = resolved.rows.reduce((n, [, r]) => n + r.length, 0);
-      return { generation: { key, seq: generation.seq, stamp, rows }, summary: resolved.summary };
+      this.states.set(rec.lineage, { next: seq + 1, lastStamp: stamp });
+      if (await this.visible(head, seq, generationDigest(file), signal)) return { key, seq, stamp };
+      this.states.delete(rec.lineage);
+      await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
+      return 'skipped';
     }
+  }
+
+  /** Whether the generation just created at `seq` is (or was, by a fold) in the branch's view. */
+  private async visible(head: Snapshot, seq: number, digest: string, signal?: AbortSignal): Promise<boolean> {
+    const rec = head.branch as BranchRecord;
+    const repo = this.graph.repo;
+    const latest = await repo.latestVersion(rec.lineage, signal);
+    const from = head.manifest.lineage === rec.lineage ? head.manifest.version + 1 : 1;
+    if (latest < from) return true;
+    const newest = await repo.readManifest({ lineage: rec.lineage, version: latest }, signal);
+    if ((newest.wal[this.shard] ?? 0) < seq) return true;
+    // Some publication since our head folded past `seq`: did one of them read our object?
+    if (latest - from >= MAX_FOLD_SCAN) {
+      throw new BranchgraphError('publish_contention', `branch ${rec.name} moved ${latest - from + 1} times while a generation was sealed; retry`, { details: { branch: rec.name, shard: this.shard } });
+    }
+    const entry = `${seq}:${digest}`;
+    const between = await Promise.all(Array.from({ length: latest - from + 1 }, (_, i) => repo.readManifest({ lineage: rec.lineage, version: from + i }, signal)));
+    return between.some((m) => m.walFolded?.[this.shard]?.includes(entry) === true);
   }
 
   /** Where this shard continues in a lineage: after the highest generation listed or folded. */

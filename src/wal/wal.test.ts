@@ -206,7 +206,7 @@ describe('catch-up', () => {
 });
 
 describe('planBatches', () => {
-  const gen = (shard: string, seq: number, stamp: number, bytes = 10): GenerationInfo => ({ key: `wal/L/${shard}/${seq}`, shard, seq, stamp, bytes, rows: {} });
+  const gen = (shard: string, seq: number, stamp: number, bytes = 10): GenerationInfo => ({ key: `wal/L/${shard}/${seq}`, shard, seq, stamp, bytes, digest: 'd', rows: {} });
   it('caps by count and bytes, records watermarks, and sends an oversized generation alone', () => {
     const gens = [gen('a', 3, 1), gen('b', 1, 2), gen('a', 4, 3, 100), gen('b', 2, 4), gen('a', 5, 5)];
     const batches = planBatches(gens, { a: 2, b: 0 }, 2, 50);
@@ -324,5 +324,76 @@ describe('corrupt generations', () => {
       await expect(catchUp(fresh, 'main')).rejects.toMatchObject({ code: 'corrupt_object' });
       expect(await walKeys(store)).toEqual([key]);
     }
+  });
+});
+
+describe('two processes sharing one shard name', () => {
+  /** Runs `hook` once, before or after the first create-only PUT of a WAL generation through this store. */
+  class AroundGenerationPut extends StoreWrapper {
+    private armed = true;
+    constructor(inner: MemoryStore, private readonly when: 'before' | 'after', private readonly hook: () => Promise<unknown>) {
+      super(inner);
+    }
+    protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+      const fire = this.armed && ctx.op === 'putIfAbsent' && ctx.key.startsWith('wal/');
+      if (fire) this.armed = false;
+      if (fire && this.when === 'before') await this.hook();
+      const r = await call();
+      if (fire && this.when === 'after') await this.hook();
+      return r;
+    }
+  }
+
+  const names = async (g: Graph) => Object.fromEntries(Object.entries(await rowsOf(g, 'main', 'Person')).map(([k, v]) => [k, (v as { name: string }).name]));
+
+  it('regression: a process with a stale sequence counter never writes below the watermark another one folded to', async () => {
+    const store = new MemoryStore();
+    const a = await peopleGraph(store);
+    const b = await Graph.open(store);
+    const wa = new WalWriter(a, { shard: 'host' });
+    const wb = new WalWriter(b, { shard: 'host' });
+    await wb.ingest('main', [upsert('b1', 'b1')]);
+    for (const id of ['a1', 'a2', 'a3']) await wa.ingest('main', [upsert(id, id)]);
+    await catchUp(a, 'main');
+    const late = [await wb.ingest('main', [upsert('b2', 'b2')]), await wb.ingest('main', [upsert('b3', 'b3')])];
+    expect(late.map((r) => r.generations[0]?.seq)).toEqual([5, 6]);
+    for (const g of [a, b, await Graph.open(store)]) expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a1', 'a2', 'a3', 'b1', 'b2', 'b3']);
+    await catchUp(b, 'main');
+    expect(Object.keys(await rowsOf(await Graph.open(store), 'main', 'Person')).sort()).toEqual(['a1', 'a2', 'a3', 'b1', 'b2', 'b3']);
+  });
+
+  it('a fold that passes the sequence number between the head read and the PUT makes the writer write again above it', async () => {
+    const store = new MemoryStore();
+    const a = await peopleGraph(store);
+    const wa = new WalWriter(a, { shard: 'host' });
+    await wa.ingest('main', [upsert('a0', 'a0')]);
+    // B validates against a head with watermark 0 and one pending generation, so it picks seq 2; before its PUT,
+    // A writes seq 2 and 3, folds them and deletes them, so B's create-only PUT at 2 succeeds below the watermark.
+    const racing = new AroundGenerationPut(store, 'before', async () => {
+      await wa.ingest('main', [upsert('a1', 'a1')]);
+      await wa.ingest('main', [upsert('a2', 'a2')]);
+      await catchUp(a, 'main');
+    });
+    const b = await Graph.open(racing);
+    const r = await new WalWriter(b, { shard: 'host' }).ingest('main', [upsert('b1', 'b1')]);
+    expect(r.generations[0]?.seq).toBe(4);
+    expect(Object.keys(await rowsOf(await Graph.open(store), 'main', 'Person')).sort()).toEqual(['a0', 'a1', 'a2', 'b1']);
+    expect((await walKeys(store)).filter((k) => k.endsWith('000000000002.json'))).toEqual([]);
+  });
+
+  it('a fold that took the new generation before the writer checked it is an acknowledgement, not a reason to write again', async () => {
+    const store = new MemoryStore();
+    const a = await peopleGraph(store);
+    await new WalWriter(a, { shard: 'host' }).ingest('main', [upsert('x', 'first')]);
+    // Right after B's PUT, A folds B's generation and then overwrites the row with an ordinary write.
+    const racing = new AroundGenerationPut(store, 'after', async () => {
+      await catchUp(a, 'main');
+      await a.write('main', [upsert('b1', 'newer')]);
+    });
+    const b = await Graph.open(racing);
+    const r = await new WalWriter(b, { shard: 'host' }).ingest('main', [upsert('b1', 'from-b')]);
+    expect(r.generations.map((x) => x.seq)).toEqual([2]);
+    // Writing B's rows again would put the older value back over A's later write.
+    expect(await names(await Graph.open(store))).toEqual({ x: 'first', b1: 'newer' });
   });
 });
