@@ -25,6 +25,7 @@ import { Prng } from '../src/model/prng.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { ReferenceModel, type State } from './support/reference-model.js';
+import { isWellFormed } from '../src/model/text.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
@@ -32,7 +33,10 @@ import type { WriteOp } from '../src/graph/write-batch.js';
 const SEEDS = Number(process.env.SIM_SEEDS ?? 2000);
 const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const OPS = Number(process.env.SIM_OPS ?? 16);
-const KEYS = ['k1', 'k2', 'k3', 'k4'];
+// Keys from across the UTF-16 space: NUL, an astral character, the last BMP code point.
+const KEYS = ['k1', '\u0000k', '\u{1F600}', 'k\uffff'];
+/** Any two UTF-16 code units: usually well-formed, sometimes a lone surrogate the engine must refuse. */
+const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1000), rng.chance(0.5) ? 0x41 : 0xdc00 + rng.int(0x400));
 const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
 
 /** Open, retrying transient failures, as a restarting process would. */
@@ -91,12 +95,13 @@ async function simulate(seed: number): Promise<void> {
     let after: ReferenceModel | undefined;
     let run: () => Promise<unknown>;
     let label: string;
+    let refused = false;
     if (roll < 0.45) {
       const branch = pick();
       const existing = [...model.state(branch).keys()];
       const ops = Array.from({ length: 1 + rng.int(3) }, () => {
         const r = rng.next();
-        const id = rng.pick(KEYS);
+        const id = rng.chance(0.05) ? anyUnits(rng) : rng.pick(KEYS);
         if (r < 0.5) return { op: 'upsert' as const, id, a: rng.int(3), b: rng.int(3) };
         if (r < 0.8 && existing.length > 0) return rng.chance(0.5) ? { op: 'update' as const, id: rng.pick(existing), a: rng.int(3) } : { op: 'update' as const, id: rng.pick(existing), b: rng.int(3) };
         return { op: 'delete' as const, id };
@@ -112,8 +117,9 @@ async function simulate(seed: number): Promise<void> {
       const ingest = rng.chance(0.4);
       const writer = rng.pick(writers);
       label = `${ingest ? `ingest (${writer.shard})` : 'write'} ${branch} ${JSON.stringify(valid)}`;
+      refused = valid.some((o) => !isWellFormed(o.id));
       after = model.clone();
-      after.write(branch, valid);
+      if (!refused) after.write(branch, valid);
       const writeOps: WriteOp[] = valid.map((o) =>
         o.op === 'delete'
           ? { op: 'delete', table: 'P', values: { id: o.id } }
@@ -206,7 +212,12 @@ async function simulate(seed: number): Promise<void> {
       failed = e;
     }
     const observed = canon(await engineState(clean));
-    if (failed !== undefined) {
+    if (refused) {
+      // A transient fault may strike before validation does; either way nothing changes.
+      const expected = isBranchgraphError(failed) && (failed.code === 'invalid_input' || RETRYABLE.has(failed.code));
+      if (!expected || observed !== canon(modelState(before))) throw new Error(`seed ${seed} step ${step} ${label}: ill-formed text was not refused cleanly (${String(failed)})`);
+      model = before;
+    } else if (failed !== undefined) {
       if (!isBranchgraphError(failed) || !RETRYABLE.has(failed.code)) throw new Error(`seed ${seed} step ${step} ${label}: ${String(failed)}`);
       if (observed === canon(modelState(before))) model = before;
       else if (after !== undefined && observed === canon(modelState(after))) model = after;

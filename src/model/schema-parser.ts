@@ -18,6 +18,7 @@
  * fixes them in one pass. Semantic checks (duplicate names, endpoints that are
  * not node types, keys on optional properties...) run on the parsed IR.
  */
+import { ILL_FORMED_MESSAGE, isWellFormed } from './text.js';
 import { BranchgraphError, type ErrorIssue } from './errors.js';
 import { EDGE_FROM, EDGE_TO, SCALAR_KINDS, SchemaIR, type EdgeType, type NodeType, type PropDef, type PropType, type Schema, type TableType } from './schema.js';
 
@@ -327,6 +328,7 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
 
 /** Parse schema text; throws `schema_invalid` with every issue found. */
 export function parseSchema(text: string): Schema {
+  if (!isWellFormed(text)) throw new BranchgraphError('invalid_input', `schema text ${ILL_FORMED_MESSAGE}`, { issues: [{ path: 'schema', message: ILL_FORMED_MESSAGE }] });
   if (Buffer.byteLength(text, 'utf8') > MAX_SCHEMA_BYTES) {
     throw new BranchgraphError('schema_invalid', `schema text is larger than ${MAX_SCHEMA_BYTES} bytes`);
   }

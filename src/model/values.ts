@@ -9,6 +9,7 @@
  */
 import { canonicalJson, contentHash, type JsonValue } from './canonical.js';
 import type { ErrorIssue } from './errors.js';
+import { findIllFormed, ILL_FORMED_MESSAGE } from './text.js';
 import { keyProps, rowProps, type PropDef, type TableType } from './schema.js';
 
 export type Value = JsonValue;
@@ -28,6 +29,7 @@ export function checkValue(prop: PropDef, v: unknown): { value: Value } | { erro
   if (v === null || v === undefined) {
     return prop.optional ? { value: null } : { error: `${prop.name} is required` };
   }
+  if (findIllFormed(v, prop.name) !== undefined) return { error: `${findIllFormed(v, prop.name)} ${ILL_FORMED_MESSAGE}` };
   const t = prop.type;
   switch (t.kind) {
     case 'string':

@@ -1,0 +1,38 @@
+/**
+ * Well-formed text. JavaScript strings are UTF-16 and may hold lone
+ * surrogates, which no UTF-8 encoding (Arrow run files, the filesystem, S3
+ * keys, HTTP) can carry: they would be replaced by U+FFFD on the way to
+ * storage, so a stored key would no longer equal the acknowledged one. Every
+ * input path refuses them instead, through these checks.
+ */
+
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Whether `s` is well-formed Unicode (no lone surrogate). */
+export function isWellFormed(s: string): boolean {
+  return !LONE_SURROGATE.test(s);
+}
+
+export const ILL_FORMED_MESSAGE = 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)';
+
+/**
+ * The path of the first ill-formed string in a JSON-like value (object keys
+ * included), or undefined when every string is well-formed.
+ */
+export function findIllFormed(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return isWellFormed(value) ? undefined : path;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const bad = findIllFormed(value[i], `${path}[${i}]`);
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!isWellFormed(k)) return `${path}.${JSON.stringify(k)}`;
+    const bad = findIllFormed(v, `${path}.${k}`);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
+}
