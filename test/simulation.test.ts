@@ -40,10 +40,10 @@ const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1
 const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
 
 /** Open, retrying transient failures, as a restarting process would. */
-async function openRetrying(store: FaultStore): Promise<Graph> {
+async function openRetrying(store: FaultStore, clock: () => number): Promise<Graph> {
   for (let i = 0; ; i++) {
     try {
-      return await Graph.open(store);
+      return await Graph.open(store, { clock });
     } catch (e) {
       if (!isBranchgraphError(e) || !RETRYABLE.has(e.code) || i > 50) throw e;
     }
@@ -71,12 +71,16 @@ async function simulate(seed: number): Promise<void> {
   const setup = await Graph.open(inner);
   await setup.applySchema('main', 'node P { id: string @key\n a: int?\n b: int? }');
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
-  let g = await openRetrying(faulty);
+  // The wall clock every process reads; it jumps between steps, past GC's floor at times, so GC
+  // (asked for grace 0, concurrently with other operations) really deletes what it judges garbage.
+  let wall = Date.UTC(2026, 0, 1);
+  const wallClock = () => wall;
+  let g = await openRetrying(faulty, wallClock);
   // One clock for every writer, across restarts, so stamps order ingest exactly as the program does.
   let clock = 1_000_000;
   // A second process on the same store, misconfigured with the first one's shard name `w1`:
   // nothing either acknowledges may be lost.
-  let twin = await openRetrying(faulty);
+  let twin = await openRetrying(faulty, wallClock);
   const writersFor = (graph: Graph, other: Graph) => [
     ...['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock })),
     new WalWriter(other, { shard: 'w1', now: () => ++clock }),
@@ -88,6 +92,7 @@ async function simulate(seed: number): Promise<void> {
   const clean = await Graph.open(inner);
 
   for (let step = 0; step < OPS; step++) {
+    wall += rng.pick([0, 0, 1_000, 20 * 60_000, 3 * 3600_000]);
     const branches = [...model.branches.keys()].sort();
     const pick = () => rng.pick(branches);
     const roll = rng.next();
@@ -199,15 +204,18 @@ async function simulate(seed: number): Promise<void> {
       after = model.clone();
       run = () => g.gc({ graceMs: 0 });
     } else {
-      g = await openRetrying(faulty);
-      twin = await openRetrying(faulty);
+      g = await openRetrying(faulty, wallClock);
+      twin = await openRetrying(faulty, wallClock);
       writers = writersFor(g, twin);
       continue;
     }
     if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
     let failed: unknown;
     try {
+      const sweep = rng.chance(0.15) ? (rng.chance(0.5) ? g : twin).gc({ graceMs: 0 }).catch((e: unknown) => e) : undefined;
       await run();
+      const swept = await sweep;
+      if (swept instanceof Error && !(isBranchgraphError(swept) && RETRYABLE.has(swept.code))) throw new Error(`seed ${seed} step ${step} gc beside ${label}: ${String(swept)}`);
     } catch (e) {
       failed = e;
     }

@@ -11,6 +11,17 @@
  * so a run written by a change still in progress is never old enough to go.
  * Branch records and schemas are never deleted: they are tiny and
  * records number a branch name's history.
+ *
+ * Safety against publications in flight. GC decides from a snapshot of the
+ * heads, so an object it finds unreferenced may still be named by a
+ * manifest about to be published: the scratch runs of a change being
+ * planned, or the runs of a branch deleted while a merge adopts them. Two
+ * bounds close that window. A grace below MIN_GC_GRACE_MS is raised to it,
+ * whatever the caller asked (the report says what was used), and a
+ * publication refuses to publish when its snapshots are older than
+ * MAX_PUBLICATION_MS (graph.ts). An object younger than the grace is kept,
+ * and anything a publication still in time can reference is younger than
+ * that; the difference leaves ten minutes for clock skew between replicas.
  */
 import { decodeTime } from 'ulid';
 import type { ObjectStore } from '../store/object-store.js';
@@ -30,6 +41,8 @@ export interface GcOptions {
 
 export interface GcReport {
   dryRun: boolean;
+  /** The grace period used: the one asked for, raised to MIN_GC_GRACE_MS. */
+  graceMs: number;
   reachableManifests: number;
   scanned: number;
   deleted: { manifests: number; runs: number; commits: number; hints: number; wal: number };
@@ -38,6 +51,10 @@ export interface GcReport {
 }
 
 export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
+/** The smallest grace GC uses, whatever it is asked. */
+export const MIN_GC_GRACE_MS = 15 * 60 * 1000;
+/** The longest a publication may take from reading its snapshots to its manifest PUT. */
+export const MAX_PUBLICATION_MS = 5 * 60 * 1000;
 
 function ulidTime(id: string | undefined): number | undefined {
   if (id === undefined) return undefined;
@@ -55,8 +72,8 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
 }
 
 export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promise<GcReport> {
-  const now = opts.now ?? Date.now();
-  const grace = opts.graceMs ?? DEFAULT_GC_GRACE_MS;
+  const now = opts.now ?? graph.clock();
+  const grace = Math.max(opts.graceMs ?? DEFAULT_GC_GRACE_MS, MIN_GC_GRACE_MS);
   const signal = opts.signal;
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
@@ -123,6 +140,7 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
 
   const report: GcReport = {
     dryRun: opts.dryRun === true,
+    graceMs: grace,
     reachableManifests: reachable.length,
     scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0) + (wal?.length ?? 0),
     deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, wal: 0 },

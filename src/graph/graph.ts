@@ -18,7 +18,7 @@ import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type Manifes
 import { Repository, schemaHashOf, validateBranchName, type BranchRecord } from './repository.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
-import { collectGarbage, type GcOptions, type GcReport } from './gc.js';
+import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
@@ -42,6 +42,8 @@ export interface Snapshot {
   pending: PendingWal;
   /** The branch the snapshot was resolved from, when it was. */
   branch?: BranchRecord;
+  /** The graph clock when the snapshot was read: a publication planned on it must land soon after (see MAX_PUBLICATION_MS). */
+  readAt?: number;
 }
 
 export type Ref = { branch: string } | { commit: string };
@@ -76,6 +78,8 @@ export interface ChangePlan<T> {
   keepPending?: boolean;
   /** The merged source, recorded as the second parent. */
   secondParent?: Manifest;
+  /** When the oldest snapshot the plan takes runs from was read, if earlier than the head's (a merge's source). */
+  readAt?: number;
   /** Runs written for this attempt, deleted if it does not publish. */
   scratch: RunRef[];
   result: T;
@@ -85,6 +89,12 @@ export interface ChangePlan<T> {
 export interface GraphOptions {
   actor?: string;
   runCacheBytes?: number;
+  /**
+   * Wall-clock milliseconds, for the times written into ids (run and commit
+   * ULIDs, which GC reads as ages) and the publication deadline. Tests and
+   * the simulation move it by hand.
+   */
+  clock?: () => number;
 }
 
 export interface PublishedChange<T> {
@@ -98,6 +108,7 @@ export class Graph {
   readonly repo: Repository;
   readonly runs: RunStore;
   readonly actor: string;
+  readonly clock: () => number;
 
   private constructor(
     readonly store: ObjectStore,
@@ -105,7 +116,8 @@ export class Graph {
     shared?: { repo: Repository; runs: RunStore },
   ) {
     this.repo = shared?.repo.withStore(store) ?? new Repository(store);
-    this.runs = shared?.runs.withStore(store) ?? new RunStore(store, opts.runCacheBytes);
+    this.clock = opts.clock ?? Date.now;
+    this.runs = shared?.runs.withStore(store) ?? new RunStore(store, opts.runCacheBytes, undefined, this.clock);
     this.actor = opts.actor ?? 'branchgraph';
     this.opts = opts;
   }
@@ -137,13 +149,14 @@ export class Graph {
   // ---- snapshots --------------------------------------------------------
 
   async snapshotAt(ref: ManifestRef, signal?: AbortSignal, branch?: BranchRecord, withPending = false): Promise<Snapshot> {
+    const readAt = this.clock();
     const manifest = await this.repo.readManifest(ref, signal);
     const [schema, pending] = await Promise.all([
       this.repo.readSchema(manifest.schema, signal),
       withPending && branch !== undefined ? readPending(this.store, this.runs, manifest, branch.lineage, signal) : NO_PENDING,
     ]);
     const tables = Object.fromEntries(Object.entries(viewTables(manifest, pending)).filter(([t]) => findType(schema, t) !== undefined));
-    return { ref, manifest, schema, tables, pending, ...(branch !== undefined ? { branch } : {}) };
+    return { ref, manifest, schema, tables, pending, readAt, ...(branch !== undefined ? { branch } : {}) };
   }
 
   async branchHead(name: string, signal?: AbortSignal, opts: { withoutPending?: boolean } = {}): Promise<Snapshot> {
@@ -202,7 +215,7 @@ export class Graph {
       // Pending generations belong to the source's lineage: fold them there so the new branch starts from what readers of the source saw.
       if ('branch' in from) base = await this.foldExactly(from.branch, base, `fold pending WAL generations before branching ${name}`, opts);
       const res = await this.repo.writeBranchRecord(
-        { name, lineage: ulid(), deleted: false, from: base.ref, time: new Date().toISOString(), actor: opts.actor ?? this.actor },
+        { name, lineage: ulid(this.clock()), deleted: false, from: base.ref, time: new Date(this.clock()).toISOString(), actor: opts.actor ?? this.actor },
         existing?.seq ?? 0,
         opts.signal,
       );
@@ -217,7 +230,7 @@ export class Graph {
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       const rec = await this.repo.liveBranch(name, opts.signal);
       const res = await this.repo.writeBranchRecord(
-        { name, lineage: rec.lineage, deleted: true, from: rec.from, time: new Date().toISOString(), actor: opts.actor ?? this.actor },
+        { name, lineage: rec.lineage, deleted: true, from: rec.from, time: new Date(this.clock()).toISOString(), actor: opts.actor ?? this.actor },
         rec.seq,
         opts.signal,
       );
@@ -280,6 +293,7 @@ export class Graph {
         throwIfAborted(opts.signal);
         const folded = await this.foldPending(head, planned, opts.signal);
         const manifest = await this.buildManifest(head, rec, planned, opts);
+        this.checkDeadline(branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
         await this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal);
         let outcome: 'published' | 'lost';
         try {
@@ -299,6 +313,23 @@ export class Graph {
     }
     throw new BranchgraphError('publish_contention', `branch ${branch} moved ${MAX_PUBLISH_ATTEMPTS} times while publishing; retry`, {
       details: { branch, attempts: MAX_PUBLISH_ATTEMPTS },
+    });
+  }
+
+  /**
+   * GC deletes unreferenced objects older than its grace, which is never
+   * below MIN_GC_GRACE_MS. A publication whose snapshots were read longer
+   * than MAX_PUBLICATION_MS ago could name runs GC has since judged
+   * garbage (its own scratch, or runs of a branch deleted meanwhile), so it
+   * does not publish: the attempt's scratch is deleted and the caller gets
+   * a retryable error. The margin between the two covers clock skew
+   * between replicas.
+   */
+  private checkDeadline(branch: string, readAt: number): void {
+    const age = this.clock() - readAt;
+    if (age <= MAX_PUBLICATION_MS) return;
+    throw new BranchgraphError('publish_contention', `the change to ${branch} was planned ${Math.round(age / 1000)} s ago, longer than a publication may take (${MAX_PUBLICATION_MS / 1000} s); retry`, {
+      details: { branch, ageMs: age },
     });
   }
 
@@ -379,13 +410,13 @@ export class Graph {
       wal: plan.wal ?? watermarksFor(prev, rec.lineage),
       ...(plan.walFolded !== undefined ? { walFolded: plan.walFolded } : {}),
       commit: {
-        id: ulid(),
+        id: ulid(this.clock()),
         parents,
         parentIds: [prev.commit.id, ...(second !== undefined && parents.length > 1 ? [second.commit.id] : [])],
         branch: rec.name,
         actor: opts.actor ?? this.actor,
         message: plan.message ?? opts.message ?? plan.kind,
-        time: new Date().toISOString(),
+        time: new Date(this.clock()).toISOString(),
         kind: plan.kind,
       },
       ancestry: mergeAncestry(prev.ancestry, second?.ancestry ?? {}, { [rec.lineage]: version }),

@@ -3,6 +3,7 @@ import { mergeOk, mustWrite, peopleGraph, person, rowsOf, PEOPLE_SCHEMA } from '
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll } from '../store/object-store.js';
 import { Graph } from './graph.js';
+import { MIN_GC_GRACE_MS } from './gc.js';
 import { parseNdjson } from './ndjson.js';
 
 describe('schema apply', () => {
@@ -121,4 +122,68 @@ describe('NDJSON loads under hostile input', () => {
       { numRuns: 300 },
     );
   }, 60_000);
+});
+
+describe('GC never deletes what a publication references', () => {
+  it('regression: GC at grace 0, run over and over while one writer makes 100 writes, leaves every write readable', async () => {
+    const store = new MemoryStore();
+    // Every reading of the clock moves it a second on, so a writer's scratch run is seconds old when GC looks.
+    let now = Date.UTC(2026, 0, 1);
+    const g = await Graph.open(store, { clock: () => (now += 1000) });
+    await g.applySchema('main', PEOPLE_SCHEMA);
+    let writing = true;
+    const writes = (async () => {
+      for (let i = 0; i < 100; i++) await mustWrite(g, 'main', [person(`p${String(i).padStart(3, '0')}`)]);
+      writing = false;
+    })();
+    const gcs = (async () => {
+      let runs = 0;
+      while (writing) {
+        const r = await g.gc({ graceMs: 0 });
+        expect(r.graceMs).toBe(MIN_GC_GRACE_MS);
+        runs++;
+      }
+      return runs;
+    })();
+    await writes;
+    expect(await gcs).toBeGreaterThan(0);
+    const fresh = await Graph.open(store);
+    expect(Object.keys(await rowsOf(fresh, 'main', 'Person'))).toHaveLength(100);
+  });
+
+  it('a publication that outlives the deadline does not publish, so GC may take its scratch; the branch stays readable', async () => {
+    const store = new MemoryStore();
+    let now = Date.UTC(2026, 0, 1);
+    const g = await Graph.open(store, { clock: () => now });
+    await g.applySchema('main', PEOPLE_SCHEMA);
+    await mustWrite(g, 'main', [person('a')]);
+    const before = (await g.branchHead('main')).manifest.commit.id;
+    // The writer stalls between planning (its run is written) and its manifest PUT; meanwhile the
+    // clock passes GC's floor and GC deletes the run, which no manifest references yet.
+    const stalled = g.commitChange('main', {}, async (head) => {
+      const type = g.table(head, 'Person').type;
+      const run = await g.runs.write(type, [{ key: 'b', tomb: false, hash: 'h', props: { id: 'b', name: 'B', email: null, age: null, role: null } }]);
+      now += MIN_GC_GRACE_MS + 60_000;
+      const swept = await g.gc({ graceMs: 0 });
+      expect(swept.keys).toContain(run.key);
+      return { kind: 'write', tables: { Person: { runs: [...(head.tables.Person?.runs ?? []), run] } }, scratch: [run], result: null };
+    });
+    await expect(stalled).rejects.toMatchObject({ code: 'publish_contention', retryable: true });
+    const fresh = await Graph.open(store);
+    expect((await fresh.branchHead('main')).manifest.commit.id).toBe(before);
+    expect(Object.keys(await rowsOf(fresh, 'main', 'Person'))).toEqual(['a']);
+  });
+
+  it('GC keeps the runs of a branch deleted while a merge from it is being planned, within the deadline', async () => {
+    const store = new MemoryStore();
+    let now = Date.UTC(2026, 0, 1);
+    const g = await Graph.open(store, { clock: () => now });
+    await g.applySchema('main', PEOPLE_SCHEMA);
+    await g.createBranch('f', { branch: 'main' });
+    await mustWrite(g, 'f', [person('x')]);
+    await mustWrite(g, 'main', [person('y')]);
+    now += 4 * 60_000;
+    await g.deleteBranch('f');
+    expect((await g.gc({ graceMs: 0 })).deleted.runs).toBe(0);
+  });
 });

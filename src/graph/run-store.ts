@@ -33,7 +33,10 @@ class RunCache {
   readonly generations = new Map<string, { data: Promise<LoadedGeneration>; bytes: number }>();
   generationBytes = 0;
   bytes = 0;
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    readonly clock: () => number,
+  ) {}
 }
 
 export class RunStore {
@@ -43,13 +46,14 @@ export class RunStore {
     private readonly store: ObjectStore,
     cacheBytes = DEFAULT_RUN_CACHE_BYTES,
     shared?: RunCache,
+    clock: () => number = Date.now,
   ) {
-    this.shared = shared ?? new RunCache(cacheBytes);
+    this.shared = shared ?? new RunCache(cacheBytes, clock);
   }
 
   /** The same cache, with calls going through another store. */
   withStore(store: ObjectStore): RunStore {
-    return new RunStore(store, this.shared.limit, this.shared);
+    return new RunStore(store, this.shared.limit, this.shared, this.shared.clock);
   }
 
   private get cache(): Map<string, { data: Promise<RunData>; bytes: number }> {
@@ -84,7 +88,8 @@ export class RunStore {
    * The index is written last, so a run is never referenced half-written.
    */
   async write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
-    const id = ulid();
+    // The id carries the write time, which GC reads as the run's age: it comes from the graph's clock.
+    const id = ulid(this.shared.clock());
     if (rows.length <= SEGMENT_ROWS) {
       const key = keys.run(table.name, id);
       const bytes = encodeRun(table, rows);

@@ -302,12 +302,13 @@ export class BranchgraphService {
     return { commit: 'commit' in r ? commitDto(r.commit) : null, tables: res.tables };
   }
 
-  async gc(input: { graceSeconds?: number; dryRun?: boolean }, ctx: RequestContext): Promise<Omit<GcReport, 'keys'> & { keys: string[] }> {
+  async gc(input: { graceSeconds?: number; dryRun?: boolean }, ctx: RequestContext): Promise<Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] }> {
     const r = await this.graph.gc({
       ...(input.graceSeconds !== undefined ? { graceMs: input.graceSeconds * 1000 } : {}),
       dryRun: input.dryRun ?? false,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
-    return { ...r, keys: r.keys.slice(0, 1000) };
+    const { graceMs, ...rest } = r;
+    return { ...rest, graceSeconds: graceMs / 1000, keys: r.keys.slice(0, 1000) };
   }
 }
