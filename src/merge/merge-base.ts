@@ -12,11 +12,11 @@
  * a merge usually reads one manifest for its base, however long and however
  * branchy the history.
  *
- * Criss-cross histories can leave several best bases. The rule: take the one
- * with the highest generation (the longest history), then the newest commit
- * time, then the greatest commit id. Every change between two best bases is
- * contained in both sides, so the rule can only turn such a change into a
- * conflict or an agreed value; tests pin the behaviour.
+ * Criss-cross histories can leave several best bases. They are ordered by
+ * the highest generation (the longest history), then the newest commit
+ * time, then the greatest commit id, and virtual-base.ts merges them all
+ * into one virtual base in that order; picking just one would silently
+ * drop a change made between two of them and reverted on one side.
  */
 import type { Manifest, ManifestRef } from '../graph/manifest.js';
 

@@ -24,7 +24,7 @@ import { contains, refOf, type Commit, type Manifest } from '../graph/manifest.j
 import { CountingStore, type StoreCounts } from '../store/counting-store.js';
 import type { RunRef } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupStates, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
-import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
+import { mergeBaseView } from './virtual-base.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from './phase-timer.js';
 import { DEFAULT_BUDGET_BYTES, preparationGauges, runPreparations, type Fallback, type Width } from './preparation-scheduler.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
@@ -209,25 +209,24 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           return { kind: 'fast_forward', tables, schema: source.schema, secondParent: await mergedParent(), scratch: [], result: planned, message: req.message ?? `fast-forward ${into} to ${req.source}` };
         }
 
-        const candidates: Manifest[] = [];
-        let pending = baseCandidates(source.manifest.ancestry, target.manifest.ancestry);
-        while (pending.length > 0) {
-          const batch = nextToRead(pending, [target.manifest.lineage, source.manifest.lineage]);
-          candidates.push(...(await Promise.all(batch.map((r) => g.repo.readManifest(r, signal)))));
-          pending = pruneContained(pending, candidates, batch);
-        }
-        const baseManifest = chooseBase(bestBases(candidates));
-        if (baseManifest === undefined) throw new BranchgraphError('not_found', `${req.source} and ${into} share no history`);
         // Schemas are content-addressed: comparing hashes needs no read of the base's schema.
-        const schema = mergeSchemas(baseManifest.schema, source, target);
-        const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: baseManifest.tables, pending: NO_PENDING };
+        const found = await mergeBaseView(g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], signal);
+        if (found === undefined) throw new BranchgraphError('not_found', `${req.source} and ${into} share no history`);
+        if ('conflicts' in found) {
+          planned = { kind: 'conflicts', conflicts: found.conflicts.sort(compareConflicts), base: null };
+          return { unchanged: planned };
+        }
+        const view = found.base;
+        const baseManifest = view.manifests[0] as Manifest;
+        const schema = mergeSchemas(view.schema ?? '', source, target);
+        const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: view.tables, pending: NO_PENDING };
 
         const names = [...new Set([...Object.keys(source.tables), ...Object.keys(target.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
         const tables: Record<string, TableVersion> = {};
         const summaries: TableMergeSummary[] = [];
         const toPrepare: { type: TableType; b: TableVersion; s: TableVersion; t: TableVersion }[] = [];
         for (const name of names) {
-          const b = base.manifest.tables[name] ?? EMPTY_TABLE;
+          const b = base.tables[name] ?? EMPTY_TABLE;
           const s = source.tables[name] ?? EMPTY_TABLE;
           const t = target.tables[name] ?? EMPTY_TABLE;
           if (sameRuns(s, t) || sameRuns(s, b)) continue;
@@ -323,7 +322,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           await cleanup(scratch);
           throw e;
         });
-        return { kind: 'merge', tables, schema, secondParent: parent, scratch, result: planned, message: req.message ?? `merge ${req.source} into ${into}` };
+        return { kind: 'merge', tables, schema, secondParent: parent, scratch, result: planned, message: req.message ?? `merge ${req.source} into ${into}`, ...(source.readAt !== undefined ? { readAt: source.readAt } : {}) };
       },
     );
   } catch (e) {

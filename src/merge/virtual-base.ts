@@ -1,0 +1,110 @@
+/**
+ * The merge base as a table view, virtual when history is criss-crossed.
+ *
+ * The best bases of two heads are the common ancestors no other common
+ * ancestor contains (merge-base.ts finds them from ancestry vectors). When
+ * there is one, it is the base. When there are several (branches merged
+ * into each other, then both changed), picking one would lose changes: a
+ * change made between the picked base and another best base is on both
+ * sides but not in the picked base, so a side that later reverted it looks
+ * like it changed nothing and the change comes back. Instead, as Git's
+ * recursive strategy does, the best bases are merged with one another,
+ * three-way against *their* merge base (found the same way, recursively),
+ * and the result, a base that exists only in memory, is the base of the
+ * outer merge. Its rows are staged runs (never stored). Best bases are
+ * folded in a fixed order (generation, then time, then id, as chooseBase
+ * orders them), so the result does not depend on the merge direction.
+ *
+ * A conflict while merging the best bases is not resolved silently: the
+ * outer merge reports it, with a message that names the bases.
+ */
+import type { Graph } from '../graph/graph.js';
+import { mergeAncestry, type Manifest, type ManifestRef } from '../graph/manifest.js';
+import type { Conflict } from '../model/conflict.js';
+import { findType, type Schema, type TableType } from '../model/schema.js';
+import { EMPTY_TABLE, sameRuns, type TableVersion } from '../table/table-version.js';
+import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
+import { prepareTable } from './prepare-table.js';
+
+/** What a three-way merge needs of its base. */
+export interface BaseView {
+  tables: Record<string, TableVersion>;
+  /** Schema hash of the base; a virtual base of bases with different schemas has none. */
+  schema: string | undefined;
+  ancestry: Record<string, number>;
+  /** The real best bases this view was built from (one unless virtual), in fold order. */
+  manifests: Manifest[];
+}
+
+function viewOf(m: Manifest): BaseView {
+  return { tables: m.tables, schema: m.schema, ancestry: m.ancestry, manifests: [m] };
+}
+
+/** The best bases of two ancestry vectors, in fold order; empty when they share no history. */
+async function bestBasesOf(g: Graph, a: Record<string, number>, b: Record<string, number>, lineages: string[], signal?: AbortSignal): Promise<Manifest[]> {
+  const candidates: Manifest[] = [];
+  let pending: ManifestRef[] = baseCandidates(a, b);
+  while (pending.length > 0) {
+    const batch = nextToRead(pending, lineages);
+    candidates.push(...(await Promise.all(batch.map((r) => g.repo.readManifest(r, signal)))));
+    pending = pruneContained(pending, candidates, batch);
+  }
+  const best = bestBases(candidates);
+  const ordered: Manifest[] = [];
+  while (ordered.length < best.length) ordered.push(chooseBase(best.filter((m) => !ordered.includes(m))) as Manifest);
+  return ordered;
+}
+
+/**
+ * The base of two sides given by their ancestry vectors: a best base, or
+ * the virtual merge of several. `undefined` when they share no history.
+ */
+export async function mergeBaseView(
+  g: Graph,
+  a: Record<string, number>,
+  b: Record<string, number>,
+  lineages: string[],
+  /** The sides' schemas, for the table types of staged rows (the first that has the table). */
+  schemas: readonly Schema[],
+  signal?: AbortSignal,
+): Promise<{ base: BaseView } | { conflicts: Conflict[] } | undefined> {
+  const best = await bestBasesOf(g, a, b, lineages, signal);
+  const [first, ...rest] = best;
+  if (first === undefined) return undefined;
+  let acc = viewOf(first);
+  for (const next of rest) {
+    // Each level's best bases are strictly older than the last, so the recursion ends with the history.
+    const inner = await mergeBaseView(g, acc.ancestry, next.ancestry, [next.lineage], schemas, signal);
+    if (inner !== undefined && 'conflicts' in inner) return inner;
+    const innerBase: BaseView = inner?.base ?? { tables: {}, schema: undefined, ancestry: {}, manifests: [] };
+    const merged = await mergeViews(g, innerBase, acc, viewOf(next), schemas, signal);
+    if ('conflicts' in merged) {
+      const names = [...acc.manifests, next].map((m) => m.commit.id).join(', ');
+      return { conflicts: merged.conflicts.map((c) => ({ ...c, message: `while merging the common ancestors ${names} into a virtual base: ${c.message}` })) };
+    }
+    acc = { tables: merged.tables, schema: acc.schema === next.schema ? acc.schema : undefined, ancestry: mergeAncestry(acc.ancestry, next.ancestry), manifests: [...acc.manifests, next] };
+  }
+  return { base: acc };
+}
+
+/** Three-way merge of two base views against theirs, table by table, rows staged in memory. */
+async function mergeViews(g: Graph, base: BaseView, x: BaseView, y: BaseView, schemas: readonly Schema[], signal?: AbortSignal): Promise<{ tables: Record<string, TableVersion> } | { conflicts: Conflict[] }> {
+  const tables: Record<string, TableVersion> = {};
+  const conflicts: Conflict[] = [];
+  const names = [...new Set([...Object.keys(x.tables), ...Object.keys(y.tables)])].sort();
+  for (const name of names) {
+    const b = base.tables[name] ?? EMPTY_TABLE;
+    const s = y.tables[name] ?? EMPTY_TABLE;
+    const t = x.tables[name] ?? EMPTY_TABLE;
+    if (sameRuns(s, t) || sameRuns(s, b)) tables[name] = t;
+    else if (sameRuns(t, b)) tables[name] = s;
+    else {
+      const type = schemas.map((sc) => findType(sc, name)).find((t): t is TableType => t !== undefined);
+      if (type === undefined) continue;
+      const p = await prepareTable({ type, base: b, source: s, target: t, load: g.runs.loader(type, signal), writeRun: async (rows) => g.runs.stage(type, rows) });
+      conflicts.push(...p.conflicts);
+      tables[name] = p.version;
+    }
+  }
+  return conflicts.length > 0 ? { conflicts } : { tables };
+}
