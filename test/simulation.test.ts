@@ -30,7 +30,7 @@ import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 
-const SEEDS = Number(process.env.SIM_SEEDS ?? 2000);
+const SEEDS = Number(process.env.SIM_SEEDS ?? 1500);
 const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const OPS = Number(process.env.SIM_OPS ?? 16);
 // Keys from across the UTF-16 space: NUL, an astral character, the last BMP code point.

@@ -16,6 +16,7 @@ import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type Schema, type TableTyp
 import { checkRow, edgeKeyPrefix, type Row } from '../model/values.js';
 import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
+import { compareKey } from '../table/run.js';
 
 export interface ValidationInput {
   schema: Schema;
@@ -59,8 +60,8 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
       const froms = await liveKeys(et.from, live.map(([, r]) => String(r[EDGE_FROM])));
       const tos = await liveKeys(et.to, live.map(([, r]) => String(r[EDGE_TO])));
       for (const [key, row] of live) {
-        if (!froms.has(String(row[EDGE_FROM]))) await conflict('OrphanEdge', name, key, EDGE_FROM, `${name} ${key}: source ${et.from} ${String(row[EDGE_FROM])} is absent from the merged result`);
-        if (!tos.has(String(row[EDGE_TO]))) await conflict('OrphanEdge', name, key, EDGE_TO, `${name} ${key}: target ${et.to} ${String(row[EDGE_TO])} is absent from the merged result`);
+        if (!froms.has(String(row[EDGE_FROM]))) await conflict('OrphanEdge', name, key, EDGE_FROM, orphanMessage(et, key, row, EDGE_FROM));
+        if (!tos.has(String(row[EDGE_TO]))) await conflict('OrphanEdge', name, key, EDGE_TO, orphanMessage(et, key, row, EDGE_TO));
       }
       await checkCardinality(et, changed, view(name), liveKeys, conflict);
     } else {
@@ -69,11 +70,25 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
     }
 
     const uniques = t.type.props.filter((p) => p.unique);
+    // Both rows of a clash are reported, with one message, so the report does not depend on which
+    // side's row counts as the change (the merge direction).
+    const reported = new Set<string>();
     for await (const clash of uniqueClashes(uniques, changed, mergeRuns(t.version.runs, t.load, undefined))) {
-      await conflict('UniqueViolation', name, clash.key, clash.property, `${name}.${clash.property} = ${clash.value} is used by both ${clash.other} and ${clash.key}`);
+      const pair = [clash.key, clash.other].sort(compareKey) as [string, string];
+      for (const key of pair) {
+        if (reported.has(`${clash.property}\0${key}`)) continue;
+        reported.add(`${clash.property}\0${key}`);
+        await conflict('UniqueViolation', name, key, clash.property, `${name}.${clash.property} = ${clash.value} is used by both ${pair[0]} and ${pair[1]}`);
+      }
     }
   }
   return out;
+}
+
+/** One wording whichever way the orphan was found, so both merge directions report the same conflict. */
+function orphanMessage(et: EdgeType, key: string, row: Row, end: 'from' | 'to'): string {
+  // Edge ends are named from/to: source and target name the merge's sides.
+  return `${et.name} ${key}: its ${end} node ${end === EDGE_FROM ? et.from : et.to} ${String(row[end])} is absent from the merged result`;
 }
 
 async function checkCardinality(
@@ -112,7 +127,7 @@ async function checkSurvivingEdges(
     const alreadyChecked = changes.get(et.name) ?? new Map<string, Row | null>();
     const report = async (key: string, row: Row, end: 'from' | 'to'): Promise<void> => {
       if (alreadyChecked.has(key)) return;
-      await conflict('OrphanEdge', et.name, key, end, `${et.name} ${key} survives but its ${end === 'from' ? 'source' : 'target'} ${nodeTable} ${String(row[end])} is deleted by the merge`);
+      await conflict('OrphanEdge', et.name, key, end, orphanMessage(et, key, row, end));
     };
     if (et.from === nodeTable) {
       for (const k of [...deleted].sort()) {
@@ -121,7 +136,8 @@ async function checkSurvivingEdges(
     }
     if (et.to === nodeTable) {
       for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
-        if (deleted.has(String(r.props?.[EDGE_TO])) && !(et.from === nodeTable && deleted.has(String(r.props?.[EDGE_FROM])))) await report(r.key, r.props as Row, 'to');
+        // An edge whose two ends are both gone is an orphan at both ends, as a changed edge would be.
+        if (deleted.has(String(r.props?.[EDGE_TO]))) await report(r.key, r.props as Row, 'to');
       }
     }
   }
