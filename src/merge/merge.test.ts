@@ -140,7 +140,9 @@ describe('merge conflicts', () => {
     await mustWrite(g, 'main', [person('e'), knows('a', 'e')]);
     await expectConflicts(g, [
       ['CardinalityViolation', 'Knows', 'a', null],
+      // Both rows of the clash, whichever side changed which.
       ['UniqueViolation', 'Person', 'a', 'email'],
+      ['UniqueViolation', 'Person', 'b', 'email'],
     ]);
   });
 
