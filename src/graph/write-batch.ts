@@ -53,13 +53,15 @@ interface Change {
 
 class Issues {
   readonly list: ErrorIssue[] = [];
+  /** Some value is malformed input (see checkValue): the batch is invalid_input, not a constraint violation. */
+  malformed = false;
   add(path: string, message: string): void {
     if (this.list.length < MAX_REPORTED_ISSUES) this.list.push({ path, message });
   }
   throwIfAny(what: string): void {
     if (this.list.length === 0) return;
     const first = this.list[0] as ErrorIssue;
-    throw new BranchgraphError('constraint_violation', `${what}: ${first.path}: ${first.message}${this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : ''}`, {
+    throw new BranchgraphError(this.malformed ? 'invalid_input' : 'constraint_violation', `${what}: ${first.path}: ${first.message}${this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : ''}`, {
       issues: this.list,
     });
   }
@@ -83,8 +85,9 @@ function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: I
       return;
     }
     const mode = o.op === 'insert' || o.op === 'upsert' ? 'full' : 'partial';
-    const { row, issues: rowIssues } = checkRow(type, o.values, mode, `ops[${i}].values`);
+    const { row, issues: rowIssues, malformed } = checkRow(type, o.values, mode, `ops[${i}].values`);
     for (const is of rowIssues) issues.add(is.path, is.message);
+    issues.malformed ||= malformed;
     if (o.op === 'delete') {
       const extra = Object.keys(row).filter((k) => !keyProps(type).includes(k));
       for (const k of extra) issues.add(`ops[${i}].values.${k}`, 'delete takes only key properties');

@@ -24,12 +24,44 @@ function validDate(s: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }
 
-/** Validate and normalize one value; returns the stored value or an error message. */
-export function checkValue(prop: PropDef, v: unknown): { value: Value } | { error: string } {
+const DATETIME_RE = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/**
+ * A datetime in its stored form: UTC with six fractional digits,
+ * `YYYY-MM-DDTHH:MM:SS.ffffffZ`, so the text sorts as the instants do.
+ * Microseconds are kept (as PostgreSQL and DATETIME(6) keep them), so two
+ * instants a microsecond apart never merge as equal; finer non-zero digits
+ * cannot be kept and are refused rather than rounded. Without a zone the
+ * time is UTC. (Values stored before microseconds were kept have three
+ * digits; they read back as stored, and a rewrite normalizes them.)
+ */
+export function normalizeDatetime(s: string): { value: string } | { error: string; malformed?: true } {
+  const bad = { error: 'must be an ISO 8601 date-time string, such as 2026-01-31T12:00:00.000001Z' };
+  const m = DATETIME_RE.exec(s);
+  if (m === null) return bad;
+  const [, day, hh, mm, ss = '00', frac = '', zone = 'Z'] = m as unknown as [string, string, string, string, string?, string?, string?];
+  if (!validDate(day) || Number(hh) > 23 || Number(mm) > 59 || Number(ss) > 59) return bad;
+  if (/[1-9]/.test(frac.slice(6))) return { error: 'has more precision than microseconds, which cannot be stored', malformed: true };
+  const micros = Number(frac.padEnd(6, '0').slice(0, 6));
+  const offset = zone.toUpperCase() === 'Z' ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(3).replace(':', '').padEnd(2, '0')}`;
+  const ms = Date.parse(`${day}T${hh}:${mm}:${ss}.000${offset}`);
+  if (Number.isNaN(ms)) return bad;
+  const iso = new Date(ms + Math.floor(micros / 1000)).toISOString();
+  return { value: `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z` };
+}
+
+/**
+ * Validate and normalize one value; returns the stored value or an error
+ * message. `malformed` marks input no schema could accept (text that cannot
+ * be stored, precision that cannot be kept): callers answer `invalid_input`
+ * for it rather than a constraint violation.
+ */
+export function checkValue(prop: PropDef, v: unknown): { value: Value } | { error: string; malformed?: true } {
   if (v === null || v === undefined) {
     return prop.optional ? { value: null } : { error: `${prop.name} is required` };
   }
-  if (findIllFormed(v, prop.name) !== undefined) return { error: `${findIllFormed(v, prop.name)} ${ILL_FORMED_MESSAGE}` };
+  const illFormed = findIllFormed(v, prop.name);
+  if (illFormed !== undefined) return { error: `${illFormed} ${ILL_FORMED_MESSAGE}`, malformed: true };
   const t = prop.type;
   switch (t.kind) {
     case 'string':
@@ -48,10 +80,8 @@ export function checkValue(prop: PropDef, v: unknown): { value: Value } | { erro
       if (typeof v !== 'string' || !validDate(v)) return { error: `${prop.name} must be a date YYYY-MM-DD` };
       return { value: v };
     case 'datetime': {
-      if (typeof v !== 'string') return { error: `${prop.name} must be an ISO 8601 date-time string` };
-      const d = new Date(v);
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(d.getTime())) return { error: `${prop.name} must be an ISO 8601 date-time string` };
-      return { value: d.toISOString() };
+      const r = typeof v === 'string' ? normalizeDatetime(v) : { error: 'must be an ISO 8601 date-time string' };
+      return 'error' in r ? { ...r, error: `${prop.name} ${r.error}` } : r;
     }
     case 'json':
       try {
@@ -83,11 +113,12 @@ export function checkRow(
   input: unknown,
   mode: 'full' | 'partial',
   path: string,
-): { row: Row; issues: ErrorIssue[] } {
+): { row: Row; issues: ErrorIssue[]; malformed: boolean } {
   const issues: ErrorIssue[] = [];
   const row: Row = {};
+  let malformed = false;
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    return { row, issues: [{ path, message: 'a row must be an object of property values' }] };
+    return { row, issues: [{ path, message: 'a row must be an object of property values' }], malformed };
   }
   const obj = input as Record<string, unknown>;
   const props = rowProps(table);
@@ -100,13 +131,15 @@ export function checkRow(
     const given = Object.prototype.hasOwnProperty.call(obj, prop.name);
     if (mode === 'partial' && !given && !keys.has(prop.name)) continue;
     const r = checkValue(prop, obj[prop.name]);
-    if ('error' in r) issues.push({ path: `${path}.${prop.name}`, message: r.error });
-    else row[prop.name] = r.value;
+    if ('error' in r) {
+      issues.push({ path: `${path}.${prop.name}`, message: r.error });
+      malformed ||= r.malformed === true;
+    } else row[prop.name] = r.value;
   }
   for (const k of keys) {
     if (row[k] === null) issues.push({ path: `${path}.${k}`, message: `key property ${k} cannot be null` });
   }
-  return { row, issues };
+  return { row, issues, malformed };
 }
 
 /** The key string of a row (which must hold its key properties). */
