@@ -1,10 +1,12 @@
 /**
  * Applying a new schema as a commit. `planSchemaChange` (pure) decides what
- * each table needs; here the tables that need their rows checked or
- * rewritten are read, validated against the new types, and (for rewrites)
- * compacted into one new run. A refusal changes nothing.
+ * each table needs; here the tables that need rewriting are rewritten in
+ * memory, every table the change can break is checked by the one
+ * whole-table checker (table-check.ts, which merges use too), and only then
+ * are the rewrites written, as one new run each. A refusal changes nothing.
  */
 import { canonicalJson } from '../model/canonical.js';
+import { checkTable, type LiveRows } from './table-check.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { planSchemaChange, type SchemaMigration } from '../model/schema-change.js';
 import { parseSchema } from '../model/schema-parser.js';
@@ -33,55 +35,47 @@ export async function planSchemaApply(
 
   const tables: Record<string, TableVersion | null> = {};
   const scratch: RunRef[] = [];
-  const issues: ErrorIssue[] = [];
+  // Rewritten tables first (dropped properties, defaults), then one check of every table the change can break.
+  const rewritten = new Map<string, RunRow[]>();
   for (const [name, p] of Object.entries(plan.tables)) {
-    if (p.action === 'drop') {
-      tables[name] = null;
-      continue;
-    }
-    if (p.action === 'keep') continue;
-    const oldType = findType(head.schema, name) as TableType;
-    const newType = findType(next, name) as TableType;
-    const version = head.tables[name] ?? EMPTY_TABLE;
+    if (p.action === 'drop') tables[name] = null;
+    if (p.action !== 'rewrite') continue;
     const rows: RunRow[] = [];
-    const uniques = newType.props.filter((q) => q.unique);
-    const seen = new Map<string, string>();
-    for await (const r of mergeRuns(version.runs, graph.runs.loader(oldType, signal), undefined)) {
-      let row: Row = { ...(r.props as Row) };
-      if (p.action === 'rewrite') {
-        for (const d of p.dropProps) delete row[d];
-        row = { ...row, ...p.defaults };
-      }
-      const checked = checkRow(newType, row, 'full', `${name}/${r.key}`);
-      issues.push(...checked.issues.slice(0, 50));
-      for (const q of uniques) {
-        const v = checked.row[q.name];
-        if (v === null || v === undefined) continue;
-        const id = `${q.name}\u0000${canonicalJson(v)}`;
-        const other = seen.get(id);
-        if (other !== undefined) issues.push({ path: `${name}/${r.key}`, message: `${name}.${q.name} = ${canonicalJson(v)} is also used by ${other}` });
-        else seen.set(id, r.key);
-      }
-      rows.push({ key: r.key, tomb: false, hash: rowHash(checked.row), props: checked.row });
-      if (issues.length >= 200) break;
+    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, graph.runs.loader(findType(head.schema, name) as TableType, signal), undefined)) {
+      const row = { ...(r.props as Row), ...p.defaults };
+      for (const d of p.dropProps) delete row[d];
+      const normalized = checkRow(findType(next, name) as TableType, row, 'full', '').row;
+      rows.push({ key: r.key, tomb: false, hash: rowHash(normalized), props: normalized });
     }
-    if (newType.kind === 'edge' && newType.cardinality !== null) {
-      const { min, max } = newType.cardinality;
-      const degree = new Map<string, number>();
-      for (const r of rows) degree.set(String(r.props?.from), (degree.get(String(r.props?.from)) ?? 0) + 1);
-      for (const [from, n] of degree) {
-        if (n < min || (max !== null && n > max)) issues.push({ path: `${name}/${from}`, message: `${newType.from} ${from} has ${n} outgoing ${name} edges; allowed ${min}..${max ?? '∞'}` });
-      }
+    rewritten.set(name, rows);
+  }
+  const rowsOf: LiveRows = async function* (name) {
+    const done = rewritten.get(name);
+    if (done !== undefined) {
+      for (const r of done) yield { key: r.key, row: r.props as Row };
+      return;
     }
-    if (issues.length === 0 && p.action === 'rewrite') {
-      const ref = await graph.runs.write(newType, rows, signal);
-      scratch.push(ref);
-      tables[name] = { runs: [ref] };
-    }
+    const type = findType(head.schema, name) ?? findType(next, name);
+    if (type === undefined) return;
+    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, graph.runs.loader(type, signal), undefined)) yield { key: r.key, row: r.props as Row };
+  };
+  const issues: ErrorIssue[] = [];
+  for (const [name, p] of Object.entries(plan.tables).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (p.action !== 'check' && p.action !== 'rewrite') continue;
+    for (const v of await checkTable(next, name, rowsOf, 200 - issues.length)) issues.push({ path: `${name}/${v.key}`, message: v.message });
+    if (issues.length >= 200) break;
   }
   if (issues.length > 0) {
-    await graph.runs.delete(scratch).catch(() => undefined);
     throw new BranchgraphError('schema_incompatible', `existing rows do not satisfy the new schema: ${issues[0]?.path}: ${issues[0]?.message}`, { issues });
+  }
+  for (const [name, rows] of rewritten) {
+    if (rows.length === 0) {
+      tables[name] = { runs: [] };
+      continue;
+    }
+    const ref = await graph.runs.write(findType(next, name) as TableType, rows, signal);
+    scratch.push(ref);
+    tables[name] = { runs: [ref] };
   }
   return { kind: 'schema', schema: next, tables, scratch, result, message: 'apply schema' };
 }

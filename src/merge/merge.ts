@@ -23,7 +23,9 @@ import type { ChangePlan, Graph, Snapshot } from '../graph/graph.js';
 import { contains, refOf, type Commit, type Manifest } from '../graph/manifest.js';
 import { CountingStore, type StoreCounts } from '../store/counting-store.js';
 import type { RunRef } from '../table/run.js';
-import { changedStates, EMPTY_TABLE, lookupStates, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
+import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
+import { tablesToRecheck } from '../model/schema-change.js';
+import { checkTable, type LiveRows } from '../graph/table-check.js';
 import { mergeBaseView } from './virtual-base.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from './phase-timer.js';
 import { DEFAULT_BUDGET_BYTES, preparationGauges, runPreparations, type Fallback, type Width } from './preparation-scheduler.js';
@@ -306,6 +308,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           changes,
           sides: (table, key) => sidesOf(g, schema, table, key, base, source, target, signal),
         });
+        validation.push(...(await recheckTightened(g, schema, [source, target], mergedTables, validation, (table, key) => sidesOf(g, schema, table, key, base, source, target, signal), signal)));
         if (validation.length > 0) {
           await cleanup(scratch);
           planned = { kind: 'conflicts', conflicts: validation.sort(compareConflicts), base: baseManifest };
@@ -375,6 +378,44 @@ function sumDelta(base: TableVersion, v: TableVersion): number {
   const baseKeys = new Set(base.runs.map((r) => r.key));
   const added = v.runs.filter((r) => !baseKeys.has(r.key));
   return added.length === v.runs.length && base.runs.length > 0 ? versionStats(v).bytes : added.reduce((n, r) => n + r.bytes, 0);
+}
+
+/**
+ * A side whose schema is not the merged one wrote its rows under looser
+ * rules than the head will carry (the other side tightened a constraint,
+ * added a required property, narrowed a cardinality). The tables that
+ * change can break are checked whole, so the published head satisfies its
+ * whole schema; what breaks it is a conflict, with values.
+ */
+async function recheckTightened(
+  g: Graph,
+  schema: Schema,
+  sides: readonly Snapshot[],
+  tables: Record<string, TableVersion>,
+  already: readonly Conflict[],
+  valuesOf: (table: string, key: string) => Promise<{ base: Row | null; source: Row | null; target: Row | null }>,
+  signal: AbortSignal | undefined,
+): Promise<Conflict[]> {
+  // The merged schema is one side's (mergeSchemas); the other side's rows may not satisfy it.
+  const hash = sides.find((s) => s.schema === schema)?.manifest.schema;
+  const names = [...new Set(sides.filter((s) => s.manifest.schema !== hash).flatMap((s) => tablesToRecheck(s.schema, schema)))].sort();
+  if (names.length === 0) return [];
+  const rowsOf: LiveRows = async function* (name) {
+    const type = findType(schema, name);
+    if (type === undefined) return;
+    for await (const r of mergeRuns((tables[name] ?? EMPTY_TABLE).runs, g.runs.loader(type, signal), undefined)) yield { key: r.key, row: r.props as Row };
+  };
+  const seen = new Set(already.map((c) => `${c.kind}\0${c.table}\0${c.key}\0${c.property ?? ''}`));
+  const out: Conflict[] = [];
+  for (const name of names) {
+    for (const v of await checkTable(schema, name, rowsOf, MAX_CONFLICTS_PER_PAGE)) {
+      const id = `${v.kind}\0${v.table}\0${v.key}\0${v.property ?? ''}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push({ ...v, ...(await valuesOf(v.table, v.key)) });
+    }
+  }
+  return out;
 }
 
 async function sidesOf(

@@ -135,3 +135,21 @@ function planTable(
   if (dropProps.length > 0 || Object.keys(fill).length > 0) return { action: 'rewrite', dropProps, defaults: fill };
   return check ? { action: 'check' } : { action: 'keep' };
 }
+
+/**
+ * Tables whose rows, valid under `from`, may break `to`: a tightened
+ * constraint, a new required property, a tighter cardinality. A merge that
+ * takes one side's schema checks the other side's data in these tables.
+ */
+export function tablesToRecheck(from: Schema, to: Schema): string[] {
+  const out: string[] = [];
+  for (const next of to.types) {
+    const old = findType(from, next.name);
+    if (old === undefined || old.kind !== next.kind) continue;
+    const dropAll = new Set(old.props.map((p) => `${old.name}.${p.name}`));
+    const plan = planTable(old, next, dropAll, {}, []);
+    const newRequired = next.props.some((q) => !q.optional && !old.props.some((p) => p.name === q.name));
+    if (plan.action !== 'keep' || newRequired) out.push(next.name);
+  }
+  return out.sort();
+}
