@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
-import { toBranchgraphError } from '../model/errors.js';
+import { isMasked, publicError, toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
 import { CatchUpInputZ, CreateBranchZ, DirectionZ, GcInputZ, IngestInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
 import type { WriteOp } from '../graph/write-batch.js';
@@ -23,11 +23,14 @@ export interface GraphqlContext {
   requestCtx: RequestContext;
 }
 
-function toGraphqlError(e: unknown): GraphQLError {
+function toGraphqlError(e: unknown, ctx: RequestContext): GraphQLError {
   if (e instanceof GraphQLError) return e;
   const err = toBranchgraphError(e);
-  return new GraphQLError(err.message, {
-    extensions: { code: err.code, status: err.status, retryable: err.retryable, ...(err.issues.length > 0 ? { issues: err.issues } : {}) },
+  // Built here, before Yoga's masking could apply: internal detail goes to the log, never to the client.
+  if (isMasked(err)) ctx.log?.error({ err: e, code: err.code }, 'unexpected error');
+  const shown = publicError(err, ctx.requestId);
+  return new GraphQLError(shown.message, {
+    extensions: { code: err.code, status: err.status, retryable: err.retryable, ...(shown.issues !== undefined ? { issues: shown.issues } : {}) },
   });
 }
 
@@ -67,7 +70,7 @@ function op(role: Role, fn: Resolver): Resolver {
       requireRole(ctx.role, role);
       return await fn(parent, args, ctx);
     } catch (e) {
-      throw toGraphqlError(e);
+      throw toGraphqlError(e, ctx.requestCtx);
     }
   };
 }

@@ -32,6 +32,32 @@ export function depthAndAliasLimit(maxDepth: number, maxAliases: number) {
   };
 }
 
+/**
+ * Brackets nested deeper than `max` anywhere in a document (selections,
+ * argument lists, input literals) refuse it before graphql-js parses it:
+ * its parser recurses per level, and a document a few thousand levels deep
+ * would overflow the stack. One pass over the text, strings skipped.
+ */
+export function nestingLimit(max: number) {
+  return {
+    onParse({ params }: { params: { source: string | { body: string } } }) {
+      const text = typeof params.source === 'string' ? params.source : params.source.body;
+      let depth = 0;
+      for (let i = 0; i < text.length; i++) {
+        const ch = text[i];
+        if (ch === '"') {
+          // Skip a string (block strings too: their quotes pair up the same way).
+          for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+        } else if (ch === '#') {
+          while (i < text.length && text[i] !== '\n') i++;
+        } else if (ch === '{' || ch === '[' || ch === '(') {
+          if (++depth > max) throw new GraphQLError(`the document nests brackets deeper than ${max} levels`, { extensions: { code: 'invalid_input', http: { status: 400 } } });
+        } else if (ch === '}' || ch === ']' || ch === ')') depth--;
+      }
+    },
+  };
+}
+
 const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']);
 
 /**

@@ -12,8 +12,8 @@ import { bodyLimit } from 'hono/body-limit';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
-import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
-import { closedSetErrorCodes, depthAndAliasLimit } from '../graphql/limits.js';
+import { BranchgraphError, isMasked, publicError, toBranchgraphError } from '../model/errors.js';
+import { closedSetErrorCodes, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { ndjsonStream } from '../graph/ndjson.js';
@@ -34,7 +34,7 @@ export interface AppOptions {
 type Env = { Variables: { requestId: string; log: Logger; role: Role } };
 
 export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<BranchgraphError['toJSON']>; requestId: string } {
-  return { error: err.toJSON(), requestId };
+  return { error: publicError(err, requestId), requestId };
 }
 
 async function jsonBody(c: Context<Env>): Promise<unknown> {
@@ -48,7 +48,7 @@ async function jsonBody(c: Context<Env>): Promise<unknown> {
 }
 
 function ctxOf(c: Context<Env>): RequestContext {
-  return { transport: 'http', signal: c.req.raw.signal, log: c.get('log') };
+  return { transport: 'http', signal: c.req.raw.signal, log: c.get('log'), requestId: c.get('requestId') };
 }
 
 function param(c: Context<Env>, name: string): string {
@@ -95,7 +95,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
 
   app.onError((e, c) => {
     const err = toBranchgraphError(e);
-    if (err.code === 'internal') c.get('log')?.error({ err: e }, 'unexpected error');
+    if (isMasked(err)) c.get('log')?.error({ err: e, code: err.code }, 'unexpected error');
     return c.json(errorBody(err, c.get('requestId')), err.status as 400);
   });
   app.notFound((c) => c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404));
@@ -184,7 +184,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
       error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
     },
     maskedErrors: true,
-    plugins: [depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin, closedSetErrorCodes() as Plugin],
+    plugins: [nestingLimit(LIMITS.maxGraphqlNesting) as Plugin, depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin, closedSetErrorCodes() as Plugin],
     context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {

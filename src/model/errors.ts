@@ -78,6 +78,23 @@ export class BranchgraphError extends Error {
   }
 }
 
+/** Codes whose message may hold internals (stack details, store responses): clients get a generic one. */
+const MASKED_CODES: ReadonlySet<ErrorCode> = new Set(['internal', 'store_error']);
+
+/**
+ * The error as a client may see it. An internal failure says only that it
+ * happened and under which request id the server logged the detail.
+ */
+export function publicError(err: BranchgraphError, requestId: string | undefined): ReturnType<BranchgraphError['toJSON']> {
+  if (!MASKED_CODES.has(err.code)) return err.toJSON();
+  return { code: err.code, message: `an internal error occurred; the server log has the details${requestId !== undefined ? ` under request id ${requestId}` : ''}`, retryable: err.retryable };
+}
+
+/** Whether the server should log this error's detail (clients get only `publicError`). */
+export function isMasked(err: BranchgraphError): boolean {
+  return MASKED_CODES.has(err.code);
+}
+
 export function isBranchgraphError(e: unknown, code?: ErrorCode): e is BranchgraphError {
   return e instanceof BranchgraphError && (code === undefined || e.code === code);
 }

@@ -24,6 +24,18 @@ function validDate(s: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }
 
+/** Nesting of arrays and objects a json value may have (deeper values cost stack in every encoder). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Depth of a JSON-like value, counting no further than `cap` + 1. */
+function jsonDepth(v: unknown, cap: number): number {
+  if (v === null || typeof v !== 'object') return 0;
+  if (cap < 0) return 1;
+  let max = 0;
+  for (const x of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)) max = Math.max(max, jsonDepth(x, cap - 1));
+  return max + 1;
+}
+
 const DATETIME_RE = /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /**
@@ -84,6 +96,7 @@ export function checkValue(prop: PropDef, v: unknown): { value: Value } | { erro
       return 'error' in r ? { ...r, error: `${prop.name} ${r.error}` } : r;
     }
     case 'json':
+      if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return { error: `${prop.name} nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, malformed: true };
       try {
         // Round-trip through canonical form: rejects non-JSON values such as NaN.
         return { value: JSON.parse(canonicalJson(v)) as Value };

@@ -34,6 +34,8 @@ export interface RequestContext {
   signal?: AbortSignal;
   log?: Logger;
   actor?: string;
+  /** The transport's request id, quoted in errors whose detail only the log holds. */
+  requestId?: string;
 }
 
 export interface CommitDto {
