@@ -69,3 +69,35 @@ describe('GraphQL documents', () => {
     expect((await service.scan({ branch: 'main' }, 'T', {}, { transport: 'embedded' })).items).toEqual([]);
   });
 });
+
+describe('names that collide with Object.prototype', () => {
+  const NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'];
+  const post = (body: string): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  it('regression: are refused as type, property and shard names, and as keys in request values, with a clear 4xx; lookups by such names are not found', async () => {
+    const { app: a, service } = await app();
+    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, { transport: 'embedded' });
+    for (const n of NAMES) {
+      for (const schema of [`node ${n} { id: string @key }`, `node T { id: string @key\n ${n}: int? }`]) {
+        const r = await a.request('/branches/main/schema', post(JSON.stringify({ schema })));
+        expect(r.status).toBe(400);
+        expect(((await r.json()) as { error: { code: string } }).error.code).toBe('schema_invalid');
+      }
+      const scan = await a.request(`/tables/${encodeURIComponent(n)}/rows`);
+      expect(scan.status).toBe(404);
+      const where = await a.request(`/tables/T/rows?where=${encodeURIComponent(JSON.stringify({ [n]: 1 }))}`);
+      expect(where.status).toBe(400);
+      const write = await a.request('/branches/main/writes', post(`{"ops":[{"op":"insert","table":"T","values":{"id":"x","${n}":1}}]}`));
+      expect([400, 422]).toContain(write.status);
+      const nested = await a.request('/branches/main/writes', post(`{"ops":[{"op":"insert","table":"T","values":{"id":"x","v":{"${n}":1}}}]}`));
+      if (n === '__proto__') expect(nested.status).toBe(400);
+      else expect(nested.status).toBe(200);
+      await service.write('main', { ops: [{ op: 'delete', table: 'T', values: { id: 'x' } }] }, { transport: 'embedded' }).catch(() => undefined);
+    }
+    // __proto__ in values is refused by name, not silently dropped.
+    const r = await a.request('/branches/main/writes', post('{"ops":[{"op":"insert","table":"T","values":{"id":"y","__proto__":{"v":1}}}]}'));
+    expect(((await r.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path).toBe('body.ops[0].values.__proto__');
+    const { validateShard } = await import('../src/wal/generation.js');
+    for (const n of NAMES) expect(() => validateShard(n)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
+});

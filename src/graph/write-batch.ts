@@ -15,7 +15,7 @@
  *   cardinality for every source whose edges of that type change;
  * - a failing batch changes nothing and lists every failing operation.
  */
-import { findIllFormed, ILL_FORMED_MESSAGE } from '../model/text.js';
+import { findInputProblem } from '../model/text.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, type Row } from '../model/values.js';
@@ -73,9 +73,9 @@ function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: I
     throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
   }
   // Text no storage encoding can carry is malformed input, not a constraint: refuse it before anything else.
-  const illFormed = ops.flatMap((o, i) => findIllFormed(o, `ops[${i}]`) ?? []);
-  if (illFormed.length > 0) {
-    throw new BranchgraphError('invalid_input', `write refused: ${illFormed[0]} ${ILL_FORMED_MESSAGE}`, { issues: illFormed.slice(0, MAX_REPORTED_ISSUES).map((path) => ({ path, message: ILL_FORMED_MESSAGE })) });
+  const malformed = ops.flatMap((o, i) => findInputProblem(o, `ops[${i}]`) ?? []);
+  if (malformed.length > 0) {
+    throw new BranchgraphError('invalid_input', `write refused: ${malformed[0]?.path}: ${malformed[0]?.message}`, { issues: malformed.slice(0, MAX_REPORTED_ISSUES) });
   }
   const out: { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] = [];
   ops.forEach((o, i) => {

@@ -18,7 +18,7 @@
  * fixes them in one pass. Semantic checks (duplicate names, endpoints that are
  * not node types, keys on optional properties...) run on the parsed IR.
  */
-import { ILL_FORMED_MESSAGE, isWellFormed } from './text.js';
+import { ILL_FORMED_MESSAGE, isReservedName, isWellFormed } from './text.js';
 import { BranchgraphError, type ErrorIssue } from './errors.js';
 import { EDGE_FROM, EDGE_TO, SCALAR_KINDS, SchemaIR, type EdgeType, type NodeType, type PropDef, type PropType, type Schema, type TableType } from './schema.js';
 
@@ -294,11 +294,13 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
   for (const t of types) {
     const where = at(t.name);
     if (!IDENT_RE.test(t.name)) issues.push({ path: where, message: `type name ${t.name} must start with a letter` });
+    else if (isReservedName(t.name)) issues.push({ path: where, message: `type name ${t.name} is reserved` });
     if (seen.has(t.name)) issues.push({ path: where, message: `type ${t.name} is declared twice` });
     seen.add(t.name);
     const propNames = new Set<string>();
     for (const p of t.props) {
       if (!IDENT_RE.test(p.name)) issues.push({ path: where, message: `${t.name}.${p.name}: property names start with a letter` });
+      else if (isReservedName(p.name)) issues.push({ path: where, message: `${t.name}.${p.name}: the property name ${p.name} is reserved` });
       if (propNames.has(p.name)) issues.push({ path: where, message: `${t.name}.${p.name} is declared twice` });
       propNames.add(p.name);
       if (p.range !== null && p.type.kind !== 'int' && p.type.kind !== 'float') {

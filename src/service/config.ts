@@ -8,7 +8,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { parseStoreUrl } from '../store/open-store.js';
 import { parseTokens, type Role } from './auth.js';
 import { LIMITS } from './inputs.js';
-import { SHARD_RE } from '../wal/generation.js';
+import { isValidShard } from '../wal/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
 import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
 
@@ -87,7 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
   const pipelineFlag = (env.CATCHUP_PIPELINE_ENABLED ?? 'true').toLowerCase();
   if (!['true', 'false', '1', '0'].includes(pipelineFlag)) problems.push({ path: 'CATCHUP_PIPELINE_ENABLED', message: `must be true or false, got ${JSON.stringify(env.CATCHUP_PIPELINE_ENABLED)}` });
   const shard = pick('shard', 'BRANCHGRAPH_SHARD') ?? defaultShard();
-  if (!SHARD_RE.test(shard)) problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', got ${JSON.stringify(shard)}` });
+  if (!isValidShard(shard)) problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', and not a reserved name such as constructor, got ${JSON.stringify(shard)}` });
   const envInt = (name: string, dflt: number, min: number, max: number): number => int(undefined, name, dflt, min, max);
   const config: Config = {
     store,

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
-import { findIllFormed, ILL_FORMED_MESSAGE } from '../model/text.js';
+import { findInputProblem } from '../model/text.js';
 import type { Ref } from '../graph/graph.js';
 
 export const LIMITS = {
@@ -106,8 +106,8 @@ export const DirectionZ = z.enum(['out', 'in', 'both']);
 
 /** Parse `value` or throw `invalid_input` listing every problem with its path. */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  const bad = findIllFormed(value, where);
-  if (bad !== undefined) throw new BranchgraphError('invalid_input', `invalid ${where}: ${bad} ${ILL_FORMED_MESSAGE}`, { issues: [{ path: bad, message: ILL_FORMED_MESSAGE }] });
+  const bad = findInputProblem(value, where);
+  if (bad !== undefined) throw new BranchgraphError('invalid_input', `invalid ${where}: ${bad.path}: ${bad.message}`, { issues: [bad] });
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const issues = r.error.issues.map((i) => ({

@@ -16,6 +16,7 @@
  * number; the later one wins per key. A generation no publication has seen
  * yet is newer than everything already folded.
  */
+import { isReservedName } from '../model/text.js';
 import { z } from 'zod';
 import { bytesHash, contentHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
@@ -25,7 +26,7 @@ import { compareKey } from '../table/run.js';
 import { decodeJson, encodeJson } from '../graph/manifest.js';
 
 export const GENERATION_FORMAT = 1;
-export const SHARD_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const SHARD_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** One row state in a generation: [key, content hash ('' for a tombstone), row or null]. */
 const StateZ = z.tuple([z.string(), z.string(), z.record(z.string(), z.unknown()).nullable()]);
@@ -65,14 +66,19 @@ export const walKeys = {
 /** Parse `wal/<lineage>/<shard>/<seq>.json`; undefined for any other key. */
 export function parseGenerationKey(key: string): { lineage: string; shard: string; seq: number } | undefined {
   const m = /^wal\/([^/]+)\/([^/]+)\/(\d{12})\.json$/.exec(key);
-  if (m === null || !SHARD_RE.test(m[2] as string)) return undefined;
+  if (m === null || !isValidShard(m[2] as string)) return undefined;
   const seq = Number(m[3]);
   return seq >= 1 ? { lineage: m[1] as string, shard: m[2] as string, seq } : undefined;
 }
 
+/** A shard name is a key of watermark records: the pattern, and none of the reserved names. */
+export function isValidShard(shard: string): boolean {
+  return SHARD_RE.test(shard) && !isReservedName(shard);
+}
+
 export function validateShard(shard: string): void {
-  if (!SHARD_RE.test(shard)) {
-    throw new BranchgraphError('invalid_input', `shard ${JSON.stringify(shard)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, {
+  if (!isValidShard(shard)) {
+    throw new BranchgraphError('invalid_input', `shard ${JSON.stringify(shard)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, and not a reserved name such as constructor`, {
       issues: [{ path: 'shard', message: 'invalid shard name' }],
     });
   }
