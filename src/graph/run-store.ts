@@ -97,11 +97,17 @@ export class RunStore {
       return runRefOf(key, rows, bytes);
     }
     const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) => rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS));
+    const written: string[] = [];
     const segments = await mapLimit(parts, WRITE_CONCURRENCY, async (part, n) => {
       const key = keys.runSegment(table.name, id, n);
       const bytes = encodeRun(table, part);
       await this.store.putIfAbsent(key, bytes, { signal });
+      written.push(key);
       return runRefOf(key, part, bytes);
+    }).catch(async (e: unknown) => {
+      // No segment is still being written (mapLimit settles first): remove the ones that landed.
+      await this.store.deleteMany(written).catch(() => undefined);
+      throw e;
     });
     const indexKey = keys.runIndex(table.name, id);
     const index = encodeJson({ format: 1, segments });
