@@ -32,7 +32,8 @@ describe('Graph: writes and reads', () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'constraint_violation' });
     const paths = (err as { issues: { path: string }[] }).issues.map((i) => i.path);
-    expect(paths).toEqual(['ops[1].values.age', 'ops[0]', 'ops[3]']);
+    expect(paths).toEqual(['ops[1].values.age', 'ops[0]', 'ops[3]', 'ops[2]']);
+    expect((err as { issues: { message: string }[] }).issues[3]?.message).toContain('email');
     expect((await g.branchHead('main')).manifest.commit.id).toBe(before);
   });
 

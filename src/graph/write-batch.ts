@@ -187,7 +187,8 @@ export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly W
         break;
     }
   });
-  issues.throwIfAny('write refused');
+  // Operations refused so far are left out of the overlay; the constraint checks still run over
+  // the rest, so one refusal lists every failing operation, not only those of the first kind.
 
   // Cascade node deletions to the edges that existed before the batch.
   for (const node of deletedNodes) {
@@ -210,7 +211,7 @@ export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly W
   }
 
   await checkConstraints(graph, head, overlay, issues, signal);
-  issues.throwIfAny('write refused by a constraint');
+  issues.throwIfAny('write refused');
 
   // One run per changed table, holding only keys whose state really changed.
   const rowsByTable: [TableType, RunRow[]][] = [];

@@ -115,6 +115,26 @@ export class S3Store implements ObjectStore {
     );
   }
 
+  /**
+   * The next PutObject request fails with a network error before it is
+   * sent (so it does not land); `meanwhile` runs in that gap, as another
+   * writer would.
+   */
+  dropNextPutRequest(meanwhile: () => Promise<unknown>): void {
+    let armed = true;
+    this.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutObjectCommand' && armed) {
+          armed = false;
+          await meanwhile();
+          throw Object.assign(new Error('connection reset before the request was sent (injected)'), { name: 'TimeoutError' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: `drop-put-request-${Math.random()}` },
+    );
+  }
+
   private fullKey(key: string): string {
     return this.prefix + key;
   }
