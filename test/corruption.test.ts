@@ -13,7 +13,7 @@ import { mustWrite, peopleGraph, person, knows } from './support/fixtures.js';
 
 async function readEverything(store: MemoryStore): Promise<void> {
   const g = await Graph.open(store);
-  for (const b of await g.listBranches()) {
+  for (const b of (await g.listBranches()).branches) {
     const snap = await g.branchHead(b.record.name);
     for (const t of snap.schema.types) await allRows(g, snap, t.name);
   }
@@ -68,5 +68,27 @@ describe('corrupted stored objects', () => {
     expect(res.status).toBe(500);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('corrupt_object');
     await s.close();
+  });
+});
+
+describe('a damaged branch stays local', () => {
+  it('regression: one corrupt branch record and a foreign file under branches/ leave listings and GC working; an admin can delete the branch and use the name again', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    await g.createBranch('bad', { branch: 'main' });
+    await g.createBranch('good', { branch: 'main' });
+    await store.putOverwrite('branches/bad/00000001.json', new TextEncoder().encode('{"format":1,"name":"bad"'));
+    await store.putIfAbsent('branches/%E0%A4%A/00000001.json', new TextEncoder().encode('{}'));
+    const fresh = await Graph.open(store);
+    const listed = await fresh.listBranches();
+    expect(listed.branches.map((b) => b.record.name)).toEqual(['good', 'main']);
+    expect(listed.damaged.map((d) => [d.name, d.key])).toEqual([['bad', 'branches/bad/00000001.json']]);
+    const gc = await fresh.gc({ now: Date.now() + 3 * 3600_000 });
+    expect(gc).toMatchObject({ dryRun: true, damagedBranches: ['bad'] });
+    await fresh.deleteBranch('bad');
+    expect((await fresh.listBranches()).damaged).toEqual([]);
+    await fresh.createBranch('bad', { branch: 'main' });
+    expect((await fresh.listBranches()).branches.map((b) => b.record.name)).toEqual(['bad', 'good', 'main']);
+    expect((await fresh.gc()).damagedBranches).toEqual([]);
   });
 });

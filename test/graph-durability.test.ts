@@ -35,7 +35,7 @@ for (const sut of storesUnderTest()) {
       expect(expectKnows).toEqual(await rowsOf(g2, 'main', 'Knows'));
       expect(expectMain.b?.age).toBe(9);
       expect((await allRows(g2, await g2.commitSnapshot(c1), 'Person')).map((r) => r.key)).toEqual(['a', 'b']);
-      expect((await g2.listBranches()).map((b) => b.record.name)).toEqual(['main', 'review/2026-07']);
+      expect((await g2.listBranches()).branches.map((b) => b.record.name)).toEqual(['main', 'review/2026-07']);
       await g2.close();
     });
   });

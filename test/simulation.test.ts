@@ -52,7 +52,7 @@ async function openRetrying(store: FaultStore, clock: () => number): Promise<Gra
 
 async function engineState(g: Graph): Promise<Map<string, State>> {
   const out = new Map<string, State>();
-  for (const b of await g.listBranches()) {
+  for (const b of (await g.listBranches()).branches) {
     const rows = await allRows(g, await g.branchHead(b.record.name), 'P');
     out.set(b.record.name, new Map(rows.map((r) => [r.key, r.row])));
   }

@@ -116,7 +116,11 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'branch': {
       const [sub, name] = positionals;
-      if (sub === 'list') out(client ? await client.listBranches() : await (await embedded()).listBranches(ctx));
+      if (sub === 'list') {
+        const { branches, damaged } = client ? await client.listBranches() : await (await embedded()).listBranches(ctx);
+        for (const d of damaged) process.stderr.write(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
+        out(branches);
+      }
       else if (sub === 'create' && name) {
         const from = str('from');
         const ref = from === undefined ? undefined : parseRef(from);

@@ -41,6 +41,12 @@ export interface GcOptions {
 
 export interface GcReport {
   dryRun: boolean;
+  /**
+   * Branches whose records cannot be read. Their lineages are unknown, so
+   * GC deletes nothing while there are any (the report is then a dry run);
+   * an admin deletes or repairs them first.
+   */
+  damagedBranches: string[];
   /** The grace period used: the one asked for, raised to MIN_GC_GRACE_MS. */
   graceMs: number;
   reachableManifests: number;
@@ -77,8 +83,9 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   const signal = opts.signal;
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
-  const records = await graph.repo.allBranchRecords(signal);
-  const live = records.filter((r) => !r.deleted || !old(Date.parse(r.time)));
+  const { records, damaged } = await graph.repo.allBranchRecords(signal);
+  // A deletion that names no lineage (an admin deleting a damaged branch) keeps nothing alive.
+  const live = records.filter((r) => r.lineage !== '' && (!r.deleted || !old(Date.parse(r.time))));
   const liveLineages = new Set(live.map((r) => r.lineage));
 
   // Reachable manifests: parents from every live head.
@@ -139,7 +146,9 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   }
 
   const report: GcReport = {
-    dryRun: opts.dryRun === true,
+    // A branch whose record cannot be read may own any of the candidates: then nothing is deleted.
+    dryRun: opts.dryRun === true || damaged.length > 0,
+    damagedBranches: damaged.map((d) => d.name),
     graceMs: grace,
     reachableManifests: reachable.length,
     scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0) + (wal?.length ?? 0),
@@ -151,6 +160,6 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
     report.deleted[c.kind]++;
     report.bytesFreed += c.size;
   }
-  if (!opts.dryRun && candidates.length > 0) await graph.store.deleteMany(report.keys, { signal });
+  if (!report.dryRun && candidates.length > 0) await graph.store.deleteMany(report.keys, { signal });
   return report;
 }

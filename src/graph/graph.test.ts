@@ -121,7 +121,7 @@ describe('Graph: branches', () => {
     expect(await keysOf('review/2026-07')).toEqual(['a', 'x']);
     expect(await keysOf('review')).toEqual(['a', 'b']);
     expect(await keysOf('main')).toEqual(['a', 'b']);
-    expect((await g.listBranches()).map((b) => b.record.name)).toEqual(['main', 'review', 'review/2026-07']);
+    expect((await g.listBranches()).branches.map((b) => b.record.name)).toEqual(['main', 'review', 'review/2026-07']);
   });
 
   it('refuses to delete main, duplicate names and bad names; a re-created branch starts fresh', async () => {

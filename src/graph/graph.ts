@@ -8,14 +8,15 @@
  * Writes, schema changes, merges and catch-up are all plans for this loop.
  */
 import { ulid } from 'ulid';
-import { BranchgraphError, throwIfAborted } from '../model/errors.js';
+import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
-import { Repository, schemaHashOf, validateBranchName, type BranchRecord } from './repository.js';
+import { Repository, schemaHashOf, validateBranchName, type BranchRecord, type DamagedBranch } from './repository.js';
+import { keys } from './keys.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
 import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
@@ -195,15 +196,28 @@ export class Graph {
 
   // ---- branches ----------------------------------------------------------
 
-  async listBranches(signal?: AbortSignal): Promise<{ record: BranchRecord; head: ManifestRef; commit: Commit }[]> {
-    const recs = (await this.repo.allBranchRecords(signal)).filter((r) => !r.deleted);
-    return Promise.all(
-      recs.map(async (record) => {
-        const head = await this.repo.headRef(record, signal);
-        const m = await this.repo.readManifest(head, signal);
-        return { record, head, commit: m.commit };
-      }),
+  /** Live branches with their heads, and the branches whose record or head cannot be read. */
+  async listBranches(signal?: AbortSignal): Promise<{ branches: { record: BranchRecord; head: ManifestRef; commit: Commit }[]; damaged: DamagedBranch[] }> {
+    const { records, damaged } = await this.repo.allBranchRecords(signal);
+    const branches: { record: BranchRecord; head: ManifestRef; commit: Commit }[] = [];
+    await Promise.all(
+      records
+        .filter((r) => !r.deleted)
+        .map(async (record) => {
+          try {
+            const head = await this.repo.headRef(record, signal);
+            branches.push({ record, head, commit: (await this.repo.readManifest(head, signal)).commit });
+          } catch (e) {
+            if (!isBranchgraphError(e, 'corrupt_object') && !isBranchgraphError(e, 'not_found')) throw e;
+            damaged.push({ name: record.name, key: keys.branchRecord(record.name, record.seq), error: (e as Error).message });
+          }
+        }),
     );
+    const byName = <T extends { name: string } | { record: { name: string } }>(a: T, b: T): number => {
+      const [x, y] = [a, b].map((v) => ('record' in v ? v.record.name : v.name)) as [string, string];
+      return x < y ? -1 : x > y ? 1 : 0;
+    };
+    return { branches: branches.sort(byName), damaged: damaged.sort(byName) };
   }
 
   async createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
@@ -228,7 +242,10 @@ export class Graph {
     validateBranchName(name);
     if (name === 'main') throw new BranchgraphError('branch_protected', 'main cannot be deleted', { details: { branch: name } });
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
-      const rec = await this.repo.liveBranch(name, opts.signal);
+      // A branch whose newest record is unreadable is deleted above it; its lineage is unknown, so the
+      // deletion names none, and GC treats that lineage's objects like any no live branch uses.
+      const damaged = await this.repo.damagedRecord(name, opts.signal);
+      const rec = damaged === undefined ? await this.repo.liveBranch(name, opts.signal) : { lineage: '', from: null, seq: damaged.seq };
       const res = await this.repo.writeBranchRecord(
         { name, lineage: rec.lineage, deleted: true, from: rec.from, time: new Date(this.clock()).toISOString(), actor: opts.actor ?? this.actor },
         rec.seq,

@@ -42,6 +42,17 @@ export function versionOfManifestKey(key: string): number | undefined {
   return m === null ? undefined : Number(m[1]);
 }
 
+/** The branch name a `branches/<segment>/` key segment encodes, or undefined for a foreign one. */
+export function decodeBranchSegment(segment: string): string | undefined {
+  let name: string;
+  try {
+    name = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  return BRANCH_NAME_RE.test(name) && encodeBranch(name) === segment ? name : undefined;
+}
+
 export function seqOfBranchKey(key: string): number | undefined {
   const m = /\/(\d{8})\.json$/.exec(key);
   return m === null ? undefined : Number(m[1]);

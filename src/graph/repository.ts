@@ -24,7 +24,7 @@ import { canonicalJson, contentHash } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { EMPTY_SCHEMA, SchemaIR, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
-import { BRANCH_NAME_RE, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
+import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
 import { decodeJson, encodeJson, ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
 
 export const HINT_EVERY = 32;
@@ -41,6 +41,13 @@ export const BranchRecordZ = z.object({
   actor: z.string(),
 });
 export type BranchRecord = z.infer<typeof BranchRecordZ>;
+
+/** A branch whose newest record cannot be read (corrupt or of an unknown format). */
+export interface DamagedBranch {
+  name: string;
+  key: string;
+  error: string;
+}
 
 const HintZ = z.object({ version: z.number().int().min(0) });
 const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
@@ -130,16 +137,53 @@ export class Repository {
     return rec;
   }
 
-  /** Every branch's newest record, deletions included, sorted by name. */
-  async allBranchRecords(signal?: AbortSignal): Promise<BranchRecord[]> {
+  /**
+   * Every branch's newest record, deletions included, sorted by name, and
+   * the branches whose newest record cannot be read. Damage stays local:
+   * one corrupt record never hides the other branches. Keys under
+   * `branches/` that no branch name encodes are not branches and are
+   * passed over.
+   */
+  async allBranchRecords(signal?: AbortSignal): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[] }> {
     const newest = new Map<string, string>();
     for await (const o of this.store.list(keys.allBranches(), { signal })) {
       const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
-      if (m !== null) newest.set(m[1] as string, o.key);
+      const name = m === null ? undefined : decodeBranchSegment(m[1] as string);
+      if (name !== undefined) newest.set(name, o.key);
     }
-    const recs = await Promise.all([...newest.values()].map(async (k) => readRecord(await this.store.get(k, { signal }), k)));
-    for (const r of recs) this.branchRecords.set(r.name, r);
-    return recs.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const records: BranchRecord[] = [];
+    const damaged: DamagedBranch[] = [];
+    await Promise.all(
+      [...newest].map(async ([name, key]) => {
+        try {
+          records.push(readRecord(await this.store.get(key, { signal }), key));
+        } catch (e) {
+          if (!isBranchgraphError(e, 'corrupt_object')) throw e;
+          damaged.push({ name, key, error: e.message });
+        }
+      }),
+    );
+    for (const r of records) this.branchRecords.set(r.name, r);
+    const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    return { records: records.sort(byName), damaged: damaged.sort(byName) };
+  }
+
+  /**
+   * The newest record key of `name` and its sequence number when that
+   * record cannot be read: an admin may still delete the branch (a new
+   * deletion record above it), after which the name can be used again.
+   */
+  async damagedRecord(name: string, signal?: AbortSignal): Promise<{ key: string; seq: number } | undefined> {
+    let newestKey: string | undefined;
+    for await (const o of this.store.list(keys.branchPrefix(name), { signal })) if (seqOfBranchKey(o.key) !== undefined) newestKey = o.key;
+    if (newestKey === undefined) return undefined;
+    try {
+      readRecord(await this.store.get(newestKey, { signal }), newestKey);
+      return undefined;
+    } catch (e) {
+      if (!isBranchgraphError(e, 'corrupt_object')) throw e;
+      return { key: newestKey, seq: seqOfBranchKey(newestKey) as number };
+    }
   }
 
   /**

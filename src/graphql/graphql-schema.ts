@@ -98,7 +98,8 @@ export function graphqlSchema() {
         __resolveType: (obj: { __typename: string }) => obj.__typename,
       },
       Query: {
-        branches: op('read', (_p, _a, c) => c.service.listBranches(c.requestCtx)),
+        branches: op('read', async (_p, _a, c) => (await c.service.listBranches(c.requestCtx)).branches),
+        damagedBranches: op('read', async (_p, _a, c) => (await c.service.listBranches(c.requestCtx)).damaged),
         branch: op('read', (_p, a, c) => c.service.getBranch(String(a.name), c.requestCtx)),
         row: op('read', (_p, a, c) => c.service.getRow(parseRef(str(a.at)), String(a.table), String(a.key), c.requestCtx)),
         rows: op('read', async (_p, a, c) => {

@@ -105,7 +105,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
 
   // ---- branches ----
-  app.get('/branches', role('read'), async (c) => c.json({ branches: await service.listBranches(ctxOf(c)) }));
+  app.get('/branches', role('read'), async (c) => c.json(await service.listBranches(ctxOf(c))));
   app.post('/branches', role('write'), async (c) => {
     const body = parseInput(CreateBranchZ, await jsonBody(c), 'body');
     return c.json(await service.createBranch(body.name, body.from as never, ctxOf(c)), 201);

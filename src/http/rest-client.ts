@@ -6,6 +6,7 @@
 import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
 import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
 import type { CatchUpReport } from '../wal/catch-up.js';
+import type { DamagedBranch } from '../graph/repository.js';
 import type { BranchDto, CommitDto, IngestResultDto, MergeResultDto, WalStatusDto, WriteResultDto } from '../service/service.js';
 
 export class RestClient {
@@ -44,8 +45,8 @@ export class RestClient {
     return (await this.request<T>('GET', path)).body;
   }
 
-  listBranches(): Promise<BranchDto[]> {
-    return this.get<{ branches: BranchDto[] }>('/branches').then((b) => b.branches);
+  listBranches(): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }> {
+    return this.get<{ branches: BranchDto[]; damaged: DamagedBranch[] }>('/branches');
   }
 
   getBranch(name: string): Promise<BranchDto> {

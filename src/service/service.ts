@@ -11,6 +11,7 @@
 import type { Logger } from 'pino';
 import { Graph, type Ref, type Snapshot } from '../graph/graph.js';
 import type { Commit } from '../graph/manifest.js';
+import type { DamagedBranch } from '../graph/repository.js';
 import { commitLog, diffSnapshots, edgesOf, getRow, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
 import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
@@ -124,9 +125,10 @@ export class BranchgraphService {
 
   // ---- branches ----------------------------------------------------------
 
-  async listBranches(ctx: RequestContext): Promise<BranchDto[]> {
-    const all = await this.graph.listBranches(ctx.signal);
-    return Promise.all(all.map(async (b) => this.branchDto(b.record.name, b.commit, b.record, ctx)));
+  /** Live branches, and those whose record or head cannot be read (listed, never fatal to the listing). */
+  async listBranches(ctx: RequestContext): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }> {
+    const { branches, damaged } = await this.graph.listBranches(ctx.signal);
+    return { branches: await Promise.all(branches.map(async (b) => this.branchDto(b.record.name, b.commit, b.record, ctx))), damaged };
   }
 
   private async branchDto(name: string, head: Commit, rec: { time: string; from: { lineage: string; version: number } | null }, ctx: RequestContext): Promise<BranchDto> {
@@ -144,6 +146,7 @@ export class BranchgraphService {
     return this.branchDto(name, r.head.manifest.commit, r.record, ctx);
   }
 
+  /** Delete a branch; one whose record is damaged can be deleted too (admins only over HTTP). */
   async deleteBranch(name: string, ctx: RequestContext): Promise<{ deleted: string }> {
     await this.graph.deleteBranch(name, { signal: ctx.signal, actor: ctx.actor });
     return { deleted: name };

@@ -17,7 +17,7 @@ export async function observe(store: ObjectStore): Promise<Observed> {
   const g = await Graph.open(store);
   const heads: Record<string, string> = {};
   const contents: Observed['contents'] = {};
-  for (const b of await g.listBranches()) {
+  for (const b of (await g.listBranches()).branches) {
     heads[b.record.name] = b.commit.id;
     const snap = await g.branchHead(b.record.name);
     const tables: Record<string, Record<string, unknown>> = {};
