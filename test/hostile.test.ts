@@ -101,3 +101,36 @@ describe('names that collide with Object.prototype', () => {
     for (const n of NAMES) expect(() => validateShard(n)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
   });
 });
+
+describe('cursors and sizes', () => {
+  it('regression: cursors are bounded and validated; AAAA, an edited or a forged cursor is invalid_input, never a full or empty page', async () => {
+    const { app: a, service } = await app();
+    const ctx = { transport: 'embedded' as const };
+    await service.applySchema('main', { schema: 'node T { id: string @key }' }, ctx);
+    const long = 'k'.repeat(1000);
+    await service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: `${long}1` } }, { op: 'insert', table: 'T', values: { id: `${long}2` } }] }, ctx);
+    const first = (await (await a.request('/tables/T/rows?limit=1')).json()) as { items: { key: string }[]; nextCursor: string };
+    expect(first.nextCursor.length).toBeLessThan(1500);
+    const second = (await (await a.request(`/tables/T/rows?limit=1&cursor=${first.nextCursor}`)).json()) as { items: { key: string }[] };
+    expect(second.items.map((i) => i.key)).toEqual([`${long}2`]);
+    const edited = `${first.nextCursor.slice(0, 10)}${first.nextCursor[10] === 'A' ? 'B' : 'A'}${first.nextCursor.slice(11)}`;
+    const forged = `c1.${Buffer.from('zzz').toString('base64url')}.000000000000`;
+    for (const cursor of ['AAAA', '', edited, forged]) {
+      const r = await a.request(`/tables/T/rows?limit=1&cursor=${encodeURIComponent(cursor)}`);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe('invalid_input');
+    }
+  });
+
+  it('regression: keys over 1 KiB and rows over 1 MiB are refused with invalid_input, and manifests stay small', async () => {
+    const { service } = await app();
+    const ctx = { transport: 'embedded' as const };
+    await service.applySchema('main', { schema: 'node T { id: string @key\n v: string? }' }, ctx);
+    await expect(service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'k'.repeat(4 * 1024 * 1024) } }] }, ctx)).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'k', v: 'v'.repeat(2 * 1024 * 1024) } }] }, ctx)).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.ingest('main', [{ op: 'insert', table: 'T', values: { id: 'é'.repeat(600) } }], ctx)).rejects.toMatchObject({ code: 'invalid_input' });
+    await service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'k'.repeat(1024) } }] }, ctx);
+    const head = await service.graph.branchHead('main');
+    expect(JSON.stringify(head.manifest).length).toBeLessThan(8192);
+  });
+});

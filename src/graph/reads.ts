@@ -5,10 +5,10 @@
  * Cursors are the last key returned, encoded; because runs are immutable, a
  * cursor taken at a commit pages through exactly that commit's rows.
  */
-import { canonicalJson } from '../model/canonical.js';
+import { canonicalJson, contentHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
 import { EDGE_TO, type TableType } from '../model/schema.js';
-import { changedProps, edgeKeyPrefix, type Row, type Value } from '../model/values.js';
+import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row, type Value } from '../model/values.js';
 import { compareKey } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
 import type { Graph, Snapshot } from './graph.js';
@@ -24,13 +24,30 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/**
+ * Page cursors: opaque, versioned, checksummed, and bounded (keys are at
+ * most MAX_KEY_BYTES, so a cursor is at most about 1.4 KB, inside any URL
+ * limit). Anything that is not a cursor this server issued (`AAAA`, a
+ * truncated or edited one) is `invalid_input`, never a full or empty page.
+ */
+const CURSOR_VERSION = 'c1';
+
 export function encodeCursor(key: string): string {
-  return Buffer.from(key, 'utf8').toString('base64url');
+  const body = Buffer.from(key, 'utf8').toString('base64url');
+  return `${CURSOR_VERSION}.${body}.${cursorCheck(body)}`;
+}
+
+function cursorCheck(body: string): string {
+  return contentHash(`${CURSOR_VERSION}:${body}`).slice(0, 12);
 }
 
 export function decodeCursor(cursor: string): string {
-  if (!/^[A-Za-z0-9_-]*$/.test(cursor)) throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'not a cursor from a previous page' }] });
-  return Buffer.from(cursor, 'base64url').toString('utf8');
+  const bad = (): BranchgraphError => new BranchgraphError('invalid_input', 'invalid cursor: pass back a nextCursor from a previous page', { issues: [{ path: 'cursor', message: 'not a cursor from a previous page' }] });
+  const m = /^c1\.([A-Za-z0-9_-]*)\.([0-9a-f]{12})$/.exec(cursor);
+  if (m === null || cursorCheck(m[1] as string) !== m[2]) throw bad();
+  const key = Buffer.from(m[1] as string, 'base64url').toString('utf8');
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES || encodeCursor(key) !== cursor) throw bad();
+  return key;
 }
 
 function clampLimit(limit: number | undefined, dflt = 100): number {

@@ -18,7 +18,7 @@
 import { findInputProblem } from '../model/text.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType } from '../model/schema.js';
-import { checkRow, edgeKeyPrefix, entityKey, rowHash, type Row } from '../model/values.js';
+import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type TableVersion } from '../table/table-version.js';
@@ -92,7 +92,15 @@ function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: I
       const extra = Object.keys(row).filter((k) => !keyProps(type).includes(k));
       for (const k of extra) issues.add(`ops[${i}].values.${k}`, 'delete takes only key properties');
     }
-    if (rowIssues.length === 0) out.push({ type, key: entityKey(type, row), row, op: o.op, index: i });
+    if (rowIssues.length > 0) return;
+    const key = entityKey(type, row);
+    const tooBig = rowSizeProblem(key, row);
+    if (tooBig !== undefined) {
+      issues.add(`ops[${i}].values`, tooBig);
+      issues.malformed = true;
+      return;
+    }
+    out.push({ type, key, row, op: o.op, index: i });
   });
   return out;
 }

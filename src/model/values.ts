@@ -155,6 +155,24 @@ export function checkRow(
   return { row, issues, malformed };
 }
 
+/**
+ * Size limits of what a row may hold, in UTF-8 bytes. Keys are stored in
+ * run files and, at run edges, in manifests and page cursors, so they are
+ * kept small; a row as a whole is bounded so one write cannot make every
+ * later read carry megabytes.
+ */
+export const MAX_KEY_BYTES = 1024;
+export const MAX_ROW_BYTES = 1024 * 1024;
+
+/** The size problem of a row with key `key`, or undefined. */
+export function rowSizeProblem(key: string, row: Row): string | undefined {
+  const keyBytes = Buffer.byteLength(key, 'utf8');
+  if (keyBytes > MAX_KEY_BYTES) return `the key is ${keyBytes} bytes; keys are limited to ${MAX_KEY_BYTES} bytes (UTF-8)`;
+  const rowBytes = Buffer.byteLength(canonicalJson(row), 'utf8');
+  if (rowBytes > MAX_ROW_BYTES) return `the row is ${rowBytes} bytes; rows are limited to ${MAX_ROW_BYTES} bytes (as canonical JSON)`;
+  return undefined;
+}
+
 /** The key string of a row (which must hold its key properties). */
 export function entityKey(table: TableType, row: Row): string {
   const names = keyProps(table);
