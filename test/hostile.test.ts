@@ -134,3 +134,28 @@ describe('cursors and sizes', () => {
     expect(JSON.stringify(head.manifest).length).toBeLessThan(8192);
   });
 });
+
+describe('identity', () => {
+  it('regression: the commit actor is the token identity; a client-given author is recorded beside it, never in its place', async () => {
+    const { Graph: G } = await import('../src/graph/graph.js');
+    const { parseTokens } = await import('../src/service/auth.js');
+    const service = new BranchgraphService(await G.open(new MemoryStore(), { actor: 'server' }), {});
+    const { tokens } = parseTokens('admin:admin-secret-1:alice,write:writer-secret-1');
+    const a = createApp({ service, logger: pino({ level: 'silent' }), tokens });
+    const auth = (t: string) => ({ authorization: `Bearer ${t}`, 'content-type': 'application/json' });
+    expect((await a.request('/branches/main/schema', { method: 'POST', headers: auth('admin-secret-1'), body: JSON.stringify({ schema: 'node T { id: string @key }' }) })).status).toBe(200);
+    const w = await a.request('/branches/main/writes', { method: 'POST', headers: auth('writer-secret-1'), body: JSON.stringify({ ops: [{ op: 'insert', table: 'T', values: { id: 'x' } }], author: 'the-ceo' }) });
+    const commit = ((await w.json()) as { commit: { actor: string; author: string } }).commit;
+    expect(commit.actor).toMatch(/^write-[0-9a-f]{8}$/);
+    expect(commit.actor).not.toContain('writer-secret');
+    expect(commit.author).toBe('the-ceo');
+    const log = (await (await a.request('/commits?at=main', { headers: auth('writer-secret-1') })).json()) as { commits: { actor: string; author: string; kind: string }[] };
+    expect(log.commits.map((c) => [c.kind, c.actor, c.author])).toEqual([
+      ['write', commit.actor, 'the-ceo'],
+      ['schema', 'alice', 'alice'],
+      ['init', 'server', 'server'],
+    ]);
+    const g = await a.request('/graphql', { method: 'POST', headers: auth('admin-secret-1'), body: JSON.stringify({ query: 'mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "y" } }], author: "mallory" }) { commit { actor author } } }' }) });
+    expect(((await g.json()) as { data: { write: { commit: unknown } } }).data.write.commit).toEqual({ actor: 'alice', author: 'mallory' });
+  });
+});

@@ -50,7 +50,10 @@ export interface Snapshot {
 export type Ref = { branch: string } | { commit: string };
 
 export interface ChangeOptions {
+  /** Who makes the change: an authenticated identity, or the graph's actor. */
   actor?: string;
+  /** Who the change is for, as the client says; recorded beside the actor, as Git keeps author and committer. */
+  author?: string;
   message?: string;
   signal?: AbortSignal;
   /** Refuse with `head_moved` unless the branch head is this commit. */
@@ -432,6 +435,7 @@ export class Graph {
         parentIds: [prev.commit.id, ...(second !== undefined && parents.length > 1 ? [second.commit.id] : [])],
         branch: rec.name,
         actor: opts.actor ?? this.actor,
+        ...(opts.author !== undefined && opts.author !== (opts.actor ?? this.actor) ? { author: opts.author } : {}),
         message: plan.message ?? opts.message ?? plan.kind,
         time: new Date(this.clock()).toISOString(),
         kind: plan.kind,

@@ -35,7 +35,10 @@ export const CommitZ = z.object({
   parents: z.array(ManifestRefZ),
   parentIds: z.array(z.string()),
   branch: z.string(),
+  /** Who made the commit: the authenticated identity (or the server's actor when open). */
   actor: z.string(),
+  /** Who the client said it was for, when that differs from the actor. */
+  author: z.string().optional(),
   message: z.string(),
   time: z.string(),
   kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact']),

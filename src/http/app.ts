@@ -31,7 +31,7 @@ export interface AppOptions {
   maxBodyBytes?: number;
 }
 
-type Env = { Variables: { requestId: string; log: Logger; role: Role } };
+type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string } };
 
 export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<BranchgraphError['toJSON']>; requestId: string } {
   return { error: publicError(err, requestId), requestId };
@@ -48,7 +48,8 @@ async function jsonBody(c: Context<Env>): Promise<unknown> {
 }
 
 function ctxOf(c: Context<Env>): RequestContext {
-  return { transport: 'http', signal: c.req.raw.signal, log: c.get('log'), requestId: c.get('requestId') };
+  const identity = c.get('identity');
+  return { transport: 'http', signal: c.req.raw.signal, log: c.get('log'), requestId: c.get('requestId'), ...(identity !== undefined ? { actor: identity } : {}) };
 }
 
 function param(c: Context<Env>, name: string): string {
@@ -87,9 +88,10 @@ export function createApp(opts: AppOptions): Hono<Env> {
     }),
   );
   const role = (need: Role) => async (c: Context<Env>, next: () => Promise<void>) => {
-    const have = authenticate(c.req.header('authorization'), tokens);
-    requireRole(have, need);
-    c.set('role', have);
+    const grant = authenticate(c.req.header('authorization'), tokens);
+    requireRole(grant.role, need);
+    c.set('role', grant.role);
+    if (grant.identity !== undefined) c.set('identity', grant.identity);
     await next();
   };
 
@@ -189,8 +191,9 @@ export function createApp(opts: AppOptions): Hono<Env> {
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     // Reads need a token too; the resolvers check the role each field needs.
-    const have = authenticate(c.req.header('authorization'), tokens);
-    return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role: have });
+    const grant = authenticate(c.req.header('authorization'), tokens);
+    if (grant.identity !== undefined) c.set('identity', grant.identity);
+    return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role: grant.role });
   });
 
   return app;

@@ -41,6 +41,9 @@ export interface MergeRequest {
   expectedSourceHead?: string;
   expectedTargetHead?: string;
   deleteBranch?: boolean;
+  /** Who merges (recorded as the commit's actor). */
+  actor?: string;
+  /** Who the merge is for, when the client names someone (recorded beside the actor). */
   author?: string;
   message?: string;
   width?: Width;
@@ -165,7 +168,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
    * which change nothing), exactly those the plan saw.
    */
   const mergedParent = async (): Promise<Manifest> => {
-    source = await g.foldExactly(req.source, source, `fold pending WAL generations merged into ${into}`, { ...(signal ? { signal } : {}), ...(req.author ? { actor: req.author } : {}) });
+    source = await g.foldExactly(req.source, source, `fold pending WAL generations merged into ${into}`, { ...(signal ? { signal } : {}), ...(req.actor ? { actor: req.actor } : {}) });
     return source.manifest;
   };
   let targetHead = '';
@@ -181,7 +184,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
   try {
     published = await g.commitChange(
       into,
-      { signal, actor: req.author, message: req.message, expectedHead: req.expectedTargetHead, firstHead: firstTarget },
+      { signal, actor: req.actor, author: req.author, message: req.message, expectedHead: req.expectedTargetHead, firstHead: firstTarget },
       async (target): Promise<ChangePlan<Planned> | { unchanged: Planned }> => {
         attempts++;
         // Scratch of a lost attempt was deleted by the publication loop.
@@ -353,7 +356,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
   if (req.deleteBranch && p.kind !== 'dry_run') {
     timer.enter('cleanup');
     try {
-      await graph.deleteBranch(req.source, { signal, actor: req.author });
+      await graph.deleteBranch(req.source, { signal, actor: req.actor });
       branchDeleted = true;
     } catch (e) {
       branchDeleteError = isBranchgraphError(e) ? `${e.code}: ${e.message}` : String(e);

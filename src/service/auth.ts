@@ -4,36 +4,49 @@
  * configured the server is open (every caller is admin), which is the
  * embedded default on one machine.
  */
+import { createHash } from 'node:crypto';
 import { BranchgraphError } from '../model/errors.js';
 
 export const ROLES = ['read', 'write', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-export type TokenTable = ReadonlyMap<string, Role>;
+/** What a token grants: a role, and the identity commits made with it record as their actor. */
+export interface Grant {
+  role: Role;
+  identity: string;
+}
 
-/** Parse `role:token,role:token`. */
-export function parseTokens(spec: string | undefined): { tokens: Map<string, Role>; problems: string[] } {
-  const tokens = new Map<string, Role>();
+export type TokenTable = ReadonlyMap<string, Grant>;
+
+const IDENTITY_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+/**
+ * Parse `role:token[:identity],...`. Without an identity a token is known
+ * as `<role>-<first 8 hex digits of its SHA-256>`: stable, and never the
+ * token itself.
+ */
+export function parseTokens(spec: string | undefined): { tokens: Map<string, Grant>; problems: string[] } {
+  const tokens = new Map<string, Grant>();
   const problems: string[] = [];
   if (spec === undefined || spec.trim() === '') return { tokens, problems };
   for (const [i, part] of spec.split(',').entries()) {
-    const [role, token] = part.trim().split(':');
-    if (!ROLES.includes(role as Role) || token === undefined || token.length < 8) {
-      problems.push(`tokens[${i}]: expected role:token with role read, write or admin and a token of at least 8 characters`);
+    const [role, token, identity, ...rest] = part.trim().split(':');
+    if (!ROLES.includes(role as Role) || token === undefined || token.length < 8 || rest.length > 0 || (identity !== undefined && !IDENTITY_RE.test(identity))) {
+      problems.push(`tokens[${i}]: expected role:token[:identity] with role read, write or admin, a token of at least 8 characters and an identity of letters, digits, '.', '_', '@' or '-'`);
       continue;
     }
-    tokens.set(token, role as Role);
+    tokens.set(token, { role: role as Role, identity: identity ?? `${role}-${createHash('sha256').update(token).digest('hex').slice(0, 8)}` });
   }
   return { tokens, problems };
 }
 
-/** The caller's role from an Authorization header. */
-export function authenticate(header: string | undefined, tokens: TokenTable): Role {
-  if (tokens.size === 0) return 'admin';
+/** The caller's grant from an Authorization header; with no tokens configured every caller is an anonymous admin. */
+export function authenticate(header: string | undefined, tokens: TokenTable): Grant | { role: 'admin'; identity: undefined } {
+  if (tokens.size === 0) return { role: 'admin', identity: undefined };
   const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-  const role = m === null ? undefined : tokens.get(m[1] as string);
-  if (role === undefined) throw new BranchgraphError('unauthorized', 'a valid bearer token is required');
-  return role;
+  const grant = m === null ? undefined : tokens.get(m[1] as string);
+  if (grant === undefined) throw new BranchgraphError('unauthorized', 'a valid bearer token is required');
+  return grant;
 }
 
 export function requireRole(have: Role, need: Role): void {

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { BranchgraphError } from '../model/errors.js';
 import { parseStoreUrl } from '../store/open-store.js';
-import { parseTokens, type Role } from './auth.js';
+import { parseTokens, type Grant } from './auth.js';
 import { LIMITS } from './inputs.js';
 import { isValidShard } from '../wal/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
@@ -16,7 +16,7 @@ export interface Config {
   store: string;
   host: string;
   port: number;
-  tokens: Map<string, Role>;
+  tokens: Map<string, Grant>;
   actor: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   mergeWidth: 1 | 2 | 4;
@@ -34,7 +34,7 @@ export const CONFIG_HELP = `
   --store URL          BRANCHGRAPH_STORE              file://./data (default), s3://bucket/prefix?endpoint=..., memory://
   --host HOST          HOST                           127.0.0.1
   --port N             PORT                           8080 (0 picks a free port)
-  --tokens SPEC        BRANCHGRAPH_TOKENS             role:token,... with roles read, write, admin (unset: open)
+  --tokens SPEC        BRANCHGRAPH_TOKENS             role:token[:identity],... with roles read, write, admin (unset: open); commits record the identity as their actor
   --actor NAME         BRANCHGRAPH_ACTOR              author recorded on commits (default: host name)
   --log-level LEVEL    LOG_LEVEL                      info
   --merge-width N      BRANCHGRAPH_MERGE_WIDTH        1, 2 or 4 for embedded and CLI merges (HTTP always uses 1)

@@ -34,6 +34,7 @@ export interface RequestContext {
   transport: Transport;
   signal?: AbortSignal;
   log?: Logger;
+  /** Who is calling: the token's identity over HTTP, the configured actor elsewhere. Recorded as each commit's actor. */
   actor?: string;
   /** The transport's request id, quoted in errors whose detail only the log holds. */
   requestId?: string;
@@ -43,7 +44,10 @@ export interface CommitDto {
   id: string;
   parents: string[];
   branch: string;
+  /** Who made the commit (the token's identity over HTTP). */
   actor: string;
+  /** Who it was made for, as the client said; the actor when it said nothing. */
+  author: string;
   message: string;
   time: string;
   kind: Commit['kind'];
@@ -91,7 +95,7 @@ export interface IngestResultDto {
 export type WalStatusDto = WalStatus & { catchUp: { running: boolean; last: LastCatchUp | null } };
 
 export function commitDto(c: Commit): CommitDto {
-  return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, message: c.message, time: c.time, kind: c.kind };
+  return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, author: c.author ?? c.actor, message: c.message, time: c.time, kind: c.kind };
 }
 
 export class BranchgraphService {
@@ -167,7 +171,8 @@ export class BranchgraphService {
         ...(input.expectedSourceHead !== undefined ? { expectedSourceHead: input.expectedSourceHead } : {}),
         ...(input.expectedTargetHead !== undefined ? { expectedTargetHead: input.expectedTargetHead } : {}),
         deleteBranch: input.deleteBranch ?? false,
-        author: input.author ?? ctx.actor,
+        ...(ctx.actor !== undefined ? { actor: ctx.actor } : {}),
+        ...(input.author !== undefined ? { author: input.author } : {}),
         ...(input.message !== undefined ? { message: input.message } : {}),
         width,
         ...(this.opts.budgetBytes !== undefined ? { budgetBytes: this.opts.budgetBytes } : {}),
@@ -209,7 +214,8 @@ export class BranchgraphService {
   async write(branch: string, input: WriteInput, ctx: RequestContext): Promise<WriteResultDto> {
     const r = await this.graph.write(branch, input.ops as WriteOp[], {
       signal: ctx.signal,
-      actor: input.author ?? ctx.actor,
+      actor: ctx.actor,
+      author: input.author,
       message: input.message ?? `write ${input.ops.length} operations`,
       ...(input.expectedHead !== undefined ? { expectedHead: input.expectedHead } : {}),
     });
@@ -299,7 +305,8 @@ export class BranchgraphService {
   async applySchema(branch: string, input: SchemaApplyInput, ctx: RequestContext): Promise<{ commit: CommitDto | null; tables: Record<string, string> }> {
     const r = await this.graph.applySchema(branch, input.schema, {
       signal: ctx.signal,
-      actor: input.author ?? ctx.actor,
+      actor: ctx.actor,
+      author: input.author,
       message: input.message ?? 'apply schema',
       ...(input.migration !== undefined ? { migration: input.migration as NonNullable<Parameters<Graph['applySchema']>[2]>['migration'] } : {}),
     });
