@@ -159,3 +159,20 @@ describe('identity', () => {
     expect(((await g.json()) as { data: { write: { commit: unknown } } }).data.write.commit).toEqual({ actor: 'alice', author: 'mallory' });
   });
 });
+
+describe('GraphQL cost', () => {
+  it('regression: fifty aliased pages of 1,000 rows are refused before they run; one page of 1,000 is fine', async () => {
+    const { app: a, service } = await app();
+    await service.applySchema('main', { schema: 'node T { id: string @key }' }, { transport: 'embedded' });
+    const many = `{ ${Array.from({ length: 50 }, (_, i) => `a${i}: rows(table: "T", limit: 1000) { items { key } }`).join(' ')} }`;
+    const viaVariable = gql('query($n: Int) { a: rows(table: "T", limit: $n) { items { key row } } b: rows(table: "T", limit: $n) { items { key row } } c: rows(table: "T", limit: $n) { items { key row } } d: rows(table: "T", limit: $n) { items { key row } } e: rows(table: "T", limit: $n) { items { key row } } f: rows(table: "T", limit: $n) { items { key row } } }', { n: 1000 });
+    for (const init of [gql(many), viaVariable]) {
+      const b = (await (await a.request('/graphql', init)).json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+      expect(b.errors[0]?.extensions.code).toBe('invalid_input');
+      expect(b.errors[0]?.message).toContain('costs more than');
+      expect(b.data ?? null).toBeNull();
+    }
+    const one = (await (await a.request('/graphql', gql('{ rows(table: "T", limit: 1000) { items { key row } nextCursor } }'))).json()) as { errors?: unknown };
+    expect(one.errors).toBeUndefined();
+  });
+});

@@ -2,7 +2,7 @@
  * Query depth and alias limits, as a validation rule: deep or alias-heavy
  * documents are refused before any resolver runs, with a stable code.
  */
-import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, type ASTVisitor, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
 
 export function depthAndAliasLimit(maxDepth: number, maxAliases: number) {
   const rule = (ctx: ValidationContext): ASTVisitor => {
@@ -53,6 +53,50 @@ export function nestingLimit(max: number) {
         } else if (ch === '{' || ch === '[' || ch === '(') {
           if (++depth > max) throw new GraphQLError(`the document nests brackets deeper than ${max} levels`, { extensions: { code: 'invalid_input', http: { status: 400 } } });
         } else if (ch === '}' || ch === ']' || ch === ')') depth--;
+      }
+    },
+  };
+}
+
+/**
+ * Cost of a document before it runs: every field costs one, and a field
+ * with a `limit` argument (a page) costs its limit times its selection, so
+ * fifty aliased `rows(limit: 1000)` cost fifty thousand rows. Lists without
+ * a limit use `defaultLimit` (their page size). Documents over `max` are
+ * refused with `invalid_input` and the cost, before any resolver runs.
+ */
+export function costLimit(max: number, defaultLimit: number) {
+  const costOf = (set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, vars: Record<string, unknown>, seen: Set<string>): number => {
+    let total = 0;
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === Kind.FIELD) {
+        const arg = sel.arguments?.find((a) => a.name.value === 'limit');
+        let limit = 1;
+        if (arg !== undefined) {
+          const v = arg.value.kind === Kind.INT ? Number(arg.value.value) : arg.value.kind === Kind.VARIABLE ? Number(vars[arg.value.name.value] ?? defaultLimit) : defaultLimit;
+          limit = Number.isFinite(v) && v > 0 ? v : defaultLimit;
+        } else if (sel.name.value === 'log' || sel.name.value === 'rows') limit = defaultLimit;
+        total += 1 + limit * costOf(sel.selectionSet, fragments, vars, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet, fragments, vars, seen);
+      else if (!seen.has(sel.name.value)) {
+        const next = new Set(seen).add(sel.name.value);
+        total += costOf(fragments.get(sel.name.value)?.selectionSet, fragments, vars, next);
+      }
+      if (total > max) return total;
+    }
+    return total;
+  };
+  return {
+    onExecute({ args, setResultAndStopExecution }: { args: { document: DocumentNode; variableValues?: Record<string, unknown> | null | undefined; operationName?: string | null | undefined }; setResultAndStopExecution: (r: unknown) => void }) {
+      const fragments = new Map<string, FragmentDefinitionNode>();
+      for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+      for (const d of args.document.definitions) {
+        if (d.kind !== Kind.OPERATION_DEFINITION || (args.operationName && d.name?.value !== args.operationName)) continue;
+        const cost = costOf(d.selectionSet, fragments, args.variableValues ?? {}, new Set());
+        if (cost > max) {
+          setResultAndStopExecution({ errors: [new GraphQLError(`the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`, { extensions: { code: 'invalid_input', limit: max } })] });
+          return;
+        }
       }
     },
   };

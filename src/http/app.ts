@@ -13,7 +13,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import { BranchgraphError, isMasked, publicError, toBranchgraphError } from '../model/errors.js';
-import { closedSetErrorCodes, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
+import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { ndjsonStream } from '../graph/ndjson.js';
@@ -186,7 +186,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
       error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
     },
     maskedErrors: true,
-    plugins: [nestingLimit(LIMITS.maxGraphqlNesting) as Plugin, depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin, closedSetErrorCodes() as Plugin],
+    plugins: [nestingLimit(LIMITS.maxGraphqlNesting) as Plugin, costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin, depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin, closedSetErrorCodes() as Plugin],
     context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {

@@ -14,6 +14,8 @@ export const LIMITS = {
   maxConflictPage: 1000,
   maxPage: 1000,
   maxGraphqlDepth: 12,
+  /** Fields times page sizes one GraphQL document may ask for (see graphql/limits.ts). */
+  maxGraphqlCost: 20_000,
   /** Brackets of any kind in a GraphQL document; input literals count too. */
   maxGraphqlNesting: 64,
   maxGraphqlAliases: 50,
