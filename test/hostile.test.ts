@@ -176,3 +176,45 @@ describe('GraphQL cost', () => {
     expect(one.errors).toBeUndefined();
   });
 });
+
+describe('slow and vanishing clients', () => {
+  const rawRequest = async (url: string, head: string): Promise<import('node:net').Socket> => {
+    const { connect } = await import('node:net');
+    const u = new URL(url);
+    const sock = connect(Number(u.port), u.hostname);
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.on('error', () => undefined);
+    sock.write(head);
+    return sock;
+  };
+
+  it('regression: a stopping server waits for a trickling body only until its drain deadline, then closes it', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    const s = await testServer({ drainTimeoutMs: 300 });
+    const sock = await rawRequest(s.url, 'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ncontent-length: 100000\r\n\r\n{"op":');
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await s.close();
+    // Well under a tenth of the test's timeout, however slowly the client sends.
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(s.logs.some((l) => l.msg === 'drain deadline passed: closing the connections still open')).toBe(true);
+    expect(s.logs.some((l) => l.msg === 'unexpected error')).toBe(false);
+    sock.destroy();
+  });
+
+  it('regression: a client that aborts a chunked body is logged as aborted, not as an unexpected 500', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    const s = await testServer();
+    try {
+      const sock = await rawRequest(s.url, 'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"op"\r\n');
+      await new Promise((r) => setTimeout(r, 100));
+      sock.destroy();
+      for (let i = 0; i < 50 && !s.logs.some((l) => l.msg === 'request'); i++) await new Promise((r) => setTimeout(r, 20));
+      const line = s.logs.find((l) => l.msg === 'request');
+      expect(line?.status).not.toBe(500);
+      expect(s.logs.some((l) => l.msg === 'unexpected error')).toBe(false);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -65,6 +65,7 @@ async function main(argv: string[]): Promise<number> {
       'budget-bytes': { type: 'string' },
       'store-latency-ms': { type: 'string' },
       'max-body-bytes': { type: 'string' },
+      'drain-timeout-ms': { type: 'string' },
       from: { type: 'string' },
       into: { type: 'string' },
       at: { type: 'string' },
@@ -86,7 +87,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'serve') {
     const config = loadConfig(process.env, {
       store: str('store'), host: str('host'), port: str('port'), tokens: str('tokens'), actor: str('actor'), 'log-level': str('log-level'),
-      'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), 'store-latency-ms': str('store-latency-ms'), 'max-body-bytes': str('max-body-bytes'),
+      'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), 'store-latency-ms': str('store-latency-ms'), 'max-body-bytes': str('max-body-bytes'), 'drain-timeout-ms': str('drain-timeout-ms'),
       shard: str('shard'), 'seal-after-ms': str('seal-after-ms'), 'generation-rows': str('generation-rows'),
     });
     const logger = pino({ level: config.logLevel });

@@ -96,7 +96,8 @@ export function createApp(opts: AppOptions): Hono<Env> {
   };
 
   app.onError((e, c) => {
-    const err = toBranchgraphError(e);
+    // A client that went away mid-body (or mid-request) aborted; that is not a server fault.
+    const err = c.req.raw.signal.aborted && !(e instanceof BranchgraphError) ? new BranchgraphError('aborted', 'the client closed the request', { cause: e }) : toBranchgraphError(e);
     if (isMasked(err)) c.get('log')?.error({ err: e, code: err.code }, 'unexpected error');
     return c.json(errorBody(err, c.get('requestId')), err.status as 400);
   });

@@ -35,8 +35,17 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     logger,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        // Stop accepting; in-flight requests finish; idle keep-alive sockets go now.
-        server.close(() => resolve());
+        // Stop accepting; in-flight requests finish; idle keep-alive sockets go now. A request still
+        // running at the deadline (a client trickling its body) has its connection closed, which
+        // aborts its handler: the drain is bounded, and nothing half-done is published.
+        const deadline = setTimeout(() => {
+          logger.warn({ drainTimeoutMs: config.drainTimeoutMs }, 'drain deadline passed: closing the connections still open');
+          server.closeAllConnections();
+        }, config.drainTimeoutMs);
+        server.close(() => {
+          clearTimeout(deadline);
+          resolve();
+        });
         server.closeIdleConnections();
       })
         .then(() => service.stop())

@@ -23,6 +23,8 @@ export interface Config {
   budgetBytes: number;
   storeLatencyMs: number;
   maxBodyBytes: number;
+  /** How long a stopping server waits for in-flight requests before it closes their connections. */
+  drainTimeoutMs: number;
   /** This process's WAL writer identity; stable across restarts, unique among running writers. */
   shard: string;
   sealAfterMs: number;
@@ -41,6 +43,7 @@ export const CONFIG_HELP = `
   --budget-bytes N     BRANCHGRAPH_PREP_BUDGET_BYTES  preparation memory budget, default 134217728
   --store-latency-ms N BRANCHGRAPH_STORE_LATENCY_MS   inject latency per store call (benchmarks)
   --max-body-bytes N   BRANCHGRAPH_MAX_BODY_BYTES     default 16777216
+  --drain-timeout-ms N BRANCHGRAPH_DRAIN_TIMEOUT_MS   on SIGTERM, wait this long for in-flight requests, then close them (10000)
   --shard NAME         BRANCHGRAPH_SHARD              WAL writer identity, one per running server (default: host name)
   --seal-after-ms N    WAL_SEAL_AFTER_MS              seal an open WAL generation after this long, default 1000
   --generation-rows N  WAL_GENERATION_ROWS            seal a WAL generation at this many rows, default 4096
@@ -100,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     budgetBytes: int('budget-bytes', 'BRANCHGRAPH_PREP_BUDGET_BYTES', 128 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
     storeLatencyMs: int('store-latency-ms', 'BRANCHGRAPH_STORE_LATENCY_MS', 0, 0, 60_000),
     maxBodyBytes: int('max-body-bytes', 'BRANCHGRAPH_MAX_BODY_BYTES', LIMITS.maxBodyBytes, 1024, 1 << 30),
+    drainTimeoutMs: int('drain-timeout-ms', 'BRANCHGRAPH_DRAIN_TIMEOUT_MS', 10_000, 0, 3_600_000),
     shard,
     sealAfterMs: int('seal-after-ms', 'WAL_SEAL_AFTER_MS', DEFAULT_SEAL_AFTER_MS, 1, 3_600_000),
     generationRows: int('generation-rows', 'WAL_GENERATION_ROWS', DEFAULT_GENERATION_ROWS, 1, 1_000_000),
