@@ -161,5 +161,6 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
     report.bytesFreed += c.size;
   }
   if (!report.dryRun && candidates.length > 0) await graph.store.deleteMany(report.keys, { signal });
+  if (!report.dryRun) await graph.store.sweepTemps?.(grace, now).catch(() => undefined);
   return report;
 }

@@ -50,3 +50,52 @@ describe('FsStore across processes', () => {
     expect(keys).toEqual(['h', 'k']);
   });
 });
+
+describe('FsStore on a full disk and after a crash', () => {
+  it('regression: a write that hits ENOSPC leaves no temp file, fails with a clear retryable error, and writes work once space is back', async () => {
+    const { promises: fsp } = await import('node:fs');
+    const { vi } = await import('vitest');
+    const dir = await freshDir();
+    const s = new FsStore(dir);
+    await s.putIfAbsent('a', new Uint8Array([1]));
+    const realOpen = fsp.open.bind(fsp);
+    const spy = vi.spyOn(fsp, 'open').mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
+      const handle = await realOpen(...args);
+      if (args[1] !== 'wx') return handle;
+      // The disk fills up part-way through the body.
+      handle.writeFile = async () => {
+        await handle.write(new Uint8Array(1000));
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      };
+      return handle;
+    });
+    try {
+      await expect(s.putIfAbsent('big', new Uint8Array(1 << 20))).rejects.toMatchObject({ code: 'store_unavailable', retryable: true, message: expect.stringContaining('no space left') });
+      expect(await readdir(path.join(dir, '.tmp'))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+    await s.putIfAbsent('big', new Uint8Array(1 << 20));
+    expect((await s.head('big'))?.size).toBe(1 << 20);
+  });
+
+  it('temp files of a killed process are removed when the store is opened, and by GC', async () => {
+    const { writeFile, mkdir, utimes } = await import('node:fs/promises');
+    const { openStore } = await import('./open-store.js');
+    const dir = await freshDir();
+    await mkdir(path.join(dir, '.tmp'), { recursive: true });
+    // A pid that is not running, and a live one whose file is long stale.
+    await writeFile(path.join(dir, '.tmp', '2147483646-deadbeef'), new Uint8Array(10));
+    await writeFile(path.join(dir, '.tmp', `${process.pid}-0123abcd`), new Uint8Array(10));
+    const old = new Date(Date.now() - 2 * 3600_000);
+    await utimes(path.join(dir, '.tmp', `${process.pid}-0123abcd`), old, old);
+    await writeFile(path.join(dir, '.tmp', `${process.pid}-fresh000`), new Uint8Array(10));
+    const store = await openStore(`file://${dir}`);
+    expect(await readdir(path.join(dir, '.tmp'))).toEqual([`${process.pid}-fresh000`]);
+    // A process killed while this one runs: GC takes its temp file.
+    await writeFile(path.join(dir, '.tmp', '2147483645-cafecafe'), new Uint8Array(10));
+    const { Graph } = await import('../graph/graph.js');
+    await (await Graph.open(store)).gc();
+    expect(await readdir(path.join(dir, '.tmp'))).toEqual([`${process.pid}-fresh000`]);
+  });
+});

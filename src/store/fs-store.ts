@@ -51,10 +51,24 @@ function errno(e: unknown): string | undefined {
   return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
 }
 
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return errno(e) === 'EPERM';
+  }
+}
+
 function storeError(op: string, key: string, e: unknown): BranchgraphError {
   if (e instanceof BranchgraphError) return e;
   const code = errno(e);
   if (code === 'ABORT_ERR') return new BranchgraphError('aborted', 'the operation was aborted', { cause: e });
+  // A full disk is the operator's to fix, and writes work again once space is freed: retryable, and said plainly.
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new BranchgraphError('store_unavailable', `fs ${op} ${key}: no space left on the device (free space, then retry)`, { cause: e, details: { key, errno: code } });
+  }
   const transient = code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN' || code === 'EBUSY';
   return new BranchgraphError(transient ? 'store_unavailable' : 'store_error', `fs ${op} ${key}: ${(e as Error).message}`, {
     cause: e,
@@ -84,10 +98,42 @@ export class FsStore implements ObjectStore {
     try {
       await handle.writeFile(body, { signal });
       await handle.sync();
-    } finally {
-      await handle.close();
+    } catch (e) {
+      // A failed write (a full disk above all) must not leave its partial file holding the space.
+      await handle.close().catch(() => undefined);
+      await fsp.rm(tmp, { force: true }).catch(() => undefined);
+      throw e;
     }
+    await handle.close();
     return tmp;
+  }
+
+  /**
+   * Remove temp files a killed process left under `.tmp/`: those of
+   * processes no longer running, and any older than `olderThanMs`. Run when
+   * the store is opened and by GC.
+   */
+  async sweepTemps(olderThanMs = 60 * 60 * 1000, now = Date.now()): Promise<number> {
+    const dir = path.join(this.root, TMP_DIR);
+    let names: string[];
+    try {
+      names = await fsp.readdir(dir);
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return 0;
+      throw storeError('sweepTemps', TMP_DIR, e);
+    }
+    let removed = 0;
+    for (const name of names) {
+      const file = path.join(dir, name);
+      const pid = Number(/^(\d+)-/.exec(name)?.[1] ?? NaN);
+      const st = await fsp.stat(file).catch(() => undefined);
+      if (st === undefined) continue;
+      if (pid === process.pid && now - st.mtimeMs < olderThanMs) continue;
+      if (pid !== process.pid && processAlive(pid) && now - st.mtimeMs < olderThanMs) continue;
+      await fsp.rm(file, { force: true });
+      removed++;
+    }
+    return removed;
   }
 
   async get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {

@@ -54,6 +54,8 @@ export interface ObjectStore {
   deleteMany(keys: readonly string[], opts?: CallOptions): Promise<void>;
   /** Release sockets and handles. */
   close?(): Promise<void>;
+  /** Remove scratch a killed process left behind (fs temp files); returns how many. */
+  sweepTemps?(olderThanMs?: number, now?: number): Promise<number>;
 }
 
 /** The store operations, as named in counters and metrics. */

@@ -63,8 +63,12 @@ export async function openStore(url: string, env: NodeJS.ProcessEnv = process.en
   switch (spec.kind) {
     case 'memory':
       return new MemoryStore();
-    case 'fs':
-      return new FsStore(spec.root);
+    case 'fs': {
+      const store = new FsStore(spec.root);
+      // Temp files of a process killed mid-write would hold disk space forever.
+      await store.sweepTemps().catch(() => undefined);
+      return store;
+    }
     case 's3': {
       const { kind: _kind, ...config } = spec;
       // Loaded on demand: the AWS SDK is a quarter of a second of start-up that

@@ -58,4 +58,8 @@ export abstract class StoreWrapper implements ObjectStore {
   async close(): Promise<void> {
     await this.inner.close?.();
   }
+
+  async sweepTemps(olderThanMs?: number, now?: number): Promise<number> {
+    return (await this.inner.sweepTemps?.(olderThanMs, now)) ?? 0;
+  }
 }
