@@ -218,3 +218,72 @@ describe('slow and vanishing clients', () => {
     }
   });
 });
+
+describe('request bodies', () => {
+  const rawRequest = async (url: string, head: string) => {
+    const { connect } = await import('node:net');
+    const u = new URL(url);
+    const sock = connect(Number(u.port), u.hostname);
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    sock.on('error', () => undefined);
+    let got = '';
+    sock.on('data', (d: Buffer) => (got += d.toString()));
+    sock.write(head);
+    return { sock, response: () => got };
+  };
+  const waitFor = async (ok: () => boolean) => {
+    for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it('regression: an unauthenticated request is refused before its body is read, whatever size it declares or streams', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    const s = await testServer({ tokens: 'write:writer-secret-1' });
+    try {
+      const declared = await rawRequest(s.url, 'POST /branches/main/writes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 15728640\r\n\r\n{"ops":');
+      const chunked = await rawRequest(s.url, 'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{"op\r\n');
+      await waitFor(() => declared.response().includes('\r\n\r\n') && chunked.response().includes('\r\n\r\n'));
+      for (const r of [declared, chunked]) {
+        expect(r.response()).toMatch(/^HTTP\/1\.1 401/);
+        r.sock.destroy();
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('bodies in flight share one memory budget: beyond it a request is 503 overloaded (retryable), and the budget frees up after', async () => {
+    const { BodyBudget, readBodyText } = await import('../src/http/request-body.js');
+    const budget = new BodyBudget(10);
+    const body = (text: string) => new Request('http://x/', { method: 'POST', body: text });
+    const held = await readBodyText(body('123456'), 100, budget);
+    await expect(readBodyText(body('123456'), 100, budget)).rejects.toMatchObject({ code: 'overloaded', retryable: true });
+    expect(budget.inUse).toBe(6);
+    held.release();
+    expect(budget.inUse).toBe(0);
+    expect((await readBodyText(body('123456'), 100, budget)).text).toBe('123456');
+    await expect(readBodyText(body('x'.repeat(101)), 100, new BodyBudget(1000))).rejects.toMatchObject({ code: 'payload_too_large' });
+  });
+
+  it('a chunked ingest body that stalls is sealed while it waits, so its rows are acknowledged and visible before the body ends', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    const s = await testServer({ sealAfterMs: 50 });
+    try {
+      await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
+      const line = '{"op":"upsert","table":"T","values":{"id":"a"}}\n';
+      const r = await rawRequest(s.url, `POST /branches/main/ingest HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n${line.length.toString(16)}\r\n${line}\r\n`);
+      let pending = 0;
+      for (let i = 0; i < 100 && pending === 0; i++) {
+        await new Promise((res) => setTimeout(res, 20));
+        pending = ((await (await fetch(`${s.url}/branches/main/wal`)).json()) as { pendingGenerations: number }).pendingGenerations;
+      }
+      expect(pending).toBe(1);
+      expect(r.response()).toBe('');
+      r.sock.write('0\r\n\r\n');
+      await waitFor(() => r.response().includes('\r\n\r\n'));
+      expect(r.response()).toMatch(/^HTTP\/1\.1 200/);
+      r.sock.destroy();
+    } finally {
+      await s.close();
+    }
+  });
+});

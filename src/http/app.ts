@@ -8,7 +8,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
@@ -16,6 +15,7 @@ import { BranchgraphError, isMasked, publicError, toBranchgraphError } from '../
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
+import { BodyBudget, readBodyText } from './request-body.js';
 import { ndjsonStream } from '../graph/ndjson.js';
 import { CatchUpInputZ, CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
 import { serviceMetrics } from '../service/metrics.js';
@@ -29,16 +29,23 @@ export interface AppOptions {
   logger: Logger;
   tokens: TokenTable;
   maxBodyBytes?: number;
+  /** Bytes of request bodies all requests together may hold while they are read (default four bodies' worth). */
+  bodyBudgetBytes?: number;
 }
 
-type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string } };
+type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget } };
+
+/** Routes anyone may call: health, metrics, the contract, and the GraphiQL page. */
+const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql']);
 
 export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<BranchgraphError['toJSON']>; requestId: string } {
   return { error: publicError(err, requestId), requestId };
 }
 
 async function jsonBody(c: Context<Env>): Promise<unknown> {
-  const text = await c.req.text();
+  const { text, release } = await readBodyText(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
+  // Once parsed, the text is garbage: the budget bounds what is being buffered, not what was.
+  release();
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
@@ -80,18 +87,24 @@ export function createApp(opts: AppOptions): Hono<Env> {
     serviceMetrics.recordRequest(c.req.method, route, c.res.status);
     log.info({ method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(performance.now() - started), aborted: c.req.raw.signal.aborted }, 'request');
   });
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: opts.maxBodyBytes ?? LIMITS.maxBodyBytes,
-      onError: (c) => c.json(errorBody(new BranchgraphError('payload_too_large', `request bodies are limited to ${opts.maxBodyBytes ?? LIMITS.maxBodyBytes} bytes`), c.get('requestId')), 413),
-    }),
-  );
+  const maxBodyBytes = opts.maxBodyBytes ?? LIMITS.maxBodyBytes;
+  const bodyBudget = new BodyBudget(opts.bodyBudgetBytes ?? 4 * maxBodyBytes);
+  // Authentication comes before any byte of a body is read: an anonymous caller cannot make the
+  // server buffer anything. Roles are checked per route below.
+  app.use('*', async (c, next) => {
+    c.set('maxBodyBytes', maxBodyBytes);
+    c.set('bodyBudget', bodyBudget);
+    // GraphQL over GET runs a document: only the bare GraphiQL page is public.
+    const isPublic = PUBLIC_ROUTES.has(`${c.req.method} ${c.req.path}`) && !(c.req.path === '/graphql' && c.req.query('query') !== undefined);
+    if (!isPublic) {
+      const grant = authenticate(c.req.header('authorization'), tokens);
+      c.set('role', grant.role);
+      if (grant.identity !== undefined) c.set('identity', grant.identity);
+    }
+    await next();
+  });
   const role = (need: Role) => async (c: Context<Env>, next: () => Promise<void>) => {
-    const grant = authenticate(c.req.header('authorization'), tokens);
-    requireRole(grant.role, need);
-    c.set('role', grant.role);
-    if (grant.identity !== undefined) c.set('identity', grant.identity);
+    requireRole(c.get('role'), need);
     await next();
   };
 
@@ -128,7 +141,14 @@ export function createApp(opts: AppOptions): Hono<Env> {
     const input = parseInput(WriteInputZ, await jsonBody(c), 'body');
     return c.json(await service.write(param(c, 'id'), input, ctxOf(c)));
   });
-  app.post('/branches/:id/load', role('write'), async (c) => c.json(await service.load(param(c, 'id'), await c.req.text(), ctxOf(c))));
+  app.post('/branches/:id/load', role('write'), async (c) => {
+    const { text, release } = await readBodyText(c.req.raw, maxBodyBytes, bodyBudget);
+    try {
+      return c.json(await service.load(param(c, 'id'), text, ctxOf(c)));
+    } finally {
+      release();
+    }
+  });
   // ---- WAL ingest and catch-up ----
   app.post('/branches/:id/ingest', role('write'), async (c) => {
     const body = c.req.raw.body;
@@ -192,9 +212,18 @@ export function createApp(opts: AppOptions): Hono<Env> {
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     // Reads need a token too; the resolvers check the role each field needs.
-    const grant = authenticate(c.req.header('authorization'), tokens);
-    if (grant.identity !== undefined) c.set('identity', grant.identity);
-    return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role: grant.role });
+    // The GraphiQL page (GET) is public; documents need a token, checked by the middleware, and
+    // every field checks the role it needs.
+    // (The bare page has no role: it runs nothing, and resolvers refuse a missing one.)
+    const role = c.get('role') as Role;
+    if (c.req.method !== 'POST') return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role });
+    const { text, release } = await readBodyText(c.req.raw, maxBodyBytes, bodyBudget);
+    try {
+      const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal });
+      return await yoga.fetch(req, { requestCtx: ctxOf(c), role });
+    } finally {
+      release();
+    }
   });
 
   return app;

@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   store_crashed: { status: 500, retryable: false },
   corrupt_object: { status: 500, retryable: false },
   shutting_down: { status: 503, retryable: true },
+  /** Too much work in flight (request bodies beyond the memory budget): retry shortly. */
+  overloaded: { status: 503, retryable: true },
   internal: { status: 500, retryable: false },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 

@@ -11,7 +11,7 @@ export interface TestServer extends RunningServer {
   logs: Record<string, unknown>[];
 }
 
-export async function testServer(opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; drainTimeoutMs?: number } = {}): Promise<TestServer> {
+export async function testServer(opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; drainTimeoutMs?: number; sealAfterMs?: number } = {}): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -29,6 +29,7 @@ export async function testServer(opts: { store?: string; latencyMs?: number; tok
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
       ...(opts.maxBodyBytes ? { 'max-body-bytes': String(opts.maxBodyBytes) } : {}),
       ...(opts.drainTimeoutMs !== undefined ? { 'drain-timeout-ms': String(opts.drainTimeoutMs) } : {}),
+      ...(opts.sealAfterMs !== undefined ? { 'seal-after-ms': String(opts.sealAfterMs) } : {}),
     },
   );
   const server = await startServer(config, pino({ level: 'info' }, sink));

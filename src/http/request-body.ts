@@ -1,0 +1,77 @@
+/**
+ * Reading request bodies with bounded memory. A body is read only after
+ * the caller authenticated (the middleware in app.ts), never beyond the
+ * per-request limit (a declared Content-Length over it is refused before a
+ * byte is read), and all bodies being read at once share one budget, so a
+ * crowd of large uploads is answered `overloaded` instead of filling the
+ * heap. Streamed bodies (ingest) are never buffered: they pass through
+ * chunk by chunk.
+ */
+import { BranchgraphError } from '../model/errors.js';
+
+/** Bytes of request bodies held in memory by this process at once. */
+export class BodyBudget {
+  private used = 0;
+  constructor(readonly limit: number) {}
+
+  take(bytes: number): void {
+    if (this.used + bytes > this.limit) {
+      throw new BranchgraphError('overloaded', `request bodies in flight would exceed ${this.limit} bytes; retry shortly`, { details: { limit: this.limit } });
+    }
+    this.used += bytes;
+  }
+
+  give(bytes: number): void {
+    this.used = Math.max(0, this.used - bytes);
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+}
+
+function tooLarge(max: number): BranchgraphError {
+  return new BranchgraphError('payload_too_large', `request bodies are limited to ${max} bytes`, { details: { limit: max } });
+}
+
+/** Refuse a body whose declared length is over `max`, before reading it. */
+export function checkDeclaredLength(req: Request, max: number): void {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && Number(declared) > max) throw tooLarge(max);
+}
+
+/** The whole body as text, at most `max` bytes, its bytes held against `budget` until `release` is called. */
+export async function readBodyText(req: Request, max: number, budget: BodyBudget): Promise<{ text: string; release: () => void }> {
+  checkDeclaredLength(req, max);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const release = (): void => budget.give(size);
+  try {
+    if (req.body !== null) {
+      for await (const chunk of req.body as unknown as AsyncIterable<Uint8Array>) {
+        if (size + chunk.length > max) throw tooLarge(max);
+        budget.take(chunk.length);
+        size += chunk.length;
+        chunks.push(chunk);
+      }
+    }
+  } catch (e) {
+    release();
+    if (e instanceof BranchgraphError) throw e;
+    throw new BranchgraphError('aborted', 'the request body ended before it was complete', { cause: e });
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.length;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(all);
+  } catch {
+    release();
+    throw new BranchgraphError('invalid_input', 'the request body is not valid UTF-8', { issues: [{ path: 'body', message: 'invalid UTF-8' }] });
+  }
+  return { text, release };
+}
