@@ -1,11 +1,18 @@
 /**
  * Deterministic simulation: seeded programs of writes, WAL ingest from two
- * shards, catch-up (serial or pipelined, various caps and budgets), branch
- * create/delete, merges at widths 1/2/4, dry runs, GC and restarts, run against the real
- * engine on a memory store that injects transient failures, lost responses
- * and slow calls, and checked after every step against a reference model.
- * An operation that fails may or may not have landed (a lost response), so
- * the state must then equal the model either before or after it.
+ * shards (one of them shared by a second process, as two misconfigured
+ * servers would), catch-up (serial or pipelined, various caps and budgets)
+ * by either process, branch create/delete, criss-cross histories (with a
+ * change reverted between the two best bases), schemas tightened and
+ * loosened on one branch, merges at widths 1/2/4, dry runs, GC at grace 0
+ * beside other operations while the clock jumps past GC's floor, keys from
+ * the whole UTF-16 space, and restarts, run against the real engine on a
+ * memory store that injects transient failures, lost responses and slow
+ * calls, and checked after every step against a reference model that keeps
+ * full histories. An operation that fails may or may not have landed (a
+ * lost response), so the state must then equal the model either before or
+ * after it; what the model refuses (ill-formed text, a row the schema
+ * forbids, a schema its rows break) must be refused and change nothing.
  *
  * Ingest is modelled as a write: acknowledged rows are visible at once. Its
  * history differs (pending rows are not commits until folded, and folds are
@@ -13,7 +20,7 @@
  * named differently (fast-forward instead of already up to date, merged
  * with no net change); the state must still be exactly the model's.
  *
- * SIM_SEEDS (default 2000), SIM_FIRST_SEED and SIM_OPS tune a run; a failure
+ * SIM_SEEDS (default 1500), SIM_FIRST_SEED and SIM_OPS tune a run; a failure
  * prints the one line that reproduces it.
  */
 import { describe, expect, it } from 'vitest';
@@ -34,10 +41,15 @@ const SEEDS = Number(process.env.SIM_SEEDS ?? 1500);
 const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const OPS = Number(process.env.SIM_OPS ?? 16);
 // Keys from across the UTF-16 space: NUL, an astral character, the last BMP code point.
+// The schema on a branch switches between these; the tight one forbids a = 2, which writes produce.
+const LOOSE = 'node P { id: string @key\n a: int?\n b: int? }';
+const TIGHT = 'node P { id: string @key\n a: int? @range(0, 1)\n b: int? }';
 const KEYS = ['k1', '\u0000k', '\u{1F600}', 'k\uffff'];
 /** Any two UTF-16 code units: usually well-formed, sometimes a lone surrogate the engine must refuse. */
 const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1000), rng.chance(0.5) ? 0x41 : 0xdc00 + rng.int(0x400));
 const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
+/** How the engine refuses what the model refuses: bad input, a write its schema forbids, a schema its rows break. */
+const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incompatible']);
 
 /** Open, retrying transient failures, as a restarting process would. */
 async function openRetrying(store: FaultStore, clock: () => number): Promise<Graph> {
@@ -69,7 +81,7 @@ async function simulate(seed: number): Promise<void> {
   const rng = new Prng(seed);
   const inner = new MemoryStore();
   const setup = await Graph.open(inner);
-  await setup.applySchema('main', 'node P { id: string @key\n a: int?\n b: int? }');
+  await setup.applySchema('main', LOOSE);
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
   // The wall clock every process reads; it jumps between steps, past GC's floor at times, so GC
   // (asked for grace 0, concurrently with other operations) really deletes what it judges garbage.
@@ -91,20 +103,28 @@ async function simulate(seed: number): Promise<void> {
   let walUsed = false;
   const clean = await Graph.open(inner);
 
+  const forced: ({ source: string; into: string } | { branch: string; key: string; remove?: true })[] = [];
+  let crossNo = 0;
   for (let step = 0; step < OPS; step++) {
     wall += rng.pick([0, 0, 1_000, 20 * 60_000, 3 * 3600_000]);
     const branches = [...model.branches.keys()].sort();
     const pick = () => rng.pick(branches);
-    const roll = rng.next();
+    // A criss-cross in progress dictates the next merges; otherwise the dice do.
+    const queued = forced.shift();
+    // A queued step whose branches are gone (a step before it failed) is dropped.
+    const next = queued !== undefined && 'source' in queued && model.branches.has(queued.source) && model.branches.has(queued.into) ? queued : undefined;
+    const nextWrite = queued !== undefined && 'branch' in queued && model.branches.has(queued.branch) ? queued : undefined;
+    const roll = next !== undefined ? 0.7 : nextWrite !== undefined ? 0 : rng.next();
     const before = model.clone();
     let after: ReferenceModel | undefined;
     let run: () => Promise<unknown>;
     let label: string;
     let refused = false;
     if (roll < 0.45) {
-      const branch = pick();
+      const branch = nextWrite?.branch ?? pick();
       const existing = [...model.state(branch).keys()];
-      const ops = Array.from({ length: 1 + rng.int(3) }, () => {
+      // A criss-cross's writes add (or take back) a key of their own, so its merges are three-way and clean.
+      const ops = nextWrite !== undefined ? [nextWrite.remove ? { op: 'delete' as const, id: nextWrite.key } : { op: 'upsert' as const, id: nextWrite.key, a: rng.int(2), b: rng.int(3) }] : Array.from({ length: 1 + rng.int(3) }, () => {
         const r = rng.next();
         const id = rng.chance(0.05) ? anyUnits(rng) : rng.pick(KEYS);
         if (r < 0.5) return { op: 'upsert' as const, id, a: rng.int(3), b: rng.int(3) };
@@ -122,9 +142,10 @@ async function simulate(seed: number): Promise<void> {
       const ingest = rng.chance(0.4);
       const writer = rng.pick(writers);
       label = `${ingest ? `ingest (${writer.shard})` : 'write'} ${branch} ${JSON.stringify(valid)}`;
-      refused = valid.some((o) => !isWellFormed(o.id));
       after = model.clone();
-      if (!refused) after.write(branch, valid);
+      // Ill-formed keys are refused as input; a row the branch's tight schema forbids as a constraint.
+      refused = valid.some((o) => !isWellFormed(o.id)) || after.write(branch, valid) === 'refused';
+      if (refused) after = model.clone();
       const writeOps: WriteOp[] = valid.map((o) =>
         o.op === 'delete'
           ? { op: 'delete', table: 'P', values: { id: o.id } }
@@ -141,6 +162,17 @@ async function simulate(seed: number): Promise<void> {
       after = model.clone();
       after.branches.set(name, model.branches.get(from) as number);
       run = () => g.createBranch(name, { branch: from });
+      // Most of the time the copy starts a criss-cross: `from` and another branch both change, the other
+      // merges into `from`, the copy (from's old head) merges into the other, and then `from` merges
+      // into it, over two best bases.
+      const other = branches.filter((b) => b !== from);
+      if (other.length > 0 && rng.chance(0.8)) {
+        const y = rng.pick(other);
+        // Then `from` takes back the key `y` added: a change between the two best bases, reverted on one
+        // side, which the merge must keep reverted (one best base alone would bring the key back).
+        const k = `x${++crossNo}`;
+        forced.push({ branch: from, key: `${k}a` }, { branch: y, key: `${k}b` }, { source: y, into: from }, { source: name, into: y }, { branch: from, key: `${k}b`, remove: true }, { source: from, into: y });
+      }
     } else if (roll < 0.66 && branches.length > 1) {
       const name = rng.pick(branches.filter((b) => b !== 'main'));
       label = `branch delete ${name}`;
@@ -148,8 +180,8 @@ async function simulate(seed: number): Promise<void> {
       after.branches.delete(name);
       run = () => g.deleteBranch(name);
     } else if (roll < 0.9 && branches.length > 1) {
-      const source = pick();
-      const into = rng.pick(branches.filter((b) => b !== source));
+      const source = next?.source ?? pick();
+      const into = next?.into ?? rng.pick(branches.filter((b) => b !== source));
       const width = rng.pick([1, 2, 4] as const);
       const dryRun = rng.chance(0.15);
       label = `merge ${source} into ${into} width ${width}${dryRun ? ' dry-run' : ''}`;
@@ -160,12 +192,16 @@ async function simulate(seed: number): Promise<void> {
         (e: unknown) => ({ err: e }),
       );
       const observed = await engineState(clean);
+      if ('err' in r && outcomes.every((o) => o.outcome === 'schema_incompatible') && isBranchgraphError(r.err, 'schema_incompatible')) {
+        if (canon(observed) !== canon(modelState(before))) throw new Error(`seed ${seed} step ${step} ${label}: a refused merge changed something`);
+        continue;
+      }
       if ('err' in r) {
         if (!isBranchgraphError(r.err) || !RETRYABLE.has(r.err.code)) throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.err)}`);
         // Unknown outcome: before, or any landed result.
         const candidates = [before, ...outcomes.filter((o) => o.state !== undefined && !dryRun).map((o) => {
           const m = before.clone();
-          m.applyMerge(source, into, o.state as State);
+          m.applyMerge(source, into, o.state as State, o.tight);
           return m;
         })];
         const match = candidates.find((m) => canon(modelState(m)) === canon(observed));
@@ -183,7 +219,7 @@ async function simulate(seed: number): Promise<void> {
         if (!dryRun && (got === 'merged' || got === 'fast_forward')) {
           const options = matching.map((o) => {
             const m = before.clone();
-            m.applyMerge(source, into, o.state as State);
+            m.applyMerge(source, into, o.state as State, o.tight);
             return m;
           });
           const match = options.find((m) => canon(modelState(m)) === canon(observed));
@@ -199,7 +235,16 @@ async function simulate(seed: number): Promise<void> {
       after = model.clone();
       const by = rng.chance(0.3) ? twin : g;
       run = () => catchUp(by, branch, opts);
-    } else if (roll < 0.96) {
+    } else if (roll < 0.95) {
+      // Tighten or loosen one branch's schema, so merges meet a schema changed on one side only.
+      const branch = pick();
+      const tight = !model.tight(branch);
+      label = `schema ${branch} ${tight ? 'tight' : 'loose'}`;
+      after = model.clone();
+      refused = after.applySchema(branch, tight) === 'refused';
+      if (refused) after = model.clone();
+      run = () => g.applySchema(branch, tight ? TIGHT : LOOSE);
+    } else if (roll < 0.97) {
       label = 'gc';
       after = model.clone();
       run = () => g.gc({ graceMs: 0 });
@@ -222,7 +267,7 @@ async function simulate(seed: number): Promise<void> {
     const observed = canon(await engineState(clean));
     if (refused) {
       // A transient fault may strike before validation does; either way nothing changes.
-      const expected = isBranchgraphError(failed) && (failed.code === 'invalid_input' || RETRYABLE.has(failed.code));
+      const expected = isBranchgraphError(failed) && (REFUSALS.has(failed.code) || RETRYABLE.has(failed.code));
       if (!expected || observed !== canon(modelState(before))) throw new Error(`seed ${seed} step ${step} ${label}: ill-formed text was not refused cleanly (${String(failed)})`);
       model = before;
     } else if (failed !== undefined) {
@@ -250,6 +295,6 @@ describe('deterministic simulation', () => {
       ran++;
     }
     expect(ran).toBe(SEEDS);
-    console.log(`simulation: ${ran} seeds × ${OPS} operations in ${Date.now() - started} ms`);
+    console.log(`simulation: ${ran} seeds × ${OPS} operations in ${Date.now() - started} ms; ${ReferenceModel.crissCrosses} merges over criss-cross histories`);
   }, 600_000);
 });
