@@ -97,7 +97,7 @@ describe('names that collide with Object.prototype', () => {
     // __proto__ in values is refused by name, not silently dropped.
     const r = await a.request('/branches/main/writes', post('{"ops":[{"op":"insert","table":"T","values":{"id":"y","__proto__":{"v":1}}}]}'));
     expect(((await r.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path).toBe('body.ops[0].values.__proto__');
-    const { validateShard } = await import('../src/wal/generation.js');
+    const { validateShard } = await import('../src/pending/generation.js');
     for (const n of NAMES) expect(() => validateShard(n)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
   });
 });

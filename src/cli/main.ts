@@ -12,7 +12,6 @@ import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
 import { CONFIG_HELP, loadConfig } from '../service/config.js';
 import { CatchUpInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
-import { ndjsonStream } from '../graph/ndjson.js';
 import type { BranchgraphService } from '../service/service.js';
 import { openService } from '../service/open-service.js';
 
@@ -164,7 +163,7 @@ async function main(argv: string[]): Promise<number> {
       const [branch, file] = positionals;
       if (!branch || !file) return usage('ingest BRANCH FILE.ndjson [--shard NAME]');
       if (client) out(await client.ingest(branch, readFileSync(file, 'utf8')));
-      else out(await (await embedded()).ingest(branch, ndjsonStream(createReadStream(file)), ctx));
+      else out(await (await embedded()).ingestNdjson(branch, createReadStream(file), ctx));
       return 0;
     }
     case 'catchup': {

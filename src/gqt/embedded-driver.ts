@@ -1,8 +1,6 @@
-import { Graph } from '../graph/graph.js';
-import { allRows } from '../graph/reads.js';
-import { formatSchema } from '../model/schema-parser.js';
 import type { CatchUpInput, MergeInput } from '../service/inputs.js';
-import { BranchgraphService, type RequestContext } from '../service/service.js';
+import type { BranchgraphService, RequestContext } from '../service/service.js';
+import { serviceOnStore } from '../service/open-service.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { DriverRef, GqtDriver } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
@@ -26,13 +24,9 @@ export class EmbeddedDriver implements GqtDriver {
     return this.service;
   }
 
-  private get graph(): Graph {
-    return this.svc.graph;
-  }
-
   async restart(): Promise<void> {
-    await this.service?.graph.close();
-    this.service = new BranchgraphService(await Graph.open(this.reopenStore(), { actor: 'gqt' }), { wal: { shard: 'gqt' } });
+    await this.service?.close();
+    this.service = await serviceOnStore(this.reopenStore(), { actor: 'gqt', shard: 'gqt' });
   }
 
   async applySchema(branch: string, text: string): Promise<void> {
@@ -68,13 +62,19 @@ export class EmbeddedDriver implements GqtDriver {
   }
 
   async rows(table: string, at: DriverRef) {
-    const snap = await this.graph.resolve(at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' });
-    return allRows(this.graph, snap, table);
+    const ref = at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' };
+    const out: { key: string; row: Record<string, unknown> }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.svc.scan(ref, table, { limit: 1000, ...(cursor !== undefined ? { cursor } : {}) }, this.ctx);
+      out.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    return out;
   }
 
   async schemaText(at: DriverRef): Promise<string> {
-    const snap = await this.graph.resolve(at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' });
-    return formatSchema(snap.schema);
+    return (await this.svc.getSchema(at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' }, this.ctx)).text;
   }
 
   log(branch: string) {
@@ -86,6 +86,6 @@ export class EmbeddedDriver implements GqtDriver {
   }
 
   async close(): Promise<void> {
-    await this.graph.close();
+    await this.svc.close();
   }
 }

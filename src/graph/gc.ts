@@ -27,8 +27,8 @@ import { decodeTime } from 'ulid';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Graph } from './graph.js';
 import type { Manifest, ManifestRef } from './manifest.js';
-import { parseGenerationKey } from '../wal/generation.js';
-import { watermarksFor } from '../wal/pending.js';
+import { parseGenerationKey } from '../pending/generation.js';
+import { watermarksFor } from '../pending/pending-wal.js';
 
 export interface GcOptions {
   /** Objects younger than this are kept even when unreferenced. Default one hour. */

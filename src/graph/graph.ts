@@ -23,8 +23,8 @@ import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } fro
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
-import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../wal/pending.js';
-import { foldedEntries, isVirtualRun } from '../wal/generation.js';
+import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../pending/pending-wal.js';
+import { foldedEntries, isVirtualRun } from '../pending/generation.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
 

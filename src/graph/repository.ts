@@ -25,7 +25,8 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { EMPTY_SCHEMA, SchemaIR, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
-import { decodeJson, encodeJson, ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
+import { ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
 
 export const HINT_EVERY = 32;
 

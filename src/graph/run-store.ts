@@ -13,8 +13,9 @@ import { mapLimit } from '../model/map-limit.js';
 import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import { newestRows, type LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
-import { decodeJson, encodeJson, RunRefZ } from './manifest.js';
-import { decodeGeneration, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../wal/generation.js';
+import { RunRefZ } from './manifest.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { decodeGeneration, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../pending/generation.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;

@@ -10,7 +10,6 @@ import { createSchema } from 'graphql-yoga';
 import { isMasked, publicError, toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
 import { CatchUpInputZ, CreateBranchZ, DirectionZ, GcInputZ, IngestInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
-import type { WriteOp } from '../graph/write-batch.js';
 import type { BranchgraphService, MergeResultDto, RequestContext } from '../service/service.js';
 import { packageRoot } from '../service/package-root.js';
 
@@ -148,7 +147,7 @@ export function graphqlSchema() {
         }),
         write: op('write', (_p, a, c) => c.service.write(String(a.branch), parseInput(WriteInputZ, stripNulls(a.input), 'input'), c.requestCtx)),
         load: op('write', (_p, a, c) => c.service.load(String(a.branch), String(a.ndjson), c.requestCtx)),
-        ingest: op('write', (_p, a, c) => c.service.ingest(String(a.branch), parseInput(IngestInputZ, { ops: stripNulls(a.ops) }, 'input').ops as WriteOp[], c.requestCtx)),
+        ingest: op('write', (_p, a, c) => c.service.ingest(String(a.branch), parseInput(IngestInputZ, { ops: stripNulls(a.ops) }, 'input').ops, c.requestCtx)),
         catchUp: op('write', (_p, a, c) =>
           c.service.catchUp(String(a.branch), parseInput(CatchUpInputZ, stripNulls({ maxGenerations: a.maxGenerations, maxBytes: a.maxBytes, pipeline: a.pipeline }), 'input'), c.requestCtx),
         ),

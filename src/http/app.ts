@@ -16,7 +16,6 @@ import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { BodyBudget, readBodyText } from './request-body.js';
-import { ndjsonStream } from '../graph/ndjson.js';
 import { CatchUpInputZ, CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
 import { serviceMetrics } from '../service/metrics.js';
 import { packageRoot } from '../service/package-root.js';
@@ -153,7 +152,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
   app.post('/branches/:id/ingest', role('write'), async (c) => {
     const body = c.req.raw.body;
     if (body === null) throw new BranchgraphError('invalid_input', 'ingest needs an NDJSON body', { issues: [{ path: 'body', message: 'empty' }] });
-    return c.json(await service.ingest(param(c, 'id'), ndjsonStream(body), ctxOf(c)));
+    return c.json(await service.ingestNdjson(param(c, 'id'), body as unknown as AsyncIterable<Uint8Array>, ctxOf(c)));
   });
   app.post('/branches/:id/catchup', role('write'), async (c) => c.json(await service.catchUp(param(c, 'id'), parseInput(CatchUpInputZ, await jsonBody(c), 'body'), ctxOf(c))));
   app.get('/branches/:id/wal', role('read'), async (c) => c.json(await service.walStatus(param(c, 'id'), ctxOf(c))));

@@ -5,9 +5,7 @@
  */
 import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
 import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
-import type { CatchUpReport } from '../wal/catch-up.js';
-import type { DamagedBranch } from '../graph/repository.js';
-import type { BranchDto, CommitDto, IngestResultDto, MergeResultDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import type { BranchDto, CatchUpReport, CommitDto, DamagedBranch, IngestResultDto, MergeResultDto, WalStatusDto, WriteResultDto } from '../service/service.js';
 
 export class RestClient {
   constructor(

@@ -6,14 +6,14 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
-import type { Graph } from '../graph/graph.js';
 import type { Config } from '../service/config.js';
 import { openService } from '../service/open-service.js';
+import type { BranchgraphService } from '../service/service.js';
 import { createApp } from './app.js';
 
 export interface RunningServer {
   url: string;
-  graph: Graph;
+  graph: BranchgraphService['graph'];
   logger: Logger;
   close(): Promise<void>;
 }

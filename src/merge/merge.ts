@@ -14,7 +14,7 @@
  * moves before publication, the whole plan is redone against the new head, a
  * bounded number of times, then `publish_contention` (retryable).
  */
-import { NO_PENDING } from '../wal/pending.js';
+import { NO_PENDING } from '../pending/pending-wal.js';
 import { compareConflicts, conflictPage, type Conflict, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
@@ -27,7 +27,7 @@ import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, sameRuns, versionS
 import { tablesToRecheck } from '../model/schema-change.js';
 import { checkTable, type LiveRows } from '../graph/table-check.js';
 import { mergeBaseView } from './virtual-base.js';
-import { MERGE_PHASES, PhaseTimer, type MergePhase } from './phase-timer.js';
+import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
 import { DEFAULT_BUDGET_BYTES, preparationGauges, runPreparations, type Fallback, type Width } from './preparation-scheduler.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
 import { validateMerged } from './validate.js';

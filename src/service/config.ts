@@ -8,7 +8,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { parseStoreUrl } from '../store/open-store.js';
 import { parseTokens, type Grant } from './auth.js';
 import { LIMITS } from './inputs.js';
-import { isValidShard } from '../wal/generation.js';
+import { isValidShard } from '../pending/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
 import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
 

@@ -81,6 +81,9 @@ export const SchemaApplyZ = z
   .strict();
 export type SchemaApplyInput = z.infer<typeof SchemaApplyZ>;
 
+/** One write operation as every transport takes it. */
+export type WriteOpInput = z.infer<typeof WriteOpZ>;
+
 export const IngestInputZ = z.object({ ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps) }).strict();
 
 export const CatchUpInputZ = z

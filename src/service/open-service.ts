@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { Graph } from '../graph/graph.js';
 import { LatencyStore } from '../store/latency-store.js';
+import type { ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import type { Config } from './config.js';
 import { BranchgraphService, type ServiceOptions } from './service.js';
@@ -20,6 +21,12 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
     catchUp: config.catchUp,
     ...(log ? { log } : {}),
   };
+}
+
+/** A service over a store the caller already holds (embedded use, test harnesses). */
+export async function serviceOnStore(store: ObjectStore, opts: { actor: string; shard: string } & Omit<ServiceOptions, 'wal'>): Promise<BranchgraphService> {
+  const { actor, shard, ...rest } = opts;
+  return new BranchgraphService(await Graph.open(store, { actor }), { ...rest, wal: { shard } });
 }
 
 export async function openService(config: Config, log?: Logger): Promise<BranchgraphService> {

@@ -12,6 +12,10 @@ import type { Logger } from 'pino';
 import { Graph, type Ref, type Snapshot } from '../graph/graph.js';
 import type { Commit } from '../graph/manifest.js';
 import type { DamagedBranch } from '../graph/repository.js';
+
+// Types the transports show, so edges need no import from the layers below.
+export type { DamagedBranch } from '../graph/repository.js';
+export type { CatchUpReport } from '../wal/catch-up.js';
 import { commitLog, diffSnapshots, edgesOf, getRow, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
 import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
@@ -21,7 +25,8 @@ import { mergeBranches, type MergeConflicts, type MergeSuccess } from '../merge/
 import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
-import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import { ndjsonStream } from '../graph/ndjson.js';
+import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput, WriteOpInput } from './inputs.js';
 import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
 import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
 import type { CatchUpReport } from '../wal/catch-up.js';
@@ -121,6 +126,12 @@ export class BranchgraphService {
 
   async stop(): Promise<void> {
     await this.catchUps.stop();
+  }
+
+  /** Stop background work and release the store. */
+  async close(): Promise<void> {
+    await this.stop();
+    await this.graph.close();
   }
 
   private snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
@@ -228,10 +239,15 @@ export class BranchgraphService {
 
   // ---- WAL ingest and catch-up -------------------------------------------
 
-  async ingest(branch: string, ops: Iterable<WriteOp> | AsyncIterable<WriteOp>, ctx: RequestContext): Promise<IngestResultDto> {
+  /** Ingest an NDJSON byte stream (a request body, a file), parsed as it arrives and never buffered whole. */
+  ingestNdjson(branch: string, body: AsyncIterable<Uint8Array>, ctx: RequestContext): Promise<IngestResultDto> {
+    return this.ingest(branch, ndjsonStream(body), ctx);
+  }
+
+  async ingest(branch: string, ops: Iterable<WriteOpInput> | AsyncIterable<WriteOpInput>, ctx: RequestContext): Promise<IngestResultDto> {
     // Watched even if the request fails part-way: generations sealed before the failure are pending too.
     this.catchUps.watch(branch);
-    const r: IngestReport = await this.writer.ingest(branch, ops, { ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.actor ? { actor: ctx.actor } : {}) });
+    const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, { ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.actor ? { actor: ctx.actor } : {}) });
     serviceMetrics.walGenerations += r.generations.length;
     return {
       branch,

@@ -35,9 +35,9 @@ import { isGenerationFolded, type Graph } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
-import { PhaseTimer } from '../merge/phase-timer.js';
-import { foldedEntries, splitVirtualRun, type GenerationInfo } from './generation.js';
-import { watermarksFor } from './pending.js';
+import { PhaseTimer } from '../model/phase-timer.js';
+import { foldedEntries, splitVirtualRun, type GenerationInfo } from '../pending/generation.js';
+import { watermarksFor } from '../pending/pending-wal.js';
 import { runCatchUpPipeline, type PipelineOutcome } from './catch-up-pipeline.js';
 
 export const DEFAULT_CATCHUP_MAX_GENERATIONS = 64;

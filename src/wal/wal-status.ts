@@ -5,7 +5,7 @@
  */
 import type { Graph } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
-import { watermarksFor } from './pending.js';
+import { watermarksFor } from '../pending/pending-wal.js';
 
 export interface ShardStatus {
   shard: string;

@@ -25,8 +25,8 @@ import type { Graph, Snapshot } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import { resolveWrite, type WriteOp, type WriteSummary } from '../graph/write-batch.js';
 import type { RunRow } from '../table/run.js';
-import { encodeGeneration, GENERATION_FORMAT, generationDigest, parseGenerationKey, validateShard, walKeys, type Generation } from './generation.js';
-import { watermarksFor } from './pending.js';
+import { encodeGeneration, GENERATION_FORMAT, generationDigest, parseGenerationKey, validateShard, walKeys, type Generation } from '../pending/generation.js';
+import { watermarksFor } from '../pending/pending-wal.js';
 
 export interface WalWriterOptions {
   shard: string;

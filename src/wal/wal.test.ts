@@ -7,7 +7,7 @@ import { merge, mergeOk, peopleGraph, person, rowsOf } from '../../test/support/
 import { WalWriter } from './wal-writer.js';
 import { catchUp, planBatches } from './catch-up.js';
 import type { WriteOp } from '../graph/write-batch.js';
-import type { GenerationInfo } from './generation.js';
+import type { GenerationInfo } from '../pending/generation.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { allRows } from '../graph/reads.js';
 import type { Snapshot } from '../graph/graph.js';

@@ -23,7 +23,7 @@ import { BranchgraphError } from '../model/errors.js';
 import type { Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { decodeJson, encodeJson } from '../graph/manifest.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
 
 export const GENERATION_FORMAT = 1;
 const SHARD_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -11,9 +11,20 @@
 import type { ObjectStore } from '../store/object-store.js';
 import type { TableVersion } from '../table/table-version.js';
 import { compareKey, type RunRef } from '../table/run.js';
-import type { Manifest } from '../graph/manifest.js';
-import type { RunStore } from '../graph/run-store.js';
-import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type GenerationInfo } from './generation.js';
+import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type Generation, type GenerationInfo } from './generation.js';
+
+/** What the pending view needs of a snapshot's manifest. */
+export interface ManifestWal {
+  lineage: string;
+  /** Per WAL shard: the highest generation folded into the tables. */
+  wal: Record<string, number>;
+  tables: Record<string, TableVersion>;
+}
+
+/** The port the graph layer implements to read (and cache) generation objects. */
+export interface GenerationReader {
+  generation(key: string, signal?: AbortSignal): Promise<{ generation: Generation; file: Uint8Array }>;
+}
 
 export interface PendingWal {
   /** Pending generations in overlay order (oldest first). */
@@ -29,7 +40,7 @@ export interface PendingWal {
 export const NO_PENDING: PendingWal = { generations: [], runs: {}, seen: {}, leftovers: [] };
 
 /** Watermarks of `manifest` as they apply to `lineage` (a fork point of another lineage has none). */
-export function watermarksFor(manifest: Manifest, lineage: string): Record<string, number> {
+export function watermarksFor(manifest: Pick<ManifestWal, 'lineage' | 'wal'>, lineage: string): Record<string, number> {
   return manifest.lineage === lineage ? manifest.wal : {};
 }
 
@@ -45,7 +56,7 @@ async function listGenerations(store: ObjectStore, lineage: string, watermarks: 
   return { pending, leftovers };
 }
 
-export async function readPending(store: ObjectStore, runs: RunStore, manifest: Manifest, lineage: string, signal?: AbortSignal): Promise<PendingWal> {
+export async function readPending(store: ObjectStore, runs: GenerationReader, manifest: ManifestWal, lineage: string, signal?: AbortSignal): Promise<PendingWal> {
   const marks = watermarksFor(manifest, lineage);
   if (Object.keys(marks).length === 0) return NO_PENDING;
   const { pending: listed, leftovers } = await listGenerations(store, lineage, marks, signal);
@@ -81,7 +92,7 @@ export async function readPending(store: ObjectStore, runs: RunStore, manifest: 
 }
 
 /** The manifest's tables with pending runs on top. */
-export function viewTables(manifest: Manifest, pending: PendingWal): Record<string, TableVersion> {
+export function viewTables(manifest: ManifestWal, pending: PendingWal): Record<string, TableVersion> {
   const out: Record<string, TableVersion> = { ...manifest.tables };
   for (const [t, refs] of Object.entries(pending.runs)) out[t] = { runs: [...(manifest.tables[t]?.runs ?? []), ...refs] };
   return out;
