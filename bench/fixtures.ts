@@ -17,7 +17,10 @@ import { WalWriter } from '../src/wal/wal-writer.js';
 export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v3');
 
 async function exists(p: string): Promise<boolean> {
-  return stat(p).then(() => true, () => false);
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
 }
 
 const pad = (n: number, w = 3) => String(n).padStart(w, '0');
@@ -35,11 +38,23 @@ export async function mergeFixture(touched: number): Promise<string> {
   const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const tables = Array.from({ length: 121 }, (_, i) => `T${pad(i)}`);
   await g.applySchema('main', tables.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
-  await mustWrite(g, 'main', tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } }))));
+  await mustWrite(
+    g,
+    'main',
+    tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } }))),
+  );
   await g.createBranch('feature', { branch: 'main' });
   const upd = (t: string, id: string, prop: 'a' | 'b'): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: 1 } });
-  await mustWrite(g, 'feature', tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a'), upd(t, 'r2', 'a')]));
-  await mustWrite(g, 'main', tables.slice(0, touched).flatMap((t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')]));
+  await mustWrite(
+    g,
+    'feature',
+    tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a'), upd(t, 'r2', 'a')]),
+  );
+  await mustWrite(
+    g,
+    'main',
+    tables.slice(0, touched).flatMap((t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')]),
+  );
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }
@@ -52,7 +67,11 @@ export async function historyFixture(extra: number): Promise<string> {
   const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const tables = ['A', 'B', 'C', 'D'];
   await g.applySchema('main', tables.map((t) => `node ${t} { id: string @key\n a: int\n b: int\n h: int }`).join('\n'));
-  await mustWrite(g, 'main', tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0, h: 0 } }))));
+  await mustWrite(
+    g,
+    'main',
+    tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0, h: 0 } }))),
+  );
   for (let i = 0; i < extra; i++) {
     // History that also passes through merges of other branches.
     if (i % 8 === 7) {
@@ -66,8 +85,22 @@ export async function historyFixture(extra: number): Promise<string> {
     }
   }
   await g.createBranch('feature', { branch: 'main' });
-  await mustWrite(g, 'feature', tables.flatMap((t) => [{ op: 'update' as const, table: t, values: { id: 'r1', a: 1 } }, { op: 'update' as const, table: t, values: { id: 'r2', a: 1 } }]));
-  await mustWrite(g, 'main', tables.flatMap((t) => [{ op: 'update' as const, table: t, values: { id: 'r3', b: 1 } }, { op: 'update' as const, table: t, values: { id: 'r4', b: 1 } }]));
+  await mustWrite(
+    g,
+    'feature',
+    tables.flatMap((t) => [
+      { op: 'update' as const, table: t, values: { id: 'r1', a: 1 } },
+      { op: 'update' as const, table: t, values: { id: 'r2', a: 1 } },
+    ]),
+  );
+  await mustWrite(
+    g,
+    'main',
+    tables.flatMap((t) => [
+      { op: 'update' as const, table: t, values: { id: 'r3', b: 1 } },
+      { op: 'update' as const, table: t, values: { id: 'r4', b: 1 } },
+    ]),
+  );
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }

@@ -159,13 +159,15 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
   ] as const;
   for (const workload of ['unique', 'updates'] as CatchUpWorkload[]) {
     for (const latencyMs of [0, 17]) {
-      const arms = variants.map(([mode, cap]): Arm => ({
-        variant: `${workload}-l${latencyMs}-${mode}${cap}`,
-        params: { workload, latencyMs, shards: 4, generations: 32, rowsPerGeneration: 8, payloadKiB: 8, pipeline: mode === 'pipeline' ? 'on' : 'off', maxGenerations: cap },
-        fixture: () => catchUpFixture(workload),
-        mode: `catchup-${mode}-${cap}`,
-        latencyMs,
-      }));
+      const arms = variants.map(
+        ([mode, cap]): Arm => ({
+          variant: `${workload}-l${latencyMs}-${mode}${cap}`,
+          params: { workload, latencyMs, shards: 4, generations: 32, rowsPerGeneration: 8, payloadKiB: 8, pipeline: mode === 'pipeline' ? 'on' : 'off', maxGenerations: cap },
+          fixture: () => catchUpFixture(workload),
+          mode: `catchup-${mode}-${cap}`,
+          latencyMs,
+        }),
+      );
       const group = await runGroup('catchup', arms, quick ? 2 : 5, `${workload} latency=${latencyMs}`);
       results.push(...group);
       const [serial8, pipe8, pipe64] = group as [Result, Result, Result];
@@ -202,7 +204,12 @@ export function mergeChart(results: Result[]): string {
   const modes = ['width1', 'width4', 'http'];
   const colors: Record<string, string> = { width1: '#7f8c8d', width4: '#2e86de', http: '#e67e22' };
   const max = Math.max(...results.filter((r) => r.matrix === 'merge').map((r) => r.medianMs));
-  const W = 640, H = 320, left = 60, bottom = 40, top = 30, bw = 40;
+  const W = 640,
+    H = 320,
+    left = 60,
+    bottom = 40,
+    top = 30,
+    bw = 40;
   const scale = (v: number) => ((H - bottom - top) * v) / max;
   let bars = '';
   groups.forEach((t, gi) => {
@@ -215,7 +222,12 @@ export function mergeChart(results: Result[]): string {
     });
     bars += `<text x="${left + gi * 190 + 80}" y="${H - bottom + 16}" font-size="12" text-anchor="middle">${t} touched</text>`;
   });
-  const legend = modes.map((m, i) => `<rect x="${left + i * 150}" y="8" width="12" height="12" fill="${colors[m]}"/><text x="${left + i * 150 + 16}" y="18" font-size="12">${m === 'http' ? 'REST (width 1)' : m.replace('width', 'embedded width ')}</text>`).join('');
+  const legend = modes
+    .map(
+      (m, i) =>
+        `<rect x="${left + i * 150}" y="8" width="12" height="12" fill="${colors[m]}"/><text x="${left + i * 150 + 16}" y="18" font-size="12">${m === 'http' ? 'REST (width 1)' : m.replace('width', 'embedded width ')}</text>`,
+    )
+    .join('');
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}<line x1="${left}" y1="${H - bottom}" x2="${W - 10}" y2="${H - bottom}" stroke="#333"/><text x="14" y="${H / 2}" font-size="12" transform="rotate(-90 14 ${H / 2})">median merge ms (17 ms per store call)</text>${bars}</svg>\n`;
 }
 
@@ -242,7 +254,7 @@ async function main(): Promise<void> {
   }
   const report = { date: new Date().toISOString(), quick, node: process.version, results: all, ratios };
   const file = path.join(out, `${which}${quick ? '-quick' : ''}.json`);
-  await writeFile(file, JSON.stringify(report, null, 2) + '\n');
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   if (names.includes('merge')) await writeFile(path.join(out, 'merge-chart.svg'), mergeChart(all));
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
 }

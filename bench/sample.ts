@@ -33,17 +33,18 @@ async function catchUpSample(variant: string, dir: string, latency: number, fixt
   if (rows.length !== Object.keys(expected).length) throw new Error(`expected ${Object.keys(expected).length} rows, found ${rows.length}`);
   for (const row of rows) {
     const want = expected[row.key];
-    if (want === undefined || row.row.shard !== want.shard || row.row.gen !== want.gen) throw new Error(`row ${row.key} is ${JSON.stringify([row.row.shard, row.row.gen])}, expected ${JSON.stringify(want)}`);
+    if (want === undefined || row.row.shard !== want.shard || row.row.gen !== want.gen)
+      throw new Error(`row ${row.key} is ${JSON.stringify([row.row.shard, row.row.gen])}, expected ${JSON.stringify(want)}`);
   }
   process.stdout.write(
-    JSON.stringify({
+    `${JSON.stringify({
       ms,
       phasesMs: { ...r.phasesMs, batches: r.batches, overlapped: r.overlapped, generationsPerSecond: Math.round((r.generations / ms) * 1000 * 10) / 10 },
       storeCalls: Object.fromEntries(Object.entries(r.storeCalls).map(([op, c]) => [op, c.calls])),
       bytesRead: r.storeCalls.total.bytesRead,
       maxWidth: r.maxAlive,
       peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10,
-    }) + '\n',
+    })}\n`,
   );
 }
 
@@ -80,14 +81,14 @@ try {
   if (result.status !== 'success' || result.outcome !== 'merged') throw new Error(`unexpected merge result ${JSON.stringify(result).slice(0, 300)}`);
   const m = result.metrics;
   process.stdout.write(
-    JSON.stringify({
+    `${JSON.stringify({
       ms,
       phasesMs: m.phasesMs,
       storeCalls: Object.fromEntries(Object.entries(m.storeCalls).map(([op, c]) => [op, c.calls])),
       bytesRead: m.storeCalls.total.bytesRead,
       maxWidth: m.maxWidth,
       peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10,
-    }) + '\n',
+    })}\n`,
   );
 } finally {
   await rm(dir, { recursive: true, force: true });

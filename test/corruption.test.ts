@@ -99,7 +99,10 @@ describe('checksums on stored JSON', () => {
     const g = await peopleGraph(store);
     await mustWrite(g, 'main', [person('a')]);
     const keys = (await listAll(store, '')).map((o) => o.key);
-    const manifestKey = keys.filter((k) => k.startsWith('manifests/')).sort().at(-1) as string;
+    const manifestKey = keys
+      .filter((k) => k.startsWith('manifests/'))
+      .sort()
+      .at(-1) as string;
     for (const key of [manifestKey, keys.find((k) => k.startsWith('branches/')) as string, keys.find((k) => k.startsWith('commits/')) as string]) {
       const original = new TextDecoder().decode(await store.get(key));
       const edited = original.includes('"version":') ? original.replace(/"version":(\d+)/, (_m, v: string) => `"version":${Number(v) + 0}0`) : original.replace('"actor":"test"', '"actor":"mallory"');
@@ -108,7 +111,13 @@ describe('checksums on stored JSON', () => {
       await store.putOverwrite(key, new TextEncoder().encode(edited));
       const fresh = await Graph.open(store).catch((e: unknown) => e);
       const reading = (gr: Graph) => (key.startsWith('commits/') ? gr.commitSnapshot(key.slice('commits/'.length, -'.json'.length)) : gr.branchHead('main'));
-      const read = fresh instanceof Graph ? await reading(fresh).then(() => `read ${key}`, (e: unknown) => e) : fresh;
+      const read =
+        fresh instanceof Graph
+          ? await reading(fresh).then(
+              () => `read ${key}`,
+              (e: unknown) => e,
+            )
+          : fresh;
       expect(read).toMatchObject({ code: 'corrupt_object' });
       await store.putOverwrite(key, new TextEncoder().encode(original));
     }

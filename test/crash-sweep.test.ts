@@ -61,11 +61,22 @@ async function mergeSetup(): Promise<MemoryStore> {
   const store = new MemoryStore();
   const g = await Graph.open(store);
   await g.applySchema('main', ['A', 'B', 'C', 'D', 'E'].map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
-  for (const t of ['A', 'B', 'C', 'D', 'E']) await mustWrite(g, 'main', [1, 2, 3].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })));
+  for (const t of ['A', 'B', 'C', 'D', 'E'])
+    await mustWrite(
+      g,
+      'main',
+      [1, 2, 3].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })),
+    );
   await g.createBranch('f', { branch: 'main' });
   for (const t of ['A', 'B', 'C', 'D', 'E']) {
-    await mustWrite(g, 'f', [{ op: 'update', table: t, values: { id: 'r1', a: 1 } }, { op: 'update', table: t, values: { id: 'r3', a: 5 } }]);
-    await mustWrite(g, 'main', [{ op: 'update', table: t, values: { id: 'r2', b: 2 } }, { op: 'update', table: t, values: { id: 'r3', b: 6 } }]);
+    await mustWrite(g, 'f', [
+      { op: 'update', table: t, values: { id: 'r1', a: 1 } },
+      { op: 'update', table: t, values: { id: 'r3', a: 5 } },
+    ]);
+    await mustWrite(g, 'main', [
+      { op: 'update', table: t, values: { id: 'r2', b: 2 } },
+      { op: 'update', table: t, values: { id: 'r3', b: 6 } },
+    ]);
   }
   return store;
 }

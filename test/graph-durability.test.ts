@@ -56,11 +56,7 @@ describe('concurrency across processes', () => {
 });
 
 describe('model-based property test', () => {
-  type Op =
-    | { kind: 'upsert'; branch: number; id: string; age: number }
-    | { kind: 'delete'; branch: number; id: string }
-    | { kind: 'branch'; from: number }
-    | { kind: 'reopen' };
+  type Op = { kind: 'upsert'; branch: number; id: string; age: number } | { kind: 'delete'; branch: number; id: string } | { kind: 'branch'; from: number } | { kind: 'reopen' };
   const opArb: fc.Arbitrary<Op> = fc.oneof(
     { weight: 5, arbitrary: fc.record({ kind: fc.constant('upsert' as const), branch: fc.nat(3), id: fc.constantFrom('a', 'b', 'c', 'd'), age: fc.nat(5) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), branch: fc.nat(3), id: fc.constantFrom('a', 'b', 'c', 'd') }) },

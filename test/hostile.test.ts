@@ -55,7 +55,9 @@ describe('GraphQL documents', () => {
     await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, { transport: 'embedded' });
     const deepSelection = `{ ${'branches { head { '.repeat(1500)}id${' } }'.repeat(1500)} }`;
     const deepLiteral = `mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "t", v: ${'['.repeat(3000)}1${']'.repeat(3000)} } }] }) { inserted } }`;
-    const deepVariables = gql('mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', { i: { ops: [{ op: 'insert', table: 'T', values: { id: 't', v: JSON.parse(`${'['.repeat(3000)}1${']'.repeat(3000)}`) } }] } });
+    const deepVariables = gql('mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', {
+      i: { ops: [{ op: 'insert', table: 'T', values: { id: 't', v: JSON.parse(`${'['.repeat(3000)}1${']'.repeat(3000)}`) } }] },
+    });
     for (const init of [gql(deepSelection), gql(deepLiteral), deepVariables]) {
       const r = await a.request('/graphql', init);
       // A document refused before execution is HTTP 400; a resolver's refusal is a GraphQL error in a 200.
@@ -64,7 +66,11 @@ describe('GraphQL documents', () => {
       expect(b.errors[0]?.extensions.code).toBe('invalid_input');
     }
     // REST bodies with a value nested that deep are refused the same way, and nothing was written.
-    const rest = await a.request('/branches/main/writes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"ops":[{"op":"insert","table":"T","values":{"id":"t","v":${'['.repeat(3000)}1${']'.repeat(3000)}}}]}` });
+    const rest = await a.request('/branches/main/writes', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"ops":[{"op":"insert","table":"T","values":{"id":"t","v":${'['.repeat(3000)}1${']'.repeat(3000)}}}]}`,
+    });
     expect(rest.status).toBe(400);
     expect((await service.scan({ branch: 'main' }, 'T', {}, { transport: 'embedded' })).items).toEqual([]);
   });
@@ -108,7 +114,16 @@ describe('cursors and sizes', () => {
     const ctx = { transport: 'embedded' as const };
     await service.applySchema('main', { schema: 'node T { id: string @key }' }, ctx);
     const long = 'k'.repeat(1000);
-    await service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: `${long}1` } }, { op: 'insert', table: 'T', values: { id: `${long}2` } }] }, ctx);
+    await service.write(
+      'main',
+      {
+        ops: [
+          { op: 'insert', table: 'T', values: { id: `${long}1` } },
+          { op: 'insert', table: 'T', values: { id: `${long}2` } },
+        ],
+      },
+      ctx,
+    );
     const first = (await (await a.request('/tables/T/rows?limit=1')).json()) as { items: { key: string }[]; nextCursor: string };
     expect(first.nextCursor.length).toBeLessThan(1500);
     const second = (await (await a.request(`/tables/T/rows?limit=1&cursor=${first.nextCursor}`)).json()) as { items: { key: string }[] };
@@ -144,7 +159,11 @@ describe('identity', () => {
     const a = createApp({ service, logger: pino({ level: 'silent' }), tokens });
     const auth = (t: string) => ({ authorization: `Bearer ${t}`, 'content-type': 'application/json' });
     expect((await a.request('/branches/main/schema', { method: 'POST', headers: auth('admin-secret-1'), body: JSON.stringify({ schema: 'node T { id: string @key }' }) })).status).toBe(200);
-    const w = await a.request('/branches/main/writes', { method: 'POST', headers: auth('writer-secret-1'), body: JSON.stringify({ ops: [{ op: 'insert', table: 'T', values: { id: 'x' } }], author: 'the-ceo' }) });
+    const w = await a.request('/branches/main/writes', {
+      method: 'POST',
+      headers: auth('writer-secret-1'),
+      body: JSON.stringify({ ops: [{ op: 'insert', table: 'T', values: { id: 'x' } }], author: 'the-ceo' }),
+    });
     const commit = ((await w.json()) as { commit: { actor: string; author: string } }).commit;
     expect(commit.actor).toMatch(/^write-[0-9a-f]{8}$/);
     expect(commit.actor).not.toContain('writer-secret');
@@ -155,7 +174,11 @@ describe('identity', () => {
       ['schema', 'alice', 'alice'],
       ['init', 'server', 'server'],
     ]);
-    const g = await a.request('/graphql', { method: 'POST', headers: auth('admin-secret-1'), body: JSON.stringify({ query: 'mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "y" } }], author: "mallory" }) { commit { actor author } } }' }) });
+    const g = await a.request('/graphql', {
+      method: 'POST',
+      headers: auth('admin-secret-1'),
+      body: JSON.stringify({ query: 'mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "y" } }], author: "mallory" }) { commit { actor author } } }' }),
+    });
     expect(((await g.json()) as { data: { write: { commit: unknown } } }).data.write.commit).toEqual({ actor: 'alice', author: 'mallory' });
   });
 });
@@ -270,7 +293,10 @@ describe('request bodies', () => {
     try {
       await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
       const line = '{"op":"upsert","table":"T","values":{"id":"a"}}\n';
-      const r = await rawRequest(s.url, `POST /branches/main/ingest HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n${line.length.toString(16)}\r\n${line}\r\n`);
+      const r = await rawRequest(
+        s.url,
+        `POST /branches/main/ingest HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n${line.length.toString(16)}\r\n${line}\r\n`,
+      );
       let pending = 0;
       for (let i = 0; i < 100 && pending === 0; i++) {
         await new Promise((res) => setTimeout(res, 20));

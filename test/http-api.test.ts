@@ -34,7 +34,11 @@ function responseSchema(method: string, route: string, status: number): unknown 
 async function call(s: TestServer, method: string, route: string, path: string, body?: unknown, raw?: string): Promise<{ status: number; body: any }> {
   const res = await fetch(s.url + path, {
     method,
-    ...(raw !== undefined ? { body: raw, headers: { 'content-type': 'application/x-ndjson' } } : body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+    ...(raw !== undefined
+      ? { body: raw, headers: { 'content-type': 'application/x-ndjson' } }
+      : body !== undefined
+        ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
+        : {}),
   });
   const json = (await res.json()) as unknown;
   const validate = ajv.compile(responseSchema(method, route, res.status) as object);
@@ -51,7 +55,13 @@ describe('REST API', () => {
 
   it('documents every registered route in openapi.yaml', () => {
     const app = createApp({ service: {} as never, logger: s.logger, tokens: new Map() });
-    const documented = new Set(Object.entries(openapi.paths).flatMap(([p, ops]) => Object.keys(ops).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${p}`)));
+    const documented = new Set(
+      Object.entries(openapi.paths).flatMap(([p, ops]) =>
+        Object.keys(ops)
+          .filter((m) => m !== 'parameters')
+          .map((m) => `${m.toUpperCase()} ${p}`),
+      ),
+    );
     const routes = app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
     for (const r of routes) expect(documented, r).toContain(r);
   });
@@ -110,7 +120,14 @@ describe('REST API', () => {
     const after = (await call(s, 'GET', '/branches/:id/wal', '/branches/main/wal')).body;
     expect(after).toMatchObject({ pendingGenerations: 0, catchUp: { running: false, last: { trigger: 'request', outcome: 'caught_up' } } });
     expect(after.shards[0].watermark).toBe(1);
-    const bad = await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, '{"table":"Person","values":{"id":"w3","name":"W3"}}\n{"table":"Person","values":{"id":"w4","age":-5}}\n');
+    const bad = await call(
+      s,
+      'POST',
+      '/branches/:id/ingest',
+      '/branches/main/ingest',
+      undefined,
+      '{"table":"Person","values":{"id":"w3","name":"W3"}}\n{"table":"Person","values":{"id":"w4","age":-5}}\n',
+    );
     expect(bad.body.error.code).toBe('constraint_violation');
     expect((await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/w3')).status).toBe(404);
     expect((await call(s, 'POST', '/branches/:id/catchup', '/branches/main/catchup', { maxGenerations: -1 })).body.error.issues[0].path).toBe('body.maxGenerations');
@@ -196,7 +213,7 @@ describe('GraphQL', () => {
     const s = await testServer();
     const deep = `{ branches { head { id } } ${'{'.repeat(0)} }`;
     expect((await gql(s.url, deep)).body.errors).toBeUndefined();
-    const tooDeep = '{ ' + 'a: branches { name } '.repeat(60) + '}';
+    const tooDeep = `{ ${'a: branches { name } '.repeat(60)}}`;
     const r = await gql(s.url, tooDeep);
     expect(r.body.errors?.[0]?.extensions?.code).toBe('invalid_input');
     await s.close();

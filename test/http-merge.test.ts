@@ -12,7 +12,12 @@ const TABLES = ['A', 'B', 'C', 'D', 'E', 'F'];
 
 async function multiTable(g: Graph): Promise<void> {
   await g.applySchema('main', TABLES.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
-  for (const t of TABLES) await mustWrite(g, 'main', [1, 2].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })));
+  for (const t of TABLES)
+    await mustWrite(
+      g,
+      'main',
+      [1, 2].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })),
+    );
   await g.createBranch('f', { branch: 'main' });
   for (const t of TABLES) {
     await mustWrite(g, 'f', [{ op: 'update', table: t, values: { id: 'r1', a: 1 } }]);
@@ -34,10 +39,25 @@ describe('one merge handler for REST and GraphQL', () => {
       const s = await testServer();
       const rest = new RestClient(s.url);
       await rest.applySchema('main', { schema: PEOPLE_SCHEMA });
-      await rest.write('main', { ops: [{ op: 'insert', table: 'Person', values: { id: 'a', name: 'A', age: 1 } }, { op: 'insert', table: 'Person', values: { id: 'b', name: 'B' } }] });
+      await rest.write('main', {
+        ops: [
+          { op: 'insert', table: 'Person', values: { id: 'a', name: 'A', age: 1 } },
+          { op: 'insert', table: 'Person', values: { id: 'b', name: 'B' } },
+        ],
+      });
       await rest.createBranch('f');
-      await rest.write('f', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 2 } }, { op: 'insert', table: 'Person', values: { id: 'n', name: 'x' } }] });
-      await rest.write('main', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 3 } }, { op: 'insert', table: 'Person', values: { id: 'n', name: 'y' } }] });
+      await rest.write('f', {
+        ops: [
+          { op: 'update', table: 'Person', values: { id: 'a', age: 2 } },
+          { op: 'insert', table: 'Person', values: { id: 'n', name: 'x' } },
+        ],
+      });
+      await rest.write('main', {
+        ops: [
+          { op: 'update', table: 'Person', values: { id: 'a', age: 3 } },
+          { op: 'insert', table: 'Person', values: { id: 'n', name: 'y' } },
+        ],
+      });
       const merge = async () => {
         if (via === 'rest') {
           const r = await rest.merge('f', {});
@@ -47,7 +67,12 @@ describe('one merge handler for REST and GraphQL', () => {
         return r.__typename === 'MergeSuccess' ? { kind: 'success', outcome: r.outcome } : { kind: 'conflicts', total: r.total, conflicts: r.conflicts };
       };
       const first = await merge();
-      await rest.write('f', { ops: [{ op: 'update', table: 'Person', values: { id: 'a', age: 3 } }, { op: 'upsert', table: 'Person', values: { id: 'n', name: 'y' } }] });
+      await rest.write('f', {
+        ops: [
+          { op: 'update', table: 'Person', values: { id: 'a', age: 3 } },
+          { op: 'upsert', table: 'Person', values: { id: 'n', name: 'y' } },
+        ],
+      });
       const second = await merge();
       const rows = await rest.allRows('Person', 'main');
       await s.close();
@@ -66,7 +91,8 @@ describe('one merge handler for REST and GraphQL', () => {
       await multiTable(s.graph);
       let maxWidth: number;
       if (via === 'rest') maxWidth = (await new RestClient(s.url).merge('f', { width: 4 })).metrics.maxWidth;
-      else if (via === 'graphql') maxWidth = ((await gql(s.url, MERGE_GQL, { source: 'f', input: { width: 4 } })).body.data?.mergeBranch as any).summary.maxWidth;
+      else if (via === 'graphql')
+        maxWidth = ((await gql(s.url, MERGE_GQL, { source: 'f', input: { width: 4 } })).body.data as { mergeBranch: { summary: { maxWidth: number } } }).mergeBranch.summary.maxWidth;
       else maxWidth = (await new BranchgraphService(s.graph).mergeBranch('f', { width: 4 }, { transport: 'embedded' })).metrics.maxWidth;
       expect([via, maxWidth]).toEqual([via, via === 'embedded' ? 4 : 1]);
       await s.close();

@@ -20,7 +20,7 @@
  * named differently (fast-forward instead of already up to date, merged
  * with no net change); the state must still be exactly the model's.
  *
- * SIM_SEEDS (default 1500), SIM_FIRST_SEED and SIM_OPS tune a run; a failure
+ * SIM_SEEDS (default 1000), SIM_FIRST_SEED and SIM_OPS tune a run; a failure
  * prints the one line that reproduces it.
  */
 import { describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 
-const SEEDS = Number(process.env.SIM_SEEDS ?? 1500);
+const SEEDS = Number(process.env.SIM_SEEDS ?? 1000);
 const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const OPS = Number(process.env.SIM_OPS ?? 16);
 // Keys from across the UTF-16 space: NUL, an astral character, the last BMP code point.
@@ -93,10 +93,7 @@ async function simulate(seed: number): Promise<void> {
   // A second process on the same store, misconfigured with the first one's shard name `w1`:
   // nothing either acknowledges may be lost.
   let twin = await openRetrying(faulty, wallClock);
-  const writersFor = (graph: Graph, other: Graph) => [
-    ...['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock })),
-    new WalWriter(other, { shard: 'w1', now: () => ++clock }),
-  ];
+  const writersFor = (graph: Graph, other: Graph) => [...['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock })), new WalWriter(other, { shard: 'w1', now: () => ++clock })];
   let writers = writersFor(g, twin);
   let model = new ReferenceModel();
   let branchNo = 0;
@@ -124,13 +121,17 @@ async function simulate(seed: number): Promise<void> {
       const branch = nextWrite?.branch ?? pick();
       const existing = [...model.state(branch).keys()];
       // A criss-cross's writes add (or take back) a key of their own, so its merges are three-way and clean.
-      const ops = nextWrite !== undefined ? [nextWrite.remove ? { op: 'delete' as const, id: nextWrite.key } : { op: 'upsert' as const, id: nextWrite.key, a: rng.int(2), b: rng.int(3) }] : Array.from({ length: 1 + rng.int(3) }, () => {
-        const r = rng.next();
-        const id = rng.chance(0.05) ? anyUnits(rng) : rng.pick(KEYS);
-        if (r < 0.5) return { op: 'upsert' as const, id, a: rng.int(3), b: rng.int(3) };
-        if (r < 0.8 && existing.length > 0) return rng.chance(0.5) ? { op: 'update' as const, id: rng.pick(existing), a: rng.int(3) } : { op: 'update' as const, id: rng.pick(existing), b: rng.int(3) };
-        return { op: 'delete' as const, id };
-      });
+      const ops =
+        nextWrite !== undefined
+          ? [nextWrite.remove ? { op: 'delete' as const, id: nextWrite.key } : { op: 'upsert' as const, id: nextWrite.key, a: rng.int(2), b: rng.int(3) }]
+          : Array.from({ length: 1 + rng.int(3) }, () => {
+              const r = rng.next();
+              const id = rng.chance(0.05) ? anyUnits(rng) : rng.pick(KEYS);
+              if (r < 0.5) return { op: 'upsert' as const, id, a: rng.int(3), b: rng.int(3) };
+              if (r < 0.8 && existing.length > 0)
+                return rng.chance(0.5) ? { op: 'update' as const, id: rng.pick(existing), a: rng.int(3) } : { op: 'update' as const, id: rng.pick(existing), b: rng.int(3) };
+              return { op: 'delete' as const, id };
+            });
       // Updates must target rows that exist when they run, in order.
       const live = new Set(existing);
       const valid = ops.filter((o) => {
@@ -171,7 +172,14 @@ async function simulate(seed: number): Promise<void> {
         // Then `from` takes back the key `y` added: a change between the two best bases, reverted on one
         // side, which the merge must keep reverted (one best base alone would bring the key back).
         const k = `x${++crossNo}`;
-        forced.push({ branch: from, key: `${k}a` }, { branch: y, key: `${k}b` }, { source: y, into: from }, { source: name, into: y }, { branch: from, key: `${k}b`, remove: true }, { source: from, into: y });
+        forced.push(
+          { branch: from, key: `${k}a` },
+          { branch: y, key: `${k}b` },
+          { source: y, into: from },
+          { source: name, into: y },
+          { branch: from, key: `${k}b`, remove: true },
+          { source: from, into: y },
+        );
       }
     } else if (roll < 0.66 && branches.length > 1) {
       const name = rng.pick(branches.filter((b) => b !== 'main'));
@@ -199,11 +207,16 @@ async function simulate(seed: number): Promise<void> {
       if ('err' in r) {
         if (!isBranchgraphError(r.err) || !RETRYABLE.has(r.err.code)) throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.err)}`);
         // Unknown outcome: before, or any landed result.
-        const candidates = [before, ...outcomes.filter((o) => o.state !== undefined && !dryRun).map((o) => {
-          const m = before.clone();
-          m.applyMerge(source, into, o.state as State, o.tight);
-          return m;
-        })];
+        const candidates = [
+          before,
+          ...outcomes
+            .filter((o) => o.state !== undefined && !dryRun)
+            .map((o) => {
+              const m = before.clone();
+              m.applyMerge(source, into, o.state as State, o.tight);
+              return m;
+            }),
+        ];
         const match = candidates.find((m) => canon(modelState(m)) === canon(observed));
         if (match === undefined) throw new Error(`seed ${seed} step ${step} ${label} failed (${r.err.code}) and left a state that is neither before nor after`);
         model = match;

@@ -29,29 +29,36 @@ async function graphWithSchema(store = new MemoryStore()): Promise<Graph> {
 describe('well-formed Unicode', () => {
   it('every accepted key and value round-trips exactly through write, read, merge, catch-up and restart; ill-formed ones are refused', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(utf16.filter((s) => s.length > 0), { minLength: 1, maxLength: 4 }), utf16, async (keys, value) => {
-        const store = new MemoryStore();
-        const g = await graphWithSchema(store);
-        await g.createBranch('side', { branch: 'main' });
-        const expected: Record<string, unknown> = {};
-        for (const [i, key] of keys.entries()) {
-          const op = { op: 'upsert' as const, table: 'T', values: { id: key, v: value, j: { [value]: [value] } } };
-          const ok = isWellFormed(key) && isWellFormed(value);
-          const via = i % 2 === 0 ? g.write('side', [op]) : new WalWriter(g, { shard: 's' }).ingest('side', [op]);
-          if (!ok) {
-            await expect(via).rejects.toMatchObject({ code: 'invalid_input' });
-            continue;
+      fc.asyncProperty(
+        fc.uniqueArray(
+          utf16.filter((s) => s.length > 0),
+          { minLength: 1, maxLength: 4 },
+        ),
+        utf16,
+        async (keys, value) => {
+          const store = new MemoryStore();
+          const g = await graphWithSchema(store);
+          await g.createBranch('side', { branch: 'main' });
+          const expected: Record<string, unknown> = {};
+          for (const [i, key] of keys.entries()) {
+            const op = { op: 'upsert' as const, table: 'T', values: { id: key, v: value, j: { [value]: [value] } } };
+            const ok = isWellFormed(key) && isWellFormed(value);
+            const via = i % 2 === 0 ? g.write('side', [op]) : new WalWriter(g, { shard: 's' }).ingest('side', [op]);
+            if (!ok) {
+              await expect(via).rejects.toMatchObject({ code: 'invalid_input' });
+              continue;
+            }
+            await via;
+            expected[key] = { id: key, v: value, j: { [value]: [value] } };
           }
-          await via;
-          expected[key] = { id: key, v: value, j: { [value]: [value] } };
-        }
-        await catchUp(g, 'side');
-        await mergeOk(g, 'side');
-        const reopened = await Graph.open(store);
-        for (const graph of [g, reopened]) {
-          for (const branch of ['side', 'main']) expect(await rowsOf(graph, branch, 'T')).toEqual(expected);
-        }
-      }),
+          await catchUp(g, 'side');
+          await mergeOk(g, 'side');
+          const reopened = await Graph.open(store);
+          for (const graph of [g, reopened]) {
+            for (const branch of ['side', 'main']) expect(await rowsOf(graph, branch, 'T')).toEqual(expected);
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -87,7 +94,11 @@ describe('well-formed Unicode', () => {
       const body = '{"op":"insert","table":"T","values":{"id":"\\udfff"}}';
       const rest = [
         await fetch(`${s.url}/branches/main/writes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"ops":[${body}]}` }),
-        await fetch(`${s.url}/branches/main/writes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"ops":[{"op":"insert","table":"T","values":{"id":"a"}}],"message":"m\\ud800"}` }),
+        await fetch(`${s.url}/branches/main/writes`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: `{"ops":[{"op":"insert","table":"T","values":{"id":"a"}}],"message":"m\\ud800"}`,
+        }),
         await fetch(`${s.url}/branches/main/load`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: `${body}\n` }),
         await fetch(`${s.url}/branches/main/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: `${body}\n` }),
       ];

@@ -6,7 +6,7 @@
  * what readers see, and nothing stays pending or behind in the store.
  */
 import { describe, expect, it } from 'vitest';
-import { Graph } from '../src/graph/graph.js';
+import type { Graph } from '../src/graph/graph.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll } from '../src/store/object-store.js';
 import { catchUp, type CatchUpReport } from '../src/wal/catch-up.js';

@@ -36,13 +36,13 @@ target (all but serve and gqt):
 serve options:${CONFIG_HELP}`;
 
 function out(v: unknown): void {
-  process.stdout.write(JSON.stringify(v, null, 2) + '\n');
+  process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === 'help') {
-    process.stdout.write(USAGE + '\n');
+    process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
   // The server and GQT stacks (Hono, Yoga) load only for the commands that use them,
@@ -85,9 +85,20 @@ async function main(argv: string[]): Promise<number> {
 
   if (command === 'serve') {
     const config = loadConfig(process.env, {
-      store: str('store'), host: str('host'), port: str('port'), tokens: str('tokens'), actor: str('actor'), 'log-level': str('log-level'),
-      'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), 'store-latency-ms': str('store-latency-ms'), 'max-body-bytes': str('max-body-bytes'), 'drain-timeout-ms': str('drain-timeout-ms'),
-      shard: str('shard'), 'seal-after-ms': str('seal-after-ms'), 'generation-rows': str('generation-rows'),
+      store: str('store'),
+      host: str('host'),
+      port: str('port'),
+      tokens: str('tokens'),
+      actor: str('actor'),
+      'log-level': str('log-level'),
+      'merge-width': str('merge-width'),
+      'budget-bytes': str('budget-bytes'),
+      'store-latency-ms': str('store-latency-ms'),
+      'max-body-bytes': str('max-body-bytes'),
+      'drain-timeout-ms': str('drain-timeout-ms'),
+      shard: str('shard'),
+      'seal-after-ms': str('seal-after-ms'),
+      'generation-rows': str('generation-rows'),
     });
     const logger = pino({ level: config.logLevel });
     const { startServer } = await import('../http/server.js');
@@ -120,8 +131,7 @@ async function main(argv: string[]): Promise<number> {
         const { branches, damaged } = client ? await client.listBranches() : await (await embedded()).listBranches(ctx);
         for (const d of damaged) process.stderr.write(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
         out(branches);
-      }
-      else if (sub === 'create' && name) {
+      } else if (sub === 'create' && name) {
         const from = str('from');
         const ref = from === undefined ? undefined : parseRef(from);
         out(client ? await client.createBranch(name, ref) : await (await embedded()).createBranch(name, ref, ctx));
@@ -169,7 +179,11 @@ async function main(argv: string[]): Promise<number> {
     case 'catchup': {
       const [branch] = positionals;
       if (!branch) return usage('catchup BRANCH [--max-generations N] [--serial]');
-      const input = parseInput(CatchUpInputZ, { ...(str('max-generations') !== undefined ? { maxGenerations: Number(str('max-generations')) } : {}), ...(flags.serial ? { pipeline: false } : {}) }, 'flags');
+      const input = parseInput(
+        CatchUpInputZ,
+        { ...(str('max-generations') !== undefined ? { maxGenerations: Number(str('max-generations')) } : {}), ...(flags.serial ? { pipeline: false } : {}) },
+        'flags',
+      );
       out(client ? await client.catchUp(branch, input) : await (await embedded()).catchUp(branch, input, ctx));
       return 0;
     }

@@ -82,7 +82,10 @@ export async function loadCases(files: string[]): Promise<{ cases: GqtCase[]; er
 }
 
 export async function defaultFiles(dir = 'gqt'): Promise<string[]> {
-  return (await readdir(dir)).filter((f) => f.endsWith('.gqt')).sort().map((f) => path.join(dir, f));
+  return (await readdir(dir))
+    .filter((f) => f.endsWith('.gqt'))
+    .sort()
+    .map((f) => path.join(dir, f));
 }
 
 export async function runGqtCli(args: string[]): Promise<number> {

@@ -55,10 +55,39 @@ branch delete f -> error not_found
     expect(c.name).toBe('demo');
     expect(c.description).toBe('one two');
     expect(c.steps.map((s) => s.kind)).toEqual([
-      'schema', 'seed', 'branch-create', 'label', 'branch-create', 'write', 'merge', 'merge', 'merge', 'restart', 'expect-table', 'expect-log', 'expect-head', 'branch-delete',
+      'schema',
+      'seed',
+      'branch-create',
+      'label',
+      'branch-create',
+      'write',
+      'merge',
+      'merge',
+      'merge',
+      'restart',
+      'expect-table',
+      'expect-log',
+      'expect-head',
+      'branch-delete',
     ]);
-    expect(c.steps[6]).toMatchObject({ dryRun: true, width: 4, deleteBranch: true, expectSourceHead: 'l', message: 'hi there', expect: { kind: 'outcome', outcome: 'merged' }, expectBranchDeleted: false });
-    expect(c.steps[7]).toMatchObject({ expect: { kind: 'conflicts', conflicts: [{ kind: 'DivergentUpdate', table: 'P', key: 'a', property: 'v' }, { kind: 'DeleteVsUpdate', table: 'P', key: 'b', property: null }] } });
+    expect(c.steps[6]).toMatchObject({
+      dryRun: true,
+      width: 4,
+      deleteBranch: true,
+      expectSourceHead: 'l',
+      message: 'hi there',
+      expect: { kind: 'outcome', outcome: 'merged' },
+      expectBranchDeleted: false,
+    });
+    expect(c.steps[7]).toMatchObject({
+      expect: {
+        kind: 'conflicts',
+        conflicts: [
+          { kind: 'DivergentUpdate', table: 'P', key: 'a', property: 'v' },
+          { kind: 'DeleteVsUpdate', table: 'P', key: 'b', property: null },
+        ],
+      },
+    });
     expect(c.steps[5]).toMatchObject({ kind: 'write', error: 'constraint_violation', ops: [{ op: 'insert' }, { op: 'delete' }] });
     expect(c.steps[11]).toMatchObject({ entries: [{ kind: 'merge', message: 'land it' }, { kind: 'write' }] });
   });

@@ -197,7 +197,9 @@ export function parseGqt(source: string, file: string): GqtCase {
         const table = words[1];
         if (table === undefined) fail(l, 'expected "seed TABLE"', l.indent + 6);
         const code = errorCode(l, tail);
-        const rows = block(l).map((b) => json(b, b.text, b.indent + 1)).filter((r): r is Record<string, unknown> => r !== undefined);
+        const rows = block(l)
+          .map((b) => json(b, b.text, b.indent + 1))
+          .filter((r): r is Record<string, unknown> => r !== undefined);
         steps.push({ kind: 'seed', line: l.n, table: table ?? '', rows, ...(code ? { error: code } : {}) });
         break;
       }
@@ -225,7 +227,14 @@ export function parseGqt(source: string, file: string): GqtCase {
         if (m === null || !NAME.test(m[1] as string)) fail(l, 'expected "catchup BRANCH [max N] [serial]"');
         else {
           const max = /max\s+(\d+)/.exec(m[2] ?? '');
-          steps.push({ kind: 'catchup', line: l.n, branch: m[1] as string, serial: /\bserial\b/.test(m[2] ?? ''), ...(max ? { maxGenerations: Number(max[1]) } : {}), ...(code ? { error: code } : {}) });
+          steps.push({
+            kind: 'catchup',
+            line: l.n,
+            branch: m[1] as string,
+            serial: /\bserial\b/.test(m[2] ?? ''),
+            ...(max ? { maxGenerations: Number(max[1]) } : {}),
+            ...(code ? { error: code } : {}),
+          });
         }
         i++;
         break;
@@ -310,7 +319,6 @@ export function parseGqt(source: string, file: string): GqtCase {
         const m = /^label\s+(\w+)\s*=\s*head\s+(\S+)$/.exec(head);
         if (m === null) fail(l, 'expected "label NAME = head BRANCH"');
         else {
-
           steps.push({ kind: 'label', line: l.n, name: m[1] as string, branch: m[2] as string });
         }
         i++;
@@ -337,7 +345,9 @@ export function parseGqt(source: string, file: string): GqtCase {
         if (m[1] === 'table') {
           const at = ref(l, m[4] ?? 'main', m[4] ? colOf(l, m[4]) : l.indent + 1);
           if (m[3] !== undefined && m[3] !== 'at') fail(l, 'expected "at REF"', colOf(l, m[3]));
-          const rows = block(l).map((b) => json(b, b.text, b.indent + 1)).filter((r): r is Record<string, unknown> => r !== undefined);
+          const rows = block(l)
+            .map((b) => json(b, b.text, b.indent + 1))
+            .filter((r): r is Record<string, unknown> => r !== undefined);
           if (at) steps.push({ kind: 'expect-table', line: l.n, table: m[2] as string, at, rows });
         } else if (m[1] === 'log') {
           const entries = block(l).map((b) => {
@@ -363,7 +373,8 @@ export function parseGqt(source: string, file: string): GqtCase {
     const uses: string[] = [];
     if (s.kind === 'label') defined.add(s.name);
     if (s.kind === 'merge') uses.push(...[s.expectSourceHead, s.expectTargetHead].filter((x): x is string => x !== undefined));
-    if ((s.kind === 'expect-table' || s.kind === 'branch-create') && 'label' in (s.kind === 'expect-table' ? s.at : s.from)) uses.push((s.kind === 'expect-table' ? (s.at as { label: string }) : (s.from as { label: string })).label);
+    if ((s.kind === 'expect-table' || s.kind === 'branch-create') && 'label' in (s.kind === 'expect-table' ? s.at : s.from))
+      uses.push((s.kind === 'expect-table' ? (s.at as { label: string }) : (s.from as { label: string })).label);
     if (s.kind === 'expect-head') uses.push(s.label);
     for (const u of uses) if (!defined.has(u)) fail(s.line, `label @${u} is used before "label ${u} = head ..." defines it`);
   }

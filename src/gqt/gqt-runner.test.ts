@@ -19,8 +19,16 @@ end
 describe('GQT runner', () => {
   it('shows missing rows, extra rows and changed properties', () => {
     const d = diffRows(
-      [{ id: 'a', v: 1 }, { id: 'b', v: 2 }, { id: 'c', v: 3 }],
-      [{ key: 'a', row: { id: 'a', v: 1 } }, { key: 'b', row: { id: 'b', v: 5 } }, { key: 'z', row: { id: 'z', v: 0 } }],
+      [
+        { id: 'a', v: 1 },
+        { id: 'b', v: 2 },
+        { id: 'c', v: 3 },
+      ],
+      [
+        { key: 'a', row: { id: 'a', v: 1 } },
+        { key: 'b', row: { id: 'b', v: 5 } },
+        { key: 'z', row: { id: 'z', v: 0 } },
+      ],
       (r) => String(r.id),
     );
     expect(d).toBe(['  row b: v expected 2, got 5', '  missing row c: {"id":"c","v":3}', '  extra row z: {"id":"z","v":0}'].join('\n'));

@@ -82,13 +82,20 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
       case 'schema':
         return expectError(step.error, () => driver.applySchema(step.branch, step.text));
       case 'seed':
-        return expectError(step.error, () => driver.write('main', step.rows.map((values) => ({ op: 'insert', table: step.table, values }))));
+        return expectError(step.error, () =>
+          driver.write(
+            'main',
+            step.rows.map((values) => ({ op: 'insert', table: step.table, values })),
+          ),
+        );
       case 'write':
         return expectError(step.error, () => driver.write(step.branch, step.ops));
       case 'ingest':
         return expectError(step.error, () => driver.ingest(step.branch, step.ops));
       case 'catchup':
-        return expectError(step.error, () => driver.catchUp(step.branch, { ...(step.maxGenerations !== undefined ? { maxGenerations: step.maxGenerations } : {}), ...(step.serial ? { pipeline: false } : {}) }));
+        return expectError(step.error, () =>
+          driver.catchUp(step.branch, { ...(step.maxGenerations !== undefined ? { maxGenerations: step.maxGenerations } : {}), ...(step.serial ? { pipeline: false } : {}) }),
+        );
       case 'expect-pending': {
         const n = await driver.pendingGenerations(step.branch);
         if (n !== step.generations) throw new Expectation(`${step.branch} has ${n} pending WAL generations; expected ${step.generations}`);
@@ -105,14 +112,16 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
         return driver.restart();
       case 'expect-head': {
         const head = await driver.head(step.branch);
-        if ((head === labels.get(step.label)) !== step.same) throw new Expectation(`head of ${step.branch} is ${head}; expected it ${step.same ? 'to be' : 'not to be'} @${step.label} (${labels.get(step.label)})`);
+        if ((head === labels.get(step.label)) !== step.same)
+          throw new Expectation(`head of ${step.branch} is ${head}; expected it ${step.same ? 'to be' : 'not to be'} @${step.label} (${labels.get(step.label)})`);
         return;
       }
       case 'expect-log': {
         const log = await driver.log(step.branch);
         const got = log.map((l) => `${l.kind} ${l.message}`);
         const ok = log.length === step.entries.length && step.entries.every((e, i) => log[i]?.kind === e.kind && (e.message === undefined || log[i]?.message === e.message));
-        if (!ok) throw new Expectation(`log of ${step.branch} differs:\n  expected ${step.entries.map((e) => `${e.kind}${e.message ? ' ' + e.message : ''}`).join(' | ')}\n  got      ${got.join(' | ')}`);
+        if (!ok)
+          throw new Expectation(`log of ${step.branch} differs:\n  expected ${step.entries.map((e) => `${e.kind}${e.message ? ` ${e.message}` : ''}`).join(' | ')}\n  got      ${got.join(' | ')}`);
         return;
       }
       case 'expect-table': {
@@ -122,7 +131,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
         if (type === undefined) throw new Expectation(`table ${step.table} does not exist at ${JSON.stringify(at)}`);
         const actual = (await driver.rows(step.table, at)) as { key: string; row: Row }[];
         const d = diffRows(step.rows as Row[], actual, (r) => entityKey(type, r));
-        if (d !== undefined) throw new Expectation(`table ${step.table} at ${'label' in step.at ? '@' + step.at.label : step.at.branch} differs:\n${d}`);
+        if (d !== undefined) throw new Expectation(`table ${step.table} at ${'label' in step.at ? `@${step.at.label}` : step.at.branch} differs:\n${d}`);
         return;
       }
       case 'merge': {
@@ -152,7 +161,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
         if (r.status !== 'conflicts') throw new Expectation(`expected conflicts, got ${r.outcome}`);
         const got = sortConflicts(r.report.items.map((x) => ({ kind: x.kind, table: x.table, key: x.key, property: x.property })));
         const want = sortConflicts(exp.conflicts);
-        const fmt = (xs: ExpectedConflict[]) => xs.map((x) => `    ${x.kind} ${x.table} ${x.key}${x.property ? ' ' + x.property : ''}`).join('\n');
+        const fmt = (xs: ExpectedConflict[]) => xs.map((x) => `    ${x.kind} ${x.table} ${x.key}${x.property ? ` ${x.property}` : ''}`).join('\n');
         if (canonicalJson(got) !== canonicalJson(want)) throw new Expectation(`conflicts differ:\n  expected\n${fmt(want)}\n  got\n${fmt(got)}`);
         return;
       }

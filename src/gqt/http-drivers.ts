@@ -23,7 +23,6 @@ export interface ServerHandle {
 
 export type ServerLauncher = () => Promise<ServerHandle>;
 
-
 /** `branchgraph serve` as a child process on a free port. */
 export function processServer(storeUrl: string, extraArgs: string[] = []): ServerLauncher {
   return async () => {
@@ -188,7 +187,11 @@ export class GraphqlDriver extends HttpDriver {
   }
 
   async catchUp(branch: string, input: CatchUpInput): Promise<void> {
-    await this.gql('mutation($b: String!, $m: Int, $p: Boolean) { catchUp(branch: $b, maxGenerations: $m, pipeline: $p) { outcome } }', { b: branch, m: input.maxGenerations ?? null, p: input.pipeline ?? null });
+    await this.gql('mutation($b: String!, $m: Int, $p: Boolean) { catchUp(branch: $b, maxGenerations: $m, pipeline: $p) { outcome } }', {
+      b: branch,
+      m: input.maxGenerations ?? null,
+      p: input.pipeline ?? null,
+    });
   }
 
   async pendingGenerations(branch: string): Promise<number> {
@@ -204,7 +207,8 @@ export class GraphqlDriver extends HttpDriver {
   }
 
   async merge(source: string, input: MergeInput): Promise<MergeResultDto> {
-    const r = await this.gql<{ mergeBranch: Record<string, any> }>(
+    type Shown = { __typename: string; summary: { maxWidth: number } } & Record<string, unknown>;
+    const r = await this.gql<{ mergeBranch: Shown }>(
       `mutation($s: String!, $i: MergeInput) { mergeBranch(source: $s, input: $i) {
         __typename
         ... on MergeSuccess { outcome dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }

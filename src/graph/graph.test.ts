@@ -13,7 +13,10 @@ describe('Graph: writes and reads', () => {
     await mustWrite(g, 'main', [{ op: 'update', table: 'Person', values: { id: 'alice', email: 'a@x.io' } }]);
     const head = await g.branchHead('main');
     expect(await getRow(g, head, 'Person', 'alice')).toEqual({ id: 'alice', name: 'ALICE', email: 'a@x.io', age: 30, role: null });
-    await mustWrite(g, 'main', [{ op: 'upsert', table: 'Person', values: { id: 'alice', name: 'Al' } }, { op: 'delete', table: 'Person', values: { id: 'bob' } }]);
+    await mustWrite(g, 'main', [
+      { op: 'upsert', table: 'Person', values: { id: 'alice', name: 'Al' } },
+      { op: 'delete', table: 'Person', values: { id: 'bob' } },
+    ]);
     const h2 = await g.branchHead('main');
     expect(await allRows(g, h2, 'Person')).toEqual([{ key: 'alice', row: { id: 'alice', name: 'Al', email: null, age: null, role: null } }]);
   });
@@ -23,12 +26,7 @@ describe('Graph: writes and reads', () => {
     await mustWrite(g, 'main', [person('alice', { email: 'a@x.io' })]);
     const before = (await g.branchHead('main')).manifest.commit.id;
     const err = await g
-      .write('main', [
-        person('alice'),
-        person('carol', { age: 200 }),
-        person('dave', { email: 'a@x.io' }),
-        { op: 'update', table: 'Person', values: { id: 'zed', name: 'Z' } },
-      ])
+      .write('main', [person('alice'), person('carol', { age: 200 }), person('dave', { email: 'a@x.io' }), { op: 'update', table: 'Person', values: { id: 'zed', name: 'Z' } }])
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'constraint_violation' });
     const paths = (err as { issues: { path: string }[] }).issues.map((i) => i.path);
@@ -59,7 +57,11 @@ describe('Graph: writes and reads', () => {
 
   it('scans with filters and stable cursors, and lists edges of a node', async () => {
     const g = await peopleGraph();
-    await mustWrite(g, 'main', Array.from({ length: 25 }, (_, i) => person(`p${String(i).padStart(2, '0')}`, { age: i })));
+    await mustWrite(
+      g,
+      'main',
+      Array.from({ length: 25 }, (_, i) => person(`p${String(i).padStart(2, '0')}`, { age: i })),
+    );
     await mustWrite(g, 'main', [knows('p01', 'p02'), knows('p03', 'p01')]);
     const head = await g.branchHead('main');
     const seen: string[] = [];
@@ -101,7 +103,10 @@ describe('Graph: writes and reads', () => {
   it('a write that changes nothing publishes nothing', async () => {
     const g = await peopleGraph();
     await mustWrite(g, 'main', [person('a')]);
-    const r = await g.write('main', [{ op: 'upsert', table: 'Person', values: { id: 'a', name: 'A' } }, { op: 'delete', table: 'Person', values: { id: 'zz' } }]);
+    const r = await g.write('main', [
+      { op: 'upsert', table: 'Person', values: { id: 'a', name: 'A' } },
+      { op: 'delete', table: 'Person', values: { id: 'zz' } },
+    ]);
     expect('unchanged' in r).toBe(true);
   });
 });

@@ -348,9 +348,13 @@ export class Graph {
   private checkDeadline(branch: string, readAt: number): void {
     const age = this.clock() - readAt;
     if (age <= MAX_PUBLICATION_MS) return;
-    throw new BranchgraphError('publish_contention', `the change to ${branch} was planned ${Math.round(age / 1000)} s ago, longer than a publication may take (${MAX_PUBLICATION_MS / 1000} s); retry`, {
-      details: { branch, ageMs: age },
-    });
+    throw new BranchgraphError(
+      'publish_contention',
+      `the change to ${branch} was planned ${Math.round(age / 1000)} s ago, longer than a publication may take (${MAX_PUBLICATION_MS / 1000} s); retry`,
+      {
+        details: { branch, ageMs: age },
+      },
+    );
   }
 
   private async published<T>(manifest: Manifest, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {

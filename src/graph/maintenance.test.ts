@@ -104,7 +104,13 @@ describe('NDJSON loads under hostile input', () => {
     const line = fc.oneof(
       fc.string({ maxLength: 40 }),
       fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
-      fc.record({ op: fc.constantFrom('insert', 'upsert', 'update', 'delete', 'drop'), table: fc.constantFrom('Person', 'Knows', 'Nope'), values: fc.dictionary(fc.constantFrom('id', 'name', 'age', 'email', 'from', 'to'), fc.jsonValue({ maxDepth: 1 })) }).map((v) => JSON.stringify(v)),
+      fc
+        .record({
+          op: fc.constantFrom('insert', 'upsert', 'update', 'delete', 'drop'),
+          table: fc.constantFrom('Person', 'Knows', 'Nope'),
+          values: fc.dictionary(fc.constantFrom('id', 'name', 'age', 'email', 'from', 'to'), fc.jsonValue({ maxDepth: 1 })),
+        })
+        .map((v) => JSON.stringify(v)),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(line, { maxLength: 8 }), async (lines) => {

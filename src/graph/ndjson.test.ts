@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ndjsonStream } from './ndjson.js';
 
-describe('NDJSON ingest stream', () => {  const chunks = async function* (parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
+describe('NDJSON ingest stream', () => {
+  const chunks = async function* (parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
     for (const p of parts) yield typeof p === 'string' ? new TextEncoder().encode(p) : p;
   };
   const collect = async (parts: (string | Uint8Array)[]) => {
@@ -26,9 +27,11 @@ describe('NDJSON ingest stream', () => {  const chunks = async function* (parts:
       throw new Error('socket hang up');
     };
     const seen: unknown[] = [];
-    await expect((async () => {
-      for await (const op of ndjsonStream(broken())) seen.push(op);
-    })()).rejects.toMatchObject({ code: 'aborted' });
+    await expect(
+      (async () => {
+        for await (const op of ndjsonStream(broken())) seen.push(op);
+      })(),
+    ).rejects.toMatchObject({ code: 'aborted' });
     expect(seen).toHaveLength(1);
   });
 });

@@ -42,7 +42,8 @@ function cursorCheck(body: string): string {
 }
 
 export function decodeCursor(cursor: string): string {
-  const bad = (): BranchgraphError => new BranchgraphError('invalid_input', 'invalid cursor: pass back a nextCursor from a previous page', { issues: [{ path: 'cursor', message: 'not a cursor from a previous page' }] });
+  const bad = (): BranchgraphError =>
+    new BranchgraphError('invalid_input', 'invalid cursor: pass back a nextCursor from a previous page', { issues: [{ path: 'cursor', message: 'not a cursor from a previous page' }] });
   const m = /^c1\.([A-Za-z0-9_-]*)\.([0-9a-f]{12})$/.exec(cursor);
   if (m === null || cursorCheck(m[1] as string) !== m[2]) throw bad();
   const key = Buffer.from(m[1] as string, 'base64url').toString('utf8');

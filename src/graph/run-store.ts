@@ -114,7 +114,12 @@ export class RunStore {
     const index = encodeJson({ format: 1, segments });
     await this.store.putIfAbsent(indexKey, index, { signal });
     this.indexes.set(indexKey, Promise.resolve(segments));
-    const ref = runRefOf(indexKey, rows, index, segments.reduce((n, s) => n + s.bytes, 0));
+    const ref = runRefOf(
+      indexKey,
+      rows,
+      index,
+      segments.reduce((n, s) => n + s.bytes, 0),
+    );
     return { ...ref, segmented: true };
   }
 
@@ -137,7 +142,8 @@ export class RunStore {
     const p = this.store.get(ref.key, { signal }).then((b) => {
       verifyChecksum(ref, b);
       const segments = decodeJson(RunIndexZ, b, ref.key).segments;
-      if (segments.reduce((n, x) => n + x.rows, 0) !== ref.rows) throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, { details: { key: ref.key } });
+      if (segments.reduce((n, x) => n + x.rows, 0) !== ref.rows)
+        throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, { details: { key: ref.key } });
       return segments;
     });
     this.indexes.set(ref.key, p);
@@ -165,7 +171,10 @@ export class RunStore {
         // Listed as pending, gone now: a publication folded it and deleted the object. The branch
         // moved on under this request; its rows are in the tables of a newer head.
         if (isBranchgraphError(e, 'object_not_found')) {
-          throw new BranchgraphError('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, { cause: e, details: { key, generationFolded: true } });
+          throw new BranchgraphError('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, {
+            cause: e,
+            details: { key, generationFolded: true },
+          });
         }
         throw e;
       },

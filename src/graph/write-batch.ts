@@ -61,9 +61,13 @@ class Issues {
   throwIfAny(what: string): void {
     if (this.list.length === 0) return;
     const first = this.list[0] as ErrorIssue;
-    throw new BranchgraphError(this.malformed ? 'invalid_input' : 'constraint_violation', `${what}: ${first.path}: ${first.message}${this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : ''}`, {
-      issues: this.list,
-    });
+    throw new BranchgraphError(
+      this.malformed ? 'invalid_input' : 'constraint_violation',
+      `${what}: ${first.path}: ${first.message}${this.list.length > 1 ? ` (and ${this.list.length - 1} more)` : ''}`,
+      {
+        issues: this.list,
+      },
+    );
   }
 }
 
@@ -249,13 +253,7 @@ export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly W
   return { summary, rows: rowsByTable };
 }
 
-async function checkConstraints(
-  graph: Graph,
-  head: Snapshot,
-  overlay: Map<string, Map<string, Change>>,
-  issues: Issues,
-  signal: AbortSignal | undefined,
-): Promise<void> {
+async function checkConstraints(graph: Graph, head: Snapshot, overlay: Map<string, Map<string, Change>>, issues: Issues, signal: AbortSignal | undefined): Promise<void> {
   const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
   const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
     const out = new Set<string>();
@@ -280,8 +278,14 @@ async function checkConstraints(
     // Edge endpoints exist after the batch.
     if (type.kind === 'edge') {
       const live = [...changes].filter(([, c]) => c.row !== null);
-      const froms = await liveAfter(type.from, live.map(([, c]) => String(c.row?.[EDGE_FROM])));
-      const tos = await liveAfter(type.to, live.map(([, c]) => String(c.row?.[EDGE_TO])));
+      const froms = await liveAfter(
+        type.from,
+        live.map(([, c]) => String(c.row?.[EDGE_FROM])),
+      );
+      const tos = await liveAfter(
+        type.to,
+        live.map(([, c]) => String(c.row?.[EDGE_TO])),
+      );
       for (const [k, c] of live) {
         if (!froms.has(String(c.row?.[EDGE_FROM]))) issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row?.[EDGE_FROM])} does not exist`);
         if (!tos.has(String(c.row?.[EDGE_TO]))) issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row?.[EDGE_TO])} does not exist`);

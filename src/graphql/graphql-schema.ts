@@ -172,7 +172,11 @@ export function graphqlSchema() {
 function stripNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripNulls);
   if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, k === 'values' || k === 'migration' ? x : stripNulls(x)]));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .filter(([, x]) => x !== null && x !== undefined)
+        .map(([k, x]) => [k, k === 'values' || k === 'migration' ? x : stripNulls(x)]),
+    );
   }
   return v;
 }

@@ -87,14 +87,24 @@ export function costLimit(max: number, defaultLimit: number) {
     return total;
   };
   return {
-    onExecute({ args, setResultAndStopExecution }: { args: { document: DocumentNode; variableValues?: Record<string, unknown> | null | undefined; operationName?: string | null | undefined }; setResultAndStopExecution: (r: unknown) => void }) {
+    onExecute({
+      args,
+      setResultAndStopExecution,
+    }: {
+      args: { document: DocumentNode; variableValues?: Record<string, unknown> | null | undefined; operationName?: string | null | undefined };
+      setResultAndStopExecution: (r: unknown) => void;
+    }) {
       const fragments = new Map<string, FragmentDefinitionNode>();
       for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
       for (const d of args.document.definitions) {
         if (d.kind !== Kind.OPERATION_DEFINITION || (args.operationName && d.name?.value !== args.operationName)) continue;
         const cost = costOf(d.selectionSet, fragments, args.variableValues ?? {}, new Set());
         if (cost > max) {
-          setResultAndStopExecution({ errors: [new GraphQLError(`the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`, { extensions: { code: 'invalid_input', limit: max } })] });
+          setResultAndStopExecution({
+            errors: [
+              new GraphQLError(`the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`, { extensions: { code: 'invalid_input', limit: max } }),
+            ],
+          });
           return;
         }
       }

@@ -206,7 +206,12 @@ export function createApp(opts: AppOptions): Hono<Env> {
       error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
     },
     maskedErrors: true,
-    plugins: [nestingLimit(LIMITS.maxGraphqlNesting) as Plugin, costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin, depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin, closedSetErrorCodes() as Plugin],
+    plugins: [
+      nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
+      costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
+      depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
+      closedSetErrorCodes() as Plugin,
+    ],
     context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {

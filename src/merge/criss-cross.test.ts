@@ -20,10 +20,16 @@ async function graph(): Promise<Graph> {
 
 /** main and b merged into each other, so their next merge has two best bases. */
 async function crissCross(g: Graph): Promise<void> {
-  await mustWrite(g, 'main', [{ op: 'insert', table: 'P', values: { id: 'x', v: 0 } }, { op: 'insert', table: 'Q', values: { id: 'q' } }]);
+  await mustWrite(g, 'main', [
+    { op: 'insert', table: 'P', values: { id: 'x', v: 0 } },
+    { op: 'insert', table: 'Q', values: { id: 'q' } },
+  ]);
   await g.createBranch('b', { branch: 'main' });
   await mustWrite(g, 'main', [{ op: 'update', table: 'P', values: { id: 'x', v: 1 } }]);
-  await mustWrite(g, 'b', [{ op: 'insert', table: 'P', values: { id: 'y', v: 1 } }, { op: 'insert', table: 'E', values: { from: 'y', to: 'q' } }]);
+  await mustWrite(g, 'b', [
+    { op: 'insert', table: 'P', values: { id: 'y', v: 1 } },
+    { op: 'insert', table: 'E', values: { from: 'y', to: 'q' } },
+  ]);
   // The criss-cross: each side merges the other's head as it was before either merge.
   const mainBefore = (await g.branchHead('main')).manifest.commit.id;
   await g.createBranch('b-copy', { branch: 'b' });
@@ -176,29 +182,29 @@ describe('criss-cross merges against a full-history reference', () => {
         const ids = new Map<number, string>([[0, (await g.branchHead('main')).manifest.commit.id]]);
         const record = async (branch: string) => ids.set(ref.heads.get(branch) as number, (await g.branchHead(branch)).manifest.commit.id);
         const mergeChecked = async (from: string, into: string): Promise<void> => {
-            if (from === into) return;
-            const [s, t] = [ref.heads.get(from) as number, ref.heads.get(into) as number];
-            const r = await merge(g, from, { into });
-            if (ref.ancestors(t).has(s)) {
-              expect(r.status === 'success' && r.outcome).toBe('already_up_to_date');
-              return;
-            }
-            if (ref.ancestors(s).has(t)) {
-              expect(r.status === 'success' && r.outcome).toBe('fast_forward');
-              ref.commit(into, (ref.commits[s] as RefCommit).state, [t, s]);
-              await record(into);
-              return;
-            }
-            if (ref.bestBases(s, t).length > 1) crossings++;
-            const base = ref.baseState(s, t);
-            const expected = base === 'conflict' ? 'conflict' : threeWay(base, (ref.commits[s] as RefCommit).state, (ref.commits[t] as RefCommit).state);
-            if (expected === 'conflict') {
-              expect(r.status).toBe('conflicts');
-              return;
-            }
-            expect(r.status === 'success' ? r.outcome : r.report.items.map((c) => `${c.kind} ${c.key}: ${c.message}`)).toBe('merged');
-            ref.commit(into, expected, [t, s]);
+          if (from === into) return;
+          const [s, t] = [ref.heads.get(from) as number, ref.heads.get(into) as number];
+          const r = await merge(g, from, { into });
+          if (ref.ancestors(t).has(s)) {
+            expect(r.status === 'success' && r.outcome).toBe('already_up_to_date');
+            return;
+          }
+          if (ref.ancestors(s).has(t)) {
+            expect(r.status === 'success' && r.outcome).toBe('fast_forward');
+            ref.commit(into, (ref.commits[s] as RefCommit).state, [t, s]);
             await record(into);
+            return;
+          }
+          if (ref.bestBases(s, t).length > 1) crossings++;
+          const base = ref.baseState(s, t);
+          const expected = base === 'conflict' ? 'conflict' : threeWay(base, (ref.commits[s] as RefCommit).state, (ref.commits[t] as RefCommit).state);
+          if (expected === 'conflict') {
+            expect(r.status).toBe('conflicts');
+            return;
+          }
+          expect(r.status === 'success' ? r.outcome : r.report.items.map((c) => `${c.kind} ${c.key}: ${c.message}`)).toBe('merged');
+          ref.commit(into, expected, [t, s]);
+          await record(into);
         };
         for (const step of steps) {
           if (step.kind === 'old') {

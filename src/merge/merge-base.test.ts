@@ -13,7 +13,7 @@ describe('merge base (pure)', () => {
     ]);
   });
 
-  it('reads the heads\' lineages first and never reads what they contain', () => {
+  it("reads the heads' lineages first and never reads what they contain", () => {
     const pending = baseCandidates({ main: 5, f: 3, old: 2 }, { main: 7, old: 2 });
     const first = nextToRead(pending, ['main', 'f']);
     expect(first).toEqual([{ lineage: 'main', version: 5 }]);

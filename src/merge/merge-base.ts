@@ -47,17 +47,12 @@ export function pruneContained(pending: readonly ManifestRef[], read: readonly M
 
 /** Candidates not contained in another candidate. */
 export function bestBases(candidates: readonly Manifest[]): Manifest[] {
-  return candidates.filter(
-    (c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && (d.ancestry[c.lineage] ?? 0) >= c.version),
-  );
+  return candidates.filter((c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && (d.ancestry[c.lineage] ?? 0) >= c.version));
 }
 
 /** The documented choice among several best bases. */
 export function chooseBase(best: readonly Manifest[]): Manifest | undefined {
   return [...best].sort(
-    (x, y) =>
-      y.generation - x.generation ||
-      (x.commit.time < y.commit.time ? 1 : x.commit.time > y.commit.time ? -1 : 0) ||
-      (x.commit.id < y.commit.id ? 1 : x.commit.id > y.commit.id ? -1 : 0),
+    (x, y) => y.generation - x.generation || (x.commit.time < y.commit.time ? 1 : x.commit.time > y.commit.time ? -1 : 0) || (x.commit.id < y.commit.id ? 1 : x.commit.id > y.commit.id ? -1 : 0),
   )[0];
 }

@@ -21,7 +21,10 @@ async function twoSides(seed: WriteOp[], left: WriteOp[], right: WriteOp[]): Pro
   await g.createBranch('left', { branch: 'main' });
   await g.createBranch('right', { branch: 'main' });
   // Operations the constraints refuse (an edge to a missing node) are simply skipped.
-  for (const [branch, ops] of [['left', left], ['right', right]] as const) {
+  for (const [branch, ops] of [
+    ['left', left],
+    ['right', right],
+  ] as const) {
     for (const op of ops) await g.write(branch, [op]).catch(() => undefined);
   }
   return g;

@@ -15,12 +15,23 @@ async function setup(conflicting: boolean): Promise<MemoryStore> {
   const store = new MemoryStore();
   const g = await Graph.open(store);
   await g.applySchema('main', TABLES.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
-  for (const t of TABLES) await mustWrite(g, 'main', [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })));
+  for (const t of TABLES)
+    await mustWrite(
+      g,
+      'main',
+      [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })),
+    );
   await g.createBranch('f', { branch: 'main' });
   for (const [i, t] of TABLES.entries()) {
-    await mustWrite(g, 'f', [{ op: 'update', table: t, values: { id: 'r1', a: 1 } }, { op: 'update', table: t, values: { id: 'r2', a: 1 } }]);
+    await mustWrite(g, 'f', [
+      { op: 'update', table: t, values: { id: 'r1', a: 1 } },
+      { op: 'update', table: t, values: { id: 'r2', a: 1 } },
+    ]);
     const clash = conflicting && (i === 3 || i === 7);
-    await mustWrite(g, 'main', [{ op: 'update', table: t, values: { id: clash ? 'r1' : 'r3', a: 2 } }, { op: 'update', table: t, values: { id: 'r4', b: 2 } }]);
+    await mustWrite(g, 'main', [
+      { op: 'update', table: t, values: { id: clash ? 'r1' : 'r3', a: 2 } },
+      { op: 'update', table: t, values: { id: 'r4', b: 2 } },
+    ]);
   }
   return store;
 }

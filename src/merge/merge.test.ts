@@ -156,8 +156,16 @@ describe('merge conflicts', () => {
 
   it('paginates conflict reports with counts over all pages', async () => {
     const g = await forked();
-    await mustWrite(g, 'f', Array.from({ length: 7 }, (_, i) => person(`n${i}`, { age: 1 })));
-    await mustWrite(g, 'main', Array.from({ length: 7 }, (_, i) => person(`n${i}`, { age: 2 })));
+    await mustWrite(
+      g,
+      'f',
+      Array.from({ length: 7 }, (_, i) => person(`n${i}`, { age: 1 })),
+    );
+    await mustWrite(
+      g,
+      'main',
+      Array.from({ length: 7 }, (_, i) => person(`n${i}`, { age: 2 })),
+    );
     const keys: string[] = [];
     let cursor: string | undefined;
     for (let pages = 0; pages < 10; pages++) {
@@ -248,7 +256,12 @@ describe('merge cost', () => {
     const g = await Graph.open(store);
     const names = Array.from({ length: untouchedTables + 2 }, (_, i) => `T${String(i).padStart(3, '0')}`);
     await g.applySchema('main', names.map((n) => `node ${n} { id: string @key\n v: int }`).join('\n'));
-    for (const n of names) await mustWrite(g, 'main', [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: n, values: { id: `r${i}`, v: 0 } })));
+    for (const n of names)
+      await mustWrite(
+        g,
+        'main',
+        [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: n, values: { id: `r${i}`, v: 0 } })),
+      );
     for (let i = 0; i < extraHistory; i++) {
       // History includes merges of short-lived branches: their lineages enter main's ancestry.
       if (i % 8 === 7) {
@@ -281,12 +294,24 @@ describe('merge cost', () => {
     const g = await Graph.open(store);
     await g.applySchema('main', 'node Item { id: string @key\n v: int\n w: int }');
     const n = 100_000;
-    await mustWrite(g, 'main', Array.from({ length: n }, (_, i) => ({ op: 'insert' as const, table: 'Item', values: { id: `i${String(i).padStart(6, '0')}`, v: 0, w: 0 } })));
+    await mustWrite(
+      g,
+      'main',
+      Array.from({ length: n }, (_, i) => ({ op: 'insert' as const, table: 'Item', values: { id: `i${String(i).padStart(6, '0')}`, v: 0, w: 0 } })),
+    );
     const tableBytes = (await g.branchHead('main')).manifest.tables.Item?.runs.reduce((s, r) => s + r.bytes, 0) ?? 0;
     await g.createBranch('f', { branch: 'main' });
     const pick = (k: number) => `i${String(k).padStart(6, '0')}`;
-    await mustWrite(g, 'f', Array.from({ length: 1000 }, (_, i) => ({ op: 'update' as const, table: 'Item', values: { id: pick(i * 97), v: 1 } })));
-    await mustWrite(g, 'main', Array.from({ length: 1000 }, (_, i) => ({ op: 'update' as const, table: 'Item', values: { id: pick(i * 89 + 1), w: 2 } })));
+    await mustWrite(
+      g,
+      'f',
+      Array.from({ length: 1000 }, (_, i) => ({ op: 'update' as const, table: 'Item', values: { id: pick(i * 97), v: 1 } })),
+    );
+    await mustWrite(
+      g,
+      'main',
+      Array.from({ length: 1000 }, (_, i) => ({ op: 'update' as const, table: 'Item', values: { id: pick(i * 89 + 1), w: 2 } })),
+    );
     const fresh = await Graph.open(store);
     const r = await mergeOk(fresh, 'f');
     expect(r.outcome).toBe('merged');
@@ -320,7 +345,13 @@ describe('merge properties', () => {
         await g.createBranch('y', { branch: 'main' });
         await g.createBranch('x2', { branch: 'main' });
         await g.createBranch('y2', { branch: 'main' });
-        for (const [b, ops] of [['x', l], ['y', right], ['x2', l], ['y2', right]] as const) if (ops.length > 0) await g.write(b, toOps([...ops]));
+        for (const [b, ops] of [
+          ['x', l],
+          ['y', right],
+          ['x2', l],
+          ['y2', right],
+        ] as const)
+          if (ops.length > 0) await g.write(b, toOps([...ops]));
         await mergeOk(g, 'x', { into: 'y' });
         await mergeOk(g, 'y2', { into: 'x2' });
         const xy = await rowsOf(g, 'y', 'Person');
@@ -328,7 +359,12 @@ describe('merge properties', () => {
         // Reference: apply both sides' operations to the base.
         const model: Record<string, number | null> = { a: 1, c: 1, e: 1 };
         for (const o of [...l, ...right]) model[o.id] = o.op === 'upsert' ? o.age : null;
-        const expected = Object.fromEntries(Object.entries(model).filter(([, v]) => v !== null).sort(([p], [q]) => (p < q ? -1 : 1)).map(([k, age]) => [k, age]));
+        const expected = Object.fromEntries(
+          Object.entries(model)
+            .filter(([, v]) => v !== null)
+            .sort(([p], [q]) => (p < q ? -1 : 1))
+            .map(([k, age]) => [k, age]),
+        );
         expect(Object.fromEntries(Object.entries(xy).map(([k, r]) => [k, r.age]))).toEqual(expected);
       }),
       { numRuns: 40 },

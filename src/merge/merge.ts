@@ -211,7 +211,15 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           }
           planned = { kind: 'publish', outcome: 'fast_forward', base: target.manifest, tables: summary };
           timer.enter('publish');
-          return { kind: 'fast_forward', tables, schema: source.schema, secondParent: await mergedParent(), scratch: [], result: planned, message: req.message ?? `fast-forward ${into} to ${req.source}` };
+          return {
+            kind: 'fast_forward',
+            tables,
+            schema: source.schema,
+            secondParent: await mergedParent(),
+            scratch: [],
+            result: planned,
+            message: req.message ?? `fast-forward ${into} to ${req.source}`,
+          };
         }
 
         // Schemas are content-addressed: comparing hashes needs no read of the base's schema.
@@ -328,7 +336,16 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           await cleanup(scratch);
           throw e;
         });
-        return { kind: 'merge', tables, schema, secondParent: parent, scratch, result: planned, message: req.message ?? `merge ${req.source} into ${into}`, ...(source.readAt !== undefined ? { readAt: source.readAt } : {}) };
+        return {
+          kind: 'merge',
+          tables,
+          schema,
+          secondParent: parent,
+          scratch,
+          result: planned,
+          message: req.message ?? `merge ${req.source} into ${into}`,
+          ...(source.readAt !== undefined ? { readAt: source.readAt } : {}),
+        };
       },
     );
   } catch (e) {

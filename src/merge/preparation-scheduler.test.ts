@@ -130,7 +130,14 @@ describe('runPreparations', () => {
   it('an oversized table runs alone', async () => {
     const { tasks, log } = fakeTasks([10, 10, 10, 10], [1, 1000, 1, 1]);
     const alone: number[] = [];
-    const wrapped = tasks.map((t, i) => ({ ...t, run: async () => { if (i === 1) alone.push(log.running); const r = await t.run(); return r; } }));
+    const wrapped = tasks.map((t, i) => ({
+      ...t,
+      run: async () => {
+        if (i === 1) alone.push(log.running);
+        const r = await t.run();
+        return r;
+      },
+    }));
     const out = await runPreparations(wrapped, { width: 4, budgetBytes: 100 });
     expect(alone).toEqual([0]);
     expect(out.results).toHaveLength(4);

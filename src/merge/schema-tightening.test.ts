@@ -23,9 +23,22 @@ const l = (from: string, to: string): WriteOp => ({ op: 'insert', table: 'L', va
 
 const cases: { name: string; tight: string; target: WriteOp[]; expected: [string, string, string, string | null][] }[] = [
   { name: 'a narrower @range', tight: LOOSE.replace('@range(0, 100)', '@range(0, 10)'), target: [p('x', { n: 50 })], expected: [['ValueConstraintViolation', 'P', 'x', 'n']] },
-  { name: 'a new @unique', tight: LOOSE.replace('tag: string?', 'tag: string? @unique'), target: [p('x', { tag: 't' }), p('y', { tag: 't' })], expected: [['UniqueViolation', 'P', 'x', 'tag'], ['UniqueViolation', 'P', 'y', 'tag']] },
+  {
+    name: 'a new @unique',
+    tight: LOOSE.replace('tag: string?', 'tag: string? @unique'),
+    target: [p('x', { tag: 't' }), p('y', { tag: 't' })],
+    expected: [
+      ['UniqueViolation', 'P', 'x', 'tag'],
+      ['UniqueViolation', 'P', 'y', 'tag'],
+    ],
+  },
   { name: 'a narrowed enum', tight: LOOSE.replace('enum(a, b, c)', 'enum(a, b)'), target: [p('x', { kind: 'c' })], expected: [['ValueConstraintViolation', 'P', 'x', 'kind']] },
-  { name: 'a tighter cardinality', tight: LOOSE.replace('@cardinality(0, 5)', '@cardinality(0, 1)'), target: [p('x'), p('y'), p('z'), l('x', 'y'), l('x', 'z')], expected: [['CardinalityViolation', 'L', 'x', null]] },
+  {
+    name: 'a tighter cardinality',
+    tight: LOOSE.replace('@cardinality(0, 5)', '@cardinality(0, 1)'),
+    target: [p('x'), p('y'), p('z'), l('x', 'y'), l('x', 'z')],
+    expected: [['CardinalityViolation', 'L', 'x', null]],
+  },
   { name: 'a new required property', tight: LOOSE.replace('kind: enum(a, b, c)? }', 'kind: enum(a, b, c)?\n w: int }'), target: [p('x')], expected: [['ValueConstraintViolation', 'P', 'x', 'w']] },
 ];
 

@@ -57,8 +57,14 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
 
     if (t.type.kind === 'edge') {
       const et = t.type;
-      const froms = await liveKeys(et.from, live.map(([, r]) => String(r[EDGE_FROM])));
-      const tos = await liveKeys(et.to, live.map(([, r]) => String(r[EDGE_TO])));
+      const froms = await liveKeys(
+        et.from,
+        live.map(([, r]) => String(r[EDGE_FROM])),
+      );
+      const tos = await liveKeys(
+        et.to,
+        live.map(([, r]) => String(r[EDGE_TO])),
+      );
       for (const [key, row] of live) {
         if (!froms.has(String(row[EDGE_FROM]))) await conflict('OrphanEdge', name, key, EDGE_FROM, orphanMessage(et, key, row, EDGE_FROM));
         if (!tos.has(String(row[EDGE_TO]))) await conflict('OrphanEdge', name, key, EDGE_TO, orphanMessage(et, key, row, EDGE_TO));

@@ -88,7 +88,14 @@ export async function mergeBaseView(
 }
 
 /** Three-way merge of two base views against theirs, table by table, rows staged in memory. */
-async function mergeViews(g: Graph, base: BaseView, x: BaseView, y: BaseView, schemas: readonly Schema[], signal?: AbortSignal): Promise<{ tables: Record<string, TableVersion> } | { conflicts: Conflict[] }> {
+async function mergeViews(
+  g: Graph,
+  base: BaseView,
+  x: BaseView,
+  y: BaseView,
+  schemas: readonly Schema[],
+  signal?: AbortSignal,
+): Promise<{ tables: Record<string, TableVersion> } | { conflicts: Conflict[] }> {
   const tables: Record<string, TableVersion> = {};
   const conflicts: Conflict[] = [];
   const names = [...new Set([...Object.keys(x.tables), ...Object.keys(y.tables)])].sort();

@@ -4,15 +4,7 @@
  */
 import type { Row, Value } from './values.js';
 
-export const CONFLICT_KINDS = [
-  'DivergentInsert',
-  'DivergentUpdate',
-  'DeleteVsUpdate',
-  'OrphanEdge',
-  'UniqueViolation',
-  'CardinalityViolation',
-  'ValueConstraintViolation',
-] as const;
+export const CONFLICT_KINDS = ['DivergentInsert', 'DivergentUpdate', 'DeleteVsUpdate', 'OrphanEdge', 'UniqueViolation', 'CardinalityViolation', 'ValueConstraintViolation'] as const;
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
 export interface Conflict {

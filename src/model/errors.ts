@@ -49,11 +49,7 @@ export class BranchgraphError extends Error {
   readonly details: Record<string, unknown>;
   readonly issues: ErrorIssue[];
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    opts: { details?: Record<string, unknown>; issues?: ErrorIssue[]; cause?: unknown } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, opts: { details?: Record<string, unknown>; issues?: ErrorIssue[]; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'BranchgraphError';
     this.code = code;

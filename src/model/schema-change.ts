@@ -23,11 +23,7 @@ export interface SchemaMigration {
   defaults?: Record<string, Value>;
 }
 
-export type TablePlan =
-  | { action: 'keep' }
-  | { action: 'check' }
-  | { action: 'rewrite'; dropProps: string[]; defaults: Record<string, Value> }
-  | { action: 'drop' };
+export type TablePlan = { action: 'keep' } | { action: 'check' } | { action: 'rewrite'; dropProps: string[]; defaults: Record<string, Value> } | { action: 'drop' };
 
 export interface SchemaChangePlan {
   tables: Record<string, TablePlan>;
@@ -86,13 +82,7 @@ export function planSchemaChange(from: Schema, to: Schema, migration: SchemaMigr
   return { tables };
 }
 
-function planTable(
-  old: TableType,
-  next: TableType,
-  drop: Set<string>,
-  defaults: Record<string, Value>,
-  issues: ErrorIssue[],
-): TablePlan {
+function planTable(old: TableType, next: TableType, drop: Set<string>, defaults: Record<string, Value>, issues: ErrorIssue[]): TablePlan {
   const name = old.name;
   if (old.kind !== next.kind) {
     issues.push({ path: name, message: `${name} changes from ${old.kind} to ${next.kind}; drop it and declare a new type` });
@@ -124,7 +114,7 @@ function planTable(
     if (old.props.some((p) => p.name === q.name)) continue;
     if (q.optional) continue;
     const key = `${name}.${q.name}`;
-    if (Object.prototype.hasOwnProperty.call(defaults, key)) fill[q.name] = defaults[key] as Value;
+    if (Object.hasOwn(defaults, key)) fill[q.name] = defaults[key] as Value;
     else issues.push({ path: key, message: `new required property ${key} needs a value for existing rows in migration.defaults` });
   }
   if (old.kind === 'edge' && next.kind === 'edge') {

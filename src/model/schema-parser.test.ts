@@ -44,9 +44,7 @@ describe('schema language', () => {
   });
 
   it('reports line:column and what was expected', () => {
-    expect(issuesOf('node Person {\n  id: strng @key\n}')).toEqual([
-      { path: '2:7', message: 'expected a type (string, int, float, bool, date, datetime, json, enum(...)), found "strng"' },
-    ]);
+    expect(issuesOf('node Person {\n  id: strng @key\n}')).toEqual([{ path: '2:7', message: 'expected a type (string, int, float, bool, date, datetime, json, enum(...)), found "strng"' }]);
     expect(issuesOf('node Person {\n  id string\n}')[0]).toEqual({ path: '2:6', message: 'expected ":", found "string"' });
     expect(issuesOf('edge E: A => B')[0]?.path).toBe('1:11');
     expect(issuesOf('node P { id: string @key')[0]).toEqual({ path: '1:25', message: 'expected a property name or "}", found end of input' });
@@ -64,7 +62,7 @@ describe('schema language', () => {
     expect(msgs('node A { x: int @key }\nnode A { y: int @key }')).toContain('type A is declared twice');
     expect(msgs('node A { x: int? @key }')).toContain('A.x: a key property cannot be optional');
     expect(msgs('node A { x: int @key }\nedge E: A -> Nope')).toContain('edge E: target Nope is not a node type');
-    expect(msgs('node A { x: int @key }\nedge E: A -> A { from: string }')).toContain('E.from is reserved for the edge\'s endpoint');
+    expect(msgs('node A { x: int @key }\nedge E: A -> A { from: string }')).toContain("E.from is reserved for the edge's endpoint");
     expect(msgs('node A { x: string @key @range(1, 2) }')).toContain('A.x: @range applies to int and float only');
     expect(msgs('node A { x: int @key @range(5, 1) }')[0]).toContain('range minimum 5 is above maximum 1');
   });

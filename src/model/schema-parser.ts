@@ -356,12 +356,8 @@ export function parseSchema(text: string): Schema {
 export function formatSchema(schema: Schema): string {
   const prop = (p: PropDef, key: boolean): string => {
     const type = p.type.kind === 'enum' ? `enum(${p.type.values.join(', ')})` : p.type.kind;
-    const attrs = [
-      key ? '@key' : '',
-      p.unique ? '@unique' : '',
-      p.range !== null ? `@range(${p.range.min ?? ''}, ${p.range.max ?? ''})` : '',
-    ].filter((a) => a !== '');
-    return `  ${p.name}: ${type}${p.optional ? '?' : ''}${attrs.length > 0 ? ' ' + attrs.join(' ') : ''}`;
+    const attrs = [key ? '@key' : '', p.unique ? '@unique' : '', p.range !== null ? `@range(${p.range.min ?? ''}, ${p.range.max ?? ''})` : ''].filter((a) => a !== '');
+    return `  ${p.name}: ${type}${p.optional ? '?' : ''}${attrs.length > 0 ? ` ${attrs.join(' ')}` : ''}`;
   };
   return schema.types
     .map((t) => {

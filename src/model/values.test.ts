@@ -28,7 +28,9 @@ describe('datetimes', () => {
     await mustWrite(g, 'f', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.000001Z' } }]);
     await mustWrite(g, 'main', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.000002Z' } }]);
     const r = await merge(g, 'f');
-    expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.property, c.source, c.target])).toEqual([['DivergentUpdate', 'at', '2026-01-01T00:00:00.000001Z', '2026-01-01T00:00:00.000002Z']]);
+    expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.property, c.source, c.target])).toEqual([
+      ['DivergentUpdate', 'at', '2026-01-01T00:00:00.000001Z', '2026-01-01T00:00:00.000002Z'],
+    ]);
     await expect(g.write('main', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.0000001Z' } }])).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });

@@ -121,12 +121,7 @@ function checkRange(prop: PropDef, v: number): { value: Value } | { error: strin
  * Validate `input` as a row of `table`. `full` rows need every required
  * property; `partial` rows (updates) need the key and check only what is given.
  */
-export function checkRow(
-  table: TableType,
-  input: unknown,
-  mode: 'full' | 'partial',
-  path: string,
-): { row: Row; issues: ErrorIssue[]; malformed: boolean } {
+export function checkRow(table: TableType, input: unknown, mode: 'full' | 'partial', path: string): { row: Row; issues: ErrorIssue[]; malformed: boolean } {
   const issues: ErrorIssue[] = [];
   const row: Row = {};
   let malformed = false;
@@ -141,7 +136,7 @@ export function checkRow(
   }
   const keys = new Set(keyProps(table));
   for (const prop of props) {
-    const given = Object.prototype.hasOwnProperty.call(obj, prop.name);
+    const given = Object.hasOwn(obj, prop.name);
     if (mode === 'partial' && !given && !keys.has(prop.name)) continue;
     const r = checkValue(prop, obj[prop.name]);
     if ('error' in r) {

@@ -78,9 +78,13 @@ export function isValidShard(shard: string): boolean {
 
 export function validateShard(shard: string): void {
   if (!isValidShard(shard)) {
-    throw new BranchgraphError('invalid_input', `shard ${JSON.stringify(shard)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, and not a reserved name such as constructor`, {
-      issues: [{ path: 'shard', message: 'invalid shard name' }],
-    });
+    throw new BranchgraphError(
+      'invalid_input',
+      `shard ${JSON.stringify(shard)} must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, and not a reserved name such as constructor`,
+      {
+        issues: [{ path: 'shard', message: 'invalid shard name' }],
+      },
+    );
   }
 }
 
@@ -138,7 +142,10 @@ export function generationDigest(file: Uint8Array): string {
 /** `seq:digest` entries per shard, as a manifest records the generations its publication folded. */
 export function foldedEntries(gens: readonly Pick<GenerationInfo, 'shard' | 'seq' | 'digest'>[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const g of gens) (out[g.shard] ??= []).push(`${g.seq}:${g.digest}`);
+  for (const g of gens) {
+    out[g.shard] ??= [];
+    out[g.shard]?.push(`${g.seq}:${g.digest}`);
+  }
   return out;
 }
 

@@ -85,7 +85,13 @@ export async function readPending(store: ObjectStore, runs: GenerationReader, ma
   byGen.sort((a, b) => compareGenerations(a.info, b.info));
   const generations = byGen.map((b) => b.info);
   const out: Record<string, RunRef[]> = {};
-  for (const { refs } of byGen) for (const [t, r] of refs) if (r.rows > 0) (out[t] ??= []).push(r);
+  for (const { refs } of byGen) {
+    for (const [t, r] of refs) {
+      if (r.rows === 0) continue;
+      out[t] ??= [];
+      out[t]?.push(r);
+    }
+  }
   const seen = { ...marks };
   for (const g of generations) seen[g.shard] = Math.max(seen[g.shard] ?? 0, g.seq);
   return { generations, runs: out, seen, leftovers };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BranchgraphError } from '../model/errors.js';
+import type { BranchgraphError } from '../model/errors.js';
 import { loadConfig } from './config.js';
 
 describe('configuration', () => {

@@ -57,7 +57,13 @@ export const CONFIG_HELP = `
 
 /** The host name, reduced to what a shard name may hold. */
 function defaultShard(): string {
-  return os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'shard';
+  return (
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^[^A-Za-z0-9]+/, '')
+      .slice(0, 64) || 'shard'
+  );
 }
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -90,7 +96,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
   const pipelineFlag = (env.CATCHUP_PIPELINE_ENABLED ?? 'true').toLowerCase();
   if (!['true', 'false', '1', '0'].includes(pipelineFlag)) problems.push({ path: 'CATCHUP_PIPELINE_ENABLED', message: `must be true or false, got ${JSON.stringify(env.CATCHUP_PIPELINE_ENABLED)}` });
   const shard = pick('shard', 'BRANCHGRAPH_SHARD') ?? defaultShard();
-  if (!isValidShard(shard)) problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', and not a reserved name such as constructor, got ${JSON.stringify(shard)}` });
+  if (!isValidShard(shard))
+    problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', and not a reserved name such as constructor, got ${JSON.stringify(shard)}` });
   const envInt = (name: string, dflt: number, min: number, max: number): number => int(undefined, name, dflt, min, max);
   const config: Config = {
     store,

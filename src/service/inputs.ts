@@ -30,9 +30,7 @@ export const RefInputZ = z
   .strict()
   .refine((r) => (r.branch === undefined) !== (r.commit === undefined), 'give exactly one of branch or commit');
 
-export const CreateBranchZ = z
-  .object({ name: branchName, from: RefInputZ.optional() })
-  .strict();
+export const CreateBranchZ = z.object({ name: branchName, from: RefInputZ.optional() }).strict();
 
 export const MergeInputZ = z
   .object({
@@ -45,7 +43,10 @@ export const MergeInputZ = z
     message: text(2000).optional(),
     width: z.union([z.literal(1), z.literal(2), z.literal(4)]).optional(),
     conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
-    conflictCursor: z.string().regex(/^\d{1,9}$/).optional(),
+    conflictCursor: z
+      .string()
+      .regex(/^\d{1,9}$/)
+      .optional(),
   })
   .strict();
 export type MergeInput = z.infer<typeof MergeInputZ>;
@@ -96,7 +97,15 @@ export const CatchUpInputZ = z
 export type CatchUpInput = z.infer<typeof CatchUpInputZ>;
 
 export const GcInputZ = z
-  .object({ graceSeconds: z.number().int().min(0).max(10 * 365 * 24 * 3600).optional(), dryRun: z.boolean().optional() })
+  .object({
+    graceSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(10 * 365 * 24 * 3600)
+      .optional(),
+    dryRun: z.boolean().optional(),
+  })
   .strict();
 
 export const ScanInputZ = z

@@ -36,10 +36,25 @@ class ServiceMetrics {
       for (const [labels, v] of samples) lines.push(`${name}${labels === '' ? '' : `{${labels}}`} ${v}`);
     };
     metric('branchgraph_http_requests_total', 'counter', 'HTTP requests by method, route and status.', [...this.requests]);
-    metric('branchgraph_merges_total', 'counter', 'Merges by outcome.', [...this.merges].map(([o, n]) => [`outcome="${o}"`, n]));
+    metric(
+      'branchgraph_merges_total',
+      'counter',
+      'Merges by outcome.',
+      [...this.merges].map(([o, n]) => [`outcome="${o}"`, n]),
+    );
     metric('branchgraph_merges_in_flight', 'gauge', 'Merges running now.', [['', this.mergesInFlight]]);
-    metric('branchgraph_merge_phase_seconds_total', 'counter', 'Time spent per merge phase.', [...this.phaseSeconds].map(([p, s]) => [`phase="${p}"`, Math.round(s * 1e6) / 1e6]));
-    metric('branchgraph_merge_store_calls_total', 'counter', 'Object store calls made by merges, by operation.', [...this.storeCalls].map(([op, n]) => [`op="${op}"`, n]));
+    metric(
+      'branchgraph_merge_phase_seconds_total',
+      'counter',
+      'Time spent per merge phase.',
+      [...this.phaseSeconds].map(([p, s]) => [`phase="${p}"`, Math.round(s * 1e6) / 1e6]),
+    );
+    metric(
+      'branchgraph_merge_store_calls_total',
+      'counter',
+      'Object store calls made by merges, by operation.',
+      [...this.storeCalls].map(([op, n]) => [`op="${op}"`, n]),
+    );
     metric('branchgraph_preparations_in_flight', 'gauge', 'Table preparations running now.', [['', preparationGauges.inFlight]]);
     metric('branchgraph_preparation_reserved_bytes', 'gauge', 'Bytes reserved from the preparation budget.', [['', preparationGauges.reservedBytes]]);
     metric('branchgraph_preparation_pending_scratch', 'gauge', 'Scratch runs written but not yet published or deleted.', [['', preparationGauges.pendingScratch]]);
@@ -47,7 +62,7 @@ class ServiceMetrics {
     metric('branchgraph_merge_max_width_last', 'gauge', 'Highest preparation width observed in the last merge.', [['', this.maxWidthLast]]);
     metric('branchgraph_wal_generations_sealed_total', 'counter', 'WAL generations sealed by ingest requests in this process.', [['', this.walGenerations]]);
     metric('branchgraph_catchup_generations_folded_total', 'counter', 'WAL generations folded by requested catch-up runs in this process.', [['', this.catchUpGenerations]]);
-    return lines.join('\n') + '\n';
+    return `${lines.join('\n')}\n`;
   }
 }
 

@@ -11,7 +11,7 @@ export function packageRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!existsSync(path.join(dir, 'package.json'))) {
     const up = path.dirname(dir);
-    if (up === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
+    if (up === dir) throw new Error(`package.json not found above ${fileURLToPath(import.meta.url)}`);
     dir = up;
   }
   return dir;

@@ -9,7 +9,7 @@
  * abort signal (a disconnected client) is the merge's abort signal.
  */
 import type { Logger } from 'pino';
-import { Graph, type Ref, type Snapshot } from '../graph/graph.js';
+import type { Graph, Ref, Snapshot } from '../graph/graph.js';
 import type { Commit } from '../graph/manifest.js';
 import type { DamagedBranch } from '../graph/repository.js';
 
@@ -247,7 +247,10 @@ export class BranchgraphService {
   async ingest(branch: string, ops: Iterable<WriteOpInput> | AsyncIterable<WriteOpInput>, ctx: RequestContext): Promise<IngestResultDto> {
     // Watched even if the request fails part-way: generations sealed before the failure are pending too.
     this.catchUps.watch(branch);
-    const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, { ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.actor ? { actor: ctx.actor } : {}) });
+    const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, {
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.actor ? { actor: ctx.actor } : {}),
+    });
     serviceMetrics.walGenerations += r.generations.length;
     return {
       branch,

@@ -29,10 +29,7 @@ describe('FsStore across processes', () => {
     const startAt = Date.now() + 1500;
     const worker = path.resolve('test/support/fs-race-worker.ts');
     const tsx = path.resolve('node_modules/.bin/tsx');
-    const [a, b] = await Promise.all([
-      run(tsx, [worker, root, String(rounds), String(startAt)]),
-      run(tsx, [worker, root, String(rounds), String(startAt)]),
-    ]);
+    const [a, b] = await Promise.all([run(tsx, [worker, root, String(rounds), String(startAt)]), run(tsx, [worker, root, String(rounds), String(startAt)])]);
     const won = [...(JSON.parse(a.stdout) as string[]), ...(JSON.parse(b.stdout) as string[])].sort();
     const expected = Array.from({ length: rounds }, (_, i) => `race/${i}`).sort();
     expect(won).toEqual(expected);

@@ -17,15 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
-import {
-  compareKeys,
-  resolveRange,
-  type CallOptions,
-  type GetOptions,
-  type ListOptions,
-  type ObjectInfo,
-  type ObjectStore,
-} from './object-store.js';
+import { compareKeys, resolveRange, type CallOptions, type GetOptions, type ListOptions, type ObjectInfo, type ObjectStore } from './object-store.js';
 
 const TMP_DIR = '.tmp';
 const FILE_SUFFIX = '~';
@@ -191,13 +183,7 @@ export class FsStore implements ObjectStore {
   }
 
   /** Write `body` to a synced temp file, then `install` it at the key's path (true when it consumed the temp file). */
-  private async place(
-    op: string,
-    key: string,
-    body: Uint8Array,
-    signal: AbortSignal | undefined,
-    install: (tmp: string, file: string) => Promise<boolean>,
-  ): Promise<void> {
+  private async place(op: string, key: string, body: Uint8Array, signal: AbortSignal | undefined, install: (tmp: string, file: string) => Promise<boolean>): Promise<void> {
     throwIfAborted(signal);
     const file = this.filePath(key);
     let tmp: string | undefined;
@@ -218,7 +204,7 @@ export class FsStore implements ObjectStore {
     // Walk only the deepest directory the prefix fully names.
     const segs = prefix.split('/');
     segs.pop();
-    const keyBase = segs.length === 0 ? '' : segs.join('/') + '/';
+    const keyBase = segs.length === 0 ? '' : `${segs.join('/')}/`;
     const dir = path.join(this.root, ...segs.map(encodeSegment));
     const found: ObjectInfo[] = [];
     try {
@@ -230,15 +216,7 @@ export class FsStore implements ObjectStore {
     for (const info of found) yield info;
   }
 
-  private async walk(
-    dir: string,
-    keyBase: string,
-    atRoot: boolean,
-    prefix: string,
-    startAfter: string | undefined,
-    out: ObjectInfo[],
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
+  private async walk(dir: string, keyBase: string, atRoot: boolean, prefix: string, startAfter: string | undefined, out: ObjectInfo[], signal: AbortSignal | undefined): Promise<void> {
     throwIfAborted(signal);
     let entries;
     try {
@@ -250,7 +228,7 @@ export class FsStore implements ObjectStore {
     for (const entry of entries) {
       if (atRoot && entry.name === TMP_DIR) continue;
       if (entry.isDirectory()) {
-        const sub = keyBase + decodeSegment(entry.name) + '/';
+        const sub = `${keyBase + decodeSegment(entry.name)}/`;
         // Descend only where keys under `sub` can still match the prefix.
         if (sub.startsWith(prefix) || prefix.startsWith(sub)) {
           await this.walk(path.join(dir, entry.name), sub, false, prefix, startAfter, out, signal);

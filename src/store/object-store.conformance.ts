@@ -75,9 +75,7 @@ export function describeObjectStore(name: string, open: () => Promise<ObjectStor
       const s = await open();
       const keys = ['p/a', 'p/a/b', 'p/a-c', 'p/b', 'p/c/d/e', 'q/x', 'p/ü', 'p/A'];
       for (const k of keys) await s.putIfAbsent(k, enc(k));
-      const sorted = keys
-        .filter((k) => k.startsWith('p/'))
-        .sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+      const sorted = keys.filter((k) => k.startsWith('p/')).sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
       expect((await listAll(s, 'p/')).map((o) => o.key)).toEqual(sorted);
       expect((await listAll(s, 'p/', { pageSize: 2 })).map((o) => o.key)).toEqual(sorted);
       expect((await listAll(s, 'p/', { startAfter: 'p/a-c' })).map((o) => o.key)).toEqual(sorted.filter((k) => k > 'p/a-c'));
@@ -126,11 +124,7 @@ export function describeObjectStore(name: string, open: () => Promise<ObjectStor
       const rounds = opts.raceRounds ?? 20;
       for (let round = 0; round < rounds; round++) {
         const key = `race/${round}`;
-        const outcomes = await Promise.all(
-          Array.from({ length: 16 }, (_, i) =>
-            codeOf(s.putIfAbsent(key, enc(`writer-${i}`))).then((code) => ({ i, code })),
-          ),
-        );
+        const outcomes = await Promise.all(Array.from({ length: 16 }, (_, i) => codeOf(s.putIfAbsent(key, enc(`writer-${i}`))).then((code) => ({ i, code }))));
         const winners = outcomes.filter((o) => o.code === 'ok');
         expect(winners).toHaveLength(1);
         expect(outcomes.filter((o) => o.code === 'object_exists')).toHaveLength(15);

@@ -13,14 +13,10 @@ import { MemoryStore } from './memory-store.js';
 import type { ObjectStore } from './object-store.js';
 import type { S3StoreConfig } from './s3-store.js';
 
-export type StoreSpec =
-  | { kind: 'memory' }
-  | { kind: 'fs'; root: string }
-  | ({ kind: 's3' } & S3StoreConfig);
+export type StoreSpec = { kind: 'memory' } | { kind: 'fs'; root: string } | ({ kind: 's3' } & S3StoreConfig);
 
 export function parseStoreUrl(url: string, env: NodeJS.ProcessEnv = process.env): StoreSpec {
-  const bad = (why: string): BranchgraphError =>
-    new BranchgraphError('invalid_input', `store URL ${JSON.stringify(url)}: ${why}`, { issues: [{ path: 'store', message: why }] });
+  const bad = (why: string): BranchgraphError => new BranchgraphError('invalid_input', `store URL ${JSON.stringify(url)}: ${why}`, { issues: [{ path: 'store', message: why }] });
   if (url === 'memory://' || url === 'memory:') return { kind: 'memory' };
   if (url.startsWith('file://')) {
     const rest = url.slice('file://'.length);

@@ -24,7 +24,7 @@ if (s3Available()) {
       expect(new TextDecoder().decode(await s.get('k'))).toBe('mine');
     });
 
-    it('after a failed attempt whose outcome is unknown, someone else\'s object at the key is a loss (object_exists)', async () => {
+    it("after a failed attempt whose outcome is unknown, someone else's object at the key is a loss (object_exists)", async () => {
       const s = await freshS3Store('lost');
       opened.push(s);
       // Our first PUT never lands; another writer creates the key before we look again.

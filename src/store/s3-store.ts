@@ -12,16 +12,7 @@
  * Conditional writes use `If-None-Match: *` only; `If-Match` and multipart
  * conditions are not portable across S3-compatible servers.
  */
-import {
-  CreateBucketCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { abortableSleep } from './abortable-sleep.js';
 import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore } from './object-store.js';
@@ -79,10 +70,7 @@ export class S3Store implements ObjectStore {
     this.prefix = config.prefix === undefined || config.prefix === '' ? '' : config.prefix.replace(/\/*$/, '/');
     this.maxAttempts = config.maxAttempts ?? 6;
     this.backoffMs = config.backoffMs ?? 40;
-    const credentials =
-      config.accessKeyId !== undefined && config.secretAccessKey !== undefined
-        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
-        : undefined;
+    const credentials = config.accessKeyId !== undefined && config.secretAccessKey !== undefined ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined;
     this.client = new S3Client({
       ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
       region: config.region ?? 'us-east-1',
@@ -196,10 +184,7 @@ export class S3Store implements ObjectStore {
     }
     return this.retrying('get', key, signal, async () => {
       try {
-        const res = await this.client.send(
-          new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(header !== undefined ? { Range: header } : {}) }),
-          { abortSignal: signal },
-        );
+        const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(header !== undefined ? { Range: header } : {}) }), { abortSignal: signal });
         if (res.Body === undefined) return new Uint8Array(0);
         return await res.Body.transformToByteArray();
       } catch (e) {
@@ -232,10 +217,7 @@ export class S3Store implements ObjectStore {
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(signal);
       try {
-        await this.client.send(
-          new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, IfNoneMatch: '*', ContentLength: body.length }),
-          { abortSignal: signal },
-        );
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, IfNoneMatch: '*', ContentLength: body.length }), { abortSignal: signal });
         return;
       } catch (e) {
         const status = statusOf(e);

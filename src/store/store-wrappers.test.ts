@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BranchgraphError } from '../model/errors.js';
+import type { BranchgraphError } from '../model/errors.js';
 import { CountingStore, diffCounts } from './counting-store.js';
 import { FaultStore } from './fault-store.js';
 import { LatencyStore } from './latency-store.js';
@@ -11,9 +11,7 @@ import { parseStoreUrl } from './open-store.js';
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 // Wrappers must be transparent: the same conformance suite holds through them.
-describeObjectStore('counting(latency(faults(memory)))', async () =>
-  new CountingStore(new LatencyStore(new FaultStore(new MemoryStore(), { seed: 7 }), 1)),
-);
+describeObjectStore('counting(latency(faults(memory)))', async () => new CountingStore(new LatencyStore(new FaultStore(new MemoryStore(), { seed: 7 }), 1)));
 
 describe('CountingStore', () => {
   it('counts calls and bytes per operation, failures included', async () => {
@@ -64,7 +62,11 @@ describe('FaultStore', () => {
     async function pattern(seed: number): Promise<string> {
       const s = new FaultStore(new MemoryStore(), { seed, transientRate: 0.3 });
       let out = '';
-      for (let i = 0; i < 40; i++) out += await s.head('k').then(() => '.', (e: BranchgraphError) => (e.code === 'store_unavailable' ? 'x' : '?'));
+      for (let i = 0; i < 40; i++)
+        out += await s.head('k').then(
+          () => '.',
+          (e: BranchgraphError) => (e.code === 'store_unavailable' ? 'x' : '?'),
+        );
       return out;
     }
     expect(await pattern(42)).toBe(await pattern(42));

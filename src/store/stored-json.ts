@@ -47,4 +47,3 @@ export function decodeJson<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: stri
   }
   return parsed.data;
 }
-

@@ -92,14 +92,14 @@ export function encodeRun(table: TableType, rows: readonly RunRow[]): Uint8Array
     keyB.append(r.key);
     tombB.append(r.tomb);
     hashB.append(r.hash);
-    props.forEach((p, i) => (propB[i] as ReturnType<typeof makeBuilder>).append(toArrow(p, r.props?.[p.name]) as never));
+    for (const [i, p] of props.entries()) (propB[i] as ReturnType<typeof makeBuilder>).append(toArrow(p, r.props?.[p.name]) as never);
   }
   const columns: Record<string, Vector> = {
     _key: keyB.finish().toVector(),
     _tomb: tombB.finish().toVector(),
     _hash: hashB.finish().toVector(),
   };
-  props.forEach((p, i) => (columns[p.name] = (propB[i] as ReturnType<typeof makeBuilder>).finish().toVector()));
+  for (const [i, p] of props.entries()) columns[p.name] = (propB[i] as ReturnType<typeof makeBuilder>).finish().toVector();
   const t = new Table(columns);
   t.schema.metadata.set('branchgraph.format', RUN_FORMAT);
   t.schema.metadata.set('branchgraph.table', table.name);

@@ -27,8 +27,6 @@ export const EMPTY_TABLE: TableVersion = { runs: [] };
  */
 export type LoadRun = ((ref: RunRef) => Promise<RunData>) & { segments: (ref: RunRef) => Promise<RunRef[]> };
 
-
-
 export function sameRuns(a: TableVersion | undefined, b: TableVersion | undefined): boolean {
   const ra = a?.runs ?? [];
   const rb = b?.runs ?? [];
@@ -110,12 +108,7 @@ export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promis
  * when the merge reaches their first key and dropped once passed, so a scan
  * holds about one segment per run in memory.
  */
-export async function* mergeRuns(
-  runs: readonly RunRef[],
-  load: LoadRun,
-  startAfter: string | undefined,
-  withTombstones = false,
-): AsyncGenerator<RunRow> {
+export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, withTombstones = false): AsyncGenerator<RunRow> {
   // Source i: a run or segment; a higher `rank` is a newer run.
   const sources: { ref: RunRef; rank: number; data: RunData | null; pos: number; done: boolean }[] = [];
   for (const [rank, run] of runs.entries()) {
@@ -215,7 +208,11 @@ export async function changedStates(base: TableVersion, v: TableVersion, load: L
     if (delta.length === 0) return out;
     // A base run may sit after a delta run in `v` and shadow it, so resolve each key in `v`.
     const rows = await newestRows(delta, load);
-    const states = await lookupStates(v, rows.map((r) => r.key), load);
+    const states = await lookupStates(
+      v,
+      rows.map((r) => r.key),
+      load,
+    );
     for (const r of rows) out.set(r.key, states.get(r.key));
     return out;
   }

@@ -21,11 +21,7 @@ export interface UniqueClash {
   otherChanged: boolean;
 }
 
-export async function* uniqueClashes(
-  uniques: readonly PropDef[],
-  changed: ReadonlyMap<string, Row | null>,
-  table: AsyncIterable<RunRow>,
-): AsyncGenerator<UniqueClash> {
+export async function* uniqueClashes(uniques: readonly PropDef[], changed: ReadonlyMap<string, Row | null>, table: AsyncIterable<RunRow>): AsyncGenerator<UniqueClash> {
   if (uniques.length === 0) return;
   const claimed = new Map<string, string>();
   for (const [key, row] of changed) {

@@ -57,7 +57,12 @@ export class CatchUpManager {
   ) {}
 
   /** Run catch-up on `branch` now, after any run already in progress here. */
-  run(branch: string, overrides: Partial<Pick<CatchUpOptions, 'maxGenerations' | 'maxBytes' | 'pipeline'>> = {}, signal?: AbortSignal, trigger: LastCatchUp['trigger'] = 'request'): Promise<CatchUpReport> {
+  run(
+    branch: string,
+    overrides: Partial<Pick<CatchUpOptions, 'maxGenerations' | 'maxBytes' | 'pipeline'>> = {},
+    signal?: AbortSignal,
+    trigger: LastCatchUp['trigger'] = 'request',
+  ): Promise<CatchUpReport> {
     const prev = this.running.get(branch) ?? Promise.resolve();
     const started = new Date().toISOString();
     const job = prev
@@ -79,7 +84,10 @@ export class CatchUpManager {
     job.then(
       (report) => {
         done({ outcome: report.outcome, report });
-        this.log?.info({ catchUp: { branch, trigger, outcome: report.outcome, batches: report.batches, generations: report.generations, totalMs: report.totalMs, pendingAfter: report.pendingAfter } }, 'catch-up finished');
+        this.log?.info(
+          { catchUp: { branch, trigger, outcome: report.outcome, batches: report.batches, generations: report.generations, totalMs: report.totalMs, pendingAfter: report.pendingAfter } },
+          'catch-up finished',
+        );
       },
       (e: unknown) => {
         const code = e instanceof BranchgraphError ? e.code : 'internal';

@@ -136,7 +136,10 @@ export async function runCatchUpPipeline<B, P>(batches: readonly B[], hooks: Pip
     if (opts.signal?.aborted) readCtl.abort();
     const ctl = readCtl;
     // A failing commit makes the batch being read pointless: stop reading it.
-    inFlight?.done.then((r) => r === 'stale' && ctl.abort(), () => ctl.abort());
+    inFlight?.done.then(
+      (r) => r === 'stale' && ctl.abort(),
+      () => ctl.abort(),
+    );
     try {
       const prepared = await hooks.read(batch, reservation, ctl.signal);
       return { prepared, release: reservation.release };

@@ -111,12 +111,19 @@ export class WalWriter {
       }
     };
     try {
-      await this.consume(ops, opts.signal, report, (op) => {
-        if (buffer.length === 0) openedAt = this.now();
-        buffer.push(op);
-        bufferBytes += JSON.stringify(op.values ?? null).length;
-        return buffer.length >= this.maxRows || bufferBytes >= this.maxBytes || this.now() - openedAt >= this.sealAfterMs;
-      }, () => (buffer.length > 0 ? openedAt + this.sealAfterMs : undefined), seal);
+      await this.consume(
+        ops,
+        opts.signal,
+        report,
+        (op) => {
+          if (buffer.length === 0) openedAt = this.now();
+          buffer.push(op);
+          bufferBytes += JSON.stringify(op.values ?? null).length;
+          return buffer.length >= this.maxRows || bufferBytes >= this.maxBytes || this.now() - openedAt >= this.sealAfterMs;
+        },
+        () => (buffer.length > 0 ? openedAt + this.sealAfterMs : undefined),
+        seal,
+      );
       await seal();
     } catch (e) {
       if (e instanceof BranchgraphError && report.generations.length > 0) {
@@ -270,7 +277,9 @@ export class WalWriter {
     if ((newest.wal[this.shard] ?? 0) < seq) return true;
     // Some publication since our head folded past `seq`: did one of them read our object?
     if (latest - from >= MAX_FOLD_SCAN) {
-      throw new BranchgraphError('publish_contention', `branch ${rec.name} moved ${latest - from + 1} times while a generation was sealed; retry`, { details: { branch: rec.name, shard: this.shard } });
+      throw new BranchgraphError('publish_contention', `branch ${rec.name} moved ${latest - from + 1} times while a generation was sealed; retry`, {
+        details: { branch: rec.name, shard: this.shard },
+      });
     }
     const entry = `${seq}:${digest}`;
     const between = await Promise.all(Array.from({ length: latest - from + 1 }, (_, i) => repo.readManifest({ lineage: rec.lineage, version: from + i }, signal)));

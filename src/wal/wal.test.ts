@@ -42,7 +42,10 @@ describe('WAL ingest', () => {
   it('seals by size: one generation per maxGenerationRows operations', async () => {
     const g = await peopleGraph();
     const w = new WalWriter(g, { shard: 'a', maxGenerationRows: 3 });
-    const r = await w.ingest('main', Array.from({ length: 7 }, (_, i) => upsert(`p${i}`, `n${i}`)));
+    const r = await w.ingest(
+      'main',
+      Array.from({ length: 7 }, (_, i) => upsert(`p${i}`, `n${i}`)),
+    );
     expect(r.generations.map((x) => [x.seq, x.rows])).toEqual([
       [1, 3],
       [2, 3],
@@ -226,7 +229,11 @@ describe('folds racing readers', () => {
   /** Runs `hook` once, just before the `nth` GET of a WAL generation through this store. */
   class BeforeNthGenerationGet extends StoreWrapper {
     private seen = 0;
-    constructor(inner: MemoryStore, private readonly nth: number, private readonly hook: () => Promise<unknown>) {
+    constructor(
+      inner: MemoryStore,
+      private readonly nth: number,
+      private readonly hook: () => Promise<unknown>,
+    ) {
       super(inner);
     }
     protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
@@ -307,11 +314,7 @@ describe('WAL housekeeping', () => {
 
 describe('corrupt generations', () => {
   it('a changed digit, a truncation or a generation stored under another name is corrupt_object, and nothing is folded', async () => {
-    for (const damage of [
-      (t: string) => t.replace('"age":41', '"age":47'),
-      (t: string) => t.slice(0, t.length - 9),
-      (t: string) => t.replace('"seq":1', '"seq":2'),
-    ]) {
+    for (const damage of [(t: string) => t.replace('"age":41', '"age":47'), (t: string) => t.slice(0, t.length - 9), (t: string) => t.replace('"seq":1', '"seq":2')]) {
       const store = new MemoryStore();
       const g = await peopleGraph(store);
       await new WalWriter(g, { shard: 'a' }).ingest('main', [upsert('p1', 'x', { age: 41 })]);
@@ -331,7 +334,11 @@ describe('two processes sharing one shard name', () => {
   /** Runs `hook` once, before or after the first create-only PUT of a WAL generation through this store. */
   class AroundGenerationPut extends StoreWrapper {
     private armed = true;
-    constructor(inner: MemoryStore, private readonly when: 'before' | 'after', private readonly hook: () => Promise<unknown>) {
+    constructor(
+      inner: MemoryStore,
+      private readonly when: 'before' | 'after',
+      private readonly hook: () => Promise<unknown>,
+    ) {
       super(inner);
     }
     protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {

@@ -40,7 +40,7 @@ export function storesUnderTest(): StoreUnderTest[] {
       name: 's3',
       open: async () => {
         const store = await freshS3Store('graph');
-        const cfg = (store as unknown as { bucket: string; prefix: string });
+        const cfg = store as unknown as { bucket: string; prefix: string };
         return {
           store,
           reopen: () =>

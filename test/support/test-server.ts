@@ -36,7 +36,12 @@ export async function testServer(opts: { store?: string; latencyMs?: number; tok
   return Object.assign(server, { logs });
 }
 
-export async function gql(url: string, query: string, variables: Record<string, unknown> = {}, token?: string): Promise<{ status: number; body: { data?: Record<string, unknown>; errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
+export async function gql(
+  url: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  token?: string,
+): Promise<{ status: number; body: { data?: Record<string, unknown>; errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
   const res = await fetch(`${url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

@@ -1,0 +1,55 @@
+/**
+ * branchgraph as a library: the embedded API.
+ *
+ * Open a service on a store (a directory, S3, or memory) and call the same
+ * request-owned operations the REST and GraphQL transports use; serve them
+ * over HTTP; or talk to a running server with the REST client. Everything
+ * here is covered by semantic versioning; anything not exported here is
+ * internal. `test/public-api.test.ts` pins this list.
+ *
+ * ```ts
+ * import { loadConfig, openService } from 'branchgraph';
+ * const service = await openService(loadConfig(process.env, { store: 'file://./data' }));
+ * const ctx = { transport: 'embedded' as const };
+ * await service.applySchema('main', { schema: 'node Person { id: string @key\n name: string }' }, ctx);
+ * await service.createBranch('feature', { branch: 'main' }, ctx);
+ * await service.write('feature', { ops: [{ op: 'insert', table: 'Person', values: { id: 'a', name: 'Ann' } }] }, ctx);
+ * const result = await service.mergeBranch('feature', { into: 'main' }, ctx);
+ * ```
+ */
+
+// The service: one handler per operation, shared by every transport.
+export { BranchgraphService } from './service/service.js';
+export type {
+  BranchDto,
+  CatchUpReport,
+  CommitDto,
+  DamagedBranch,
+  IngestResultDto,
+  MergeResultDto,
+  RequestContext,
+  ServiceOptions,
+  Transport,
+  WalStatusDto,
+  WriteResultDto,
+} from './service/service.js';
+export { openService, serviceOnStore } from './service/open-service.js';
+export { loadConfig, type Config } from './service/config.js';
+export { LIMITS, parseRef, type CatchUpInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './service/inputs.js';
+
+// Stores.
+export type { ObjectStore, ObjectInfo } from './store/object-store.js';
+export { openStore } from './store/open-store.js';
+export { MemoryStore } from './store/memory-store.js';
+export { FsStore } from './store/fs-store.js';
+
+// Serving over HTTP, and a client for a running server.
+export { startServer, type RunningServer } from './http/server.js';
+export { RestClient } from './http/rest-client.js';
+
+// The closed set of errors, conflicts, and the schema language.
+export { BranchgraphError, ERROR_CODES, isBranchgraphError, type ErrorCode, type ErrorIssue } from './model/errors.js';
+export { CONFLICT_KINDS, type Conflict, type ConflictKind, type ConflictReport } from './model/conflict.js';
+export { formatSchema, parseSchema } from './model/schema-parser.js';
+export type { Schema } from './model/schema.js';
+export type { Ref } from './graph/graph.js';
