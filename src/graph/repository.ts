@@ -20,9 +20,9 @@
  */
 import { ulid } from 'ulid';
 import { z } from 'zod';
-import { canonicalJson, contentHash } from '../model/canonical.js';
+import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import { EMPTY_SCHEMA, SchemaIR, type Schema } from '../model/schema.js';
+import { EMPTY_SCHEMA, SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
 import { ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
@@ -52,11 +52,6 @@ export interface DamagedBranch {
 
 const HintZ = z.object({ version: z.number().int().min(0) });
 const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
-
-/** The content address of a schema. */
-export function schemaHashOf(schema: Schema): string {
-  return contentHash(canonicalJson(schema));
-}
 
 export function validateBranchName(name: string): void {
   const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.includes('..') && !name.endsWith('/') && !name.endsWith('.');
@@ -335,7 +330,12 @@ export class Repository {
   readSchema(hash: string, signal?: AbortSignal): Promise<Schema> {
     const hit = this.schemas.get(hash);
     if (hit !== undefined) return hit;
-    const p = this.store.get(keys.schema(hash), { signal }).then((bytes) => decodeJson(SchemaIR, bytes, keys.schema(hash)));
+    const p = this.store.get(keys.schema(hash), { signal }).then((bytes) => {
+      const schema = decodeJson(SchemaIR, bytes, keys.schema(hash));
+      // A schema's address is the hash of its content: that is its checksum.
+      if (schemaHashOf(schema) !== hash) throw new BranchgraphError('corrupt_object', `${keys.schema(hash)} does not match its content address`, { details: { key: keys.schema(hash) } });
+      return schema;
+    });
     this.schemas.set(hash, p);
     p.catch(() => this.schemas.delete(hash));
     return p;

@@ -403,3 +403,19 @@ describe('criss-cross histories', () => {
     expect([people.p?.age, people.q?.age, people.r?.name, people.r?.age]).toEqual([1, 2, 'Arr', 3]);
   });
 });
+
+describe('datetimes in merges', () => {
+  it('regression: two values a microsecond apart are different values, so a merge sees both changes; finer precision is invalid_input', async () => {
+    const g = await Graph.open(new MemoryStore());
+    await g.applySchema('main', 'node E { id: string @key\n at: datetime? }');
+    await mustWrite(g, 'main', [{ op: 'insert', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00Z' } }]);
+    await g.createBranch('f', { branch: 'main' });
+    await mustWrite(g, 'f', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.000001Z' } }]);
+    await mustWrite(g, 'main', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.000002Z' } }]);
+    const r = await merge(g, 'f');
+    expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.property, c.source, c.target])).toEqual([
+      ['DivergentUpdate', 'at', '2026-01-01T00:00:00.000001Z', '2026-01-01T00:00:00.000002Z'],
+    ]);
+    await expect(g.write('main', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.0000001Z' } }])).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+});

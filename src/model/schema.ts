@@ -4,6 +4,7 @@
  * back through `SchemaIR` (zod), so a corrupt object is a typed error.
  */
 import { z } from 'zod';
+import { canonicalJson, contentHash } from './canonical.js';
 
 export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;
 export type ScalarKind = (typeof SCALAR_KINDS)[number];
@@ -77,4 +78,9 @@ export function findType(schema: Schema, name: string): TableType | undefined {
 
 export function tableNames(schema: Schema): string[] {
   return schema.types.map((t) => t.name);
+}
+
+/** The content address of a schema. */
+export function schemaHashOf(schema: Schema): string {
+  return contentHash(canonicalJson(schema));
 }
