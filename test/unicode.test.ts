@@ -114,3 +114,14 @@ describe('well-formed Unicode', () => {
     }
   });
 });
+
+describe('commit metadata', () => {
+  it('an embedded caller giving a lone surrogate in a message or author gets invalid_input, and nothing is published', async () => {
+    const g = await graphWithSchema();
+    const before = (await g.branchHead('main')).manifest.commit.id;
+    const op = { op: 'insert' as const, table: 'T', values: { id: 'a' } };
+    await expect(g.write('main', [op], { message: `m${LONE}` })).rejects.toMatchObject({ code: 'invalid_input', issues: [{ path: 'commit.message' }] });
+    await expect(g.write('main', [op], { author: '\ud800' })).rejects.toMatchObject({ code: 'invalid_input', issues: [{ path: 'commit.author' }] });
+    expect((await g.branchHead('main')).manifest.commit.id).toBe(before);
+  });
+});

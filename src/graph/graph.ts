@@ -17,6 +17,7 @@ import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../tabl
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import { Repository, validateBranchName, type BranchRecord, type DamagedBranch } from './repository.js';
 import { schemaHashOf } from '../model/schema.js';
+import { findInputProblem } from '../model/text.js';
 import { keys } from './keys.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
@@ -294,6 +295,9 @@ export class Graph {
     opts: ChangeOptions,
     plan: (head: Snapshot, attempt: number) => Promise<ChangePlan<T> | { unchanged: T }>,
   ): Promise<PublishedChange<T> | { unchanged: T; head: Snapshot }> {
+    // Commit metadata is stored text too: embedded callers get the same refusal transports give.
+    const bad = findInputProblem({ actor: opts.actor, author: opts.author, message: opts.message }, 'commit');
+    if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
     for (let attempt = 1; attempt <= MAX_PUBLISH_ATTEMPTS; attempt++) {
       throwIfAborted(opts.signal);
       // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
