@@ -16,28 +16,6 @@ export function isWellFormed(s: string): boolean {
 export const ILL_FORMED_MESSAGE = 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)';
 
 /**
- * The path of the first ill-formed string in a JSON-like value (object keys
- * included), or undefined when every string is well-formed.
- */
-export function findIllFormed(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return isWellFormed(value) ? undefined : path;
-  if (value === null || typeof value !== 'object') return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const bad = findIllFormed(value[i], `${path}[${i}]`);
-      if (bad !== undefined) return bad;
-    }
-    return undefined;
-  }
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (!isWellFormed(k)) return `${path}.${JSON.stringify(k)}`;
-    const bad = findIllFormed(v, `${path}.${k}`);
-    if (bad !== undefined) return bad;
-  }
-  return undefined;
-}
-
-/**
  * Names a schema or a shard may not take: the members of Object.prototype.
  * Tables, properties and shards name keys of plain objects throughout the
  * engine (manifests, rows, watermarks), where `constructor` or `toString`

@@ -9,7 +9,7 @@
  */
 import { canonicalJson, contentHash, type JsonValue } from './canonical.js';
 import type { ErrorIssue } from './errors.js';
-import { findIllFormed, ILL_FORMED_MESSAGE } from './text.js';
+import { findInputProblem } from './text.js';
 import { keyProps, rowProps, type PropDef, type TableType } from './schema.js';
 
 export type Value = JsonValue;
@@ -72,8 +72,8 @@ export function checkValue(prop: PropDef, v: unknown): { value: Value } | { erro
   if (v === null || v === undefined) {
     return prop.optional ? { value: null } : { error: `${prop.name} is required` };
   }
-  const illFormed = findIllFormed(v, prop.name);
-  if (illFormed !== undefined) return { error: `${illFormed} ${ILL_FORMED_MESSAGE}`, malformed: true };
+  const problem = findInputProblem(v, prop.name);
+  if (problem !== undefined) return { error: `${problem.path} ${problem.message}`, malformed: true };
   const t = prop.type;
   switch (t.kind) {
     case 'string':

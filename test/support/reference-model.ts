@@ -84,14 +84,15 @@ export class ReferenceModel {
     return true;
   }
 
-  ancestors(c: number): Set<number> {
+  /** Every commit `c` contains, itself included; `parentsOf` may add commits that exist only in a computation. */
+  ancestors(c: number, parentsOf: (c: number) => number[] = (x) => this.commits[x]?.parents ?? []): Set<number> {
     const out = new Set<number>();
     const stack = [c];
     while (stack.length > 0) {
       const x = stack.pop() as number;
       if (out.has(x)) continue;
       out.add(x);
-      stack.push(...(this.commits[x]?.parents ?? []));
+      stack.push(...parentsOf(x));
     }
     return out;
   }
@@ -110,18 +111,7 @@ export class ReferenceModel {
    * that merge conflicts). Virtual commits live only in this computation.
    */
   private baseState(a: number, b: number, virtual: Map<number, number[]>, states: Map<number, { state: State; tight: boolean | undefined }>): { state: State; tight: boolean | undefined } | undefined {
-    const parentsOf = (c: number): number[] => virtual.get(c) ?? this.commits[c]?.parents ?? [];
-    const ancestorsOf = (c: number): Set<number> => {
-      const out = new Set<number>();
-      const stack = [c];
-      while (stack.length > 0) {
-        const x = stack.pop() as number;
-        if (out.has(x)) continue;
-        out.add(x);
-        stack.push(...parentsOf(x));
-      }
-      return out;
-    };
+    const ancestorsOf = (c: number): Set<number> => this.ancestors(c, (x) => virtual.get(x) ?? this.commits[x]?.parents ?? []);
     const stateOf = (c: number): { state: State; tight: boolean | undefined } => states.get(c) ?? { state: this.commits[c]?.state as State, tight: this.commits[c]?.tight };
     const [first, ...rest] = this.bestBases(a, b, ancestorsOf);
     if (rest.length > 0) ReferenceModel.crissCrosses++;
