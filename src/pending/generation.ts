@@ -40,7 +40,7 @@ const GenerationZ = z.object({
   schema: z.string(),
   tables: z.record(z.string(), z.array(StateZ)),
   /** Hash of the serialized `tables`: a flipped digit in a stored generation is caught, not folded. */
-  checksum: z.string(),
+  checksum: z.string().optional(),
 });
 export type Generation = z.infer<typeof GenerationZ>;
 
@@ -97,12 +97,13 @@ function tablesChecksum(tables: Generation['tables']): string {
 }
 
 export function encodeGeneration(g: Omit<Generation, 'checksum'>): Uint8Array {
-  return encodeJson({ ...g, checksum: tablesChecksum(g.tables) });
+  // The stored-object checksum covers every byte; the rows' own checksum is only read from older generations.
+  return encodeJson(g);
 }
 
 export function decodeGeneration(bytes: Uint8Array, key: string): Generation {
   const g = decodeJson(GenerationZ, bytes, key);
-  if (tablesChecksum(g.tables) !== g.checksum) throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
+  if (g.checksum !== undefined && tablesChecksum(g.tables) !== g.checksum) throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
   const at = parseGenerationKey(key);
   if (at === undefined || at.lineage !== g.lineage || at.shard !== g.shard || at.seq !== g.seq) {
     throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, { details: { key } });
@@ -122,21 +123,25 @@ export function generationRows(g: Generation, table: string): RunRow[] {
   return (g.tables[table] ?? []).map(([key, hash, props]) => ({ key, tomb: props === null, hash, props: props as Row | null }));
 }
 
-export function infoOf(g: Generation, key: string, file: Uint8Array): GenerationInfo {
+export function infoOf(g: Generation, key: string, bytes: number, hash: string): GenerationInfo {
   return {
     key,
     shard: g.shard,
     seq: g.seq,
     stamp: g.stamp,
-    bytes: file.length,
-    digest: generationDigest(file),
+    bytes,
+    digest: digestOf(hash),
     rows: Object.fromEntries(Object.entries(g.tables).map(([t, s]) => [t, s.length])),
   };
 }
 
 /** A short digest of a stored generation object, recorded by the publication that folds it. */
 export function generationDigest(file: Uint8Array): string {
-  return bytesHash(file).slice(0, 16);
+  return digestOf(bytesHash(file));
+}
+
+function digestOf(hash: string): string {
+  return hash.slice(0, 16);
 }
 
 /** `seq:digest` entries per shard, as a manifest records the generations its publication folded. */
@@ -157,16 +162,16 @@ export function isVirtualRun(key: string): boolean {
 }
 
 /** A run reference that reads one table of a pending generation; never published. */
-export function virtualRunRef(g: Generation, key: string, table: string, file: Uint8Array): RunRef {
+export function virtualRunRef(g: Generation, key: string, table: string, bytes: number, hash: string): RunRef {
   const rows = g.tables[table] ?? [];
   return {
     key: `${key}${VIRTUAL_RUN_SEP}${table}`,
     rows: rows.length,
     tombstones: rows.filter((s) => s[2] === null).length,
-    bytes: file.length,
+    bytes,
     minKey: rows[0]?.[0] ?? '',
     maxKey: rows[rows.length - 1]?.[0] ?? '',
-    checksum: bytesHash(file),
+    checksum: hash,
   };
 }
 

@@ -23,7 +23,7 @@ export interface ManifestWal {
 
 /** The port the graph layer implements to read (and cache) generation objects. */
 export interface GenerationReader {
-  generation(key: string, signal?: AbortSignal): Promise<{ generation: Generation; file: Uint8Array }>;
+  generation(key: string, signal?: AbortSignal): Promise<{ generation: Generation; file: Uint8Array; hash: string }>;
 }
 
 export interface PendingWal {
@@ -80,7 +80,7 @@ export async function readPending(store: ObjectStore, runs: GenerationReader, ma
     if (gen.seq !== expect) continue;
     expect++;
     stamp = Math.max(stamp, gen.stamp);
-    byGen.push({ info: { ...infoOf(gen, l.key, g.file), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file)]) });
+    byGen.push({ info: { ...infoOf(gen, l.key, g.file.length, g.hash), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file.length, g.hash)]) });
   }
   byGen.sort((a, b) => compareGenerations(a.info, b.info));
   const generations = byGen.map((b) => b.info);
