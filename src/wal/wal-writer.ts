@@ -20,7 +20,10 @@
  * for lineages with a registered shard, so branches without ingest pay
  * nothing for the WAL.
  */
-import { BranchgraphError, throwIfAborted } from '../model/errors.js';
+import { BranchgraphError, throwIfAborted, type ErrorIssue } from '../model/errors.js';
+import { findType } from '../model/schema.js';
+import { checkRow } from '../model/values.js';
+import type { Manifest } from '../graph/manifest.js';
 import type { Graph, Snapshot } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import { resolveWrite, type WriteOp, type WriteSummary } from '../graph/write-batch.js';
@@ -259,22 +262,48 @@ export class WalWriter {
         throw e;
       }
       this.states.set(rec.lineage, { next: seq + 1, lastStamp: stamp });
-      if (await this.visible(head, seq, generationDigest(file), signal)) return { key, seq, stamp };
+      const seen = await this.visible(head, seq, generationDigest(file), signal);
+      if (seen.visible) {
+        // The branch's schema changed while this generation was validated (a tightening published in
+        // between): its rows must satisfy the schema the head now carries, or it is withdrawn unacknowledged.
+        const problems = seen.newest !== undefined && seen.newest.schema !== head.manifest.schema ? await this.schemaProblems(seen.newest.schema, tables, signal) : [];
+        if (problems.length === 0) return { key, seq, stamp };
+        this.states.delete(rec.lineage);
+        await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
+        throw new BranchgraphError('constraint_violation', `the branch's schema changed while these rows were sealed, and they break it: ${problems[0]?.path}: ${problems[0]?.message}`, {
+          issues: problems.slice(0, 200),
+        });
+      }
       this.states.delete(rec.lineage);
       await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
       return 'skipped';
     }
   }
 
-  /** Whether the generation just created at `seq` is (or was, by a fold) in the branch's view. */
-  private async visible(head: Snapshot, seq: number, digest: string, signal?: AbortSignal): Promise<boolean> {
+  /** The value problems of a generation's rows under the schema `hash` names. */
+  private async schemaProblems(hash: string, tables: Record<string, [string, string, Record<string, unknown> | null][]>, signal?: AbortSignal): Promise<ErrorIssue[]> {
+    const schema = await this.graph.repo.readSchema(hash, signal);
+    const out: ErrorIssue[] = [];
+    for (const [name, states] of Object.entries(tables)) {
+      const type = findType(schema, name);
+      if (type === undefined) {
+        out.push({ path: name, message: `table ${name} no longer exists` });
+        continue;
+      }
+      for (const [key, , props] of states) if (props !== null) for (const i of checkRow(type, props, 'full', `${name}/${key}`).issues) out.push(i);
+    }
+    return out;
+  }
+
+  /** Whether the generation just created at `seq` is (or was, by a fold) in the branch's view, and the newest head it saw. */
+  private async visible(head: Snapshot, seq: number, digest: string, signal?: AbortSignal): Promise<{ visible: boolean; newest?: Manifest }> {
     const rec = head.branch as BranchRecord;
     const repo = this.graph.repo;
     const latest = await repo.latestVersion(rec.lineage, signal);
     const from = head.manifest.lineage === rec.lineage ? head.manifest.version + 1 : 1;
-    if (latest < from) return true;
+    if (latest < from) return { visible: true };
     const newest = await repo.readManifest({ lineage: rec.lineage, version: latest }, signal);
-    if ((newest.wal[this.shard] ?? 0) < seq) return true;
+    if ((newest.wal[this.shard] ?? 0) < seq) return { visible: true, newest };
     // Some publication since our head folded past `seq`: did one of them read our object?
     if (latest - from >= MAX_FOLD_SCAN) {
       throw new BranchgraphError('publish_contention', `branch ${rec.name} moved ${latest - from + 1} times while a generation was sealed; retry`, {
@@ -283,7 +312,7 @@ export class WalWriter {
     }
     const entry = `${seq}:${digest}`;
     const between = await Promise.all(Array.from({ length: latest - from + 1 }, (_, i) => repo.readManifest({ lineage: rec.lineage, version: from + i }, signal)));
-    return between.some((m) => m.walFolded?.[this.shard]?.includes(entry) === true);
+    return { visible: between.some((m) => m.walFolded?.[this.shard]?.includes(entry) === true), newest };
   }
 
   /** Where this shard continues in a lineage: after the highest generation listed or folded. */

@@ -404,3 +404,40 @@ describe('two processes sharing one shard name', () => {
     expect(await names(await Graph.open(store))).toEqual({ x: 'first', b1: 'newer' });
   });
 });
+
+describe('a schema tightened while a generation is sealed', () => {
+  class BeforeFirstGenerationPut extends StoreWrapper {
+    private armed = true;
+    constructor(
+      inner: MemoryStore,
+      private readonly hook: () => Promise<unknown>,
+    ) {
+      super(inner);
+    }
+    protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+      if (this.armed && ctx.op === 'putIfAbsent' && ctx.key.startsWith('wal/')) {
+        this.armed = false;
+        await this.hook();
+      }
+      return call();
+    }
+  }
+
+  it('regression: rows validated under the old schema that break the new one are withdrawn unacknowledged, and the head satisfies its schema', async () => {
+    const store = new MemoryStore();
+    const other = await peopleGraph(store);
+    await new WalWriter(other, { shard: 'w' }).ingest('main', [upsert('p0', 'zero', { age: 10 })]);
+    const tight = (await import('../../test/support/fixtures.js')).PEOPLE_SCHEMA.replace('@range(0, 150)', '@range(0, 100)');
+    // Between validation (age 120 is fine under 0..150) and the PUT, another process tightens the range.
+    const racing = new BeforeFirstGenerationPut(store, () => other.applySchema('main', tight));
+    const g = await Graph.open(racing);
+    await expect(new WalWriter(g, { shard: 'w' }).ingest('main', [upsert('p1', 'one', { age: 120 })])).rejects.toMatchObject({ code: 'constraint_violation' });
+    const fresh = await Graph.open(store);
+    expect(Object.keys(await rowsOf(fresh, 'main', 'Person'))).toEqual(['p0']);
+    // A row that satisfies the new schema goes through the same race and is acknowledged.
+    const racing2 = new BeforeFirstGenerationPut(store, () => other.applySchema('main', tight.replace('@range(0, 100)', '@range(0, 99)')));
+    const r = await new WalWriter(await Graph.open(racing2), { shard: 'w' }).ingest('main', [upsert('p2', 'two', { age: 20 })]);
+    expect(r.generations).toHaveLength(1);
+    expect(Object.keys(await rowsOf(await Graph.open(store), 'main', 'Person')).sort()).toEqual(['p0', 'p2']);
+  });
+});
