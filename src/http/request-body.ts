@@ -35,7 +35,7 @@ function tooLarge(max: number): BranchgraphError {
 }
 
 /** Refuse a body whose declared length is over `max`, before reading it. */
-export function checkDeclaredLength(req: Request, max: number): void {
+function checkDeclaredLength(req: Request, max: number): void {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
 }
