@@ -26,14 +26,9 @@ import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../pending/pending-wal.js';
-import { foldedEntries, isVirtualRun } from '../pending/generation.js';
+import { foldedEntries, GenerationFoldedError, isVirtualRun } from '../pending/generation.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
-
-/** The error a read gets when a pending generation it listed was folded and deleted meanwhile. */
-export function isGenerationFolded(e: unknown): boolean {
-  return e instanceof BranchgraphError && e.details.generationFolded === true;
-}
 
 export interface Snapshot {
   ref: ManifestRef;
@@ -172,7 +167,7 @@ export class Graph {
         return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, opts.withoutPending !== true);
       } catch (e) {
         // A generation listed as pending was folded and deleted before we read it: the head moved on.
-        if (!isGenerationFolded(e) || attempt >= 4) throw e;
+        if (!(e instanceof GenerationFoldedError) || attempt >= 4) throw e;
       }
     }
   }

@@ -16,7 +16,7 @@ import { newestRows, type LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
 import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
-import { decodeGeneration, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../pending/generation.js';
+import { decodeGeneration, GenerationFoldedError, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../pending/generation.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
@@ -174,10 +174,7 @@ export class RunStore {
         // Listed as pending, gone now: a publication folded it and deleted the object. The branch
         // moved on under this request; its rows are in the tables of a newer head.
         if (isBranchgraphError(e, 'object_not_found')) {
-          throw new BranchgraphError('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, {
-            cause: e,
-            details: { key, generationFolded: true },
-          });
+          throw new GenerationFoldedError(key, e);
         }
         throw e;
       },

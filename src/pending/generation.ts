@@ -179,3 +179,15 @@ export function splitVirtualRun(key: string): { generation: string; table: strin
   const i = key.lastIndexOf(VIRTUAL_RUN_SEP);
   return { generation: key.slice(0, i), table: key.slice(i + 1) };
 }
+
+/**
+ * A read listed a generation as pending, and a publication folded and
+ * deleted it before the read got to it: the branch moved on under the
+ * request. Retryable (`publish_contention`); head resolution and catch-up
+ * start over when they see it, by type, not by inspecting details.
+ */
+export class GenerationFoldedError extends BranchgraphError {
+  constructor(key: string, cause: unknown) {
+    super('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, { cause, details: { key } });
+  }
+}

@@ -31,12 +31,12 @@
 import { BranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { findType } from '../model/schema.js';
-import { isGenerationFolded, type Graph } from '../graph/graph.js';
+import type { Graph } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../model/phase-timer.js';
-import { foldedEntries, splitVirtualRun, type GenerationInfo } from '../pending/generation.js';
+import { foldedEntries, GenerationFoldedError, splitVirtualRun, type GenerationInfo } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 import { runCatchUpPipeline, type PipelineOutcome } from './catch-up-pipeline.js';
 
@@ -233,7 +233,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
       throw new BranchgraphError('aborted', `catch-up of ${branch} was cancelled after ${report.batches} batches`, { details: { batches: report.batches } });
     }
     // Another publication folded (and deleted) generations this round had listed: start over from the new head.
-    if (outcome.stopped === 'error' && isGenerationFolded(outcome.error)) outcome.stopped = 'stale';
+    if (outcome.stopped === 'error' && outcome.error instanceof GenerationFoldedError) outcome.stopped = 'stale';
     if (outcome.stopped === 'error') {
       finish();
       throw outcome.error;

@@ -130,8 +130,9 @@ export class WalWriter {
       await seal();
     } catch (e) {
       if (e instanceof BranchgraphError && report.generations.length > 0) {
-        // Earlier generations of this request are durable; say so, precisely.
-        e.details.acknowledged = { generations: report.generations.length, rows: report.generations.reduce((n, g) => n + g.rows, 0), lastSeq: report.generations.at(-1)?.seq };
+        // Earlier generations of this request are durable; say so, precisely, in an error of our own.
+        const acknowledged = { generations: report.generations.length, rows: report.generations.reduce((n, g) => n + g.rows, 0), lastSeq: report.generations.at(-1)?.seq };
+        throw new BranchgraphError(e.code, e.message, { cause: e, issues: e.issues, details: { ...e.details, acknowledged } });
       }
       throw e;
     }

@@ -7,7 +7,7 @@ import { merge, mergeOk, peopleGraph, person, rowsOf } from '../../test/support/
 import { WalWriter } from './wal-writer.js';
 import { catchUp, planBatches } from './catch-up.js';
 import type { WriteOp } from '../graph/write-batch.js';
-import type { GenerationInfo } from '../pending/generation.js';
+import { GenerationFoldedError, type GenerationInfo } from '../pending/generation.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { allRows } from '../graph/reads.js';
 import type { Snapshot } from '../graph/graph.js';
@@ -264,7 +264,9 @@ describe('folds racing readers', () => {
     const head = await g.branchHead('main');
     await other.write('main', [upsert('p3', 'z')]);
     g.dropCaches();
-    await expect(rowsOfSnapshot(g, head)).rejects.toMatchObject({ code: 'publish_contention', details: { generationFolded: true } });
+    const err = await rowsOfSnapshot(g, head).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GenerationFoldedError);
+    expect(err).toMatchObject({ code: 'publish_contention', retryable: true });
     expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['p1', 'p2', 'p3']);
   });
 });
