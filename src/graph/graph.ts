@@ -213,11 +213,8 @@ export class Graph {
           }
         }),
     );
-    const byName = <T extends { name: string } | { record: { name: string } }>(a: T, b: T): number => {
-      const [x, y] = [a, b].map((v) => ('record' in v ? v.record.name : v.name)) as [string, string];
-      return x < y ? -1 : x > y ? 1 : 0;
-    };
-    return { branches: branches.sort(byName), damaged: damaged.sort(byName) };
+    const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+    return { branches: branches.sort((a, b) => order(a.record.name, b.record.name)), damaged: damaged.sort((a, b) => order(a.name, b.name)) };
   }
 
   async createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {

@@ -27,6 +27,7 @@ import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, sameRuns, versionS
 import { tablesToRecheck } from '../model/schema-change.js';
 import { checkTable, type LiveRows } from '../graph/table-check.js';
 import { mergeBaseView } from './virtual-base.js';
+import { tableMergeAction } from './three-way.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
 import { DEFAULT_BUDGET_BYTES, preparationGauges, runPreparations, type Fallback, type Width } from './preparation-scheduler.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
@@ -242,8 +243,9 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
           const b = base.tables[name] ?? EMPTY_TABLE;
           const s = source.tables[name] ?? EMPTY_TABLE;
           const t = target.tables[name] ?? EMPTY_TABLE;
-          if (sameRuns(s, t) || sameRuns(s, b)) continue;
-          if (sameRuns(t, b)) {
+          const action = tableMergeAction(b, s, t);
+          if (action === 'keep_target') continue;
+          if (action === 'adopt_source') {
             tables[name] = s;
             summaries.push({ table: name, action: 'adopted_source', sourceChanges: 0, targetChanges: 0, bothChanged: 0, rowsWritten: 0 });
             continue;

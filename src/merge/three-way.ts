@@ -15,6 +15,7 @@
 import { canonicalJson } from '../model/canonical.js';
 import type { Conflict } from '../model/conflict.js';
 import { changedProps, type Row } from '../model/values.js';
+import { sameRuns, type TableVersion } from '../table/table-version.js';
 
 export type EntityMerge = { row: Row | null } | { conflicts: Conflict[] };
 
@@ -85,4 +86,16 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
     }
   }
   return conflicts.length > 0 ? { conflicts } : { row: merged };
+}
+
+/**
+ * The table-level rule above the per-entity one: a table unchanged on the
+ * source (or changed the same way on both sides) keeps the target's version,
+ * a table changed only on the source is adopted from it by reference, and
+ * only a table changed on both sides needs a per-key merge.
+ */
+export function tableMergeAction(base: TableVersion, source: TableVersion, target: TableVersion): 'keep_target' | 'adopt_source' | 'prepare' {
+  if (sameRuns(source, target) || sameRuns(source, base)) return 'keep_target';
+  if (sameRuns(target, base)) return 'adopt_source';
+  return 'prepare';
 }

@@ -22,7 +22,8 @@ import type { Graph } from '../graph/graph.js';
 import { mergeAncestry, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { Conflict } from '../model/conflict.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
-import { EMPTY_TABLE, sameRuns, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
+import { tableMergeAction } from './three-way.js';
 import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
 import { prepareTable } from './prepare-table.js';
 
@@ -103,8 +104,9 @@ async function mergeViews(
     const b = base.tables[name] ?? EMPTY_TABLE;
     const s = y.tables[name] ?? EMPTY_TABLE;
     const t = x.tables[name] ?? EMPTY_TABLE;
-    if (sameRuns(s, t) || sameRuns(s, b)) tables[name] = t;
-    else if (sameRuns(t, b)) tables[name] = s;
+    const action = tableMergeAction(b, s, t);
+    if (action === 'keep_target') tables[name] = t;
+    else if (action === 'adopt_source') tables[name] = s;
     else {
       const type = schemas.map((sc) => findType(sc, name)).find((t): t is TableType => t !== undefined);
       if (type === undefined) continue;

@@ -243,7 +243,7 @@ export class WalWriter {
    */
   private async put(head: Snapshot, resolvedRows: [{ name: string }, RunRow[]][], signal?: AbortSignal): Promise<{ key: string; seq: number; stamp: number } | 'skipped'> {
     const rec = head.branch as BranchRecord;
-    const tables: Record<string, [string, string, Record<string, unknown> | null][]> = {};
+    const tables: Generation['tables'] = {};
     for (const [type, rows] of resolvedRows) tables[type.name] = rows.map((r: RunRow) => [r.key, r.hash, r.props]);
     const floor = (watermarksFor(head.manifest, rec.lineage)[this.shard] ?? 0) + 1;
     for (let attempt = 1; ; attempt++) {
@@ -269,20 +269,24 @@ export class WalWriter {
         // between): its rows must satisfy the schema the head now carries, or it is withdrawn unacknowledged.
         const problems = seen.newest !== undefined && seen.newest.schema !== head.manifest.schema ? await this.schemaProblems(seen.newest.schema, tables, signal) : [];
         if (problems.length === 0) return { key, seq, stamp };
-        this.states.delete(rec.lineage);
-        await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
+        await this.withdraw(rec.lineage, key, signal);
         throw new BranchgraphError('constraint_violation', `the branch's schema changed while these rows were sealed, and they break it: ${problems[0]?.path}: ${problems[0]?.message}`, {
           issues: problems.slice(0, 200),
         });
       }
-      this.states.delete(rec.lineage);
-      await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
+      await this.withdraw(rec.lineage, key, signal);
       return 'skipped';
     }
   }
 
+  /** Take back a generation no reader may count on; the next seal lists the shard afresh. */
+  private async withdraw(lineage: string, key: string, signal?: AbortSignal): Promise<void> {
+    this.states.delete(lineage);
+    await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
+  }
+
   /** The value problems of a generation's rows under the schema `hash` names. */
-  private async schemaProblems(hash: string, tables: Record<string, [string, string, Record<string, unknown> | null][]>, signal?: AbortSignal): Promise<ErrorIssue[]> {
+  private async schemaProblems(hash: string, tables: Generation['tables'], signal?: AbortSignal): Promise<ErrorIssue[]> {
     const schema = await this.graph.repo.readSchema(hash, signal);
     const out: ErrorIssue[] = [];
     for (const [name, states] of Object.entries(tables)) {
