@@ -41,8 +41,13 @@ export function errorBody(err: BranchgraphError, requestId: string): { error: Re
   return { error: publicError(err, requestId), requestId };
 }
 
+/** The request body as text, within the body limit and the shared in-flight budget (release it when done). */
+function bodyText(c: Context<Env>): Promise<{ text: string; release: () => void }> {
+  return readBodyText(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
+}
+
 async function jsonBody(c: Context<Env>): Promise<unknown> {
-  const { text, release } = await readBodyText(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
+  const { text, release } = await bodyText(c);
   // Once parsed, the text is garbage: the budget bounds what is being buffered, not what was.
   release();
   if (text.trim() === '') return {};
@@ -141,7 +146,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
     return c.json(await service.write(param(c, 'id'), input, ctxOf(c)));
   });
   app.post('/branches/:id/load', role('write'), async (c) => {
-    const { text, release } = await readBodyText(c.req.raw, maxBodyBytes, bodyBudget);
+    const { text, release } = await bodyText(c);
     try {
       return c.json(await service.load(param(c, 'id'), text, ctxOf(c)));
     } finally {
@@ -216,12 +221,11 @@ export function createApp(opts: AppOptions): Hono<Env> {
   });
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     // Reads need a token too; the resolvers check the role each field needs.
-    // The GraphiQL page (GET) is public; documents need a token, checked by the middleware, and
-    // every field checks the role it needs.
-    // (The bare page has no role: it runs nothing, and resolvers refuse a missing one.)
+    // Documents were authenticated by the middleware and every field checks the role it needs; the
+    // bare GraphiQL page is public, has no role, and runs nothing.
     const role = c.get('role') as Role;
     if (c.req.method !== 'POST') return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role });
-    const { text, release } = await readBodyText(c.req.raw, maxBodyBytes, bodyBudget);
+    const { text, release } = await bodyText(c);
     try {
       const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal });
       return await yoga.fetch(req, { requestCtx: ctxOf(c), role });
