@@ -27,7 +27,7 @@ const pad = (n: number, w = 3) => String(n).padStart(w, '0');
 
 async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promise<void> {
   const r = await g.write(branch, ops);
-  if ('unchanged' in r) throw new Error('fixture write changed nothing');
+  if (r.status === 'unchanged') throw new Error('fixture write changed nothing');
 }
 
 /** 121 populated node tables of 4 rows; each side updates two different rows in each of the first `touched` tables. */

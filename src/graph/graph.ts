@@ -26,7 +26,7 @@ import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../pending/pending-wal.js';
-import { foldedEntries, GenerationFoldedError, isVirtualRun } from '../pending/generation.js';
+import { foldedEntries, GenerationFoldedError, isPendingRun } from '../pending/generation.js';
 
 export const MAX_PUBLISH_ATTEMPTS = 8;
 
@@ -55,6 +55,10 @@ export interface ChangeOptions {
   signal?: AbortSignal;
   /** Refuse with `head_moved` unless the branch head is this commit. */
   expectedHead?: string;
+}
+
+/** How the publication loop reads heads: engine internals, not what a user asks for. */
+export interface PublishOptions extends ChangeOptions {
   /** A head the caller just read, used for the first attempt instead of reading it again. */
   firstHead?: Snapshot;
   /** Plan against the manifest alone, without reading pending WAL generations (catch-up). */
@@ -98,12 +102,26 @@ export interface GraphOptions {
   clock?: () => number;
 }
 
+/** What a plan returns: a change to publish, or the plan's result when there is nothing to publish. */
+export type PlanResult<T> = ChangePlan<T> | { unchanged: T };
+
+/** A change published as the branch's next version. */
 export interface PublishedChange<T> {
+  status: 'published';
   commit: Commit;
   manifest: Manifest;
   result: T;
   attempts: number;
 }
+
+/** A plan that found nothing to publish; the head it planned against is unchanged. */
+export interface UnchangedChange<T> {
+  status: 'unchanged';
+  result: T;
+  head: Snapshot;
+}
+
+export type ChangeResult<T> = PublishedChange<T> | UnchangedChange<T>;
 
 export class Graph {
   readonly repo: Repository;
@@ -270,7 +288,7 @@ export class Graph {
       }
       return { kind: 'catchup', scratch: [], result: null, message };
     });
-    if ('unchanged' in folded) return folded.head;
+    if (folded.status === 'unchanged') return folded.head;
     return this.snapshotAt(refOf(folded.manifest), opts.signal, head.branch);
   }
 
@@ -282,11 +300,7 @@ export class Graph {
    * again against the new head. A plan returning `undefined` publishes
    * nothing (the change is empty), and the head is returned as is.
    */
-  async commitChange<T>(
-    branch: string,
-    opts: ChangeOptions,
-    plan: (head: Snapshot, attempt: number) => Promise<ChangePlan<T> | { unchanged: T }>,
-  ): Promise<PublishedChange<T> | { unchanged: T; head: Snapshot }> {
+  async commitChange<T>(branch: string, opts: PublishOptions, plan: (head: Snapshot, attempt: number) => Promise<PlanResult<T>>): Promise<ChangeResult<T>> {
     // Commit metadata is stored text too: embedded callers get the same refusal transports give.
     const bad = findInputProblem({ actor: opts.actor, author: opts.author, message: opts.message }, 'commit');
     if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
@@ -301,14 +315,17 @@ export class Graph {
           details: { branch, expected: opts.expectedHead, actual: head.manifest.commit.id },
         });
       }
-      const planned = await plan(head, attempt);
-      if ('unchanged' in planned) return { unchanged: planned.unchanged, head };
-      if (planned.wal === undefined) planned.wal = watermarksFor(head.manifest, rec.lineage);
+      const proposed = await plan(head, attempt);
+      if ('unchanged' in proposed) return { status: 'unchanged', result: proposed.unchanged, head };
+      // What is written grows as pending generations are folded; the plan given stays as it was.
+      let planned: ChangePlan<T> = { ...proposed, wal: proposed.wal ?? watermarksFor(head.manifest, rec.lineage), scratch: [...proposed.scratch] };
       // Scratch may be deleted only when the manifest certainly did not land.
       let maybePublished = false;
       try {
         throwIfAborted(opts.signal);
-        const folded = await this.foldPending(head, planned, opts.signal);
+        const fold = await this.foldPending(head, planned, opts.signal);
+        planned = fold.plan;
+        const folded = fold.deletable;
         const manifest = await this.buildManifest(head, rec, planned, opts);
         this.checkDeadline(branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
         await this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal);
@@ -358,7 +375,7 @@ export class Graph {
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (folded.length > 0) await this.store.deleteMany(folded).catch(() => undefined);
-    return { commit: manifest.commit, manifest, result: plan.result, attempts };
+    return { status: 'published', commit: manifest.commit, manifest, result: plan.result, attempts };
   }
 
   /**
@@ -366,15 +383,16 @@ export class Graph {
    * real runs beneath the plan's own runs, and advance the watermarks past
    * them. Each stretch of consecutive pending runs becomes one run.
    */
-  private async foldPending(head: Snapshot, plan: ChangePlan<unknown>, signal?: AbortSignal): Promise<string[]> {
+  private async foldPending<T>(head: Snapshot, plan: ChangePlan<T>, signal?: AbortSignal): Promise<{ plan: ChangePlan<T>; deletable: string[] }> {
     const foldHead = head.pending.generations.length > 0 && plan.keepPending !== true;
     // A merge may adopt a source's pending runs even when the target has none.
-    const adopts = Object.values(plan.tables ?? {}).some((t) => t?.runs.some((r) => isVirtualRun(r.key)));
-    if (!foldHead && !adopts) return [];
+    const adopts = Object.values(plan.tables ?? {}).some((t) => t?.runs.some(isPendingRun));
+    if (!foldHead && !adopts) return { plan, deletable: [] };
+    const scratch = [...plan.scratch];
     const tables: Record<string, TableVersion | null> = { ...(foldHead ? head.tables : {}), ...plan.tables };
     await Promise.all(
       Object.entries(tables).map(async ([name, t]) => {
-        if (t === null || !t.runs.some((r) => isVirtualRun(r.key))) return;
+        if (t === null || !t.runs.some(isPendingRun)) return;
         const type = findType(plan.schema ?? head.schema, name);
         if (type === undefined) {
           tables[name] = null;
@@ -387,11 +405,11 @@ export class Graph {
           const folded = await this.runs.writeNewest(type, stretch, signal);
           stretch = [];
           if (folded === undefined) return;
-          plan.scratch.push(folded.ref);
+          scratch.push(folded.ref);
           runs.push(folded.ref);
         };
         for (const r of t.runs) {
-          if (isVirtualRun(r.key)) stretch.push(r);
+          if (isPendingRun(r)) stretch.push(r);
           else {
             await flush();
             runs.push(r);
@@ -401,11 +419,11 @@ export class Graph {
         tables[name] = { runs };
       }),
     );
-    plan.tables = tables;
-    if (!foldHead) return [];
-    plan.wal = { ...plan.wal, ...head.pending.seen };
-    plan.walFolded = foldedEntries(head.pending.generations);
-    return head.pending.generations.map((g) => g.key);
+    if (!foldHead) return { plan: { ...plan, tables, scratch }, deletable: [] };
+    return {
+      plan: { ...plan, tables, scratch, wal: { ...plan.wal, ...head.pending.seen }, walFolded: foldedEntries(head.pending.generations) },
+      deletable: head.pending.generations.map((g) => g.key),
+    };
   }
 
   private async buildManifest(head: Snapshot, rec: BranchRecord, plan: ChangePlan<unknown>, opts: ChangeOptions): Promise<Manifest> {
@@ -414,6 +432,7 @@ export class Graph {
     const tables: Record<string, { runs: RunRef[] }> = { ...prev.tables };
     for (const [name, t] of Object.entries(plan.tables ?? {})) {
       if (t === null) delete tables[name];
+      else if (t.runs.some((r) => r.source !== undefined)) throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
       else tables[name] = { runs: t.runs };
     }
     // Schemas are content-addressed: an unchanged schema needs no write.
@@ -449,7 +468,7 @@ export class Graph {
   // ---- embedded conveniences ------------------------------------------------
 
   /** Apply a write batch to a branch as one commit. */
-  write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions = {}): Promise<PublishedChange<WriteSummary> | { unchanged: WriteSummary; head: Snapshot }> {
+  write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
     return this.commitChange(branch, opts, (head) => planWrite(this, head, ops, opts.signal));
   }
 
@@ -458,18 +477,18 @@ export class Graph {
     branch: string,
     schema: string | Schema,
     opts: ChangeOptions & { migration?: SchemaMigration } = {},
-  ): Promise<PublishedChange<SchemaApplyResult> | { unchanged: SchemaApplyResult; head: Snapshot }> {
+  ): Promise<ChangeResult<SchemaApplyResult>> {
     return this.commitChange(branch, opts, (head) => planSchemaApply(this, head, schema, opts.migration, opts.signal));
   }
 
   /** Load NDJSON operations as one all-or-nothing commit. */
-  load(branch: string, ndjson: string, opts: ChangeOptions = {}): Promise<PublishedChange<WriteSummary> | { unchanged: WriteSummary; head: Snapshot }> {
+  load(branch: string, ndjson: string, opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
     const ops = parseNdjson(ndjson);
     return this.commitChange(branch, opts, (head) => planWrite(this, head, ops, opts.signal, MAX_LOAD_ROWS));
   }
 
   /** Rewrite tables as one run each (dropping tombstones), as one commit. */
-  compact(branch: string, tables: readonly string[] | undefined, opts: ChangeOptions = {}): Promise<PublishedChange<{ tables: string[] }> | { unchanged: { tables: string[] }; head: Snapshot }> {
+  compact(branch: string, tables: readonly string[] | undefined, opts: ChangeOptions = {}): Promise<ChangeResult<{ tables: string[] }>> {
     return this.commitChange<{ tables: string[] }>(branch, opts, async (head) => {
       const names = (tables ?? Object.keys(head.tables)).filter((n) => (head.tables[n]?.runs.length ?? 0) > 1).sort();
       if (names.length === 0) return { unchanged: { tables: [] } };

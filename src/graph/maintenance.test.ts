@@ -16,8 +16,8 @@ describe('schema apply', () => {
     await expect(g.applySchema('main', 'node {')).rejects.toMatchObject({ code: 'schema_invalid' });
     expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
     const r = await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?'));
-    expect('commit' in r && r.commit.kind).toBe('schema');
-    expect('unchanged' in (await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?')))).toBe(true);
+    expect(r.status === 'published' && r.commit.kind).toBe('schema');
+    expect((await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?'))).status).toBe('unchanged');
   });
 
   it('migrations drop properties and fill defaults by rewriting the table', async () => {
@@ -35,7 +35,7 @@ describe('NDJSON loads', () => {
     const g = await peopleGraph();
     const good = '{"table":"Person","values":{"id":"a","name":"A"}}\n\n{"op":"insert","table":"Person","values":{"id":"b","name":"B"}}\n';
     const r = await g.load('main', good);
-    expect('result' in r && r.result.inserted).toBe(2);
+    expect(r.status === 'published' && r.result.inserted).toBe(2);
     expect(() => parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}')).toThrow(expect.objectContaining({ code: 'invalid_input' }));
     try {
       parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}');

@@ -16,7 +16,7 @@ import { newestRows, type LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
 import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
-import { decodeGeneration, GenerationFoldedError, generationRows, isVirtualRun, splitVirtualRun, type Generation } from '../pending/generation.js';
+import { decodeGeneration, GenerationFoldedError, generationRows, isPendingRun, type Generation } from '../pending/generation.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
@@ -75,7 +75,7 @@ export class RunStore {
   stage(table: TableType, rows: readonly RunRow[]): RunRef {
     const key = `staged/${table.name}/${ulid()}`;
     const bytes = encodeRun(table, rows);
-    const ref = runRefOf(key, rows, bytes);
+    const ref: RunRef = { ...runRefOf(key, rows, bytes), source: { kind: 'staged' } };
     this.insert(`${key}\u0000${table.props.map((p) => p.name).join(',')}`, Promise.resolve(decodeRun(table, bytes, key)), bytes.length);
     return ref;
   }
@@ -207,11 +207,11 @@ export class RunStore {
       this.cache.set(cacheKey, hit);
       return hit.data;
     }
-    const data = isVirtualRun(ref.key)
-      ? this.generation(splitVirtualRun(ref.key).generation, signal).then(({ generation, hash }) => {
+    const data = isPendingRun(ref)
+      ? this.generation(ref.source.generation, signal).then(({ generation, hash }) => {
           // The generation's hash was computed once when it was read: the same object the ref was made from.
           if (hash !== ref.checksum) throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
-          return new MemoryRunData(table, generationRows(generation, splitVirtualRun(ref.key).table), ref.bytes) as RunData;
+          return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
         })
       : this.store.get(ref.key, { signal }).then((bytes) => {
           verifyChecksum(ref, bytes);
@@ -234,8 +234,8 @@ export class RunStore {
   }
 
   async delete(refs: readonly RunRef[], signal?: AbortSignal): Promise<void> {
-    // A virtual run names a WAL generation; only catch-up may delete those.
-    refs = refs.filter((r) => !isVirtualRun(r.key));
+    // A pending run names a WAL generation, which only a fold deletes; staged rows are not stored.
+    refs = refs.filter((r) => r.source === undefined);
     if (refs.length === 0) return;
     const all = (await Promise.all(refs.map((r) => this.objectKeys(r, signal).catch(() => [r.key])))).flat();
     await this.store.deleteMany(all, { signal });

@@ -369,7 +369,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest): Promise<Me
       metrics: metrics(),
     };
   }
-  const commit = 'commit' in published ? published.commit : null;
+  const commit = published.status === 'published' ? published.commit : null;
   let branchDeleted = false;
   let branchDeleteError: string | null = null;
   if (req.deleteBranch && p.kind !== 'dry_run') {

@@ -154,30 +154,25 @@ export function foldedEntries(gens: readonly Pick<GenerationInfo, 'shard' | 'seq
   return out;
 }
 
-/** Separates a generation key from the table in a virtual run key. */
-const VIRTUAL_RUN_SEP = '#';
-
-export function isVirtualRun(key: string): boolean {
-  return key.startsWith('wal/');
-}
-
 /** A run reference that reads one table of a pending generation; never published. */
 export function virtualRunRef(g: Generation, key: string, table: string, bytes: number, hash: string): RunRef {
   const rows = g.tables[table] ?? [];
   return {
-    key: `${key}${VIRTUAL_RUN_SEP}${table}`,
+    // Unique per generation and table, for the run cache.
+    key: `${key}#${table}`,
     rows: rows.length,
     tombstones: rows.filter((s) => s[2] === null).length,
     bytes,
     minKey: rows[0]?.[0] ?? '',
     maxKey: rows[rows.length - 1]?.[0] ?? '',
     checksum: hash,
+    source: { kind: 'pending', generation: key, table },
   };
 }
 
-export function splitVirtualRun(key: string): { generation: string; table: string } {
-  const i = key.lastIndexOf(VIRTUAL_RUN_SEP);
-  return { generation: key.slice(0, i), table: key.slice(i + 1) };
+/** Whether a run reads a pending WAL generation (folded into a stored run when published). */
+export function isPendingRun(ref: RunRef): ref is RunRef & { source: { kind: 'pending'; generation: string; table: string } } {
+  return ref.source?.kind === 'pending';
 }
 
 /**

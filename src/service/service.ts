@@ -218,8 +218,8 @@ export class BranchgraphService {
   // ---- writes -------------------------------------------------------------
 
   private writeDto(r: Awaited<ReturnType<Graph['write']>>): WriteResultDto {
-    const s = 'result' in r ? r.result : r.unchanged;
-    return { commit: 'commit' in r ? commitDto(r.commit) : null, inserted: s.inserted, updated: s.updated, deleted: s.deleted, cascaded: s.cascaded };
+    const s = r.result;
+    return { commit: r.status === 'published' ? commitDto(r.commit) : null, inserted: s.inserted, updated: s.updated, deleted: s.deleted, cascaded: s.cascaded };
   }
 
   async write(branch: string, input: WriteInput, ctx: RequestContext): Promise<WriteResultDto> {
@@ -329,8 +329,8 @@ export class BranchgraphService {
       message: input.message ?? 'apply schema',
       ...(input.migration !== undefined ? { migration: input.migration as NonNullable<Parameters<Graph['applySchema']>[2]>['migration'] } : {}),
     });
-    const res = 'result' in r ? r.result : r.unchanged;
-    return { commit: 'commit' in r ? commitDto(r.commit) : null, tables: res.tables };
+    const res = r.result;
+    return { commit: r.status === 'published' ? commitDto(r.commit) : null, tables: res.tables };
   }
 
   async gc(input: { graceSeconds?: number; dryRun?: boolean }, ctx: RequestContext): Promise<Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] }> {

@@ -43,7 +43,16 @@ export interface RunRef {
   /** Checksum of the run file (of the index object for a segmented run), verified before decoding. */
   checksum: string;
   segmented?: boolean;
+  /**
+   * Where the rows live when they are not a stored run file: one table of a
+   * pending WAL generation, or rows staged in memory (a dry run, a virtual
+   * merge base). Such a ref is read like any run and never published; a
+   * manifest holds only stored runs, which have no `source`.
+   */
+  source?: RunSource;
 }
+
+export type RunSource = { kind: 'pending'; generation: string; table: string } | { kind: 'staged' };
 
 export const SEGMENT_ROWS = 1024;
 

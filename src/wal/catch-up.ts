@@ -36,7 +36,7 @@ import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../model/phase-timer.js';
-import { foldedEntries, GenerationFoldedError, splitVirtualRun, type GenerationInfo } from '../pending/generation.js';
+import { foldedEntries, GenerationFoldedError, isPendingRun, type GenerationInfo } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 import { runCatchUpPipeline, type PipelineOutcome } from './catch-up-pipeline.js';
 
@@ -185,7 +185,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
           for (const [table, refs] of Object.entries(head.pending.runs)) {
             const type = findType(head.schema, table);
             if (type === undefined) continue;
-            const mine = refs.filter((r) => keys.has(splitVirtualRun(r.key).generation));
+            const mine = refs.filter((r) => isPendingRun(r) && keys.has(r.source.generation));
             if (mine.length === 0) continue;
             const folded = await g.runs.writeNewest(type, mine, readSignal);
             if (folded === undefined) continue;
@@ -210,7 +210,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
               message: `catch up ${p.batch.generations.length} WAL generation${p.batch.generations.length === 1 ? '' : 's'}`,
             };
           });
-          if ('unchanged' in published) return published.unchanged;
+          if (published.status === 'unchanged') return published.result;
           report.batches++;
           report.generations += p.batch.generations.length;
           report.rows += p.rows;

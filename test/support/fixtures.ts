@@ -51,7 +51,7 @@ export const knows = (from: string, to: string, extra: Record<string, unknown> =
 /** A write that must publish; returns its commit id. */
 export async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promise<string> {
   const r = await g.write(branch, ops);
-  if ('unchanged' in r) throw new Error('expected the write to change something');
+  if (r.status === 'unchanged') throw new Error('expected the write to change something');
   return r.commit.id;
 }
 
