@@ -473,11 +473,7 @@ export class Graph {
   }
 
   /** Apply schema text (or IR) to a branch as one commit. */
-  applySchema(
-    branch: string,
-    schema: string | Schema,
-    opts: ChangeOptions & { migration?: SchemaMigration } = {},
-  ): Promise<ChangeResult<SchemaApplyResult>> {
+  applySchema(branch: string, schema: string | Schema, opts: ChangeOptions & { migration?: SchemaMigration } = {}): Promise<ChangeResult<SchemaApplyResult>> {
     return this.commitChange(branch, opts, (head) => planSchemaApply(this, head, schema, opts.migration, opts.signal));
   }
 
