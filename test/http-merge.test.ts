@@ -2,7 +2,6 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Graph } from '../src/graph/graph.js';
 import { RestClient } from '../src/http/rest-client.js';
-import { preparationGauges } from '../src/merge/preparation-scheduler.js';
 import { BranchgraphService } from '../src/service/service.js';
 import { listAll } from '../src/store/object-store.js';
 import { mustWrite, PEOPLE_SCHEMA } from './support/fixtures.js';
@@ -104,6 +103,7 @@ describe('client disconnects', () => {
   for (const via of ['rest', 'graphql'] as const) {
     it(`over ${via}: a socket destroyed mid-preparation drains, publishes nothing, removes scratch, logs the abort; a retry succeeds`, async () => {
       const s = await testServer({ latencyMs: 15 });
+      const gauges = s.service.metrics.gauges;
       await multiTable(s.graph);
       const before = (await listAll(s.graph.store, '')).map((o) => o.key);
       const head = (await s.graph.branchHead('main')).manifest.commit.id;
@@ -115,14 +115,14 @@ describe('client disconnects', () => {
       socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       // Wait until preparation is under way, then hang up.
       const t0 = Date.now();
-      while (preparationGauges.inFlight === 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
-      expect(preparationGauges.inFlight).toBeGreaterThan(0);
+      while (gauges.inFlight === 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
+      expect(gauges.inFlight).toBeGreaterThan(0);
       socket.destroy();
       const t1 = Date.now();
-      while ((preparationGauges.inFlight > 0 || preparationGauges.pendingScratch > 0) && Date.now() - t1 < 10_000) await new Promise((r) => setTimeout(r, 5));
+      while ((gauges.inFlight > 0 || gauges.pendingScratch > 0) && Date.now() - t1 < 10_000) await new Promise((r) => setTimeout(r, 5));
       // The handler returns only after draining; give the request log line a moment.
       await new Promise((r) => setTimeout(r, 200));
-      expect(preparationGauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
+      expect(gauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
       expect((await s.graph.branchHead('main')).manifest.commit.id).toBe(head);
       expect((await listAll(s.graph.store, '')).map((o) => o.key)).toEqual(before);
       expect(s.logs.some((l) => l.outcome === 'aborted' && String(l.msg).includes('aborted'))).toBe(true);

@@ -26,6 +26,7 @@
 import { decodeTime } from 'ulid';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Graph } from './graph.js';
+import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import { parseGenerationKey } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
@@ -77,7 +78,10 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
   return out;
 }
 
-export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promise<GcReport> {
+/** What GC reads and deletes through (a `Graph` is one). */
+export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'clock'>;
+
+export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Promise<GcReport> {
   const now = opts.now ?? graph.clock();
   const grace = Math.max(opts.graceMs ?? DEFAULT_GC_GRACE_MS, MIN_GC_GRACE_MS);
   const signal = opts.signal;
@@ -104,7 +108,7 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   const keep = new Set<string>();
   const runRefs = new Map<string, Manifest['tables'][string]['runs'][number]>();
   for (const m of reachable) {
-    keep.add(`commits/${m.commit.id}.json`);
+    keep.add(keys.commit(m.commit.id));
     for (const t of Object.values(m.tables)) for (const r of t.runs) runRefs.set(r.key, r);
   }
   for (const r of runRefs.values()) {
@@ -113,7 +117,7 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
   }
 
   const candidates: { key: string; size: number; kind: keyof GcReport['deleted'] }[] = [];
-  const [manifests, runs, commits, hints, wal] = await Promise.all(['manifests/', 'runs/', 'commits/', 'hints/', 'wal/'].map((p) => listKeys(graph.store, p, signal)));
+  const [manifests, runs, commits, hints, wal] = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
   // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
   const byRef = new Map(reachable.map((m) => [`${m.lineage}/${m.version}`, m]));
   const liveMarks = new Map<string, Record<string, number>>();
@@ -127,22 +131,23 @@ export async function collectGarbage(graph: Graph, opts: GcOptions = {}): Promis
     const marks = liveMarks.get(at.lineage);
     if (marks !== undefined ? at.seq <= (marks[at.shard] ?? 0) : !liveLineages.has(at.lineage) && old(ulidTime(at.lineage))) candidates.push({ ...o, kind: 'wal' });
   }
+  // Keys outside the layout are never candidates: they are not ours to judge.
   for (const o of manifests ?? []) {
-    const lineage = o.key.split('/')[1];
-    if (liveLineages.has(lineage ?? '') || seen.has(`${lineage}/${Number(o.key.split('/')[2]?.slice(0, 12))}`)) continue;
-    if (old(ulidTime(lineage))) candidates.push({ ...o, kind: 'manifests' });
+    const k = parseKey(o.key);
+    if (k?.kind !== 'manifest' || liveLineages.has(k.lineage) || seen.has(`${k.lineage}/${k.version}`)) continue;
+    if (old(ulidTime(k.lineage))) candidates.push({ ...o, kind: 'manifests' });
   }
   for (const o of runs ?? []) {
-    if (keep.has(o.key)) continue;
-    // runs/<table>/<ulid>.arrow | .json | /<n>.arrow
-    if (old(ulidTime(o.key.split('/')[2]))) candidates.push({ ...o, kind: 'runs' });
+    const k = parseKey(o.key);
+    if (k?.kind === 'run' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'runs' });
   }
   for (const o of commits ?? []) {
-    if (!keep.has(o.key) && old(ulidTime(o.key.slice('commits/'.length)))) candidates.push({ ...o, kind: 'commits' });
+    const k = parseKey(o.key);
+    if (k?.kind === 'commit' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'commits' });
   }
   for (const o of hints ?? []) {
-    const lineage = o.key.slice('hints/'.length, -'.json'.length);
-    if (!liveLineages.has(lineage) && old(ulidTime(lineage))) candidates.push({ ...o, kind: 'hints' });
+    const k = parseKey(o.key);
+    if (k?.kind === 'hint' && !liveLineages.has(k.lineage) && old(ulidTime(k.lineage))) candidates.push({ ...o, kind: 'hints' });
   }
 
   const report: GcReport = {

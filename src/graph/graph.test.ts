@@ -84,10 +84,10 @@ describe('Graph: writes and reads', () => {
     const c2 = await mustWrite(g, 'main', [{ op: 'update', table: 'Person', values: { id: 'a', age: 5 } }, { op: 'delete', table: 'Person', values: { id: 'b' } }, person('c')]);
     const at1 = await g.commitSnapshot(c1);
     expect((await allRows(g, at1, 'Person')).map((r) => r.key)).toEqual(['a', 'b']);
-    const log = await commitLog(g, await g.branchHead('main'));
+    const log = await commitLog(g.repo, await g.branchHead('main'));
     expect(log.map((c) => c.id).slice(0, 2)).toEqual([c2, c1]);
     expect(log.map((c) => c.kind)).toEqual(['write', 'write', 'schema', 'init']);
-    const d = await diffSnapshots(g, at1, await g.commitSnapshot(c2));
+    const d = await diffSnapshots(g.runs, at1, await g.commitSnapshot(c2));
     expect(d).toEqual([
       {
         table: 'Person',

@@ -340,7 +340,7 @@ export class Graph {
         }
         if (outcome === 'published') return this.published(manifest, planned, attempt, folded);
         maybePublished = false;
-        await this.store.deleteMany([`commits/${manifest.commit.id}.json`]).catch(() => undefined);
+        await this.store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
       } finally {
         if (!maybePublished) await this.runs.delete(planned.scratch).catch(() => undefined);
       }
@@ -469,18 +469,18 @@ export class Graph {
 
   /** Apply a write batch to a branch as one commit. */
   write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
-    return this.commitChange(branch, opts, (head) => planWrite(this, head, ops, opts.signal));
+    return this.commitChange(branch, opts, (head) => planWrite(this, this.runs, head, ops, opts.signal));
   }
 
   /** Apply schema text (or IR) to a branch as one commit. */
   applySchema(branch: string, schema: string | Schema, opts: ChangeOptions & { migration?: SchemaMigration } = {}): Promise<ChangeResult<SchemaApplyResult>> {
-    return this.commitChange(branch, opts, (head) => planSchemaApply(this, head, schema, opts.migration, opts.signal));
+    return this.commitChange(branch, opts, (head) => planSchemaApply(this.runs, head, schema, opts.migration, opts.signal));
   }
 
   /** Load NDJSON operations as one all-or-nothing commit. */
   load(branch: string, ndjson: string, opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
     const ops = parseNdjson(ndjson);
-    return this.commitChange(branch, opts, (head) => planWrite(this, head, ops, opts.signal, MAX_LOAD_ROWS));
+    return this.commitChange(branch, opts, (head) => planWrite(this, this.runs, head, ops, opts.signal, MAX_LOAD_ROWS));
   }
 
   /** Rewrite tables as one run each (dropping tombstones), as one commit. */

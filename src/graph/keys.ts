@@ -36,6 +36,33 @@ export const keys = {
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
 };
 
+/** The prefixes garbage collection scans, one per kind of object it may delete. */
+export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', wal: 'wal/' } as const;
+
+/** What a key of a collectable kind names; undefined for a key outside the layout. */
+export type ParsedKey = { kind: 'manifest'; lineage: string; version: number } | { kind: 'run'; table: string; id: string } | { kind: 'commit'; id: string } | { kind: 'hint'; lineage: string };
+
+export function parseKey(key: string): ParsedKey | undefined {
+  const parts = key.split('/');
+  switch (parts[0]) {
+    case 'manifests': {
+      const version = versionOfManifestKey(key);
+      return parts.length === 3 && version !== undefined ? { kind: 'manifest', lineage: parts[1] as string, version } : undefined;
+    }
+    case 'runs': {
+      // runs/<table>/<id>.arrow | runs/<table>/<id>.json | runs/<table>/<id>/<n>.arrow
+      const id = /^[^./]+/.exec(parts[2] ?? '')?.[0];
+      return (parts.length === 3 || parts.length === 4) && id !== undefined ? { kind: 'run', table: parts[1] as string, id } : undefined;
+    }
+    case 'commits':
+      return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'commit', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+    case 'hints':
+      return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'hint', lineage: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /** Version number from a manifest key, or undefined for foreign keys. */
 export function versionOfManifestKey(key: string): number | undefined {
   const m = /\/(\d{12})\.json$/.exec(key);

@@ -11,7 +11,8 @@ import { EDGE_TO, type TableType } from '../model/schema.js';
 import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row, type Value } from '../model/values.js';
 import { compareKey } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
-import type { Graph, Snapshot } from './graph.js';
+import type { Snapshot } from './graph.js';
+import type { ManifestReader, RunReader, TableReader } from './ports.js';
 import type { Commit, Manifest } from './manifest.js';
 
 export const MAX_PAGE = 1000;
@@ -106,19 +107,19 @@ export function compileFilter(type: TableType, filter: Filter | undefined): (row
   return (row) => tests.every((t) => t(row));
 }
 
-export async function getRow(graph: Graph, snap: Snapshot, table: string, key: string, signal?: AbortSignal): Promise<Row | null> {
-  const t = graph.table(snap, table, signal);
+export async function getRow(tables: TableReader, snap: Snapshot, table: string, key: string, signal?: AbortSignal): Promise<Row | null> {
+  const t = tables.table(snap, table, signal);
   const found = await lookupRows(t.version, [key], t.load);
   return (found.get(key)?.props as Row | undefined) ?? null;
 }
 
 export async function scanRows(
-  graph: Graph,
+  tables: TableReader,
   snap: Snapshot,
   table: string,
   opts: { where?: Filter; limit?: number; cursor?: string; signal?: AbortSignal } = {},
 ): Promise<Page<{ key: string; row: Row }>> {
-  const t = graph.table(snap, table, opts.signal);
+  const t = tables.table(snap, table, opts.signal);
   const limit = clampLimit(opts.limit);
   const test = compileFilter(t.type, opts.where);
   const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
@@ -133,26 +134,26 @@ export async function scanRows(
 }
 
 /** Every live row of a table, in key order (for exports and exact checks). */
-export async function allRows(graph: Graph, snap: Snapshot, table: string, signal?: AbortSignal): Promise<{ key: string; row: Row }[]> {
-  const t = graph.table(snap, table, signal);
+export async function allRows(tables: TableReader, snap: Snapshot, table: string, signal?: AbortSignal): Promise<{ key: string; row: Row }[]> {
+  const t = tables.table(snap, table, signal);
   const out: { key: string; row: Row }[] = [];
   for await (const r of mergeRuns(t.version.runs, t.load, undefined)) out.push({ key: r.key, row: r.props as Row });
   return out;
 }
 
 export async function edgesOf(
-  graph: Graph,
+  tables: TableReader,
   snap: Snapshot,
   nodeTable: string,
   key: string,
   opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string; signal?: AbortSignal } = {},
 ): Promise<{ table: string; key: string; row: Row }[]> {
-  graph.table(snap, nodeTable, opts.signal);
+  tables.table(snap, nodeTable, opts.signal);
   const direction = opts.direction ?? 'both';
   const out: { table: string; key: string; row: Row }[] = [];
   for (const et of snap.schema.types) {
     if (et.kind !== 'edge' || (opts.edgeTable !== undefined && et.name !== opts.edgeTable)) continue;
-    const t = graph.table(snap, et.name, opts.signal);
+    const t = tables.table(snap, et.name, opts.signal);
     if (direction !== 'in' && et.from === nodeTable) {
       for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(key))) out.push({ table: et.name, key: r.key, row: r.props as Row });
     }
@@ -175,7 +176,7 @@ export interface TableDiff {
 }
 
 /** What changed from `from` to `to`, per table (tables sorted by name). */
-export async function diffSnapshots(graph: Graph, from: Snapshot, to: Snapshot, signal?: AbortSignal): Promise<TableDiff[]> {
+export async function diffSnapshots(runs: RunReader, from: Snapshot, to: Snapshot, signal?: AbortSignal): Promise<TableDiff[]> {
   const names = [...new Set([...Object.keys(from.tables), ...Object.keys(to.tables)])].sort();
   const out: TableDiff[] = [];
   for (const name of names) {
@@ -183,7 +184,7 @@ export async function diffSnapshots(graph: Graph, from: Snapshot, to: Snapshot, 
     const typeFrom = from.schema.types.find((t) => t.name === name);
     const type = typeTo ?? typeFrom;
     if (type === undefined) continue;
-    const load = graph.runs.loader(type, signal);
+    const load = runs.loader(type, signal);
     const a = from.tables[name] ?? EMPTY_TABLE;
     const b = to.tables[name] ?? EMPTY_TABLE;
     const changed = await changedStates(a, b, load);
@@ -212,7 +213,7 @@ export async function diffSnapshots(graph: Graph, from: Snapshot, to: Snapshot, 
  * through parents, ordered by generation then time. Costs one manifest read
  * per commit listed.
  */
-export async function commitLog(graph: Graph, snap: Snapshot, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<Commit[]> {
+export async function commitLog(manifests: ManifestReader, snap: Snapshot, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<Commit[]> {
   const limit = clampLimit(opts.limit, 50);
   const seen = new Set<string>([snap.manifest.commit.id]);
   const frontier: Manifest[] = [snap.manifest];
@@ -221,7 +222,7 @@ export async function commitLog(graph: Graph, snap: Snapshot, opts: { limit?: nu
     frontier.sort((a, b) => b.generation - a.generation || (a.commit.time < b.commit.time ? 1 : a.commit.time > b.commit.time ? -1 : 0));
     const m = frontier.shift() as Manifest;
     out.push(m.commit);
-    const parents = await Promise.all(m.commit.parents.map((p) => graph.repo.readManifest(p, opts.signal)));
+    const parents = await Promise.all(m.commit.parents.map((p) => manifests.readManifest(p, opts.signal)));
     for (const p of parents) {
       if (seen.has(p.commit.id)) continue;
       seen.add(p.commit.id);

@@ -14,7 +14,8 @@ import { findType, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { EMPTY_TABLE, mergeRuns, type TableVersion } from '../table/table-version.js';
-import type { ChangePlan, Graph, Snapshot } from './graph.js';
+import type { PlanResult, Snapshot } from './graph.js';
+import type { RunReader, RunWriter } from './ports.js';
 
 export interface SchemaApplyResult {
   schema: Schema;
@@ -22,12 +23,12 @@ export interface SchemaApplyResult {
 }
 
 export async function planSchemaApply(
-  graph: Graph,
+  runs: RunReader & RunWriter,
   head: Snapshot,
   input: string | Schema,
   migration: SchemaMigration | undefined,
   signal?: AbortSignal,
-): Promise<ChangePlan<SchemaApplyResult> | { unchanged: SchemaApplyResult }> {
+): Promise<PlanResult<SchemaApplyResult>> {
   const next = typeof input === 'string' ? parseSchema(input) : input;
   const plan = planSchemaChange(head.schema, next, migration);
   const result: SchemaApplyResult = { schema: next, tables: Object.fromEntries(Object.entries(plan.tables).map(([k, v]) => [k, v.action])) };
@@ -41,7 +42,7 @@ export async function planSchemaApply(
     if (p.action === 'drop') tables[name] = null;
     if (p.action !== 'rewrite') continue;
     const rows: RunRow[] = [];
-    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, graph.runs.loader(findType(head.schema, name) as TableType, signal), undefined)) {
+    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, runs.loader(findType(head.schema, name) as TableType, signal), undefined)) {
       const row = { ...(r.props as Row), ...p.defaults };
       for (const d of p.dropProps) delete row[d];
       const normalized = checkRow(findType(next, name) as TableType, row, 'full', '').row;
@@ -57,7 +58,7 @@ export async function planSchemaApply(
     }
     const type = findType(head.schema, name) ?? findType(next, name);
     if (type === undefined) return;
-    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, graph.runs.loader(type, signal), undefined)) yield { key: r.key, row: r.props as Row };
+    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, runs.loader(type, signal), undefined)) yield { key: r.key, row: r.props as Row };
   };
   const issues: ErrorIssue[] = [];
   for (const [name, p] of Object.entries(plan.tables).sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -73,7 +74,7 @@ export async function planSchemaApply(
       tables[name] = { runs: [] };
       continue;
     }
-    const ref = await graph.runs.write(findType(next, name) as TableType, rows, signal);
+    const ref = await runs.write(findType(next, name) as TableType, rows, signal);
     scratch.push(ref);
     tables[name] = { runs: [ref] };
   }

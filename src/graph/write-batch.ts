@@ -21,9 +21,10 @@ import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType }
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
-import type { ChangePlan, Graph, Snapshot } from './graph.js';
+import type { PlanResult, Snapshot } from './graph.js';
+import type { RunWriter, TableReader, TableView } from './ports.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
 
@@ -115,25 +116,45 @@ export interface ResolvedWrite {
   rows: [TableType, RunRow[]][];
 }
 
-export async function planWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ChangePlan<WriteSummary> | { unchanged: WriteSummary }> {
-  const { summary, rows: rowsByTable } = await resolveWrite(graph, head, ops, signal, maxOps);
+type TypedOp = ReturnType<typeof checkOps>[number];
+
+export async function planWrite(tables: TableReader, runs: RunWriter, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<PlanResult<WriteSummary>> {
+  const { summary, rows: rowsByTable } = await resolveWrite(tables, head, ops, signal, maxOps);
   if (rowsByTable.length === 0) return { unchanged: summary };
-  const tables: Record<string, TableVersion> = {};
+  const changed: Record<string, TableVersion> = {};
   const scratch: RunRef[] = [];
   try {
     await Promise.all(
       rowsByTable.map(async ([type, rows]) => {
-        const ref = await graph.runs.write(type, rows, signal);
+        const ref = await runs.write(type, rows, signal);
         scratch.push(ref);
         const cur = head.tables[type.name] ?? EMPTY_TABLE;
-        tables[type.name] = { runs: [...cur.runs, ref] };
+        changed[type.name] = { runs: [...cur.runs, ref] };
       }),
     );
   } catch (e) {
-    await graph.runs.delete(scratch).catch(() => undefined);
+    await runs.delete(scratch).catch(() => undefined);
     throw e;
   }
-  return { kind: 'write', tables, scratch, result: summary };
+  return { kind: 'write', tables: changed, scratch, result: summary };
+}
+
+/** The batch's changes so far, over the state before it. */
+class Overlay {
+  readonly changes = new Map<string, Map<string, Change>>();
+  constructor(readonly before: Map<string, Map<string, Row>>) {}
+
+  current(table: string, key: string): Row | null {
+    const o = this.changes.get(table)?.get(key);
+    if (o !== undefined) return o.row;
+    return this.before.get(table)?.get(key) ?? null;
+  }
+
+  set(table: string, key: string, change: Change): void {
+    const m = this.changes.get(table) ?? new Map<string, Change>();
+    m.set(key, change);
+    this.changes.set(table, m);
+  }
 }
 
 /**
@@ -141,20 +162,30 @@ export async function planWrite(graph: Graph, head: Snapshot, ops: readonly Writ
  * nothing. Ordinary writes store the states as runs; WAL ingest seals them
  * into a generation.
  */
-export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ResolvedWrite> {
+export async function resolveWrite(tables: TableReader, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ResolvedWrite> {
   const issues = new Issues();
   const typed = checkOps(head.schema, ops, issues, maxOps);
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
-  const view = (name: string) => graph.table(head, name, signal);
+  const view = (name: string): TableView => tables.table(head, name, signal);
+  const overlay = new Overlay(await readBefore(view, typed));
+  const deletedNodes = applyOps(typed, overlay, issues);
+  // Operations refused so far are left out of the overlay; the constraint checks still run over
+  // the rest, so one refusal lists every failing operation, not only those of the first kind.
+  summary.cascaded = await cascadeDeletes(head, view, deletedNodes, overlay);
+  await checkConstraints(tables, head, overlay.changes, issues, signal);
+  issues.throwIfAny('write refused');
+  return { summary, rows: await changedRows(head, view, overlay, summary) };
+}
 
-  // Current state of every key the batch names.
-  const before = new Map<string, Map<string, Row>>();
+/** The current state of every key the batch names. */
+async function readBefore(view: (name: string) => TableView, typed: readonly TypedOp[]): Promise<Map<string, Map<string, Row>>> {
   const keysByTable = new Map<string, Set<string>>();
   for (const o of typed) {
     const set = keysByTable.get(o.type.name) ?? new Set<string>();
     set.add(o.key);
     keysByTable.set(o.type.name, set);
   }
+  const before = new Map<string, Map<string, Row>>();
   await Promise.all(
     [...keysByTable].map(async ([name, ks]) => {
       const t = view(name);
@@ -162,47 +193,41 @@ export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly W
       before.set(name, new Map([...found].map(([k, r]) => [k, r.props as Row])));
     }),
   );
+  return before;
+}
 
-  // Apply in order over an overlay.
-  const overlay = new Map<string, Map<string, Change>>();
-  const current = (table: string, key: string): Row | null => {
-    const o = overlay.get(table)?.get(key);
-    if (o !== undefined) return o.row;
-    return before.get(table)?.get(key) ?? null;
-  };
-  const set = (table: string, key: string, change: Change): void => {
-    const m = overlay.get(table) ?? new Map<string, Change>();
-    m.set(key, change);
-    overlay.set(table, m);
-  };
+/** Apply the operations in order over the overlay; returns the nodes deleted. */
+function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): { type: TableType; key: string }[] {
   const deletedNodes: { type: TableType; key: string }[] = [];
-  typed.forEach((o) => {
+  for (const o of typed) {
     const i = o.index;
-    const cur = current(o.type.name, o.key);
+    const cur = overlay.current(o.type.name, o.key);
     switch (o.op) {
       case 'insert':
         if (cur !== null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} already exists`);
-        else set(o.type.name, o.key, { row: o.row, op: i });
+        else overlay.set(o.type.name, o.key, { row: o.row, op: i });
         break;
       case 'update':
         if (cur === null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} does not exist`);
-        else set(o.type.name, o.key, { row: { ...cur, ...o.row }, op: i });
+        else overlay.set(o.type.name, o.key, { row: { ...cur, ...o.row }, op: i });
         break;
       case 'upsert':
-        set(o.type.name, o.key, { row: o.row, op: i });
+        overlay.set(o.type.name, o.key, { row: o.row, op: i });
         break;
       case 'delete':
         if (cur !== null) {
-          set(o.type.name, o.key, { row: null, op: i });
+          overlay.set(o.type.name, o.key, { row: null, op: i });
           if (o.type.kind === 'node') deletedNodes.push({ type: o.type, key: o.key });
         }
         break;
     }
-  });
-  // Operations refused so far are left out of the overlay; the constraint checks still run over
-  // the rest, so one refusal lists every failing operation, not only those of the first kind.
+  }
+  return deletedNodes;
+}
 
-  // Cascade node deletions to the edges that existed before the batch.
+/** Delete the edges that existed before the batch at every deleted node; returns how many. */
+async function cascadeDeletes(head: Snapshot, view: (name: string) => TableView, deletedNodes: readonly { type: TableType; key: string }[], overlay: Overlay): Promise<number> {
+  let cascaded = 0;
   for (const node of deletedNodes) {
     for (const et of head.schema.types) {
       if (et.kind !== 'edge' || (et.from !== node.type.name && et.to !== node.type.name)) continue;
@@ -215,22 +240,22 @@ export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly W
         for await (const r of mergeRuns(t.version.runs, t.load, undefined)) if (r.props?.[EDGE_TO] === node.key) doomed.push(r.key);
       }
       for (const k of doomed) {
-        if (overlay.get(et.name)?.has(k)) continue;
-        set(et.name, k, { row: null, op: -1 });
-        summary.cascaded++;
+        if (overlay.changes.get(et.name)?.has(k)) continue;
+        overlay.set(et.name, k, { row: null, op: -1 });
+        cascaded++;
       }
     }
   }
+  return cascaded;
+}
 
-  await checkConstraints(graph, head, overlay, issues, signal);
-  issues.throwIfAny('write refused');
-
-  // One run per changed table, holding only keys whose state really changed.
+/** One run's rows per changed table, holding only keys whose state really changed; counts them into `summary`. */
+async function changedRows(head: Snapshot, view: (name: string) => TableView, overlay: Overlay, summary: WriteSummary): Promise<[TableType, RunRow[]][]> {
   const rowsByTable: [TableType, RunRow[]][] = [];
-  for (const [name, changes] of overlay) {
+  for (const [name, changes] of overlay.changes) {
     const type = findType(head.schema, name) as TableType;
     const t = view(name);
-    const priorKnown = before.get(name) ?? new Map<string, Row>();
+    const priorKnown = overlay.before.get(name) ?? new Map<string, Row>();
     const cascadeKeys = [...changes].filter(([k, c]) => c.op === -1 && !priorKnown.has(k)).map(([k]) => k);
     const prior = cascadeKeys.length > 0 ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)]) : priorKnown;
     const rows: RunRow[] = [];
@@ -250,10 +275,10 @@ export async function resolveWrite(graph: Graph, head: Snapshot, ops: readonly W
     }
     if (rows.length > 0) rowsByTable.push([type, rows]);
   }
-  return { summary, rows: rowsByTable };
+  return rowsByTable;
 }
 
-async function checkConstraints(graph: Graph, head: Snapshot, overlay: Map<string, Map<string, Change>>, issues: Issues, signal: AbortSignal | undefined): Promise<void> {
+async function checkConstraints(tables: TableReader, head: Snapshot, overlay: Map<string, Map<string, Change>>, issues: Issues, signal: AbortSignal | undefined): Promise<void> {
   const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
   const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
     const out = new Set<string>();
@@ -265,7 +290,7 @@ async function checkConstraints(graph: Graph, head: Snapshot, overlay: Map<strin
       } else pending.push(k);
     }
     if (pending.length > 0) {
-      const t = graph.table(head, table, signal);
+      const t = tables.table(head, table, signal);
       for (const k of (await lookupRows(t.version, pending, t.load)).keys()) out.add(k);
     }
     return out;
@@ -273,7 +298,7 @@ async function checkConstraints(graph: Graph, head: Snapshot, overlay: Map<strin
 
   for (const [name, changes] of overlay) {
     const type = findType(head.schema, name) as TableType;
-    const t = graph.table(head, name, signal);
+    const t = tables.table(head, name, signal);
 
     // Edge endpoints exist after the batch.
     if (type.kind === 'edge') {
@@ -307,7 +332,7 @@ async function checkCardinality(
   type: EdgeType,
   changes: Map<string, Change>,
   version: TableVersion,
-  load: ReturnType<Graph['runs']['loader']>,
+  load: LoadRun,
   issues: Issues,
   at: (c: Change, table: string, key: string) => string,
   liveAfter: (table: string, ks: string[]) => Promise<Set<string>>,

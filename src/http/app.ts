@@ -17,7 +17,6 @@ import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { BodyBudget, readBodyText } from './request-body.js';
 import { CatchUpInputZ, CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
-import { serviceMetrics } from '../service/metrics.js';
 import { packageRoot } from '../service/package-root.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 
@@ -88,7 +87,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
     const started = performance.now();
     await next();
     const route = c.req.routePath;
-    serviceMetrics.recordRequest(c.req.method, route, c.res.status);
+    service.metrics.recordRequest(c.req.method, route, c.res.status);
     log.info({ method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(performance.now() - started), aborted: c.req.raw.signal.aborted }, 'request');
   });
   const maxBodyBytes = opts.maxBodyBytes ?? LIMITS.maxBodyBytes;
@@ -121,7 +120,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
   app.notFound((c) => c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404));
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/metrics', (c) => c.text(serviceMetrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  app.get('/metrics', (c) => c.text(service.metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
 
   // ---- branches ----

@@ -13,6 +13,7 @@ import { createApp } from './app.js';
 
 export interface RunningServer {
   url: string;
+  service: BranchgraphService;
   graph: BranchgraphService['graph'];
   logger: Logger;
   close(): Promise<void>;
@@ -31,6 +32,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   let closing: Promise<void> | undefined;
   return {
     url,
+    service,
     graph,
     logger,
     close() {

@@ -5,7 +5,7 @@ import { LatencyStore } from '../store/latency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll, type ObjectStore } from '../store/object-store.js';
 import { mergeBranches, type MergeResult } from './merge.js';
-import { preparationGauges } from './preparation-scheduler.js';
+import { PreparationGauges } from './preparation-scheduler.js';
 import { cloneMemoryStore as clone } from '../../test/support/stores.js';
 
 const TABLES = Array.from({ length: 10 }, (_, i) => `T${String(i).padStart(2, '0')}`);
@@ -82,13 +82,14 @@ describe('merges at widths 1, 2 and 4', () => {
     const g = await Graph.open(slow);
     const headBefore = (await g.branchHead('main')).manifest.commit.id;
     const ac = new AbortController();
+    const gauges = new PreparationGauges();
     const poll = setInterval(() => {
-      if (preparationGauges.inFlight >= 2) ac.abort();
+      if (gauges.inFlight >= 2) ac.abort();
     }, 1);
-    const err = await mergeBranches(g, { source: 'f', width: 4, signal: ac.signal }).catch((e: unknown) => e);
+    const err = await mergeBranches(g, { source: 'f', width: 4, signal: ac.signal }, { gauges }).catch((e: unknown) => e);
     clearInterval(poll);
     expect(err).toMatchObject({ code: 'aborted' });
-    expect(preparationGauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
+    expect(gauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
     expect((await Graph.open(inner).then((x) => x.branchHead('main'))).manifest.commit.id).toBe(headBefore);
     const leftovers = (await listAll(inner, '')).map((o) => o.key).filter((k) => !before.has(k) && !k.startsWith('hints/'));
     expect(leftovers).toEqual([]);

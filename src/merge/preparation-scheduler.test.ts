@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BranchgraphError } from '../model/errors.js';
-import { AdmissionPlanner, effectiveWidth, preparationGauges, runPreparations, type PrepTask, type Width } from './preparation-scheduler.js';
+import { AdmissionPlanner, effectiveWidth, PreparationGauges, runPreparations, type PrepTask, type Width } from './preparation-scheduler.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -146,23 +146,25 @@ describe('runPreparations', () => {
   it('reports the failing table earliest in canonical order, after draining the rest', async () => {
     // Table 3 fails first in time, table 1 later: table 1 is reported.
     const { tasks, log } = fakeTasks([50, 50, 50, 50, 50], undefined, { 1: 40, 3: 5 });
-    const out = await runPreparations(tasks, { width: 4 });
+    const gauges = new PreparationGauges();
+    const out = await runPreparations(tasks, { width: 4, gauges });
     expect(out.failure?.index).toBe(1);
     expect(out.failure?.table).toBe('T01');
     expect(log.starts).not.toContain(4);
     expect(log.settled.size).toBe(log.starts.length);
-    expect(preparationGauges.inFlight).toBe(0);
-    expect(preparationGauges.reservedBytes).toBe(0);
+    expect(gauges.inFlight).toBe(0);
+    expect(gauges.reservedBytes).toBe(0);
   });
 
   it('abort stops admissions and drains in-flight work before returning', async () => {
     const { tasks, log } = fakeTasks([40, 40, 40, 40, 40, 40, 40, 40]);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 10);
-    const out = await runPreparations(tasks, { width: 4, signal: ac.signal });
+    const gauges = new PreparationGauges();
+    const out = await runPreparations(tasks, { width: 4, signal: ac.signal, gauges });
     expect(out.aborted).toBe(true);
     expect(log.starts).toEqual([0, 1, 2, 3]);
     expect(log.settled.size).toBe(4);
-    expect(preparationGauges.inFlight).toBe(0);
+    expect(gauges.inFlight).toBe(0);
   });
 });

@@ -106,13 +106,18 @@ export class AdmissionPlanner {
   }
 }
 
-/** Process-wide gauges; they return to zero when no merge is preparing. */
-export const preparationGauges = {
-  inFlight: 0,
-  reservedBytes: 0,
-  pendingScratch: 0,
-  fallbacksTotal: 0,
-};
+/**
+ * What merges are holding right now, for metrics: the owner (a service)
+ * passes one instance to every merge it runs. The first three return to
+ * zero when no merge is preparing.
+ */
+export class PreparationGauges {
+  inFlight = 0;
+  reservedBytes = 0;
+  /** Scratch runs written and not yet published or deleted. */
+  pendingScratch = 0;
+  fallbacksTotal = 0;
+}
 
 export interface PrepTask<T> {
   table: string;
@@ -135,6 +140,7 @@ export interface RunOptions {
   budgetBytes?: number;
   signal?: AbortSignal;
   onStart?: (table: string, inFlight: number) => void;
+  gauges?: PreparationGauges;
 }
 
 export async function runPreparations<T>(tasks: readonly PrepTask<T>[], opts: RunOptions): Promise<PreparationOutcome<T>> {
@@ -146,6 +152,7 @@ export async function runPreparations<T>(tasks: readonly PrepTask<T>[], opts: Ru
   const results: (T | undefined)[] = new Array(tasks.length).fill(undefined);
   const failures: { index: number; error: BranchgraphError }[] = [];
   const running = new Map<number, Promise<void>>();
+  const gauges = opts.gauges ?? new PreparationGauges();
   let aborted = opts.signal?.aborted === true;
   const onAbort = (): void => {
     aborted = true;
@@ -163,8 +170,8 @@ export async function runPreparations<T>(tasks: readonly PrepTask<T>[], opts: Ru
       }
       const task = tasks[d.index] as PrepTask<T>;
       planner.started(d.index, d.reserve);
-      preparationGauges.inFlight++;
-      preparationGauges.reservedBytes += d.reserve;
+      gauges.inFlight++;
+      gauges.reservedBytes += d.reserve;
       opts.onStart?.(task.table, planner.inFlight);
       const p = (async () => {
         try {
@@ -174,8 +181,8 @@ export async function runPreparations<T>(tasks: readonly PrepTask<T>[], opts: Ru
           planner.stop();
         } finally {
           planner.finished(d.index);
-          preparationGauges.inFlight--;
-          preparationGauges.reservedBytes -= d.reserve;
+          gauges.inFlight--;
+          gauges.reservedBytes -= d.reserve;
           running.delete(d.index);
         }
       })();
@@ -186,7 +193,7 @@ export async function runPreparations<T>(tasks: readonly PrepTask<T>[], opts: Ru
     // Drain: never return while a preparation is still running.
     await Promise.allSettled(running.values());
   }
-  preparationGauges.fallbacksTotal += planner.fallbacks.length;
+  gauges.fallbacksTotal += planner.fallbacks.length;
   failures.sort((a, b) => a.index - b.index);
   const first = failures[0];
   const outcome: PreparationOutcome<T> = { results, aborted, maxWidth: planner.maxObservedWidth, fallbacks: planner.fallbacks };

@@ -3,10 +3,12 @@
  * counters, merge phase totals, store calls, and the preparation gauges that
  * return to zero after every merge.
  */
-import { preparationGauges } from '../merge/preparation-scheduler.js';
+import { PreparationGauges } from '../merge/preparation-scheduler.js';
 import type { MergeMetrics } from '../merge/merge.js';
 
-class ServiceMetrics {
+/** One service's metrics; the service owns an instance and hands its gauges to every merge it runs. */
+export class ServiceMetrics {
+  readonly gauges = new PreparationGauges();
   mergesInFlight = 0;
   walGenerations = 0;
   catchUpGenerations = 0;
@@ -55,15 +57,13 @@ class ServiceMetrics {
       'Object store calls made by merges, by operation.',
       [...this.storeCalls].map(([op, n]) => [`op="${op}"`, n]),
     );
-    metric('branchgraph_preparations_in_flight', 'gauge', 'Table preparations running now.', [['', preparationGauges.inFlight]]);
-    metric('branchgraph_preparation_reserved_bytes', 'gauge', 'Bytes reserved from the preparation budget.', [['', preparationGauges.reservedBytes]]);
-    metric('branchgraph_preparation_pending_scratch', 'gauge', 'Scratch runs written but not yet published or deleted.', [['', preparationGauges.pendingScratch]]);
-    metric('branchgraph_preparation_fallbacks_total', 'counter', 'Width step-downs taken because the budget refused a reservation.', [['', preparationGauges.fallbacksTotal]]);
+    metric('branchgraph_preparations_in_flight', 'gauge', 'Table preparations running now.', [['', this.gauges.inFlight]]);
+    metric('branchgraph_preparation_reserved_bytes', 'gauge', 'Bytes reserved from the preparation budget.', [['', this.gauges.reservedBytes]]);
+    metric('branchgraph_preparation_pending_scratch', 'gauge', 'Scratch runs written but not yet published or deleted.', [['', this.gauges.pendingScratch]]);
+    metric('branchgraph_preparation_fallbacks_total', 'counter', 'Width step-downs taken because the budget refused a reservation.', [['', this.gauges.fallbacksTotal]]);
     metric('branchgraph_merge_max_width_last', 'gauge', 'Highest preparation width observed in the last merge.', [['', this.maxWidthLast]]);
     metric('branchgraph_wal_generations_sealed_total', 'counter', 'WAL generations sealed by ingest requests in this process.', [['', this.walGenerations]]);
     metric('branchgraph_catchup_generations_folded_total', 'counter', 'WAL generations folded by requested catch-up runs in this process.', [['', this.catchUpGenerations]]);
     return `${lines.join('\n')}\n`;
   }
 }
-
-export const serviceMetrics = new ServiceMetrics();

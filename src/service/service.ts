@@ -31,7 +31,7 @@ import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
 import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
 import type { CatchUpReport } from '../wal/catch-up.js';
 import { walStatus, type WalStatus } from '../wal/wal-status.js';
-import { serviceMetrics } from './metrics.js';
+import { ServiceMetrics } from './metrics.js';
 
 export type Transport = 'http' | 'embedded' | 'cli' | 'gqt';
 
@@ -99,12 +99,27 @@ export interface IngestResultDto {
 
 export type WalStatusDto = WalStatus & { catchUp: { running: boolean; last: LastCatchUp | null } };
 
+export interface SchemaApplyDto {
+  commit: CommitDto | null;
+  /** What the change did to each table: keep, check, rewrite or drop. */
+  tables: Record<string, string>;
+}
+
+export interface GcInput {
+  graceSeconds?: number;
+  dryRun?: boolean;
+}
+
+export type GcReportDto = Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] };
+
 export function commitDto(c: Commit): CommitDto {
   return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, author: c.author ?? c.actor, message: c.message, time: c.time, kind: c.kind };
 }
 
 export class BranchgraphService {
   readonly catchUps: CatchUpManager;
+  /** This service's counters and gauges (every merge it runs reports into them). */
+  readonly metrics = new ServiceMetrics();
   private readonly writer: WalWriter;
 
   constructor(
@@ -173,25 +188,29 @@ export class BranchgraphService {
     const requested = input.width ?? this.opts.defaultWidth ?? 1;
     const width = effectiveWidth(requested, ctx.transport === 'http' ? 1 : undefined);
     const log = ctx.log?.child({ merge: { source, into: input.into ?? 'main' } });
-    serviceMetrics.mergesInFlight++;
+    this.metrics.mergesInFlight++;
     try {
-      const result = await mergeBranches(this.graph, {
-        source,
-        ...(input.into !== undefined ? { into: input.into } : {}),
-        dryRun: input.dryRun ?? false,
-        ...(input.expectedSourceHead !== undefined ? { expectedSourceHead: input.expectedSourceHead } : {}),
-        ...(input.expectedTargetHead !== undefined ? { expectedTargetHead: input.expectedTargetHead } : {}),
-        deleteBranch: input.deleteBranch ?? false,
-        ...(ctx.actor !== undefined ? { actor: ctx.actor } : {}),
-        ...(input.author !== undefined ? { author: input.author } : {}),
-        ...(input.message !== undefined ? { message: input.message } : {}),
-        width,
-        ...(this.opts.budgetBytes !== undefined ? { budgetBytes: this.opts.budgetBytes } : {}),
-        ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
-        ...(input.conflictLimit !== undefined ? { conflictLimit: input.conflictLimit } : {}),
-        ...(input.conflictCursor !== undefined ? { conflictCursor: input.conflictCursor } : {}),
-      });
-      serviceMetrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', result.metrics);
+      const result = await mergeBranches(
+        this.graph,
+        {
+          source,
+          ...(input.into !== undefined ? { into: input.into } : {}),
+          dryRun: input.dryRun ?? false,
+          ...(input.expectedSourceHead !== undefined ? { expectedSourceHead: input.expectedSourceHead } : {}),
+          ...(input.expectedTargetHead !== undefined ? { expectedTargetHead: input.expectedTargetHead } : {}),
+          deleteBranch: input.deleteBranch ?? false,
+          ...(ctx.actor !== undefined ? { actor: ctx.actor } : {}),
+          ...(input.author !== undefined ? { author: input.author } : {}),
+          ...(input.message !== undefined ? { message: input.message } : {}),
+          width,
+          ...(this.opts.budgetBytes !== undefined ? { budgetBytes: this.opts.budgetBytes } : {}),
+          ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+          ...(input.conflictLimit !== undefined ? { conflictLimit: input.conflictLimit } : {}),
+          ...(input.conflictCursor !== undefined ? { conflictCursor: input.conflictCursor } : {}),
+        },
+        { gauges: this.metrics.gauges },
+      );
+      this.metrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', result.metrics);
       log?.info(
         {
           outcome: result.status === 'success' ? result.outcome : 'conflicts',
@@ -206,12 +225,12 @@ export class BranchgraphService {
       return result.status === 'success' ? { ...result, commit: result.commit === null ? null : commitDto(result.commit) } : result;
     } catch (e) {
       const code = e instanceof BranchgraphError ? e.code : 'internal';
-      serviceMetrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', undefined);
+      this.metrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', undefined);
       if (code === 'aborted') log?.warn({ outcome: 'aborted' }, 'merge aborted by the client; preparation drained, nothing published');
       else log?.warn({ outcome: 'error', code }, 'merge failed');
       throw e;
     } finally {
-      serviceMetrics.mergesInFlight--;
+      this.metrics.mergesInFlight--;
     }
   }
 
@@ -251,7 +270,7 @@ export class BranchgraphService {
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.actor ? { actor: ctx.actor } : {}),
     });
-    serviceMetrics.walGenerations += r.generations.length;
+    this.metrics.walGenerations += r.generations.length;
     return {
       branch,
       shard: r.shard,
@@ -263,7 +282,7 @@ export class BranchgraphService {
 
   async catchUp(branch: string, input: CatchUpInput, ctx: RequestContext): Promise<CatchUpReport> {
     const report = await this.catchUps.run(branch, input, ctx.signal);
-    serviceMetrics.catchUpGenerations += report.generations;
+    this.metrics.catchUpGenerations += report.generations;
     return report;
   }
 
@@ -296,7 +315,7 @@ export class BranchgraphService {
   }
 
   async log(ref: Ref, limit: number | undefined, ctx: RequestContext): Promise<CommitDto[]> {
-    return (await commitLog(this.graph, await this.snapshot(ref, ctx), { ...(limit !== undefined ? { limit } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })).map(commitDto);
+    return (await commitLog(this.graph.repo, await this.snapshot(ref, ctx), { ...(limit !== undefined ? { limit } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })).map(commitDto);
   }
 
   async commit(id: string, ctx: RequestContext): Promise<CommitDto & { tables: { name: string; rows: number; runs: number }[] }> {
@@ -311,7 +330,7 @@ export class BranchgraphService {
 
   async diff(from: Ref, to: Ref, ctx: RequestContext): Promise<TableDiff[]> {
     const [a, b] = await Promise.all([this.snapshot(from, ctx), this.snapshot(to, ctx)]);
-    return diffSnapshots(this.graph, a, b, ctx.signal);
+    return diffSnapshots(this.graph.runs, a, b, ctx.signal);
   }
 
   // ---- schema and maintenance --------------------------------------------
@@ -321,7 +340,7 @@ export class BranchgraphService {
     return { commit: snap.manifest.commit.id, text: formatSchema(snap.schema), schema: snap.schema };
   }
 
-  async applySchema(branch: string, input: SchemaApplyInput, ctx: RequestContext): Promise<{ commit: CommitDto | null; tables: Record<string, string> }> {
+  async applySchema(branch: string, input: SchemaApplyInput, ctx: RequestContext): Promise<SchemaApplyDto> {
     const r = await this.graph.applySchema(branch, input.schema, {
       signal: ctx.signal,
       actor: ctx.actor,
@@ -333,7 +352,7 @@ export class BranchgraphService {
     return { commit: r.status === 'published' ? commitDto(r.commit) : null, tables: res.tables };
   }
 
-  async gc(input: { graceSeconds?: number; dryRun?: boolean }, ctx: RequestContext): Promise<Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] }> {
+  async gc(input: GcInput, ctx: RequestContext): Promise<GcReportDto> {
     const r = await this.graph.gc({
       ...(input.graceSeconds !== undefined ? { graceMs: input.graceSeconds * 1000 } : {}),
       dryRun: input.dryRun ?? false,

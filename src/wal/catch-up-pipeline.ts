@@ -99,126 +99,152 @@ class Budget {
   }
 }
 
-export async function runCatchUpPipeline<B, P>(batches: readonly B[], hooks: PipelineHooks<B, P>, opts: PipelineOptions): Promise<PipelineOutcome> {
-  const budget = new Budget(opts.budgetBytes);
-  const out: PipelineOutcome = { committed: 0, overlapped: 0, retries: 0, maxAlive: 0, maxReservedBytes: 0 };
-  let alive = 0;
-  const enter = (): void => {
-    alive++;
-    out.maxAlive = Math.max(out.maxAlive, alive);
-  };
-  let inFlight: { done: Promise<'committed' | 'stale'>; release: () => void } | undefined;
-  let readCtl: AbortController | undefined;
-  const onAbort = (): void => readCtl?.abort();
-  opts.signal?.addEventListener('abort', onAbort);
+export function runCatchUpPipeline<B, P>(batches: readonly B[], hooks: PipelineHooks<B, P>, opts: PipelineOptions): Promise<PipelineOutcome> {
+  return new PipelineRun(hooks, opts).run(batches);
+}
 
-  /** Wait for the commit in flight; returns why to stop, if anything. */
-  const settle = async (): Promise<PipelineOutcome['stopped']> => {
-    if (inFlight === undefined) return undefined;
-    const f = inFlight;
-    inFlight = undefined;
+type Stop = NonNullable<PipelineOutcome['stopped']>;
+interface Read<P> {
+  prepared: P;
+  release: () => void;
+}
+
+/** One pass of the pipeline over its batches: the committing batch, the batch being read, and the shared budget. */
+class PipelineRun<B, P> {
+  readonly out: PipelineOutcome = { committed: 0, overlapped: 0, retries: 0, maxAlive: 0, maxReservedBytes: 0 };
+  private readonly budget: Budget;
+  private alive = 0;
+  private inFlight: { done: Promise<'committed' | 'stale'>; release: () => void } | undefined;
+  private readCtl: AbortController | undefined;
+
+  constructor(
+    private readonly hooks: PipelineHooks<B, P>,
+    private readonly opts: PipelineOptions,
+  ) {
+    this.budget = new Budget(opts.budgetBytes);
+  }
+
+  private get aborted(): boolean {
+    return this.opts.signal?.aborted === true;
+  }
+
+  async run(batches: readonly B[]): Promise<PipelineOutcome> {
+    const onAbort = (): void => this.readCtl?.abort();
+    this.opts.signal?.addEventListener('abort', onAbort);
     try {
-      const r = await f.done;
-      if (r === 'committed') out.committed++;
-      return r === 'stale' ? 'stale' : undefined;
-    } catch (e) {
-      out.error = e;
-      return opts.signal?.aborted ? 'aborted' : 'error';
+      for (const batch of batches) {
+        const stop = await this.step(batch);
+        if (stop !== undefined) {
+          this.out.stopped = stop;
+          break;
+        }
+      }
+      // The last commit (or the one in flight when something stopped the loop) finishes either way.
+      const why = await this.settle();
+      this.out.stopped ??= why;
     } finally {
-      f.release();
-      alive--;
+      this.opts.signal?.removeEventListener('abort', onAbort);
+      this.out.maxReservedBytes = Math.max(this.out.maxReservedBytes, this.budget.peak);
     }
-  };
+    return this.out;
+  }
 
-  const read = async (batch: B): Promise<{ prepared: P; release: () => void }> => {
-    const reservation = budget.open();
-    readCtl = new AbortController();
-    if (opts.signal?.aborted) readCtl.abort();
-    const ctl = readCtl;
+  /** Read one batch (ahead of the commit in flight when it fits), then start its commit. */
+  private async step(batch: B): Promise<Stop | undefined> {
+    if (this.aborted) return 'aborted';
+    // Read ahead only when pipelined and the estimate fits beside the committing batch.
+    if (!(this.opts.pipeline && this.inFlight !== undefined && this.budget.used + this.hooks.estimate(batch) <= this.budget.total)) {
+      const why = await this.settle();
+      if (why !== undefined) return why;
+    }
+    this.alive++;
+    this.out.maxAlive = Math.max(this.out.maxAlive, this.alive);
+    const got = await this.readOrStop(batch);
+    if ('stop' in got) return got.stop;
+    const why = await this.settle();
+    if (why !== undefined) {
+      await this.hooks.discard(got.prepared).catch(() => undefined);
+      got.release();
+      this.alive--;
+      return why;
+    }
+    this.out.maxReservedBytes = Math.max(this.out.maxReservedBytes, this.budget.peak);
+    const done = this.hooks.commit(got.prepared, this.opts.signal ?? new AbortController().signal);
+    this.inFlight = { done, release: got.release };
+    // A stale commit published nothing, so its runs can go. A failed one may have landed
+    // (a lost response): its runs stay for garbage collection to judge.
+    done.then(
+      (r) => (r === 'stale' ? this.hooks.discard(got.prepared).catch(() => undefined) : undefined),
+      () => undefined,
+    );
+    return undefined;
+  }
+
+  /** Read a batch; a refused reservation waits for the commit in flight and retries once, alone. */
+  private async readOrStop(batch: B): Promise<Read<P> | { stop: Stop }> {
+    const overlapping = this.inFlight !== undefined;
+    try {
+      const got = await this.read(batch);
+      if (overlapping) this.out.overlapped++;
+      return got;
+    } catch (e) {
+      if (e instanceof ReservationRefused && this.inFlight !== undefined && !this.aborted) {
+        this.out.retries++;
+        const why = await this.settle();
+        if (why !== undefined) {
+          this.alive--;
+          return { stop: why };
+        }
+        try {
+          return await this.read(batch);
+        } catch (e2) {
+          this.alive--;
+          this.out.error = e2;
+          return { stop: this.aborted ? 'aborted' : 'error' };
+        }
+      }
+      this.alive--;
+      // The preceding commit still finishes; its outcome is reported too.
+      const why = await this.settle();
+      if (why === undefined || why === 'stale') this.out.error = e;
+      return { stop: this.aborted ? 'aborted' : (why ?? 'error') };
+    }
+  }
+
+  private async read(batch: B): Promise<Read<P>> {
+    const reservation = this.budget.open();
+    const ctl = new AbortController();
+    this.readCtl = ctl;
+    if (this.aborted) ctl.abort();
     // A failing commit makes the batch being read pointless: stop reading it.
-    inFlight?.done.then(
+    this.inFlight?.done.then(
       (r) => r === 'stale' && ctl.abort(),
       () => ctl.abort(),
     );
     try {
-      const prepared = await hooks.read(batch, reservation, ctl.signal);
+      const prepared = await this.hooks.read(batch, reservation, ctl.signal);
       return { prepared, release: reservation.release };
     } catch (e) {
       reservation.release();
       throw e;
     }
-  };
-
-  try {
-    for (const batch of batches) {
-      if (opts.signal?.aborted) {
-        out.stopped = 'aborted';
-        break;
-      }
-      // Read ahead only when pipelined and the estimate fits beside the committing batch.
-      if (!(opts.pipeline && inFlight !== undefined && budget.used + hooks.estimate(batch) <= budget.total)) {
-        const why = await settle();
-        if (why !== undefined) {
-          out.stopped = why;
-          break;
-        }
-      }
-      enter();
-      const overlapping = inFlight !== undefined;
-      let got: { prepared: P; release: () => void } | undefined;
-      try {
-        got = await read(batch);
-        if (overlapping) out.overlapped++;
-      } catch (e) {
-        if (e instanceof ReservationRefused && inFlight !== undefined && !opts.signal?.aborted) {
-          out.retries++;
-          const why = await settle();
-          if (why !== undefined) {
-            alive--;
-            out.stopped = why;
-            break;
-          }
-          try {
-            got = await read(batch);
-          } catch (e2) {
-            alive--;
-            out.stopped = opts.signal?.aborted ? 'aborted' : 'error';
-            out.error = e2;
-            break;
-          }
-        } else {
-          alive--;
-          // The preceding commit still finishes; its outcome is reported too.
-          const why = await settle();
-          out.stopped = opts.signal?.aborted ? 'aborted' : (why ?? 'error');
-          if (why === undefined || why === 'stale') out.error = e;
-          break;
-        }
-      }
-      const why = await settle();
-      if (why !== undefined) {
-        await hooks.discard(got.prepared).catch(() => undefined);
-        got.release();
-        alive--;
-        out.stopped = why;
-        break;
-      }
-      out.maxReservedBytes = Math.max(out.maxReservedBytes, budget.peak);
-      inFlight = { done: hooks.commit(got.prepared, opts.signal ?? new AbortController().signal), release: got.release };
-      // A stale commit published nothing, so its runs can go. A failed one may have landed
-      // (a lost response): its runs stay for garbage collection to judge.
-      const prepared = got.prepared;
-      inFlight.done.then(
-        (r) => (r === 'stale' ? hooks.discard(prepared).catch(() => undefined) : undefined),
-        () => undefined,
-      );
-    }
-    // The last commit (or the one in flight when something stopped the loop) finishes either way.
-    const why = await settle();
-    out.stopped ??= why;
-  } finally {
-    opts.signal?.removeEventListener('abort', onAbort);
-    out.maxReservedBytes = Math.max(out.maxReservedBytes, budget.peak);
   }
-  return out;
+
+  /** Wait for the commit in flight; returns why to stop, if anything. */
+  private async settle(): Promise<Stop | undefined> {
+    const f = this.inFlight;
+    if (f === undefined) return undefined;
+    this.inFlight = undefined;
+    try {
+      const r = await f.done;
+      if (r === 'committed') this.out.committed++;
+      return r === 'stale' ? 'stale' : undefined;
+    } catch (e) {
+      this.out.error = e;
+      return this.aborted ? 'aborted' : 'error';
+    } finally {
+      f.release();
+      this.alive--;
+    }
+  }
 }

@@ -31,14 +31,14 @@
 import { BranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { findType } from '../model/schema.js';
-import type { Graph } from '../graph/graph.js';
+import type { Graph, Snapshot } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../model/phase-timer.js';
 import { foldedEntries, GenerationFoldedError, isPendingRun, type GenerationInfo } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
-import { runCatchUpPipeline, type PipelineOutcome } from './catch-up-pipeline.js';
+import { runCatchUpPipeline, type PipelineOutcome, type Reservation } from './catch-up-pipeline.js';
 
 export const DEFAULT_CATCHUP_MAX_GENERATIONS = 64;
 export const DEFAULT_CATCHUP_MAX_BYTES = 64 * 1024 * 1024;
@@ -126,13 +126,8 @@ interface Prepared {
   rows: number;
 }
 
-export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions = {}): Promise<CatchUpReport> {
-  const counting = new CountingStore(graph.store);
-  const g = graph.withStore(counting);
-  const timer = new PhaseTimer<CatchUpPhase>(['list', 'pipeline']);
-  const started = performance.now();
-  const signal = opts.signal;
-  const report: CatchUpReport = {
+function emptyReport(branch: string): CatchUpReport {
+  return {
     branch,
     outcome: 'nothing_pending',
     batches: 0,
@@ -149,6 +144,70 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
     phasesMs: { list: 0, pipeline: 0 },
     storeCalls: emptyCounts(),
   };
+}
+
+/** Read a batch's generations and write one run per table, newest row per key. */
+async function readBatch(g: Graph, head: Snapshot, batch: CatchUpBatch, reservation: Reservation, signal: AbortSignal): Promise<Prepared> {
+  // Reserve before each read; a refusal stops the batch where it stands (the pipeline retries it alone).
+  await mapLimit(batch.generations, READ_CONCURRENCY, async (info) => {
+    reservation.grow(info.bytes * GENERATION_DECODE_FACTOR);
+    await g.runs.generation(info.key, signal);
+  });
+  const runs: Record<string, RunRef> = {};
+  let rows = 0;
+  const keys = new Set(batch.generations.map((x) => x.key));
+  for (const [table, refs] of Object.entries(head.pending.runs)) {
+    const type = findType(head.schema, table);
+    if (type === undefined) continue;
+    const mine = refs.filter((r) => isPendingRun(r) && keys.has(r.source.generation));
+    if (mine.length === 0) continue;
+    const folded = await g.runs.writeNewest(type, mine, signal);
+    if (folded === undefined) continue;
+    runs[table] = folded.ref;
+    rows += folded.rows;
+  }
+  return { batch, runs, rows };
+}
+
+/**
+ * Publish a batch's runs and watermarks; 'stale' (nothing published) when
+ * the head's watermarks are no longer those the batch was built against.
+ */
+async function commitBatch(g: Graph, branch: string, lineage: string, p: Prepared, opts: { signal: AbortSignal; actor?: string | undefined }): Promise<'committed' | 'stale'> {
+  const n = p.batch.generations.length;
+  const published = await g.commitChange<'committed' | 'stale'>(branch, { signal: opts.signal, withoutPending: true, actor: opts.actor }, async (h) => {
+    const rec = h.branch as BranchRecord;
+    if (rec.lineage !== lineage || !sameMarks(watermarksFor(h.manifest, lineage), p.batch.start)) return { unchanged: 'stale' };
+    const tables = Object.fromEntries(Object.entries(p.runs).map(([t, ref]) => [t, { runs: [...(h.manifest.tables[t]?.runs ?? []), ref] }]));
+    return {
+      kind: 'catchup',
+      keepPending: true,
+      tables,
+      wal: { ...watermarksFor(h.manifest, lineage), ...p.batch.end },
+      walFolded: foldedEntries(p.batch.generations),
+      scratch: [],
+      result: 'committed',
+      message: `catch up ${n} WAL generation${n === 1 ? '' : 's'}`,
+    };
+  });
+  if (published.status === 'unchanged') return published.result;
+  // Folded generations are below the watermark now; deleting them is tidying, never needed for correctness.
+  await g.store
+    .deleteMany(
+      p.batch.generations.map((x) => x.key),
+      { signal: opts.signal },
+    )
+    .catch(() => undefined);
+  return 'committed';
+}
+
+export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions = {}): Promise<CatchUpReport> {
+  const counting = new CountingStore(graph.store);
+  const g = graph.withStore(counting);
+  const timer = new PhaseTimer<CatchUpPhase>(['list', 'pipeline']);
+  const started = performance.now();
+  const signal = opts.signal;
+  const report = emptyReport(branch);
   const finish = (): CatchUpReport => {
     report.phasesMs = timer.stop();
     report.totalMs = Math.round((performance.now() - started) * 100) / 100;
@@ -173,56 +232,20 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
       batches,
       {
         estimate: (b) => b.bytes * GENERATION_DECODE_FACTOR,
-        read: async (batch, reservation, readSignal) => {
-          // Reserve before each read; a refusal stops the batch where it stands (the pipeline retries it alone).
-          await mapLimit(batch.generations, READ_CONCURRENCY, async (info) => {
-            reservation.grow(info.bytes * GENERATION_DECODE_FACTOR);
-            await g.runs.generation(info.key, readSignal);
-          });
-          const runs: Record<string, RunRef> = {};
-          let rows = 0;
-          const keys = new Set(batch.generations.map((x) => x.key));
-          for (const [table, refs] of Object.entries(head.pending.runs)) {
-            const type = findType(head.schema, table);
-            if (type === undefined) continue;
-            const mine = refs.filter((r) => isPendingRun(r) && keys.has(r.source.generation));
-            if (mine.length === 0) continue;
-            const folded = await g.runs.writeNewest(type, mine, readSignal);
-            if (folded === undefined) continue;
-            runs[table] = folded.ref;
-            rows += folded.rows;
-          }
-          return { batch, runs, rows };
-        },
+        read: (batch, reservation, readSignal) => readBatch(g, head, batch, reservation, readSignal),
         commit: async (p, commitSignal) => {
-          const published = await g.commitChange<'committed' | 'stale'>(branch, { signal: commitSignal, withoutPending: true, ...(opts.actor ? { actor: opts.actor } : {}) }, async (h) => {
-            const rec = h.branch as BranchRecord;
-            if (rec.lineage !== lineage || !sameMarks(watermarksFor(h.manifest, lineage), p.batch.start)) return { unchanged: 'stale' };
-            const tables = Object.fromEntries(Object.entries(p.runs).map(([t, ref]) => [t, { runs: [...(h.manifest.tables[t]?.runs ?? []), ref] }]));
-            return {
-              kind: 'catchup',
-              keepPending: true,
-              tables,
-              wal: { ...watermarksFor(h.manifest, lineage), ...p.batch.end },
-              walFolded: foldedEntries(p.batch.generations),
-              scratch: [],
-              result: 'committed',
-              message: `catch up ${p.batch.generations.length} WAL generation${p.batch.generations.length === 1 ? '' : 's'}`,
-            };
-          });
-          if (published.status === 'unchanged') return published.result;
-          report.batches++;
-          report.generations += p.batch.generations.length;
-          report.rows += p.rows;
-          report.bytes += p.batch.bytes;
-          // Folded generations are below the watermark now; deleting them is tidying, never needed for correctness.
-          const folded = p.batch.generations.map((x) => x.key);
-          await g.store.deleteMany(folded, { signal: commitSignal }).catch(() => undefined);
-          return 'committed';
+          const r = await commitBatch(g, branch, lineage, p, { signal: commitSignal, actor: opts.actor });
+          if (r === 'committed') {
+            report.batches++;
+            report.generations += p.batch.generations.length;
+            report.rows += p.rows;
+            report.bytes += p.batch.bytes;
+          }
+          return r;
         },
         discard: (p) => g.runs.delete(Object.values(p.runs)),
       },
-      { pipeline: opts.pipeline ?? true, budgetBytes: opts.budgetBytes ?? DEFAULT_CATCHUP_BUDGET_BYTES, ...(signal ? { signal } : {}) },
+      { pipeline: opts.pipeline ?? true, budgetBytes: opts.budgetBytes ?? DEFAULT_CATCHUP_BUDGET_BYTES, signal },
     );
     report.overlapped += outcome.overlapped;
     report.retries += outcome.retries;

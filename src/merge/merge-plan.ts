@@ -1,0 +1,122 @@
+/**
+ * Merge decisions, with no I/O.
+ *
+ * Given two heads (and, for a three-way merge, their base), these functions
+ * say what kind of merge it is, which schema the result carries, and what
+ * happens to each table: kept as the target has it, adopted from the source
+ * by reference, or prepared key by key. The merge orchestrator reads and
+ * writes; everything it decides comes from here, so the decisions are
+ * tested directly.
+ *
+ * A head holding pending WAL generations is never "contained" in the other:
+ * those are changes its manifest does not show yet.
+ */
+import { BranchgraphError } from '../model/errors.js';
+import { findType, type Schema, type TableType } from '../model/schema.js';
+import type { ManifestRef } from '../graph/manifest.js';
+import { contains } from '../graph/manifest.js';
+import { EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
+import { tableMergeAction } from './three-way.js';
+
+export type MergeOutcome = 'already_up_to_date' | 'fast_forward' | 'merged';
+
+export interface TableMergeSummary {
+  table: string;
+  action: 'adopted_source' | 'merged';
+  sourceChanges: number;
+  targetChanges: number;
+  bothChanged: number;
+  rowsWritten: number;
+}
+
+/** What the decisions need of a head. */
+export interface MergeSide {
+  ref: ManifestRef;
+  ancestry: Record<string, number>;
+  /** Pending WAL generations on the head. */
+  pending: number;
+  /** Schema hash and document. */
+  schemaHash: string;
+  schema: Schema;
+  tables: Record<string, TableVersion>;
+}
+
+export type MergeKind = 'up_to_date' | 'fast_forward' | 'three_way';
+
+export function classifyMerge(source: MergeSide, target: MergeSide): MergeKind {
+  if (contains(target.ancestry, source.ref) && source.pending === 0) return 'up_to_date';
+  if (contains(source.ancestry, target.ref) && target.pending === 0) return 'fast_forward';
+  return 'three_way';
+}
+
+const adopted = (table: string): TableMergeSummary => ({ table, action: 'adopted_source', sourceChanges: 0, targetChanges: 0, bothChanged: 0, rowsWritten: 0 });
+
+/** A fast-forward publishes the source's tables (removing the target's others) and reports the tables that differ. */
+export function fastForwardTables(source: MergeSide, target: MergeSide): { tables: Record<string, TableVersion | null>; summaries: TableMergeSummary[] } {
+  const tables: Record<string, TableVersion | null> = {};
+  for (const name of Object.keys(target.tables)) if (source.tables[name] === undefined) tables[name] = null;
+  for (const [name, t] of Object.entries(source.tables)) tables[name] = t;
+  const summaries = Object.keys(source.tables)
+    .filter((n) => !sameRuns(source.tables[n], target.tables[n]))
+    .sort()
+    .map(adopted);
+  return { tables, summaries };
+}
+
+/**
+ * The schema a three-way merge carries. Schemas are content-addressed, so
+ * comparing hashes needs no read of the base's schema.
+ */
+export function mergeSchemas(baseHash: string, source: MergeSide, target: MergeSide): Schema {
+  const [b, s, t] = [baseHash, source.schemaHash, target.schemaHash];
+  if (s === t || s === b) return target.schema;
+  if (t === b) return source.schema;
+  throw new BranchgraphError('schema_incompatible', 'both branches changed the schema differently since their merge base; apply one schema to both first');
+}
+
+/** A table changed on both sides, with what its preparation is estimated to hold in memory. */
+export interface TableToPrepare {
+  type: TableType;
+  base: TableVersion;
+  source: TableVersion;
+  target: TableVersion;
+  estimateBytes: number;
+}
+
+export interface TablePlan {
+  /** Tables taken from the source by reference. */
+  adopted: Record<string, TableVersion>;
+  summaries: TableMergeSummary[];
+  /** In canonical (name) order, as the scheduler admits them. */
+  toPrepare: TableToPrepare[];
+}
+
+/** Estimated decoded bytes per stored byte of run, for budget reservations. */
+export const DECODE_FACTOR = 4;
+
+/** Per table of the merged schema: keep the target's, adopt the source's, or prepare. */
+export function planTables(schema: Schema, base: Record<string, TableVersion>, source: MergeSide, target: MergeSide): TablePlan {
+  const names = [...new Set([...Object.keys(source.tables), ...Object.keys(target.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
+  const plan: TablePlan = { adopted: {}, summaries: [], toPrepare: [] };
+  for (const name of names) {
+    const b = base[name] ?? EMPTY_TABLE;
+    const s = source.tables[name] ?? EMPTY_TABLE;
+    const t = target.tables[name] ?? EMPTY_TABLE;
+    const action = tableMergeAction(b, s, t);
+    if (action === 'keep_target') continue;
+    if (action === 'adopt_source') {
+      plan.adopted[name] = s;
+      plan.summaries.push(adopted(name));
+      continue;
+    }
+    plan.toPrepare.push({ type: findType(schema, name) as TableType, base: b, source: s, target: t, estimateBytes: DECODE_FACTOR * (deltaBytes(b, s) + deltaBytes(b, t)) });
+  }
+  return plan;
+}
+
+/** Bytes of the runs a side added over the base; the whole side when it shares no run with the base (compacted). */
+export function deltaBytes(base: TableVersion, side: TableVersion): number {
+  const baseKeys = new Set(base.runs.map((r) => r.key));
+  const added = side.runs.filter((r) => !baseKeys.has(r.key));
+  return added.length === side.runs.length && base.runs.length > 0 ? versionStats(side).bytes : added.reduce((n, r) => n + r.bytes, 0);
+}

@@ -1,0 +1,261 @@
+/**
+ * One merge, as the publication loop runs it against successive target heads.
+ *
+ * Each attempt classifies the heads (merge-plan.ts), then either reports
+ * "up to date", publishes a fast-forward, or runs a three-way merge: find
+ * the base (virtual when history is criss-crossed), prepare the tables
+ * changed on both sides under the preparation scheduler, validate the
+ * merged graph, and hand the publication loop a plan. A lost race discards
+ * the attempt's scratch runs and plans again against the new head.
+ *
+ * The run owns what an attempt leaves behind: the phase timer, the scratch
+ * ledger (mirrored in the injected gauges), and the counts reported as
+ * metrics. The source is pinned when the run starts; its pending WAL rows
+ * are folded on the source only just before publishing, exactly those the
+ * plan saw, so the manifest recorded as the merged parent holds every row
+ * the merge takes (never for a dry run or a refused merge, which change
+ * nothing).
+ */
+import { NO_PENDING } from '../pending/pending-wal.js';
+import { compareConflicts, type Conflict } from '../model/conflict.js';
+import { BranchgraphError, throwIfAborted } from '../model/errors.js';
+import { findType, type Schema, type TableType } from '../model/schema.js';
+import type { Row } from '../model/values.js';
+import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
+import { refOf, type Manifest } from '../graph/manifest.js';
+import type { RunRef } from '../table/run.js';
+import { changedStates, EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
+import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
+import { DEFAULT_BUDGET_BYTES, runPreparations, type Fallback, type PreparationGauges, type Width } from './preparation-scheduler.js';
+import { prepareTable, type PreparedTable } from './prepare-table.js';
+import { validateMerged } from './validate.js';
+import { mergeBaseView } from './virtual-base.js';
+import { classifyMerge, fastForwardTables, mergeSchemas, planTables, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
+import { recheckTightened, sideValues } from './merge-recheck.js';
+
+/** What an attempt decided; the publication loop publishes `publish`, and returns every other kind unchanged. */
+export type MergeDecision =
+  | { kind: 'up_to_date' }
+  | { kind: 'conflicts'; conflicts: Conflict[]; base: Manifest | null }
+  | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] }
+  | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] };
+
+export interface MergeRunOptions {
+  source: string;
+  into: string;
+  dryRun: boolean;
+  actor?: string;
+  message?: string;
+  width: Width;
+  budgetBytes?: number;
+  signal?: AbortSignal;
+  gauges: PreparationGauges;
+  /** Started by the caller, which resolves the heads before the run exists. */
+  timer: PhaseTimer<MergePhase>;
+}
+
+/** Counts reported in the merge's metrics. */
+export interface MergeRunStats {
+  attempts: number;
+  tablesPrepared: number;
+  tablesAdopted: number;
+  maxWidth: number;
+  fallbacks: Fallback[];
+}
+
+/** Scratch runs written and not yet published or deleted, mirrored in the gauges. */
+class ScratchLedger {
+  private outstanding = 0;
+  constructor(private readonly gauges: PreparationGauges) {}
+
+  wrote(): void {
+    this.outstanding++;
+    this.gauges.pendingScratch++;
+  }
+
+  /** Everything written so far is published, deleted, or about to be deleted by the publication loop. */
+  settle(): void {
+    this.gauges.pendingScratch -= this.outstanding;
+    this.outstanding = 0;
+  }
+}
+
+const sideOf = (s: Snapshot): MergeSide => ({ ref: s.ref, ancestry: s.manifest.ancestry, pending: s.pending.generations.length, schemaHash: s.manifest.schema, schema: s.schema, tables: s.tables });
+
+export class MergeRun {
+  readonly timer: PhaseTimer<MergePhase>;
+  readonly stats: MergeRunStats = { attempts: 0, tablesPrepared: 0, tablesAdopted: 0, maxWidth: 0, fallbacks: [] };
+  private readonly scratch: ScratchLedger;
+
+  constructor(
+    private readonly g: Graph,
+    private readonly opts: MergeRunOptions,
+    /** The source head, pinned when the merge started (replaced by its folded version before publishing). */
+    public source: Snapshot,
+  ) {
+    this.scratch = new ScratchLedger(opts.gauges);
+    this.timer = opts.timer;
+  }
+
+  /** Plan one attempt against `target`. */
+  async attempt(target: Snapshot): Promise<PlanResult<MergeDecision>> {
+    this.stats.attempts++;
+    // Scratch of a lost attempt was deleted by the publication loop.
+    this.scratch.settle();
+    this.timer.enter('base');
+    const kind = classifyMerge(sideOf(this.source), sideOf(target));
+    if (kind === 'up_to_date') return { unchanged: { kind: 'up_to_date' } };
+    if (kind === 'fast_forward') return this.fastForward(target);
+    return this.threeWay(target);
+  }
+
+  /** The run is over (published, refused or failed): nothing it wrote is pending any more. */
+  finish(): void {
+    this.scratch.settle();
+  }
+
+  private async fastForward(target: Snapshot): Promise<PlanResult<MergeDecision>> {
+    const { tables, summaries } = fastForwardTables(sideOf(this.source), sideOf(target));
+    this.stats.tablesAdopted = summaries.length;
+    const decided = { outcome: 'fast_forward' as const, base: target.manifest, tables: summaries };
+    if (this.opts.dryRun) return { unchanged: { kind: 'dry_run', ...decided } };
+    this.timer.enter('publish');
+    return {
+      kind: 'fast_forward',
+      tables,
+      schema: this.source.schema,
+      secondParent: await this.mergedParent(),
+      scratch: [],
+      result: { kind: 'publish', ...decided },
+      message: this.opts.message ?? `fast-forward ${this.opts.into} to ${this.opts.source}`,
+    };
+  }
+
+  private async threeWay(target: Snapshot): Promise<PlanResult<MergeDecision>> {
+    const { source, opts } = this;
+    const found = await mergeBaseView(this.g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], opts.signal);
+    if (found === undefined) throw new BranchgraphError('not_found', `${opts.source} and ${opts.into} share no history`);
+    if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: found.conflicts.sort(compareConflicts), base: null } };
+    const baseManifest = found.base.manifests[0] as Manifest;
+    const schema = mergeSchemas(found.base.schema ?? '', sideOf(source), sideOf(target));
+    const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: found.base.tables, pending: NO_PENDING };
+    const plan = planTables(schema, base.tables, sideOf(source), sideOf(target));
+    this.stats.tablesAdopted = plan.summaries.length;
+    this.stats.tablesPrepared = plan.toPrepare.length;
+
+    this.timer.enter('prepare');
+    const prepared = await this.prepare(plan);
+    const scratch = prepared.flatMap((p) => p.scratch);
+    const tables: Record<string, TableVersion> = { ...plan.adopted };
+    const summaries = [...plan.summaries];
+    for (const p of prepared) {
+      tables[p.table] = p.version;
+      summaries.push({ table: p.table, action: 'merged', sourceChanges: p.stats.sourceKeys, targetChanges: p.stats.targetKeys, bothChanged: p.stats.bothKeys, rowsWritten: p.stats.fixRows });
+    }
+    summaries.sort((a, b) => (a.table < b.table ? -1 : 1));
+    const refused = async (conflicts: Conflict[]): Promise<PlanResult<MergeDecision>> => {
+      await this.cleanup(scratch);
+      return { unchanged: { kind: 'conflicts', conflicts: conflicts.sort(compareConflicts), base: baseManifest } };
+    };
+    const structural = prepared.flatMap((p) => p.conflicts);
+    if (structural.length > 0) return refused(structural);
+
+    this.timer.enter('validate');
+    const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
+    if (invalid.length > 0) return refused(invalid);
+    const decided = { outcome: 'merged' as const, base: baseManifest, tables: summaries };
+    if (opts.dryRun) {
+      await this.cleanup(scratch);
+      return { unchanged: { kind: 'dry_run', ...decided } };
+    }
+    this.timer.enter('publish');
+    const parent = await this.mergedParent().catch(async (e: unknown) => {
+      await this.cleanup(scratch);
+      throw e;
+    });
+    const published: ChangePlan<MergeDecision> = {
+      kind: 'merge',
+      tables,
+      schema,
+      secondParent: parent,
+      scratch,
+      result: { kind: 'publish', ...decided },
+      message: opts.message ?? `merge ${opts.source} into ${opts.into}`,
+    };
+    if (source.readAt !== undefined) published.readAt = source.readAt;
+    return published;
+  }
+
+  /** Prepare the tables changed on both sides; on failure or abort, delete what was written and throw. */
+  private async prepare(plan: TablePlan): Promise<PreparedTable[]> {
+    const { g, opts } = this;
+    const outcome = await runPreparations<PreparedTable>(
+      plan.toPrepare.map(({ type, base, source, target, estimateBytes }) => ({
+        table: type.name,
+        estimateBytes,
+        run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows) }),
+      })),
+      { width: opts.width, budgetBytes: opts.budgetBytes ?? DEFAULT_BUDGET_BYTES, signal: opts.signal, gauges: opts.gauges },
+    );
+    this.stats.maxWidth = Math.max(this.stats.maxWidth, outcome.maxWidth);
+    this.stats.fallbacks = outcome.fallbacks;
+    const prepared = outcome.results.filter((r): r is PreparedTable => r !== undefined);
+    if (outcome.aborted || outcome.failure !== undefined) {
+      await this.cleanup(prepared.flatMap((p) => p.scratch));
+      if (outcome.aborted) throw new BranchgraphError('aborted', 'the merge was aborted; nothing was published');
+      throw outcome.failure?.error;
+    }
+    return prepared;
+  }
+
+  private async writeRun(type: TableType, rows: Parameters<Graph['runs']['write']>[1]): Promise<RunRef> {
+    if (this.opts.dryRun) return this.g.runs.stage(type, rows);
+    throwIfAborted(this.opts.signal);
+    const ref = await this.g.runs.write(type, rows, this.opts.signal);
+    this.scratch.wrote();
+    return ref;
+  }
+
+  /** The merged graph's constraints, checked over what the merge changed, and whole tables where a schema tightened. */
+  private async validate(m: {
+    schema: Schema;
+    base: Snapshot;
+    target: Snapshot;
+    tables: Record<string, TableVersion>;
+    prepared: PreparedTable[];
+    summaries: TableMergeSummary[];
+  }): Promise<Conflict[]> {
+    const { g, source } = this;
+    const { signal } = this.opts;
+    const { schema } = m;
+    const mergedTables: Record<string, TableVersion> = { ...m.target.tables, ...m.tables };
+    const changes = new Map<string, Map<string, Row | null>>();
+    for (const p of m.prepared) changes.set(p.table, p.changes);
+    // Adopted tables: every key the source changed is a change to the target.
+    await Promise.all(
+      m.summaries
+        .filter((s) => s.action === 'adopted_source')
+        .map(async (s) => {
+          const type = findType(schema, s.table) as TableType;
+          const ch = await changedStates(m.target.tables[s.table] ?? EMPTY_TABLE, m.tables[s.table] as TableVersion, g.runs.loader(type, signal));
+          changes.set(s.table, new Map([...ch].map(([k, r]) => [k, r === undefined || r.tomb ? null : (r.props as Row)])));
+        }),
+    );
+    const sides = (table: string, key: string) => sideValues(g, schema, table, key, [m.base, source, m.target], signal);
+    const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides });
+    found.push(...(await recheckTightened(g, schema, [source, m.target], mergedTables, found, sides, signal)));
+    return found;
+  }
+
+  private async cleanup(scratch: RunRef[]): Promise<void> {
+    this.timer.enter('cleanup');
+    if (scratch.length > 0) await this.g.runs.delete(scratch).catch(() => undefined);
+    this.scratch.settle();
+  }
+
+  private async mergedParent(): Promise<Manifest> {
+    const { opts } = this;
+    this.source = await this.g.foldExactly(opts.source, this.source, `fold pending WAL generations merged into ${opts.into}`, { signal: opts.signal, actor: opts.actor });
+    return this.source.manifest;
+  }
+}
