@@ -67,7 +67,7 @@ try {
     const refused = await fetch(`${server.url}/branches/feature/merge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ width: 3 }) });
     if (refused.status !== 400) throw new Error(`warm-up request was not refused: ${refused.status}`);
     const t0 = performance.now();
-    result = await new RestClient(server.url).merge('feature', {});
+    result = await new RestClient(server.url).mergeBranch('feature', {});
     ms = performance.now() - t0;
     await server.close();
   } else {

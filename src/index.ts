@@ -25,15 +25,20 @@ export type {
   CatchUpReport,
   CommitDto,
   DamagedBranch,
+  GcInput,
+  GcReportDto,
   IngestResultDto,
   MergeResultDto,
   RequestContext,
+  SchemaApplyDto,
   ServiceOptions,
   Transport,
   WalStatusDto,
   WriteResultDto,
 } from './service/service.js';
-export { openService, serviceOnStore } from './service/open-service.js';
+export { openGraphHost, openService, serviceOnStore } from './service/open-service.js';
+export { allRows, embeddedApi, type BranchgraphApi, type NdjsonBody, type RowItem } from './service/api.js';
+export { GraphHost, type HostedGraph } from './service/graph-host.js';
 export { loadConfig, type Config } from './service/config.js';
 export { LIMITS, parseRef, type CatchUpInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './service/inputs.js';
 
@@ -41,6 +46,7 @@ export { LIMITS, parseRef, type CatchUpInput, type MergeInput, type SchemaApplyI
 export type { ObjectStore, ObjectInfo } from './store/object-store.js';
 export { openStore } from './store/open-store.js';
 export { MemoryStore } from './store/memory-store.js';
+export { PrefixStore } from './store/prefix-store.js';
 export { FsStore } from './store/fs-store.js';
 
 // Serving over HTTP, and a client for a running server.
@@ -48,8 +54,17 @@ export { startServer, type RunningServer } from './http/server.js';
 export { RestClient } from './http/rest-client.js';
 
 // The closed set of errors, conflicts, and the schema language.
-export { BranchgraphError, ERROR_CODES, isBranchgraphError, type ErrorCode, type ErrorIssue } from './model/errors.js';
+export {
+  BranchgraphError,
+  ERROR_CODES,
+  isBranchgraphError,
+  type ErrorCode,
+  type ErrorDetails,
+  type ErrorDetailsByCode,
+  type ErrorIssue,
+  type PublicErrorCode,
+} from './model/errors.js';
 export { CONFLICT_KINDS, type Conflict, type ConflictKind, type ConflictReport } from './model/conflict.js';
 export { formatSchema, parseSchema } from './model/schema-parser.js';
 export type { Schema } from './model/schema.js';
-export type { Ref } from './graph/graph.js';
+export type { Page, Ref } from './service/api.js';

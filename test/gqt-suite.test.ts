@@ -1,10 +1,11 @@
 /**
  * Every GQT case over every transport: embedded on memory, fs and (when
- * available) S3, and REST and GraphQL on fs with servers in this process.
+ * available) S3, and REST and GraphQL on fs with one server per pass in this
+ * process.
  * CI also runs the CLI runner, which starts real server processes.
  */
-import { describe, expect, it } from 'vitest';
-import { defaultFiles, loadCases, runGqtCase, type GqtRunOptions } from '../src/gqt/gqt-cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultFiles, loadCases, openGqtPass, type GqtPass, type GqtRunOptions } from '../src/gqt/gqt-cli.js';
 import { s3Available } from './support/s3-env.js';
 
 const { cases, errors } = await loadCases(await defaultFiles());
@@ -25,9 +26,15 @@ describe('GQT suite', () => {
 
   for (const mode of modes) {
     describe(`${mode.via} on ${mode.store}`, () => {
+      // One pass per mode, as the CLI runs it: over HTTP, one server and a hosted graph per case.
+      let pass: GqtPass;
+      beforeAll(async () => {
+        pass = await openGqtPass(mode);
+      });
+      afterAll(() => pass.close());
       for (const c of cases) {
         it(c.name, async () => {
-          const r = await runGqtCase(c, mode);
+          const r = await pass.run(c);
           expect(r.failure ?? 'passed').toBe('passed');
         });
       }

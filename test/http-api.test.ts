@@ -1,4 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { buildSchema, printSchema } from 'graphql';
@@ -6,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createApp } from '../src/http/app.js';
 import { RestClient } from '../src/http/rest-client.js';
+import { allRows } from '../src/service/api.js';
 import { graphqlSchema } from '../src/graphql/graphql-schema.js';
 import { listAll } from '../src/store/object-store.js';
 import { ERROR_CODES } from '../src/model/errors.js';
@@ -54,7 +58,7 @@ describe('REST API', () => {
   afterAll(async () => s.close());
 
   it('documents every registered route in openapi.yaml', () => {
-    const app = createApp({ service: {} as never, logger: s.logger, tokens: new Map() });
+    const app = createApp({ service: {} as never, host: {} as never, logger: s.logger, tokens: new Map() });
     const documented = new Set(
       Object.entries(openapi.paths).flatMap(([p, ops]) =>
         Object.keys(ops)
@@ -199,6 +203,49 @@ describe('auth', () => {
     const denied = await gql(s.url, 'mutation { gc { dryRun } }', {}, 'writer-token');
     expect(denied.body.errors?.[0]?.extensions?.code).toBe('forbidden');
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    await s.close();
+  });
+});
+
+describe('hosted graphs', () => {
+  it('a named graph is created, used over REST and GraphQL apart from the default graph, listed, and deleted with everything it stored', async () => {
+    const s = await testServer({ store: `file://${await mkdtemp(path.join(tmpdir(), 'hosted-'))}` });
+    const crm = new RestClient(`${s.url}/graphs/crm`);
+    await expect(crm.listBranches()).rejects.toMatchObject({ code: 'not_found' });
+    expect((await call(s, 'POST', '/graphs', '/graphs', { name: 'crm' })).status).toBe(201);
+    expect((await call(s, 'POST', '/graphs', '/graphs', { name: 'crm' })).body.error.code).toBe('graph_exists');
+    expect((await call(s, 'POST', '/graphs', '/graphs', { name: 'Bad Name' })).body.error.code).toBe('invalid_input');
+    await crm.applySchema('main', { schema: PEOPLE_SCHEMA });
+    await crm.write('main', { ops: [{ op: 'insert', table: 'Person', values: { id: 'a', name: 'Ann' } }] });
+    await crm.createBranch('f');
+    await crm.write('f', { ops: [{ op: 'insert', table: 'Person', values: { id: 'b', name: 'Bob' } }] });
+    expect(await crm.mergeBranch('f', {})).toMatchObject({ status: 'success', outcome: 'fast_forward' });
+    expect((await allRows(crm, 'Person', { branch: 'main' })).map((r) => r.key)).toEqual(['a', 'b']);
+    const viaGraphql = await gql(`${s.url}/graphs/crm`, '{ branches { name } }');
+    expect(viaGraphql.body.data).toEqual({ branches: [{ name: 'f' }, { name: 'main' }] });
+    // The default graph never sees the hosted one, and GC of it deletes nothing of it.
+    expect((await call(s, 'GET', '/branches', '/branches')).body.branches.map((b: { name: string }) => b.name)).toEqual(['main']);
+    expect((await call(s, 'POST', '/gc', '/gc', { graceSeconds: 0 })).body.keys).toEqual([]);
+    expect((await call(s, 'GET', '/graphs', '/graphs')).body.graphs.map((g: { name: string }) => g.name)).toEqual(['crm']);
+    expect((await call(s, 'DELETE', '/graphs/:name', '/graphs/crm')).body).toEqual({ deleted: 'crm' });
+    await expect(crm.listBranches()).rejects.toMatchObject({ code: 'not_found' });
+    expect((await call(s, 'DELETE', '/graphs/:name', '/graphs/crm')).body.error.code).toBe('not_found');
+    expect(await listAll(s.service.graph.store, 'graphs/')).toEqual([]);
+    // Created again, it starts empty.
+    await call(s, 'POST', '/graphs', '/graphs', { name: 'crm' });
+    expect((await crm.listBranches()).branches.map((b) => b.name)).toEqual(['main']);
+    await s.close();
+  });
+
+  it('routes of a hosted graph need the same tokens; creating and deleting graphs needs admin', async () => {
+    const s = await testServer({ tokens: 'read:reader-token,write:writer-token,admin:admin-token' });
+    await expect(new RestClient(s.url, 'writer-token').request('POST', '/graphs', { name: 'g' })).rejects.toMatchObject({ code: 'forbidden' });
+    await new RestClient(s.url, 'admin-token').request('POST', '/graphs', { name: 'g' });
+    await expect(new RestClient(`${s.url}/graphs/g`).listBranches()).rejects.toMatchObject({ code: 'unauthorized' });
+    await expect(new RestClient(`${s.url}/graphs/g`, 'reader-token').createBranch('x')).rejects.toMatchObject({ code: 'forbidden' });
+    expect((await new RestClient(`${s.url}/graphs/g`, 'reader-token').listBranches()).branches).toHaveLength(1);
+    expect((await fetch(`${s.url}/graphs/g/healthz`)).status).toBe(200);
+    await expect(new RestClient(s.url, 'writer-token').request('DELETE', '/graphs/g')).rejects.toMatchObject({ code: 'forbidden' });
     await s.close();
   });
 });

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Graph } from '../src/graph/graph.js';
 import { RestClient } from '../src/http/rest-client.js';
+import { allRows } from '../src/service/api.js';
 import { BranchgraphService } from '../src/service/service.js';
 import { listAll } from '../src/store/object-store.js';
 import { mustWrite, PEOPLE_SCHEMA } from './support/fixtures.js';
@@ -59,7 +60,7 @@ describe('one merge handler for REST and GraphQL', () => {
       });
       const merge = async () => {
         if (via === 'rest') {
-          const r = await rest.merge('f', {});
+          const r = await rest.mergeBranch('f', {});
           return r.status === 'success' ? { kind: 'success', outcome: r.outcome } : { kind: 'conflicts', total: r.report.total, conflicts: r.report.items.map(({ message: _m, ...c }) => c) };
         }
         const r = (await gql(s.url, MERGE_GQL, { source: 'f' })).body.data?.mergeBranch as Record<string, any>;
@@ -73,7 +74,7 @@ describe('one merge handler for REST and GraphQL', () => {
         ],
       });
       const second = await merge();
-      const rows = await rest.allRows('Person', 'main');
+      const rows = await allRows(rest, 'Person', { branch: 'main' });
       await s.close();
       return { first, second, rows };
     }
@@ -89,7 +90,7 @@ describe('one merge handler for REST and GraphQL', () => {
       const s = await testServer();
       await multiTable(s.graph);
       let maxWidth: number;
-      if (via === 'rest') maxWidth = (await new RestClient(s.url).merge('f', { width: 4 })).metrics.maxWidth;
+      if (via === 'rest') maxWidth = (await new RestClient(s.url).mergeBranch('f', { width: 4 })).metrics.maxWidth;
       else if (via === 'graphql')
         maxWidth = ((await gql(s.url, MERGE_GQL, { source: 'f', input: { width: 4 } })).body.data as { mergeBranch: { summary: { maxWidth: number } } }).mergeBranch.summary.maxWidth;
       else maxWidth = (await new BranchgraphService(s.graph).mergeBranch('f', { width: 4 }, { transport: 'embedded' })).metrics.maxWidth;
@@ -128,7 +129,7 @@ describe('client disconnects', () => {
       expect(s.logs.some((l) => l.outcome === 'aborted' && String(l.msg).includes('aborted'))).toBe(true);
       const metrics = await (await fetch(`${s.url}/metrics`)).text();
       expect(metrics).toMatch(/^branchgraph_preparations_in_flight 0$/m);
-      const retry = await new RestClient(s.url).merge('f', {});
+      const retry = await new RestClient(s.url).mergeBranch('f', {});
       expect(retry).toMatchObject({ status: 'success', outcome: 'merged' });
       await s.close();
     }, 60_000);

@@ -13,12 +13,17 @@ describe('public API', () => {
       'CONFLICT_KINDS',
       'ERROR_CODES',
       'FsStore',
+      'GraphHost',
       'LIMITS',
       'MemoryStore',
+      'PrefixStore',
       'RestClient',
+      'allRows',
+      'embeddedApi',
       'formatSchema',
       'isBranchgraphError',
       'loadConfig',
+      'openGraphHost',
       'openService',
       'openStore',
       'parseRef',
@@ -37,6 +42,9 @@ describe('public API', () => {
     const r = await service.mergeBranch('feature', { into: 'main' }, ctx);
     expect(r.status === 'success' && r.outcome).toBe('fast_forward');
     expect((await service.scan({ branch: 'main' }, 'Person', {}, ctx)).items).toEqual([{ key: 'a', row: { id: 'a', name: 'Ann' } }]);
+    // The same service as the one API every transport speaks.
+    const bound = api.embeddedApi(service, ctx);
+    expect(await api.allRows(bound, 'Person', { branch: 'main' })).toEqual([{ key: 'a', row: { id: 'a', name: 'Ann' } }]);
     await service.close();
   });
 });

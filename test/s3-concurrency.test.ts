@@ -11,6 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { processServer, type ServerHandle } from '../src/gqt/http-drivers.js';
 import { RestClient } from '../src/http/rest-client.js';
+import { allRows } from '../src/service/api.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { freshS3Url, s3Available, S3_SKIP_REASON } from './support/s3-env.js';
 
@@ -67,7 +68,7 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
           if (j % 2 === 1) await retrying(() => c(r + 1).catchUp('main'));
         }
       });
-      const merges = Array.from({ length: 8 }, (_, i) => retrying(() => c(i + 1).merge(`client${i}`, {})));
+      const merges = Array.from({ length: 8 }, (_, i) => retrying(() => c(i + 1).mergeBranch(`client${i}`, {})));
       const [results] = await Promise.all([Promise.all(merges), Promise.all(writers), Promise.all(ingesters)]);
       // Fold what is left; catch-up competing with nothing now must finish.
       const final = (await retrying(() => c(0).catchUp('main'))).value;
@@ -100,11 +101,11 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
       for (const w of [0, 1]) for (let j = 0; j < 6; j++) expected[`w${w}-${j}`] = j;
       for (const r of [0, 1]) for (let j = 0; j < 6; j++) for (const n of [0, 1, 2]) expected[`i${r}-${j}-${n}`] = j;
       for (const client of clients) {
-        const rows = await client.allRows('P', 'main');
+        const rows = await allRows(client, 'P', { branch: 'main' });
         expect(Object.fromEntries(rows.map((r) => [r.key, r.row.v]))).toEqual(expected);
       }
       // Each merge is in the log exactly once.
-      const log = await c(0).log('main', 1000);
+      const log = await c(0).log({ branch: 'main' }, 1000);
       expect(log.filter((x) => x.kind === 'merge')).toHaveLength(7);
     } finally {
       for (const s of servers) await s.stop();

@@ -12,8 +12,8 @@ import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
 import { CONFIG_HELP, loadConfig } from '../service/config.js';
 import { CatchUpInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
-import type { BranchgraphService } from '../service/service.js';
 import { openService } from '../service/open-service.js';
+import { embeddedApi, type BranchgraphApi } from '../service/api.js';
 
 const USAGE = `usage: branchgraph <command> [options]
 
@@ -117,28 +117,25 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const serverUrl = str('server');
-  const client = serverUrl !== undefined ? new RestClient(serverUrl.replace(/\/$/, ''), str('token')) : undefined;
-  const embedded = async (): Promise<BranchgraphService> => {
+  // One API whichever carries it: a running server, or the engine in this process.
+  const connect = async (): Promise<BranchgraphApi> => {
+    if (serverUrl !== undefined) return new RestClient(serverUrl.replace(/\/$/, ''), str('token'));
     const config = loadConfig(process.env, { store: str('store'), actor: str('actor'), 'merge-width': str('merge-width'), 'budget-bytes': str('budget-bytes'), shard: str('shard') });
-    return openService(config);
+    return embeddedApi(await openService(config), { transport: 'cli' });
   };
-  const ctx = { transport: 'cli' as const };
 
   switch (command) {
     case 'branch': {
       const [sub, name] = positionals;
       if (sub === 'list') {
-        const { branches, damaged } = client ? await client.listBranches() : await (await embedded()).listBranches(ctx);
+        const { branches, damaged } = await (await connect()).listBranches();
         for (const d of damaged) process.stderr.write(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
         out(branches);
       } else if (sub === 'create' && name) {
         const from = str('from');
-        const ref = from === undefined ? undefined : parseRef(from);
-        out(client ? await client.createBranch(name, ref) : await (await embedded()).createBranch(name, ref, ctx));
+        out(await (await connect()).createBranch(name, from === undefined ? undefined : parseRef(from)));
       } else if (sub === 'delete' && name) {
-        if (client) await client.deleteBranch(name);
-        else await (await embedded()).deleteBranch(name, ctx);
-        out({ deleted: name });
+        out(await (await connect()).deleteBranch(name));
       } else return usage('branch list | create NAME [--from REF] | delete NAME');
       return 0;
     }
@@ -149,63 +146,55 @@ async function main(argv: string[]): Promise<number> {
       const input = parseInput(
         MergeInputZ,
         {
-          ...(str('into') ? { into: str('into') } : {}),
-          ...(flags['dry-run'] ? { dryRun: true } : {}),
-          ...(flags['delete-branch'] ? { deleteBranch: true } : {}),
-          ...(width ? { width: Number(width) } : {}),
-          ...(str('message') ? { message: str('message') } : {}),
-          ...(str('author') ? { author: str('author') } : {}),
+          into: str('into'),
+          dryRun: flags['dry-run'],
+          deleteBranch: flags['delete-branch'],
+          width: width === undefined ? undefined : Number(width),
+          message: str('message'),
+          author: str('author'),
         },
         'flags',
       );
-      const r = client ? await client.merge(source, input) : await (await embedded()).mergeBranch(source, input, ctx);
+      const r = await (await connect()).mergeBranch(source, input);
       out(r);
       return r.status === 'success' ? 0 : 3;
     }
     case 'load': {
       const [branch, file] = positionals;
       if (!branch || !file) return usage('load BRANCH FILE.ndjson');
-      const text = readFileSync(file, 'utf8');
-      out(client ? await client.load(branch, text) : await (await embedded()).load(branch, text, ctx));
+      out(await (await connect()).load(branch, readFileSync(file, 'utf8')));
       return 0;
     }
     case 'ingest': {
       const [branch, file] = positionals;
       if (!branch || !file) return usage('ingest BRANCH FILE.ndjson [--shard NAME]');
-      if (client) out(await client.ingest(branch, readFileSync(file, 'utf8')));
-      else out(await (await embedded()).ingestNdjson(branch, createReadStream(file), ctx));
+      out(await (await connect()).ingest(branch, createReadStream(file)));
       return 0;
     }
     case 'catchup': {
       const [branch] = positionals;
       if (!branch) return usage('catchup BRANCH [--max-generations N] [--serial]');
-      const input = parseInput(
-        CatchUpInputZ,
-        { ...(str('max-generations') !== undefined ? { maxGenerations: Number(str('max-generations')) } : {}), ...(flags.serial ? { pipeline: false } : {}) },
-        'flags',
-      );
-      out(client ? await client.catchUp(branch, input) : await (await embedded()).catchUp(branch, input, ctx));
+      const max = str('max-generations');
+      const input = parseInput(CatchUpInputZ, { maxGenerations: max === undefined ? undefined : Number(max), pipeline: flags.serial ? false : undefined }, 'flags');
+      out(await (await connect()).catchUp(branch, input));
       return 0;
     }
     case 'wal': {
       const [branch] = positionals;
       if (!branch) return usage('wal BRANCH');
-      out(client ? await client.walStatus(branch) : await (await embedded()).walStatus(branch, ctx));
+      out(await (await connect()).walStatus(branch));
       return 0;
     }
     case 'schema': {
       const [sub, branch, file] = positionals;
-      if (sub === 'get') out(client ? await client.getSchema(str('at') ?? 'main') : await (await embedded()).getSchema(parseRef(str('at')), ctx));
-      else if (sub === 'apply' && branch && file) {
-        const input = { schema: readFileSync(file, 'utf8') };
-        out(client ? await client.applySchema(branch, input) : await (await embedded()).applySchema(branch, input, ctx));
-      } else return usage('schema get [--at REF] | apply BRANCH FILE');
+      if (sub === 'get') out(await (await connect()).getSchema(parseRef(str('at'))));
+      else if (sub === 'apply' && branch && file) out(await (await connect()).applySchema(branch, { schema: readFileSync(file, 'utf8') }));
+      else return usage('schema get [--at REF] | apply BRANCH FILE');
       return 0;
     }
     case 'gc': {
       const grace = str('grace-seconds');
-      const input = { ...(grace !== undefined ? { graceSeconds: Number(grace) } : {}), dryRun: flags['dry-run'] === true };
-      out(client ? await client.gc(input) : await (await embedded()).gc(input, ctx));
+      out(await (await connect()).gc({ graceSeconds: grace === undefined ? undefined : Number(grace), dryRun: flags['dry-run'] === true }));
       return 0;
     }
     default:

@@ -12,10 +12,9 @@ import { MemoryStore } from '../store/memory-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { parseStoreUrl } from '../store/open-store.js';
 import { S3Store } from '../store/s3-store.js';
-import { EmbeddedDriver } from './embedded-driver.js';
-import type { GqtDriver } from './gqt-driver.js';
+import { openEmbeddedDriver } from './embedded-driver.js';
 import { GqtSyntaxError, parseGqt, type GqtCase } from './gqt-parser.js';
-import { GraphqlDriver, inProcessServer, processServer, RestDriver } from './http-drivers.js';
+import { GraphqlDriver, inProcessServer, openRestDriver, PassServer, processServer } from './http-drivers.js';
 import { runCase, type CaseResult } from './gqt-runner.js';
 
 export type Via = 'embedded' | 'rest' | 'graphql';
@@ -28,7 +27,7 @@ export interface GqtRunOptions {
   servers?: 'process' | 'in-process';
 }
 
-/** A fresh, empty store location for one case. */
+/** A fresh, empty store location (one per embedded case, one per HTTP pass). */
 async function freshStore(kind: StoreKind): Promise<{ url: string; reopen: () => ObjectStore; cleanup: () => Promise<void> }> {
   if (kind === 'memory') {
     const store = new MemoryStore();
@@ -49,21 +48,60 @@ async function freshStore(kind: StoreKind): Promise<{ url: string; reopen: () =>
   return { url, reopen: () => new S3Store(config), cleanup: async () => undefined };
 }
 
-async function openDriver(opts: GqtRunOptions, store: Awaited<ReturnType<typeof freshStore>>): Promise<GqtDriver> {
-  if (opts.via === 'embedded') return EmbeddedDriver.open(store.reopen);
-  if (opts.store === 'memory') throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
-  const launch = (opts.servers ?? 'process') === 'process' ? processServer(store.url) : inProcessServer(store.url);
-  return opts.via === 'rest' ? RestDriver.open(launch) : GraphqlDriver.open(launch);
+/** One pass of cases over one transport and store: `run` each case, then `close`. */
+export interface GqtPass {
+  run(c: GqtCase): Promise<CaseResult>;
+  close(): Promise<void>;
 }
 
-export async function runGqtCase(c: GqtCase, opts: GqtRunOptions): Promise<CaseResult> {
+/**
+ * Embedded cases each get a fresh store. Over HTTP, a pass starts one
+ * server on one store and gives each case a fresh hosted graph on it; only
+ * a case's `restart` restarts the server.
+ */
+export async function openGqtPass(opts: GqtRunOptions): Promise<GqtPass> {
+  if (opts.via === 'embedded') {
+    return {
+      async run(c) {
+        const store = await freshStore(opts.store);
+        const driver = await openEmbeddedDriver(store.reopen);
+        try {
+          return await runCase(c, driver);
+        } finally {
+          await driver.close();
+          await store.cleanup();
+        }
+      },
+      close: async () => undefined,
+    };
+  }
+  if (opts.store === 'memory') throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
   const store = await freshStore(opts.store);
-  const driver = await openDriver(opts, store);
+  const server = new PassServer((opts.servers ?? 'process') === 'process' ? processServer(store.url) : inProcessServer(store.url));
+  await server.restart();
+  return {
+    async run(c) {
+      const driver = opts.via === 'rest' ? await openRestDriver(server) : await GraphqlDriver.open(server);
+      try {
+        return await runCase(c, driver);
+      } finally {
+        await driver.close();
+      }
+    },
+    async close() {
+      await server.stop();
+      await store.cleanup();
+    },
+  };
+}
+
+/** One case in a pass of its own. */
+export async function runGqtCase(c: GqtCase, opts: GqtRunOptions): Promise<CaseResult> {
+  const pass = await openGqtPass(opts);
   try {
-    return await runCase(c, driver);
+    return await pass.run(c);
   } finally {
-    await driver.close();
-    await store.cleanup();
+    await pass.close();
   }
 }
 
@@ -110,8 +148,9 @@ export async function runGqtCli(args: string[]): Promise<number> {
   let passed = 0;
   let failed = errors.length;
   process.stdout.write(`gqt: ${cases.length} cases via ${via} on ${store}\n`);
+  const pass = await openGqtPass({ via, store, servers: 'process' });
   for (const c of cases) {
-    const r = await runGqtCase(c, { via, store, servers: 'process' });
+    const r = await pass.run(c);
     if (r.passed) {
       passed++;
       process.stdout.write(`✓ ${c.name} (${Math.round(r.ms)} ms)\n`);
@@ -120,6 +159,7 @@ export async function runGqtCli(args: string[]): Promise<number> {
       process.stdout.write(`✗ ${c.name}\n    ${(r.failure ?? '').split('\n').join('\n    ')}\n`);
     }
   }
+  await pass.close();
   process.stdout.write(`${passed} passed, ${failed} failed\n`);
   return failed > 0 ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory-store.js';
 import { runGqtCli, runGqtCase } from './gqt-cli.js';
-import { EmbeddedDriver } from './embedded-driver.js';
+import { openEmbeddedDriver } from './embedded-driver.js';
 import { parseGqt } from './gqt-parser.js';
 import { diffRows, runCase } from './gqt-runner.js';
 
@@ -37,7 +37,7 @@ describe('GQT runner', () => {
 
   it('fails a case at the first expectation that does not hold, naming the line', async () => {
     const c = parseGqt(`${CASE}expect table P at main\n  {"id": "a", "v": 1}\nend\nrestart\n`, 'c.gqt');
-    const r = await runCase(c, await EmbeddedDriver.open(() => new MemoryStore()));
+    const r = await runCase(c, await openEmbeddedDriver(() => new MemoryStore()));
     expect(r.passed).toBe(false);
     expect(r.failure).toBe('c.gqt:10: table P at main differs:\n  extra row b: {"id":"b","v":2}');
   });
@@ -45,9 +45,9 @@ describe('GQT runner', () => {
   it('fails when an expected error does not happen, and when an unexpected one does', async () => {
     const store = new MemoryStore();
     const wrong = parseGqt(`${CASE}branch create f -> error branch_exists\n`, 'w.gqt');
-    expect((await runCase(wrong, await EmbeddedDriver.open(() => store))).failure).toBe('w.gqt:10: expected error branch_exists, but the step succeeded');
+    expect((await runCase(wrong, await openEmbeddedDriver(() => store))).failure).toBe('w.gqt:10: expected error branch_exists, but the step succeeded');
     const boom = parseGqt(`${CASE}write main\n  insert P {"id": "a", "v": 1}\nend\n`, 'b.gqt');
-    expect((await runCase(boom, await EmbeddedDriver.open(() => new MemoryStore()))).failure).toMatch(/^b.gqt:10: unexpected error constraint_violation/);
+    expect((await runCase(boom, await openEmbeddedDriver(() => new MemoryStore()))).failure).toMatch(/^b.gqt:10: unexpected error constraint_violation/);
   });
 
   it('refuses a memory store over HTTP, where a restart could not keep it', async () => {

@@ -93,9 +93,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
       case 'ingest':
         return expectError(step.error, () => driver.ingest(step.branch, step.ops));
       case 'catchup':
-        return expectError(step.error, () =>
-          driver.catchUp(step.branch, { ...(step.maxGenerations !== undefined ? { maxGenerations: step.maxGenerations } : {}), ...(step.serial ? { pipeline: false } : {}) }),
-        );
+        return expectError(step.error, () => driver.catchUp(step.branch, { maxGenerations: step.maxGenerations, pipeline: step.serial ? false : undefined }));
       case 'expect-pending': {
         const n = await driver.pendingGenerations(step.branch);
         if (n !== step.generations) throw new Expectation(`${step.branch} has ${n} pending WAL generations; expected ${step.generations}`);

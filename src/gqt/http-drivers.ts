@@ -1,18 +1,23 @@
 /**
- * GQT over HTTP: a server per case, started either as a real process
+ * GQT over HTTP: one server per pass, started either as a real process
  * (`branchgraph serve`, what the CLI runner uses) or in this process (fast,
- * for the test suite). `restart` stops the server and starts a new one on
- * the same store, so nothing survives but what the store holds.
+ * for the test suite). Each case gets a fresh hosted graph on it
+ * (`POST /graphs`), deleted when the case ends. A case's `restart` stops
+ * the server and starts a new one on the same store, so nothing survives
+ * but what the store holds; later cases use the new server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
-import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
+import { ulid } from 'ulid';
+import { errorFromBody, type ErrorBody } from '../model/errors.js';
+import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
 import type { CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
+import { ApiDriver, type ApiHost } from './api-driver.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
 
@@ -66,111 +71,104 @@ export function inProcessServer(storeUrl: string): ServerLauncher {
   };
 }
 
-abstract class HttpDriver implements GqtDriver {
-  abstract readonly name: string;
-  protected server: ServerHandle | undefined;
-  protected client!: RestClient;
+/** The one server of a GQT pass. */
+export class PassServer {
+  private handle: ServerHandle | undefined;
 
   constructor(private readonly launch: ServerLauncher) {}
 
-  /** A driver of this kind with its first server started. */
-  static async open<D extends HttpDriver>(this: new (launch: ServerLauncher) => D, launch: ServerLauncher): Promise<D> {
-    const d = new this(launch);
-    await d.restart();
-    return d;
+  get url(): string {
+    if (this.handle === undefined) throw new Error('the pass server is not running');
+    return this.handle.url;
   }
 
   async restart(): Promise<void> {
-    await this.server?.stop();
-    this.server = await this.launch();
-    this.client = new RestClient(this.server.url);
+    await this.handle?.stop();
+    this.handle = undefined;
+    this.handle = await this.launch();
   }
 
-  async close(): Promise<void> {
-    await this.server?.stop();
-    this.server = undefined;
+  async stop(): Promise<void> {
+    await this.handle?.stop();
+    this.handle = undefined;
   }
-
-  async rows(table: string, at: DriverRef) {
-    return this.client.allRows(table, refString(at));
-  }
-
-  async schemaText(at: DriverRef): Promise<string> {
-    return (await this.client.getSchema(refString(at))).text;
-  }
-
-  async head(branch: string): Promise<string> {
-    return (await this.client.getBranch(branch)).head.id;
-  }
-
-  abstract applySchema(branch: string, text: string): Promise<void>;
-  abstract write(branch: string, ops: WriteLine[]): Promise<void>;
-  abstract ingest(branch: string, ops: WriteLine[]): Promise<void>;
-  abstract catchUp(branch: string, input: CatchUpInput): Promise<void>;
-  abstract pendingGenerations(branch: string): Promise<number>;
-  abstract createBranch(name: string, from: DriverRef): Promise<void>;
-  abstract deleteBranch(name: string): Promise<void>;
-  abstract merge(source: string, input: MergeInput): Promise<MergeResultDto>;
-  abstract log(branch: string): Promise<CommitDto[]>;
 }
 
-export class RestDriver extends HttpDriver {
-  readonly name = 'rest';
+/** A fresh graph on the pass server for one case; `base` follows the server across restarts. */
+class CaseGraph {
+  private constructor(
+    private readonly server: PassServer,
+    private readonly name: string,
+  ) {}
 
-  async applySchema(branch: string, text: string): Promise<void> {
-    await this.client.applySchema(branch, { schema: text });
+  static async create(server: PassServer): Promise<CaseGraph> {
+    const name = `case-${ulid().toLowerCase()}`;
+    await new RestClient(server.url).request('POST', '/graphs', { name });
+    return new CaseGraph(server, name);
   }
 
-  async write(branch: string, ops: WriteLine[]): Promise<void> {
-    await this.client.write(branch, { ops });
+  get base(): string {
+    return `${this.server.url}/graphs/${this.name}`;
   }
 
-  async ingest(branch: string, ops: WriteLine[]): Promise<void> {
-    await this.client.ingest(branch, ops.map((o) => JSON.stringify(o)).join('\n'));
+  restart(): Promise<void> {
+    return this.server.restart();
   }
 
-  async catchUp(branch: string, input: CatchUpInput): Promise<void> {
-    await this.client.catchUp(branch, input);
+  async drop(): Promise<void> {
+    await new RestClient(this.server.url).request('DELETE', `/graphs/${this.name}`).catch(() => undefined);
+  }
+}
+
+class RestHost implements ApiHost {
+  constructor(private readonly graph: CaseGraph) {}
+
+  api(): BranchgraphApi {
+    return new RestClient(this.graph.base);
   }
 
-  async pendingGenerations(branch: string): Promise<number> {
-    return (await this.client.walStatus(branch)).pendingGenerations;
+  restart(): Promise<void> {
+    return this.graph.restart();
   }
 
-  async createBranch(name: string, from: DriverRef): Promise<void> {
-    await this.client.createBranch(name, from.commit !== undefined ? { commit: from.commit } : { branch: from.branch ?? 'main' });
+  close(): Promise<void> {
+    return this.graph.drop();
   }
+}
 
-  async deleteBranch(name: string): Promise<void> {
-    await this.client.deleteBranch(name);
-  }
-
-  merge(source: string, input: MergeInput): Promise<MergeResultDto> {
-    return this.client.merge(source, input);
-  }
-
-  log(branch: string): Promise<CommitDto[]> {
-    return this.client.log(branch, 1000);
-  }
+export async function openRestDriver(server: PassServer): Promise<GqtDriver> {
+  return new ApiDriver('rest', new RestHost(await CaseGraph.create(server)));
 }
 
 const COMMIT = 'id parents branch actor message time kind';
 
-export class GraphqlDriver extends HttpDriver {
+/** GQT over GraphQL: every step is a GraphQL document against the case's graph. */
+export class GraphqlDriver implements GqtDriver {
   readonly name = 'graphql';
 
+  private constructor(private readonly graph: CaseGraph) {}
+
+  static async open(server: PassServer): Promise<GraphqlDriver> {
+    return new GraphqlDriver(await CaseGraph.create(server));
+  }
+
+  restart(): Promise<void> {
+    return this.graph.restart();
+  }
+
+  close(): Promise<void> {
+    return this.graph.drop();
+  }
+
   private async gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
-    const res = await fetch(`${(this.server as ServerHandle).url}/graphql`, {
+    const res = await fetch(`${this.graph.base}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query, variables }),
     });
-    const body = (await res.json()) as { data?: T; errors?: { message: string; extensions?: { code?: string; issues?: { path: string; message: string }[] } }[] };
+    const body = (await res.json()) as { data?: T; errors?: { message: string; extensions?: Partial<ErrorBody> }[] };
     const e = body.errors?.[0];
-    if (e !== undefined) {
-      const code = (e.extensions?.code !== undefined && e.extensions.code in ERROR_CODES ? e.extensions.code : 'internal') as ErrorCode;
-      throw new BranchgraphError(code, e.message, { issues: e.extensions?.issues ?? [] });
-    }
+    if (e !== undefined) throw errorFromBody({ ...e.extensions, message: e.message }, e.message);
     return body.data as T;
   }
 
@@ -233,7 +231,7 @@ export class GraphqlDriver extends HttpDriver {
     return (await this.gql<{ log: CommitDto[] }>(`query($a: String) { log(at: $a, limit: 1000) { ${COMMIT} } }`, { a: branch })).log;
   }
 
-  override async rows(table: string, at: DriverRef) {
+  async rows(table: string, at: DriverRef) {
     const out: { key: string; row: Record<string, unknown> }[] = [];
     let cursor: string | null = null;
     do {
@@ -247,11 +245,11 @@ export class GraphqlDriver extends HttpDriver {
     return out;
   }
 
-  override async schemaText(at: DriverRef): Promise<string> {
+  async schemaText(at: DriverRef): Promise<string> {
     return (await this.gql<{ schema: { text: string } }>('query($a: String) { schema(at: $a) { text } }', { a: refString(at) })).schema.text;
   }
 
-  override async head(branch: string): Promise<string> {
+  async head(branch: string): Promise<string> {
     return (await this.gql<{ branch: { head: { id: string } } }>('query($n: String!) { branch(name: $n) { head { id } } }', { n: branch })).branch.head.id;
   }
 }

@@ -18,6 +18,7 @@
  * tombstone record; creating the name again starts a new lineage, so a
  * re-created branch never sees an old branch's versions.
  */
+import { PromiseCache } from '../model/promise-cache.js';
 import { ulid } from 'ulid';
 import { z } from 'zod';
 import { canonicalJson } from '../model/canonical.js';
@@ -63,9 +64,13 @@ export function validateBranchName(name: string): void {
 }
 
 /** Caches a repository keeps; shared by repositories that view one graph through different store wrappers. */
+const MANIFEST_CACHE_ENTRIES = 20_000;
+const SCHEMA_CACHE_ENTRIES = 1_000;
+
 class RepositoryCaches {
-  readonly manifests = new Map<string, Promise<Manifest>>();
-  readonly schemas = new Map<string, Promise<Schema>>();
+  // Immutable objects, bounded by count: a long history or many lineages must not grow a process without end.
+  readonly manifests = new PromiseCache<string, Manifest>({ maxWeight: MANIFEST_CACHE_ENTRIES });
+  readonly schemas = new PromiseCache<string, Schema>({ maxWeight: SCHEMA_CACHE_ENTRIES });
   readonly knownVersion = new Map<string, number>();
   readonly branchRecords = new Map<string, BranchRecord>();
 }
@@ -80,8 +85,8 @@ function readRecord(bytes: Uint8Array, key: string): BranchRecord {
 }
 
 export class Repository {
-  private readonly manifests: Map<string, Promise<Manifest>>;
-  private readonly schemas: Map<string, Promise<Schema>>;
+  private readonly manifests: PromiseCache<string, Manifest>;
+  private readonly schemas: PromiseCache<string, Schema>;
   private readonly knownVersion: Map<string, number>;
   private readonly branchRecords: Map<string, BranchRecord>;
 
@@ -232,28 +237,25 @@ export class Repository {
 
   readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
     const key = keys.manifest(ref.lineage, ref.version);
-    const hit = this.manifests.get(key);
-    if (hit !== undefined) return hit;
-    const p = this.store.get(key, { signal }).then(
-      (bytes) => {
-        const m = decodeJson(ManifestZ, bytes, key);
-        if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
-          const parsed = SchemaIR.safeParse(m.schemaDoc);
-          if (!parsed.success || schemaHashOf(parsed.data) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
-          this.schemas.set(m.schema, Promise.resolve(parsed.data));
-        }
-        return m;
-      },
-      (e: unknown) => {
-        if (isBranchgraphError(e, 'object_not_found')) {
-          throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
-        }
-        throw e;
-      },
+    return this.manifests.get(key, () =>
+      this.store.get(key, { signal }).then(
+        (bytes) => {
+          const m = decodeJson(ManifestZ, bytes, key);
+          if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
+            const parsed = SchemaIR.safeParse(m.schemaDoc);
+            if (!parsed.success || schemaHashOf(parsed.data) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
+            this.schemas.set(m.schema, parsed.data);
+          }
+          return m;
+        },
+        (e: unknown) => {
+          if (isBranchgraphError(e, 'object_not_found')) {
+            throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
+          }
+          throw e;
+        },
+      ),
     );
-    this.manifests.set(key, p);
-    p.catch(() => this.manifests.delete(key));
-    return p;
   }
 
   /**
@@ -271,7 +273,7 @@ export class Repository {
       }
       throw e;
     }
-    this.manifests.set(key, Promise.resolve(m));
+    this.manifests.set(key, m);
     this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
     if (m.version % HINT_EVERY === 0) {
       // Best effort: a stale or missing hint only makes the next cold lookup list more keys.
@@ -289,7 +291,7 @@ export class Repository {
     try {
       const stored = decodeJson(ManifestZ, await this.store.get(key, { signal }), key);
       if (stored.commit.id !== m.commit.id) return false;
-      this.manifests.set(key, Promise.resolve(stored));
+      this.manifests.set(key, stored);
       this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
       return true;
     } catch {
@@ -323,22 +325,19 @@ export class Repository {
     } catch (e) {
       if (!isBranchgraphError(e, 'object_exists')) throw e;
     }
-    this.schemas.set(hash, Promise.resolve(schema));
+    this.schemas.set(hash, schema);
     return hash;
   }
 
   readSchema(hash: string, signal?: AbortSignal): Promise<Schema> {
-    const hit = this.schemas.get(hash);
-    if (hit !== undefined) return hit;
-    const p = this.store.get(keys.schema(hash), { signal }).then((bytes) => {
-      const schema = decodeJson(SchemaIR, bytes, keys.schema(hash));
-      // A schema's address is the hash of its content: that is its checksum.
-      if (schemaHashOf(schema) !== hash) throw new BranchgraphError('corrupt_object', `${keys.schema(hash)} does not match its content address`, { details: { key: keys.schema(hash) } });
-      return schema;
-    });
-    this.schemas.set(hash, p);
-    p.catch(() => this.schemas.delete(hash));
-    return p;
+    return this.schemas.get(hash, () =>
+      this.store.get(keys.schema(hash), { signal }).then((bytes) => {
+        const schema = decodeJson(SchemaIR, bytes, keys.schema(hash));
+        // A schema's address is the hash of its content: that is its checksum.
+        if (schemaHashOf(schema) !== hash) throw new BranchgraphError('corrupt_object', `${keys.schema(hash)} does not match its content address`, { details: { key: keys.schema(hash) } });
+        return schema;
+      }),
+    );
   }
 
   // ---- bootstrap -------------------------------------------------------

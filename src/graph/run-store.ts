@@ -10,6 +10,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
+import { PromiseCache } from '../model/promise-cache.js';
 import { bytesHash } from '../model/canonical.js';
 import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import { newestRows, type LoadRun } from '../table/table-version.js';
@@ -31,16 +32,18 @@ export interface LoadedGeneration {
 }
 
 class RunCache {
-  readonly entries = new Map<string, { data: Promise<RunData>; bytes: number }>();
-  readonly indexes = new Map<string, Promise<RunRef[]>>();
+  /** Decoded runs, by key and the table shape they were decoded for, weighed by stored bytes. */
+  readonly runs: PromiseCache<string, RunData>;
+  readonly indexes = new PromiseCache<string, RunRef[]>();
   /** Pending WAL generations, immutable like runs; bounded separately (they are read as a group). */
-  readonly generations = new Map<string, { data: Promise<LoadedGeneration>; bytes: number }>();
-  generationBytes = 0;
-  bytes = 0;
+  readonly generations: PromiseCache<string, LoadedGeneration>;
   constructor(
     readonly limit: number,
     readonly clock: () => number,
-  ) {}
+  ) {
+    this.runs = new PromiseCache({ maxWeight: limit });
+    this.generations = new PromiseCache({ maxWeight: limit / 4, weigh: (g) => g.file.length });
+  }
 }
 
 export class RunStore {
@@ -60,11 +63,7 @@ export class RunStore {
     return new RunStore(store, this.shared.limit, this.shared, this.shared.clock);
   }
 
-  private get cache(): Map<string, { data: Promise<RunData>; bytes: number }> {
-    return this.shared.entries;
-  }
-
-  private get indexes(): Map<string, Promise<RunRef[]>> {
+  private get indexes(): PromiseCache<string, RunRef[]> {
     return this.shared.indexes;
   }
 
@@ -76,14 +75,8 @@ export class RunStore {
     const key = `staged/${table.name}/${ulid()}`;
     const bytes = encodeRun(table, rows);
     const ref: RunRef = { ...runRefOf(key, rows, bytes), source: { kind: 'staged' } };
-    this.insert(`${key}\u0000${table.props.map((p) => p.name).join(',')}`, Promise.resolve(decodeRun(table, bytes, key)), bytes.length);
+    this.shared.runs.set(runCacheKey(table, key), decodeRun(table, bytes, key), bytes.length);
     return ref;
-  }
-
-  private insert(cacheKey: string, data: Promise<RunData>, bytes: number): void {
-    this.cache.set(cacheKey, { data, bytes });
-    this.shared.bytes += bytes;
-    this.evict();
   }
 
   /**
@@ -116,7 +109,7 @@ export class RunStore {
     const indexKey = keys.runIndex(table.name, id);
     const index = encodeJson({ format: 1, segments });
     await this.store.putIfAbsent(indexKey, index, { signal });
-    this.indexes.set(indexKey, Promise.resolve(segments));
+    this.indexes.set(indexKey, segments);
     const ref = runRefOf(
       indexKey,
       rows,
@@ -140,18 +133,15 @@ export class RunStore {
   /** The segments of a segmented run (read once, then cached: indexes are immutable). */
   segments(ref: RunRef, signal?: AbortSignal): Promise<RunRef[]> {
     if (!ref.segmented) return Promise.resolve([ref]);
-    const hit = this.indexes.get(ref.key);
-    if (hit !== undefined) return hit;
-    const p = this.store.get(ref.key, { signal }).then((b) => {
-      verifyChecksum(ref, b);
-      const segments = decodeJson(RunIndexZ, b, ref.key).segments;
-      if (segments.reduce((n, x) => n + x.rows, 0) !== ref.rows)
-        throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, { details: { key: ref.key } });
-      return segments;
-    });
-    this.indexes.set(ref.key, p);
-    p.catch(() => this.indexes.delete(ref.key));
-    return p;
+    return this.indexes.get(ref.key, () =>
+      this.store.get(ref.key, { signal }).then((b) => {
+        verifyChecksum(ref, b);
+        const segments = decodeJson(RunIndexZ, b, ref.key).segments;
+        if (segments.reduce((n, x) => n + x.rows, 0) !== ref.rows)
+          throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, { details: { key: ref.key } });
+        return segments;
+      }),
+    );
   }
 
   /** Every object key a run occupies. */
@@ -161,72 +151,35 @@ export class RunStore {
 
   /** A WAL generation object, decoded; cached because every head resolution overlays the pending ones. */
   generation(key: string, signal?: AbortSignal): Promise<LoadedGeneration> {
-    const gens = this.shared.generations;
-    const hit = gens.get(key);
-    if (hit !== undefined) {
-      gens.delete(key);
-      gens.set(key, hit);
-      return hit.data;
-    }
-    const data = this.store.get(key, { signal }).then(
-      (file) => ({ generation: decodeGeneration(file, key), file, hash: bytesHash(file) }),
-      (e: unknown) => {
-        // Listed as pending, gone now: a publication folded it and deleted the object. The branch
-        // moved on under this request; its rows are in the tables of a newer head.
-        if (isBranchgraphError(e, 'object_not_found')) {
-          throw new GenerationFoldedError(key, e);
-        }
-        throw e;
-      },
+    return this.shared.generations.get(key, () =>
+      this.store.get(key, { signal }).then(
+        (file) => ({ generation: decodeGeneration(file, key), file, hash: bytesHash(file) }),
+        (e: unknown) => {
+          // Listed as pending, gone now: a publication folded it and deleted the object. The branch
+          // moved on under this request; its rows are in the tables of a newer head.
+          if (isBranchgraphError(e, 'object_not_found')) throw new GenerationFoldedError(key, e);
+          throw e;
+        },
+      ),
     );
-    const entry = { data, bytes: 0 };
-    gens.set(key, entry);
-    data.then(
-      (g) => {
-        entry.bytes = g.file.length;
-        this.shared.generationBytes += g.file.length;
-        for (const [k, v] of gens) {
-          if (this.shared.generationBytes <= this.shared.limit / 4 || gens.size <= 1) break;
-          gens.delete(k);
-          this.shared.generationBytes -= v.bytes;
-        }
-      },
-      () => {
-        if (gens.get(key) === entry) gens.delete(key);
-      },
-    );
-    return data;
   }
 
   load(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {
-    // Decoding depends on the table's properties, so the schema shape is part of the cache key.
-    const cacheKey = `${ref.key}\u0000${table.props.map((p) => p.name).join(',')}`;
-    const hit = this.cache.get(cacheKey);
-    if (hit !== undefined) {
-      this.cache.delete(cacheKey);
-      this.cache.set(cacheKey, hit);
-      return hit.data;
-    }
-    const data = isPendingRun(ref)
-      ? this.generation(ref.source.generation, signal).then(({ generation, hash }) => {
-          // The generation's hash was computed once when it was read: the same object the ref was made from.
-          if (hash !== ref.checksum) throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
-          return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
-        })
-      : this.store.get(ref.key, { signal }).then((bytes) => {
-          verifyChecksum(ref, bytes);
-          return decodeRun(table, bytes, ref.key, ref);
-        });
-    this.insert(cacheKey, data, ref.bytes);
-    const entry = this.cache.get(cacheKey);
-    // A failed load must not poison the cache.
-    data.catch(() => {
-      if (entry !== undefined && this.cache.get(cacheKey) === entry) {
-        this.cache.delete(cacheKey);
-        this.shared.bytes -= entry.bytes;
-      }
-    });
-    return data;
+    return this.shared.runs.get(
+      runCacheKey(table, ref.key),
+      () =>
+        isPendingRun(ref)
+          ? this.generation(ref.source.generation, signal).then(({ generation, hash }) => {
+              // The generation's hash was computed once when it was read: the same object the ref was made from.
+              if (hash !== ref.checksum) throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
+              return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
+            })
+          : this.store.get(ref.key, { signal }).then((bytes) => {
+              verifyChecksum(ref, bytes);
+              return decodeRun(table, bytes, ref.key, ref);
+            }),
+      ref.bytes,
+    );
   }
 
   loader(table: TableType, signal?: AbortSignal): LoadRun {
@@ -242,18 +195,13 @@ export class RunStore {
   }
 
   clear(): void {
-    this.cache.clear();
+    this.shared.runs.clear();
     this.shared.generations.clear();
-    this.shared.generationBytes = 0;
     this.indexes.clear();
-    this.shared.bytes = 0;
   }
+}
 
-  private evict(): void {
-    for (const [k, v] of this.cache) {
-      if (this.shared.bytes <= this.shared.limit || this.cache.size <= 1) break;
-      this.cache.delete(k);
-      this.shared.bytes -= v.bytes;
-    }
-  }
+/** Decoding depends on the table's properties, so the schema shape is part of a run's cache key. */
+function runCacheKey(table: TableType, key: string): string {
+  return `${key}\u0000${table.props.map((p) => p.name).join(',')}`;
 }

@@ -29,7 +29,7 @@ function toGraphqlError(e: unknown, ctx: RequestContext): GraphQLError {
   if (isMasked(err)) ctx.log?.error({ err: e, code: err.code }, 'unexpected error');
   const shown = publicError(err, ctx.requestId);
   return new GraphQLError(shown.message, {
-    extensions: { code: err.code, status: err.status, retryable: err.retryable, ...(shown.issues !== undefined ? { issues: shown.issues } : {}) },
+    extensions: { code: shown.code, retryable: shown.retryable, ...(shown.issues !== undefined ? { issues: shown.issues } : {}) },
   });
 }
 

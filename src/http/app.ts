@@ -11,14 +11,17 @@ import { Hono, type Context } from 'hono';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError, isMasked, publicError, toBranchgraphError } from '../model/errors.js';
+import { HTTP_STATUS } from './error-status.js';
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { BodyBudget, readBodyText } from './request-body.js';
-import { CatchUpInputZ, CreateBranchZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
+import { CatchUpInputZ, CreateBranchZ, CreateGraphZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
 import { packageRoot } from '../service/package-root.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
+import type { GraphHost } from '../service/graph-host.js';
 
 export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
@@ -29,15 +32,41 @@ export interface AppOptions {
   maxBodyBytes?: number;
   /** Bytes of request bodies all requests together may hold while they are read (default four bodies' worth). */
   bodyBudgetBytes?: number;
+  /** The graphs hosted beside the default one, reached under `/graphs/<name>/`. */
+  host?: GraphHost;
 }
 
-type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget } };
+/** What one graph's routes are built with; hosted graphs share the server's budget. */
+interface GraphAppOptions {
+  service: BranchgraphService;
+  logger: Logger;
+  tokens: TokenTable;
+  maxBodyBytes: number;
+  bodyBudget: BodyBudget;
+  /** Where the graph's routes are mounted: '' for the default graph, `/graphs/<name>` for a hosted one. */
+  base: string;
+}
+
+type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget; dispatched?: boolean } };
 
 /** Routes anyone may call: health, metrics, the contract, and the GraphiQL page. */
 const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql']);
+const HOSTED_PATH = /^\/graphs\/([^/]+)(\/.*)$/;
 
-export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<BranchgraphError['toJSON']>; requestId: string } {
+/** A path relative to the graph it addresses. */
+function graphPath(path: string): string {
+  return HOSTED_PATH.exec(path)?.[2] ?? path;
+}
+
+export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<typeof publicError>; requestId: string } {
   return { error: publicError(err, requestId), requestId };
+}
+
+/** The envelope and the status it travels with. */
+function errorResponse(err: BranchgraphError, requestId: string): [ReturnType<typeof errorBody>, ContentfulStatusCode] {
+  const body = errorBody(err, requestId);
+  // 499 is outside Hono's list of statuses, though any status can be sent.
+  return [body, HTTP_STATUS[body.error.code] as ContentfulStatusCode];
 }
 
 /** The request body as text, within the body limit and the shared in-flight budget (release it when done). */
@@ -73,9 +102,46 @@ function intQuery(c: Context<Env>, name: string): number | undefined {
   return Number(v);
 }
 
+/** The server's app: the default graph's routes, and, with a host, the hosted graphs' under `/graphs/<name>/`. */
 export function createApp(opts: AppOptions): Hono<Env> {
-  const { service, logger, tokens } = opts;
-  const app = new Hono<Env>();
+  const maxBodyBytes = opts.maxBodyBytes ?? LIMITS.maxBodyBytes;
+  const shared = { logger: opts.logger, tokens: opts.tokens, maxBodyBytes, bodyBudget: new BodyBudget(opts.bodyBudgetBytes ?? 4 * maxBodyBytes) };
+  const app = graphApp({ ...shared, service: opts.service, base: '' });
+  const { host } = opts;
+  if (host === undefined) return app;
+  const hostedApps = new WeakMap<BranchgraphService, Hono<Env>>();
+  app.get('/graphs', role('read'), async (c) => c.json({ graphs: await host.list(c.req.raw.signal) }));
+  app.post('/graphs', role('admin'), async (c) => c.json(await host.create(parseInput(CreateGraphZ, await jsonBody(c), 'body').name, c.req.raw.signal), 201));
+  app.delete('/graphs/:name', role('admin'), async (c) => c.json(await host.delete(param(c, 'name'), c.req.raw.signal)));
+  app.all('/graphs/:name/*', async (c) => {
+    const service = await host.service(param(c, 'name'), c.req.raw.signal);
+    let hosted = hostedApps.get(service);
+    if (hosted === undefined) {
+      hosted = graphApp({ ...shared, service, base: `/graphs/${param(c, 'name')}` });
+      hostedApps.set(service, hosted);
+    }
+    // The hosted graph's app logs and counts the request itself.
+    c.set('dispatched', true);
+    const req = new Request(c.req.raw, { headers: withRequestId(c.req.raw.headers, c.get('requestId')) });
+    return hosted.fetch(req, c.env);
+  });
+  return app;
+}
+
+function withRequestId(headers: Headers, id: string): Headers {
+  const h = new Headers(headers);
+  h.set('x-request-id', id);
+  return h;
+}
+
+const role = (need: Role) => async (c: Context<Env>, next: () => Promise<void>) => {
+  requireRole(c.get('role'), need);
+  await next();
+};
+
+function graphApp(opts: GraphAppOptions): Hono<Env> {
+  const { service, logger, tokens, maxBodyBytes, bodyBudget, base } = opts;
+  const app = new Hono<Env>().basePath(base);
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');
 
   app.use('*', async (c, next) => {
@@ -86,19 +152,19 @@ export function createApp(opts: AppOptions): Hono<Env> {
     c.header('x-request-id', requestId);
     const started = performance.now();
     await next();
+    if (c.get('dispatched')) return;
     const route = c.req.routePath;
     service.metrics.recordRequest(c.req.method, route, c.res.status);
     log.info({ method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(performance.now() - started), aborted: c.req.raw.signal.aborted }, 'request');
   });
-  const maxBodyBytes = opts.maxBodyBytes ?? LIMITS.maxBodyBytes;
-  const bodyBudget = new BodyBudget(opts.bodyBudgetBytes ?? 4 * maxBodyBytes);
   // Authentication comes before any byte of a body is read: an anonymous caller cannot make the
   // server buffer anything. Roles are checked per route below.
   app.use('*', async (c, next) => {
     c.set('maxBodyBytes', maxBodyBytes);
     c.set('bodyBudget', bodyBudget);
     // GraphQL over GET runs a document: only the bare GraphiQL page is public.
-    const isPublic = PUBLIC_ROUTES.has(`${c.req.method} ${c.req.path}`) && !(c.req.path === '/graphql' && c.req.query('query') !== undefined);
+    const path = graphPath(c.req.path);
+    const isPublic = PUBLIC_ROUTES.has(`${c.req.method} ${path}`) && !(path === '/graphql' && c.req.query('query') !== undefined);
     if (!isPublic) {
       const grant = authenticate(c.req.header('authorization'), tokens);
       c.set('role', grant.role);
@@ -106,16 +172,12 @@ export function createApp(opts: AppOptions): Hono<Env> {
     }
     await next();
   });
-  const role = (need: Role) => async (c: Context<Env>, next: () => Promise<void>) => {
-    requireRole(c.get('role'), need);
-    await next();
-  };
-
   app.onError((e, c) => {
     // A client that went away mid-body (or mid-request) aborted; that is not a server fault.
     const err = c.req.raw.signal.aborted && !(e instanceof BranchgraphError) ? new BranchgraphError('aborted', 'the client closed the request', { cause: e }) : toBranchgraphError(e);
     if (isMasked(err)) c.get('log')?.error({ err: e, code: err.code }, 'unexpected error');
-    return c.json(errorBody(err, c.get('requestId')), err.status as 400);
+    const [body, status] = errorResponse(err, c.get('requestId'));
+    return c.json(body, status);
   });
   app.notFound((c) => c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404));
 
@@ -202,7 +264,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
   // ---- GraphQL ----
   const yoga = createYoga<{ requestCtx: RequestContext; role: Role }, GraphqlContext>({
     schema: graphqlSchema(),
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: `${base}/graphql`,
     logging: {
       debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
       info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),

@@ -1,22 +1,25 @@
 /**
- * A small REST client for the server's routes, used by the CLI in server
+ * The REST client: `BranchgraphApi` over HTTP, used by the CLI in server
  * mode and by GQT over REST. Error envelopes come back as BranchgraphErrors
- * with the server's code, so callers handle both modes the same way.
+ * with the server's code (see `errorFromBody`), so callers handle both
+ * modes the same way.
  */
-import { BranchgraphError, ERROR_CODES, type ErrorCode } from '../model/errors.js';
+import { refText, type BranchgraphApi, type NdjsonBody, type Page, type Ref, type RowItem } from '../service/api.js';
 import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
-import type { BranchDto, CatchUpReport, CommitDto, DamagedBranch, IngestResultDto, MergeResultDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import type { BranchDto, CatchUpReport, CommitDto, DamagedBranch, GcInput, GcReportDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import { errorFromBody, type ErrorBody } from '../model/errors.js';
 
-export class RestClient {
+/** `BranchgraphApi` over HTTP against a running server. */
+export class RestClient implements BranchgraphApi {
   constructor(
     readonly baseUrl: string,
     private readonly token?: string,
   ) {}
 
-  async request<T>(method: string, path: string, body?: unknown, opts: { raw?: string; allow?: number[]; signal?: AbortSignal } = {}): Promise<{ status: number; body: T }> {
+  async request<T>(method: string, path: string, body?: unknown, opts: { raw?: NdjsonBody; allow?: number[]; signal?: AbortSignal } = {}): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = {};
     if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    let payload: string | undefined;
+    let payload: string | AsyncIterable<Uint8Array> | undefined;
     if (opts.raw !== undefined) {
       payload = opts.raw;
       headers['content-type'] = 'application/x-ndjson';
@@ -24,7 +27,9 @@ export class RestClient {
       payload = JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(this.baseUrl + path, { method, headers, ...(payload !== undefined ? { body: payload } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+    // A streamed body goes out as it is read (fetch needs `duplex` for that).
+    const init = { method, headers, body: payload, signal: opts.signal, ...(typeof payload === 'object' ? { duplex: 'half' } : {}) };
+    const res = await fetch(this.baseUrl + path, init as RequestInit);
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -32,83 +37,85 @@ export class RestClient {
     } catch {
       parsed = text;
     }
-    const env = (parsed as { error?: { code?: string; message?: string; issues?: { path: string; message: string }[]; details?: Record<string, unknown> } } | undefined)?.error;
+    const env = (parsed as { error?: Partial<ErrorBody> } | undefined)?.error;
     // A 409 is a conflict report for merges, but an error envelope is always an error.
     if (res.ok || (opts.allow?.includes(res.status) && env === undefined)) return { status: res.status, body: parsed as T };
-    const code = (env?.code !== undefined && env.code in ERROR_CODES ? env.code : 'internal') as ErrorCode;
-    throw new BranchgraphError(code, env?.message ?? `HTTP ${res.status}`, { issues: env?.issues ?? [], details: { status: res.status, ...(env?.details ?? {}) } });
+    throw errorFromBody(env, `HTTP ${res.status}`, { status: res.status });
   }
 
   private async get<T>(path: string): Promise<T> {
     return (await this.request<T>('GET', path)).body;
   }
 
+  private async post<T>(path: string, body: unknown): Promise<T> {
+    return (await this.request<T>('POST', path, body)).body;
+  }
+
+  private async postNdjson<T>(path: string, ndjson: NdjsonBody): Promise<T> {
+    return (await this.request<T>('POST', path, undefined, { raw: ndjson })).body;
+  }
+
   listBranches(): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }> {
-    return this.get<{ branches: BranchDto[]; damaged: DamagedBranch[] }>('/branches');
+    return this.get('/branches');
   }
 
   getBranch(name: string): Promise<BranchDto> {
     return this.get(`/branches/${encodeURIComponent(name)}`);
   }
 
-  async createBranch(name: string, from?: { branch?: string; commit?: string }): Promise<BranchDto> {
-    return (await this.request<BranchDto>('POST', '/branches', { name, ...(from ? { from } : {}) })).body;
+  createBranch(name: string, from?: Ref): Promise<BranchDto> {
+    return this.post('/branches', { name, from });
   }
 
-  async deleteBranch(name: string): Promise<void> {
+  async deleteBranch(name: string): Promise<{ deleted: string }> {
     await this.request('DELETE', `/branches/${encodeURIComponent(name)}`);
+    return { deleted: name };
   }
 
-  async merge(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto> {
-    return (await this.request<MergeResultDto>('POST', `/branches/${encodeURIComponent(source)}/merge`, input, { allow: [409], ...(signal ? { signal } : {}) })).body;
+  async mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto> {
+    return (await this.request<MergeResultDto>('POST', `/branches/${encodeURIComponent(source)}/merge`, input, { allow: [409], signal })).body;
   }
 
-  async write(branch: string, input: WriteInput): Promise<WriteResultDto> {
-    return (await this.request<WriteResultDto>('POST', `/branches/${encodeURIComponent(branch)}/writes`, input)).body;
+  write(branch: string, input: WriteInput): Promise<WriteResultDto> {
+    return this.post(`/branches/${encodeURIComponent(branch)}/writes`, input);
   }
 
-  async ingest(branch: string, ndjson: string): Promise<IngestResultDto> {
-    return (await this.request<IngestResultDto>('POST', `/branches/${encodeURIComponent(branch)}/ingest`, undefined, { raw: ndjson })).body;
+  ingest(branch: string, ndjson: NdjsonBody): Promise<IngestResultDto> {
+    return this.postNdjson(`/branches/${encodeURIComponent(branch)}/ingest`, ndjson);
   }
 
-  async catchUp(branch: string, input: CatchUpInput = {}): Promise<CatchUpReport> {
-    return (await this.request<CatchUpReport>('POST', `/branches/${encodeURIComponent(branch)}/catchup`, input)).body;
+  load(branch: string, ndjson: string): Promise<WriteResultDto> {
+    return this.postNdjson(`/branches/${encodeURIComponent(branch)}/load`, ndjson);
   }
 
-  async walStatus(branch: string): Promise<WalStatusDto> {
-    return this.get<WalStatusDto>(`/branches/${encodeURIComponent(branch)}/wal`);
+  catchUp(branch: string, input: CatchUpInput = {}): Promise<CatchUpReport> {
+    return this.post(`/branches/${encodeURIComponent(branch)}/catchup`, input);
   }
 
-  async load(branch: string, ndjson: string): Promise<WriteResultDto> {
-    return (await this.request<WriteResultDto>('POST', `/branches/${encodeURIComponent(branch)}/load`, undefined, { raw: ndjson })).body;
+  walStatus(branch: string): Promise<WalStatusDto> {
+    return this.get(`/branches/${encodeURIComponent(branch)}/wal`);
   }
 
-  async applySchema(branch: string, input: SchemaApplyInput): Promise<{ commit: CommitDto | null; tables: Record<string, string> }> {
-    return (await this.request<{ commit: CommitDto | null; tables: Record<string, string> }>('POST', `/branches/${encodeURIComponent(branch)}/schema`, input)).body;
+  applySchema(branch: string, input: SchemaApplyInput): Promise<SchemaApplyDto> {
+    return this.post(`/branches/${encodeURIComponent(branch)}/schema`, input);
   }
 
-  getSchema(at: string): Promise<{ commit: string; text: string }> {
-    return this.get(`/schema?at=${encodeURIComponent(at)}`);
+  getSchema(at: Ref): Promise<{ commit: string; text: string }> {
+    return this.get(`/schema?at=${encodeURIComponent(refText(at))}`);
   }
 
-  /** Every row of a table at a ref, following cursors. */
-  async allRows(table: string, at: string): Promise<{ key: string; row: Record<string, unknown> }[]> {
-    const out: { key: string; row: Record<string, unknown> }[] = [];
-    let cursor: string | null = null;
-    do {
-      const q: string = `/tables/${encodeURIComponent(table)}/rows?at=${encodeURIComponent(at)}&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const page: { items: { key: string; row: Record<string, unknown> }[]; nextCursor: string | null } = await this.get(q);
-      out.push(...page.items);
-      cursor = page.nextCursor;
-    } while (cursor !== null);
-    return out;
+  rows(table: string, at: Ref, page: { limit?: number; cursor?: string } = {}): Promise<Page<RowItem>> {
+    const q = new URLSearchParams({ at: refText(at) });
+    if (page.limit !== undefined) q.set('limit', String(page.limit));
+    if (page.cursor !== undefined) q.set('cursor', page.cursor);
+    return this.get(`/tables/${encodeURIComponent(table)}/rows?${q}`);
   }
 
-  log(at: string, limit?: number): Promise<CommitDto[]> {
-    return this.get<{ commits: CommitDto[] }>(`/commits?at=${encodeURIComponent(at)}${limit ? `&limit=${limit}` : ''}`).then((r) => r.commits);
+  async log(at: Ref, limit?: number): Promise<CommitDto[]> {
+    return (await this.get<{ commits: CommitDto[] }>(`/commits?at=${encodeURIComponent(refText(at))}${limit ? `&limit=${limit}` : ''}`)).commits;
   }
 
-  async gc(input: { graceSeconds?: number; dryRun?: boolean }): Promise<unknown> {
-    return (await this.request('POST', '/gc', input)).body;
+  gc(input: GcInput): Promise<GcReportDto> {
+    return this.post('/gc', input);
   }
 }

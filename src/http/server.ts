@@ -7,23 +7,29 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../service/config.js';
-import { openService } from '../service/open-service.js';
+import type { GraphHost } from '../service/graph-host.js';
+import { openGraphHost } from '../service/open-service.js';
 import type { BranchgraphService } from '../service/service.js';
 import { createApp } from './app.js';
 
+/** A server started by `startServer`. */
 export interface RunningServer {
   url: string;
+  /** The default graph's service. */
   service: BranchgraphService;
+  host: GraphHost;
   graph: BranchgraphService['graph'];
   logger: Logger;
   close(): Promise<void>;
 }
 
+/** Open the configured store and serve REST and GraphQL on it; `close()` drains in-flight requests first. */
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
-  const service = await openService(config, logger);
+  const host = await openGraphHost(config, logger);
+  const service = host.root;
   const graph = service.graph;
   service.start();
-  const app = createApp({ service, logger, tokens: config.tokens, maxBodyBytes: config.maxBodyBytes });
+  const app = createApp({ service, host, logger, tokens: config.tokens, maxBodyBytes: config.maxBodyBytes });
   const server = await new Promise<Server>((resolve) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s as Server));
   });
@@ -33,6 +39,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   return {
     url,
     service,
+    host,
     graph,
     logger,
     close() {
@@ -50,6 +57,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
         });
         server.closeIdleConnections();
       })
+        .then(() => host.close())
         .then(() => service.stop())
         .then(() => graph.close());
       return closing;

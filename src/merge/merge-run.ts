@@ -26,7 +26,7 @@ import { refOf, type Manifest } from '../graph/manifest.js';
 import type { RunRef } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
-import { DEFAULT_BUDGET_BYTES, runPreparations, type Fallback, type PreparationGauges, type Width } from './preparation-scheduler.js';
+import { runPreparations, type Fallback, type PreparationGauges, type Width } from './preparation-scheduler.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
 import { validateMerged } from './validate.js';
 import { mergeBaseView } from './virtual-base.js';
@@ -195,7 +195,7 @@ export class MergeRun {
         estimateBytes,
         run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows) }),
       })),
-      { width: opts.width, budgetBytes: opts.budgetBytes ?? DEFAULT_BUDGET_BYTES, signal: opts.signal, gauges: opts.gauges },
+      { width: opts.width, budgetBytes: opts.budgetBytes, signal: opts.signal, gauges: opts.gauges },
     );
     this.stats.maxWidth = Math.max(this.stats.maxWidth, outcome.maxWidth);
     this.stats.fallbacks = outcome.fallbacks;

@@ -4,9 +4,12 @@
  */
 import type { Row, Value } from './values.js';
 
+/** Every kind of merge conflict, in report order. */
 export const CONFLICT_KINDS = ['DivergentInsert', 'DivergentUpdate', 'DeleteVsUpdate', 'OrphanEdge', 'UniqueViolation', 'CardinalityViolation', 'ValueConstraintViolation'] as const;
+/** A kind of merge conflict. */
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
+/** One merge conflict: its kind, the entity (and property) and the values at the base and on each side. */
 export interface Conflict {
   kind: ConflictKind;
   table: string;
@@ -20,6 +23,7 @@ export interface Conflict {
   message: string;
 }
 
+/** A page of a merge's conflicts, with counts per kind over all of them and a cursor to the next page. */
 export interface ConflictReport {
   total: number;
   counts: Record<ConflictKind, number>;

@@ -1,71 +1,132 @@
 /**
  * The closed set of errors branchgraph raises.
  *
- * Every failure a caller can see has one stable `code` from `ERROR_CODES`.
- * Transports map the code to an HTTP status and a GraphQL `extensions.code`
- * from this one table, so the same failure looks the same everywhere.
- * Expected outcomes (conflicts, "already up to date") are values, not errors.
+ * Every failure a caller can see has one stable `code` from `ERROR_CODES`,
+ * with whether retrying can help. The transports map a code to their own
+ * terms (HTTP status: http/error-status.ts; GraphQL `extensions.code`).
+ * `INTERNAL_CODES` are outcomes the engine raises and handles inside (a
+ * create-only PUT that found the key taken, a missing object, an injected
+ * crash); should one ever escape, a client sees `internal`. Each code's
+ * `details` has a type of its own (`ErrorDetailsByCode`). Expected outcomes
+ * (conflicts, "already up to date") are values, not errors.
  */
 
 export const ERROR_CODES = {
   // Client mistakes.
-  invalid_input: { status: 400, retryable: false },
-  schema_invalid: { status: 400, retryable: false },
-  schema_incompatible: { status: 409, retryable: false },
-  constraint_violation: { status: 422, retryable: false },
-  not_found: { status: 404, retryable: false },
-  branch_exists: { status: 409, retryable: false },
-  branch_protected: { status: 409, retryable: false },
-  head_moved: { status: 409, retryable: false },
-  payload_too_large: { status: 413, retryable: false },
-  unauthorized: { status: 401, retryable: false },
-  forbidden: { status: 403, retryable: false },
+  invalid_input: { retryable: false },
+  schema_invalid: { retryable: false },
+  schema_incompatible: { retryable: false },
+  constraint_violation: { retryable: false },
+  not_found: { retryable: false },
+  branch_exists: { retryable: false },
+  branch_protected: { retryable: false },
+  graph_exists: { retryable: false },
+  head_moved: { retryable: false },
+  payload_too_large: { retryable: false },
+  unauthorized: { retryable: false },
+  forbidden: { retryable: false },
   // Races the caller may simply retry.
-  publish_contention: { status: 409, retryable: true },
-  aborted: { status: 499, retryable: true },
-  // Store-level outcomes. `object_*` are normally handled inside the engine.
-  object_not_found: { status: 404, retryable: false },
-  object_exists: { status: 409, retryable: false },
-  store_unavailable: { status: 503, retryable: true },
-  store_error: { status: 500, retryable: false },
-  store_crashed: { status: 500, retryable: false },
-  corrupt_object: { status: 500, retryable: false },
-  shutting_down: { status: 503, retryable: true },
+  publish_contention: { retryable: true },
+  aborted: { retryable: true },
+  // The store or the server.
+  store_unavailable: { retryable: true },
+  store_error: { retryable: false },
+  corrupt_object: { retryable: false },
+  shutting_down: { retryable: true },
   /** Too much work in flight (request bodies beyond the memory budget): retry shortly. */
-  overloaded: { status: 503, retryable: true },
-  internal: { status: 500, retryable: false },
-} as const satisfies Record<string, { status: number; retryable: boolean }>;
+  overloaded: { retryable: true },
+  internal: { retryable: false },
+} as const satisfies Record<string, { retryable: boolean }>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/** Store-level outcomes the engine handles itself; never shown to a client as such. */
+export const INTERNAL_CODES = {
+  object_not_found: { retryable: false },
+  object_exists: { retryable: false },
+  /** A fault-injection crash (tests and the simulation). */
+  store_crashed: { retryable: false },
+} as const satisfies Record<string, { retryable: boolean }>;
 
+/** The codes clients see. */
+export type PublicErrorCode = keyof typeof ERROR_CODES;
+export type InternalErrorCode = keyof typeof INTERNAL_CODES;
+/** Every code an error can carry: the public set and the engine's internal store outcomes. */
+export type ErrorCode = PublicErrorCode | InternalErrorCode;
+
+export function isPublicCode(code: string): code is PublicErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/** Rows an ingest made durable before the failure: they stay acknowledged. */
+export interface Acknowledged {
+  generations: number;
+  rows: number;
+  lastSeq: number | undefined;
+}
+
+/** Fields any code may carry. */
+interface CommonDetails {
+  /** An ingest that failed part-way: what it made durable first. */
+  acknowledged?: Acknowledged;
+  /** The HTTP status the error arrived with (REST client only). */
+  status?: number;
+}
+
+/** What each code's `details` says; every field is optional so a client may read what it knows. */
+export interface ErrorDetailsByCode {
+  invalid_input: CommonDetails;
+  schema_invalid: CommonDetails;
+  schema_incompatible: CommonDetails;
+  constraint_violation: CommonDetails;
+  not_found: CommonDetails & { branch?: string; table?: string; key?: string; commit?: string; lineage?: string; version?: number; graph?: string };
+  branch_exists: CommonDetails & { branch?: string };
+  branch_protected: CommonDetails & { branch?: string };
+  graph_exists: CommonDetails & { graph?: string };
+  head_moved: CommonDetails & { branch?: string; expected?: string; actual?: string };
+  payload_too_large: CommonDetails & { limit?: number };
+  unauthorized: CommonDetails;
+  forbidden: CommonDetails;
+  publish_contention: CommonDetails & { branch?: string; shard?: string; attempts?: number; ageMs?: number; key?: string };
+  aborted: CommonDetails & { batches?: number };
+  store_unavailable: CommonDetails & { key?: string; errno?: string; name?: string };
+  store_error: CommonDetails & { key?: string; keys?: (string | undefined)[]; errno?: string; name?: string };
+  corrupt_object: CommonDetails & { key?: string; issues?: string[] };
+  shutting_down: CommonDetails;
+  overloaded: CommonDetails & { limit?: number };
+  internal: CommonDetails;
+  object_not_found: CommonDetails & { key?: string };
+  object_exists: CommonDetails & { key?: string };
+  store_crashed: CommonDetails & { key?: string };
+}
+
+/** The details an error with code `C` carries. */
+export type ErrorDetails<C extends ErrorCode = ErrorCode> = ErrorDetailsByCode[C];
+
+/** One problem in an input. */
 export interface ErrorIssue {
   /** Where the problem is: a field path, `line:column`, or a row index. */
   path: string;
   message: string;
 }
 
-export class BranchgraphError extends Error {
-  readonly code: ErrorCode;
-  readonly details: Record<string, unknown>;
+/** Every failure branchgraph raises: a stable code, whether retrying can help, issues naming what was wrong, and typed details. */
+export class BranchgraphError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  readonly details: ErrorDetails<C>;
   readonly issues: ErrorIssue[];
 
-  constructor(code: ErrorCode, message: string, opts: { details?: Record<string, unknown>; issues?: ErrorIssue[]; cause?: unknown } = {}) {
+  constructor(code: C, message: string, opts: { details?: ErrorDetails<C>; issues?: ErrorIssue[]; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'BranchgraphError';
     this.code = code;
-    this.details = opts.details ?? {};
+    this.details = opts.details ?? ({} as ErrorDetails<C>);
     this.issues = opts.issues ?? [];
   }
 
-  get status(): number {
-    return ERROR_CODES[this.code].status;
-  }
-
   get retryable(): boolean {
-    return ERROR_CODES[this.code].retryable;
+    return isPublicCode(this.code) ? ERROR_CODES[this.code].retryable : INTERNAL_CODES[this.code as InternalErrorCode].retryable;
   }
 
-  toJSON(): { code: ErrorCode; message: string; retryable: boolean; issues?: ErrorIssue[]; details?: Record<string, unknown> } {
+  toJSON(): ErrorBody {
     return {
       code: this.code,
       message: this.message,
@@ -76,23 +137,41 @@ export class BranchgraphError extends Error {
   }
 }
 
-/** Codes whose message may hold internals (stack details, store responses): clients get a generic one. */
-const MASKED_CODES: ReadonlySet<ErrorCode> = new Set(['internal', 'store_error']);
-
-/**
- * The error as a client may see it. An internal failure says only that it
- * happened and under which request id the server logged the detail.
- */
-export function publicError(err: BranchgraphError, requestId: string | undefined): ReturnType<BranchgraphError['toJSON']> {
-  if (!MASKED_CODES.has(err.code)) return err.toJSON();
-  return { code: err.code, message: `an internal error occurred; the server log has the details${requestId !== undefined ? ` under request id ${requestId}` : ''}`, retryable: err.retryable };
+/** An error as it travels: the REST envelope's `error`, a GraphQL error's extensions plus message. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+  issues?: ErrorIssue[];
+  details?: ErrorDetails;
 }
+
+/** Public codes whose message may hold internals (stack details, store responses): clients get a generic one. */
+const MASKED_CODES: ReadonlySet<ErrorCode> = new Set(['internal', 'store_error']);
 
 /** Whether the server should log this error's detail (clients get only `publicError`). */
 export function isMasked(err: BranchgraphError): boolean {
-  return MASKED_CODES.has(err.code);
+  return MASKED_CODES.has(err.code) || !isPublicCode(err.code);
 }
 
+/**
+ * The error as a client may see it: a public code only. An internal failure
+ * (or an internal code that escaped) says only that it happened and under
+ * which request id the server logged the detail.
+ */
+export function publicError(err: BranchgraphError, requestId: string | undefined): ErrorBody & { code: PublicErrorCode } {
+  if (!isMasked(err)) return err.toJSON() as ErrorBody & { code: PublicErrorCode };
+  const code = isPublicCode(err.code) ? err.code : 'internal';
+  return { code, message: `an internal error occurred; the server log has the details${requestId !== undefined ? ` under request id ${requestId}` : ''}`, retryable: ERROR_CODES[code].retryable };
+}
+
+/** The error a client rebuilds from an error body it received; an unknown code becomes `internal`. */
+export function errorFromBody(body: Partial<ErrorBody> | undefined, fallbackMessage: string, extra: CommonDetails = {}): BranchgraphError {
+  const code = body?.code !== undefined && isPublicCode(body.code) ? body.code : 'internal';
+  return new BranchgraphError(code, body?.message ?? fallbackMessage, { issues: body?.issues ?? [], details: { ...extra, ...(body?.details ?? {}) } });
+}
+
+/** Whether `e` is a branchgraph error, optionally with the given code. */
 export function isBranchgraphError(e: unknown, code?: ErrorCode): e is BranchgraphError {
   return e instanceof BranchgraphError && (code === undefined || e.code === code);
 }

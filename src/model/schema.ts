@@ -52,6 +52,7 @@ export const SchemaIR = z.object({
   /** Sorted by name. */
   types: z.array(TableTypeIR),
 });
+/** A schema's IR: node and edge types with their properties and constraints. */
 export type Schema = z.infer<typeof SchemaIR>;
 
 export const EMPTY_SCHEMA: Schema = { format: 1, types: [] };

@@ -11,7 +11,9 @@ import { LIMITS } from './inputs.js';
 import { isValidShard } from '../pending/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
 import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
+import { DEFAULT_BUDGET_BYTES } from '../merge/preparation-scheduler.js';
 
+/** Validated server and engine configuration (see `CONFIG_HELP` for every setting). */
 export interface Config {
   store: string;
   host: string;
@@ -68,6 +70,7 @@ function defaultShard(): string {
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** Configuration from environment variables and flags (flags win), validated at once: every problem is listed in one `invalid_input`. */
 export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | undefined> = {}): Config {
   const problems: { path: string; message: string }[] = [];
   const pick = (flag: string | undefined, envName: string): string | undefined => (flag === undefined ? undefined : flags[flag]) ?? env[envName];
@@ -107,7 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     actor: pick('actor', 'BRANCHGRAPH_ACTOR') ?? os.hostname(),
     logLevel: level as Config['logLevel'],
     mergeWidth: width as 1 | 2 | 4,
-    budgetBytes: int('budget-bytes', 'BRANCHGRAPH_PREP_BUDGET_BYTES', 128 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+    budgetBytes: int('budget-bytes', 'BRANCHGRAPH_PREP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES, 1, Number.MAX_SAFE_INTEGER),
     storeLatencyMs: int('store-latency-ms', 'BRANCHGRAPH_STORE_LATENCY_MS', 0, 0, 60_000),
     maxBodyBytes: int('max-body-bytes', 'BRANCHGRAPH_MAX_BODY_BYTES', LIMITS.maxBodyBytes, 1024, 1 << 30),
     drainTimeoutMs: int('drain-timeout-ms', 'BRANCHGRAPH_DRAIN_TIMEOUT_MS', 10_000, 0, 3_600_000),

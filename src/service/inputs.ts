@@ -4,15 +4,21 @@
  * `invalid_input` error, with field paths, whichever way it came in.
  */
 import { z } from 'zod';
+import { GRAPH_NAME_RE } from './graph-host.js';
 import { BranchgraphError } from '../model/errors.js';
 import { findInputProblem } from '../model/text.js';
 import type { Ref } from '../graph/graph.js';
+import { MAX_PAGE } from '../graph/reads.js';
+import { MAX_BATCH_OPS } from '../graph/write-batch.js';
+import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
 
+/** The bounds every transport enforces on input: body and batch sizes, page sizes, GraphQL nesting, cost and aliases. */
 export const LIMITS = {
   maxBodyBytes: 16 * 1024 * 1024,
-  maxBatchOps: 10_000,
-  maxConflictPage: 1000,
-  maxPage: 1000,
+  /** One number for every path, embedded included; the body limit bounds what a transport buffers. */
+  maxBatchOps: MAX_BATCH_OPS,
+  maxConflictPage: MAX_CONFLICTS_PER_PAGE,
+  maxPage: MAX_PAGE,
   maxGraphqlDepth: 12,
   /** Fields times page sizes one GraphQL document may ask for (see graphql/limits.ts). */
   maxGraphqlCost: 20_000,
@@ -32,6 +38,8 @@ export const RefInputZ = z
 
 export const CreateBranchZ = z.object({ name: branchName, from: RefInputZ.optional() }).strict();
 
+export const CreateGraphZ = z.object({ name: z.string().regex(GRAPH_NAME_RE, 'graph names are 1-63 of a-z 0-9 _ - and start with a letter or digit') }).strict();
+
 export const MergeInputZ = z
   .object({
     into: branchName.optional(),
@@ -49,6 +57,7 @@ export const MergeInputZ = z
       .optional(),
   })
   .strict();
+/** A merge request as transports accept it: target, dry run, expected heads, width, conflict paging, message and author. */
 export type MergeInput = z.infer<typeof MergeInputZ>;
 
 export const WriteOpZ = z
@@ -67,6 +76,7 @@ export const WriteInputZ = z
     expectedHead: commitId.optional(),
   })
   .strict();
+/** A write batch: up to 100,000 operations applied as one commit, or none. */
 export type WriteInput = z.infer<typeof WriteInputZ>;
 
 export const SchemaApplyZ = z
@@ -80,6 +90,7 @@ export const SchemaApplyZ = z
     author: text(200).optional(),
   })
   .strict();
+/** Schema text to apply, with an optional migration (defaults for new required properties, dropped properties) and message. */
 export type SchemaApplyInput = z.infer<typeof SchemaApplyZ>;
 
 /** One write operation as every transport takes it. */
@@ -94,6 +105,7 @@ export const CatchUpInputZ = z
     pipeline: z.boolean().optional(),
   })
   .strict();
+/** A catch-up request: the batch cap and whether to pipeline. */
 export type CatchUpInput = z.infer<typeof CatchUpInputZ>;
 
 export const GcInputZ = z

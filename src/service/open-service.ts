@@ -11,6 +11,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import type { Config } from './config.js';
 import { BranchgraphService, type ServiceOptions } from './service.js';
+import { GraphHost } from './graph-host.js';
 
 /** Service settings from configuration. */
 export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
@@ -23,15 +24,31 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
   };
 }
 
-/** A service over a store the caller already holds (embedded use, test harnesses). */
+/** A service over a store the caller already holds (embedded use, test harnesses, hosted graphs). */
 export async function serviceOnStore(store: ObjectStore, opts: { actor: string; shard: string } & Omit<ServiceOptions, 'wal'>): Promise<BranchgraphService> {
   const { actor, shard, ...rest } = opts;
   return new BranchgraphService(await Graph.open(store, { actor }), { ...rest, wal: { shard } });
 }
 
+/** The configured store, with injected latency when asked. */
+async function configuredStore(config: Config): Promise<ObjectStore> {
+  const store = await openStore(config.store);
+  return config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store;
+}
+
+function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) => Promise<BranchgraphService> {
+  const opts = serviceOptions(config, log);
+  return async (store) => new BranchgraphService(await Graph.open(store, { actor: config.actor }), opts);
+}
+
+/** A service over the configured store (with injected latency when configured), opening the graph and creating `main` in an empty store. */
 export async function openService(config: Config, log?: Logger): Promise<BranchgraphService> {
-  let store = await openStore(config.store);
-  if (config.storeLatencyMs > 0) store = new LatencyStore(store, config.storeLatencyMs);
-  const graph = await Graph.open(store, { actor: config.actor });
-  return new BranchgraphService(graph, serviceOptions(config, log));
+  return onStore(config, log)(await configuredStore(config));
+}
+
+/** The default graph and the named graphs hosted beside it in the configured store. */
+export async function openGraphHost(config: Config, log?: Logger): Promise<GraphHost> {
+  const store = await configuredStore(config);
+  const open = onStore(config, log);
+  return new GraphHost(await open(store), store, open);
 }

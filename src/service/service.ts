@@ -33,8 +33,10 @@ import type { CatchUpReport } from '../wal/catch-up.js';
 import { walStatus, type WalStatus } from '../wal/wal-status.js';
 import { ServiceMetrics } from './metrics.js';
 
+/** What carries a request; HTTP merges are capped at width one. */
 export type Transport = 'http' | 'embedded' | 'cli' | 'gqt';
 
+/** Who asks and over what: the transport (HTTP caps merges at width one), the actor, the abort signal, the request's logger. */
 export interface RequestContext {
   transport: Transport;
   signal?: AbortSignal;
@@ -45,6 +47,7 @@ export interface RequestContext {
   requestId?: string;
 }
 
+/** A commit as clients see it; `parents` are commit ids, the first the branch's previous head. */
 export interface CommitDto {
   id: string;
   parents: string[];
@@ -58,6 +61,7 @@ export interface CommitDto {
   kind: Commit['kind'];
 }
 
+/** A branch as clients see it: its head commit, when it was created and the commit it was forked from. */
 export interface BranchDto {
   name: string;
   head: CommitDto;
@@ -65,6 +69,7 @@ export interface BranchDto {
   forkedFrom: string | null;
 }
 
+/** What a write batch did: its commit (null when it changed nothing) and counts per kind of change. */
 export interface WriteResultDto {
   commit: CommitDto | null;
   inserted: number;
@@ -76,6 +81,7 @@ export interface WriteResultDto {
 /** A merge result as transports return it: commits in their public shape. */
 export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null }) | MergeConflicts;
 
+/** Service settings: merge width and budget, WAL shard and sealing, catch-up triggers, logger. */
 export interface ServiceOptions {
   /** Width for merges that do not ask, on transports that may choose. */
   defaultWidth?: Width;
@@ -86,6 +92,7 @@ export interface ServiceOptions {
   log?: Logger;
 }
 
+/** What an ingest made durable: its sealed generations, each acknowledged when its PUT returned. */
 export interface IngestResultDto {
   branch: string;
   shard: string;
@@ -97,25 +104,30 @@ export interface IngestResultDto {
   cascaded: number;
 }
 
+/** A branch's WAL: watermarks and pending generations per shard, and this process's last catch-up. */
 export type WalStatusDto = WalStatus & { catchUp: { running: boolean; last: LastCatchUp | null } };
 
+/** The commit a schema change published (null when the schema was already in place) and what it did to each table. */
 export interface SchemaApplyDto {
   commit: CommitDto | null;
   /** What the change did to each table: keep, check, rewrite or drop. */
   tables: Record<string, string>;
 }
 
+/** What a GC request asks: the grace period (raised to at least 15 minutes) and whether to only report. */
 export interface GcInput {
   graceSeconds?: number;
   dryRun?: boolean;
 }
 
+/** What GC deleted, or would delete on a dry run, per kind of object. */
 export type GcReportDto = Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] };
 
 export function commitDto(c: Commit): CommitDto {
   return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, author: c.author ?? c.actor, message: c.message, time: c.time, kind: c.kind };
 }
 
+/** The request-owned operations every transport calls: branches, the one merge handler, writes, ingest and catch-up, reads, schema and GC, each under a `RequestContext`. */
 export class BranchgraphService {
   readonly catchUps: CatchUpManager;
   /** This service's counters and gauges (every merge it runs reports into them). */
@@ -128,8 +140,8 @@ export class BranchgraphService {
   ) {
     this.writer = new WalWriter(graph, {
       shard: opts.wal?.shard ?? 'default',
-      ...(opts.wal?.sealAfterMs !== undefined ? { sealAfterMs: opts.wal.sealAfterMs } : {}),
-      ...(opts.wal?.generationRows !== undefined ? { maxGenerationRows: opts.wal.generationRows } : {}),
+      sealAfterMs: opts.wal?.sealAfterMs,
+      maxGenerationRows: opts.wal?.generationRows,
     });
     this.catchUps = new CatchUpManager(graph, opts.catchUp ?? DEFAULT_CATCHUP_SETTINGS, opts.log);
   }
@@ -193,20 +205,14 @@ export class BranchgraphService {
       const result = await mergeBranches(
         this.graph,
         {
+          ...input,
           source,
-          ...(input.into !== undefined ? { into: input.into } : {}),
           dryRun: input.dryRun ?? false,
-          ...(input.expectedSourceHead !== undefined ? { expectedSourceHead: input.expectedSourceHead } : {}),
-          ...(input.expectedTargetHead !== undefined ? { expectedTargetHead: input.expectedTargetHead } : {}),
           deleteBranch: input.deleteBranch ?? false,
-          ...(ctx.actor !== undefined ? { actor: ctx.actor } : {}),
-          ...(input.author !== undefined ? { author: input.author } : {}),
-          ...(input.message !== undefined ? { message: input.message } : {}),
+          actor: ctx.actor,
           width,
-          ...(this.opts.budgetBytes !== undefined ? { budgetBytes: this.opts.budgetBytes } : {}),
-          ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
-          ...(input.conflictLimit !== undefined ? { conflictLimit: input.conflictLimit } : {}),
-          ...(input.conflictCursor !== undefined ? { conflictCursor: input.conflictCursor } : {}),
+          budgetBytes: this.opts.budgetBytes,
+          signal: ctx.signal,
         },
         { gauges: this.metrics.gauges },
       );
@@ -247,7 +253,7 @@ export class BranchgraphService {
       actor: ctx.actor,
       author: input.author,
       message: input.message ?? `write ${input.ops.length} operations`,
-      ...(input.expectedHead !== undefined ? { expectedHead: input.expectedHead } : {}),
+      expectedHead: input.expectedHead,
     });
     return this.writeDto(r);
   }
@@ -266,10 +272,7 @@ export class BranchgraphService {
   async ingest(branch: string, ops: Iterable<WriteOpInput> | AsyncIterable<WriteOpInput>, ctx: RequestContext): Promise<IngestResultDto> {
     // Watched even if the request fails part-way: generations sealed before the failure are pending too.
     this.catchUps.watch(branch);
-    const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, {
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.actor ? { actor: ctx.actor } : {}),
-    });
+    const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, { signal: ctx.signal, actor: ctx.actor });
     this.metrics.walGenerations += r.generations.length;
     return {
       branch,
@@ -304,18 +307,18 @@ export class BranchgraphService {
   }
 
   async scan(ref: Ref, table: string, opts: { where?: Filter; limit?: number; cursor?: string }, ctx: RequestContext) {
-    return scanRows(this.graph, await this.snapshot(ref, ctx), table, { ...opts, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    return scanRows(this.graph, await this.snapshot(ref, ctx), table, { ...opts, signal: ctx.signal });
   }
 
   async edges(ref: Ref, table: string, key: string, opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string }, ctx: RequestContext) {
     // One snapshot for both the existence check and the edges: resolving the ref twice costs a second head lookup.
     const snap = await this.snapshot(ref, ctx);
     await this.existingRow(snap, table, key, ctx);
-    return edgesOf(this.graph, snap, table, key, { ...opts, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    return edgesOf(this.graph, snap, table, key, { ...opts, signal: ctx.signal });
   }
 
   async log(ref: Ref, limit: number | undefined, ctx: RequestContext): Promise<CommitDto[]> {
-    return (await commitLog(this.graph.repo, await this.snapshot(ref, ctx), { ...(limit !== undefined ? { limit } : {}), ...(ctx.signal ? { signal: ctx.signal } : {}) })).map(commitDto);
+    return (await commitLog(this.graph.repo, await this.snapshot(ref, ctx), { limit, signal: ctx.signal })).map(commitDto);
   }
 
   async commit(id: string, ctx: RequestContext): Promise<CommitDto & { tables: { name: string; rows: number; runs: number }[] }> {
@@ -346,18 +349,14 @@ export class BranchgraphService {
       actor: ctx.actor,
       author: input.author,
       message: input.message ?? 'apply schema',
-      ...(input.migration !== undefined ? { migration: input.migration as NonNullable<Parameters<Graph['applySchema']>[2]>['migration'] } : {}),
+      migration: input.migration as NonNullable<Parameters<Graph['applySchema']>[2]>['migration'],
     });
     const res = r.result;
     return { commit: r.status === 'published' ? commitDto(r.commit) : null, tables: res.tables };
   }
 
   async gc(input: GcInput, ctx: RequestContext): Promise<GcReportDto> {
-    const r = await this.graph.gc({
-      ...(input.graceSeconds !== undefined ? { graceMs: input.graceSeconds * 1000 } : {}),
-      dryRun: input.dryRun ?? false,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    const r = await this.graph.gc({ graceMs: input.graceSeconds === undefined ? undefined : input.graceSeconds * 1000, dryRun: input.dryRun ?? false, signal: ctx.signal });
     const { graceMs, ...rest } = r;
     return { ...rest, graceSeconds: graceMs / 1000, keys: r.keys.slice(0, 1000) };
   }

@@ -68,6 +68,7 @@ function storeError(op: string, key: string, e: unknown): BranchgraphError {
   });
 }
 
+/** A local directory as an object store: create-only writes by hard link, fsynced, atomic across processes. */
 export class FsStore implements ObjectStore {
   readonly kind = 'fs';
   readonly root: string;

@@ -38,6 +38,7 @@ export interface ListOptions extends CallOptions {
   pageSize?: number;
 }
 
+/** The one way branchgraph touches durable state (see the file header for the contract every adapter honours). */
 export interface ObjectStore {
   /** A short name for logs and metrics: `memory`, `fs`, `s3`. */
   readonly kind: string;

@@ -7,11 +7,19 @@ import { MemoryStore } from './memory-store.js';
 import { describeObjectStore } from './object-store.conformance.js';
 import { listAll } from './object-store.js';
 import { parseStoreUrl } from './open-store.js';
+import { PrefixStore } from './prefix-store.js';
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 // Wrappers must be transparent: the same conformance suite holds through them.
 describeObjectStore('counting(latency(faults(memory)))', async () => new CountingStore(new LatencyStore(new FaultStore(new MemoryStore(), { seed: 7 }), 1)));
+
+// A prefixed view sees only its own keys, even beside keys that share the prefix's characters.
+describeObjectStore('prefix(memory) beside other graphs', async () => {
+  const inner = new MemoryStore();
+  for (const k of ['graphs/g', 'graphs/g0/a.json', 'graphs/f/z.json', 'a/b.json', 'zzz']) await inner.putIfAbsent(k, bytes('other'));
+  return new PrefixStore(inner, 'graphs/g/');
+});
 
 describe('CountingStore', () => {
   it('counts calls and bytes per operation, failures included', async () => {

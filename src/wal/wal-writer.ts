@@ -345,7 +345,7 @@ export class WalWriter {
 
   /** Record this shard in the branch's head manifest, so readers list its generations. */
   private async register(branch: string, opts: { signal?: AbortSignal; actor?: string }): Promise<Snapshot> {
-    await this.graph.commitChange<null>(branch, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.actor ? { actor: opts.actor } : {}) }, async (head) => {
+    await this.graph.commitChange<null>(branch, { signal: opts.signal, actor: opts.actor }, async (head) => {
       const marks = watermarksFor(head.manifest, (head.branch as BranchRecord).lineage);
       if (this.shard in marks) return { unchanged: null };
       // Registration changes no rows: pending generations stay pending.

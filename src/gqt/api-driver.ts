@@ -1,0 +1,87 @@
+/**
+ * GQT over any `BranchgraphApi`: the engine in this process, or REST. The
+ * case steps map one to one onto API calls; what differs between
+ * transports is only where the API comes from and what a restart does.
+ */
+import { allRows, type BranchgraphApi, type Ref } from '../service/api.js';
+import type { CatchUpInput, MergeInput } from '../service/inputs.js';
+import type { DriverRef, GqtDriver } from './gqt-driver.js';
+import type { WriteLine } from './gqt-parser.js';
+
+/** Where a driver's API lives: `restart` drops everything but what the store holds. */
+export interface ApiHost {
+  api(): BranchgraphApi;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function toRef(at: DriverRef): Ref {
+  return at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' };
+}
+
+export class ApiDriver implements GqtDriver {
+  constructor(
+    readonly name: string,
+    private readonly host: ApiHost,
+  ) {}
+
+  private get api(): BranchgraphApi {
+    return this.host.api();
+  }
+
+  async applySchema(branch: string, text: string): Promise<void> {
+    await this.api.applySchema(branch, { schema: text });
+  }
+
+  async write(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.api.write(branch, { ops });
+  }
+
+  async ingest(branch: string, ops: WriteLine[]): Promise<void> {
+    await this.api.ingest(branch, ops.map((o) => JSON.stringify(o)).join('\n'));
+  }
+
+  async catchUp(branch: string, input: CatchUpInput): Promise<void> {
+    await this.api.catchUp(branch, input);
+  }
+
+  async pendingGenerations(branch: string): Promise<number> {
+    return (await this.api.walStatus(branch)).pendingGenerations;
+  }
+
+  async createBranch(name: string, from: DriverRef): Promise<void> {
+    await this.api.createBranch(name, toRef(from));
+  }
+
+  async deleteBranch(name: string): Promise<void> {
+    await this.api.deleteBranch(name);
+  }
+
+  merge(source: string, input: MergeInput) {
+    return this.api.mergeBranch(source, input);
+  }
+
+  rows(table: string, at: DriverRef) {
+    return allRows(this.api, table, toRef(at));
+  }
+
+  async schemaText(at: DriverRef): Promise<string> {
+    return (await this.api.getSchema(toRef(at))).text;
+  }
+
+  log(branch: string) {
+    return this.api.log({ branch }, 1000);
+  }
+
+  async head(branch: string): Promise<string> {
+    return (await this.api.getBranch(branch)).head.id;
+  }
+
+  restart(): Promise<void> {
+    return this.host.restart();
+  }
+
+  close(): Promise<void> {
+    return this.host.close();
+  }
+}

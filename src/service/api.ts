@@ -1,0 +1,99 @@
+/**
+ * The branchgraph API as one interface: what a client can ask, whatever
+ * carries the request. The service in this process implements it (bound to
+ * a request context by `embeddedApi`), and so does the REST client; the CLI
+ * and the GQT drivers are written against it once and work over either.
+ */
+import type { Ref } from '../graph/graph.js';
+import type { Page } from '../graph/reads.js';
+import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import type {
+  BranchDto,
+  BranchgraphService,
+  CatchUpReport,
+  CommitDto,
+  DamagedBranch,
+  GcInput,
+  GcReportDto,
+  IngestResultDto,
+  MergeResultDto,
+  RequestContext,
+  SchemaApplyDto,
+  WalStatusDto,
+  WriteResultDto,
+} from './service.js';
+
+export type { Ref, Page };
+
+/** A row with its entity key. */
+export type RowItem = { key: string; row: Record<string, unknown> };
+
+/** NDJSON text, or its bytes as they arrive (a file, a socket). */
+export type NdjsonBody = string | AsyncIterable<Uint8Array>;
+
+/** Every operation a client can ask for, whatever carries it. */
+export interface BranchgraphApi {
+  listBranches(): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }>;
+  getBranch(name: string): Promise<BranchDto>;
+  createBranch(name: string, from?: Ref): Promise<BranchDto>;
+  deleteBranch(name: string): Promise<{ deleted: string }>;
+  /** A merge that finds conflicts resolves to a `conflicts` result; it does not throw. */
+  mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto>;
+  write(branch: string, input: WriteInput): Promise<WriteResultDto>;
+  /** NDJSON operations as one all-or-nothing commit. */
+  load(branch: string, ndjson: string): Promise<WriteResultDto>;
+  /** NDJSON operations appended to the WAL, streamed; every line is acknowledged when this resolves. */
+  ingest(branch: string, ndjson: NdjsonBody): Promise<IngestResultDto>;
+  catchUp(branch: string, input?: CatchUpInput): Promise<CatchUpReport>;
+  walStatus(branch: string): Promise<WalStatusDto>;
+  applySchema(branch: string, input: SchemaApplyInput): Promise<SchemaApplyDto>;
+  getSchema(at: Ref): Promise<{ commit: string; text: string }>;
+  rows(table: string, at: Ref, page?: { limit?: number; cursor?: string }): Promise<Page<RowItem>>;
+  log(at: Ref, limit?: number): Promise<CommitDto[]>;
+  gc(input: GcInput): Promise<GcReportDto>;
+}
+
+/** The service as the API, every call made under `ctx`. */
+export function embeddedApi(service: BranchgraphService, ctx: RequestContext): BranchgraphApi {
+  return {
+    listBranches: () => service.listBranches(ctx),
+    getBranch: (name) => service.getBranch(name, ctx),
+    createBranch: (name, from) => service.createBranch(name, from, ctx),
+    deleteBranch: (name) => service.deleteBranch(name, ctx),
+    mergeBranch: (source, input, signal) => service.mergeBranch(source, input, signal === undefined ? ctx : { ...ctx, signal }),
+    write: (branch, input) => service.write(branch, input, ctx),
+    load: (branch, ndjson) => service.load(branch, ndjson, ctx),
+    ingest: (branch, ndjson) => service.ingestNdjson(branch, typeof ndjson === 'string' ? bytesOf(ndjson) : ndjson, ctx),
+    catchUp: (branch, input = {}) => service.catchUp(branch, input, ctx),
+    walStatus: (branch) => service.walStatus(branch, ctx),
+    applySchema: (branch, input) => service.applySchema(branch, input, ctx),
+    getSchema: async (at) => {
+      const { commit, text } = await service.getSchema(at, ctx);
+      return { commit, text };
+    },
+    rows: (table, at, page = {}) => service.scan(at, table, page, ctx),
+    log: (at, limit) => service.log(at, limit, ctx),
+    gc: (input) => service.gc(input, ctx),
+  };
+}
+
+async function* bytesOf(text: string): AsyncIterable<Uint8Array> {
+  yield new TextEncoder().encode(text);
+}
+
+/** Every row of a table at a ref, following cursors. */
+export async function allRows(api: Pick<BranchgraphApi, 'rows'>, table: string, at: Ref): Promise<RowItem[]> {
+  const out: RowItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api.rows(table, at, { limit: 1000, cursor });
+    out.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return out;
+}
+
+/** A ref as the transports spell it: a branch name, or `commit:<id>`. */
+export function refText(at: Ref): string {
+  return 'commit' in at ? `commit:${at.commit}` : at.branch;
+}
