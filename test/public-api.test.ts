@@ -2,8 +2,22 @@
  * The embedded API's export list, pinned: adding or removing an export is a
  * deliberate change to this test (and to the version), never an accident.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as api from '../src/index.js';
+
+/** Every name src/index.ts exports, with the file that declares or re-exports it. */
+function exportedNames(): { name: string; file: string }[] {
+  const index = readFileSync('src/index.ts', 'utf8');
+  return [...index.matchAll(/export (?:type )?\{([^}]*)\} from '([^']+)'/g)].flatMap((m) =>
+    (m[1] as string)
+      .split(',')
+      .map((n) => n.trim().replace(/^type /, ''))
+      .filter((n) => n !== '')
+      .map((name) => ({ name, file: path.join('src', (m[2] as string).replace(/\.js$/, '.ts')) })),
+  );
+}
 
 describe('public API', () => {
   it('exports exactly the documented values', () => {
@@ -31,6 +45,25 @@ describe('public API', () => {
       'serviceOnStore',
       'startServer',
     ]);
+  });
+
+  it('every export is declared under a doc comment', () => {
+    const undocumented: string[] = [];
+    for (const exported of exportedNames()) {
+      let { file } = exported;
+      const { name } = exported;
+      let text = readFileSync(file, 'utf8');
+      // A name a file only passes on is documented where it is declared.
+      for (let hops = 0; hops < 3; hops++) {
+        const passed = new RegExp(`export (?:type )?\\{[^}]*\\b${name}\\b[^}]*\\} from '([^']+)'`).exec(text);
+        if (passed === null) break;
+        file = path.join(path.dirname(file), (passed[1] as string).replace(/\.js$/, '.ts'));
+        text = readFileSync(file, 'utf8');
+      }
+      const decl = new RegExp(`^export (?:abstract )?(?:async )?(?:class|interface|type|function|const) ${name}\\b`, 'm').exec(text);
+      if (decl === null || !text.slice(0, decl.index).trimEnd().endsWith('*/')) undocumented.push(`${name} (${file})`);
+    }
+    expect(undocumented).toEqual([]);
   });
 
   it('runs the documented embedded round: schema, branch, write, merge', async () => {

@@ -44,6 +44,7 @@ export interface Snapshot {
   readAt?: number;
 }
 
+/** What to read at: a branch head, or a fixed commit. */
 export type Ref = { branch: string } | { commit: string };
 
 export interface ChangeOptions {

@@ -20,6 +20,7 @@ export const MAX_PAGE = 1000;
 export type FilterOp = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in';
 export type Filter = Record<string, Value | { op: FilterOp; value: Value }>;
 
+/** One page of a listing; `nextCursor` continues it, null at the end. */
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;

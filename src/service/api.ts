@@ -23,7 +23,8 @@ import type {
   WriteResultDto,
 } from './service.js';
 
-export type { Ref, Page };
+export type { Ref } from '../graph/graph.js';
+export type { Page } from '../graph/reads.js';
 
 /** A row with its entity key. */
 export type RowItem = { key: string; row: Record<string, unknown> };

@@ -67,6 +67,7 @@ export interface CatchUpBatch {
 
 export type CatchUpPhase = 'list' | 'pipeline';
 
+/** What a catch-up did: batches and generations folded, rounds started over, pipeline overlap and memory, phase times and store calls. */
 export interface CatchUpReport {
   branch: string;
   outcome: 'caught_up' | 'nothing_pending' | 'incomplete';
