@@ -19,6 +19,7 @@ import { Repository, validateBranchName, type BranchRecord, type DamagedBranch }
 import { schemaHashOf } from '../model/schema.js';
 import { findInputProblem } from '../model/text.js';
 import { keys } from './keys.js';
+import type { ManifestReader, TableReader } from './ports.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
 import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
@@ -124,7 +125,7 @@ export interface UnchangedChange<T> {
 
 export type ChangeResult<T> = PublishedChange<T> | UnchangedChange<T>;
 
-export class Graph {
+export class Graph implements TableReader, ManifestReader {
   readonly repo: Repository;
   readonly runs: RunStore;
   readonly actor: string;
@@ -204,6 +205,16 @@ export class Graph {
 
   resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot> {
     return 'branch' in ref ? this.branchHead(ref.branch, signal) : this.commitSnapshot(ref.commit, signal);
+  }
+
+  /** A published manifest (the `ManifestReader` port). */
+  readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
+    return this.repo.readManifest(ref, signal);
+  }
+
+  /** The manifest a branch record's head is at (the `ManifestReader` port). */
+  headRef(rec: BranchRecord, signal?: AbortSignal): Promise<ManifestRef> {
+    return this.repo.headRef(rec, signal);
   }
 
   /** A table's type, version and run loader in a snapshot. */

@@ -1,7 +1,8 @@
 /**
  * The small interfaces plans and reads are written against, so each takes
- * only what it uses. `Graph` implements `TableReader`; `RunStore`
- * implements `RunWriter`; `Repository` implements `ManifestReader`. Tests
+ * only what it uses. `Graph` implements `TableReader` and
+ * `ManifestReader`; `RunStore` implements `RunReader` and `RunWriter`;
+ * `Repository` implements `ManifestReader` too. Tests
  * may pass anything that fits.
  */
 import type { TableType } from '../model/schema.js';

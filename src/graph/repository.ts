@@ -26,6 +26,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { EMPTY_SCHEMA, SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
+import type { ManifestReader } from './ports.js';
 import { ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 
@@ -84,7 +85,7 @@ function readRecord(bytes: Uint8Array, key: string): BranchRecord {
   return rec;
 }
 
-export class Repository {
+export class Repository implements ManifestReader {
   private readonly manifests: PromiseCache<string, Manifest>;
   private readonly schemas: PromiseCache<string, Schema>;
   private readonly knownVersion: Map<string, number>;

@@ -15,6 +15,7 @@ import { bytesHash } from '../model/canonical.js';
 import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import { newestRows, type LoadRun } from '../table/table-version.js';
 import { keys } from './keys.js';
+import type { RunReader, RunWriter } from './ports.js';
 import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { decodeGeneration, GenerationFoldedError, generationRows, isPendingRun, type Generation } from '../pending/generation.js';
@@ -46,7 +47,7 @@ class RunCache {
   }
 }
 
-export class RunStore {
+export class RunStore implements RunReader, RunWriter {
   private readonly shared: RunCache;
 
   constructor(

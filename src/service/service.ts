@@ -174,7 +174,7 @@ export class BranchgraphService {
   }
 
   private async branchDto(name: string, head: Commit, rec: { time: string; from: { lineage: string; version: number } | null }, ctx: RequestContext): Promise<BranchDto> {
-    const forkedFrom = rec.from === null ? null : (await this.graph.repo.readManifest(rec.from, ctx.signal)).commit.id;
+    const forkedFrom = rec.from === null ? null : (await this.graph.readManifest(rec.from, ctx.signal)).commit.id;
     return { name, head: commitDto(head), createdAt: rec.time, forkedFrom };
   }
 
@@ -318,7 +318,7 @@ export class BranchgraphService {
   }
 
   async log(ref: Ref, limit: number | undefined, ctx: RequestContext): Promise<CommitDto[]> {
-    return (await commitLog(this.graph.repo, await this.snapshot(ref, ctx), { limit, signal: ctx.signal })).map(commitDto);
+    return (await commitLog(this.graph, await this.snapshot(ref, ctx), { limit, signal: ctx.signal })).map(commitDto);
   }
 
   async commit(id: string, ctx: RequestContext): Promise<CommitDto & { tables: { name: string; rows: number; runs: number }[] }> {
