@@ -24,6 +24,7 @@ export type {
   BranchDto,
   CatchUpReport,
   CommitDto,
+  CompactResultDto,
   DamagedBranch,
   GcInput,
   GcReportDto,
@@ -40,7 +41,7 @@ export { openGraphHost, openService, serviceOnStore } from './service/open-servi
 export { allRows, embeddedApi, type BranchgraphApi, type NdjsonBody, type RowItem } from './service/api.js';
 export { GraphHost, type HostedGraph } from './service/graph-host.js';
 export { loadConfig, type Config } from './service/config.js';
-export { LIMITS, parseRef, type CatchUpInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './service/inputs.js';
+export { LIMITS, parseRef, type CatchUpInput, type CompactInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './service/inputs.js';
 
 // Stores.
 export type { ObjectStore, ObjectInfo } from './store/object-store.js';

@@ -6,7 +6,8 @@
  * stream rows into main with catch-up running on both replicas. Every
  * acknowledged row and non-conflicting change must land exactly once, the
  * conflict must be reported exactly, races must surface only as the typed
- * retryable error, and the final state must equal the model.
+ * retryable error, and the final state must equal the model. Both replicas
+ * also compact in the background, racing each other and every writer.
  */
 import { describe, expect, it } from 'vitest';
 import { processServer, type ServerHandle } from '../src/gqt/http-drivers.js';
@@ -37,8 +38,10 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
     const url = freshS3Url('replicas');
     const servers: ServerHandle[] = [];
     try {
-      servers.push(await processServer(url, ['--shard', 'replica-0'])());
-      servers.push(await processServer(url, ['--shard', 'replica-1'])());
+      // Both replicas compact in the background too, racing each other and every writer.
+      const compacting = { COMPACTION_BACKGROUND: 'true', COMPACTION_DELAY_MS: '20' };
+      servers.push(await processServer(url, ['--shard', 'replica-0'], compacting)());
+      servers.push(await processServer(url, ['--shard', 'replica-1'], compacting)());
       const clients = servers.map((s) => new RestClient(s.url));
       const c = (i: number) => clients[i % 2] as RestClient;
       await c(0).applySchema('main', { schema: 'node P { id: string @key\n v: int\n w: int? }' });

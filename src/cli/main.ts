@@ -11,7 +11,7 @@ import pino from 'pino';
 import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError, toBranchgraphError } from '../model/errors.js';
 import { CONFIG_HELP, loadConfig } from '../service/config.js';
-import { CatchUpInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
+import { CatchUpInputZ, CompactInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
 import { openService } from '../service/open-service.js';
 import { embeddedApi, type BranchgraphApi } from '../service/api.js';
 
@@ -25,6 +25,7 @@ commands:
   ingest BRANCH FILE.ndjson [--shard NAME]  append to the WAL (streamed; generations sealed as they fill)
   catchup BRANCH [--max-generations N] [--serial]  fold pending WAL generations into the tables
   wal BRANCH                             WAL status: watermarks, pending generations, last catch-up
+  compact BRANCH [--full] [--table T]    compact tables now (servers also compact in the background)
   schema get [--at REF] | apply BRANCH FILE
   gc [--grace-seconds N] [--dry-run]
   gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]
@@ -79,6 +80,8 @@ async function main(argv: string[]): Promise<number> {
       'generation-rows': { type: 'string' },
       'max-generations': { type: 'string' },
       serial: { type: 'boolean' },
+      full: { type: 'boolean' },
+      table: { type: 'string' },
     },
   });
   const str = (k: keyof typeof flags): string | undefined => (typeof flags[k] === 'string' ? (flags[k] as string) : undefined);
@@ -177,6 +180,14 @@ async function main(argv: string[]): Promise<number> {
       const max = str('max-generations');
       const input = parseInput(CatchUpInputZ, { maxGenerations: max === undefined ? undefined : Number(max), pipeline: flags.serial ? false : undefined }, 'flags');
       out(await (await connect()).catchUp(branch, input));
+      return 0;
+    }
+    case 'compact': {
+      const [branch] = positionals;
+      if (!branch) return usage('compact BRANCH [--full] [--table T]');
+      const table = str('table');
+      const input = parseInput(CompactInputZ, { mode: flags.full ? 'full' : undefined, tables: table === undefined ? undefined : [table] }, 'flags');
+      out(await (await connect()).compact(branch, input));
       return 0;
     }
     case 'wal': {

@@ -29,11 +29,13 @@ export interface ServerHandle {
 export type ServerLauncher = () => Promise<ServerHandle>;
 
 /** `branchgraph serve` as a child process on a free port. */
-export function processServer(storeUrl: string, extraArgs: string[] = []): ServerLauncher {
+export function processServer(storeUrl: string, extraArgs: string[] = [], env: Record<string, string> = {}): ServerLauncher {
   return async () => {
     const cli = cliCommand();
+    // Cases check logs exactly: no background compaction adding commits of its own.
     const child: ChildProcess = spawn(cli.command, [...cli.args, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt', ...extraArgs], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, COMPACTION_BACKGROUND: 'false', ...env },
     });
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
@@ -66,7 +68,7 @@ export function processServer(storeUrl: string, extraArgs: string[] = []): Serve
 /** The same server in this process, with its own graph and caches. */
 export function inProcessServer(storeUrl: string): ServerLauncher {
   return async () => {
-    const s = await startServer(loadConfig({}, { store: storeUrl, port: '0', actor: 'gqt' }), pino({ level: 'silent' }));
+    const s = await startServer(loadConfig({ COMPACTION_BACKGROUND: 'false' }, { store: storeUrl, port: '0', actor: 'gqt' }), pino({ level: 'silent' }));
     return { url: s.url, stop: () => s.close() };
   };
 }

@@ -112,7 +112,8 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     for (const t of Object.values(m.tables)) for (const r of t.runs) runRefs.set(r.key, r);
   }
   for (const r of runRefs.values()) {
-    if (r.segmented) for (const k of await graph.runs.objectKeys(r, signal)) keep.add(k);
+    // A run's other objects (segments, what a compaction replaced) live as long as the run.
+    if (r.segmented || r.compacted) for (const k of await graph.runs.objectKeys(r, signal)) keep.add(k);
     else keep.add(r.key);
   }
 

@@ -12,8 +12,8 @@ import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/e
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
-import type { RunRef, RunRow } from '../table/run.js';
-import { EMPTY_TABLE, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
+import type { RunRef } from '../table/run.js';
+import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import { Repository, validateBranchName, type BranchRecord, type DamagedBranch } from './repository.js';
 import { schemaHashOf } from '../model/schema.js';
@@ -25,6 +25,8 @@ import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
 import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
+import { GroupCommit } from './group-commit.js';
+import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../pending/pending-wal.js';
 import { foldedEntries, GenerationFoldedError, isPendingRun } from '../pending/generation.js';
@@ -91,6 +93,8 @@ export interface ChangePlan<T> {
   scratch: RunRef[];
   result: T;
   message?: string;
+  /** The writes a group commit publishes together (see group-commit.ts). */
+  group?: Commit['group'];
 }
 
 export interface GraphOptions {
@@ -144,6 +148,7 @@ export class Graph implements TableReader, ManifestReader {
   }
 
   private readonly opts: GraphOptions;
+  private readonly groups = new GroupCommit(this);
 
   /** This graph, with the same caches, seen through another store wrapper (per-request counting, abort). */
   withStore(store: ObjectStore): Graph {
@@ -471,6 +476,7 @@ export class Graph implements TableReader, ManifestReader {
         message: plan.message ?? opts.message ?? plan.kind,
         time: new Date(this.clock()).toISOString(),
         kind: plan.kind,
+        ...(plan.group !== undefined ? { group: plan.group } : {}),
       },
       ancestry: mergeAncestry(prev.ancestry, second?.ancestry ?? {}, { [rec.lineage]: version }),
       generation: Math.max(prev.generation, second?.generation ?? 0) + 1,
@@ -479,9 +485,13 @@ export class Graph implements TableReader, ManifestReader {
 
   // ---- embedded conveniences ------------------------------------------------
 
-  /** Apply a write batch to a branch as one commit. */
+  /**
+   * Apply a write batch to a branch, all or nothing. Batches arriving while
+   * another publishes on the branch are grouped into one commit (see
+   * group-commit.ts); each is still validated as if it ran alone.
+   */
   write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
-    return this.commitChange(branch, opts, (head) => planWrite(this, this.runs, head, ops, opts.signal));
+    return this.groups.write(branch, ops, opts);
   }
 
   /** Apply schema text (or IR) to a branch as one commit. */
@@ -495,23 +505,14 @@ export class Graph implements TableReader, ManifestReader {
     return this.commitChange(branch, opts, (head) => planWrite(this, this.runs, head, ops, opts.signal, MAX_LOAD_ROWS));
   }
 
-  /** Rewrite tables as one run each (dropping tombstones), as one commit. */
-  compact(branch: string, tables: readonly string[] | undefined, opts: ChangeOptions = {}): Promise<ChangeResult<{ tables: string[] }>> {
-    return this.commitChange<{ tables: string[] }>(branch, opts, async (head) => {
-      const names = (tables ?? Object.keys(head.tables)).filter((n) => (head.tables[n]?.runs.length ?? 0) > 1).sort();
-      if (names.length === 0) return { unchanged: { tables: [] } };
-      const out: Record<string, TableVersion> = {};
-      const scratch: RunRef[] = [];
-      for (const name of names) {
-        const t = this.table(head, name, opts.signal);
-        const rows: RunRow[] = [];
-        for await (const r of mergeRuns(t.version.runs, t.load, undefined)) rows.push(r);
-        const ref = await this.runs.write(t.type, rows, opts.signal);
-        scratch.push(ref);
-        out[name] = { runs: rows.length > 0 ? [ref] : [] };
-      }
-      return { kind: 'compact', tables: out, scratch, result: { tables: names }, message: `compact ${names.join(', ')}` };
-    });
+  /**
+   * Compact tables as one commit (see compaction.ts): `tiered` merges only
+   * the newest runs the size-tiered policy says are due, `full` rewrites
+   * each table as one run. Pending WAL rows are left pending; writers are
+   * never blocked (a compaction that loses a race is planned again).
+   */
+  compact(branch: string, opts: ChangeOptions & CompactOptions = {}): Promise<ChangeResult<CompactionResult>> {
+    return compactBranch(this, branch, opts);
   }
 
   gc(opts: GcOptions = {}): Promise<GcReport> {

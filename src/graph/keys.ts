@@ -10,6 +10,7 @@
  *   runs/<table>/<ulid>.arrow          table runs
  *   runs/<table>/<ulid>.json           index of a segmented run, whose segments are
  *   runs/<table>/<ulid>/<n>.arrow      its segment files
+ *   runs/<table>/<ulid>.replaced.json  the runs a compacted run replaced
  *   wal/...                            ingest generations (see src/wal)
  *
  * Branch names are percent-encoded into one segment, so `review` and
@@ -34,6 +35,8 @@ export const keys = {
   run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,
   runIndex: (table: string, id: string): string => `runs/${table}/${id}.json`,
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
+  /** The runs a compacted run replaced, oldest first. */
+  runReplaced: (table: string, id: string): string => `runs/${table}/${id}.replaced.json`,
 };
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */

@@ -23,6 +23,7 @@ export const RunRefZ = z.object({
   maxKey: z.string(),
   checksum: z.string().regex(/^[0-9a-f]{32}$/),
   segmented: z.boolean().optional(),
+  compacted: z.boolean().optional(),
 });
 
 export const ManifestRefZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
@@ -41,6 +42,8 @@ export const CommitZ = z.object({
   message: z.string(),
   time: z.string(),
   kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact']),
+  /** The writes a group commit published together, in order, each with who it was for and its message. */
+  group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
 });
 export type Commit = z.infer<typeof CommitZ>;
 

@@ -14,7 +14,7 @@ import { PromiseCache } from '../model/promise-cache.js';
 import { bytesHash } from '../model/canonical.js';
 import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
 import { newestRows, type LoadRun } from '../table/table-version.js';
-import { keys } from './keys.js';
+import { keys, parseKey } from './keys.js';
 import type { RunReader, RunWriter } from './ports.js';
 import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
@@ -24,6 +24,7 @@ export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
 
 const RunIndexZ = z.object({ format: z.literal(1), segments: z.array(RunRefZ) });
+const ReplacedZ = z.object({ format: z.literal(1), runs: z.array(RunRefZ) });
 
 export interface LoadedGeneration {
   generation: Generation;
@@ -36,6 +37,8 @@ class RunCache {
   /** Decoded runs, by key and the table shape they were decoded for, weighed by stored bytes. */
   readonly runs: PromiseCache<string, RunData>;
   readonly indexes = new PromiseCache<string, RunRef[]>();
+  /** What compacted runs replaced: small, immutable, read when a delta spans a compaction. */
+  readonly replaced = new PromiseCache<string, RunRef[]>({ maxWeight: 10_000 });
   /** Pending WAL generations, immutable like runs; bounded separately (they are read as a group). */
   readonly generations: PromiseCache<string, LoadedGeneration>;
   constructor(
@@ -92,6 +95,8 @@ export class RunStore implements RunReader, RunWriter {
       const key = keys.run(table.name, id);
       const bytes = encodeRun(table, rows);
       await this.store.putIfAbsent(key, bytes, { signal });
+      // The next write or merge on the table reads this run first: keep it rather than read it back.
+      this.shared.runs.set(runCacheKey(table, key), decodeRun(table, bytes, key), bytes.length);
       return runRefOf(key, rows, bytes);
     }
     const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) => rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS));
@@ -147,7 +152,37 @@ export class RunStore implements RunReader, RunWriter {
 
   /** Every object key a run occupies. */
   async objectKeys(ref: RunRef, signal?: AbortSignal): Promise<string[]> {
-    return ref.segmented ? [ref.key, ...(await this.segments(ref, signal)).map((s) => s.key)] : [ref.key];
+    const own = ref.segmented ? [ref.key, ...(await this.segments(ref, signal)).map((s) => s.key)] : [ref.key];
+    return ref.compacted ? [...own, replacedKey(ref)] : own;
+  }
+
+  /**
+   * Compact `refs` (a contiguous stretch of a table's runs, oldest first)
+   * into one run that reads the same in their place, and record what it
+   * replaced. Tombstones are kept unless the stretch starts at the table's
+   * oldest run (`dropTombstones`), where they shadow nothing. Undefined when
+   * nothing is left to store.
+   */
+  async writeCompacted(table: TableType, refs: readonly RunRef[], dropTombstones: boolean, signal?: AbortSignal): Promise<RunRef | undefined> {
+    const newest = await newestRows(refs, this.loader(table, signal));
+    const rows = dropTombstones ? newest.filter((r) => !r.tomb) : newest;
+    if (rows.length === 0) return undefined;
+    const ref: RunRef = { ...(await this.write(table, rows, signal)), compacted: true };
+    try {
+      await this.store.putIfAbsent(replacedKey(ref), encodeJson({ format: 1, runs: refs }), { signal });
+    } catch (e) {
+      await this.delete([{ ...ref, compacted: false }]).catch(() => undefined);
+      throw e;
+    }
+    this.shared.replaced.set(ref.key, [...refs]);
+    return ref;
+  }
+
+  /** The runs a compacted run replaced, oldest first. */
+  replacedBy(ref: RunRef, signal?: AbortSignal): Promise<RunRef[]> {
+    if (!ref.compacted) return Promise.resolve([ref]);
+    const key = replacedKey(ref);
+    return this.shared.replaced.get(ref.key, () => this.store.get(key, { signal }).then((b) => decodeJson(ReplacedZ, b, key).runs));
   }
 
   /** A WAL generation object, decoded; cached because every head resolution overlays the pending ones. */
@@ -184,7 +219,7 @@ export class RunStore implements RunReader, RunWriter {
   }
 
   loader(table: TableType, signal?: AbortSignal): LoadRun {
-    return Object.assign((ref: RunRef) => this.load(table, ref, signal), { segments: (ref: RunRef) => this.segments(ref, signal) });
+    return Object.assign((ref: RunRef) => this.load(table, ref, signal), { segments: (ref: RunRef) => this.segments(ref, signal), replaced: (ref: RunRef) => this.replacedBy(ref, signal) });
   }
 
   async delete(refs: readonly RunRef[], signal?: AbortSignal): Promise<void> {
@@ -198,8 +233,16 @@ export class RunStore implements RunReader, RunWriter {
   clear(): void {
     this.shared.runs.clear();
     this.shared.generations.clear();
+    this.shared.replaced.clear();
     this.indexes.clear();
   }
+}
+
+/** Where the list of what a compacted run replaced is stored: beside the run, under its id. */
+function replacedKey(ref: RunRef): string {
+  const parsed = parseKey(ref.key);
+  if (parsed?.kind !== 'run') throw new BranchgraphError('internal', `${ref.key} is not a stored run`);
+  return keys.runReplaced(parsed.table, parsed.id);
 }
 
 /** Decoding depends on the table's properties, so the schema shape is part of a run's cache key. */

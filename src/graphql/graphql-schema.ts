@@ -9,7 +9,7 @@ import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import { isMasked, publicError, toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
-import { CatchUpInputZ, CreateBranchZ, DirectionZ, GcInputZ, IngestInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
+import { CatchUpInputZ, CompactInputZ, CreateBranchZ, DirectionZ, GcInputZ, IngestInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
 import type { BranchgraphService, MergeResultDto, RequestContext } from '../service/service.js';
 import { packageRoot } from '../service/package-root.js';
 
@@ -151,6 +151,7 @@ export function graphqlSchema() {
         catchUp: op('write', (_p, a, c) =>
           c.service.catchUp(String(a.branch), parseInput(CatchUpInputZ, stripNulls({ maxGenerations: a.maxGenerations, maxBytes: a.maxBytes, pipeline: a.pipeline }), 'input'), c.requestCtx),
         ),
+        compact: op('write', (_p, a, c) => c.service.compact(String(a.branch), parseInput(CompactInputZ, stripNulls({ tables: a.tables, mode: a.mode }), 'args'), c.requestCtx)),
         applySchema: op('admin', (_p, a, c) => c.service.applySchema(String(a.branch), parseInput(SchemaApplyZ, stripNulls(a.input), 'input'), c.requestCtx)),
         gc: op('admin', async (_p, a, c) => {
           const r = await c.service.gc(parseInput(GcInputZ, stripNulls({ graceSeconds: a.graceSeconds, dryRun: a.dryRun }), 'args'), c.requestCtx);

@@ -18,7 +18,21 @@ import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { BodyBudget, readBodyText } from './request-body.js';
-import { CatchUpInputZ, CreateBranchZ, CreateGraphZ, GcInputZ, LIMITS, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ, DirectionZ } from '../service/inputs.js';
+import {
+  CatchUpInputZ,
+  CompactInputZ,
+  CreateBranchZ,
+  CreateGraphZ,
+  GcInputZ,
+  LIMITS,
+  MergeInputZ,
+  parseInput,
+  parseRef,
+  ScanInputZ,
+  SchemaApplyZ,
+  WriteInputZ,
+  DirectionZ,
+} from '../service/inputs.js';
 import { packageRoot } from '../service/package-root.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
@@ -221,6 +235,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     return c.json(await service.ingestNdjson(param(c, 'id'), body as unknown as AsyncIterable<Uint8Array>, ctxOf(c)));
   });
   app.post('/branches/:id/catchup', role('write'), async (c) => c.json(await service.catchUp(param(c, 'id'), parseInput(CatchUpInputZ, await jsonBody(c), 'body'), ctxOf(c))));
+  app.post('/branches/:id/compact', role('write'), async (c) => c.json(await service.compact(param(c, 'id'), parseInput(CompactInputZ, await jsonBody(c), 'body'), ctxOf(c))));
   app.get('/branches/:id/wal', role('read'), async (c) => c.json(await service.walStatus(param(c, 'id'), ctxOf(c))));
   app.post('/branches/:id/schema', role('admin'), async (c) => {
     const input = parseInput(SchemaApplyZ, await jsonBody(c), 'body');

@@ -5,8 +5,21 @@
  * modes the same way.
  */
 import { refText, type BranchgraphApi, type NdjsonBody, type Page, type Ref, type RowItem } from '../service/api.js';
-import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
-import type { BranchDto, CatchUpReport, CommitDto, DamagedBranch, GcInput, GcReportDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
+import type {
+  BranchDto,
+  CatchUpReport,
+  CommitDto,
+  CompactResultDto,
+  DamagedBranch,
+  GcInput,
+  GcReportDto,
+  IngestResultDto,
+  MergeResultDto,
+  SchemaApplyDto,
+  WalStatusDto,
+  WriteResultDto,
+} from '../service/service.js';
 import { errorFromBody, type ErrorBody } from '../model/errors.js';
 
 /** `BranchgraphApi` over HTTP against a running server. */
@@ -90,6 +103,10 @@ export class RestClient implements BranchgraphApi {
 
   catchUp(branch: string, input: CatchUpInput = {}): Promise<CatchUpReport> {
     return this.post(`/branches/${encodeURIComponent(branch)}/catchup`, input);
+  }
+
+  compact(branch: string, input: CompactInput = {}): Promise<CompactResultDto> {
+    return this.post(`/branches/${encodeURIComponent(branch)}/compact`, input);
   }
 
   walStatus(branch: string): Promise<WalStatusDto> {

@@ -21,7 +21,7 @@ import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { changedStates, deltaRuns, lookupStates, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { alignForDelta, changedStates, deltaRuns, lookupStates, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { mergeEntity } from './three-way.js';
 
 export interface PrepareInput {
@@ -51,9 +51,11 @@ const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
   const { type, base, source, target, load } = input;
   const [sourceStates, targetStates] = await Promise.all([changedStates(base, source, load), changedStates(base, target, load)]);
-  const shared = deltaRuns(base, source) !== undefined && deltaRuns(base, target) !== undefined;
+  // Sides compacted since the base still share its runs once unfolded (see alignForDelta).
+  const [alignedSource, alignedTarget] = await Promise.all([alignForDelta(base, source, load), alignForDelta(base, target, load)]);
+  const shared = alignedSource !== undefined && alignedTarget !== undefined;
   const targetKeys = new Set(target.runs.map((r) => r.key));
-  const adopted = shared ? (deltaRuns(base, source) as RunRef[]).filter((r) => !targetKeys.has(r.key)) : [];
+  const adopted = shared ? (deltaRuns(base, alignedSource) as RunRef[]).filter((r) => !targetKeys.has(r.key)) : [];
 
   // What each key reads as under `target ++ adopted`, for keys the adopted runs hold.
   const adoptedState = new Map<string, Row | null>();

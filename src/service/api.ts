@@ -6,12 +6,13 @@
  */
 import type { Ref } from '../graph/graph.js';
 import type { Page } from '../graph/reads.js';
-import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
 import type {
   BranchDto,
   BranchgraphService,
   CatchUpReport,
   CommitDto,
+  CompactResultDto,
   DamagedBranch,
   GcInput,
   GcReportDto,
@@ -47,6 +48,8 @@ export interface BranchgraphApi {
   ingest(branch: string, ndjson: NdjsonBody): Promise<IngestResultDto>;
   catchUp(branch: string, input?: CatchUpInput): Promise<CatchUpReport>;
   walStatus(branch: string): Promise<WalStatusDto>;
+  /** Compact a branch's tables now (servers also compact in the background). */
+  compact(branch: string, input?: CompactInput): Promise<CompactResultDto>;
   applySchema(branch: string, input: SchemaApplyInput): Promise<SchemaApplyDto>;
   getSchema(at: Ref): Promise<{ commit: string; text: string }>;
   rows(table: string, at: Ref, page?: { limit?: number; cursor?: string }): Promise<Page<RowItem>>;
@@ -67,6 +70,7 @@ export function embeddedApi(service: BranchgraphService, ctx: RequestContext): B
     ingest: (branch, ndjson) => service.ingestNdjson(branch, typeof ndjson === 'string' ? bytesOf(ndjson) : ndjson, ctx),
     catchUp: (branch, input = {}) => service.catchUp(branch, input, ctx),
     walStatus: (branch) => service.walStatus(branch, ctx),
+    compact: (branch, input = {}) => service.compact(branch, input, ctx),
     applySchema: (branch, input) => service.applySchema(branch, input, ctx),
     getSchema: async (at) => {
       const { commit, text } = await service.getSchema(at, ctx);

@@ -12,6 +12,7 @@ import { isValidShard } from '../pending/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
 import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
 import { DEFAULT_BUDGET_BYTES } from '../merge/preparation-scheduler.js';
+import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
 
 /** Validated server and engine configuration (see `CONFIG_HELP` for every setting). */
 export interface Config {
@@ -32,6 +33,7 @@ export interface Config {
   sealAfterMs: number;
   generationRows: number;
   catchUp: CatchUpSettings;
+  compaction: CompactionSettings;
 }
 
 export const CONFIG_HELP = `
@@ -55,6 +57,8 @@ export const CONFIG_HELP = `
                        CATCHUP_MEMORY_BUDGET_BYTES    memory shared by the (at most two) live batches, default 268435456
                        CATCHUP_TRIGGER_GENERATIONS    background catch-up when this many generations are pending, default 16; 0 disables
                        CATCHUP_INTERVAL_MS            how often the background trigger looks, default 1000
+                       COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
+                       COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
 `;
 
 /** The host name, reduced to what a shard name may hold. */
@@ -98,6 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
   if (![1, 2, 4].includes(width)) problems.push({ path: '--merge-width / BRANCHGRAPH_MERGE_WIDTH', message: 'must be 1, 2 or 4' });
   const pipelineFlag = (env.CATCHUP_PIPELINE_ENABLED ?? 'true').toLowerCase();
   if (!['true', 'false', '1', '0'].includes(pipelineFlag)) problems.push({ path: 'CATCHUP_PIPELINE_ENABLED', message: `must be true or false, got ${JSON.stringify(env.CATCHUP_PIPELINE_ENABLED)}` });
+  const compactionFlag = (env.COMPACTION_BACKGROUND ?? 'true').toLowerCase();
+  if (!['true', 'false', '1', '0'].includes(compactionFlag)) problems.push({ path: 'COMPACTION_BACKGROUND', message: `must be true or false, got ${JSON.stringify(env.COMPACTION_BACKGROUND)}` });
   const shard = pick('shard', 'BRANCHGRAPH_SHARD') ?? defaultShard();
   if (!isValidShard(shard))
     problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', and not a reserved name such as constructor, got ${JSON.stringify(shard)}` });
@@ -124,6 +130,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       budgetBytes: envInt('CATCHUP_MEMORY_BUDGET_BYTES', DEFAULT_CATCHUP_SETTINGS.budgetBytes, 1, Number.MAX_SAFE_INTEGER),
       triggerGenerations: envInt('CATCHUP_TRIGGER_GENERATIONS', DEFAULT_CATCHUP_SETTINGS.triggerGenerations, 0, 1_000_000),
       intervalMs: envInt('CATCHUP_INTERVAL_MS', DEFAULT_CATCHUP_SETTINGS.intervalMs, 10, 3_600_000),
+    },
+    compaction: {
+      background: compactionFlag === 'true' || compactionFlag === '1',
+      delayMs: envInt('COMPACTION_DELAY_MS', DEFAULT_COMPACTION_SETTINGS.delayMs, 0, 3_600_000),
     },
   };
   if (problems.length > 0) {

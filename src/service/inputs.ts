@@ -108,6 +108,15 @@ export const CatchUpInputZ = z
 /** A catch-up request: the batch cap and whether to pipeline. */
 export type CatchUpInput = z.infer<typeof CatchUpInputZ>;
 
+export const CompactInputZ = z
+  .object({
+    tables: z.array(z.string().min(1).max(200)).max(10_000).optional(),
+    mode: z.enum(['tiered', 'full']).optional(),
+  })
+  .strict();
+/** A compaction request: which tables (default all) and `tiered` (what is due, the default) or `full` (one run per table). */
+export type CompactInput = z.infer<typeof CompactInputZ>;
+
 export const GcInputZ = z
   .object({
     graceSeconds: z

@@ -20,6 +20,7 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
     budgetBytes: config.budgetBytes,
     wal: { shard: config.shard, sealAfterMs: config.sealAfterMs, generationRows: config.generationRows },
     catchUp: config.catchUp,
+    compaction: config.compaction,
     ...(log ? { log } : {}),
   };
 }

@@ -26,12 +26,14 @@ import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import { ndjsonStream } from '../graph/ndjson.js';
-import type { CatchUpInput, MergeInput, SchemaApplyInput, WriteInput, WriteOpInput } from './inputs.js';
+import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput, WriteOpInput } from './inputs.js';
 import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
 import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
 import type { CatchUpReport } from '../wal/catch-up.js';
 import { walStatus, type WalStatus } from '../wal/wal-status.js';
 import { ServiceMetrics } from './metrics.js';
+import { Compactor, DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
+import type { CompactionResult } from '../graph/compaction.js';
 
 /** What carries a request; HTTP merges are capped at width one. */
 export type Transport = 'http' | 'embedded' | 'cli' | 'gqt';
@@ -89,7 +91,14 @@ export interface ServiceOptions {
   /** This process's WAL writer identity and sealing thresholds. */
   wal?: { shard: string; sealAfterMs?: number; generationRows?: number };
   catchUp?: CatchUpSettings;
+  compaction?: CompactionSettings;
   log?: Logger;
+}
+
+/** What a compaction did: its commit (null when nothing was due) and runs per table before and after. */
+export interface CompactResultDto {
+  commit: CommitDto | null;
+  tables: CompactionResult['tables'];
 }
 
 /** What an ingest made durable: its sealed generations, each acknowledged when its PUT returned. */
@@ -130,6 +139,7 @@ export function commitDto(c: Commit): CommitDto {
 /** The request-owned operations every transport calls: branches, the one merge handler, writes, ingest and catch-up, reads, schema and GC, each under a `RequestContext`. */
 export class BranchgraphService {
   readonly catchUps: CatchUpManager;
+  readonly compactor: Compactor;
   /** This service's counters and gauges (every merge it runs reports into them). */
   readonly metrics = new ServiceMetrics();
   private readonly writer: WalWriter;
@@ -144,15 +154,23 @@ export class BranchgraphService {
       maxGenerationRows: opts.wal?.generationRows,
     });
     this.catchUps = new CatchUpManager(graph, opts.catchUp ?? DEFAULT_CATCHUP_SETTINGS, opts.log);
+    this.compactor = new Compactor(graph, opts.compaction ?? DEFAULT_COMPACTION_SETTINGS, opts.log);
   }
 
-  /** Start background work (the catch-up trigger). */
+  /** Start background work (the catch-up trigger, background compaction). */
   start(): void {
     this.catchUps.start();
+    this.compactor.start();
   }
 
   async stop(): Promise<void> {
-    await this.catchUps.stop();
+    await Promise.all([this.catchUps.stop(), this.compactor.stop()]);
+  }
+
+  /** Compact a branch's tables now (tiered by default; `full` rewrites each table as one run). */
+  async compact(branch: string, input: CompactInput, ctx: RequestContext): Promise<CompactResultDto> {
+    const r = await this.compactor.run(branch, input, ctx.signal, ctx.actor);
+    return { commit: r.status === 'published' ? commitDto(r.commit) : null, tables: r.result.tables };
   }
 
   /** Stop background work and release the store. */
@@ -217,6 +235,7 @@ export class BranchgraphService {
         { gauges: this.metrics.gauges },
       );
       this.metrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', result.metrics);
+      if (result.status === 'success' && result.commit !== null) this.compactor.touched(input.into ?? 'main');
       log?.info(
         {
           outcome: result.status === 'success' ? result.outcome : 'conflicts',
@@ -255,11 +274,14 @@ export class BranchgraphService {
       message: input.message ?? `write ${input.ops.length} operations`,
       expectedHead: input.expectedHead,
     });
+    if (r.status === 'published') this.compactor.touched(branch);
     return this.writeDto(r);
   }
 
   async load(branch: string, ndjson: string, ctx: RequestContext): Promise<WriteResultDto> {
-    return this.writeDto(await this.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load' }));
+    const r = await this.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load' });
+    if (r.status === 'published') this.compactor.touched(branch);
+    return this.writeDto(r);
   }
 
   // ---- WAL ingest and catch-up -------------------------------------------
@@ -285,6 +307,7 @@ export class BranchgraphService {
 
   async catchUp(branch: string, input: CatchUpInput, ctx: RequestContext): Promise<CatchUpReport> {
     const report = await this.catchUps.run(branch, input, ctx.signal);
+    if (report.batches > 0) this.compactor.touched(branch);
     this.metrics.catchUpGenerations += report.generations;
     return report;
   }

@@ -44,6 +44,12 @@ export interface RunRef {
   checksum: string;
   segmented?: boolean;
   /**
+   * The run replaced a contiguous stretch of older runs (compaction); what
+   * it replaced is listed in a side object, so a delta against a version
+   * that still has those runs can be found without comparing whole tables.
+   */
+  compacted?: boolean;
+  /**
    * Where the rows live when they are not a stored run file: one table of a
    * pending WAL generation, or rows staged in memory (a dry run, a virtual
    * merge base). Such a ref is read like any run and never published; a

@@ -25,7 +25,11 @@ export const EMPTY_TABLE: TableVersion = { runs: [] };
  * Reads runs for the algorithms here: `load` decodes one unsegmented run or
  * segment; `segments` lists what to load for a run (itself, or its segments).
  */
-export type LoadRun = ((ref: RunRef) => Promise<RunData>) & { segments: (ref: RunRef) => Promise<RunRef[]> };
+export type LoadRun = ((ref: RunRef) => Promise<RunData>) & {
+  segments: (ref: RunRef) => Promise<RunRef[]>;
+  /** The runs a compacted run replaced, oldest first. */
+  replaced?: (ref: RunRef) => Promise<RunRef[]>;
+};
 
 export function sameRuns(a: TableVersion | undefined, b: TableVersion | undefined): boolean {
   const ra = a?.runs ?? [];
@@ -50,6 +54,35 @@ export function deltaRuns(base: TableVersion | undefined, v: TableVersion | unde
   // A run of `base` appearing twice would make "added" ambiguous; treat as lost sharing.
   const baseKeys = new Set(b.map((r) => r.key));
   return added.some((r) => baseKeys.has(r.key)) ? undefined : added;
+}
+
+/** How many levels of compaction a delta search unfolds before it compares whole versions instead. */
+const MAX_UNFOLD = 16;
+
+/**
+ * `v` with compacted runs unfolded into the runs they replaced, until
+ * `base`'s runs appear in it in order (so `deltaRuns` finds the delta), or
+ * undefined when that does not happen. The unfolded version reads exactly
+ * as `v` does: a compacted run holds the newest state of every key in the
+ * runs it replaced. Only compacted runs `base` lacks are unfolded, level by
+ * level, so the cost is the compactions between `base` and `v`, not the
+ * table. The replaced runs are those of older versions, kept with the
+ * history that references them.
+ */
+export async function alignForDelta(base: TableVersion, v: TableVersion, load: LoadRun): Promise<TableVersion | undefined> {
+  if (deltaRuns(base, v) !== undefined) return v;
+  const replaced = load.replaced;
+  if (replaced === undefined) return undefined;
+  const baseKeys = new Set(base.runs.map((r) => r.key));
+  let runs = v.runs;
+  for (let level = 0; level < MAX_UNFOLD; level++) {
+    const unfold = runs.filter((r) => r.compacted === true && !baseKeys.has(r.key));
+    if (unfold.length === 0) return undefined;
+    const parts = new Map(await Promise.all(unfold.map(async (r) => [r.key, await replaced(r)] as const)));
+    runs = runs.flatMap((r) => parts.get(r.key) ?? [r]);
+    if (deltaRuns(base, { runs }) !== undefined) return { runs };
+  }
+  return undefined;
 }
 
 function mayHold(ref: RunRef, key: string): boolean {
@@ -203,7 +236,9 @@ export async function* compareVersions(a: TableVersion, b: TableVersion, load: L
  */
 export async function changedStates(base: TableVersion, v: TableVersion, load: LoadRun): Promise<Map<string, RunRow | undefined>> {
   const out = new Map<string, RunRow | undefined>();
-  const delta = deltaRuns(base, v);
+  // Across a compaction, the runs it replaced give the delta back.
+  const aligned = (await alignForDelta(base, v, load)) ?? v;
+  const delta = deltaRuns(base, aligned);
   if (delta !== undefined) {
     if (delta.length === 0) return out;
     // A base run may sit after a delta run in `v` and shadow it, so resolve each key in `v`.

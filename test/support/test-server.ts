@@ -11,7 +11,13 @@ export interface TestServer extends RunningServer {
   logs: Record<string, unknown>[];
 }
 
-export async function testServer(opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; drainTimeoutMs?: number; sealAfterMs?: number } = {}): Promise<TestServer> {
+/**
+ * Background compaction is off unless asked for: tests that check a refused request changed nothing
+ * compare the whole store before and after.
+ */
+export async function testServer(
+  opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; drainTimeoutMs?: number; sealAfterMs?: number; compaction?: boolean } = {},
+): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -20,7 +26,7 @@ export async function testServer(opts: { store?: string; latencyMs?: number; tok
     },
   });
   const config = loadConfig(
-    {},
+    { COMPACTION_BACKGROUND: opts.compaction === true ? 'true' : 'false' },
     {
       store: opts.store ?? 'memory://',
       port: '0',

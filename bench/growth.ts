@@ -1,0 +1,203 @@
+/**
+ * One arm of the growth matrix in a fresh process: run a workload that
+ * repeats an ordinary operation many times and measure how its cost moves
+ * from the first repetitions to the last. Prints one JSON line.
+ *
+ *   writes N         N single-row upserts on one table (bytes written per
+ *                    write, storage per row, a 1,000-row scan and a cold
+ *                    point read afterwards, against a freshly loaded table)
+ *   branches R       R rounds of branch → write → merge → delete (merge time
+ *                    and head manifest size, first rounds against last)
+ *   tables T         a one-row write in a graph of T tables (metadata bytes)
+ *   writers W L      W concurrent writers on one branch with L ms per store
+ *                    call (commits per second, contention errors)
+ */
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Graph } from '../src/graph/graph.js';
+import { getRow, scanRows } from '../src/graph/reads.js';
+import { mergeBranches } from '../src/merge/merge.js';
+import { isBranchgraphError } from '../src/model/errors.js';
+import { serviceOnStore } from '../src/service/open-service.js';
+import { CountingStore } from '../src/store/counting-store.js';
+import { FsStore } from '../src/store/fs-store.js';
+import { LatencyStore } from '../src/store/latency-store.js';
+import type { ObjectStore } from '../src/store/object-store.js';
+
+const SCHEMA = 'node Item { id: string @key\n v: int\n note: string? }';
+const id = (i: number): string => `item${String(i).padStart(7, '0')}`;
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
+
+async function dirBytes(dir: string): Promise<number> {
+  let n = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size;
+  return n;
+}
+
+async function freshDir(): Promise<string> {
+  return mkdtemp(path.join(tmpdir(), 'bg-growth-'));
+}
+
+/** Store calls and time of `fn` on a cold graph over `store`. */
+async function cold<T>(store: ObjectStore, fn: (g: Graph) => Promise<T>): Promise<{ ms: number; calls: number; value: T }> {
+  const counting = new CountingStore(store);
+  const g = await Graph.open(counting, { actor: 'bench' });
+  const before = counting.snapshot().total.calls;
+  const t0 = performance.now();
+  const value = await fn(g);
+  return { ms: performance.now() - t0, calls: counting.snapshot().total.calls - before, value };
+}
+
+const scan1000 = (g: Graph) => g.branchHead('main').then((h) => scanRows(g, h, 'Item', { limit: 1000 }));
+
+async function writes(n: number): Promise<Record<string, number>> {
+  const dir = await freshDir();
+  const counting = new CountingStore(new FsStore(dir));
+  const g = await Graph.open(counting, { actor: 'bench' });
+  await g.applySchema('main', SCHEMA);
+  const written: number[] = [];
+  const ms: number[] = [];
+  let pointCallsAfter10 = 0;
+  for (let i = 0; i < n; i++) {
+    const before = counting.snapshot().total.bytesWritten;
+    const t0 = performance.now();
+    await g.write('main', [{ op: 'upsert', table: 'Item', values: { id: id(i), v: i } }]);
+    ms.push(performance.now() - t0);
+    written.push(counting.snapshot().total.bytesWritten - before);
+    if (i === 9) pointCallsAfter10 = (await cold(new FsStore(dir), (c) => c.branchHead('main').then((h) => getRow(c, h, 'Item', id(5))))).calls;
+  }
+  const head = await g.branchHead('main');
+  const storage = await dirBytes(dir);
+  const point = await cold(new FsStore(dir), (c) => c.branchHead('main').then((h) => getRow(c, h, 'Item', id(5))));
+  const scanAfter = await cold(new FsStore(dir), scan1000);
+  // The same rows loaded in one write.
+  const freshDirPath = await freshDir();
+  const fresh = await Graph.open(new FsStore(freshDirPath), { actor: 'bench' });
+  await fresh.applySchema('main', SCHEMA);
+  await fresh.write(
+    'main',
+    Array.from({ length: n }, (_, i) => ({ op: 'upsert' as const, table: 'Item', values: { id: id(i), v: i } })),
+  );
+  const scanFresh = await cold(new FsStore(freshDirPath), scan1000);
+  const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`)).length;
+  await rm(dir, { recursive: true, force: true });
+  await rm(freshDirPath, { recursive: true, force: true });
+  return {
+    writes: n,
+    write_bytes_first100: sum(written.slice(0, 100)),
+    write_bytes_last100: sum(written.slice(-100)),
+    write_bytes_last_over_first: round(sum(written.slice(-100)) / sum(written.slice(0, 100))),
+    write_ms_first100: round(sum(ms.slice(0, 100)) / 100, 2),
+    write_ms_last100: round(sum(ms.slice(-100)) / 100, 2),
+    storage_bytes: storage,
+    storage_bytes_per_row: Math.round(storage / n),
+    runs_after: head.tables.Item?.runs.length ?? 0,
+    head_manifest_bytes: manifest,
+    scan_ms_after_writes: round(scanAfter.ms, 1),
+    scan_ms_fresh: round(scanFresh.ms, 1),
+    scan_after_writes_over_fresh: round(scanAfter.ms / scanFresh.ms),
+    point_read_calls_after_writes: point.calls,
+    point_read_calls_after_10_writes: pointCallsAfter10,
+  };
+}
+
+async function branches(rounds: number): Promise<Record<string, number>> {
+  const dir = await freshDir();
+  const store = new FsStore(dir);
+  const g = await Graph.open(store, { actor: 'bench' });
+  await g.applySchema('main', SCHEMA);
+  await g.write('main', [{ op: 'upsert', table: 'Item', values: { id: id(0), v: 0 } }]);
+  const mergeMs: number[] = [];
+  const manifestBytes: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const b = `b${r}`;
+    await g.createBranch(b, { branch: 'main' });
+    await g.write(b, [{ op: 'upsert', table: 'Item', values: { id: id(r + 1), v: r } }]);
+    // Main moves too, so every merge is a real three-way merge.
+    await g.write('main', [{ op: 'upsert', table: 'Item', values: { id: id(0), v: r + 1 } }]);
+    const t0 = performance.now();
+    const m = await mergeBranches(g, { source: b, deleteBranch: true });
+    mergeMs.push(performance.now() - t0);
+    if (m.status !== 'success' || m.outcome !== 'merged') throw new Error(`round ${r}: ${JSON.stringify(m).slice(0, 200)}`);
+    const head = (await g.branchHead('main')).manifest;
+    manifestBytes.push((await store.get(`manifests/${head.lineage}/${String(head.version).padStart(12, '0')}.json`)).length);
+  }
+  const head = (await g.branchHead('main')).manifest;
+  await rm(dir, { recursive: true, force: true });
+  const k = Math.min(100, Math.floor(rounds / 10));
+  return {
+    rounds,
+    merge_ms_first: round(sum(mergeMs.slice(0, k)) / k, 2),
+    merge_ms_last: round(sum(mergeMs.slice(-k)) / k, 2),
+    merge_last_over_first_branches: round(sum(mergeMs.slice(-k)) / sum(mergeMs.slice(0, k))),
+    manifest_bytes_first: Math.round(sum(manifestBytes.slice(0, k)) / k),
+    manifest_bytes_last: Math.round(sum(manifestBytes.slice(-k)) / k),
+    manifest_bytes_last_over_first: round(sum(manifestBytes.slice(-k)) / sum(manifestBytes.slice(0, k))),
+    ancestry_entries: Object.keys(head.ancestry).length,
+  };
+}
+
+async function tables(t: number): Promise<Record<string, number>> {
+  const dir = await freshDir();
+  const counting = new CountingStore(new FsStore(dir));
+  const g = await Graph.open(counting, { actor: 'bench' });
+  await g.applySchema('main', Array.from({ length: t }, (_, i) => `node T${String(i).padStart(4, '0')} { id: string @key\n v: int }`).join('\n'));
+  await g.write('main', [{ op: 'upsert', table: 'T0000', values: { id: 'seed', v: 0 } }]);
+  // What one write costs, by kind of object: runs hold the row, everything else is metadata.
+  const byKind = new Map<string, number>();
+  class Split extends CountingStore {
+    override async putIfAbsent(key: string, body: Uint8Array, opts?: Parameters<ObjectStore['putIfAbsent']>[2]): Promise<void> {
+      byKind.set(key.split('/')[0] as string, (byKind.get(key.split('/')[0] as string) ?? 0) + body.length);
+      return super.putIfAbsent(key, body, opts);
+    }
+  }
+  const g2 = await Graph.open(new Split(new FsStore(dir)), { actor: 'bench' });
+  await g2.write('main', [{ op: 'upsert', table: 'T0001', values: { id: 'a', v: 1 } }]);
+  await rm(dir, { recursive: true, force: true });
+  const total = sum([...byKind.values()]);
+  return { tables: t, write_bytes_total: total, write_run_bytes: byKind.get('runs') ?? 0, write_meta_bytes_1000_tables: total - (byKind.get('runs') ?? 0) };
+}
+
+async function writers(w: number, latencyMs: number): Promise<Record<string, number>> {
+  const dir = await freshDir();
+  const service = await serviceOnStore(new LatencyStore(new FsStore(dir), latencyMs), { actor: 'bench', shard: 'bench' });
+  const ctx = { transport: 'embedded' as const };
+  await service.applySchema('main', { schema: SCHEMA }, ctx);
+  const perWriter = Math.max(4, Math.round(48 / w));
+  let commits = 0;
+  let contention = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: w }, async (_, k) => {
+      for (let i = 0; i < perWriter; i++) {
+        try {
+          await service.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `w${k}-${i}`, v: i } }] }, ctx);
+          commits++;
+        } catch (e) {
+          if (isBranchgraphError(e, 'publish_contention')) contention++;
+          else throw e;
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  await service.close();
+  await rm(dir, { recursive: true, force: true });
+  return { writers: w, latencyMs, writes: w * perWriter, commits, commits_per_second: round(commits / seconds, 2), contention_errors: contention };
+}
+
+const [arm, a, b] = process.argv.slice(2);
+const out =
+  arm === 'writes'
+    ? await writes(Number(a))
+    : arm === 'branches'
+      ? await branches(Number(a))
+      : arm === 'tables'
+        ? await tables(Number(a))
+        : arm === 'writers'
+          ? await writers(Number(a), Number(b))
+          : undefined;
+if (out === undefined) throw new Error(`unknown growth arm ${arm}`);
+process.stdout.write(`${JSON.stringify({ ...out, peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10 })}\n`);

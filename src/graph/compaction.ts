@@ -1,0 +1,103 @@
+/**
+ * Compaction as a publication: which stretches of runs to merge, merged
+ * into runs that record what they replaced, published as one `compact`
+ * commit.
+ *
+ * The plan reads the manifest's tables only (pending WAL rows stay
+ * pending, catch-up folds them) and replaces, per table, a contiguous
+ * stretch of runs ending at the newest with one run that reads the same in
+ * its place. Writers are never blocked: if the head moves while the
+ * compacted runs are written, the publication loop plans again, and runs
+ * already compacted for a stretch that is still there are reused, so a
+ * busy branch costs retries of a manifest write, not of the compaction.
+ * Compacted runs list what they replaced (RunStore.writeCompacted), so a
+ * merge whose base predates the compaction still finds its delta from
+ * shared runs (table-version.ts `alignForDelta`).
+ */
+import { BranchgraphError } from '../model/errors.js';
+import { findType, type TableType } from '../model/schema.js';
+import { compactionStart } from '../table/compaction-policy.js';
+import type { RunRef } from '../table/run.js';
+import type { TableVersion } from '../table/table-version.js';
+import type { ChangeOptions, ChangeResult, Graph, PlanResult, Snapshot } from './graph.js';
+
+export interface CompactOptions {
+  /** Tables to consider (default: every table). */
+  tables?: readonly string[];
+  /** `tiered` (default): what the size-tiered policy says is due. `full`: each table as one run. */
+  mode?: 'tiered' | 'full';
+}
+
+export interface CompactionResult {
+  /** Per compacted table: runs before and after. */
+  tables: { table: string; runsBefore: number; runsAfter: number; runsMerged: number }[];
+}
+
+/** Where the stretch to compact starts in `runs`, or undefined when nothing is due. */
+function stretchStart(runs: readonly RunRef[], mode: 'tiered' | 'full'): number | undefined {
+  if (mode === 'full') return runs.length > 1 || runs.some((r) => r.tombstones > 0) ? 0 : undefined;
+  return compactionStart(runs.map((r) => r.rows));
+}
+
+export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions & CompactOptions): Promise<ChangeResult<CompactionResult>> {
+  const mode = opts.mode ?? 'tiered';
+  // Compacted stretches by the keys they replace: a re-plan after a lost race reuses them.
+  const done = new Map<string, RunRef | null>();
+  const written: RunRef[] = [];
+  // Reused runs were written after this: the publication deadline counts from here (see gc.ts).
+  const startedAt = graph.clock();
+  return graph
+    .commitChange<CompactionResult>(branch, { ...opts, withoutPending: true }, async (head): Promise<PlanResult<CompactionResult>> => {
+      for (const name of opts.tables ?? []) if (findType(head.schema, name) === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
+      const tables: Record<string, TableVersion> = {};
+      const result: CompactionResult = { tables: [] };
+      for (const name of (opts.tables ?? Object.keys(head.manifest.tables)).slice().sort()) {
+        const type = findType(head.schema, name);
+        const runs = head.manifest.tables[name]?.runs ?? [];
+        const start = type === undefined ? undefined : stretchStart(runs, mode);
+        if (type === undefined || start === undefined) continue;
+        const compacted = await compactStretch(graph, type, runs.slice(start), start === 0, done, written, opts.signal);
+        tables[name] = { runs: [...runs.slice(0, start), ...(compacted === null ? [] : [compacted])] };
+        result.tables.push({ table: name, runsBefore: runs.length, runsAfter: tables[name].runs.length, runsMerged: runs.length - start });
+      }
+      if (result.tables.length === 0) return { unchanged: result };
+      const names = result.tables.map((t) => t.table).join(', ');
+      // Only this attempt's runs are its scratch: those kept for a re-plan are deleted below if nothing lands.
+      return { kind: 'compact', tables, keepPending: true, scratch: [], result, message: `compact ${names}`, readAt: startedAt };
+    })
+    .then(
+      async (r) => {
+        const used = new Set(r.status === 'published' ? Object.values(r.manifest.tables).flatMap((t) => t.runs.map((x) => x.key)) : []);
+        await graph.runs.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
+        return r;
+      },
+      async (e: unknown) => {
+        await graph.runs.delete(written).catch(() => undefined);
+        throw e;
+      },
+    );
+}
+
+/** One compacted run for a stretch (null when nothing is left), written once per distinct stretch. */
+async function compactStretch(
+  graph: Graph,
+  type: TableType,
+  stretch: readonly RunRef[],
+  fromOldest: boolean,
+  done: Map<string, RunRef | null>,
+  written: RunRef[],
+  signal: AbortSignal | undefined,
+): Promise<RunRef | null> {
+  const id = `${type.name}\0${fromOldest}\0${stretch.map((r) => r.key).join('\0')}`;
+  const known = done.get(id);
+  if (known !== undefined) return known;
+  const ref = (await graph.runs.writeCompacted(type, stretch, fromOldest, signal)) ?? null;
+  if (ref !== null) written.push(ref);
+  done.set(id, ref);
+  return ref;
+}
+
+/** Whether the policy has any compaction due on `head`'s tables (cheap: run sizes only). */
+export function compactionDue(head: Snapshot): boolean {
+  return Object.values(head.manifest.tables).some((t) => compactionStart(t.runs.map((r) => r.rows)) !== undefined);
+}

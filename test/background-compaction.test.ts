@@ -1,0 +1,51 @@
+/**
+ * Background compaction in a service, and the compaction triggers over
+ * REST, GraphQL and the CLI's API.
+ */
+import { describe, expect, it } from 'vitest';
+import { RestClient } from '../src/http/rest-client.js';
+import { serviceOnStore } from '../src/service/open-service.js';
+import { MemoryStore } from '../src/store/memory-store.js';
+import { COMPACTION_FANOUT } from '../src/table/compaction-policy.js';
+import { gql, testServer } from './support/test-server.js';
+
+const SCHEMA = 'node Item { id: string @key\n v: int }';
+
+describe('background compaction', () => {
+  it('a server compacts what writes leave behind, so runs stay logarithmic; rows read the same', async () => {
+    const service = await serviceOnStore(new MemoryStore(), { actor: 'me', shard: 'me', compaction: { background: true, delayMs: 1 } });
+    service.start();
+    const ctx = { transport: 'embedded' as const };
+    await service.applySchema('main', { schema: SCHEMA }, ctx);
+    for (let i = 0; i < 120; i++) {
+      await service.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `i${i % 100}`, v: i } }] }, ctx);
+      // Give the background a turn now and then, as a real client's pauses would.
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 5));
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    const head = await service.graph.branchHead('main');
+    expect(service.compactor.published).toBeGreaterThan(0);
+    expect(head.manifest.tables.Item?.runs.length).toBeLessThanOrEqual(COMPACTION_FANOUT * 4);
+    const page = await service.scan({ branch: 'main' }, 'Item', { limit: 1000 }, ctx);
+    expect(page.items).toHaveLength(100);
+    expect(page.items.find((r) => r.key === 'i19')?.row.v).toBe(119);
+    await service.close();
+  });
+
+  it('REST and GraphQL compact on request; nothing due publishes nothing', async () => {
+    const s = await testServer();
+    const rest = new RestClient(s.url);
+    await rest.applySchema('main', { schema: SCHEMA });
+    for (let i = 0; i < 3; i++) await rest.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `i${i}`, v: i } }] });
+    expect(await rest.compact('main')).toEqual({ commit: null, tables: [] });
+    const full = await rest.compact('main', { mode: 'full' });
+    expect(full.commit?.kind).toBe('compact');
+    expect(full.tables).toEqual([{ table: 'Item', runsBefore: 3, runsAfter: 1, runsMerged: 3 }]);
+    await rest.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'x', v: 1 } }] });
+    const viaGraphql = await gql(s.url, 'mutation { compact(branch: "main", mode: full) { commit { kind } tables { table runsBefore runsAfter } } }');
+    expect(viaGraphql.body.data).toEqual({ compact: { commit: { kind: 'compact' }, tables: [{ table: 'Item', runsBefore: 2, runsAfter: 1 }] } });
+    await expect(rest.compact('main', { tables: ['Nope'] })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(rest.request('POST', '/branches/main/compact', { mode: 'sideways' })).rejects.toMatchObject({ code: 'invalid_input' });
+    await s.close();
+  });
+});
