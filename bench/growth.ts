@@ -3,9 +3,12 @@
  * repeats an ordinary operation many times and measure how its cost moves
  * from the first repetitions to the last. Prints one JSON line.
  *
- *   writes N         N single-row upserts on one table (bytes written per
- *                    write, storage per row, a 1,000-row scan and a cold
- *                    point read afterwards, against a freshly loaded table)
+ *   writes N [no-compaction]
+ *                    N single-row upserts on one table through a started
+ *                    service (bytes written per write, storage per row, a
+ *                    1,000-row scan and a cold point read afterwards, against
+ *                    a freshly loaded table); background compaction on
+ *                    unless `no-compaction`
  *   branches R       R rounds of branch → write → merge → delete (merge time
  *                    and head manifest size, first rounds against last)
  *   tables T         a one-row write in a graph of T tables (metadata bytes)
@@ -52,22 +55,28 @@ async function cold<T>(store: ObjectStore, fn: (g: Graph) => Promise<T>): Promis
 
 const scan1000 = (g: Graph) => g.branchHead('main').then((h) => scanRows(g, h, 'Item', { limit: 1000 }));
 
-async function writes(n: number): Promise<Record<string, number>> {
+/** Writes go through a started service, as a server runs them: background compaction included unless `compaction` is off. */
+async function writes(n: number, compaction: boolean): Promise<Record<string, number>> {
   const dir = await freshDir();
   const counting = new CountingStore(new FsStore(dir));
-  const g = await Graph.open(counting, { actor: 'bench' });
-  await g.applySchema('main', SCHEMA);
+  const service = await serviceOnStore(counting, { actor: 'bench', shard: 'bench', compaction: { background: compaction, delayMs: 50 } });
+  service.start();
+  const ctx = { transport: 'embedded' as const };
+  const g = service.graph;
+  await service.applySchema('main', { schema: SCHEMA }, ctx);
   const written: number[] = [];
   const ms: number[] = [];
   let pointCallsAfter10 = 0;
   for (let i = 0; i < n; i++) {
     const before = counting.snapshot().total.bytesWritten;
     const t0 = performance.now();
-    await g.write('main', [{ op: 'upsert', table: 'Item', values: { id: id(i), v: i } }]);
+    await service.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: id(i), v: i } }] }, ctx);
     ms.push(performance.now() - t0);
+    // Bytes the write itself and any compaction it caused have written since the last write.
     written.push(counting.snapshot().total.bytesWritten - before);
     if (i === 9) pointCallsAfter10 = (await cold(new FsStore(dir), (c) => c.branchHead('main').then((h) => getRow(c, h, 'Item', id(5))))).calls;
   }
+  await service.compactor.settled();
   const head = await g.branchHead('main');
   const storage = await dirBytes(dir);
   const point = await cold(new FsStore(dir), (c) => c.branchHead('main').then((h) => getRow(c, h, 'Item', id(5))));
@@ -82,10 +91,12 @@ async function writes(n: number): Promise<Record<string, number>> {
   );
   const scanFresh = await cold(new FsStore(freshDirPath), scan1000);
   const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`)).length;
+  await service.close();
   await rm(dir, { recursive: true, force: true });
   await rm(freshDirPath, { recursive: true, force: true });
   return {
     writes: n,
+    compaction: compaction ? 1 : 0,
     write_bytes_first100: sum(written.slice(0, 100)),
     write_bytes_last100: sum(written.slice(-100)),
     write_bytes_last_over_first: round(sum(written.slice(-100)) / sum(written.slice(0, 100))),
@@ -144,7 +155,11 @@ async function tables(t: number): Promise<Record<string, number>> {
   const counting = new CountingStore(new FsStore(dir));
   const g = await Graph.open(counting, { actor: 'bench' });
   await g.applySchema('main', Array.from({ length: t }, (_, i) => `node T${String(i).padStart(4, '0')} { id: string @key\n v: int }`).join('\n'));
-  await g.write('main', [{ op: 'upsert', table: 'T0000', values: { id: 'seed', v: 0 } }]);
+  // Every table holds rows, as in a real graph: each has a run the manifest lists.
+  await g.write(
+    'main',
+    Array.from({ length: t }, (_, i) => ({ op: 'upsert' as const, table: `T${String(i).padStart(4, '0')}`, values: { id: 'seed', v: 0 } })),
+  );
   // What one write costs, by kind of object: runs hold the row, everything else is metadata.
   const byKind = new Map<string, number>();
   class Split extends CountingStore {
@@ -191,7 +206,7 @@ async function writers(w: number, latencyMs: number): Promise<Record<string, num
 const [arm, a, b] = process.argv.slice(2);
 const out =
   arm === 'writes'
-    ? await writes(Number(a))
+    ? await writes(Number(a), b !== 'no-compaction')
     : arm === 'branches'
       ? await branches(Number(a))
       : arm === 'tables'

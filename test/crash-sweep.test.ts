@@ -102,6 +102,32 @@ describe('crash sweeps', () => {
     expect(r.crashPoints).toBeGreaterThan(5);
   }, 60_000);
 
+  it('a compaction: every crash point leaves the rows as they were, and a retry compacts', async () => {
+    const initial = await seededStore(PEOPLE_SCHEMA, [person('a')]);
+    const seed = await Graph.open(initial);
+    for (const id of ['b', 'c', 'd', 'e']) await mustWrite(seed, 'main', [person(id)]);
+    await mustWrite(seed, 'main', [{ op: 'delete', table: 'Person', values: { id: 'b' } }]);
+    const before = await observe(initial);
+    const compact = async (store: ObjectStore) => (await Graph.open(store)).compact('main', { mode: 'full' });
+    const runsOf = async (store: ObjectStore) => (await (await Graph.open(store)).branchHead('main')).manifest.tables.Person?.runs.length;
+    const counter = new FaultStore(await clone(initial));
+    expect((await compact(counter)).status).toBe('published');
+    let points = 0;
+    for (let k = 1; k <= counter.callCount; k++) {
+      for (const crashEffect of ['before', 'after'] as const) {
+        const inner = await clone(initial);
+        await expect(compact(new FaultStore(inner, { crashAtCall: k, crashEffect }))).rejects.toMatchObject({ code: 'store_crashed' });
+        points++;
+        // Compaction changes no row, wherever it stopped; a retry leaves one run.
+        expect(sameContents(await observe(inner), before), `crash at call ${k} (${crashEffect})`).toBe(true);
+        await compact(inner);
+        expect(await runsOf(inner)).toBe(1);
+        expect(sameContents(await observe(inner), before)).toBe(true);
+      }
+    }
+    expect(points).toBeGreaterThan(4);
+  }, 60_000);
+
   it('a schema apply with a migration that rewrites a table', async () => {
     const setup = () => seededStore('node P { id: string @key\n name: string }', [{ op: 'insert', table: 'P', values: { id: 'a', name: 'A' } }]);
     await sweep(setup, async (store) => {

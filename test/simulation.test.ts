@@ -117,6 +117,8 @@ async function simulate(seed: number): Promise<void> {
     let run: () => Promise<unknown>;
     let label: string;
     let refused = false;
+    /** The step changes history but no row: its outcome is read from the head, not the rows. */
+    let historyOnly = false;
     if (roll < 0.45) {
       const branch = nextWrite?.branch ?? pick();
       const existing = [...model.state(branch).keys()];
@@ -241,13 +243,32 @@ async function simulate(seed: number): Promise<void> {
         }
       }
       continue;
-    } else if (roll < 0.93) {
+    } else if (roll < 0.9) {
       const branch = pick();
       const opts = { maxGenerations: rng.pick([0, 1, 2, 64]), pipeline: rng.chance(0.5), budgetBytes: rng.pick([1, 4096, 1 << 24]) };
       label = `catch-up ${branch} ${JSON.stringify(opts)}`;
       after = model.clone();
       const by = rng.chance(0.3) ? twin : g;
       run = () => catchUp(by, branch, opts);
+    } else if (roll < 0.93) {
+      // Compaction changes no state; merges after it must still find their deltas.
+      const branch = pick();
+      const mode = rng.chance(0.3) ? ('full' as const) : ('tiered' as const);
+      label = `compact ${branch} ${mode}`;
+      const moved = model.clone();
+      after = moved;
+      const by = rng.chance(0.3) ? twin : g;
+      run = async () => {
+        const headBefore = (await clean.branchHead(branch)).manifest.commit.id;
+        try {
+          await by.compact(branch, { mode });
+        } finally {
+          // A published compaction is a commit: later merges see the branch moved. Rows are the same
+          // either way, so whether it landed (even when the call failed) is read from the head.
+          if ((await clean.branchHead(branch)).manifest.commit.id !== headBefore) moved.recordNoopCommit(branch);
+        }
+      };
+      historyOnly = true;
     } else if (roll < 0.95) {
       // Tighten or loosen one branch's schema, so merges meet a schema changed on one side only.
       const branch = pick();
@@ -285,7 +306,8 @@ async function simulate(seed: number): Promise<void> {
       model = before;
     } else if (failed !== undefined) {
       if (!isBranchgraphError(failed) || !RETRYABLE.has(failed.code)) throw new Error(`seed ${seed} step ${step} ${label}: ${String(failed)}`);
-      if (observed === canon(modelState(before))) model = before;
+      if (historyOnly && observed === canon(modelState(before))) model = after as ReferenceModel;
+      else if (observed === canon(modelState(before))) model = before;
       else if (after !== undefined && observed === canon(modelState(after))) model = after;
       else throw new Error(`seed ${seed} step ${step} ${label} failed (${failed.code}) and left a state that is neither before nor after`);
     } else {

@@ -15,7 +15,7 @@
  * shared runs (table-version.ts `alignForDelta`).
  */
 import { BranchgraphError } from '../model/errors.js';
-import { findType, type TableType } from '../model/schema.js';
+import { findType } from '../model/schema.js';
 import { compactionStart } from '../table/compaction-policy.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
@@ -39,10 +39,19 @@ function stretchStart(runs: readonly RunRef[], mode: 'tiered' | 'full'): number 
   return compactionStart(runs.map((r) => r.rows));
 }
 
+/** Where `stretch` sits in `runs` as a contiguous block, or -1. */
+function indexOfStretch(runs: readonly RunRef[], stretch: readonly RunRef[]): number {
+  const first = stretch[0];
+  if (first === undefined) return -1;
+  const i = runs.findIndex((r) => r.key === first.key);
+  return i >= 0 && stretch.every((r, k) => runs[i + k]?.key === r.key) ? i : -1;
+}
+
 export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions & CompactOptions): Promise<ChangeResult<CompactionResult>> {
   const mode = opts.mode ?? 'tiered';
-  // Compacted stretches by the keys they replace: a re-plan after a lost race reuses them.
-  const done = new Map<string, RunRef | null>();
+  // Per table, the stretch chosen and the run it became: kept across attempts, because writers only
+  // append, so the same stretch stays in place and one compacted run serves every re-plan.
+  const chosen = new Map<string, { stretch: RunRef[]; fromOldest: boolean; ref: RunRef | null }>();
   const written: RunRef[] = [];
   // Reused runs were written after this: the publication deadline counts from here (see gc.ts).
   const startedAt = graph.clock();
@@ -53,16 +62,29 @@ export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions 
       const result: CompactionResult = { tables: [] };
       for (const name of (opts.tables ?? Object.keys(head.manifest.tables)).slice().sort()) {
         const type = findType(head.schema, name);
+        if (type === undefined) continue;
         const runs = head.manifest.tables[name]?.runs ?? [];
-        const start = type === undefined ? undefined : stretchStart(runs, mode);
-        if (type === undefined || start === undefined) continue;
-        const compacted = await compactStretch(graph, type, runs.slice(start), start === 0, done, written, opts.signal);
-        tables[name] = { runs: [...runs.slice(0, start), ...(compacted === null ? [] : [compacted])] };
-        result.tables.push({ table: name, runsBefore: runs.length, runsAfter: tables[name].runs.length, runsMerged: runs.length - start });
+        let pick = chosen.get(name);
+        let at = pick === undefined ? -1 : indexOfStretch(runs, pick.stretch);
+        // Tombstones were dropped only because the stretch began at the oldest run; it still must.
+        if (pick !== undefined && (at < 0 || (pick.fromOldest && at !== 0))) pick = undefined;
+        if (pick === undefined) {
+          const start = stretchStart(runs, mode);
+          if (start === undefined) continue;
+          const stretch = runs.slice(start);
+          const ref = (await graph.runs.writeCompacted(type, stretch, start === 0, opts.signal)) ?? null;
+          if (ref !== null) written.push(ref);
+          pick = { stretch, fromOldest: start === 0, ref };
+          chosen.set(name, pick);
+          at = start;
+        }
+        const after = [...runs.slice(0, at), ...(pick.ref === null ? [] : [pick.ref]), ...runs.slice(at + pick.stretch.length)];
+        tables[name] = { runs: after };
+        result.tables.push({ table: name, runsBefore: runs.length, runsAfter: after.length, runsMerged: pick.stretch.length });
       }
       if (result.tables.length === 0) return { unchanged: result };
       const names = result.tables.map((t) => t.table).join(', ');
-      // Only this attempt's runs are its scratch: those kept for a re-plan are deleted below if nothing lands.
+      // Compacted runs are kept across attempts; those no publication took are deleted below.
       return { kind: 'compact', tables, keepPending: true, scratch: [], result, message: `compact ${names}`, readAt: startedAt };
     })
     .then(
@@ -76,25 +98,6 @@ export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions 
         throw e;
       },
     );
-}
-
-/** One compacted run for a stretch (null when nothing is left), written once per distinct stretch. */
-async function compactStretch(
-  graph: Graph,
-  type: TableType,
-  stretch: readonly RunRef[],
-  fromOldest: boolean,
-  done: Map<string, RunRef | null>,
-  written: RunRef[],
-  signal: AbortSignal | undefined,
-): Promise<RunRef | null> {
-  const id = `${type.name}\0${fromOldest}\0${stretch.map((r) => r.key).join('\0')}`;
-  const known = done.get(id);
-  if (known !== undefined) return known;
-  const ref = (await graph.runs.writeCompacted(type, stretch, fromOldest, signal)) ?? null;
-  if (ref !== null) written.push(ref);
-  done.set(id, ref);
-  return ref;
 }
 
 /** Whether the policy has any compaction due on `head`'s tables (cheap: run sizes only). */

@@ -17,6 +17,7 @@ import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-ver
 import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import { Repository, validateBranchName, type BranchRecord, type DamagedBranch } from './repository.js';
 import { schemaHashOf } from '../model/schema.js';
+import { canonicalJson } from '../model/canonical.js';
 import { findInputProblem } from '../model/text.js';
 import { keys } from './keys.js';
 import type { ManifestReader, TableReader } from './ports.js';
@@ -128,6 +129,13 @@ export interface UnchangedChange<T> {
 }
 
 export type ChangeResult<T> = PublishedChange<T> | UnchangedChange<T>;
+
+/** The largest schema (canonical JSON bytes) a manifest carries inline; larger ones only by hash. */
+export const MAX_INLINE_SCHEMA_BYTES = 4096;
+
+function inlineSchema(schema: Schema): { schemaDoc?: Schema } {
+  return canonicalJson(schema).length <= MAX_INLINE_SCHEMA_BYTES ? { schemaDoc: schema } : {};
+}
 
 export class Graph implements TableReader, ManifestReader {
   readonly repo: Repository;
@@ -462,7 +470,8 @@ export class Graph implements TableReader, ManifestReader {
       lineage: rec.lineage,
       version,
       schema: schemaHash,
-      schemaDoc: plan.schema ?? head.schema,
+      // Small schemas ride along, saving a cold reader one round trip; large ones are read once by hash.
+      ...inlineSchema(plan.schema ?? head.schema),
       tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       wal: plan.wal ?? watermarksFor(prev, rec.lineage),
       ...(plan.walFolded !== undefined ? { walFolded: plan.walFolded } : {}),

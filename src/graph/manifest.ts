@@ -54,9 +54,11 @@ export const ManifestZ = z.object({
   /** Content hash of the schema object. */
   schema: z.string(),
   /**
-   * The schema itself, so one read of a manifest is enough to interpret it
-   * (a cold head lookup saves a round trip). Checked against `schema` when
-   * read; older manifests without it fall back to the schema object.
+   * The schema itself when it is small (MAX_INLINE_SCHEMA_BYTES), so one
+   * read of a manifest is enough to interpret it (a cold head lookup saves
+   * a round trip); a larger schema is only named by `schema`, so a commit's
+   * cost does not grow with the schema. Checked against `schema` when read;
+   * without it, the schema object is read (once per hash per process).
    * Validated only when the schema is not known yet: most manifests share
    * one schema, and parsing it again per manifest costs what it saves.
    */

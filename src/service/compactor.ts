@@ -86,6 +86,14 @@ export class Compactor {
     }
   }
 
+  /** Resolves once no compaction is scheduled or running here (tests, benchmarks, orderly shutdown). */
+  async settled(): Promise<void> {
+    while (this.scheduled.size > 0 || this.running.size > 0) {
+      await Promise.allSettled([...this.running.values()]);
+      await new Promise((r) => setTimeout(r, Math.max(1, this.settings.delayMs)));
+    }
+  }
+
   async stop(): Promise<void> {
     for (const t of this.scheduled.values()) clearTimeout(t);
     this.scheduled.clear();

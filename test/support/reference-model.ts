@@ -50,6 +50,11 @@ export class ReferenceModel {
     return m;
   }
 
+  /** A commit that changes no row (a compaction): history moves, the state stays. */
+  recordNoopCommit(branch: string): void {
+    this.commit(branch, new Map(this.state(branch)), [this.branches.get(branch) as number]);
+  }
+
   private commit(branch: string, state: State, parents: number[], tight = this.tight(branch)): void {
     const generation = 1 + Math.max(...parents.map((p) => this.commits[p]?.generation ?? 0));
     this.commits.push({ state, parents, generation, tight });
