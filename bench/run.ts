@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -180,6 +180,57 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
   return { results, ratios };
 }
 
+/** One growth arm in a fresh process (bench/growth.ts); its figures as printed. */
+async function growthArm(args: string[]): Promise<Record<string, number>> {
+  process.stderr.write(`[growth] ${args.join(' ')} ...\n`);
+  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve('bench/growth.ts'), ...args], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, number>;
+}
+
+/**
+ * Costs that must not grow with use: repeated writes, branch rounds, wide
+ * graphs, concurrent writers. Each arm runs once in a fresh process and
+ * compares its own first repetitions with its last, so the figures are
+ * ratios within one run; `--quick` shortens the sequences.
+ */
+async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const writes = await growthArm(['writes', String(quick ? 2000 : 10_000)]);
+  const branches = await growthArm(['branches', String(quick ? 1000 : 5000)]);
+  const tables = await growthArm(['tables', '1000']);
+  const one = await growthArm(['writers', '1', '17']);
+  const eight = await growthArm(['writers', '8', '17']);
+  const results: Result[] = [writes, branches, tables, one, eight].map((r, i) => ({
+    matrix: 'growth',
+    variant: ['writes', 'branches', 'tables', 'writers1', 'writers8'][i] as string,
+    params: r,
+    medianMs: NaN,
+    pairs: 1,
+    samplesMs: [],
+    pairRatios: [],
+    storeCalls: {},
+    phasesMs: {},
+    bytesRead: 0,
+    maxWidth: 0,
+    peakRssMiB: r.peakRssMiB ?? 0,
+  }));
+  return {
+    results,
+    ratios: {
+      write_bytes_last_over_first: writes.write_bytes_last_over_first as number,
+      storage_bytes_per_row: writes.storage_bytes_per_row as number,
+      scan_after_writes_over_fresh: writes.scan_after_writes_over_fresh as number,
+      point_read_calls_after_writes: writes.point_read_calls_after_writes as number,
+      point_read_calls_after_10_writes: writes.point_read_calls_after_10_writes as number,
+      runs_after_writes: writes.runs_after as number,
+      merge_last_over_first_branches: branches.merge_last_over_first_branches as number,
+      manifest_bytes_last_over_first: branches.manifest_bytes_last_over_first as number,
+      write_meta_bytes_1000_tables: tables.write_meta_bytes_1000_tables as number,
+      group_commit_8_over_1_l17: round((eight.commits_per_second as number) / (one.commits_per_second as number), 3),
+      contention_errors_8: eight.contention_errors as number,
+    },
+  };
+}
+
 function table(results: Result[]): string {
   const head = ['matrix', 'variant', 'median ms', 'pair ratios', 'calls', 'bytes read', 'rss MiB', 'phases ms (resolve/base/prepare/validate/publish/cleanup)'];
   const rows = results.map((r) => [
@@ -190,9 +241,14 @@ function table(results: Result[]): string {
     String(r.storeCalls.total),
     String(r.bytesRead),
     String(r.peakRssMiB),
-    r.matrix === 'catchup'
-      ? `list ${(r.phasesMs.list ?? 0).toFixed(0)} / pipeline ${(r.phasesMs.pipeline ?? 0).toFixed(0)}; ${r.phasesMs.batches} batches, ${r.phasesMs.overlapped} overlapped, ${r.phasesMs.generationsPerSecond} gen/s`
-      : ['resolve', 'base', 'prepare', 'validate', 'publish', 'cleanup'].map((p) => (r.phasesMs[p] ?? 0).toFixed(0)).join('/'),
+    r.matrix === 'growth'
+      ? Object.entries(r.params)
+          .filter(([k]) => k !== 'peakRssMiB')
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')
+      : r.matrix === 'catchup'
+        ? `list ${(r.phasesMs.list ?? 0).toFixed(0)} / pipeline ${(r.phasesMs.pipeline ?? 0).toFixed(0)}; ${r.phasesMs.batches} batches, ${r.phasesMs.overlapped} overlapped, ${r.phasesMs.generationsPerSecond} gen/s`
+        : ['resolve', 'base', 'prepare', 'validate', 'publish', 'cleanup'].map((p) => (r.phasesMs[p] ?? 0).toFixed(0)).join('/'),
   ]);
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   return [head, ...rows].map((r) => r.map((c, i) => c.padEnd(w[i] as number)).join('  ')).join('\n');
@@ -240,9 +296,10 @@ async function main(): Promise<void> {
     history: historyMatrix,
     scale: scaleMatrix,
     catchup: catchUpMatrix,
+    growth: growthMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
-  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup or all`);
+  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

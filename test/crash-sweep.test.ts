@@ -57,6 +57,30 @@ async function sweep(setup: () => Promise<MemoryStore>, op: Op, check?: (o: Obse
   return report;
 }
 
+/**
+ * For an operation that changes no row (catch-up, compaction): at every
+ * crash point the rows read as before, and a retry succeeds with the rows
+ * still as before; `retried` checks what else the retry must leave.
+ */
+async function sweepPreserving<R>(initial: MemoryStore, op: (store: ObjectStore) => Promise<R>, retried: (store: MemoryStore, result: R) => Promise<void>): Promise<{ points: number; clean: R }> {
+  const before = await observe(initial);
+  const counter = new FaultStore(await clone(initial));
+  const clean = await op(counter);
+  let points = 0;
+  for (let k = 1; k <= counter.callCount; k++) {
+    for (const crashEffect of ['before', 'after'] as const) {
+      const inner = await clone(initial);
+      await expect(op(new FaultStore(inner, { crashAtCall: k, crashEffect }))).rejects.toMatchObject({ code: 'store_crashed' });
+      points++;
+      // Restart: readers see exactly what they saw before the operation began.
+      expect(sameContents(await observe(inner), before), `crash at call ${k} (${crashEffect})`).toBe(true);
+      await retried(inner, await op(inner));
+      expect(sameContents(await observe(inner), before), `retry after crash at ${k}`).toBe(true);
+    }
+  }
+  return { points, clean };
+}
+
 async function mergeSetup(): Promise<MemoryStore> {
   const store = new MemoryStore();
   const g = await Graph.open(store);
@@ -107,24 +131,13 @@ describe('crash sweeps', () => {
     const seed = await Graph.open(initial);
     for (const id of ['b', 'c', 'd', 'e']) await mustWrite(seed, 'main', [person(id)]);
     await mustWrite(seed, 'main', [{ op: 'delete', table: 'Person', values: { id: 'b' } }]);
-    const before = await observe(initial);
     const compact = async (store: ObjectStore) => (await Graph.open(store)).compact('main', { mode: 'full' });
     const runsOf = async (store: ObjectStore) => (await (await Graph.open(store)).branchHead('main')).manifest.tables.Person?.runs.length;
-    const counter = new FaultStore(await clone(initial));
-    expect((await compact(counter)).status).toBe('published');
-    let points = 0;
-    for (let k = 1; k <= counter.callCount; k++) {
-      for (const crashEffect of ['before', 'after'] as const) {
-        const inner = await clone(initial);
-        await expect(compact(new FaultStore(inner, { crashAtCall: k, crashEffect }))).rejects.toMatchObject({ code: 'store_crashed' });
-        points++;
-        // Compaction changes no row, wherever it stopped; a retry leaves one run.
-        expect(sameContents(await observe(inner), before), `crash at call ${k} (${crashEffect})`).toBe(true);
-        await compact(inner);
-        expect(await runsOf(inner)).toBe(1);
-        expect(sameContents(await observe(inner), before)).toBe(true);
-      }
-    }
+    const { points, clean } = await sweepPreserving(initial, compact, async (inner) => {
+      // Wherever it stopped, a retry leaves one run.
+      expect(await runsOf(inner)).toBe(1);
+    });
+    expect(clean.status).toBe('published');
     expect(points).toBeGreaterThan(4);
   }, 60_000);
 
@@ -163,25 +176,12 @@ describe('crash sweeps', () => {
         return store;
       };
       const initial = await setup();
-      const before = await observe(initial);
       const run = async (store: ObjectStore) => catchUp(await Graph.open(store), 'main', { maxGenerations: 3, pipeline });
-      const counter = new FaultStore(await clone(initial));
-      const clean = await run(counter);
+      const { points, clean } = await sweepPreserving(initial, run, async (inner, retried) => {
+        expect(retried.pendingAfter).toBe(0);
+        expect((await listAll(inner, 'wal/')).length).toBe(0);
+      });
       expect(clean.batches).toBeGreaterThan(1);
-      let points = 0;
-      for (let k = 1; k <= counter.callCount; k++) {
-        for (const crashEffect of ['before', 'after'] as const) {
-          const inner = await clone(initial);
-          await expect(run(new FaultStore(inner, { crashAtCall: k, crashEffect }))).rejects.toMatchObject({ code: 'store_crashed' });
-          points++;
-          // Restart: readers see exactly what they saw before catch-up began.
-          expect(sameContents(await observe(inner), before), `crash at call ${k} (${crashEffect})`).toBe(true);
-          const retried = await run(inner);
-          expect(retried.pendingAfter).toBe(0);
-          expect(sameContents(await observe(inner), before), `retry after crash at ${k}`).toBe(true);
-          expect((await listAll(inner, 'wal/')).length).toBe(0);
-        }
-      }
       expect(points).toBeGreaterThan(20);
       console.log(`catch-up (${pipeline ? 'pipelined' : 'serial'}): ${points} crash points, ${clean.batches} batches`);
     }, 120_000);
