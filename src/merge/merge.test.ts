@@ -284,7 +284,8 @@ describe('merge cost', () => {
   it('store calls do not grow with history depth or with untouched tables', async () => {
     const base = await mergeCalls(0, 2);
     expect(await mergeCalls(64, 2)).toBe(base);
-    expect(await mergeCalls(0, 40)).toBe(base);
+    // A schema of 42 tables is too large to ride in every manifest: it costs one read by hash (in parallel), not one per table.
+    expect(await mergeCalls(0, 40)).toBe(base + 1);
     // Two touched tables: within the budget of 4 calls per touched table + 10.
     expect(base).toBeLessThanOrEqual(4 * 2 + 10);
   }, 60_000);
