@@ -195,7 +195,10 @@ export class Graph implements TableReader, ManifestReader {
 
   async branchHead(name: string, signal?: AbortSignal, opts: { withoutPending?: boolean } = {}): Promise<Snapshot> {
     for (let attempt = 1; ; attempt++) {
-      const rec = await this.repo.liveBranch(name, signal);
+      // A branch this process has not seen: read its head hint beside its records, so the head's
+      // manifest is on its way by the time the record says which lineage to list.
+      const hinted = attempt === 1 && !this.repo.knowsBranch(name) ? this.repo.primeFromHint(name, signal) : undefined;
+      const rec = await this.repo.liveBranch(name, signal, hinted);
       try {
         return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, opts.withoutPending !== true);
       } catch (e) {
@@ -273,7 +276,10 @@ export class Graph implements TableReader, ManifestReader {
         existing?.seq ?? 0,
         opts.signal,
       );
-      if (res !== 'lost') return { record: res, head: { ...base, branch: res } };
+      if (res !== 'lost') {
+        void this.repo.writeBranchHint(res, base.ref, base.manifest.schemaDoc === undefined ? base.manifest.schema : undefined);
+        return { record: res, head: { ...base, branch: res } };
+      }
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
@@ -360,10 +366,10 @@ export class Graph implements TableReader, ManifestReader {
           outcome = await this.repo.publish(manifest, opts.signal);
         } catch (e) {
           // A lost response: the manifest may have landed. Look before deciding anything.
-          if (await this.repo.isPublished(manifest)) return this.published(manifest, planned, attempt, folded);
+          if (await this.repo.isPublished(manifest)) return this.published(manifest, rec, planned, attempt, folded);
           throw e;
         }
-        if (outcome === 'published') return this.published(manifest, planned, attempt, folded);
+        if (outcome === 'published') return this.published(manifest, rec, planned, attempt, folded);
         maybePublished = false;
         await this.store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
       } finally {
@@ -396,7 +402,9 @@ export class Graph implements TableReader, ManifestReader {
     );
   }
 
-  private async published<T>(manifest: Manifest, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {
+  private async published<T>(manifest: Manifest, rec: BranchRecord, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {
+    // Started now and left to finish: the hint is for other processes' next cold read, not for this change.
+    void this.repo.writeBranchHint(rec, refOf(manifest), manifest.schemaDoc === undefined ? manifest.schema : undefined);
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (folded.length > 0) await this.store.deleteMany(folded).catch(() => undefined);

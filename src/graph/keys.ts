@@ -5,6 +5,7 @@
  *   branches/<name>/<seq>.json         branch records (create, delete), seq 8 digits
  *   manifests/<lineage>/<version>.json manifests, version 12 digits
  *   hints/<lineage>.json               best-effort latest version of a lineage
+ *   hints/branches/<name>.json         best-effort head of a branch, with its record
  *   commits/<commitId>.json            commit id → manifest location
  *   schemas/<hash>.json                schemas, content-addressed
  *   runs/<table>/<ulid>.arrow          table runs
@@ -30,6 +31,8 @@ export const keys = {
   manifestPrefix: (lineage: string): string => `manifests/${lineage}/`,
   manifest: (lineage: string, version: number): string => `manifests/${lineage}/${String(version).padStart(12, '0')}.json`,
   hint: (lineage: string): string => `hints/${lineage}.json`,
+  /** Where a branch's head was last published: read in parallel with the branch's records. */
+  branchHint: (name: string): string => `hints/branches/${encodeBranch(name)}.json`,
   commit: (id: string): string => `commits/${id}.json`,
   schema: (hash: string): string => `schemas/${hash}.json`,
   run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,

@@ -56,6 +56,8 @@ export interface DamagedBranch {
 }
 
 const HintZ = z.object({ version: z.number().int().min(0), schema: z.string().optional() });
+/** Where a branch's head was last published, with a copy of its record; see `primeFromHint`. */
+const BranchHintZ = z.object({ record: BranchRecordZ, head: ManifestRefZ, schema: z.string().optional() });
 const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
 
 export function validateBranchName(name: string): void {
@@ -96,6 +98,8 @@ export class Repository implements ManifestReader {
   private readonly knownVersion: Map<string, number>;
   private readonly branchRecords: Map<string, BranchRecord>;
   private readonly hintedSchema: Map<string, string | undefined>;
+  /** Per lineage, a version a branch hint named, to be confirmed by the next listing. */
+  private readonly hintedVersion = new Map<string, number>();
 
   constructor(
     readonly store: ObjectStore,
@@ -124,25 +128,64 @@ export class Repository implements ManifestReader {
 
   // ---- branches -------------------------------------------------------
 
-  /** The newest record of a branch name (possibly a deletion), or undefined. */
-  async branchRecord(name: string, signal?: AbortSignal): Promise<BranchRecord | undefined> {
+  /**
+   * The newest record of a branch name (possibly a deletion), or undefined.
+   * `hinted` is a copy of some record of the name (from the branch's head
+   * hint): records are create-only, so when the listing shows its sequence
+   * number is the newest, it is that record and needs no read.
+   */
+  async branchRecord(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord | undefined> {
     const cached = this.branchRecords.get(name);
     let latest = cached;
     const startAfter = cached === undefined ? undefined : keys.branchRecord(name, cached.seq);
     let newestKey: string | undefined;
-    for await (const o of this.store.list(keys.branchPrefix(name), { signal, ...(startAfter !== undefined ? { startAfter } : {}) })) {
+    for await (const o of this.store.list(keys.branchPrefix(name), { signal, startAfter })) {
       if (seqOfBranchKey(o.key) !== undefined) newestKey = o.key;
     }
     if (newestKey !== undefined) {
-      latest = readRecord(await this.store.get(newestKey, { signal }), newestKey);
+      const copy = await hinted;
+      latest = copy !== undefined && keys.branchRecord(copy.name, copy.seq) === newestKey ? copy : readRecord(await this.store.get(newestKey, { signal }), newestKey);
       this.branchRecords.set(name, latest);
     }
     return latest;
   }
 
-  async liveBranch(name: string, signal?: AbortSignal): Promise<BranchRecord> {
+  /** Whether this process knows a record of the branch (then its head is found without the hint). */
+  knowsBranch(name: string): boolean {
+    return this.branchRecords.has(name);
+  }
+
+  /**
+   * The branch's head hint, read and put to use at once: the head it names
+   * is published, so its lineage's listing can start from it and its
+   * manifest (and schema) can be read while the branch record is listed.
+   * Resolves to the hinted record copy (undefined when there is no usable
+   * hint); everything it prefetches goes through the ordinary caches, so a
+   * stale hint costs reads, never a wrong head.
+   */
+  primeFromHint(name: string, signal?: AbortSignal): Promise<BranchRecord | undefined> {
+    const key = keys.branchHint(name);
+    return this.store.get(key, { signal }).then(
+      (bytes) => {
+        const hint = decodeJson(BranchHintZ, bytes, key);
+        if (key !== keys.branchHint(hint.record.name)) return undefined;
+        if (hint.head.lineage === hint.record.lineage) this.hintedVersion.set(hint.head.lineage, hint.head.version);
+        void this.readManifest(hint.head, signal).catch(() => undefined);
+        if (hint.schema !== undefined && !this.schemas.has(hint.schema)) void this.readSchema(hint.schema, signal).catch(() => undefined);
+        return hint.record;
+      },
+      () => undefined,
+    );
+  }
+
+  /** Record where a branch's head is now, and its schema when manifests name it only by hash (best effort: a lost or stale hint only costs round trips). */
+  writeBranchHint(record: BranchRecord, head: ManifestRef, schema: string | undefined): Promise<void> {
+    return this.store.putOverwrite(keys.branchHint(record.name), encodeJson({ record, head, schema })).catch(() => undefined);
+  }
+
+  async liveBranch(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord> {
     validateBranchName(name);
-    const rec = await this.branchRecord(name, signal);
+    const rec = await this.branchRecord(name, signal, hinted);
     if (rec === undefined || rec.deleted) throw new BranchgraphError('not_found', `branch ${name} does not exist`, { details: { branch: name } });
     return rec;
   }
@@ -217,6 +260,16 @@ export class Repository implements ManifestReader {
 
   /** Highest published version of a lineage (0 when it has none). */
   async latestVersion(lineage: string, signal?: AbortSignal): Promise<number> {
+    const hinted = this.knownVersion.has(lineage) ? undefined : this.hintedVersion.get(lineage);
+    this.hintedVersion.delete(lineage);
+    if (hinted !== undefined) {
+      // A branch hint says where the head was: list from that version itself, which proves it exists.
+      const found = await this.listFrom(lineage, hinted > 1 ? keys.manifest(lineage, hinted - 1) : undefined, signal);
+      if (found >= hinted) {
+        this.knownVersion.set(lineage, found);
+        return found;
+      }
+    }
     let known = this.knownVersion.get(lineage);
     if (known === undefined) {
       try {
@@ -230,13 +283,18 @@ export class Repository implements ManifestReader {
         known = 0;
       }
     }
-    let latest = known;
-    const startAfter = known > 0 ? keys.manifest(lineage, known) : undefined;
-    for await (const o of this.store.list(keys.manifestPrefix(lineage), { signal, ...(startAfter !== undefined ? { startAfter } : {}) })) {
+    const latest = Math.max(known, await this.listFrom(lineage, known > 0 ? keys.manifest(lineage, known) : undefined, signal));
+    this.knownVersion.set(lineage, latest);
+    return latest;
+  }
+
+  /** The highest version listed after `startAfter` (0 when none). */
+  private async listFrom(lineage: string, startAfter: string | undefined, signal?: AbortSignal): Promise<number> {
+    let latest = 0;
+    for await (const o of this.store.list(keys.manifestPrefix(lineage), { signal, startAfter })) {
       const v = versionOfManifestKey(o.key);
       if (v !== undefined && v > latest) latest = v;
     }
-    this.knownVersion.set(lineage, latest);
     return latest;
   }
 
