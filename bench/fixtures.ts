@@ -14,7 +14,7 @@ import type { RunRow } from '../src/table/run.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 
 // Versioned so fixtures built by an older storage format are never reused.
-export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v4');
+export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v5');
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(
@@ -55,6 +55,7 @@ export async function mergeFixture(touched: number): Promise<string> {
     'main',
     tables.slice(0, touched).flatMap((t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')]),
   );
+  await g.close();
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }
@@ -101,6 +102,7 @@ export async function historyFixture(extra: number): Promise<string> {
       { op: 'update' as const, table: t, values: { id: 'r4', b: 1 } },
     ]),
   );
+  await g.close();
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }
@@ -139,6 +141,7 @@ export async function scaleFixture(rows: number): Promise<string> {
   for (let i = 0; i < 10; i++) dst[i] = { op: 'update', table: 'Item', values: { id: key(i * 2), b: 3 } };
   await mustWrite(g, 'feature', src);
   await mustWrite(g, 'main', dst);
+  await g.close();
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }
@@ -183,6 +186,7 @@ export async function catchUpFixture(workload: CatchUpWorkload): Promise<string>
     }
   }
   await writeFile(`${dir}.expected.json`, JSON.stringify(expected));
+  await g.close();
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }

@@ -46,6 +46,7 @@ async function catchUpSample(variant: string, dir: string, latency: number, fixt
       peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10,
     })}\n`,
   );
+  await g.close();
 }
 
 const [fixture, variant, latencyArg] = process.argv.slice(2);
@@ -77,6 +78,8 @@ try {
     const t0 = performance.now();
     result = await mergeBranches(g, { source: 'feature', width });
     ms = performance.now() - t0;
+    // Outside the timing: best-effort writes the merge started (its branch hint) finish before the copy goes.
+    await g.close();
   }
   if (result.status !== 'success' || result.outcome !== 'merged') throw new Error(`unexpected merge result ${JSON.stringify(result).slice(0, 300)}`);
   const m = result.metrics;

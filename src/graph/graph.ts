@@ -146,11 +146,12 @@ export class Graph implements TableReader, ManifestReader {
   private constructor(
     readonly store: ObjectStore,
     opts: GraphOptions,
-    shared?: { repo: Repository; runs: RunStore },
+    shared?: { repo: Repository; runs: RunStore; hintWrites: Set<Promise<void>> },
   ) {
     this.repo = shared?.repo.withStore(store) ?? new Repository(store);
     this.clock = opts.clock ?? Date.now;
     this.runs = shared?.runs.withStore(store) ?? new RunStore(store, opts.runCacheBytes, undefined, this.clock);
+    this.hintWrites = shared?.hintWrites ?? new Set();
     this.actor = opts.actor ?? 'branchgraph';
     this.opts = opts;
   }
@@ -160,7 +161,7 @@ export class Graph implements TableReader, ManifestReader {
 
   /** This graph, with the same caches, seen through another store wrapper (per-request counting, abort). */
   withStore(store: ObjectStore): Graph {
-    return new Graph(store, this.opts, { repo: this.repo, runs: this.runs });
+    return new Graph(store, this.opts, { repo: this.repo, runs: this.runs, hintWrites: this.hintWrites });
   }
 
   /** Open the graph in `store`, creating `main` when the store is empty. */
@@ -176,8 +177,19 @@ export class Graph implements TableReader, ManifestReader {
     this.runs.clear();
   }
 
+  /** Release the store, once the best-effort writes already started (head hints) have landed or failed. */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.hintWrites]);
     await this.store.close?.();
+  }
+
+  /** Best-effort writes in flight (by this graph and every view of it), so `close` can wait for them. */
+  private readonly hintWrites: Set<Promise<void>>;
+
+  private hintBranch(rec: BranchRecord, head: Manifest): void {
+    const w = this.repo.writeBranchHint(rec, refOf(head), head.schemaDoc === undefined ? head.schema : undefined);
+    this.hintWrites.add(w);
+    void w.finally(() => this.hintWrites.delete(w));
   }
 
   // ---- snapshots --------------------------------------------------------
@@ -197,7 +209,7 @@ export class Graph implements TableReader, ManifestReader {
     for (let attempt = 1; ; attempt++) {
       // A branch this process has not seen: read its head hint beside its records, so the head's
       // manifest is on its way by the time the record says which lineage to list.
-      const hinted = attempt === 1 && !this.repo.knowsBranch(name) ? this.repo.primeFromHint(name, signal) : undefined;
+      const hinted = attempt === 1 && !this.repo.knowsHead(name) ? this.repo.primeFromHint(name, signal) : undefined;
       const rec = await this.repo.liveBranch(name, signal, hinted);
       try {
         return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, opts.withoutPending !== true);
@@ -277,7 +289,7 @@ export class Graph implements TableReader, ManifestReader {
         opts.signal,
       );
       if (res !== 'lost') {
-        void this.repo.writeBranchHint(res, base.ref, base.manifest.schemaDoc === undefined ? base.manifest.schema : undefined);
+        this.hintBranch(res, base.manifest);
         return { record: res, head: { ...base, branch: res } };
       }
     }
@@ -404,7 +416,7 @@ export class Graph implements TableReader, ManifestReader {
 
   private async published<T>(manifest: Manifest, rec: BranchRecord, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {
     // Started now and left to finish: the hint is for other processes' next cold read, not for this change.
-    void this.repo.writeBranchHint(rec, refOf(manifest), manifest.schemaDoc === undefined ? manifest.schema : undefined);
+    this.hintBranch(rec, manifest);
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (folded.length > 0) await this.store.deleteMany(folded).catch(() => undefined);

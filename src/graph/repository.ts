@@ -11,10 +11,10 @@
  * Heads. A lineage's head is found by listing its manifests forward from a
  * hint: the highest version this process has seen, or else the hint object
  * (rewritten every HINT_EVERY versions). The listing is one call whatever the
- * history depth, so head lookup stays O(1) store calls. A manifest whose
- * schema is too large to carry inline names it by hash; the hint names it
- * too, so a cold reader fetches the schema while it lists the manifests
- * instead of after reading one.
+ * history depth, so head lookup stays O(1) store calls. A cold process first
+ * reads the branch's head hint beside its records (see `primeFromHint`):
+ * it names the head, the record and a schema too large to ride inline in
+ * manifests, so the head is found in two sequential round trips.
  *
  * Branches. A branch name maps to a lineage through create-only branch
  * records `branches/<name>/<seq>`; the newest record wins. Deleting writes a
@@ -55,7 +55,7 @@ export interface DamagedBranch {
   error: string;
 }
 
-const HintZ = z.object({ version: z.number().int().min(0), schema: z.string().optional() });
+const HintZ = z.object({ version: z.number().int().min(0) });
 /** Where a branch's head was last published, with a copy of its record; see `primeFromHint`. */
 const BranchHintZ = z.object({ record: BranchRecordZ, head: ManifestRefZ, schema: z.string().optional() });
 const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
@@ -79,8 +79,6 @@ class RepositoryCaches {
   readonly schemas = new PromiseCache<string, Schema>({ maxWeight: SCHEMA_CACHE_ENTRIES });
   readonly knownVersion = new Map<string, number>();
   readonly branchRecords = new Map<string, BranchRecord>();
-  /** Per lineage, the schema hash its hint names, as this process last read or wrote it. */
-  readonly hintedSchema = new Map<string, string | undefined>();
 }
 
 /** A branch record, which must name the branch and sequence number its key says. */
@@ -97,7 +95,6 @@ export class Repository implements ManifestReader {
   private readonly schemas: PromiseCache<string, Schema>;
   private readonly knownVersion: Map<string, number>;
   private readonly branchRecords: Map<string, BranchRecord>;
-  private readonly hintedSchema: Map<string, string | undefined>;
   /** Per lineage, a version a branch hint named, to be confirmed by the next listing. */
   private readonly hintedVersion = new Map<string, number>();
 
@@ -109,7 +106,6 @@ export class Repository implements ManifestReader {
     this.schemas = caches.schemas;
     this.knownVersion = caches.knownVersion;
     this.branchRecords = caches.branchRecords;
-    this.hintedSchema = caches.hintedSchema;
   }
 
   /** The same repository seen through another store (for example a per-request counting wrapper). */
@@ -123,7 +119,6 @@ export class Repository implements ManifestReader {
     this.schemas.clear();
     this.knownVersion.clear();
     this.branchRecords.clear();
-    this.hintedSchema.clear();
   }
 
   // ---- branches -------------------------------------------------------
@@ -150,9 +145,10 @@ export class Repository implements ManifestReader {
     return latest;
   }
 
-  /** Whether this process knows a record of the branch (then its head is found without the hint). */
-  knowsBranch(name: string): boolean {
-    return this.branchRecords.has(name);
+  /** Whether this process knows the branch's record and its lineage's latest version (then the hint would only cost a read). */
+  knowsHead(name: string): boolean {
+    const rec = this.branchRecords.get(name);
+    return rec !== undefined && this.knownVersion.has(rec.lineage);
   }
 
   /**
@@ -275,9 +271,6 @@ export class Repository implements ManifestReader {
       try {
         const hint = decodeJson(HintZ, await this.store.get(keys.hint(lineage), { signal }), keys.hint(lineage));
         known = hint.version;
-        this.hintedSchema.set(lineage, hint.schema);
-        // The head's schema is almost always the hinted one: start reading it now (a miss costs nothing but the read).
-        if (hint.schema !== undefined && !this.schemas.has(hint.schema)) void this.readSchema(hint.schema, signal).catch(() => undefined);
       } catch (e) {
         if (!isBranchgraphError(e, 'object_not_found') && !isBranchgraphError(e, 'corrupt_object')) throw e;
         known = 0;
@@ -346,14 +339,9 @@ export class Repository implements ManifestReader {
     }
     this.manifests.set(key, m);
     this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
-    // A schema read by hash (not inline) goes into the hint whenever it changes, so cold readers find it early.
-    const schemaHint = m.schemaDoc === undefined ? m.schema : undefined;
-    if (m.version % HINT_EVERY === 0 || (schemaHint !== undefined && this.hintedSchema.get(m.lineage) !== schemaHint)) {
+    if (m.version % HINT_EVERY === 0) {
       // Best effort: a stale or missing hint only makes the next cold lookup list more keys.
-      await this.store.putOverwrite(keys.hint(m.lineage), encodeJson({ version: m.version, schema: schemaHint })).then(
-        () => void this.hintedSchema.set(m.lineage, schemaHint),
-        () => undefined,
-      );
+      await this.store.putOverwrite(keys.hint(m.lineage), encodeJson({ version: m.version })).catch(() => undefined);
     }
     return 'published';
   }
