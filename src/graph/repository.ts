@@ -163,7 +163,13 @@ export class Repository implements ManifestReader {
     const key = keys.branchHint(name);
     return this.store.get(key, { signal }).then(
       (bytes) => {
-        const hint = decodeJson(BranchHintZ, bytes, key);
+        let hint: z.infer<typeof BranchHintZ>;
+        try {
+          hint = decodeJson(BranchHintZ, bytes, key);
+        } catch {
+          // A damaged hint is no hint.
+          return undefined;
+        }
         if (key !== keys.branchHint(hint.record.name)) return undefined;
         if (hint.head.lineage === hint.record.lineage) this.hintedVersion.set(hint.head.lineage, hint.head.version);
         void this.readManifest(hint.head, signal).catch(() => undefined);
