@@ -24,6 +24,19 @@ interface SweepReport {
   sawAfter: number;
 }
 
+/**
+ * Run `op` on `inner` with the process crashing at store call `k`. It fails
+ * with the crash, unless the crash struck best-effort work started after
+ * the operation completed (a head hint), which does not fail it.
+ */
+async function crashAt(op: (store: ObjectStore) => Promise<unknown>, inner: MemoryStore, k: number, crashEffect: 'before' | 'after'): Promise<void> {
+  const outcome = await op(new FaultStore(inner, { crashAtCall: k, crashEffect })).then(
+    () => 'completed',
+    (e: unknown) => e,
+  );
+  if (outcome !== 'completed') expect(outcome).toMatchObject({ code: 'store_crashed' });
+}
+
 async function sweep(setup: () => Promise<MemoryStore>, op: Op, check?: (o: Observed) => void): Promise<SweepReport> {
   const initial = await setup();
   const before = await observe(initial);
@@ -38,12 +51,7 @@ async function sweep(setup: () => Promise<MemoryStore>, op: Op, check?: (o: Obse
   for (let k = 1; k <= calls; k++) {
     for (const crashEffect of ['before', 'after'] as const) {
       const inner = await clone(initial);
-      // A crash in best-effort work after the operation completed (a head hint) does not fail it.
-      const outcome = await op(new FaultStore(inner, { crashAtCall: k, crashEffect })).then(
-        () => 'completed',
-        (e: unknown) => e,
-      );
-      if (outcome !== 'completed') expect(outcome).toMatchObject({ code: 'store_crashed' });
+      await crashAt(op, inner, k, crashEffect);
       report.crashPoints++;
       // Restart: a new process on what the store holds.
       const seen = await observe(inner);
@@ -75,11 +83,7 @@ async function sweepPreserving<R>(initial: MemoryStore, op: (store: ObjectStore)
   for (let k = 1; k <= counter.callCount; k++) {
     for (const crashEffect of ['before', 'after'] as const) {
       const inner = await clone(initial);
-      const outcome = await op(new FaultStore(inner, { crashAtCall: k, crashEffect })).then(
-        () => 'completed',
-        (e: unknown) => e,
-      );
-      if (outcome !== 'completed') expect(outcome).toMatchObject({ code: 'store_crashed' });
+      await crashAt(op, inner, k, crashEffect);
       points++;
       // Restart: readers see exactly what they saw before the operation began.
       expect(sameContents(await observe(inner), before), `crash at call ${k} (${crashEffect})`).toBe(true);
