@@ -1,7 +1,8 @@
 /**
- * What a GQT case needs from a transport. One implementation calls the
- * engine in-process, one speaks REST to a server, one speaks GraphQL; the
- * runner replays the same case over any of them.
+ * What a GQT case needs from a transport. `ApiDriver` (api-driver.ts) runs
+ * it over any `BranchgraphApi`, the engine in this process or REST to a
+ * server; `GraphqlDriver` speaks GraphQL documents. The runner replays the
+ * same case over any of them.
  */
 import type { CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
