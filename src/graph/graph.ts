@@ -416,7 +416,9 @@ export class Graph implements TableReader, ManifestReader {
 
   private async published<T>(manifest: Manifest, rec: BranchRecord, plan: ChangePlan<T>, attempts: number, folded: string[]): Promise<PublishedChange<T>> {
     // Started now and left to finish: the hint is for other processes' next cold read, not for this change.
-    this.hintBranch(rec, manifest);
+    // Background folds and compactions leave it be: they come in bursts, and a hint one version behind
+    // costs a cold reader one round trip, where a write per batch costs the fold an fsync'd file each.
+    if (manifest.commit.kind !== 'catchup' && manifest.commit.kind !== 'compact') this.hintBranch(rec, manifest);
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (folded.length > 0) await this.store.deleteMany(folded).catch(() => undefined);
