@@ -87,17 +87,14 @@ export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions 
       // Compacted runs are kept across attempts; those no publication took are deleted below.
       return { kind: 'compact', tables, keepPending: true, scratch: [], result, message: `compact ${names}`, readAt: startedAt };
     })
-    .then(
-      async (r) => {
-        const used = new Set(r.status === 'published' ? Object.values(r.manifest.tables).flatMap((t) => t.runs.map((x) => x.key)) : []);
-        await graph.runs.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
-        return r;
-      },
-      async (e: unknown) => {
-        await graph.runs.delete(written).catch(() => undefined);
-        throw e;
-      },
-    );
+    .then(async (r) => {
+      // Every attempt before the one that published certainly did not land (a lost race, or the loop
+      // would have thrown), so what only they used can go. On a failure nothing is deleted: the last
+      // manifest may have landed unseen (a lost response), and GC removes what nothing references.
+      const used = new Set(r.status === 'published' ? Object.values(r.manifest.tables).flatMap((t) => t.runs.map((x) => x.key)) : []);
+      await graph.runs.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
+      return r;
+    });
 }
 
 /** Whether the policy has any compaction due on `head`'s tables (cheap: run sizes only). */
