@@ -152,7 +152,7 @@ async function branches(rounds: number): Promise<Record<string, number>> {
     manifest_bytes_first: Math.round(sum(manifestBytes.slice(0, k)) / k),
     manifest_bytes_last: Math.round(sum(manifestBytes.slice(-k)) / k),
     manifest_bytes_last_over_first: round(sum(manifestBytes.slice(-k)) / sum(manifestBytes.slice(0, k))),
-    ancestry_entries: Object.keys(head.ancestry).length,
+    ancestry_entries: head.ancestry.size,
     runs_after: head.tables.Item?.runs.length ?? 0,
   };
 }

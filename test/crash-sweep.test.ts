@@ -16,6 +16,9 @@ import { cloneMemoryStore as clone } from './support/stores.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 
+/** Manifests split into many parts even for these small graphs, so every sweep crosses part writes too. */
+const SMALL_PARTS = { partBytes: 96 };
+
 type Op = (store: ObjectStore) => Promise<unknown>;
 
 interface SweepReport {
@@ -96,7 +99,7 @@ async function sweepPreserving<R>(initial: MemoryStore, op: (store: ObjectStore)
 
 async function mergeSetup(): Promise<MemoryStore> {
   const store = new MemoryStore();
-  const g = await Graph.open(store);
+  const g = await Graph.open(store, SMALL_PARTS);
   await g.applySchema('main', ['A', 'B', 'C', 'D', 'E'].map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
   for (const t of ['A', 'B', 'C', 'D', 'E'])
     await mustWrite(
@@ -122,7 +125,7 @@ describe('crash sweeps', () => {
   for (const width of [1, 4] as const) {
     it(`a five-table merge at width ${width}`, async () => {
       const r = await sweep(mergeSetup, async (store) => {
-        const res = await mergeBranches(await Graph.open(store), { source: 'f', width });
+        const res = await mergeBranches(await Graph.open(store, SMALL_PARTS), { source: 'f', width });
         if (res.status !== 'success') throw new Error('expected a clean merge');
       });
       expect(r.crashPoints).toBeGreaterThan(20);
@@ -134,18 +137,22 @@ describe('crash sweeps', () => {
   it('a write batch', async () => {
     const setup = () => seededStore(PEOPLE_SCHEMA, [person('a'), person('b')]);
     const r = await sweep(setup, async (store) => {
-      await (await Graph.open(store)).write('main', [person('c'), { op: 'delete', table: 'Person', values: { id: 'a' } }, { op: 'insert', table: 'Knows', values: { from: 'b', to: 'c' } }]);
+      await (await Graph.open(store, SMALL_PARTS)).write('main', [
+        person('c'),
+        { op: 'delete', table: 'Person', values: { id: 'a' } },
+        { op: 'insert', table: 'Knows', values: { from: 'b', to: 'c' } },
+      ]);
     });
     expect(r.crashPoints).toBeGreaterThan(5);
   }, 60_000);
 
   it('a compaction: every crash point leaves the rows as they were, and a retry compacts', async () => {
     const initial = await seededStore(PEOPLE_SCHEMA, [person('a')]);
-    const seed = await Graph.open(initial);
+    const seed = await Graph.open(initial, SMALL_PARTS);
     for (const id of ['b', 'c', 'd', 'e']) await mustWrite(seed, 'main', [person(id)]);
     await mustWrite(seed, 'main', [{ op: 'delete', table: 'Person', values: { id: 'b' } }]);
-    const compact = async (store: ObjectStore) => (await Graph.open(store)).compact('main', { mode: 'full' });
-    const runsOf = async (store: ObjectStore) => (await (await Graph.open(store)).branchHead('main')).manifest.tables.Person?.runs.length;
+    const compact = async (store: ObjectStore) => (await Graph.open(store, SMALL_PARTS)).compact('main', { mode: 'full' });
+    const runsOf = async (store: ObjectStore) => (await (await Graph.open(store, SMALL_PARTS)).branchHead('main')).manifest.tables.Person?.runs.length;
     const { points, clean } = await sweepPreserving(initial, compact, async (inner) => {
       // Wherever it stopped, a retry leaves one run.
       expect(await runsOf(inner)).toBe(1);
@@ -157,18 +164,18 @@ describe('crash sweeps', () => {
   it('a schema apply with a migration that rewrites a table', async () => {
     const setup = () => seededStore('node P { id: string @key\n name: string }', [{ op: 'insert', table: 'P', values: { id: 'a', name: 'A' } }]);
     await sweep(setup, async (store) => {
-      await (await Graph.open(store)).applySchema('main', 'node P { id: string @key\n name: string\n level: int }', { migration: { defaults: { 'P.level': 1 } } });
+      await (await Graph.open(store, SMALL_PARTS)).applySchema('main', 'node P { id: string @key\n name: string\n level: int }', { migration: { defaults: { 'P.level': 1 } } });
     });
   }, 60_000);
 
   it('WAL ingest of one generation: a crash leaves it either absent or whole', async () => {
     const setup = async () => {
       const store = await seededStore(PEOPLE_SCHEMA, [person('a')]);
-      await new WalWriter(await Graph.open(store), { shard: 's1' }).ingest('main', [person('w0')]);
+      await new WalWriter(await Graph.open(store, SMALL_PARTS), { shard: 's1' }).ingest('main', [person('w0')]);
       return store;
     };
     const r = await sweep(setup, async (store) => {
-      await new WalWriter(await Graph.open(store), { shard: 's1' }).ingest('main', [person('w1'), person('w2'), { op: 'upsert', table: 'Person', values: { id: 'a', name: 'new' } }]);
+      await new WalWriter(await Graph.open(store, SMALL_PARTS), { shard: 's1' }).ingest('main', [person('w1'), person('w2'), { op: 'upsert', table: 'Person', values: { id: 'a', name: 'new' } }]);
     });
     expect(r.crashPoints).toBeGreaterThan(5);
     console.log(`ingest: ${r.crashPoints} crash points`);
@@ -178,7 +185,7 @@ describe('crash sweeps', () => {
     it(`a catch-up of three shards in several batches (${pipeline ? 'pipelined' : 'serial'}): every acknowledged row stays, exactly once, newest value`, async () => {
       const setup = async () => {
         const store = await seededStore(PEOPLE_SCHEMA, [person('a')]);
-        const g = await Graph.open(store);
+        const g = await Graph.open(store, SMALL_PARTS);
         let t = 1_000;
         const writers = ['s1', 's2', 's3'].map((shard) => new WalWriter(g, { shard, now: () => t }));
         for (let i = 0; i < 9; i++) {
@@ -189,7 +196,7 @@ describe('crash sweeps', () => {
         return store;
       };
       const initial = await setup();
-      const run = async (store: ObjectStore) => catchUp(await Graph.open(store), 'main', { maxGenerations: 3, pipeline });
+      const run = async (store: ObjectStore) => catchUp(await Graph.open(store, SMALL_PARTS), 'main', { maxGenerations: 3, pipeline });
       const { points, clean } = await sweepPreserving(initial, run, async (inner, retried) => {
         expect(retried.pendingAfter).toBe(0);
         expect((await listAll(inner, 'wal/')).length).toBe(0);
@@ -203,7 +210,7 @@ describe('crash sweeps', () => {
   it('garbage collection never loses reachable data', async () => {
     const setup = async () => {
       const store = await seededStore(PEOPLE_SCHEMA, [person('a')]);
-      const g = await Graph.open(store);
+      const g = await Graph.open(store, SMALL_PARTS);
       await g.createBranch('tmp', { branch: 'main' });
       await mustWrite(g, 'tmp', [person('t')]);
       await g.deleteBranch('tmp');
@@ -213,7 +220,7 @@ describe('crash sweeps', () => {
     // GC changes no observable content, so compare contents stay equal at every crash point.
     const initial = await setup();
     const before = await observe(initial);
-    const gc = async (store: ObjectStore) => (await Graph.open(store)).gc({ now: later });
+    const gc = async (store: ObjectStore) => (await Graph.open(store, SMALL_PARTS)).gc({ now: later });
     const counter = new FaultStore(await clone(initial));
     const report = await gc(counter);
     expect(report.deleted.runs).toBeGreaterThan(0);

@@ -47,6 +47,8 @@ const TIGHT = 'node P { id: string @key\n a: int? @range(0, 1)\n b: int? }';
 const KEYS = ['k1', '\u0000k', '\u{1F600}', 'k\uffff'];
 /** Any two UTF-16 code units: usually well-formed, sometimes a lone surrogate the engine must refuse. */
 const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1000), rng.chance(0.5) ? 0x41 : 0xdc00 + rng.int(0x400));
+/** Tiny manifest parts: the simulation's graphs then store tables and ancestry as deep part trees. */
+const PART_BYTES = 160;
 const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
 /** How the engine refuses what the model refuses: bad input, a write its schema forbids, a schema its rows break. */
 const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incompatible']);
@@ -55,7 +57,7 @@ const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incom
 async function openRetrying(store: FaultStore, clock: () => number): Promise<Graph> {
   for (let i = 0; ; i++) {
     try {
-      return await Graph.open(store, { clock });
+      return await Graph.open(store, { clock, partBytes: PART_BYTES });
     } catch (e) {
       if (!isBranchgraphError(e) || !RETRYABLE.has(e.code) || i > 50) throw e;
     }
@@ -80,7 +82,7 @@ const canon = (s: Map<string, State>): string => JSON.stringify([...s].sort(([a]
 async function simulate(seed: number): Promise<void> {
   const rng = new Prng(seed);
   const inner = new MemoryStore();
-  const setup = await Graph.open(inner);
+  const setup = await Graph.open(inner, { partBytes: PART_BYTES });
   await setup.applySchema('main', LOOSE);
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
   // The wall clock every process reads; it jumps between steps, past GC's floor at times, so GC
@@ -98,7 +100,7 @@ async function simulate(seed: number): Promise<void> {
   let model = new ReferenceModel();
   let branchNo = 0;
   let walUsed = false;
-  const clean = await Graph.open(inner);
+  const clean = await Graph.open(inner, { partBytes: PART_BYTES });
 
   const forced: ({ source: string; into: string } | { branch: string; key: string; remove?: true })[] = [];
   let crossNo = 0;

@@ -5,7 +5,7 @@
  * Live: every branch that exists, and every branch deleted less than the
  * grace period ago (a merge may still be publishing a manifest that refers
  * to its runs). Reachable: every manifest on a path of parents from a live
- * head, with the runs, schemas and commit index entries they name; every
+ * head, with the runs, parts, schemas and commit index entries they name; every
  * manifest of a live lineage is kept outright, since one may be published
  * while GC runs. Ages come from the ULIDs in keys (runs, commits, lineages),
  * so a run written by a change still in progress is never old enough to go.
@@ -28,6 +28,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import type { Graph } from './graph.js';
 import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
+import type { PartNode } from '../model/part-tree.js';
 import { parseGenerationKey } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
@@ -52,7 +53,7 @@ export interface GcReport {
   graceMs: number;
   reachableManifests: number;
   scanned: number;
-  deleted: { manifests: number; runs: number; commits: number; hints: number; wal: number };
+  deleted: { manifests: number; runs: number; commits: number; hints: number; parts: number; wal: number };
   bytesFreed: number;
   keys: string[];
 }
@@ -81,6 +82,33 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
 /** What GC reads and deletes through (a `Graph` is one). */
 export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'clock'>;
 
+/** Every object key the manifests name: commit index entries, parts, runs and a run's side objects. */
+async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], signal?: AbortSignal): Promise<Set<string>> {
+  const keep = new Set<string>();
+  const runRefs = new Map<string, Manifest['tables'][string]['runs'][number]>();
+  const keepParts = (n: PartNode<unknown>): void => {
+    for (const c of n.children?.values() ?? []) {
+      // A part already kept was reached through another manifest, with everything below it.
+      if (c.id === undefined || keep.has(keys.part(c.id))) continue;
+      keep.add(keys.part(c.id));
+      keepParts(c);
+    }
+  };
+  for (const m of reachable) {
+    keep.add(keys.commit(m.commit.id));
+    keepParts(m.tableTree);
+    keepParts(m.ancestry.tree);
+    for (const t of Object.values(m.tables)) for (const r of t.runs) runRefs.set(r.key, r);
+  }
+  for (const r of runRefs.values()) {
+    // A run's other objects (segments, what a compaction replaced) live as long as the run.
+    if (r.segmented || r.compacted) for (const k of await graph.runs.objectKeys(r, signal)) keep.add(k);
+    else keep.add(r.key);
+  }
+
+  return keep;
+}
+
 export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Promise<GcReport> {
   const now = opts.now ?? graph.clock();
   const grace = Math.max(opts.graceMs ?? DEFAULT_GC_GRACE_MS, MIN_GC_GRACE_MS);
@@ -105,20 +133,10 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     frontier = ms.flatMap((m) => m.commit.parents);
   }
 
-  const keep = new Set<string>();
-  const runRefs = new Map<string, Manifest['tables'][string]['runs'][number]>();
-  for (const m of reachable) {
-    keep.add(keys.commit(m.commit.id));
-    for (const t of Object.values(m.tables)) for (const r of t.runs) runRefs.set(r.key, r);
-  }
-  for (const r of runRefs.values()) {
-    // A run's other objects (segments, what a compaction replaced) live as long as the run.
-    if (r.segmented || r.compacted) for (const k of await graph.runs.objectKeys(r, signal)) keep.add(k);
-    else keep.add(r.key);
-  }
+  const keep = await referencedKeys(graph, reachable, signal);
 
   const candidates: { key: string; size: number; kind: keyof GcReport['deleted'] }[] = [];
-  const [manifests, runs, commits, hints, wal] = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
+  const [manifests, runs, commits, hints, parts, wal] = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
   // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
   const byRef = new Map(reachable.map((m) => [`${m.lineage}/${m.version}`, m]));
   const liveMarks = new Map<string, Record<string, number>>();
@@ -146,6 +164,10 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     const k = parseKey(o.key);
     if (k?.kind === 'commit' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'commits' });
   }
+  for (const o of parts ?? []) {
+    const k = parseKey(o.key);
+    if (k?.kind === 'part' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'parts' });
+  }
   for (const o of hints ?? []) {
     const k = parseKey(o.key);
     if (k?.kind === 'hint' && !liveLineages.has(k.lineage) && old(ulidTime(k.lineage))) candidates.push({ ...o, kind: 'hints' });
@@ -157,8 +179,8 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     damagedBranches: damaged.map((d) => d.name),
     graceMs: grace,
     reachableManifests: reachable.length,
-    scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0) + (wal?.length ?? 0),
-    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, wal: 0 },
+    scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0) + (parts?.length ?? 0) + (wal?.length ?? 0),
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0 },
     bytesFreed: 0,
     keys: candidates.map((c) => c.key).sort(),
   };

@@ -14,7 +14,10 @@ import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef } from '../table/run.js';
 import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
-import { mergeAncestry, refOf, sameRef, type Commit, type Manifest, type ManifestRef } from './manifest.js';
+import { refOf, sameRef, type Commit, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
+import { Ancestry } from './ancestry.js';
+import { treeOptions } from './manifest-codec.js';
+import { withChanges } from '../model/part-tree.js';
 import { Repository, validateBranchName, type BranchRecord, type DamagedBranch } from './repository.js';
 import { schemaHashOf } from '../model/schema.js';
 import { canonicalJson } from '../model/canonical.js';
@@ -107,6 +110,12 @@ export interface GraphOptions {
    * the simulation move it by hand.
    */
   clock?: () => number;
+  /**
+   * Leaf size of the manifest part trees this graph writes (tables and
+   * ancestry; see manifest-codec.ts). Smaller makes deeper trees; tests use
+   * it to put small graphs in multi-part manifests. Any size reads back.
+   */
+  partBytes?: number;
 }
 
 /** What a plan returns: a change to publish, or the plan's result when there is nothing to publish. */
@@ -148,8 +157,8 @@ export class Graph implements TableReader, ManifestReader {
     opts: GraphOptions,
     shared?: { repo: Repository; runs: RunStore; hintWrites: Set<Promise<void>> },
   ) {
-    this.repo = shared?.repo.withStore(store) ?? new Repository(store);
     this.clock = opts.clock ?? Date.now;
+    this.repo = shared?.repo.withStore(store) ?? new Repository(store, treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes }), this.clock);
     this.runs = shared?.runs.withStore(store) ?? new RunStore(store, opts.runCacheBytes, undefined, this.clock);
     this.hintWrites = shared?.hintWrites ?? new Set();
     this.actor = opts.actor ?? 'branchgraph';
@@ -476,11 +485,14 @@ export class Graph implements TableReader, ManifestReader {
   private async buildManifest(head: Snapshot, rec: BranchRecord, plan: ChangePlan<unknown>, opts: ChangeOptions): Promise<Manifest> {
     const prev = head.manifest;
     const version = prev.lineage === rec.lineage ? prev.version + 1 : 1;
-    const tables: Record<string, { runs: RunRef[] }> = { ...prev.tables };
+    const tables: Record<string, TableEntry> = { ...prev.tables };
+    const changes = new Map<string, TableEntry | undefined>();
     for (const [name, t] of Object.entries(plan.tables ?? {})) {
-      if (t === null) delete tables[name];
-      else if (t.runs.some((r) => r.source !== undefined)) throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
-      else tables[name] = { runs: t.runs };
+      if (t?.runs.some((r) => r.source !== undefined)) throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
+      const entry = t === null ? undefined : { runs: t.runs };
+      changes.set(name, entry);
+      if (entry === undefined) delete tables[name];
+      else tables[name] = entry;
     }
     // Schemas are content-addressed: an unchanged schema needs no write.
     const schemaHash = plan.schema === undefined || schemaHashOf(plan.schema) === prev.schema ? prev.schema : await this.repo.writeSchema(plan.schema, opts.signal);
@@ -488,13 +500,13 @@ export class Graph implements TableReader, ManifestReader {
     const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
     if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();
     return {
-      format: 1,
       lineage: rec.lineage,
       version,
       schema: schemaHash,
       // Small schemas ride along, saving a cold reader one round trip; large ones are read once by hash.
       ...inlineSchema(plan.schema ?? head.schema),
       tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+      tableTree: withChanges(prev.tableTree, changes, this.repo.trees.tables),
       wal: plan.wal ?? watermarksFor(prev, rec.lineage),
       ...(plan.walFolded !== undefined ? { walFolded: plan.walFolded } : {}),
       commit: {
@@ -509,7 +521,7 @@ export class Graph implements TableReader, ManifestReader {
         kind: plan.kind,
         ...(plan.group !== undefined ? { group: plan.group } : {}),
       },
-      ancestry: mergeAncestry(prev.ancestry, second?.ancestry ?? {}, { [rec.lineage]: version }),
+      ancestry: Ancestry.next({ lineage: rec.lineage, version }, prev.ancestry, second?.ancestry),
       generation: Math.max(prev.generation, second?.generation ?? 0) + 1,
     };
   }

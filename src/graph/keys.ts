@@ -8,6 +8,7 @@
  *   hints/branches/<name>.json         best-effort head of a branch, with its record
  *   commits/<commitId>.json            commit id → manifest location
  *   schemas/<hash>.json                schemas, content-addressed
+ *   parts/<ulid>.json                  manifest part tree nodes (tables, ancestry)
  *   runs/<table>/<ulid>.arrow          table runs
  *   runs/<table>/<ulid>.json           index of a segmented run, whose segments are
  *   runs/<table>/<ulid>/<n>.arrow      its segment files
@@ -35,6 +36,8 @@ export const keys = {
   branchHint: (name: string): string => `hints/branches/${encodeBranch(name)}.json`,
   commit: (id: string): string => `commits/${id}.json`,
   schema: (hash: string): string => `schemas/${hash}.json`,
+  /** A node of a manifest's table or ancestry tree, shared by every manifest that did not change it. */
+  part: (id: string): string => `parts/${id}.json`,
   run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,
   runIndex: (table: string, id: string): string => `runs/${table}/${id}.json`,
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
@@ -43,10 +46,15 @@ export const keys = {
 };
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
-export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', wal: 'wal/' } as const;
+export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', parts: 'parts/', wal: 'wal/' } as const;
 
 /** What a key of a collectable kind names; undefined for a key outside the layout. */
-export type ParsedKey = { kind: 'manifest'; lineage: string; version: number } | { kind: 'run'; table: string; id: string } | { kind: 'commit'; id: string } | { kind: 'hint'; lineage: string };
+export type ParsedKey =
+  | { kind: 'manifest'; lineage: string; version: number }
+  | { kind: 'run'; table: string; id: string }
+  | { kind: 'commit'; id: string }
+  | { kind: 'hint'; lineage: string }
+  | { kind: 'part'; id: string };
 
 export function parseKey(key: string): ParsedKey | undefined {
   const parts = key.split('/');
@@ -62,6 +70,8 @@ export function parseKey(key: string): ParsedKey | undefined {
     }
     case 'commits':
       return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'commit', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+    case 'parts':
+      return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'part', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
     case 'hints':
       return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'hint', lineage: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
     default:

@@ -2,17 +2,19 @@
  * Manifests: whole-graph snapshots, one per branch version.
  *
  * A manifest names the schema, every table's version (its runs with stats),
- * the WAL watermarks, and the commit it publishes. Its `ancestry` vector maps
- * each lineage in its history to the highest version it contains; because a
- * lineage's versions form a chain, containing (L, v) implies containing every
- * (L, v' <= v). Merge bases and "is X an ancestor of Y" are then answered
- * from two vectors, without walking history.
+ * the WAL watermarks, and the commit it publishes, and its ancestry (see
+ * ancestry.ts): for each lineage in its history, the highest version it
+ * contains, so merge bases are found without walking history. Tables and
+ * ancestry are part trees (see format 2 below): a commit writes what it
+ * changed, never the whole graph's metadata.
  *
  * Stored objects are read through zod; anything else is `corrupt_object`.
  */
 import { z } from 'zod';
+import type { PartNode } from '../model/part-tree.js';
+import type { Ancestry } from './ancestry.js';
 
-export const MANIFEST_FORMAT = 1;
+export const MANIFEST_FORMAT = 2;
 
 export const RunRefZ = z.object({
   key: z.string(),
@@ -21,6 +23,7 @@ export const RunRefZ = z.object({
   bytes: z.number().int().min(0),
   minKey: z.string(),
   maxKey: z.string(),
+  keysCut: z.boolean().optional(),
   checksum: z.string().regex(/^[0-9a-f]{32}$/),
   segmented: z.boolean().optional(),
   compacted: z.boolean().optional(),
@@ -47,8 +50,22 @@ export const CommitZ = z.object({
 });
 export type Commit = z.infer<typeof CommitZ>;
 
-export const ManifestZ = z.object({
-  format: z.literal(MANIFEST_FORMAT),
+const PART_ID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The stored body of a part tree node (model/part-tree.ts), with values read through `value`. */
+export function partBodyZ<T extends z.ZodTypeAny>(value: T) {
+  return z.object({
+    d: z.number().int().min(0).max(32),
+    e: z.record(z.string(), value).optional(),
+    c: z.record(z.string().regex(/^[0-9a-f]$/), z.string().regex(PART_ID_RE)).optional(),
+  });
+}
+
+export const TableEntryZ = z.object({ runs: z.array(RunRefZ) });
+export type TableEntry = z.infer<typeof TableEntryZ>;
+const VersionZ = z.number().int().min(1);
+
+const manifestFields = {
   lineage: z.string(),
   version: z.number().int().min(1),
   /** Content hash of the schema object. */
@@ -63,7 +80,6 @@ export const ManifestZ = z.object({
    * one schema, and parsing it again per manifest costs what it saves.
    */
   schemaDoc: z.unknown().optional(),
-  tables: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })),
   /** Per WAL shard: the highest generation folded into the tables. */
   wal: z.record(z.string(), z.number().int().min(0)),
   /**
@@ -73,21 +89,38 @@ export const ManifestZ = z.object({
    */
   walFolded: z.record(z.string(), z.array(z.string())).optional(),
   commit: CommitZ,
-  ancestry: z.record(z.string(), z.number().int().min(1)),
   /** 1 + the highest parent generation; orders candidates in criss-cross histories. */
   generation: z.number().int().min(1),
-});
-export type Manifest = z.infer<typeof ManifestZ>;
+};
 
-/** Does the snapshot with `ancestry` contain the manifest `ref`? */
-export function contains(ancestry: Record<string, number>, ref: ManifestRef): boolean {
-  return (ancestry[ref.lineage] ?? 0) >= ref.version;
-}
+/** Format 1: every table's runs and the whole ancestry vector inline. Still read; never written. */
+export const ManifestV1Z = z.object({ format: z.literal(1), ...manifestFields, tables: z.record(z.string(), TableEntryZ), ancestry: z.record(z.string(), VersionZ) });
 
-export function mergeAncestry(...vectors: Record<string, number>[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const v of vectors) for (const [l, n] of Object.entries(v)) out[l] = Math.max(out[l] ?? 0, n);
-  return out;
+/**
+ * Format 2: the tables and the ancestry are part trees whose roots ride in
+ * the manifest (a small graph's manifest is still one object); their other
+ * nodes are `parts/` objects shared with every manifest that did not change
+ * them. The ancestry leaves out the manifest's own lineage, so a write
+ * leaves it untouched.
+ */
+export const ManifestV2Z = z.object({ format: z.literal(MANIFEST_FORMAT), ...manifestFields, tables: partBodyZ(TableEntryZ), ancestry: partBodyZ(VersionZ) });
+
+export const StoredManifestZ = z.discriminatedUnion('format', [ManifestV1Z, ManifestV2Z]);
+
+/** A manifest as the engine uses it: stored parts loaded, tables by name, ancestry as a tree. */
+export interface Manifest {
+  lineage: string;
+  version: number;
+  schema: string;
+  schemaDoc?: unknown;
+  tables: Record<string, TableEntry>;
+  /** The same tables as a part tree, as stored (or to be stored); unchanged tables share its nodes. */
+  tableTree: PartNode<TableEntry>;
+  wal: Record<string, number>;
+  walFolded?: Record<string, string[]>;
+  commit: Commit;
+  ancestry: Ancestry;
+  generation: number;
 }
 
 export function refOf(m: Manifest): ManifestRef {

@@ -30,7 +30,10 @@ import { EMPTY_SCHEMA, SchemaIR, schemaHashOf, type Schema } from '../model/sche
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
 import type { ManifestReader } from './ports.js';
-import { ManifestRefZ, ManifestZ, type Manifest, type ManifestRef } from './manifest.js';
+import { ManifestRefZ, type Manifest, type ManifestRef } from './manifest.js';
+import { decodeManifest, decodePart, encodeManifest, nodeFromBody, treeOptions, type PartKind, type TreeOptions } from './manifest-codec.js';
+import { Ancestry } from './ancestry.js';
+import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 
 export const HINT_EVERY = 32;
@@ -72,11 +75,13 @@ export function validateBranchName(name: string): void {
 /** Caches a repository keeps; shared by repositories that view one graph through different store wrappers. */
 const MANIFEST_CACHE_ENTRIES = 20_000;
 const SCHEMA_CACHE_ENTRIES = 1_000;
+const PART_CACHE_ENTRIES = 100_000;
 
 class RepositoryCaches {
   // Immutable objects, bounded by count: a long history or many lineages must not grow a process without end.
   readonly manifests = new PromiseCache<string, Manifest>({ maxWeight: MANIFEST_CACHE_ENTRIES });
   readonly schemas = new PromiseCache<string, Schema>({ maxWeight: SCHEMA_CACHE_ENTRIES });
+  readonly parts = new PromiseCache<string, PartNode<unknown>>({ maxWeight: PART_CACHE_ENTRIES });
   readonly knownVersion = new Map<string, number>();
   readonly branchRecords = new Map<string, BranchRecord>();
 }
@@ -93,6 +98,7 @@ function readRecord(bytes: Uint8Array, key: string): BranchRecord {
 export class Repository implements ManifestReader {
   private readonly manifests: PromiseCache<string, Manifest>;
   private readonly schemas: PromiseCache<string, Schema>;
+  private readonly parts: PromiseCache<string, PartNode<unknown>>;
   private readonly knownVersion: Map<string, number>;
   private readonly branchRecords: Map<string, BranchRecord>;
   /** Per lineage, a version a branch hint named, to be confirmed by the next listing. */
@@ -100,23 +106,29 @@ export class Repository implements ManifestReader {
 
   constructor(
     readonly store: ObjectStore,
+    /** How the trees this repository writes are shaped. */
+    readonly trees: TreeOptions = treeOptions(),
+    /** Ids of new parts come from this clock: GC reads them as ages. */
+    private readonly clock: () => number = Date.now,
     private readonly caches = new RepositoryCaches(),
   ) {
     this.manifests = caches.manifests;
     this.schemas = caches.schemas;
+    this.parts = caches.parts;
     this.knownVersion = caches.knownVersion;
     this.branchRecords = caches.branchRecords;
   }
 
   /** The same repository seen through another store (for example a per-request counting wrapper). */
   withStore(store: ObjectStore): Repository {
-    return new Repository(store, this.caches);
+    return new Repository(store, this.trees, this.clock, this.caches);
   }
 
   /** Drop every in-memory cache, as a restarted process would have none. */
   clearCaches(): void {
     this.manifests.clear();
     this.schemas.clear();
+    this.parts.clear();
     this.knownVersion.clear();
     this.branchRecords.clear();
   }
@@ -309,15 +321,7 @@ export class Repository implements ManifestReader {
     const key = keys.manifest(ref.lineage, ref.version);
     return this.manifests.get(key, () =>
       this.store.get(key, { signal }).then(
-        (bytes) => {
-          const m = decodeJson(ManifestZ, bytes, key);
-          if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
-            const parsed = SchemaIR.safeParse(m.schemaDoc);
-            if (!parsed.success || schemaHashOf(parsed.data) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
-            this.schemas.set(m.schema, parsed.data);
-          }
-          return m;
-        },
+        (bytes) => this.decodeManifest(bytes, key, signal),
         (e: unknown) => {
           if (isBranchgraphError(e, 'object_not_found')) {
             throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
@@ -328,14 +332,58 @@ export class Repository implements ManifestReader {
     );
   }
 
+  private async decodeManifest(bytes: Uint8Array, key: string, signal?: AbortSignal): Promise<Manifest> {
+    const m = await decodeManifest(bytes, key, (kind, id, depth, path) => this.readPart(kind, id, depth, path, signal), this.trees);
+    if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
+      const parsed = SchemaIR.safeParse(m.schemaDoc);
+      if (!parsed.success || schemaHashOf(parsed.data) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
+      this.schemas.set(m.schema, parsed.data);
+    }
+    return m;
+  }
+
+  /** A part tree node with everything below it, read once per process (parts are immutable). */
+  private async readPart(kind: PartKind, id: string, depth: number, path: string, signal?: AbortSignal): Promise<PartNode<unknown>> {
+    const key = keys.part(id);
+    const node = await this.parts.get(id, async () => {
+      let bytes: Uint8Array;
+      try {
+        bytes = await this.store.get(key, { signal });
+      } catch (e) {
+        // A manifest naming a part that is not there is damaged, like one naming a missing run.
+        if (isBranchgraphError(e, 'object_not_found')) throw new BranchgraphError('corrupt_object', `${key} is missing`, { details: { key } });
+        throw e;
+      }
+      const o = kind === 'tables' ? this.trees.tables : this.trees.ancestry;
+      const n = await nodeFromBody(kind, decodePart(kind, bytes, key), depth, path, (k, i, d, p) => this.readPart(k, i, d, p, signal), o as never, key);
+      n.id = id;
+      return n;
+    });
+    if (node.depth !== depth) throw new BranchgraphError('corrupt_object', `${key} is named at depth ${depth} but is a part at depth ${node.depth}`, { details: { key } });
+    return node;
+  }
+
   /**
    * Publish `m` as version `m.version` of `m.lineage`, create-only.
    * Returns `lost` when another publisher took that version first.
    */
   async publish(m: Manifest, signal?: AbortSignal): Promise<'published' | 'lost'> {
     const key = keys.manifest(m.lineage, m.version);
+    const { parts, bytes } = encodeManifest(m, () => ulid(this.clock()));
+    await Promise.all(
+      parts.map(async (p) => {
+        try {
+          await this.store.putIfAbsent(p.key, p.bytes, { signal });
+        } catch (e) {
+          // Part ids are never reused: an existing part is this one, written by an attempt whose response was lost.
+          if (!isBranchgraphError(e, 'object_exists')) throw e;
+        }
+        p.node.stored = true;
+        this.parts.set(p.node.id as string, p.node);
+      }),
+    );
     try {
-      await this.store.putIfAbsent(key, encodeJson(m), { signal });
+      await this.store.putIfAbsent(key, bytes, { signal });
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists')) {
         this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
@@ -359,7 +407,7 @@ export class Repository implements ManifestReader {
   async isPublished(m: Manifest, signal?: AbortSignal): Promise<boolean> {
     const key = keys.manifest(m.lineage, m.version);
     try {
-      const stored = decodeJson(ManifestZ, await this.store.get(key, { signal }), key);
+      const stored = await this.decodeManifest(await this.store.get(key, { signal }), key, signal);
       if (stored.commit.id !== m.commit.id) return false;
       this.manifests.set(key, stored);
       this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
@@ -422,15 +470,15 @@ export class Repository implements ManifestReader {
       const commitId = ulid();
       const time = new Date().toISOString();
       const m: Manifest = {
-        format: 1,
         lineage,
         version: 1,
         schema,
         schemaDoc: EMPTY_SCHEMA,
         tables: {},
+        tableTree: emptyTree(),
         wal: {},
         commit: { id: commitId, parents: [], parentIds: [], branch: 'main', actor, message: 'initial commit', time, kind: 'init' },
-        ancestry: { [lineage]: 1 },
+        ancestry: Ancestry.fromTree(emptyTree(), { lineage, version: 1 }, this.trees.ancestry),
         generation: 1,
       };
       await this.writeCommitIndex(commitId, { lineage, version: 1 }, signal);

@@ -161,6 +161,7 @@ export function graphqlSchema() {
             deletedRuns: r.deleted.runs,
             deletedCommits: r.deleted.commits,
             deletedHints: r.deleted.hints,
+            deletedParts: r.deleted.parts,
             deletedWalGenerations: r.deleted.wal,
           };
         }),

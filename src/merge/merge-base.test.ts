@@ -1,20 +1,22 @@
 import { describe, expect, it } from 'vitest';
+import { Ancestry } from '../graph/ancestry.js';
 import type { Manifest } from '../graph/manifest.js';
 import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
 
 const m = (lineage: string, version: number, ancestry: Record<string, number>, generation: number, time = '2026-01-01T00:00:00.000Z', id = `${lineage}${version}`): Manifest =>
-  ({ lineage, version, ancestry, generation, commit: { id, time } }) as unknown as Manifest;
+  ({ lineage, version, ancestry: Ancestry.of(ancestry, { lineage, version }), generation, commit: { id, time } }) as unknown as Manifest;
+const A = (r: Record<string, number>): Ancestry => Ancestry.of(r);
 
 describe('merge base (pure)', () => {
   it('candidates are one per shared lineage, at the lower version', () => {
-    expect(baseCandidates({ main: 5, f: 3, old: 2 }, { main: 7, old: 2, g: 1 })).toEqual([
+    expect(baseCandidates(A({ main: 5, f: 3, old: 2 }), A({ main: 7, old: 2, g: 1 }))).toEqual([
       { lineage: 'main', version: 5 },
       { lineage: 'old', version: 2 },
     ]);
   });
 
   it("reads the heads' lineages first and never reads what they contain", () => {
-    const pending = baseCandidates({ main: 5, f: 3, old: 2 }, { main: 7, old: 2 });
+    const pending = baseCandidates(A({ main: 5, f: 3, old: 2 }), A({ main: 7, old: 2 }));
     const first = nextToRead(pending, ['main', 'f']);
     expect(first).toEqual([{ lineage: 'main', version: 5 }]);
     const read = [m('main', 5, { main: 5, old: 2 }, 9)];

@@ -1,13 +1,13 @@
 /**
  * The merge base, in O(1) store calls whatever the history depth.
  *
- * Every manifest carries an ancestry vector: for each lineage in its history,
- * the highest version it contains. Versions of a lineage form a chain, so the
+ * Every manifest carries its ancestry (graph/ancestry.ts): for each lineage
+ * in its history, the highest version it contains. Versions of a lineage form a chain, so the
  * common ancestors of A and B on lineage L are exactly L's versions up to
  * min(A[L], B[L]); the newest of them, one per shared lineage, are the
  * candidates. A candidate contained in another candidate is not a best base.
  * Candidates on the two heads' own lineages are read first; any candidate
- * their ancestry vectors already contain cannot be a best base and is never
+ * their ancestries already contain cannot be a best base and is never
  * read. Old branches merged long ago are all contained in the fork point, so
  * a merge usually reads one manifest for its base, however long and however
  * branchy the history.
@@ -18,14 +18,15 @@
  * into one virtual base in that order; picking just one would silently
  * drop a change made between two of them and reverted on one side.
  */
+import type { Ancestry } from '../graph/ancestry.js';
 import type { Manifest, ManifestRef } from '../graph/manifest.js';
 
 /** Candidate base refs from two ancestry vectors: one per shared lineage. */
-export function baseCandidates(a: Record<string, number>, b: Record<string, number>): ManifestRef[] {
+export function baseCandidates(a: Ancestry, b: Ancestry): ManifestRef[] {
   const out: ManifestRef[] = [];
-  for (const [lineage, va] of Object.entries(a)) {
-    const vb = b[lineage];
-    if (vb !== undefined) out.push({ lineage, version: Math.min(va, vb) });
+  for (const [lineage, va] of a.entries()) {
+    const vb = b.get(lineage);
+    if (vb > 0) out.push({ lineage, version: Math.min(va, vb) });
   }
   return out.sort((x, y) => (x.lineage < y.lineage ? -1 : x.lineage > y.lineage ? 1 : x.version - y.version));
 }
@@ -39,15 +40,13 @@ export function nextToRead(pending: readonly ManifestRef[], headLineages: readon
 /** Drop pending candidates that a manifest already read contains (they cannot be best bases). */
 export function pruneContained(pending: readonly ManifestRef[], read: readonly Manifest[], justRead: readonly ManifestRef[]): ManifestRef[] {
   return pending.filter(
-    (c) =>
-      !justRead.some((r) => r.lineage === c.lineage && r.version === c.version) &&
-      !read.some((m) => !(m.lineage === c.lineage && m.version === c.version) && (m.ancestry[c.lineage] ?? 0) >= c.version),
+    (c) => !justRead.some((r) => r.lineage === c.lineage && r.version === c.version) && !read.some((m) => !(m.lineage === c.lineage && m.version === c.version) && m.ancestry.contains(c)),
   );
 }
 
 /** Candidates not contained in another candidate. */
 export function bestBases(candidates: readonly Manifest[]): Manifest[] {
-  return candidates.filter((c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && (d.ancestry[c.lineage] ?? 0) >= c.version));
+  return candidates.filter((c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && d.ancestry.contains(c)));
 }
 
 /** The documented choice among several best bases. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { Ancestry } from '../graph/ancestry.js';
 import { parseSchema } from '../model/schema-parser.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
@@ -10,22 +11,22 @@ const schemaA = parseSchema('node A { id: string @key }\nnode B { id: string @ke
 const schemaB = parseSchema('node A { id: string @key\n n: int? }\nnode B { id: string @key }');
 
 function side(over: Partial<MergeSide>): MergeSide {
-  return { ref: { lineage: 'L', version: 1 }, ancestry: { L: 1 }, pending: 0, schemaHash: 'h1', schema: schemaA, tables: {}, ...over };
+  return { ref: { lineage: 'L', version: 1 }, ancestry: Ancestry.of({ L: 1 }), pending: 0, schemaHash: 'h1', schema: schemaA, tables: {}, ...over };
 }
 
 describe('classifyMerge', () => {
   const base = { lineage: 'M', version: 3 };
-  const target = side({ ref: base, ancestry: { M: 3 } });
-  const ahead = side({ ref: { lineage: 'F', version: 2 }, ancestry: { M: 3, F: 2 } });
+  const target = side({ ref: base, ancestry: Ancestry.of({ M: 3 }) });
+  const ahead = side({ ref: { lineage: 'F', version: 2 }, ancestry: Ancestry.of({ M: 3, F: 2 }) });
 
   it('up to date when the target contains the source, fast-forward when the source contains the target, three-way otherwise', () => {
-    expect(classifyMerge(side({ ref: { lineage: 'M', version: 2 }, ancestry: { M: 2 } }), target)).toBe('up_to_date');
+    expect(classifyMerge(side({ ref: { lineage: 'M', version: 2 }, ancestry: Ancestry.of({ M: 2 }) }), target)).toBe('up_to_date');
     expect(classifyMerge(ahead, target)).toBe('fast_forward');
-    expect(classifyMerge(ahead, side({ ref: { lineage: 'M', version: 4 }, ancestry: { M: 4 } }))).toBe('three_way');
+    expect(classifyMerge(ahead, side({ ref: { lineage: 'M', version: 4 }, ancestry: Ancestry.of({ M: 4 }) }))).toBe('three_way');
   });
 
   it('a head with pending WAL generations is never contained: its changes are not in its manifest yet', () => {
-    expect(classifyMerge(side({ ref: { lineage: 'M', version: 2 }, ancestry: { M: 2 }, pending: 1 }), target)).toBe('three_way');
+    expect(classifyMerge(side({ ref: { lineage: 'M', version: 2 }, ancestry: Ancestry.of({ M: 2 }), pending: 1 }), target)).toBe('three_way');
     expect(classifyMerge(ahead, { ...target, pending: 2 })).toBe('three_way');
   });
 });

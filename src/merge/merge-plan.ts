@@ -14,7 +14,7 @@
 import { BranchgraphError } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import type { ManifestRef } from '../graph/manifest.js';
-import { contains } from '../graph/manifest.js';
+import type { Ancestry } from '../graph/ancestry.js';
 import { EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
 import { tableMergeAction } from './three-way.js';
 
@@ -32,7 +32,7 @@ export interface TableMergeSummary {
 /** What the decisions need of a head. */
 export interface MergeSide {
   ref: ManifestRef;
-  ancestry: Record<string, number>;
+  ancestry: Ancestry;
   /** Pending WAL generations on the head. */
   pending: number;
   /** Schema hash and document. */
@@ -44,8 +44,8 @@ export interface MergeSide {
 export type MergeKind = 'up_to_date' | 'fast_forward' | 'three_way';
 
 export function classifyMerge(source: MergeSide, target: MergeSide): MergeKind {
-  if (contains(target.ancestry, source.ref) && source.pending === 0) return 'up_to_date';
-  if (contains(source.ancestry, target.ref) && target.pending === 0) return 'fast_forward';
+  if (target.ancestry.contains(source.ref) && source.pending === 0) return 'up_to_date';
+  if (source.ancestry.contains(target.ref) && target.pending === 0) return 'fast_forward';
   return 'three_way';
 }
 

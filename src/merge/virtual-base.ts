@@ -19,7 +19,8 @@
  * outer merge reports it, with a message that names the bases.
  */
 import type { Graph } from '../graph/graph.js';
-import { mergeAncestry, type Manifest, type ManifestRef } from '../graph/manifest.js';
+import { Ancestry } from '../graph/ancestry.js';
+import type { Manifest, ManifestRef } from '../graph/manifest.js';
 import type { Conflict } from '../model/conflict.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
@@ -32,7 +33,7 @@ export interface BaseView {
   tables: Record<string, TableVersion>;
   /** Schema hash of the base; a virtual base of bases with different schemas has none. */
   schema: string | undefined;
-  ancestry: Record<string, number>;
+  ancestry: Ancestry;
   /** The real best bases this view was built from (one unless virtual), in fold order. */
   manifests: Manifest[];
 }
@@ -42,7 +43,7 @@ function viewOf(m: Manifest): BaseView {
 }
 
 /** The best bases of two ancestry vectors, in fold order; empty when they share no history. */
-async function bestBasesOf(g: Graph, a: Record<string, number>, b: Record<string, number>, lineages: string[], signal?: AbortSignal): Promise<Manifest[]> {
+async function bestBasesOf(g: Graph, a: Ancestry, b: Ancestry, lineages: string[], signal?: AbortSignal): Promise<Manifest[]> {
   const candidates: Manifest[] = [];
   let pending: ManifestRef[] = baseCandidates(a, b);
   while (pending.length > 0) {
@@ -62,8 +63,8 @@ async function bestBasesOf(g: Graph, a: Record<string, number>, b: Record<string
  */
 export async function mergeBaseView(
   g: Graph,
-  a: Record<string, number>,
-  b: Record<string, number>,
+  a: Ancestry,
+  b: Ancestry,
   lineages: string[],
   /** The sides' schemas, for the table types of staged rows (the first that has the table). */
   schemas: readonly Schema[],
@@ -77,13 +78,13 @@ export async function mergeBaseView(
     // Each level's best bases are strictly older than the last, so the recursion ends with the history.
     const inner = await mergeBaseView(g, acc.ancestry, next.ancestry, [next.lineage], schemas, signal);
     if (inner !== undefined && 'conflicts' in inner) return inner;
-    const innerBase: BaseView = inner?.base ?? { tables: {}, schema: undefined, ancestry: {}, manifests: [] };
+    const innerBase: BaseView = inner?.base ?? { tables: {}, schema: undefined, ancestry: Ancestry.EMPTY, manifests: [] };
     const merged = await mergeViews(g, innerBase, acc, viewOf(next), schemas, signal);
     if ('conflicts' in merged) {
       const names = [...acc.manifests, next].map((m) => m.commit.id).join(', ');
       return { conflicts: merged.conflicts.map((c) => ({ ...c, message: `while merging the common ancestors ${names} into a virtual base: ${c.message}` })) };
     }
-    acc = { tables: merged.tables, schema: acc.schema === next.schema ? acc.schema : undefined, ancestry: mergeAncestry(acc.ancestry, next.ancestry), manifests: [...acc.manifests, next] };
+    acc = { tables: merged.tables, schema: acc.schema === next.schema ? acc.schema : undefined, ancestry: Ancestry.union(acc.ancestry, next.ancestry), manifests: [...acc.manifests, next] };
   }
   return { base: acc };
 }

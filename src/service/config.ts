@@ -34,6 +34,8 @@ export interface Config {
   generationRows: number;
   catchUp: CatchUpSettings;
   compaction: CompactionSettings;
+  /** Leaf size of manifest part trees; undefined keeps the engine's defaults. */
+  manifestPartBytes: number | undefined;
 }
 
 export const CONFIG_HELP = `
@@ -59,6 +61,7 @@ export const CONFIG_HELP = `
                        CATCHUP_INTERVAL_MS            how often the background trigger looks, default 1000
                        COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
                        COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
+                       MANIFEST_PART_BYTES            leaf size of manifest part trees (tables 16384 inline then 4096, ancestry 4096); tests set it small
 `;
 
 /** The host name, reduced to what a shard name may hold. */
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       background: compactionFlag === 'true' || compactionFlag === '1',
       delayMs: envInt('COMPACTION_DELAY_MS', DEFAULT_COMPACTION_SETTINGS.delayMs, 0, 3_600_000),
     },
+    manifestPartBytes: env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === '' ? undefined : envInt('MANIFEST_PART_BYTES', 0, 64, 1 << 20),
   };
   if (problems.length > 0) {
     throw new BranchgraphError('invalid_input', `invalid configuration:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`, { issues: problems });

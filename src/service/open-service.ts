@@ -39,7 +39,7 @@ async function configuredStore(config: Config): Promise<ObjectStore> {
 
 function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) => Promise<BranchgraphService> {
   const opts = serviceOptions(config, log);
-  return async (store) => new BranchgraphService(await Graph.open(store, { actor: config.actor }), opts);
+  return async (store) => new BranchgraphService(await Graph.open(store, { actor: config.actor, partBytes: config.manifestPartBytes }), opts);
 }
 
 /** A service over the configured store (with injected latency when configured), opening the graph and creating `main` in an empty store. */

@@ -38,8 +38,17 @@ export interface RunRef {
   rows: number;
   tombstones: number;
   bytes: number;
+  /** The least key, or a prefix of it (see `keysCut`). */
   minKey: string;
+  /** The greatest key, or a prefix of it (see `keysCut`). */
   maxKey: string;
+  /**
+   * The keys were longer than KEY_BOUND_CHARS and `minKey`/`maxKey` are
+   * their prefixes: a run's entry in a manifest stays small whatever its
+   * keys. A prefix of the least key is still a lower bound; the greatest
+   * key is bounded by every string that starts with `maxKey`.
+   */
+  keysCut?: boolean;
   /** Checksum of the run file (of the index object for a segmented run), verified before decoding. */
   checksum: string;
   segmented?: boolean;
@@ -64,6 +73,29 @@ export const SEGMENT_ROWS = 1024;
 
 export function compareKey(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The longest key a run's entry records whole. */
+export const KEY_BOUND_CHARS = 256;
+
+/** `key` cut to KEY_BOUND_CHARS, never between the halves of a surrogate pair. */
+function boundKey(key: string): string {
+  if (key.length <= KEY_BOUND_CHARS) return key;
+  const code = key.charCodeAt(KEY_BOUND_CHARS - 1);
+  return key.slice(0, code >= 0xd800 && code <= 0xdbff ? KEY_BOUND_CHARS - 1 : KEY_BOUND_CHARS);
+}
+
+/** Is every key of the run below `bound` (or at it, unless `strict`)? */
+export function runEndsBefore(ref: Pick<RunRef, 'maxKey' | 'keysCut'>, bound: string, strict: boolean): boolean {
+  const c = compareKey(ref.maxKey, bound);
+  if (ref.keysCut !== true) return strict ? c < 0 : c <= 0;
+  // Every key starts with the recorded prefix: all sort before `bound` exactly when the prefix does and `bound` does not extend it.
+  return c < 0 && !bound.startsWith(ref.maxKey);
+}
+
+/** Could the run hold `key`, judged from its recorded range? */
+export function rangeMayHold(ref: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'>, key: string): boolean {
+  return ref.rows > 0 && compareKey(ref.minKey, key) <= 0 && !runEndsBefore(ref, key, true);
 }
 
 function arrowType(p: PropDef): DataType {
@@ -206,7 +238,12 @@ export class MemoryRunData extends RunData {
  * Decode a run for `table` as the current schema sees it: columns the file
  * lacks (properties added later) read as null; extra columns are ignored.
  */
-export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string, expected?: Pick<RunRef, 'rows' | 'minKey' | 'maxKey'>): RunData {
+function rangeMatches(expected: Pick<RunRef, 'minKey' | 'maxKey' | 'keysCut'>, min: string, max: string): boolean {
+  const cut = (k: string) => (expected.keysCut === true ? boundKey(k) : k);
+  return cut(min) === expected.minKey && cut(max) === expected.maxKey;
+}
+
+export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string, expected?: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'>): RunData {
   try {
     const t = tableFromIPC(bytes);
     const format = t.schema.metadata.get('branchgraph.format');
@@ -226,7 +263,7 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
       tombs[i] = tombCol.get(i) === true;
       if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
     }
-    if (expected !== undefined && t.numRows > 0 && (keys[0] !== expected.minKey || keys[t.numRows - 1] !== expected.maxKey)) {
+    if (expected !== undefined && t.numRows > 0 && !rangeMatches(expected, keys[0] as string, keys[t.numRows - 1] as string)) {
       throw new Error('its key range differs from the manifest');
     }
     const columns = rowProps(table).map((prop) => ({ prop, vector: t.getChild(prop.name) }));
@@ -239,6 +276,12 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
   }
 }
 
+/** A run's key range as its entry records it: whole, or both ends cut when either is long. */
+export function boundedRange(min: string, max: string): Pick<RunRef, 'minKey' | 'maxKey' | 'keysCut'> {
+  if (min.length <= KEY_BOUND_CHARS && max.length <= KEY_BOUND_CHARS) return { minKey: min, maxKey: max };
+  return { minKey: boundKey(min), maxKey: boundKey(max), keysCut: true };
+}
+
 /** Stats and checksum for a run's manifest entry. */
 export function runRefOf(key: string, rows: readonly RunRow[], file: Uint8Array, bytes = file.length): RunRef {
   return {
@@ -246,8 +289,7 @@ export function runRefOf(key: string, rows: readonly RunRow[], file: Uint8Array,
     rows: rows.length,
     tombstones: rows.filter((r) => r.tomb).length,
     bytes,
-    minKey: rows[0]?.key ?? '',
-    maxKey: rows[rows.length - 1]?.key ?? '',
+    ...boundedRange(rows[0]?.key ?? '', rows[rows.length - 1]?.key ?? ''),
     checksum: bytesHash(file),
   };
 }

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
-import { decodeRun, encodeRun, runRefOf, type RunRef, type RunRow } from './run.js';
+import { decodeRun, encodeRun, KEY_BOUND_CHARS, runRefOf, type RunRef, type RunRow } from './run.js';
 import { changedStates, compareVersions, deltaRuns, lookupStates, mergeRuns, newestRows, scanPrefix, type LoadRun, type TableVersion } from './table-version.js';
 
 const T: TableType = {
@@ -131,8 +131,8 @@ describe('table versions', () => {
     expect(keys).toEqual(['aa', 'ab']);
   });
 
-  it('property: merged reads, newest rows, lookups and both ways of computing changes agree with a plain map', async () => {
-    const runArb = fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e'), fc.option(fc.integer({ min: 0, max: 3 }), { nil: null })), { maxLength: 5 });
+  async function agreesWithMap(alphabet: string[], probes: string[]): Promise<void> {
+    const runArb = fc.array(fc.tuple(fc.constantFrom(...alphabet), fc.option(fc.integer({ min: 0, max: 3 }), { nil: null })), { maxLength: 5 });
     await fc.assert(
       fc.asyncProperty(fc.array(runArb, { minLength: 1, maxLength: 5 }), fc.array(runArb, { maxLength: 3 }), async (baseRuns, extra) => {
         const { write, load } = runs();
@@ -150,8 +150,17 @@ describe('table versions', () => {
         for await (const r of mergeRuns(v.runs, load, undefined)) live.push([r.key, r.props?.v]);
         expect(live).toEqual([...mV].filter(([, x]) => x !== null).sort(([a], [b]) => (a < b ? -1 : 1)));
         expect((await newestRows(v.runs, load)).map((r) => [r.key, r.tomb ? null : r.props?.v])).toEqual([...mV].sort(([a], [b]) => (a < b ? -1 : 1)));
-        const looked = await lookupStates(v, ['a', 'c', 'e', 'z'], load);
-        for (const k of ['a', 'c', 'e', 'z']) expect(looked.has(k) ? (looked.get(k)?.tomb ? null : looked.get(k)?.props?.v) : undefined).toEqual(mV.has(k) ? mV.get(k) : undefined);
+        const sortedLive = [...mV].filter(([, x]) => x !== null).sort(([a], [b]) => (a < b ? -1 : 1));
+        for (const after of probes) {
+          const tail: [string, unknown][] = [];
+          for await (const r of mergeRuns(v.runs, load, after)) tail.push([r.key, r.props?.v]);
+          expect(tail).toEqual(sortedLive.filter(([k]) => k > after));
+          const withPrefix: string[] = [];
+          for await (const r of scanPrefix(v, load, after)) withPrefix.push(r.key);
+          expect(withPrefix).toEqual(sortedLive.map(([k]) => k).filter((k) => k.startsWith(after)));
+        }
+        const looked = await lookupStates(v, probes, load);
+        for (const k of probes) expect(looked.has(k) ? (looked.get(k)?.tomb ? null : looked.get(k)?.props?.v) : undefined).toEqual(mV.has(k) ? mV.get(k) : undefined);
         // Changes since the base: by shared runs, and by the streamed comparison, give the same answer.
         const expected = [...new Set([...mBase.keys(), ...mV.keys()])].filter((k) => (mBase.get(k) ?? null) !== (mV.get(k) ?? null)).sort();
         const byDelta = [...(await changedStates(base, v, load)).keys()].sort();
@@ -162,5 +171,14 @@ describe('table versions', () => {
       }),
       { numRuns: 200 },
     );
+  }
+
+  it('property: merged reads, newest rows, lookups, scans and both ways of computing changes agree with a plain map', async () => {
+    await agreesWithMap(['a', 'b', 'c', 'd', 'e'], ['a', 'c', 'e', 'z']);
+  });
+
+  it('property: the same with keys too long to record whole, so run entries keep only their prefixes', async () => {
+    const long = 'k'.repeat(KEY_BOUND_CHARS + 10);
+    await agreesWithMap([`${long}a`, `${long}b`, long, 'a', `${'k'.repeat(KEY_BOUND_CHARS)}`, 'z'], [long, `${long}a`, `${long}c`, 'k', 'a', `${'k'.repeat(KEY_BOUND_CHARS)}`]);
   });
 });

@@ -13,7 +13,7 @@
  * Everything here is pure: run bytes arrive through a `LoadRun` function.
  */
 import type { RunData, RunRef, RunRow } from './run.js';
-import { compareKey } from './run.js';
+import { compareKey, rangeMayHold, runEndsBefore } from './run.js';
 
 export interface TableVersion {
   runs: RunRef[];
@@ -85,10 +85,6 @@ export async function alignForDelta(base: TableVersion, v: TableVersion, load: L
   return undefined;
 }
 
-function mayHold(ref: RunRef, key: string): boolean {
-  return ref.rows > 0 && compareKey(ref.minKey, key) <= 0 && compareKey(key, ref.maxKey) <= 0;
-}
-
 /**
  * The state of each key in `v`: its newest row (tombstones included), or
  * absent from the map. Runs whose key range excludes every wanted key are
@@ -99,10 +95,10 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
   let pending = [...new Set(keys)];
   for (let i = v.runs.length - 1; i >= 0 && pending.length > 0; i--) {
     const run = v.runs[i] as RunRef;
-    if (!pending.some((k) => mayHold(run, k))) continue;
+    if (!pending.some((k) => rangeMayHold(run, k))) continue;
     const found = new Set<string>();
     for (const ref of run.segmented ? await load.segments(run) : [run]) {
-      const candidates = pending.filter((k) => mayHold(ref, k));
+      const candidates = pending.filter((k) => rangeMayHold(ref, k));
       if (candidates.length === 0) continue;
       const data = await load(ref);
       for (const k of candidates) {
@@ -145,9 +141,9 @@ export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAf
   // Source i: a run or segment; a higher `rank` is a newer run.
   const sources: { ref: RunRef; rank: number; data: RunData | null; pos: number; done: boolean }[] = [];
   for (const [rank, run] of runs.entries()) {
-    if (run.rows === 0 || (startAfter !== undefined && compareKey(run.maxKey, startAfter) <= 0)) continue;
+    if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
     for (const ref of run.segmented ? await load.segments(run) : [run]) {
-      if (ref.rows === 0 || (startAfter !== undefined && compareKey(ref.maxKey, startAfter) <= 0)) continue;
+      if (ref.rows === 0 || (startAfter !== undefined && runEndsBefore(ref, startAfter, false))) continue;
       sources.push({ ref, rank, data: null, pos: 0, done: false });
     }
   }
@@ -263,7 +259,7 @@ export function versionStats(v: TableVersion): { runs: number; rows: number; byt
 /** Live rows whose key starts with `prefix`, in key order. */
 export async function* scanPrefix(v: TableVersion, load: LoadRun, prefix: string): AsyncGenerator<RunRow> {
   // Every key with the prefix sorts after the prefix minus its last character.
-  const runs = v.runs.filter((r) => compareKey(r.maxKey, prefix) >= 0 && compareKey(r.minKey.slice(0, prefix.length), prefix) <= 0);
+  const runs = v.runs.filter((r) => !runEndsBefore(r, prefix, true) && compareKey(r.minKey.slice(0, prefix.length), prefix) <= 0);
   for await (const row of mergeRuns(runs, load, prefix.slice(0, -1))) {
     if (row.key.startsWith(prefix)) yield row;
     else if (compareKey(row.key, prefix) > 0) return;

@@ -1,0 +1,99 @@
+/**
+ * Manifest codec: a manifest to the objects that store it, and back.
+ *
+ * Writing a manifest writes first the part tree nodes it does not share
+ * with a stored manifest (the paths its change touched, `parts/<id>`), then
+ * the manifest, whose bytes hold the trees' roots. Reading loads every part
+ * a manifest names, each part once per process: parts are immutable and
+ * shared, so a manifest read after its parent costs the parts that differ.
+ * Format 1 manifests (everything inline) are read into the same trees; the
+ * first publication on such a lineage writes format 2.
+ */
+import { z } from 'zod';
+import { canonicalJson } from '../model/canonical.js';
+import { BranchgraphError } from '../model/errors.js';
+import { bodyOf, nodeOf, entriesOf, treeOf, unstoredNodes, type PartBody, type PartNode, type PartTreeOptions } from '../model/part-tree.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { Ancestry, ancestryTreeOptions, ANCESTRY_PART_BYTES } from './ancestry.js';
+import { keys } from './keys.js';
+import { MANIFEST_FORMAT, StoredManifestZ, partBodyZ, TableEntryZ, type Manifest, type TableEntry } from './manifest.js';
+
+/** Largest leaf of a manifest's table tree: a one-row write in a graph of any number of tables writes about this much metadata, plus its path. */
+export const TABLE_PART_BYTES = 4096;
+/**
+ * Largest table list kept inline in the manifest: up to this much, a cold
+ * reader reads a manifest in one round trip (the common case: tens of
+ * tables with compacted run lists); beyond it the tables split into parts.
+ */
+export const TABLE_ROOT_BYTES = 16_384;
+
+export type PartKind = 'tables' | 'ancestry';
+
+/** How a repository shapes the trees it writes (any shape reads back). */
+export interface TreeOptions {
+  tables: PartTreeOptions<TableEntry>;
+  ancestry: PartTreeOptions<number>;
+}
+
+export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {
+  return {
+    tables: { limit: limits.tables ?? TABLE_PART_BYTES, rootLimit: limits.tables ?? TABLE_ROOT_BYTES, equal: (a, b) => a === b || canonicalJson(a) === canonicalJson(b) },
+    ancestry: ancestryTreeOptions(limits.ancestry ?? ANCESTRY_PART_BYTES),
+  };
+}
+
+const PartZ = {
+  tables: z.object({ format: z.literal(1), kind: z.literal('tables'), ...partBodyZ(TableEntryZ).shape }),
+  ancestry: z.object({ format: z.literal(1), kind: z.literal('ancestry'), ...partBodyZ(z.number().int().min(1)).shape }),
+};
+
+/** One part object a publication writes before its manifest. */
+export interface PartWrite {
+  key: string;
+  bytes: Uint8Array;
+  node: PartNode<unknown>;
+}
+
+/** The parts `m` needs written (not known stored) and the manifest's own bytes. */
+export function encodeManifest(m: Manifest, newId: () => string): { parts: PartWrite[]; bytes: Uint8Array } {
+  const parts: PartWrite[] = [];
+  const add = <V>(kind: PartKind, root: PartNode<V>): void => {
+    for (const n of unstoredNodes(root, newId)) parts.push({ key: keys.part(n.id as string), bytes: encodeJson({ format: 1, kind, ...bodyOf(n) }), node: n as PartNode<unknown> });
+  };
+  add('tables', m.tableTree);
+  add('ancestry', m.ancestry.tree);
+  const { tableTree, ancestry, tables, ...rest } = m;
+  const stored = { format: MANIFEST_FORMAT, ...rest, tables: bodyOf(tableTree), ancestry: bodyOf(ancestry.tree) };
+  return { parts, bytes: encodeJson(stored) };
+}
+
+/** Loads the part `id` at `depth` on `path` of a `kind` tree, usually through a cache. */
+export type PartLoader = (kind: PartKind, id: string, depth: number, path: string) => Promise<PartNode<unknown>>;
+
+/** A tree node from its body, loading its children (in parallel) through `load`. */
+export async function nodeFromBody<V>(kind: PartKind, body: PartBody<V>, depth: number, path: string, load: PartLoader, o: PartTreeOptions<V>, where: string): Promise<PartNode<V>> {
+  const children =
+    body.c === undefined ? undefined : new Map(await Promise.all(Object.entries(body.c).map(async ([d, id]) => [d, (await load(kind, id, depth + 1, path + d)) as PartNode<V>] as const)));
+  const node = nodeOf(body, depth, children, o, path);
+  if (typeof node === 'string') throw new BranchgraphError('corrupt_object', `${where}: ${node}`, { details: { key: where } });
+  return node;
+}
+
+/** Decode a stored part object of `kind`. */
+export function decodePart(kind: PartKind, bytes: Uint8Array, key: string): PartBody<unknown> {
+  return decodeJson(PartZ[kind] as z.ZodType<PartBody<unknown>>, bytes, key);
+}
+
+/** A stored manifest, read in full. */
+export async function decodeManifest(bytes: Uint8Array, key: string, load: PartLoader, o: TreeOptions): Promise<Manifest> {
+  const s = decodeJson(StoredManifestZ, bytes, key);
+  const own = { lineage: s.lineage, version: s.version };
+  if (s.format === 1) {
+    const { format: _f, tables, ancestry, ...rest } = s;
+    return { ...rest, tables, tableTree: treeOf(Object.entries(tables), o.tables), ancestry: Ancestry.of(ancestry, own, o.ancestry) };
+  }
+  const { format: _f, tables: tablesBody, ancestry: ancestryBody, ...rest } = s;
+  const [tableTree, ancestryTree] = await Promise.all([nodeFromBody('tables', tablesBody, 0, '', load, o.tables, key), nodeFromBody('ancestry', ancestryBody, 0, '', load, o.ancestry, key)]);
+  const tables = Object.fromEntries([...entriesOf(tableTree)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return { ...rest, tables, tableTree, ancestry: Ancestry.fromTree(ancestryTree, own, o.ancestry) };
+}

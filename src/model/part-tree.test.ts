@@ -1,0 +1,108 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { bodyOf, emptyTree, entriesOf, getEntry, mergeTrees, nodeOf, treeOf, unstoredNodes, withChanges, type PartNode, type PartTreeOptions } from './part-tree.js';
+
+const o: PartTreeOptions<number> = { limit: 60 };
+const sorted = (n: PartNode<number>): [string, number][] => [...entriesOf(n)].sort(([a], [b]) => (a < b ? -1 : 1));
+const plain = (m: Map<string, number>): [string, number][] => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
+
+/** Every node's bytes fit the limit unless it must be split further (more than one entry). */
+function checkShape(n: PartNode<number>): void {
+  if (n.entries !== undefined) expect(n.bytes <= o.limit || n.entries.size <= 1).toBe(true);
+  else {
+    expect(n.bytes > o.limit && n.count > 1).toBe(true);
+    for (const c of n.children?.values() ?? []) checkShape(c);
+  }
+}
+
+/** The shape as data: equal maps must give equal shapes. */
+const shapeOf = (n: PartNode<number>): unknown => (n.entries !== undefined ? plain(new Map(n.entries)) : [...(n.children ?? [])].map(([d, c]) => [d, shapeOf(c)]));
+
+const changesArb = fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,6}$/), fc.option(fc.integer({ min: 1, max: 999 }), { nil: undefined })), { maxLength: 40 });
+
+describe('part trees', () => {
+  it('behave as a map under any sequence of changes, keep their shape rule, and share what a change does not touch', () => {
+    fc.assert(
+      fc.property(fc.array(changesArb, { maxLength: 6 }), (batches) => {
+        let tree = emptyTree<number>();
+        const model = new Map<string, number>();
+        for (const batch of batches) {
+          const before = tree;
+          const changes = new Map(batch);
+          tree = withChanges(tree, changes, o);
+          for (const [k, v] of changes) {
+            if (v === undefined) model.delete(k);
+            else model.set(k, v);
+          }
+          expect(sorted(tree)).toEqual(plain(model));
+          for (const [k, v] of model) expect(getEntry(tree, k)).toBe(v);
+          checkShape(tree);
+          // The same map built at once has the same shape: shapes depend on content only.
+          expect(shapeOf(tree)).toEqual(shapeOf(treeOf(model, o)));
+          if (plain(model).length === sorted(before).length && sorted(before).every(([k, v]) => model.get(k) === v)) expect(tree).toBe(before);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a one-key change copies one path and shares every other node', () => {
+    const big = treeOf(
+      Array.from({ length: 500 }, (_, i) => [`lineage-${i}`, i + 1] as [string, number]),
+      o,
+    );
+    for (const n of unstoredNodes(
+      big,
+      (() => {
+        let i = 0;
+        return () => `id${i++}`;
+      })(),
+    ))
+      n.stored = true;
+    const next = withChanges(big, new Map([['lineage-7', 999]]), o);
+    const fresh = unstoredNodes(next, () => 'new');
+    // Depth of a 500-entry tree of 60-byte leaves: the changed path only, a handful of nodes.
+    expect(fresh.length).toBeGreaterThan(0);
+    expect(fresh.length).toBeLessThanOrEqual(4);
+    expect(getEntry(next, 'lineage-7')).toBe(999);
+    expect(getEntry(big, 'lineage-7')).toBe(8);
+  });
+
+  it('merging takes shared subtrees whole and combines the rest', () => {
+    fc.assert(
+      fc.property(changesArb, changesArb, changesArb, (common, left, right) => {
+        const base = withChanges(emptyTree<number>(), new Map(common), o);
+        const a = withChanges(base, new Map(left), o);
+        const b = withChanges(base, new Map(right), o);
+        const merged = mergeTrees(a, b, Math.max, o);
+        const expected = new Map(entriesOf(a));
+        for (const [k, v] of entriesOf(b)) expected.set(k, Math.max(expected.get(k) ?? 0, v));
+        expect(sorted(merged)).toEqual(plain(expected));
+        checkShape(merged);
+        expect(mergeTrees(a, a, Math.max, o)).toBe(a);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('round-trips through stored bodies, and refuses a body that does not belong where it is named', () => {
+    const tree = treeOf(
+      Array.from({ length: 40 }, (_, i) => [`k${i}`, i + 1] as [string, number]),
+      o,
+    );
+    let n = 0;
+    const parts = unstoredNodes(tree, () => `p${n++}`);
+    const byId = new Map(parts.map((p) => [p.id as string, bodyOf(p)]));
+    const load = (body: ReturnType<typeof bodyOf<number>>, depth: number, path: string): PartNode<number> => {
+      const children = body.c === undefined ? undefined : new Map(Object.entries(body.c).map(([d, id]) => [d, load(byId.get(id) as never, depth + 1, path + d)]));
+      const node = nodeOf(body, depth, children, o, path);
+      if (typeof node === 'string') throw new Error(node);
+      return node;
+    };
+    expect(sorted(load(bodyOf(tree), 0, ''))).toEqual(sorted(tree));
+    const leaf = parts.find((p) => p.entries !== undefined) as PartNode<number>;
+    expect(nodeOf(bodyOf(leaf), leaf.depth + 1, undefined, o, '')).toMatch(/depth/);
+    expect(nodeOf({ d: 1, e: { k1: 1, k2: 2 } }, 1, undefined, o, 'z')).toMatch(/not on this part's path/);
+    expect(nodeOf({ d: 0 }, 0, undefined, o, '')).toMatch(/neither/);
+  });
+});

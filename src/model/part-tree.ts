@@ -1,0 +1,281 @@
+/**
+ * Part trees: a persistent map from string keys to JSON values whose stored
+ * form costs each change a bounded number of bytes, whatever the map's size.
+ *
+ * Shape. A node is a leaf holding its entries while they encode to at most
+ * `limit` bytes (or while it holds one entry, which cannot be split);
+ * otherwise it is an inner node with up to 16 children, one per hex digit of
+ * the entry keys' hashes at the node's depth. The shape is a function of the
+ * entries and the limit alone (an inner node whose entries fit again folds
+ * back into a leaf), so two trees holding the same map have the same shape.
+ *
+ * Sharing. Nodes are immutable. A change copies the path from the root to
+ * the leaves it touches and shares every other node with the tree it came
+ * from; a stored tree writes only the nodes it does not share. The root
+ * rides inside the object that owns the tree (a manifest), so a small map
+ * is one object, and a large one writes its root plus about log16(n) nodes
+ * of at most `limit` bytes per change. Merging two trees descends only
+ * where they differ: a subtree they share is taken whole.
+ *
+ * Storage is not done here: a node records the id it is stored under and
+ * whether that store has completed, and `unstoredNodes` lists what a
+ * publication must write first. The codec reads and writes node bodies.
+ */
+import { createHash } from 'node:crypto';
+
+/** A node of a part tree. Never mutated once built. */
+export interface PartNode<V> {
+  readonly depth: number;
+  /** A leaf's entries; undefined for an inner node. */
+  readonly entries: ReadonlyMap<string, V> | undefined;
+  /** An inner node's children by hex digit; undefined for a leaf. */
+  readonly children: ReadonlyMap<string, PartNode<V>> | undefined;
+  /** Encoded bytes of every entry below. */
+  readonly bytes: number;
+  readonly count: number;
+  /** Where this node is stored as a part (never set on a root, which rides in its owner). */
+  id: string | undefined;
+  /** Whether the part named `id` is known to be written. */
+  stored: boolean;
+}
+
+/** How a tree sizes and compares its values. */
+export interface PartTreeOptions<V> {
+  /** Largest encoded leaf before it splits. */
+  limit: number;
+  /**
+   * Largest root leaf (default `limit`): the root rides in its owner, so a
+   * larger one keeps a mid-sized map in one object, read in one round trip,
+   * at the price of writing it whole on every change.
+   */
+  rootLimit?: number;
+  /** Encoded bytes of one entry. Default: key plus JSON text. */
+  sizeOf?: (key: string, value: V) => number;
+  /** Whether two values are the same (no change). Default: ===. */
+  equal?: (a: V, b: V) => boolean;
+}
+
+/** The stored body of a node: `e` for a leaf's entries, `c` for an inner node's children's part ids. */
+export interface PartBody<V> {
+  d: number;
+  e?: Record<string, V>;
+  c?: Record<string, string>;
+}
+
+const MAX_DEPTH = 32;
+const DIGITS = '0123456789abcdef';
+
+function hashOf(key: string): string {
+  return createHash('sha1').update(key).digest('hex');
+}
+
+/** The hex digit that places `key` among a node's children at `depth`. */
+export function digitAt(key: string, depth: number): string {
+  return hashOf(key)[depth] as string;
+}
+
+const defaultSize = (key: string, value: unknown): number => key.length + JSON.stringify(value).length + 4;
+
+function sizer<V>(o: PartTreeOptions<V>): (key: string, value: V) => number {
+  return o.sizeOf ?? defaultSize;
+}
+
+const limitAt = <V>(depth: number, o: PartTreeOptions<V>): number => (depth === 0 ? (o.rootLimit ?? o.limit) : o.limit);
+
+export function emptyTree<V>(depth = 0): PartNode<V> {
+  return { depth, entries: new Map(), children: undefined, bytes: 0, count: 0, id: undefined, stored: false };
+}
+
+/** A leaf or inner node over `entries` at `depth`, shaped by the rule above. */
+function build<V>(entries: Map<string, V>, depth: number, o: PartTreeOptions<V>): PartNode<V> {
+  const size = sizer(o);
+  let bytes = 0;
+  for (const [k, v] of entries) bytes += size(k, v);
+  if (bytes <= limitAt(depth, o) || entries.size <= 1 || depth >= MAX_DEPTH) {
+    return { depth, entries, children: undefined, bytes, count: entries.size, id: undefined, stored: false };
+  }
+  const groups = new Map<string, Map<string, V>>();
+  for (const [k, v] of entries) {
+    const d = digitAt(k, depth);
+    const g = groups.get(d) ?? new Map<string, V>();
+    groups.set(d, g);
+    g.set(k, v);
+  }
+  const children = new Map<string, PartNode<V>>();
+  for (const d of DIGITS) {
+    const g = groups.get(d);
+    if (g !== undefined) children.set(d, build(g, depth + 1, o));
+  }
+  return { depth, entries: undefined, children, bytes, count: entries.size, id: undefined, stored: false };
+}
+
+/** A tree holding `record`. */
+export function treeOf<V>(record: Iterable<[string, V]>, o: PartTreeOptions<V>): PartNode<V> {
+  return build(new Map(record), 0, o);
+}
+
+export function getEntry<V>(node: PartNode<V>, key: string): V | undefined {
+  let n: PartNode<V> | undefined = node;
+  let hash: string | undefined;
+  while (n !== undefined) {
+    if (n.entries !== undefined) return n.entries.get(key);
+    hash ??= hashOf(key);
+    n = n.children?.get(hash[n.depth] as string);
+  }
+  return undefined;
+}
+
+/** Every entry, in no particular order. */
+export function* entriesOf<V>(node: PartNode<V>): Generator<[string, V]> {
+  if (node.entries !== undefined) yield* node.entries;
+  else for (const c of node.children?.values() ?? []) yield* entriesOf(c);
+}
+
+/**
+ * The tree with `changes` applied (a value sets, undefined deletes). Nodes
+ * no change reaches are shared; a change that changes nothing returns the
+ * node itself, so its stored part is reused.
+ */
+export function withChanges<V>(node: PartNode<V>, changes: ReadonlyMap<string, V | undefined>, o: PartTreeOptions<V>): PartNode<V> {
+  if (changes.size === 0) return node;
+  const equal = o.equal ?? ((a: V, b: V) => a === b);
+  if (node.entries !== undefined) {
+    let next: Map<string, V> | undefined;
+    for (const [k, v] of changes) {
+      const old = node.entries.get(k);
+      if (v === undefined ? old === undefined : old !== undefined && equal(old, v)) continue;
+      next ??= new Map(node.entries);
+      if (v === undefined) next.delete(k);
+      else next.set(k, v);
+    }
+    return next === undefined ? node : build(next, node.depth, o);
+  }
+  const byDigit = new Map<string, Map<string, V | undefined>>();
+  for (const [k, v] of changes) {
+    const d = digitAt(k, node.depth);
+    const g = byDigit.get(d) ?? new Map<string, V | undefined>();
+    byDigit.set(d, g);
+    g.set(k, v);
+  }
+  let children: Map<string, PartNode<V>> | undefined;
+  for (const [d, g] of byDigit) {
+    const old = node.children?.get(d) ?? emptyTree<V>(node.depth + 1);
+    const next = withChanges(old, g, o);
+    if (next === old) continue;
+    children ??= new Map(node.children);
+    if (next.count === 0) children.delete(d);
+    else children.set(d, next);
+  }
+  if (children === undefined) return node;
+  return inner(children, node.depth, o);
+}
+
+/** An inner node over `children`, folded back into a leaf when its entries fit one. */
+function inner<V>(children: Map<string, PartNode<V>>, depth: number, o: PartTreeOptions<V>): PartNode<V> {
+  let bytes = 0;
+  let count = 0;
+  for (const c of children.values()) {
+    bytes += c.bytes;
+    count += c.count;
+  }
+  if (bytes <= limitAt(depth, o) || count <= 1) {
+    const all = new Map<string, V>();
+    for (const c of children.values()) for (const [k, v] of entriesOf(c)) all.set(k, v);
+    return build(all, depth, o);
+  }
+  const sorted = new Map([...children].sort(([a], [b]) => (a < b ? -1 : 1)));
+  return { depth, entries: undefined, children: sorted, bytes, count, id: undefined, stored: false };
+}
+
+/**
+ * Both trees' entries, with `combine` choosing where both hold a key. Shared
+ * subtrees (the same node, or the same stored part) are taken whole, so
+ * merging two trees that differ in a few keys costs those keys' paths.
+ */
+export function mergeTrees<V>(a: PartNode<V>, b: PartNode<V>, combine: (x: V, y: V) => V, o: PartTreeOptions<V>): PartNode<V> {
+  if (a === b || (a.id !== undefined && a.id === b.id) || b.count === 0) return a;
+  if (a.count === 0) return b;
+  if (a.children !== undefined && b.children !== undefined) {
+    const children = new Map(a.children);
+    let changed = false;
+    for (const [d, bc] of b.children) {
+      const ac = a.children.get(d);
+      const next = ac === undefined ? bc : mergeTrees(ac, bc, combine, o);
+      if (next !== ac) {
+        children.set(d, next);
+        changed = true;
+      }
+    }
+    return changed ? inner(children, a.depth, o) : a;
+  }
+  // One side is a leaf (at most `limit` bytes of entries): apply it to the other.
+  const [big, small, smallFirst] = a.entries !== undefined ? [b, a, true] : [a, b, false];
+  const changes = new Map<string, V>();
+  for (const [k, sv] of entriesOf(small)) {
+    const bv = getEntry(big, k);
+    changes.set(k, bv === undefined ? sv : smallFirst ? combine(sv, bv) : combine(bv, sv));
+  }
+  return withChanges(big, changes, o);
+}
+
+/**
+ * The nodes below `root` a publication must write before the object that
+ * holds the root: those not known to be stored, each given an id (kept
+ * across attempts, so a retried write lands on the same key), children
+ * before parents.
+ */
+export function unstoredNodes<V>(root: PartNode<V>, newId: () => string): PartNode<V>[] {
+  const out: PartNode<V>[] = [];
+  const visit = (n: PartNode<V>): void => {
+    for (const c of n.children?.values() ?? []) {
+      if (c.stored) continue;
+      visit(c);
+      c.id ??= newId();
+      out.push(c);
+    }
+  };
+  visit(root);
+  return out;
+}
+
+/** A node's stored body; its children must have ids (see unstoredNodes). */
+export function bodyOf<V>(node: PartNode<V>): PartBody<V> {
+  if (node.entries !== undefined) {
+    return { d: node.depth, e: Object.fromEntries([...node.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+  }
+  const c: Record<string, string> = {};
+  for (const [d, child] of node.children ?? []) {
+    if (child.id === undefined) throw new Error('part tree child has no id');
+    c[d] = child.id;
+  }
+  return { d: node.depth, c };
+}
+
+/**
+ * A node from its stored body and its loaded children, or a reason it is
+ * not a node of this tree at `depth` (a key on the wrong path, a depth that
+ * does not match, an empty inner node): the caller reports it as corrupt.
+ */
+export function nodeOf<V>(body: PartBody<V>, depth: number, children: ReadonlyMap<string, PartNode<V>> | undefined, o: PartTreeOptions<V>, path: string): PartNode<V> | string {
+  if (body.d !== depth) return `part at depth ${body.d} where depth ${depth} belongs`;
+  if ((body.e === undefined) === (body.c === undefined)) return 'part is neither a leaf nor an inner node';
+  if (body.e !== undefined) {
+    const size = sizer(o);
+    const entries = new Map<string, V>();
+    let bytes = 0;
+    for (const [k, v] of Object.entries(body.e)) {
+      if (!hashOf(k).startsWith(path)) return `key ${JSON.stringify(k.slice(0, 64))} is not on this part's path`;
+      entries.set(k, v);
+      bytes += size(k, v);
+    }
+    return { depth, entries, children: undefined, bytes, count: entries.size, id: undefined, stored: true };
+  }
+  if (children === undefined || children.size === 0) return 'inner part has no children';
+  let bytes = 0;
+  let count = 0;
+  for (const c of children.values()) {
+    bytes += c.bytes;
+    count += c.count;
+  }
+  return { depth, entries: undefined, children, bytes, count, id: undefined, stored: true };
+}
