@@ -14,6 +14,12 @@
  *   tables T         a one-row write in a graph of T tables (metadata bytes)
  *   writers W L      W concurrent writers on one branch with L ms per store
  *                    call (commits per second, contention errors)
+ *   compacted-merge N
+ *                    a 1,000-change merge (500 per side) into an N-row table
+ *                    after both sides were fully compacted: bytes the merge
+ *                    reads over the table's bytes, and its time
+ *   git-scale N      the same merge by Git (bench/git-peer.ts)
+ *   git-branches R   the branches arm's rounds by Git
  */
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,11 +27,13 @@ import path from 'node:path';
 import { Graph } from '../src/graph/graph.js';
 import { getRow, scanRows } from '../src/graph/reads.js';
 import { isBranchgraphError } from '../src/model/errors.js';
+import { mergeBranches } from '../src/merge/merge.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { CountingStore } from '../src/store/counting-store.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
+import { entityPath, GitPeer } from './git-peer.js';
 
 const SCHEMA = 'node Item { id: string @key\n v: int\n note: string? }';
 const id = (i: number): string => `item${String(i).padStart(7, '0')}`;
@@ -114,9 +122,23 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
   };
 }
 
+/** Counts the bytes of create-only writes by the first segment of their keys (runs, manifests, parts, ...). */
+class BytesByKind extends CountingStore {
+  readonly byKind = new Map<string, number>();
+  override async putIfAbsent(key: string, body: Uint8Array, opts?: Parameters<ObjectStore['putIfAbsent']>[2]): Promise<void> {
+    const kind = key.split('/')[0] as string;
+    this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + body.length);
+    return super.putIfAbsent(key, body, opts);
+  }
+  /** Bytes of manifests and of the part tree nodes they name. */
+  manifestBytes(): number {
+    return (this.byKind.get('manifests') ?? 0) + (this.byKind.get('parts') ?? 0);
+  }
+}
+
 async function branches(rounds: number): Promise<Record<string, number>> {
   const dir = await freshDir();
-  const store = new FsStore(dir);
+  const store = new BytesByKind(new FsStore(dir));
   // Through a started service, as a server runs them: background compaction included.
   const service = await serviceOnStore(store, { actor: 'bench', shard: 'bench', compaction: { background: true, delayMs: 50 } });
   service.start();
@@ -134,11 +156,12 @@ async function branches(rounds: number): Promise<Record<string, number>> {
     // Main moves too, so every merge is a real three-way merge.
     await service.write('main', upsert(0, r + 1), ctx);
     const t0 = performance.now();
+    const metaBefore = store.manifestBytes();
     const m = await service.mergeBranch(b, { deleteBranch: true }, ctx);
     mergeMs.push(performance.now() - t0);
     if (m.status !== 'success' || m.outcome !== 'merged') throw new Error(`round ${r}: ${JSON.stringify(m).slice(0, 200)}`);
-    const head = (await g.branchHead('main')).manifest;
-    manifestBytes.push((await store.get(`manifests/${head.lineage}/${String(head.version).padStart(12, '0')}.json`)).length);
+    // What the merge published: its manifest and any part tree nodes it wrote (a background compaction in between may add its own).
+    manifestBytes.push(store.manifestBytes() - metaBefore);
   }
   const head = (await g.branchHead('main')).manifest;
   await service.close();
@@ -152,7 +175,8 @@ async function branches(rounds: number): Promise<Record<string, number>> {
     manifest_bytes_first: Math.round(sum(manifestBytes.slice(0, k)) / k),
     manifest_bytes_last: Math.round(sum(manifestBytes.slice(-k)) / k),
     manifest_bytes_last_over_first: round(sum(manifestBytes.slice(-k)) / sum(manifestBytes.slice(0, k))),
-    ancestry_entries: head.ancestry.size,
+    // Older heads keep the ancestry as a plain map.
+    ancestry_entries: typeof head.ancestry.size === 'number' ? head.ancestry.size : Object.keys(head.ancestry).length,
     runs_after: head.tables.Item?.runs.length ?? 0,
   };
 }
@@ -168,16 +192,11 @@ async function tables(t: number): Promise<Record<string, number>> {
     Array.from({ length: t }, (_, i) => ({ op: 'upsert' as const, table: `T${String(i).padStart(4, '0')}`, values: { id: 'seed', v: 0 } })),
   );
   // What one write costs, by kind of object: runs hold the row, everything else is metadata.
-  const byKind = new Map<string, number>();
-  class Split extends CountingStore {
-    override async putIfAbsent(key: string, body: Uint8Array, opts?: Parameters<ObjectStore['putIfAbsent']>[2]): Promise<void> {
-      byKind.set(key.split('/')[0] as string, (byKind.get(key.split('/')[0] as string) ?? 0) + body.length);
-      return super.putIfAbsent(key, body, opts);
-    }
-  }
-  const g2 = await Graph.open(new Split(new FsStore(dir)), { actor: 'bench' });
+  const split = new BytesByKind(new FsStore(dir));
+  const g2 = await Graph.open(split, { actor: 'bench' });
   await g2.write('main', [{ op: 'upsert', table: 'T0001', values: { id: 'a', v: 1 } }]);
   await rm(dir, { recursive: true, force: true });
+  const byKind = split.byKind;
   const total = sum([...byKind.values()]);
   return { tables: t, write_bytes_total: total, write_run_bytes: byKind.get('runs') ?? 0, write_meta_bytes_1000_tables: total - (byKind.get('runs') ?? 0) };
 }
@@ -210,6 +229,97 @@ async function writers(w: number, latencyMs: number): Promise<Record<string, num
   return { writers: w, latencyMs, writes: w * perWriter, commits, commits_per_second: round(commits / seconds, 2), contention_errors: contention };
 }
 
+const row = (i: number, v: number) => ({ id: id(i), v, note: null });
+/** The keys each side of the scale merges changes: disjoint, spread over the table. */
+const sideKeys = (n: number, side: 0 | 1): number[] => Array.from({ length: 500 }, (_, j) => (Math.floor((n / 1000) * (2 * j + side)) + 1) % n);
+
+async function compactedMerge(n: number): Promise<Record<string, number>> {
+  const dir = await freshDir();
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  await g.applySchema('main', SCHEMA);
+  for (let at = 0; at < n; at += 100_000) {
+    await g.write(
+      'main',
+      Array.from({ length: Math.min(100_000, n - at) }, (_, j) => ({ op: 'upsert' as const, table: 'Item', values: row(at + j, 0) })),
+    );
+  }
+  await g.compact('main', { mode: 'full' });
+  await g.createBranch('f', { branch: 'main' });
+  for (const [branch, side] of [['f', 0] as const, ['main', 1] as const]) {
+    const keys = sideKeys(n, side);
+    for (let k = 0; k < 5; k++)
+      await g.write(
+        branch,
+        keys.slice(k * 100, (k + 1) * 100).map((i) => ({ op: 'upsert' as const, table: 'Item', values: row(i, side + 1) })),
+      );
+    await g.compact(branch, { mode: 'full' });
+  }
+  const tableBytes = sum(((await g.branchHead('main')).manifest.tables.Item?.runs ?? []).map((r) => r.bytes));
+  const runsAfterCompaction = (await g.branchHead('main')).manifest.tables.Item?.runs.length ?? 0;
+  const counting = new CountingStore(new FsStore(dir));
+  const cold = await Graph.open(counting, { actor: 'bench' });
+  const before = counting.snapshot().total.bytesRead;
+  const t0 = performance.now();
+  const r = await mergeBranches(cold, { source: 'f' });
+  const ms = performance.now() - t0;
+  if (r.status !== 'success') throw new Error('the compacted merge conflicted');
+  const read = counting.snapshot().total.bytesRead - before;
+  await rm(dir, { recursive: true, force: true });
+  return {
+    rows: n,
+    table_bytes: tableBytes,
+    runs_after_compaction: runsAfterCompaction,
+    merge_bytes_read: read,
+    merge_after_compaction_read_fraction: round(read / tableBytes, 4),
+    merge_ms: round(ms, 1),
+  };
+}
+
+async function gitScale(n: number): Promise<Record<string, number>> {
+  const peer = await GitPeer.create();
+  const file = (i: number, v: number): [string, string] => [entityPath(id(i)), `${JSON.stringify(row(i, v))}\n`];
+  await peer.importCommit(
+    'main',
+    (function* () {
+      for (let i = 0; i < n; i++) yield file(i, 0);
+    })(),
+  );
+  const base = await peer.git(['rev-parse', 'main']);
+  await peer.importCommit(
+    'f',
+    sideKeys(n, 0).map((i) => file(i, 1)),
+    base,
+  );
+  await peer.importCommit(
+    'main',
+    sideKeys(n, 1).map((i) => file(i, 2)),
+    base,
+  );
+  const m = await peer.merge('main', 'f');
+  await peer.close();
+  if (!m.clean) throw new Error('git merge conflicted');
+  return { rows: n, git_merge_ms: round(m.ms, 1) };
+}
+
+async function gitBranches(rounds: number): Promise<Record<string, number>> {
+  const peer = await GitPeer.create();
+  const file = (i: number, v: number): [string, string] => [entityPath(id(i)), `${JSON.stringify(row(i, v))}\n`];
+  await peer.importCommit('main', [file(0, 0)]);
+  const mergeMs: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const head = await peer.git(['rev-parse', 'main']);
+    await peer.importCommit(`b${r}`, [file(r + 1, r)], head);
+    await peer.importCommit('main', [file(0, r + 1)], head);
+    const m = await peer.merge('main', `b${r}`);
+    if (!m.clean) throw new Error(`git round ${r} conflicted`);
+    mergeMs.push(m.ms);
+    await peer.git(['update-ref', '-d', `refs/heads/b${r}`]);
+  }
+  await peer.close();
+  const k = Math.min(100, Math.floor(rounds / 10));
+  return { rounds, git_merge_ms_first: round(sum(mergeMs.slice(0, k)) / k, 2), git_merge_ms_last: round(sum(mergeMs.slice(-k)) / k, 2) };
+}
+
 const [arm, a, b] = process.argv.slice(2);
 const out =
   arm === 'writes'
@@ -220,6 +330,12 @@ const out =
         ? await tables(Number(a))
         : arm === 'writers'
           ? await writers(Number(a), Number(b))
-          : undefined;
+          : arm === 'compacted-merge'
+            ? await compactedMerge(Number(a))
+            : arm === 'git-scale'
+              ? await gitScale(Number(a))
+              : arm === 'git-branches'
+                ? await gitBranches(Number(a))
+                : undefined;
 if (out === undefined) throw new Error(`unknown growth arm ${arm}`);
 process.stdout.write(`${JSON.stringify({ ...out, peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10 })}\n`);

@@ -199,9 +199,13 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
   const tables = await growthArm(['tables', '1000']);
   const one = await growthArm(['writers', '1', '17']);
   const eight = await growthArm(['writers', '8', '17']);
-  const results: Result[] = [writes, branches, tables, one, eight].map((r, i) => ({
+  const scaleRows = String(quick ? 100_000 : 1_000_000);
+  const compacted = await growthArm(['compacted-merge', scaleRows]);
+  const gitScale = await growthArm(['git-scale', scaleRows]);
+  const gitBranches = await growthArm(['git-branches', String(quick ? 1000 : 5000)]);
+  const results: Result[] = [writes, branches, tables, one, eight, compacted, gitScale, gitBranches].map((r, i) => ({
     matrix: 'growth',
-    variant: ['writes', 'branches', 'tables', 'writers1', 'writers8'][i] as string,
+    variant: ['writes', 'branches', 'tables', 'writers1', 'writers8', 'compacted-merge', 'git-scale', 'git-branches'][i] as string,
     params: r,
     medianMs: NaN,
     pairs: 1,
@@ -227,6 +231,10 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       write_meta_bytes_1000_tables: tables.write_meta_bytes_1000_tables as number,
       group_commit_8_over_1_l17: round((eight.commits_per_second as number) / (one.commits_per_second as number), 3),
       contention_errors_8: eight.contention_errors as number,
+      merge_after_compaction_read_fraction: compacted.merge_after_compaction_read_fraction as number,
+      // Git's time for the same merge over ours: above 1, we are faster than the tool users would otherwise script.
+      git_over_branchgraph_scale: round((gitScale.git_merge_ms as number) / (compacted.merge_ms as number), 3),
+      git_over_branchgraph_branches: round((gitBranches.git_merge_ms_last as number) / (branches.merge_ms_last as number), 3),
     },
   };
 }

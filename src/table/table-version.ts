@@ -237,10 +237,17 @@ export async function changedStates(base: TableVersion, v: TableVersion, load: L
   const delta = deltaRuns(base, aligned);
   if (delta !== undefined) {
     if (delta.length === 0) return out;
-    // A base run may sit after a delta run in `v` and shadow it, so resolve each key in `v`.
     const rows = await newestRows(delta, load);
+    // When the base's runs all come first, the newest delta row is the state.
+    if (base.runs.every((r, i) => aligned.runs[i]?.key === r.key)) {
+      for (const r of rows) out.set(r.key, r);
+      return out;
+    }
+    // Otherwise a base run may sit after a delta run and shadow it: resolve each key, in the
+    // aligned version (it reads as `v` does, and its newest runs are the small delta runs,
+    // where `v` may hold one compacted run as large as the table).
     const states = await lookupStates(
-      v,
+      aligned,
       rows.map((r) => r.key),
       load,
     );
