@@ -380,7 +380,8 @@ export class Graph implements TableReader, ManifestReader {
         const folded = fold.deletable;
         const manifest = await this.buildManifest(head, rec, planned, opts);
         this.checkDeadline(branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
-        await this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal);
+        // Both must land before the manifest names them; neither depends on the other.
+        await Promise.all([this.repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal), this.repo.writeParts(manifest, opts.signal)]);
         let outcome: 'published' | 'lost';
         try {
           maybePublished = true;

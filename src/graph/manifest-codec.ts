@@ -10,7 +10,6 @@
  * first publication on such a lineage writes format 2.
  */
 import { z } from 'zod';
-import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
 import { bodyOf, nodeOf, entriesOf, treeOf, unstoredNodes, type PartBody, type PartNode, type PartTreeOptions } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
@@ -35,9 +34,14 @@ export interface TreeOptions {
   ancestry: PartTreeOptions<number>;
 }
 
+/** A run key names one immutable run, stats included: two entries with the same run keys are the same. */
+function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
+  return a === b || (a.runs.length === b.runs.length && a.runs.every((r, i) => r.key === b.runs[i]?.key));
+}
+
 export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {
   return {
-    tables: { limit: limits.tables ?? TABLE_PART_BYTES, rootLimit: limits.tables ?? TABLE_ROOT_BYTES, equal: (a, b) => a === b || canonicalJson(a) === canonicalJson(b) },
+    tables: { limit: limits.tables ?? TABLE_PART_BYTES, rootLimit: limits.tables ?? TABLE_ROOT_BYTES, equal: sameTableEntry },
     ancestry: ancestryTreeOptions(limits.ancestry ?? ANCESTRY_PART_BYTES),
   };
 }
@@ -54,17 +58,21 @@ export interface PartWrite {
   node: PartNode<unknown>;
 }
 
-/** The parts `m` needs written (not known stored) and the manifest's own bytes. */
-export function encodeManifest(m: Manifest, newId: () => string): { parts: PartWrite[]; bytes: Uint8Array } {
+/** The parts `m` names that are not known to be stored, children before parents. */
+export function partsToWrite(m: Manifest, newId: () => string): PartWrite[] {
   const parts: PartWrite[] = [];
   const add = <V>(kind: PartKind, root: PartNode<V>): void => {
     for (const n of unstoredNodes(root, newId)) parts.push({ key: keys.part(n.id as string), bytes: encodeJson({ format: 1, kind, ...bodyOf(n) }), node: n as PartNode<unknown> });
   };
   add('tables', m.tableTree);
   add('ancestry', m.ancestry.tree);
+  return parts;
+}
+
+/** The manifest's own bytes; every part it names must have an id (see partsToWrite). */
+export function encodeManifest(m: Manifest): Uint8Array {
   const { tableTree, ancestry, tables, ...rest } = m;
-  const stored = { format: MANIFEST_FORMAT, ...rest, tables: bodyOf(tableTree), ancestry: bodyOf(ancestry.tree) };
-  return { parts, bytes: encodeJson(stored) };
+  return encodeJson({ format: MANIFEST_FORMAT, ...rest, tables: bodyOf(tableTree), ancestry: bodyOf(ancestry.tree) });
 }
 
 /** Loads the part `id` at `depth` on `path` of a `kind` tree, usually through a cache. */

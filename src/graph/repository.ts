@@ -31,7 +31,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
 import type { ManifestReader } from './ports.js';
 import { ManifestRefZ, type Manifest, type ManifestRef } from './manifest.js';
-import { decodeManifest, decodePart, encodeManifest, nodeFromBody, treeOptions, type PartKind, type TreeOptions } from './manifest-codec.js';
+import { decodeManifest, decodePart, encodeManifest, nodeFromBody, partsToWrite, treeOptions, type PartKind, type TreeOptions } from './manifest-codec.js';
 import { Ancestry } from './ancestry.js';
 import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
@@ -364,14 +364,13 @@ export class Repository implements ManifestReader {
   }
 
   /**
-   * Publish `m` as version `m.version` of `m.lineage`, create-only.
-   * Returns `lost` when another publisher took that version first.
+   * Write the part tree nodes `m` names that are not stored yet (they must
+   * land before the manifest). Publication does this itself; a publisher
+   * may call it first, beside its other writes, to save a round trip.
    */
-  async publish(m: Manifest, signal?: AbortSignal): Promise<'published' | 'lost'> {
-    const key = keys.manifest(m.lineage, m.version);
-    const { parts, bytes } = encodeManifest(m, () => ulid(this.clock()));
+  async writeParts(m: Manifest, signal?: AbortSignal): Promise<void> {
     await Promise.all(
-      parts.map(async (p) => {
+      partsToWrite(m, () => ulid(this.clock())).map(async (p) => {
         try {
           await this.store.putIfAbsent(p.key, p.bytes, { signal });
         } catch (e) {
@@ -382,8 +381,17 @@ export class Repository implements ManifestReader {
         this.parts.set(p.node.id as string, p.node);
       }),
     );
+  }
+
+  /**
+   * Publish `m` as version `m.version` of `m.lineage`, create-only.
+   * Returns `lost` when another publisher took that version first.
+   */
+  async publish(m: Manifest, signal?: AbortSignal): Promise<'published' | 'lost'> {
+    const key = keys.manifest(m.lineage, m.version);
+    await this.writeParts(m, signal);
     try {
-      await this.store.putIfAbsent(key, bytes, { signal });
+      await this.store.putIfAbsent(key, encodeManifest(m), { signal });
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists')) {
         this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));

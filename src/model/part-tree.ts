@@ -65,8 +65,18 @@ export interface PartBody<V> {
 const MAX_DEPTH = 32;
 const DIGITS = '0123456789abcdef';
 
+/** Recent key hashes: the same lineages and table names are looked up in every merge. */
+const hashes = new Map<string, string>();
+const HASH_MEMO_ENTRIES = 65_536;
+
 function hashOf(key: string): string {
-  return createHash('sha1').update(key).digest('hex');
+  let h = hashes.get(key);
+  if (h === undefined) {
+    if (hashes.size >= HASH_MEMO_ENTRIES) hashes.clear();
+    h = createHash('sha1').update(key).digest('hex');
+    hashes.set(key, h);
+  }
+  return h;
 }
 
 /** The hex digit that places `key` among a node's children at `depth`. */
