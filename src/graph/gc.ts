@@ -119,6 +119,7 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   // A deletion that names no lineage (an admin deleting a damaged branch) keeps nothing alive.
   const live = records.filter((r) => r.lineage !== '' && (!r.deleted || !old(Date.parse(r.time))));
   const liveLineages = new Set(live.map((r) => r.lineage));
+  const byName = new Map(records.map((r) => [r.name, r]));
 
   // Reachable manifests: parents from every live head.
   const seen = new Set<string>();
@@ -171,6 +172,9 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   for (const o of hints ?? []) {
     const k = parseKey(o.key);
     if (k?.kind === 'hint' && !liveLineages.has(k.lineage) && old(ulidTime(k.lineage))) candidates.push({ ...o, kind: 'hints' });
+    // A branch's head hint goes once the branch has been deleted for longer than the grace.
+    const rec = k?.kind === 'branchHint' ? byName.get(k.name) : undefined;
+    if (rec?.deleted === true && old(Date.parse(rec.time))) candidates.push({ ...o, kind: 'hints' });
   }
 
   const report: GcReport = {

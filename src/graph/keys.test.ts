@@ -10,10 +10,12 @@ describe('parseKey', () => {
     expect(parseKey(keys.runSegment('Person', id, 3))).toEqual({ kind: 'run', table: 'Person', id });
     expect(parseKey(keys.commit(id))).toEqual({ kind: 'commit', id });
     expect(parseKey(keys.hint(id))).toEqual({ kind: 'hint', lineage: id });
+    expect(parseKey(keys.branchHint('review/2026.07'))).toEqual({ kind: 'branchHint', name: 'review/2026.07' });
+    expect(parseKey(keys.part(id))).toEqual({ kind: 'part', id });
   });
 
   it('names nothing for keys outside the layout, so GC never judges them', () => {
-    for (const k of ['manifests/x/12.json', 'manifests/x', 'runs/Person', 'runs/a/b/c/d.arrow', 'commits/x.txt', 'hints/a/b.json', 'other/x', '', keys.schema('ab')]) {
+    for (const k of ['manifests/x/12.json', 'manifests/x', 'runs/Person', 'runs/a/b/c/d.arrow', 'commits/x.txt', 'hints/a/b.json', 'hints/branches/a/b.json', 'hints/branches/..json', 'parts/a/b.json', 'other/x', '', keys.schema('ab')]) {
       expect(parseKey(k)).toBeUndefined();
     }
   });

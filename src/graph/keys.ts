@@ -54,6 +54,7 @@ export type ParsedKey =
   | { kind: 'run'; table: string; id: string }
   | { kind: 'commit'; id: string }
   | { kind: 'hint'; lineage: string }
+  | { kind: 'branchHint'; name: string }
   | { kind: 'part'; id: string };
 
 export function parseKey(key: string): ParsedKey | undefined {
@@ -72,8 +73,13 @@ export function parseKey(key: string): ParsedKey | undefined {
       return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'commit', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
     case 'parts':
       return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'part', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
-    case 'hints':
+    case 'hints': {
+      if (parts.length === 3 && parts[1] === 'branches' && parts[2]?.endsWith('.json')) {
+        const name = decodeBranchSegment((parts[2] as string).slice(0, -'.json'.length));
+        return name === undefined ? undefined : { kind: 'branchHint', name };
+      }
       return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'hint', lineage: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+    }
     default:
       return undefined;
   }

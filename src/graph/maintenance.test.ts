@@ -3,6 +3,7 @@ import { mergeOk, mustWrite, peopleGraph, person, rowsOf, PEOPLE_SCHEMA } from '
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll } from '../store/object-store.js';
 import { Graph } from './graph.js';
+import { keys } from './keys.js';
 import { MIN_GC_GRACE_MS } from './gc.js';
 import { parseNdjson } from './ndjson.js';
 
@@ -81,6 +82,9 @@ describe('garbage collection', () => {
     const dry = await g.gc({ now: later, dryRun: true });
     expect(dry.deleted.runs).toBe(1);
     expect(dry.deleted.manifests).toBe(1);
+    // The deleted branch's head hint goes with it; main's stays.
+    expect(dry.keys).toContain(keys.branchHint('tmp'));
+    expect(dry.keys).not.toContain(keys.branchHint('main'));
     expect((await listAll(store, '')).map((o) => o.key)).toEqual(keysBefore);
     const done = await g.gc({ now: later });
     expect(done.keys).toEqual(dry.keys);
