@@ -15,7 +15,20 @@ describe('parseKey', () => {
   });
 
   it('names nothing for keys outside the layout, so GC never judges them', () => {
-    for (const k of ['manifests/x/12.json', 'manifests/x', 'runs/Person', 'runs/a/b/c/d.arrow', 'commits/x.txt', 'hints/a/b.json', 'hints/branches/a/b.json', 'hints/branches/..json', 'parts/a/b.json', 'other/x', '', keys.schema('ab')]) {
+    for (const k of [
+      'manifests/x/12.json',
+      'manifests/x',
+      'runs/Person',
+      'runs/a/b/c/d.arrow',
+      'commits/x.txt',
+      'hints/a/b.json',
+      'hints/branches/a/b.json',
+      'hints/branches/..json',
+      'parts/a/b.json',
+      'other/x',
+      '',
+      keys.schema('ab'),
+    ]) {
       expect(parseKey(k)).toBeUndefined();
     }
   });

@@ -11,7 +11,9 @@
  * Heads. A lineage's head is found by listing its manifests forward from a
  * hint: the highest version this process has seen, or else the hint object
  * (rewritten every HINT_EVERY versions). The listing is one call whatever the
- * history depth, so head lookup stays O(1) store calls. A cold process first
+ * history depth, so head lookup stays O(1) store calls. A process that has
+ * seen a version first asks for the next one by name (usually absent: the
+ * head is what it knew), and lists only when it is there. A cold process first
  * reads the branch's head hint beside its records (see `primeFromHint`):
  * it names the head, the record and a schema too large to ride inline in
  * manifests, so the head is found in two sequential round trips.
@@ -285,6 +287,18 @@ export class Repository implements ManifestReader {
       }
     }
     let known = this.knownVersion.get(lineage);
+    if (known !== undefined && known > 0) {
+      // A process that knows a recent version asks for the next one by name: one GET whose cost
+      // never grows with the lineage (a directory listing reads every version's entry). Absent, the
+      // known version is the head; present, it is read and cached, and the listing goes on from it.
+      try {
+        await this.readManifest({ lineage, version: known + 1 }, signal);
+      } catch (e) {
+        if (!isBranchgraphError(e, 'not_found')) throw e;
+        return known;
+      }
+      known++;
+    }
     if (known === undefined) {
       try {
         const hint = decodeJson(HintZ, await this.store.get(keys.hint(lineage), { signal }), keys.hint(lineage));
