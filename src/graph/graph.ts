@@ -118,6 +118,9 @@ export interface GraphOptions {
   partBytes?: number;
 }
 
+/** How a snapshot treats its branch's pending WAL generations (see `snapshotAt`). */
+export type PendingMode = 'view' | 'listed' | 'none';
+
 /** What a plan returns: a change to publish, or the plan's result when there is nothing to publish. */
 export type PlanResult<T> = ChangePlan<T> | { unchanged: T };
 
@@ -203,25 +206,32 @@ export class Graph implements TableReader, ManifestReader {
 
   // ---- snapshots --------------------------------------------------------
 
-  async snapshotAt(ref: ManifestRef, signal?: AbortSignal, branch?: BranchRecord, withPending = false): Promise<Snapshot> {
+  /**
+   * The snapshot at `ref`. `pending`: `view` overlays the branch's pending
+   * WAL generations, `listed` only lists them (in order, rows not decoded:
+   * for catch-up, which decodes each batch as it folds it; such a snapshot
+   * is not read through), `none` ignores them.
+   */
+  async snapshotAt(ref: ManifestRef, signal?: AbortSignal, branch?: BranchRecord, pending: PendingMode = 'none'): Promise<Snapshot> {
     const readAt = this.clock();
     const manifest = await this.repo.readManifest(ref, signal);
-    const [schema, pending] = await Promise.all([
+    const [schema, pendingWal] = await Promise.all([
       this.repo.readSchema(manifest.schema, signal),
-      withPending && branch !== undefined ? readPending(this.store, this.runs, manifest, branch.lineage, signal) : NO_PENDING,
+      pending !== 'none' && branch !== undefined ? readPending(this.store, this.runs, manifest, branch.lineage, signal, pending === 'listed') : NO_PENDING,
     ]);
-    const tables = Object.fromEntries(Object.entries(viewTables(manifest, pending)).filter(([t]) => findType(schema, t) !== undefined));
-    return { ref, manifest, schema, tables, pending, readAt, ...(branch !== undefined ? { branch } : {}) };
+    const tables = Object.fromEntries(Object.entries(viewTables(manifest, pendingWal)).filter(([t]) => findType(schema, t) !== undefined));
+    return { ref, manifest, schema, tables, pending: pendingWal, readAt, ...(branch !== undefined ? { branch } : {}) };
   }
 
-  async branchHead(name: string, signal?: AbortSignal, opts: { withoutPending?: boolean } = {}): Promise<Snapshot> {
+  async branchHead(name: string, signal?: AbortSignal, opts: { withoutPending?: boolean; pendingListedOnly?: boolean } = {}): Promise<Snapshot> {
     for (let attempt = 1; ; attempt++) {
       // A branch this process has not seen: read its head hint beside its records, so the head's
       // manifest is on its way by the time the record says which lineage to list.
       const hinted = attempt === 1 && !this.repo.knowsHead(name) ? this.repo.primeFromHint(name, signal) : undefined;
       const rec = await this.repo.liveBranch(name, signal, hinted);
       try {
-        return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, opts.withoutPending !== true);
+        const mode: PendingMode = opts.withoutPending === true ? 'none' : opts.pendingListedOnly === true ? 'listed' : 'view';
+        return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, mode);
       } catch (e) {
         // A generation listed as pending was folded and deleted before we read it: the head moved on.
         if (!(e instanceof GenerationFoldedError) || attempt >= 4) throw e;

@@ -18,7 +18,7 @@ import { keys, parseKey } from './keys.js';
 import type { RunReader, RunWriter } from './ports.js';
 import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
-import { decodeGeneration, GenerationFoldedError, generationRows, isPendingRun, type Generation } from '../pending/generation.js';
+import { decodeGeneration, GenerationFoldedError, generationRows, isPendingRun, readGenerationHeader, type Generation, type GenerationHeader } from '../pending/generation.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
@@ -26,11 +26,16 @@ const WRITE_CONCURRENCY = 8;
 const RunIndexZ = z.object({ format: z.literal(1), segments: z.array(RunRefZ) });
 const ReplacedZ = z.object({ format: z.literal(1), runs: z.array(RunRefZ) });
 
-export interface LoadedGeneration {
-  generation: Generation;
+/** A generation's stored bytes, their hash and what orders it, read once. */
+export interface GenerationFile {
   file: Uint8Array;
   /** bytesHash of the file, computed once: every head resolution overlays the pending generations again. */
   hash: string;
+  header: GenerationHeader;
+}
+
+export interface LoadedGeneration extends GenerationFile {
+  generation: Generation;
 }
 
 class RunCache {
@@ -41,12 +46,15 @@ class RunCache {
   readonly replaced = new PromiseCache<string, RunRef[]>({ maxWeight: 10_000 });
   /** Pending WAL generations, immutable like runs; bounded separately (they are read as a group). */
   readonly generations: PromiseCache<string, LoadedGeneration>;
+  /** Their stored bytes, for listing in order before (or without) decoding rows. */
+  readonly generationFiles: PromiseCache<string, GenerationFile>;
   constructor(
     readonly limit: number,
     readonly clock: () => number,
   ) {
     this.runs = new PromiseCache({ maxWeight: limit });
     this.generations = new PromiseCache({ maxWeight: limit / 4, weigh: (g) => g.file.length });
+    this.generationFiles = new PromiseCache({ maxWeight: limit / 4, weigh: (g) => g.file.length });
   }
 }
 
@@ -185,11 +193,22 @@ export class RunStore implements RunReader, RunWriter {
     return this.shared.replaced.get(ref.key, () => this.store.get(key, { signal }).then((b) => decodeJson(ReplacedZ, b, key).runs));
   }
 
-  /** A WAL generation object, decoded; cached because every head resolution overlays the pending ones. */
-  generation(key: string, signal?: AbortSignal): Promise<LoadedGeneration> {
-    return this.shared.generations.get(key, () =>
+  /**
+   * A WAL generation object's bytes and header; the rows are decoded only
+   * when asked (`generation`), so catch-up can order what is pending
+   * without decoding it. An object without the header form is decoded here.
+   */
+  generationFile(key: string, signal?: AbortSignal): Promise<GenerationFile> {
+    return this.shared.generationFiles.get(key, () =>
       this.store.get(key, { signal }).then(
-        (file) => ({ generation: decodeGeneration(file, key), file, hash: bytesHash(file) }),
+        (file) => {
+          const hash = bytesHash(file);
+          const header = readGenerationHeader(file, key);
+          if (header !== undefined) return { file, hash, header };
+          const generation = decodeGeneration(file, key);
+          this.shared.generations.set(key, { generation, file, hash, header: generation });
+          return { file, hash, header: { lineage: generation.lineage, shard: generation.shard, seq: generation.seq, stamp: generation.stamp } };
+        },
         (e: unknown) => {
           // Listed as pending, gone now: a publication folded it and deleted the object. The branch
           // moved on under this request; its rows are in the tables of a newer head.
@@ -198,6 +217,17 @@ export class RunStore implements RunReader, RunWriter {
         },
       ),
     );
+  }
+
+  /** A WAL generation object, decoded; cached because every head resolution overlays the pending ones. */
+  generation(key: string, signal?: AbortSignal): Promise<LoadedGeneration> {
+    return this.shared.generations.get(key, async () => {
+      const f = await this.generationFile(key, signal);
+      const generation = decodeGeneration(f.file, key);
+      // The rows' header must be the one the listing ordered by.
+      if (generation.stamp !== f.header.stamp) throw new BranchgraphError('corrupt_object', `${key}: its stamp differs from its header`, { details: { key } });
+      return { ...f, generation };
+    });
   }
 
   load(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {
@@ -233,6 +263,7 @@ export class RunStore implements RunReader, RunWriter {
   clear(): void {
     this.shared.runs.clear();
     this.shared.generations.clear();
+    this.shared.generationFiles.clear();
     this.shared.replaced.clear();
     this.indexes.clear();
   }

@@ -53,8 +53,8 @@ export interface GenerationInfo {
   bytes: number;
   /** Digest of the stored object: which object a fold read at this sequence number. */
   digest: string;
-  /** Row states per table. */
-  rows: Record<string, number>;
+  /** Row states per table; absent when the generation was listed without decoding its rows. */
+  rows?: Record<string, number>;
 }
 
 export const walKeys = {
@@ -98,16 +98,45 @@ function tablesChecksum(tables: Generation['tables']): string {
 
 export function encodeGeneration(g: Omit<Generation, 'checksum'>): Uint8Array {
   // The stored-object checksum covers every byte; the rows' own checksum is only read from older generations.
-  return encodeJson(g);
+  // Fields in this order: a reader takes the identity and stamp from the first bytes (readGenerationHeader).
+  return encodeJson({ format: g.format, lineage: g.lineage, shard: g.shard, seq: g.seq, stamp: g.stamp, schema: g.schema, tables: g.tables });
+}
+
+/** What orders a generation: enough to list pending generations without decoding their rows. */
+export interface GenerationHeader {
+  lineage: string;
+  shard: string;
+  seq: number;
+  stamp: number;
+}
+
+const HEADER_RE = /^\{"format":1,"lineage":"([0-9A-Za-z]+)","shard":"([A-Za-z0-9._-]+)","seq":(\d{1,15}),"stamp":(\d{1,15}),/;
+
+/**
+ * The identity and stamp of a stored generation, from its first bytes
+ * (encodeGeneration writes them first), checked against its key; undefined
+ * when the object does not start that way (then decode it whole). The rest
+ * is checked when the rows are decoded, before anything is folded.
+ */
+export function readGenerationHeader(file: Uint8Array, key: string): GenerationHeader | undefined {
+  const m = HEADER_RE.exec(new TextDecoder().decode(file.subarray(0, 256)));
+  if (m === null) return undefined;
+  const header = { lineage: m[1] as string, shard: m[2] as string, seq: Number(m[3]), stamp: Number(m[4]) };
+  checkKey(header, key);
+  return header;
+}
+
+function checkKey(g: Pick<GenerationHeader, 'lineage' | 'shard' | 'seq'>, key: string): void {
+  const at = parseGenerationKey(key);
+  if (at === undefined || at.lineage !== g.lineage || at.shard !== g.shard || at.seq !== g.seq) {
+    throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, { details: { key } });
+  }
 }
 
 export function decodeGeneration(bytes: Uint8Array, key: string): Generation {
   const g = decodeJson(GenerationZ, bytes, key);
   if (g.checksum !== undefined && tablesChecksum(g.tables) !== g.checksum) throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
-  const at = parseGenerationKey(key);
-  if (at === undefined || at.lineage !== g.lineage || at.shard !== g.shard || at.seq !== g.seq) {
-    throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, { details: { key } });
-  }
+  checkKey(g, key);
   for (const [table, states] of Object.entries(g.tables)) {
     for (let i = 1; i < states.length; i++) {
       if (compareKey(states[i - 1]?.[0] ?? '', states[i]?.[0] ?? '') >= 0) {
@@ -123,7 +152,7 @@ export function generationRows(g: Generation, table: string): RunRow[] {
   return (g.tables[table] ?? []).map(([key, hash, props]) => ({ key, tomb: props === null, hash, props: props as Row | null }));
 }
 
-export function infoOf(g: Generation, key: string, bytes: number, hash: string): GenerationInfo {
+export function infoOf(g: GenerationHeader & Partial<Pick<Generation, 'tables'>>, key: string, bytes: number, hash: string): GenerationInfo {
   return {
     key,
     shard: g.shard,
@@ -131,7 +160,7 @@ export function infoOf(g: Generation, key: string, bytes: number, hash: string):
     stamp: g.stamp,
     bytes,
     digest: digestOf(hash),
-    rows: Object.fromEntries(Object.entries(g.tables).map(([t, s]) => [t, s.length])),
+    ...(g.tables !== undefined ? { rows: Object.fromEntries(Object.entries(g.tables).map(([t, s]) => [t, s.length])) } : {}),
   };
 }
 

@@ -11,7 +11,7 @@
 import type { ObjectStore } from '../store/object-store.js';
 import type { TableVersion } from '../table/table-version.js';
 import { compareKey, type RunRef } from '../table/run.js';
-import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type Generation, type GenerationInfo } from './generation.js';
+import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type Generation, type GenerationHeader, type GenerationInfo } from './generation.js';
 
 /** What the pending view needs of a snapshot's manifest. */
 export interface ManifestWal {
@@ -23,13 +23,16 @@ export interface ManifestWal {
 
 /** The port the graph layer implements to read (and cache) generation objects. */
 export interface GenerationReader {
+  /** The stored bytes and ordering header, rows not decoded. */
+  generationFile(key: string, signal?: AbortSignal): Promise<{ file: Uint8Array; hash: string; header: GenerationHeader }>;
+  /** The same, with the rows decoded. */
   generation(key: string, signal?: AbortSignal): Promise<{ generation: Generation; file: Uint8Array; hash: string }>;
 }
 
 export interface PendingWal {
   /** Pending generations in overlay order (oldest first). */
   generations: GenerationInfo[];
-  /** Virtual runs per table, in overlay order. */
+  /** Virtual runs per table, in overlay order; empty when only listed (see readPending). */
   runs: Record<string, RunRef[]>;
   /** Per shard: the highest sequence number this view includes (folded or pending). */
   seen: Record<string, number>;
@@ -56,32 +59,45 @@ async function listGenerations(store: ObjectStore, lineage: string, watermarks: 
   return { pending, leftovers };
 }
 
-export async function readPending(store: ObjectStore, runs: GenerationReader, manifest: ManifestWal, lineage: string, signal?: AbortSignal): Promise<PendingWal> {
+/**
+ * The pending generations of `lineage` above `manifest`'s watermarks, in
+ * overlay order. `listOnly` orders them from their headers without
+ * decoding a row (catch-up decodes each batch when it folds it); the view
+ * then has no virtual runs and must not be read through.
+ */
+export async function readPending(store: ObjectStore, runs: GenerationReader, manifest: ManifestWal, lineage: string, signal?: AbortSignal, listOnly = false): Promise<PendingWal> {
   const marks = watermarksFor(manifest, lineage);
   if (Object.keys(marks).length === 0) return NO_PENDING;
   const { pending: listed, leftovers } = await listGenerations(store, lineage, marks, signal);
-  const loaded = await Promise.all(listed.map(async (l) => ({ l, g: await runs.generation(l.key, signal) })));
-  const byGen: { info: GenerationInfo; refs: [string, RunRef][] }[] = [];
+  const loaded = await Promise.all(listed.map(async (l) => ({ key: l.key, f: await runs.generationFile(l.key, signal) })));
   // Within a shard, sequence order must be overlay order, and only a gap-free run above the
   // watermark is pending: a fold records a watermark, which must never skip a generation.
   // One writer per shard guarantees both; this keeps a misconfigured pair (two processes
   // sharing a shard name, or clocks stepping back) from ever losing a row.
-  loaded.sort((a, b) => compareKey(a.g.generation.shard, b.g.generation.shard) || a.g.generation.seq - b.g.generation.seq);
+  loaded.sort((a, b) => compareKey(a.f.header.shard, b.f.header.shard) || a.f.header.seq - b.f.header.seq);
+  const kept: { key: string; f: (typeof loaded)[number]['f']; stamp: number }[] = [];
   let shard = '';
   let expect = 0;
   let stamp = 0;
-  for (const { l, g } of loaded) {
-    const gen = g.generation;
-    if (gen.shard !== shard) {
-      shard = gen.shard;
+  for (const { key, f } of loaded) {
+    const h = f.header;
+    if (h.shard !== shard) {
+      shard = h.shard;
       expect = (marks[shard] ?? 0) + 1;
       stamp = 0;
     }
-    if (gen.seq !== expect) continue;
+    if (h.seq !== expect) continue;
     expect++;
-    stamp = Math.max(stamp, gen.stamp);
-    byGen.push({ info: { ...infoOf(gen, l.key, g.file.length, g.hash), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, l.key, t, g.file.length, g.hash)]) });
+    stamp = Math.max(stamp, h.stamp);
+    kept.push({ key, f, stamp });
   }
+  const byGen = await Promise.all(
+    kept.map(async ({ key, f, stamp }) => {
+      if (listOnly) return { info: { ...infoOf(f.header, key, f.file.length, f.hash), stamp }, refs: [] as [string, RunRef][] };
+      const gen = (await runs.generation(key, signal)).generation;
+      return { info: { ...infoOf(gen, key, f.file.length, f.hash), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, key, t, f.file.length, f.hash)] as [string, RunRef]) };
+    }),
+  );
   byGen.sort((a, b) => compareGenerations(a.info, b.info));
   const generations = byGen.map((b) => b.info);
   const out: Record<string, RunRef[]> = {};

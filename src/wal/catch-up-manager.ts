@@ -122,7 +122,7 @@ export class CatchUpManager {
     for (const branch of [...this.watched]) {
       if (this.running.has(branch) || this.stopping.signal.aborted) continue;
       try {
-        const head = await this.graph.branchHead(branch, this.stopping.signal);
+        const head = await this.graph.branchHead(branch, this.stopping.signal, { pendingListedOnly: true });
         if (head.pending.generations.length >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
       } catch (e) {
         // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).

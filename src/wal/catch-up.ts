@@ -4,8 +4,11 @@
  * A round lists the pending generations in overlay order and cuts that
  * order into batches of whole generations, each capped by count
  * (`maxGenerations`, 0 = no count cap) and bytes (`maxBytes`; a single
- * larger generation forms a batch alone). Per batch:
- *   1. read its generations (growing a memory reservation per generation);
+ * larger generation forms a batch alone). The order comes from each
+ * generation's first bytes (stamp, shard, sequence; see generation.ts), so
+ * listing decodes no row. Per batch:
+ *   1. read and decode its generations (growing a memory reservation per
+ *      generation);
  *   2. build one run per table, newest wins per key (tombstones kept, they
  *      shadow older rows);
  *   3. publish a manifest adding those runs and recording every shard's
@@ -36,7 +39,7 @@ import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
 import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../model/phase-timer.js';
-import { foldedEntries, GenerationFoldedError, isPendingRun, type GenerationInfo } from '../pending/generation.js';
+import { foldedEntries, GenerationFoldedError, virtualRunRef, type GenerationInfo } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 import { runCatchUpPipeline, type PipelineOutcome, type Reservation } from './catch-up-pipeline.js';
 
@@ -147,22 +150,33 @@ function emptyReport(branch: string): CatchUpReport {
   };
 }
 
-/** Read a batch's generations and write one run per table, newest row per key. */
+/**
+ * Read and decode a batch's generations and write one run per table, newest
+ * row per key. Decoding happens here, batch by batch, not when the round
+ * lists what is pending, so the pipeline decodes the next batch while this
+ * one commits.
+ */
 async function readBatch(g: Graph, head: Snapshot, batch: CatchUpBatch, reservation: Reservation, signal: AbortSignal): Promise<Prepared> {
   // Reserve before each read; a refusal stops the batch where it stands (the pipeline retries it alone).
-  await mapLimit(batch.generations, READ_CONCURRENCY, async (info) => {
+  const loaded = await mapLimit(batch.generations, READ_CONCURRENCY, async (info) => {
     reservation.grow(info.bytes * GENERATION_DECODE_FACTOR);
-    await g.runs.generation(info.key, signal);
+    return { info, ...(await g.runs.generation(info.key, signal)) };
   });
+  // Per table, the generations' rows as pending runs in overlay order (the batch's order).
+  const byTable = new Map<string, RunRef[]>();
+  for (const { info, generation, file, hash } of loaded) {
+    for (const table of Object.keys(generation.tables)) {
+      const ref = virtualRunRef(generation, info.key, table, file.length, hash);
+      if (ref.rows === 0) continue;
+      byTable.set(table, [...(byTable.get(table) ?? []), ref]);
+    }
+  }
   const runs: Record<string, RunRef> = {};
   let rows = 0;
-  const keys = new Set(batch.generations.map((x) => x.key));
-  for (const [table, refs] of Object.entries(head.pending.runs)) {
+  for (const [table, refs] of byTable) {
     const type = findType(head.schema, table);
     if (type === undefined) continue;
-    const mine = refs.filter((r) => isPendingRun(r) && keys.has(r.source.generation));
-    if (mine.length === 0) continue;
-    const folded = await g.runs.writeNewest(type, mine, signal);
+    const folded = await g.runs.writeNewest(type, refs, signal);
     if (folded === undefined) continue;
     runs[table] = folded.ref;
     rows += folded.rows;
@@ -219,7 +233,8 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
   let listed = false;
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     timer.enter('list');
-    const head = await g.branchHead(branch, signal);
+    // Ordered from the generations' headers: no row is decoded until its batch is read.
+    const head = await g.branchHead(branch, signal, { pendingListedOnly: true });
     const lineage = (head.branch as BranchRecord).lineage;
     report.pendingAfter = head.pending.generations.length;
     // Generations a crash left behind after their fold published are below the watermark: tidy them.
@@ -268,7 +283,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
   if (!listed) {
     // Ingest kept up with us for every round: say how much is still pending.
     timer.enter('list');
-    report.pendingAfter = (await g.branchHead(branch, signal)).pending.generations.length;
+    report.pendingAfter = (await g.branchHead(branch, signal, { pendingListedOnly: true })).pending.generations.length;
   }
   if (report.pendingAfter > 0 && report.outcome === 'nothing_pending') report.outcome = 'incomplete';
   return finish();

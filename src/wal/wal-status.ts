@@ -40,7 +40,7 @@ export async function walStatus(graph: Graph, branch: string, signal?: AbortSign
     const s = shard(g.shard);
     s.pendingGenerations++;
     s.pendingBytes += g.bytes;
-    for (const [t, n] of Object.entries(g.rows)) s.pendingRows[t] = (s.pendingRows[t] ?? 0) + n;
+    for (const [t, n] of Object.entries(g.rows ?? {})) s.pendingRows[t] = (s.pendingRows[t] ?? 0) + n;
     const at = new Date(g.stamp).toISOString();
     if (s.oldestPendingStamp === null || at < s.oldestPendingStamp) s.oldestPendingStamp = at;
   }
