@@ -24,7 +24,7 @@ export const TABLE_PART_BYTES = 4096;
  * reader reads a manifest in one round trip (the common case: tens of
  * tables with compacted run lists); beyond it the tables split into parts.
  */
-export const TABLE_ROOT_BYTES = 16_384;
+export const TABLE_ROOT_BYTES = 65_536;
 
 export type PartKind = 'tables' | 'ancestry';
 

@@ -61,7 +61,7 @@ export const CONFIG_HELP = `
                        CATCHUP_INTERVAL_MS            how often the background trigger looks, default 1000
                        COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
                        COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
-                       MANIFEST_PART_BYTES            leaf size of manifest part trees (tables 16384 inline then 4096, ancestry 4096); tests set it small
+                       MANIFEST_PART_BYTES            leaf size of manifest part trees (tables 65536 inline then 4096, ancestry 4096); tests set it small
 `;
 
 /** The host name, reduced to what a shard name may hold. */
