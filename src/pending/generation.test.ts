@@ -37,6 +37,22 @@ describe('generation headers', () => {
     expect(readGenerationHeader(encodeJson({ stamp, ...rest }), walKeys.generation(LINEAGE, 'w1', 7))).toBeUndefined();
   });
 
+  it('refuses row states that are not [key, hash, row or null] triples, as corrupt_object', () => {
+    const key = walKeys.generation(LINEAGE, 'w1', 1);
+    const bad: unknown[] = [[['a', 'h']], [['a', 'h', [1]]], [[1, 'h', null]], [['a', 'h', 'row']], 'states', [['a', 'h', null, 'extra']]];
+    for (const states of bad) {
+      const err = (() => {
+        try {
+          decodeGeneration(encodeJson({ ...gen('w1', 1, 1), tables: { P: states } }), key);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isBranchgraphError(err, 'corrupt_object')).toBe(true);
+    }
+    expect(decodeGeneration(encodeJson({ ...gen('w1', 1, 1), tables: { P: [['a', '', null]] } }), key).tables.P).toEqual([['a', '', null]]);
+  });
+
   it('listing without decoding orders pending generations exactly as the decoded view does', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('w1', 'w2', 'w3'), fc.integer({ min: 0, max: 50 })), { minLength: 1, maxLength: 12 }), fc.boolean(), async (seals, oldForm) => {
