@@ -10,7 +10,7 @@ import { mergeBranches } from '../src/merge/merge.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll, type ObjectStore } from '../src/store/object-store.js';
-import { mustWrite, PEOPLE_SCHEMA, person, seededStore } from './support/fixtures.js';
+import { mustWrite, PEOPLE_SCHEMA, person, rowsOf, seededStore } from './support/fixtures.js';
 import { observe, sameContents, type Observed } from './support/observe.js';
 import { cloneMemoryStore as clone } from './support/stores.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
@@ -144,6 +144,56 @@ describe('crash sweeps', () => {
       ]);
     });
     expect(r.crashPoints).toBeGreaterThan(5);
+  }, 60_000);
+
+  it('a group commit of three concurrent writes: each lands whole, in arrival order, and every acknowledged one survives', async () => {
+    const initial = await seededStore(PEOPLE_SCHEMA, [person('a')]);
+    const writes = ['w1', 'w2', 'w3'].map((w) => [person(`${w}-x`), person(`${w}-y`)]);
+    const run = async (store: ObjectStore): Promise<boolean[]> => {
+      // Opening may be where the process crashes: then nothing was written, nothing acknowledged.
+      const g = await Graph.open(store, SMALL_PARTS).catch((e: unknown) => {
+        expect(e).toMatchObject({ code: 'store_crashed' });
+        return undefined;
+      });
+      if (g === undefined) return writes.map(() => false);
+      const results = await Promise.allSettled(writes.map((ops) => g.write('main', ops)));
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'store_crashed' });
+      return results.map((r) => r.status === 'fulfilled');
+    };
+    const counter = new FaultStore(await clone(initial));
+    expect(await run(counter)).toEqual([true, true, true]);
+    let points = 0;
+    const seenLanded = new Set<number>();
+    for (let k = 1; k <= counter.callCount; k++) {
+      for (const crashEffect of ['before', 'after'] as const) {
+        const inner = await clone(initial);
+        const acked = await run(new FaultStore(inner, { crashAtCall: k, crashEffect }));
+        points++;
+        const rows = Object.keys(await rowsOf(await Graph.open(inner, SMALL_PARTS), 'main', 'Person'));
+        const landed = writes.map((_, i) => {
+          const x = rows.includes(`w${i + 1}-x`);
+          expect(rows.includes(`w${i + 1}-y`), `crash at ${k} (${crashEffect}): write ${i + 1} landed in part`).toBe(x);
+          return x;
+        });
+        landed.forEach((l, i) => {
+          if (acked[i]) expect(l, `crash at ${k} (${crashEffect}): acknowledged write ${i + 1} is missing`).toBe(true);
+          if (l && i > 0) expect(landed[i - 1], `crash at ${k} (${crashEffect}): write ${i + 1} landed before write ${i}`).toBe(true);
+        });
+        seenLanded.add(landed.filter(Boolean).length);
+        // A restarted client retries what was not acknowledged; then everything is there once.
+        const g = await Graph.open(inner, SMALL_PARTS);
+        for (const [i, ops] of writes.entries())
+          if (!acked[i])
+            await g.write(
+              'main',
+              ops.map((o) => ({ ...o, op: 'upsert' as const })),
+            );
+        expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a', ...writes.flatMap((_, i) => [`w${i + 1}-x`, `w${i + 1}-y`])].sort());
+      }
+    }
+    expect(points).toBeGreaterThan(5);
+    // Crashes struck before anything landed, between the groups, and after all of them.
+    expect([...seenLanded].sort()).toEqual([0, 1, 3]);
   }, 60_000);
 
   it('a compaction: every crash point leaves the rows as they were, and a retry compacts', async () => {
