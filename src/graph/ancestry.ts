@@ -11,7 +11,7 @@
  * share, writing one path. Lookups are in memory: a manifest is read with
  * its whole tree, whose nodes are shared between manifests by part id.
  */
-import { emptyTree, entriesOf, getEntry, mergeTrees, treeOf, withChanges, type PartNode, type PartTreeOptions } from '../model/part-tree.js';
+import { emptyTree, entriesOf, getEntry, mergeTrees, sharedEntries, treeOf, withChanges, type PartNode, type PartTreeOptions } from '../model/part-tree.js';
 import type { ManifestRef } from './manifest.js';
 
 /** Leaves of the ancestry tree: about a hundred lineages each. */
@@ -54,6 +54,26 @@ export class Ancestry {
   *entries(): Generator<[string, number]> {
     for (const [l, v] of entriesOf(this.tree)) yield [l, l === this.own?.lineage ? Math.max(v, this.own.version) : v];
     if (this.own !== undefined && getEntry(this.tree, this.own.lineage) === undefined) yield [this.own.lineage, this.own.version];
+  }
+
+  /**
+   * Every lineage both this and `other` contain, with both versions, except
+   * where the two share a subtree with one of `covers` (each of whose
+   * versions there is then at least as high: the caller has read it).
+   */
+  *sharedWith(other: Ancestry, covers: readonly Ancestry[] = []): Generator<[string, number, number]> {
+    const owns = new Set([this.own?.lineage, other.own?.lineage].filter((l): l is string => l !== undefined));
+    // Own lineages live beside the trees (a tree may hold a lower, stale entry for them).
+    for (const [l, va, vb] of sharedEntries(
+      this.tree,
+      other.tree,
+      covers.map((c) => c.tree),
+    ))
+      if (!owns.has(l)) yield [l, va, vb];
+    for (const l of owns) {
+      const [va, vb] = [this.get(l), other.get(l)];
+      if (va > 0 && vb > 0) yield [l, va, vb];
+    }
   }
 
   get size(): number {

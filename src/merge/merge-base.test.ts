@@ -15,6 +15,28 @@ describe('merge base (pure)', () => {
     ]);
   });
 
+  it('after the fork point is read, lists only the lineages merged since, not every one ever merged', () => {
+    const history = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`old${i}`, 1 + (i % 7)]));
+    const fork = Ancestry.of(history, { lineage: 'main', version: 40 });
+    // main merges two more branches after the fork; the branch `f` merges one of its own.
+    const main = Ancestry.next(
+      { lineage: 'main', version: 43 },
+      Ancestry.next({ lineage: 'main', version: 42 }, fork, Ancestry.of({ x: 3 }, { lineage: 'x', version: 3 })),
+      Ancestry.of({ y: 2 }, { lineage: 'y', version: 2 }),
+    );
+    const f = Ancestry.next({ lineage: 'f', version: 5 }, Ancestry.next({ lineage: 'f', version: 1 }, fork), Ancestry.of({ z: 1 }, { lineage: 'z', version: 1 }));
+    const forkManifest = m('main', 40, {}, 40);
+    (forkManifest as { ancestry: Ancestry }).ancestry = fork;
+    expect(baseCandidates(main, f).length).toBe(501);
+    const listed = baseCandidates(main, f, [forkManifest]);
+    // Only the leaves the merges since the fork touched are compared entry by entry.
+    expect(listed.length).toBeLessThan(501 / 3);
+    expect(listed).toContainEqual({ lineage: 'main', version: 40 });
+    // Whatever is left out is contained in the fork point.
+    const all = baseCandidates(main, f);
+    for (const c of all) if (!listed.some((l) => l.lineage === c.lineage && l.version === c.version)) expect(fork.contains(c)).toBe(true);
+  });
+
   it("reads the heads' lineages first and never reads what they contain", () => {
     const pending = baseCandidates(A({ main: 5, f: 3, old: 2 }), A({ main: 7, old: 2 }));
     const first = nextToRead(pending, ['main', 'f']);

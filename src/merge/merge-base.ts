@@ -21,14 +21,30 @@
 import type { Ancestry } from '../graph/ancestry.js';
 import type { Manifest, ManifestRef } from '../graph/manifest.js';
 
-/** Candidate base refs from two ancestry vectors: one per shared lineage. */
-export function baseCandidates(a: Ancestry, b: Ancestry): ManifestRef[] {
+/**
+ * Candidate base refs: one per lineage both ancestries contain, at the lower
+ * version. Subtrees both share with a `covering` manifest's ancestry hold
+ * only candidates that manifest contains, which cannot be best bases, so
+ * they are never listed: after the fork point is read, a merge lists the
+ * lineages that changed since, not every branch ever merged.
+ */
+export function baseCandidates(a: Ancestry, b: Ancestry, covering: readonly Manifest[] = []): ManifestRef[] {
   const out: ManifestRef[] = [];
-  for (const [lineage, va] of a.entries()) {
-    const vb = b.get(lineage);
-    if (vb > 0) out.push({ lineage, version: Math.min(va, vb) });
+  for (const [lineage, va, vb] of a.sharedWith(
+    b,
+    covering.map((m) => m.ancestry),
+  )) {
+    out.push({ lineage, version: Math.min(va, vb) });
   }
   return out.sort((x, y) => (x.lineage < y.lineage ? -1 : x.lineage > y.lineage ? 1 : x.version - y.version));
+}
+
+/** The candidates on `lineages` (the heads' own): read first, as they usually contain every other. */
+export function headCandidates(a: Ancestry, b: Ancestry, lineages: readonly string[]): ManifestRef[] {
+  return [...new Set(lineages)].flatMap((lineage) => {
+    const [va, vb] = [a.get(lineage), b.get(lineage)];
+    return va > 0 && vb > 0 ? [{ lineage, version: Math.min(va, vb) }] : [];
+  });
 }
 
 /** Which candidates to read next: the heads' own lineages first, then whatever is left. */

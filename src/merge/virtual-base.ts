@@ -25,7 +25,7 @@ import type { Conflict } from '../model/conflict.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import { tableMergeAction } from './three-way.js';
-import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
+import { baseCandidates, bestBases, chooseBase, headCandidates, nextToRead, pruneContained } from './merge-base.js';
 import { prepareTable } from './prepare-table.js';
 
 /** What a three-way merge needs of its base. */
@@ -45,10 +45,16 @@ function viewOf(m: Manifest): BaseView {
 /** The best bases of two ancestry vectors, in fold order; empty when they share no history. */
 async function bestBasesOf(g: Graph, a: Ancestry, b: Ancestry, lineages: string[], signal?: AbortSignal): Promise<Manifest[]> {
   const candidates: Manifest[] = [];
-  let pending: ManifestRef[] = baseCandidates(a, b);
+  const read = async (refs: readonly ManifestRef[]): Promise<void> => {
+    candidates.push(...(await Promise.all(refs.map((r) => g.repo.readManifest(r, signal)))));
+  };
+  const first = headCandidates(a, b, lineages);
+  await read(first);
+  // Every other shared lineage, listed only where the ancestries differ from what was just read.
+  let pending = pruneContained(baseCandidates(a, b, candidates), candidates, first);
   while (pending.length > 0) {
     const batch = nextToRead(pending, lineages);
-    candidates.push(...(await Promise.all(batch.map((r) => g.repo.readManifest(r, signal)))));
+    await read(batch);
     pending = pruneContained(pending, candidates, batch);
   }
   const best = bestBases(candidates);

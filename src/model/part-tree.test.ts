@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodyOf, emptyTree, entriesOf, getEntry, mergeTrees, nodeOf, treeOf, unstoredNodes, withChanges, type PartNode, type PartTreeOptions } from './part-tree.js';
+import { bodyOf, emptyTree, entriesOf, getEntry, mergeTrees, nodeOf, sharedEntries, treeOf, unstoredNodes, withChanges, type PartNode, type PartTreeOptions } from './part-tree.js';
 
 const o: PartTreeOptions<number> = { limit: 60 };
 const sorted = (n: PartNode<number>): [string, number][] => [...entriesOf(n)].sort(([a], [b]) => (a < b ? -1 : 1));
@@ -80,6 +80,32 @@ describe('part trees', () => {
         expect(sorted(merged)).toEqual(plain(expected));
         checkShape(merged);
         expect(mergeTrees(a, a, Math.max, o)).toBe(a);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('shared entries: every key both hold, except what a cover shares with both, and nothing else', () => {
+    fc.assert(
+      fc.property(changesArb, changesArb, changesArb, changesArb, (common, left, right, later) => {
+        const base = withChanges(emptyTree<number>(), new Map(common), o);
+        const a = withChanges(base, new Map(left), o);
+        const b = withChanges(base, new Map(right), o);
+        const covers = [base, withChanges(base, new Map(later), o)];
+        const got = new Map([...sharedEntries(a, b, covers)].map(([k, va, vb]) => [k, [va, vb]]));
+        for (const [k, va] of entriesOf(a)) {
+          const vb = getEntry(b, k);
+          if (vb === undefined) {
+            expect(got.has(k)).toBe(false);
+            continue;
+          }
+          // A key left out is one a cover holds with the same value as both sides.
+          if (got.has(k)) expect(got.get(k)).toEqual([va, vb]);
+          else expect(va === vb && covers.some((c) => getEntry(c, k) === va)).toBe(true);
+        }
+        expect([...got.keys()].every((k) => getEntry(a, k) !== undefined && getEntry(b, k) !== undefined)).toBe(true);
+        // Without covers, exactly the intersection.
+        expect([...sharedEntries(a, b)].length).toBe([...entriesOf(a)].filter(([k]) => getEntry(b, k) !== undefined).length);
       }),
       { numRuns: 200 },
     );

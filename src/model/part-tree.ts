@@ -228,6 +228,35 @@ export function mergeTrees<V>(a: PartNode<V>, b: PartNode<V>, combine: (x: V, y:
   return withChanges(big, changes, o);
 }
 
+const sameNode = <V>(x: PartNode<V>, y: PartNode<V>): boolean => x === y || (x.id !== undefined && x.id === y.id);
+
+/**
+ * Every key both `a` and `b` hold, with both values, except under a subtree
+ * that `a` and `b` share with one of `covers` at the same place: the caller
+ * already knows everything there. Trees that differ in a few keys (a branch
+ * and the trunk it forked from) cost those keys' paths, not their size.
+ */
+export function* sharedEntries<V>(a: PartNode<V>, b: PartNode<V>, covers: readonly PartNode<V>[] = []): Generator<[string, V, V]> {
+  if (a.count === 0 || b.count === 0) return;
+  if (sameNode(a, b) && covers.some((c) => sameNode(c, a))) return;
+  if (a.children !== undefined && b.children !== undefined) {
+    for (const [d, ac] of a.children) {
+      const bc = b.children.get(d);
+      if (bc === undefined) continue;
+      // Covers that are leaves here cannot be the same node as anything below: they drop out.
+      const below = covers.flatMap((c) => c.children?.get(d) ?? []);
+      yield* sharedEntries(ac, bc, below);
+    }
+    return;
+  }
+  // One side is a leaf (at most `limit` bytes of entries): look its keys up in the other.
+  const aIsLeaf = a.entries !== undefined;
+  for (const [k, v] of entriesOf(aIsLeaf ? a : b)) {
+    const w = getEntry(aIsLeaf ? b : a, k);
+    if (w !== undefined) yield aIsLeaf ? [k, v, w] : [k, w, v];
+  }
+}
+
 /**
  * The nodes below `root` a publication must write before the object that
  * holds the root: those not known to be stored, each given an id (kept
