@@ -229,6 +229,9 @@ export class Graph implements TableReader, ManifestReader {
       // manifest is on its way by the time the record says which lineage to list.
       const hinted = attempt === 1 && !this.repo.knowsHead(name) ? this.repo.primeFromHint(name, signal) : undefined;
       const rec = await this.repo.liveBranch(name, signal, hinted);
+      // The hint was read beside the records; wait for it even when the record was already known,
+      // so the head is found from the version it names, not by listing the lineage.
+      await hinted;
       try {
         const mode: PendingMode = opts.withoutPending === true ? 'none' : opts.pendingListedOnly === true ? 'listed' : 'view';
         return await this.snapshotAt(await this.repo.headRef(rec, signal), signal, rec, mode);

@@ -11,12 +11,14 @@
  * Heads. A lineage's head is found by listing its manifests forward from a
  * hint: the highest version this process has seen, or else the hint object
  * (rewritten every HINT_EVERY versions). The listing is one call whatever the
- * history depth, so head lookup stays O(1) store calls. A process that has
- * seen a version first asks for the next one by name (usually absent: the
- * head is what it knew), and lists only when it is there. A cold process first
- * reads the branch's head hint beside its records (see `primeFromHint`):
- * it names the head, the record and a schema too large to ride inline in
- * manifests, so the head is found in two sequential round trips.
+ * history depth, so head lookup stays O(1) store calls. A process that
+ * knows a published version (it saw it, or a branch head hint names it)
+ * asks for the next one by name instead (usually absent: the head is what
+ * it knew) and lists only when it is there, because on a local directory a
+ * listing reads every version's entry. A cold process first reads the
+ * branch's head hint beside its records (see `primeFromHint`): it names
+ * the head, the record and a schema too large to ride inline in manifests,
+ * so the head is found in two sequential round trips.
  *
  * Branches. A branch name maps to a lineage through create-only branch
  * records `branches/<name>/<seq>`; the newest record wins. Deleting writes a
@@ -39,6 +41,8 @@ import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 
 export const HINT_EVERY = 32;
+/** How many versions past a known one are asked for by name before the lineage is listed. */
+const MAX_NEXT_PROBES = 3;
 
 export const BranchRecordZ = z.object({
   format: z.literal(1),
@@ -278,39 +282,47 @@ export class Repository implements ManifestReader {
   async latestVersion(lineage: string, signal?: AbortSignal): Promise<number> {
     const hinted = this.knownVersion.has(lineage) ? undefined : this.hintedVersion.get(lineage);
     this.hintedVersion.delete(lineage);
-    if (hinted !== undefined) {
-      // A branch hint says where the head was: list from that version itself, which proves it exists.
-      const found = await this.listFrom(lineage, hinted > 1 ? keys.manifest(lineage, hinted - 1) : undefined, signal);
-      if (found >= hinted) {
-        this.knownVersion.set(lineage, found);
-        return found;
-      }
-    }
-    let known = this.knownVersion.get(lineage);
+    // A version known to be published (this process saw it, or a branch hint names it and its
+    // manifest, prefetched, proves it) is checked by asking for the next one by name: one GET whose
+    // cost never grows with the lineage, where a directory listing reads every version's entry.
+    const known = this.knownVersion.get(lineage) ?? hinted;
     if (known !== undefined && known > 0) {
-      // A process that knows a recent version asks for the next one by name: one GET whose cost
-      // never grows with the lineage (a directory listing reads every version's entry). Absent, the
-      // known version is the head; present, it is read and cached, and the listing goes on from it.
-      try {
-        await this.readManifest({ lineage, version: known + 1 }, signal);
-      } catch (e) {
-        if (!isBranchgraphError(e, 'not_found')) throw e;
-        return known;
-      }
-      known++;
-    }
-    if (known === undefined) {
-      try {
-        const hint = decodeJson(HintZ, await this.store.get(keys.hint(lineage), { signal }), keys.hint(lineage));
-        known = hint.version;
-      } catch (e) {
-        if (!isBranchgraphError(e, 'object_not_found') && !isBranchgraphError(e, 'corrupt_object')) throw e;
-        known = 0;
+      const [exists, moved] = await Promise.all([known === this.knownVersion.get(lineage) ? true : this.hasVersion(lineage, known, signal), this.hasVersion(lineage, known + 1, signal)]);
+      if (exists) {
+        // A head a few versions on (a hint left one behind by a compaction or catch-up) is found by
+        // name too; only a longer way is listed.
+        let latest = known;
+        let next = moved;
+        for (let probes = 0; next && probes < MAX_NEXT_PROBES; probes++) {
+          latest++;
+          next = await this.hasVersion(lineage, latest + 1, signal);
+        }
+        if (next) latest = Math.max(latest + 1, await this.listFrom(lineage, keys.manifest(lineage, latest + 1), signal));
+        this.knownVersion.set(lineage, latest);
+        return latest;
       }
     }
-    const latest = Math.max(known, await this.listFrom(lineage, known > 0 ? keys.manifest(lineage, known) : undefined, signal));
+    let start: number;
+    try {
+      start = decodeJson(HintZ, await this.store.get(keys.hint(lineage), { signal }), keys.hint(lineage)).version;
+    } catch (e) {
+      if (!isBranchgraphError(e, 'object_not_found') && !isBranchgraphError(e, 'corrupt_object')) throw e;
+      start = 0;
+    }
+    const latest = Math.max(start, await this.listFrom(lineage, start > 0 ? keys.manifest(lineage, start) : undefined, signal));
     this.knownVersion.set(lineage, latest);
     return latest;
+  }
+
+  /** Whether version `version` of `lineage` is published; a present manifest is read and cached. */
+  private hasVersion(lineage: string, version: number, signal?: AbortSignal): Promise<boolean> {
+    return this.readManifest({ lineage, version }, signal).then(
+      () => true,
+      (e: unknown) => {
+        if (isBranchgraphError(e, 'not_found')) return false;
+        throw e;
+      },
+    );
   }
 
   /** The highest version listed after `startAfter` (0 when none). */
