@@ -80,7 +80,7 @@ function hashOf(key: string): string {
 }
 
 /** The hex digit that places `key` among a node's children at `depth`. */
-export function digitAt(key: string, depth: number): string {
+function digitAt(key: string, depth: number): string {
   return hashOf(key)[depth] as string;
 }
 
@@ -180,14 +180,20 @@ export function withChanges<V>(node: PartNode<V>, changes: ReadonlyMap<string, V
   return inner(children, node.depth, o);
 }
 
-/** An inner node over `children`, folded back into a leaf when its entries fit one. */
-function inner<V>(children: Map<string, PartNode<V>>, depth: number, o: PartTreeOptions<V>): PartNode<V> {
+/** Entry bytes and count below a set of children. */
+function totals<V>(children: ReadonlyMap<string, PartNode<V>>): { bytes: number; count: number } {
   let bytes = 0;
   let count = 0;
   for (const c of children.values()) {
     bytes += c.bytes;
     count += c.count;
   }
+  return { bytes, count };
+}
+
+/** An inner node over `children`, folded back into a leaf when its entries fit one. */
+function inner<V>(children: Map<string, PartNode<V>>, depth: number, o: PartTreeOptions<V>): PartNode<V> {
+  const { bytes, count } = totals(children);
   if (bytes <= limitAt(depth, o) || count <= 1) {
     const all = new Map<string, V>();
     for (const c of children.values()) for (const [k, v] of entriesOf(c)) all.set(k, v);
@@ -197,13 +203,16 @@ function inner<V>(children: Map<string, PartNode<V>>, depth: number, o: PartTree
   return { depth, entries: undefined, children: sorted, bytes, count, id: undefined, stored: false };
 }
 
+/** The same node, in memory or as the same stored part. */
+const sameNode = <V>(x: PartNode<V>, y: PartNode<V>): boolean => x === y || (x.id !== undefined && x.id === y.id);
+
 /**
  * Both trees' entries, with `combine` choosing where both hold a key. Shared
  * subtrees (the same node, or the same stored part) are taken whole, so
  * merging two trees that differ in a few keys costs those keys' paths.
  */
 export function mergeTrees<V>(a: PartNode<V>, b: PartNode<V>, combine: (x: V, y: V) => V, o: PartTreeOptions<V>): PartNode<V> {
-  if (a === b || (a.id !== undefined && a.id === b.id) || b.count === 0) return a;
+  if (sameNode(a, b) || b.count === 0) return a;
   if (a.count === 0) return b;
   if (a.children !== undefined && b.children !== undefined) {
     const children = new Map(a.children);
@@ -227,8 +236,6 @@ export function mergeTrees<V>(a: PartNode<V>, b: PartNode<V>, combine: (x: V, y:
   }
   return withChanges(big, changes, o);
 }
-
-const sameNode = <V>(x: PartNode<V>, y: PartNode<V>): boolean => x === y || (x.id !== undefined && x.id === y.id);
 
 /**
  * Every key both `a` and `b` hold, with both values, except under a subtree
@@ -310,11 +317,6 @@ export function nodeOf<V>(body: PartBody<V>, depth: number, children: ReadonlyMa
     return { depth, entries, children: undefined, bytes, count: entries.size, id: undefined, stored: true };
   }
   if (children === undefined || children.size === 0) return 'inner part has no children';
-  let bytes = 0;
-  let count = 0;
-  for (const c of children.values()) {
-    bytes += c.bytes;
-    count += c.count;
-  }
+  const { bytes, count } = totals(children);
   return { depth, entries: undefined, children, bytes, count, id: undefined, stored: true };
 }
