@@ -8,7 +8,7 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('./node_modules/graphql/index.js', import.meta.url)) }],
   },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/typescript/src/**/*.test.ts'],
     globalSetup: ['test/support/build-once.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

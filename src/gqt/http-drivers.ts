@@ -105,7 +105,7 @@ class CaseGraph {
 
   static async create(server: PassServer): Promise<CaseGraph> {
     const name = `case-${ulid().toLowerCase()}`;
-    await new RestClient(server.url).request('POST', '/graphs', { name });
+    await new RestClient(server.url).createGraph(name);
     return new CaseGraph(server, name);
   }
 
@@ -118,7 +118,7 @@ class CaseGraph {
   }
 
   async drop(): Promise<void> {
-    await new RestClient(this.server.url).request('DELETE', `/graphs/${this.name}`).catch(() => undefined);
+    await new RestClient(this.server.url).deleteGraph(this.name).catch(() => undefined);
   }
 }
 

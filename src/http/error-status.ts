@@ -26,4 +26,6 @@ export const HTTP_STATUS = {
   shutting_down: 503,
   overloaded: 503,
   internal: 500,
+  // Never sent: clients raise it when no server answered.
+  server_unreachable: 503,
 } as const satisfies Record<PublicErrorCode, number>;

@@ -1,9 +1,13 @@
 /**
- * The REST client: `BranchgraphApi` over HTTP, used by the CLI in server
- * mode and by GQT over REST. Error envelopes come back as BranchgraphErrors
- * with the server's code (see `errorFromBody`), so callers handle both
- * modes the same way.
+ * `BranchgraphApi` over HTTP, used by the CLI in server mode and by GQT over
+ * REST. Every call goes through the typed client generated from
+ * `openapi.yaml` (`clients/typescript`), so a route, parameter or body that
+ * drifts from the contract fails to compile here. Error envelopes come back
+ * as BranchgraphErrors with the server's code (see `errorFromBody`), and a
+ * server that cannot be reached as `server_unreachable` naming the URL, so
+ * callers handle both modes the same way.
  */
+import { createBranchgraphClient, isErrorEnvelope, type BranchgraphClient } from '../../clients/typescript/src/index.js';
 import { refText, type BranchgraphApi, type NdjsonBody, type Page, type Ref, type RowItem } from '../service/api.js';
 import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
 import type {
@@ -20,119 +24,130 @@ import type {
   WalStatusDto,
   WriteResultDto,
 } from '../service/service.js';
-import { errorFromBody, type ErrorBody } from '../model/errors.js';
+import { BranchgraphError, errorFromBody } from '../model/errors.js';
+
+/** What openapi-fetch resolves to, whatever the route. */
+type Outcome = { data?: unknown; error?: unknown; response: Response };
 
 /** `BranchgraphApi` over HTTP against a running server. */
 export class RestClient implements BranchgraphApi {
+  /** The generated client, for routes `BranchgraphApi` does not cover. */
+  readonly typed: BranchgraphClient;
+
   constructor(
     readonly baseUrl: string,
-    private readonly token?: string,
-  ) {}
+    token?: string,
+  ) {
+    this.typed = createBranchgraphClient({ baseUrl, ...(token !== undefined ? { token } : {}) });
+  }
 
-  async request<T>(method: string, path: string, body?: unknown, opts: { raw?: NdjsonBody; allow?: number[]; signal?: AbortSignal } = {}): Promise<{ status: number; body: T }> {
-    const headers: Record<string, string> = {};
-    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
-    let payload: string | AsyncIterable<Uint8Array> | undefined;
-    if (opts.raw !== undefined) {
-      payload = opts.raw;
-      headers['content-type'] = 'application/x-ndjson';
-    } else if (body !== undefined) {
-      payload = JSON.stringify(body);
-      headers['content-type'] = 'application/json';
-    }
-    // A streamed body goes out as it is read (fetch needs `duplex` for that).
-    const init = { method, headers, body: payload, signal: opts.signal, ...(typeof payload === 'object' ? { duplex: 'half' } : {}) };
-    const res = await fetch(this.baseUrl + path, init as RequestInit);
-    const text = await res.text();
-    let parsed: unknown;
+  /**
+   * Run one typed call and unwrap it: the body on success (and on the
+   * statuses in `allow` when they carry no error envelope), a
+   * BranchgraphError otherwise.
+   */
+  private async call<T>(what: string, run: () => Promise<Outcome>, allow: number[] = []): Promise<T> {
+    let out: Outcome;
     try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = text;
+      out = await run();
+    } catch (e) {
+      throw this.transportError(what, e);
     }
-    const env = (parsed as { error?: Partial<ErrorBody> } | undefined)?.error;
-    // A 409 is a conflict report for merges, but an error envelope is always an error.
-    if (res.ok || (opts.allow?.includes(res.status) && env === undefined)) return { status: res.status, body: parsed as T };
-    throw errorFromBody(env, `HTTP ${res.status}`, { status: res.status });
+    if (out.error === undefined && out.response.ok) return out.data as T;
+    if (allow.includes(out.response.status) && !isErrorEnvelope(out.error)) return out.error as T;
+    const env = isErrorEnvelope(out.error) ? out.error.error : undefined;
+    throw errorFromBody(env as Parameters<typeof errorFromBody>[0], `${what}: HTTP ${out.response.status}`, { status: out.response.status });
   }
 
-  private async get<T>(path: string): Promise<T> {
-    return (await this.request<T>('GET', path)).body;
+  private transportError(what: string, e: unknown): BranchgraphError {
+    if (e instanceof Error && e.name === 'AbortError') return new BranchgraphError('aborted', `${what} was aborted`, { cause: e });
+    const cause = (e as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+    const reason = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+    return new BranchgraphError('server_unreachable', `cannot reach the server at ${this.baseUrl} (${what}): ${reason}`, { details: { url: this.baseUrl }, cause: e });
   }
 
-  private async post<T>(path: string, body: unknown): Promise<T> {
-    return (await this.request<T>('POST', path, body)).body;
-  }
-
-  private async postNdjson<T>(path: string, ndjson: NdjsonBody): Promise<T> {
-    return (await this.request<T>('POST', path, undefined, { raw: ndjson })).body;
+  /** NDJSON goes out as it is given; a stream as it is read (fetch needs `duplex` for that). */
+  private ndjson(body: NdjsonBody): object {
+    return {
+      body,
+      bodySerializer: (b: unknown) => b,
+      headers: { 'content-type': 'application/x-ndjson' },
+      ...(typeof body === 'object' ? { duplex: 'half' } : {}),
+    };
   }
 
   listBranches(): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }> {
-    return this.get('/branches');
+    return this.call('GET /branches', () => this.typed.GET('/branches'));
   }
 
   getBranch(name: string): Promise<BranchDto> {
-    return this.get(`/branches/${encodeURIComponent(name)}`);
+    return this.call('GET /branches/{id}', () => this.typed.GET('/branches/{id}', { params: { path: { id: name } } }));
   }
 
   createBranch(name: string, from?: Ref): Promise<BranchDto> {
-    return this.post('/branches', { name, from });
+    return this.call('POST /branches', () => this.typed.POST('/branches', { body: { name, ...(from !== undefined ? { from } : {}) } }));
   }
 
   async deleteBranch(name: string): Promise<{ deleted: string }> {
-    await this.request('DELETE', `/branches/${encodeURIComponent(name)}`);
+    await this.call('DELETE /branches/{id}', () => this.typed.DELETE('/branches/{id}', { params: { path: { id: name } } }));
     return { deleted: name };
   }
 
-  async mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto> {
-    return (await this.request<MergeResultDto>('POST', `/branches/${encodeURIComponent(source)}/merge`, input, { allow: [409], signal })).body;
+  /** A 409 is a conflict report for merges, but an error envelope is always an error. */
+  mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto> {
+    return this.call('POST /branches/{id}/merge', () => this.typed.POST('/branches/{id}/merge', { params: { path: { id: source } }, body: input, ...(signal !== undefined ? { signal } : {}) }), [409]);
   }
 
   write(branch: string, input: WriteInput): Promise<WriteResultDto> {
-    return this.post(`/branches/${encodeURIComponent(branch)}/writes`, input);
+    return this.call('POST /branches/{id}/writes', () => this.typed.POST('/branches/{id}/writes', { params: { path: { id: branch } }, body: input }));
   }
 
   ingest(branch: string, ndjson: NdjsonBody): Promise<IngestResultDto> {
-    return this.postNdjson(`/branches/${encodeURIComponent(branch)}/ingest`, ndjson);
+    return this.call('POST /branches/{id}/ingest', () => this.typed.POST('/branches/{id}/ingest', { params: { path: { id: branch } }, ...(this.ndjson(ndjson) as { body: string }) }));
   }
 
   load(branch: string, ndjson: string): Promise<WriteResultDto> {
-    return this.postNdjson(`/branches/${encodeURIComponent(branch)}/load`, ndjson);
+    return this.call('POST /branches/{id}/load', () => this.typed.POST('/branches/{id}/load', { params: { path: { id: branch } }, ...(this.ndjson(ndjson) as { body: string }) }));
   }
 
   catchUp(branch: string, input: CatchUpInput = {}): Promise<CatchUpReport> {
-    return this.post(`/branches/${encodeURIComponent(branch)}/catchup`, input);
+    return this.call('POST /branches/{id}/catchup', () => this.typed.POST('/branches/{id}/catchup', { params: { path: { id: branch } }, body: input }));
   }
 
   compact(branch: string, input: CompactInput = {}): Promise<CompactResultDto> {
-    return this.post(`/branches/${encodeURIComponent(branch)}/compact`, input);
+    return this.call('POST /branches/{id}/compact', () => this.typed.POST('/branches/{id}/compact', { params: { path: { id: branch } }, body: input }));
   }
 
   walStatus(branch: string): Promise<WalStatusDto> {
-    return this.get(`/branches/${encodeURIComponent(branch)}/wal`);
+    return this.call('GET /branches/{id}/wal', () => this.typed.GET('/branches/{id}/wal', { params: { path: { id: branch } } }));
   }
 
   applySchema(branch: string, input: SchemaApplyInput): Promise<SchemaApplyDto> {
-    return this.post(`/branches/${encodeURIComponent(branch)}/schema`, input);
+    return this.call('POST /branches/{id}/schema', () => this.typed.POST('/branches/{id}/schema', { params: { path: { id: branch } }, body: input }));
   }
 
   getSchema(at: Ref): Promise<{ commit: string; text: string }> {
-    return this.get(`/schema?at=${encodeURIComponent(refText(at))}`);
+    return this.call('GET /schema', () => this.typed.GET('/schema', { params: { query: { at: refText(at) } } }));
   }
 
   rows(table: string, at: Ref, page: { limit?: number; cursor?: string } = {}): Promise<Page<RowItem>> {
-    const q = new URLSearchParams({ at: refText(at) });
-    if (page.limit !== undefined) q.set('limit', String(page.limit));
-    if (page.cursor !== undefined) q.set('cursor', page.cursor);
-    return this.get(`/tables/${encodeURIComponent(table)}/rows?${q}`);
+    return this.call('GET /tables/{table}/rows', () => this.typed.GET('/tables/{table}/rows', { params: { path: { table }, query: { at: refText(at), ...page } } }));
   }
 
   async log(at: Ref, limit?: number): Promise<CommitDto[]> {
-    return (await this.get<{ commits: CommitDto[] }>(`/commits?at=${encodeURIComponent(refText(at))}${limit ? `&limit=${limit}` : ''}`)).commits;
+    const query = { at: refText(at), ...(limit !== undefined ? { limit } : {}) };
+    return (await this.call<{ commits: CommitDto[] }>('GET /commits', () => this.typed.GET('/commits', { params: { query } }))).commits;
   }
 
   gc(input: GcInput): Promise<GcReportDto> {
-    return this.post('/gc', input);
+    return this.call('POST /gc', () => this.typed.POST('/gc', { body: input }));
+  }
+
+  createGraph(name: string): Promise<{ name: string; created: string }> {
+    return this.call('POST /graphs', () => this.typed.POST('/graphs', { body: { name } }));
+  }
+
+  deleteGraph(name: string): Promise<{ deleted: string }> {
+    return this.call('DELETE /graphs/{name}', () => this.typed.DELETE('/graphs/{name}', { params: { path: { name } } }));
   }
 }

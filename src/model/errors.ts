@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   /** Too much work in flight (request bodies beyond the memory budget): retry shortly. */
   overloaded: { retryable: true },
   internal: { retryable: false },
+  /** Raised by clients, never sent by a server: the server could not be reached at all. */
+  server_unreachable: { retryable: true },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 /** Store-level outcomes the engine handles itself; never shown to a client as such. */
@@ -93,6 +95,7 @@ export interface ErrorDetailsByCode {
   shutting_down: CommonDetails;
   overloaded: CommonDetails & { limit?: number };
   internal: CommonDetails;
+  server_unreachable: CommonDetails & { url?: string };
   object_not_found: CommonDetails & { key?: string };
   object_exists: CommonDetails & { key?: string };
   store_crashed: CommonDetails & { key?: string };
