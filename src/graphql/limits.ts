@@ -120,7 +120,7 @@ const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION
  * masked unexpected failures as `internal`), keeping GraphQL's own code
  * beside it as `graphqlCode`.
  */
-export function closedSetErrorCodes() {
+export function closedSetErrorCodes(count: (code: string) => void = () => undefined) {
   return {
     onResultProcess({ result }: { result: unknown }) {
       const results = Array.isArray(result) ? result : [result];
@@ -134,6 +134,7 @@ export function closedSetErrorCodes() {
           } else if (code === 'INTERNAL_SERVER_ERROR') {
             (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
           }
+          count(String((e as { extensions: Record<string, unknown> }).extensions.code));
         }
       }
     },

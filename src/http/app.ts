@@ -61,7 +61,7 @@ interface GraphAppOptions {
   base: string;
 }
 
-type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget; dispatched?: boolean } };
+type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget; dispatched?: boolean; graphqlOperation?: string } };
 
 /** Routes anyone may call: health, metrics, the contract, and the GraphiQL page. */
 const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql']);
@@ -168,8 +168,21 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     await next();
     if (c.get('dispatched')) return;
     const route = c.req.routePath;
-    service.metrics.recordRequest(c.req.method, route, c.res.status);
-    log.info({ method: c.req.method, path: c.req.path, route, status: c.res.status, ms: Math.round(performance.now() - started), aborted: c.req.raw.signal.aborted }, 'request');
+    const ms = performance.now() - started;
+    service.metrics.recordRequest(c.req.method, route, c.res.status, ms / 1000);
+    const operation = c.get('graphqlOperation');
+    log.info(
+      {
+        method: c.req.method,
+        path: c.req.path,
+        route,
+        status: c.res.status,
+        ms: Math.round(ms),
+        aborted: c.req.raw.signal.aborted,
+        ...(operation !== undefined ? { graphqlOperation: operation } : {}),
+      },
+      'request',
+    );
   });
   // Authentication comes before any byte of a body is read: an anonymous caller cannot make the
   // server buffer anything. Roles are checked per route below.
@@ -196,7 +209,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   app.notFound((c) => c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404));
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/metrics', (c) => c.text(service.metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
 
   // ---- branches ----
@@ -291,7 +304,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
       costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
-      closedSetErrorCodes() as Plugin,
+      closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
     ],
     context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
   });
@@ -302,6 +315,8 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     const role = c.get('role') as Role;
     if (c.req.method !== 'POST') return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role });
     const { text, release } = await bodyText(c);
+    const operation = operationName(text);
+    if (operation !== undefined) c.set('graphqlOperation', operation);
     try {
       const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal });
       return await yoga.fetch(req, { requestCtx: ctxOf(c), role });
@@ -311,4 +326,16 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   });
 
   return app;
+}
+
+/** A GraphQL request's operation name for the log: the one it names, else its first operation's; never throws. */
+function operationName(body: string): string | undefined {
+  try {
+    const req = JSON.parse(body) as { operationName?: unknown; query?: unknown };
+    if (typeof req.operationName === 'string' && req.operationName !== '') return req.operationName.slice(0, 100);
+    if (typeof req.query === 'string') return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/.exec(req.query)?.[1];
+  } catch {
+    // Not JSON: GraphQL answers that itself.
+  }
+  return undefined;
 }

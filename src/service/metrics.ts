@@ -1,69 +1,175 @@
 /**
- * Process metrics in the Prometheus text format: request and merge
- * counters, merge phase totals, store calls, and the preparation gauges that
- * return to zero after every merge.
+ * Metrics in the Prometheus text format, through prom-client.
+ *
+ * Two registries. The process registry holds what belongs to the process
+ * whatever graph is asked: Node.js and process metrics, build info, and
+ * store-call latency (every graph in a server shares one store). Each
+ * service has its own registry for requests, merges, catch-up, GraphQL
+ * errors, WAL and preparation gauges; `/metrics` (and
+ * `/graphs/<name>/metrics`) renders the process registry then the graph's.
+ * Gauges that mirror engine state (preparation, WAL pending) are read at
+ * scrape time, so they cannot drift from it.
  */
-import { PreparationGauges } from '../merge/preparation-scheduler.js';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MergeMetrics } from '../merge/merge.js';
+import type { CatchUpObserver, LastCatchUp } from '../wal/catch-up-manager.js';
+import type { CatchUpReport } from '../wal/catch-up.js';
+import { PreparationGauges } from '../merge/preparation-scheduler.js';
+import type { StoreOp } from '../store/object-store.js';
+import { packageVersion } from './package-root.js';
+
+/** Seconds, from a millisecond store call to a multi-minute merge. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+let processRegistry: { registry: Registry; storeCall: Histogram<'op' | 'outcome'> } | undefined;
+
+/** The process-wide registry (created on first use, once per process). */
+export function processMetrics(): { registry: Registry; storeCall: Histogram<'op' | 'outcome'> } {
+  if (processRegistry !== undefined) return processRegistry;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'branchgraph_' });
+  // prom-client names its handle and request counts `_total`, which the exposition format reserves
+  // for counters (promtool refuses them); `branchgraph_nodejs_active_resources` (by type) counts the same things.
+  for (const what of ['handles', 'requests', 'resources']) registry.removeSingleMetric(`branchgraph_nodejs_active_${what}_total`);
+  const build = new Gauge({ name: 'branchgraph_build_info', help: 'Always 1; the labels say what is running.', labelNames: ['version', 'node'], registers: [registry] });
+  build.set({ version: packageVersion(), node: process.version }, 1);
+  const storeCall = new Histogram({
+    name: 'branchgraph_store_call_duration_seconds',
+    help: 'Object store call latency by operation and outcome (ok or error).',
+    labelNames: ['op', 'outcome'],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  });
+  processRegistry = { registry, storeCall };
+  return processRegistry;
+}
+
+/** What a store wrapper reports per call (see ObservedStore). */
+export function observeStoreCall(op: StoreOp, seconds: number, ok: boolean): void {
+  processMetrics().storeCall.observe({ op, outcome: ok ? 'ok' : 'error' }, seconds);
+}
 
 /** One service's metrics; the service owns an instance and hands its gauges to every merge it runs. */
-export class ServiceMetrics {
+export class ServiceMetrics implements CatchUpObserver {
+  readonly registry = new Registry();
   readonly gauges = new PreparationGauges();
   mergesInFlight = 0;
-  walGenerations = 0;
-  catchUpGenerations = 0;
-  readonly merges = new Map<string, number>();
-  readonly requests = new Map<string, number>();
-  readonly phaseSeconds = new Map<string, number>();
-  readonly storeCalls = new Map<string, number>();
-  maxWidthLast = 0;
+  /** Pending WAL generations per branch, as this process last saw them (ingest, catch-up, its trigger). */
+  readonly walPending = new Map<string, number>();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly requestSeconds: Histogram<'method' | 'route'>;
+  private readonly merges: Counter<'outcome'>;
+  private readonly mergeSeconds: Histogram<'outcome'>;
+  private readonly phaseSeconds: Counter<'phase'>;
+  private readonly mergeStoreCalls: Counter<'op'>;
+  private readonly catchUpSeconds: Histogram<'outcome' | 'trigger'>;
+  private readonly walGenerations: Counter;
+  private readonly catchUpGenerations: Counter;
+  private readonly graphqlErrors: Counter<'code'>;
+  private maxWidthLast = 0;
 
-  recordMerge(outcome: string, m: MergeMetrics | undefined): void {
-    this.merges.set(outcome, (this.merges.get(outcome) ?? 0) + 1);
+  constructor() {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: 'branchgraph_http_requests_total', help: 'HTTP requests by method, route and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.requestSeconds = new Histogram({
+      name: 'branchgraph_http_request_duration_seconds',
+      help: 'HTTP request latency by method and route, until the response is ready.',
+      labelNames: ['method', 'route'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.merges = new Counter({ name: 'branchgraph_merges_total', help: 'Merges by outcome.', labelNames: ['outcome'], registers });
+    this.mergeSeconds = new Histogram({ name: 'branchgraph_merge_duration_seconds', help: 'Merge duration by outcome.', labelNames: ['outcome'], buckets: DURATION_BUCKETS, registers });
+    this.phaseSeconds = new Counter({ name: 'branchgraph_merge_phase_seconds_total', help: 'Time spent per merge phase.', labelNames: ['phase'], registers });
+    this.mergeStoreCalls = new Counter({ name: 'branchgraph_merge_store_calls_total', help: 'Object store calls made by merges, by operation.', labelNames: ['op'], registers });
+    this.catchUpSeconds = new Histogram({
+      name: 'branchgraph_catchup_duration_seconds',
+      help: 'Catch-up run duration by outcome and trigger (request or background).',
+      labelNames: ['outcome', 'trigger'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.walGenerations = new Counter({ name: 'branchgraph_wal_generations_sealed_total', help: 'WAL generations sealed by ingest requests in this process.', registers });
+    this.catchUpGenerations = new Counter({ name: 'branchgraph_catchup_generations_folded_total', help: 'WAL generations folded by catch-up runs in this process.', registers });
+    this.graphqlErrors = new Counter({ name: 'branchgraph_graphql_errors_total', help: 'GraphQL errors by stable code (GraphQL answers them with HTTP 200).', labelNames: ['code'], registers });
+    const gauge = (name: string, help: string, read: () => number): void => {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    };
+    gauge('branchgraph_merges_in_flight', 'Merges running now.', () => this.mergesInFlight);
+    gauge('branchgraph_preparations_in_flight', 'Table preparations running now.', () => this.gauges.inFlight);
+    gauge('branchgraph_preparation_reserved_bytes', 'Bytes reserved from the preparation budget.', () => this.gauges.reservedBytes);
+    gauge('branchgraph_preparation_pending_scratch', 'Scratch runs written but not yet published or deleted.', () => this.gauges.pendingScratch);
+    gauge('branchgraph_merge_max_width_last', 'Highest preparation width observed in the last merge.', () => this.maxWidthLast);
+    const gauges = this.gauges;
+    new Counter({
+      name: 'branchgraph_preparation_fallbacks_total',
+      help: 'Width step-downs taken because the budget refused a reservation.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(gauges.fallbacksTotal);
+      },
+    });
+    const walPending = this.walPending;
+    new Gauge({
+      name: 'branchgraph_wal_pending_generations',
+      help: 'WAL generations not yet folded into the tables, per branch, as this process last saw them.',
+      labelNames: ['branch'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [branch, n] of walPending) this.set({ branch }, n);
+      },
+    });
+  }
+
+  recordMerge(outcome: string, seconds: number, m: MergeMetrics | undefined): void {
+    this.merges.inc({ outcome });
+    this.mergeSeconds.observe({ outcome }, seconds);
     if (m === undefined) return;
     this.maxWidthLast = m.maxWidth;
-    for (const [p, ms] of Object.entries(m.phasesMs)) this.phaseSeconds.set(p, (this.phaseSeconds.get(p) ?? 0) + ms / 1000);
-    for (const [op, c] of Object.entries(m.storeCalls)) if (op !== 'total') this.storeCalls.set(op, (this.storeCalls.get(op) ?? 0) + c.calls);
+    for (const [phase, ms] of Object.entries(m.phasesMs)) this.phaseSeconds.inc({ phase }, ms / 1000);
+    for (const [op, c] of Object.entries(m.storeCalls)) if (op !== 'total' && c.calls > 0) this.mergeStoreCalls.inc({ op }, c.calls);
   }
 
-  recordRequest(method: string, route: string, status: number): void {
-    const k = `method="${method}",route="${route}",status="${status}"`;
-    this.requests.set(k, (this.requests.get(k) ?? 0) + 1);
+  recordRequest(method: string, route: string, status: number, seconds: number): void {
+    this.requests.inc({ method, route, status: String(status) });
+    this.requestSeconds.observe({ method, route }, seconds);
   }
 
-  render(): string {
-    const lines: string[] = [];
-    const metric = (name: string, type: string, help: string, samples: [string, number][]): void => {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-      for (const [labels, v] of samples) lines.push(`${name}${labels === '' ? '' : `{${labels}}`} ${v}`);
-    };
-    metric('branchgraph_http_requests_total', 'counter', 'HTTP requests by method, route and status.', [...this.requests]);
-    metric(
-      'branchgraph_merges_total',
-      'counter',
-      'Merges by outcome.',
-      [...this.merges].map(([o, n]) => [`outcome="${o}"`, n]),
-    );
-    metric('branchgraph_merges_in_flight', 'gauge', 'Merges running now.', [['', this.mergesInFlight]]);
-    metric(
-      'branchgraph_merge_phase_seconds_total',
-      'counter',
-      'Time spent per merge phase.',
-      [...this.phaseSeconds].map(([p, s]) => [`phase="${p}"`, Math.round(s * 1e6) / 1e6]),
-    );
-    metric(
-      'branchgraph_merge_store_calls_total',
-      'counter',
-      'Object store calls made by merges, by operation.',
-      [...this.storeCalls].map(([op, n]) => [`op="${op}"`, n]),
-    );
-    metric('branchgraph_preparations_in_flight', 'gauge', 'Table preparations running now.', [['', this.gauges.inFlight]]);
-    metric('branchgraph_preparation_reserved_bytes', 'gauge', 'Bytes reserved from the preparation budget.', [['', this.gauges.reservedBytes]]);
-    metric('branchgraph_preparation_pending_scratch', 'gauge', 'Scratch runs written but not yet published or deleted.', [['', this.gauges.pendingScratch]]);
-    metric('branchgraph_preparation_fallbacks_total', 'counter', 'Width step-downs taken because the budget refused a reservation.', [['', this.gauges.fallbacksTotal]]);
-    metric('branchgraph_merge_max_width_last', 'gauge', 'Highest preparation width observed in the last merge.', [['', this.maxWidthLast]]);
-    metric('branchgraph_wal_generations_sealed_total', 'counter', 'WAL generations sealed by ingest requests in this process.', [['', this.walGenerations]]);
-    metric('branchgraph_catchup_generations_folded_total', 'counter', 'WAL generations folded by requested catch-up runs in this process.', [['', this.catchUpGenerations]]);
-    return `${lines.join('\n')}\n`;
+  recordIngest(branch: string, generations: number): void {
+    this.walGenerations.inc(generations);
+    this.walPending.set(branch, (this.walPending.get(branch) ?? 0) + generations);
+  }
+
+  catchUpFinished(branch: string, trigger: LastCatchUp['trigger'], outcome: LastCatchUp['outcome'], seconds: number, report: CatchUpReport | undefined): void {
+    this.catchUpSeconds.observe({ outcome, trigger }, seconds);
+    if (report === undefined) return;
+    this.catchUpGenerations.inc(report.generations);
+    this.walPending.set(branch, report.pendingAfter);
+  }
+
+  walPendingSeen(branch: string, generations: number): void {
+    this.walPending.set(branch, generations);
+  }
+
+  recordGraphqlError(code: string): void {
+    this.graphqlErrors.inc({ code });
+  }
+
+  /** The process metrics, then this graph's, as one exposition. */
+  async render(): Promise<string> {
+    return `${await processMetrics().registry.metrics()}\n${await this.registry.metrics()}`;
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
   }
 }

@@ -7,11 +7,13 @@
 import type { Logger } from 'pino';
 import { Graph } from '../graph/graph.js';
 import { LatencyStore } from '../store/latency-store.js';
+import { ObservedStore } from '../store/observed-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
 import type { Config } from './config.js';
 import { BranchgraphService, type ServiceOptions } from './service.js';
 import { GraphHost } from './graph-host.js';
+import { observeStoreCall } from './metrics.js';
 
 /** Service settings from configuration. */
 export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
@@ -31,10 +33,10 @@ export async function serviceOnStore(store: ObjectStore, opts: { actor: string; 
   return new BranchgraphService(await Graph.open(store, { actor }), { ...rest, wal: { shard } });
 }
 
-/** The configured store, with injected latency when asked. */
+/** The configured store, with injected latency when asked, its calls timed for the metrics. */
 async function configuredStore(config: Config): Promise<ObjectStore> {
   const store = await openStore(config.store);
-  return config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store;
+  return new ObservedStore(config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store, observeStoreCall);
 }
 
 function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) => Promise<BranchgraphService> {

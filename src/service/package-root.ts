@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,4 +26,9 @@ export function cliCommand(): { command: string; args: string[] } {
   const root = packageRoot();
   if (fileURLToPath(import.meta.url).endsWith('.js')) return { command: process.execPath, args: [path.join(root, 'dist', 'src', 'cli', 'main.js')] };
   return { command: path.join(root, 'node_modules', '.bin', 'tsx'), args: [path.join(root, 'src', 'cli', 'main.ts')] };
+}
+
+/** This package's version, from its package.json. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -153,7 +153,7 @@ export class BranchgraphService {
       sealAfterMs: opts.wal?.sealAfterMs,
       maxGenerationRows: opts.wal?.generationRows,
     });
-    this.catchUps = new CatchUpManager(graph, opts.catchUp ?? DEFAULT_CATCHUP_SETTINGS, opts.log);
+    this.catchUps = new CatchUpManager(graph, opts.catchUp ?? DEFAULT_CATCHUP_SETTINGS, opts.log, this.metrics);
     this.compactor = new Compactor(graph, opts.compaction ?? DEFAULT_COMPACTION_SETTINGS, opts.log);
   }
 
@@ -218,6 +218,8 @@ export class BranchgraphService {
     const requested = input.width ?? this.opts.defaultWidth ?? 1;
     const width = effectiveWidth(requested, ctx.transport === 'http' ? 1 : undefined);
     const log = ctx.log?.child({ merge: { source, into: input.into ?? 'main' } });
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
     this.metrics.mergesInFlight++;
     try {
       const result = await mergeBranches(
@@ -234,11 +236,15 @@ export class BranchgraphService {
         },
         { gauges: this.metrics.gauges },
       );
-      this.metrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', result.metrics);
+      this.metrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', seconds(), result.metrics);
       if (result.status === 'success' && result.commit !== null) this.compactor.touched(input.into ?? 'main');
       log?.info(
         {
           outcome: result.status === 'success' ? result.outcome : 'conflicts',
+          commit: result.status === 'success' && result.commit !== null ? result.commit.id : null,
+          sourceHead: result.sourceHead,
+          targetHead: result.targetHead,
+          dryRun: input.dryRun ?? false,
           conflicts: result.status === 'conflicts' ? result.report.total : 0,
           width: { requested, effective: width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
           phasesMs: result.metrics.phasesMs,
@@ -250,7 +256,7 @@ export class BranchgraphService {
       return result.status === 'success' ? { ...result, commit: result.commit === null ? null : commitDto(result.commit) } : result;
     } catch (e) {
       const code = e instanceof BranchgraphError ? e.code : 'internal';
-      this.metrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', undefined);
+      this.metrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', seconds(), undefined);
       if (code === 'aborted') log?.warn({ outcome: 'aborted' }, 'merge aborted by the client; preparation drained, nothing published');
       else log?.warn({ outcome: 'error', code }, 'merge failed');
       throw e;
@@ -295,7 +301,7 @@ export class BranchgraphService {
     // Watched even if the request fails part-way: generations sealed before the failure are pending too.
     this.catchUps.watch(branch);
     const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, { signal: ctx.signal, actor: ctx.actor });
-    this.metrics.walGenerations += r.generations.length;
+    this.metrics.recordIngest(branch, r.generations.length);
     return {
       branch,
       shard: r.shard,
@@ -308,7 +314,6 @@ export class BranchgraphService {
   async catchUp(branch: string, input: CatchUpInput, ctx: RequestContext): Promise<CatchUpReport> {
     const report = await this.catchUps.run(branch, input, ctx.signal);
     if (report.batches > 0) this.compactor.touched(branch);
-    this.metrics.catchUpGenerations += report.generations;
     return report;
   }
 

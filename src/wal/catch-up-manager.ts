@@ -34,6 +34,12 @@ export const DEFAULT_CATCHUP_SETTINGS: CatchUpSettings = {
   intervalMs: 1000,
 };
 
+/** Who hears how runs end and what the trigger saw pending (the service's metrics). */
+export interface CatchUpObserver {
+  catchUpFinished(branch: string, trigger: LastCatchUp['trigger'], outcome: LastCatchUp['outcome'], seconds: number, report: CatchUpReport | undefined): void;
+  walPendingSeen(branch: string, generations: number): void;
+}
+
 export interface LastCatchUp {
   trigger: 'request' | 'background';
   startedAt: string;
@@ -54,6 +60,7 @@ export class CatchUpManager {
     private readonly graph: Graph,
     readonly settings: CatchUpSettings,
     private readonly log?: Logger,
+    private readonly observer?: CatchUpObserver,
   ) {}
 
   /** Run catch-up on `branch` now, after any run already in progress here. */
@@ -65,6 +72,7 @@ export class CatchUpManager {
   ): Promise<CatchUpReport> {
     const prev = this.running.get(branch) ?? Promise.resolve();
     const started = new Date().toISOString();
+    const startedMs = performance.now();
     const job = prev
       .catch(() => undefined)
       .then(() =>
@@ -79,6 +87,7 @@ export class CatchUpManager {
     this.running.set(branch, job);
     const done = (entry: Omit<LastCatchUp, 'trigger' | 'startedAt' | 'finishedAt'>): void => {
       this.last.set(branch, { trigger, startedAt: started, finishedAt: new Date().toISOString(), ...entry });
+      this.observer?.catchUpFinished(branch, trigger, entry.outcome, (performance.now() - startedMs) / 1000, entry.report);
       if (this.running.get(branch) === job) this.running.delete(branch);
     };
     job.then(
@@ -123,6 +132,7 @@ export class CatchUpManager {
       if (this.running.has(branch) || this.stopping.signal.aborted) continue;
       try {
         const head = await this.graph.branchHead(branch, this.stopping.signal, { pendingListedOnly: true });
+        this.observer?.walPendingSeen(branch, head.pending.generations.length);
         if (head.pending.generations.length >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
       } catch (e) {
         // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).
