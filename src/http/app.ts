@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
@@ -36,6 +37,16 @@ import {
 import { packageRoot } from '../service/package-root.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
+
+/** What GraphiQL opens with: something that runs on any graph and shows its shape. */
+export const GRAPHIQL_DEFAULT_QUERY = `# Run with the play button or Ctrl-Enter.
+query Branches {
+  branches {
+    name
+    head { id kind message time }
+  }
+}
+`;
 
 export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
@@ -300,6 +311,9 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
       error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
     },
     maskedErrors: true,
+    // GraphiQL with its scripts, styles and editor workers inlined: the page works with no internet.
+    renderGraphiQL,
+    graphiql: { title: 'branchgraph GraphiQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
       costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
