@@ -45,10 +45,10 @@ describe('command line', () => {
     expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).code).toBe(0);
     expect((await cli(['branch', 'create', 'feature', ...store])).code).toBe(0);
     expect((await cli(['load', 'feature', path.join(dir, 'people.ndjson'), ...store])).code).toBe(0);
-    const merged = await cli(['merge', 'feature', '--width', '4', ...store]);
+    const merged = await cli(['merge', 'feature', '--width', '4', '--json', ...store]);
     expect(merged.code).toBe(0);
     expect(JSON.parse(merged.stdout)).toMatchObject({ status: 'success', outcome: 'fast_forward' });
-    const branches = JSON.parse((await cli(['branch', 'list', ...store])).stdout) as { name: string }[];
+    const branches = JSON.parse((await cli(['branch', 'list', '--json', ...store])).stdout) as { name: string }[];
     expect(branches.map((b) => b.name)).toEqual(['feature', 'main']);
     const bad = await cli(['merge', 'feature', '--width', '3', ...store]);
     expect(bad.code).toBe(2);
@@ -56,10 +56,10 @@ describe('command line', () => {
     expect((await cli(['frobnicate'])).code).toBe(2);
     // WAL: ingest streams a file into this shard; status shows it pending; catch-up folds it.
     await writeFile(path.join(dir, 'more.ndjson'), '{"table":"Person","values":{"id":"b","name":"Bo"}}\n{"table":"Person","values":{"id":"c","name":"Cy"}}\n');
-    const ingested = await cli(['ingest', 'main', path.join(dir, 'more.ndjson'), '--shard', 'cli-1', ...store]);
+    const ingested = await cli(['ingest', 'main', path.join(dir, 'more.ndjson'), '--shard', 'cli-1', '--json', ...store]);
     expect(JSON.parse(ingested.stdout)).toMatchObject({ shard: 'cli-1', operations: 2, inserted: 2 });
-    expect(JSON.parse((await cli(['wal', 'main', ...store])).stdout)).toMatchObject({ pendingGenerations: 1, shards: [{ shard: 'cli-1', pendingGenerations: 1 }] });
-    expect(JSON.parse((await cli(['catchup', 'main', '--serial', ...store])).stdout)).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
+    expect(JSON.parse((await cli(['wal', 'main', '--json', ...store])).stdout)).toMatchObject({ pendingGenerations: 1, shards: [{ shard: 'cli-1', pendingGenerations: 1 }] });
+    expect(JSON.parse((await cli(['catchup', 'main', '--serial', '--json', ...store])).stdout)).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
     expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
   }, 60_000);
 
@@ -83,5 +83,42 @@ describe('command line', () => {
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     expect(code).toBe(0);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  }, 60_000);
+
+  it('refuses a port in use with a clear message and exit 2, not a stack trace', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-port-'));
+    const { child, url } = await serve(['--store', `file://${dir}/a`]);
+    const port = new URL(url).port;
+    const second = await cli(['serve', '--port', port, '--store', `file://${dir}/b`, '--log-level', 'silent']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toBe(`error [invalid_input]: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); choose another with --port or PORT\n`);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }, 60_000);
+
+  it('stops the server started by npm start when npm is signalled', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-npm-'));
+    const npm = spawn('npm', ['start', '--silent'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', BRANCHGRAPH_STORE: `file://${dir}/data` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const url = await new Promise<string>((resolve, reject) => {
+      let err = '';
+      npm.stderr.on('data', (d: Buffer) => {
+        err += d.toString();
+        const m = /listening on (http:\/\/\S+)/.exec(err);
+        if (m) resolve(m[1] as string);
+      });
+      npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${err}`)));
+    });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    npm.kill('SIGTERM');
+    const t0 = Date.now();
+    let up = true;
+    while (up && Date.now() - t0 < 20_000) {
+      up = await fetch(`${url}/healthz`).then(
+        () => true,
+        () => false,
+      );
+      if (up) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(up).toBe(false);
   }, 60_000);
 });

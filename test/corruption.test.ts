@@ -2,6 +2,7 @@
  * Corrupted or truncated stored objects surface as typed errors, never as
  * crashes or untyped exceptions, and never change other data.
  */
+import { innermostStore } from '../src/store/store-wrapper.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
@@ -62,7 +63,7 @@ describe('corrupted stored objects', () => {
     const s = await testServer();
     await s.graph.applySchema('main', 'node P { id: string @key }');
     const key = (await listAll(s.graph.store, 'manifests/')).map((o) => o.key).pop() as string;
-    (s.graph.store as MemoryStore).corrupt(key, new TextEncoder().encode('{"format": 99}'));
+    (innermostStore(s.graph.store) as MemoryStore).corrupt(key, new TextEncoder().encode('{"format": 99}'));
     s.graph.dropCaches();
     const res = await fetch(`${s.url}/tables/P/rows`);
     expect(res.status).toBe(500);

@@ -134,11 +134,16 @@ export async function scanRows(
   return { items, nextCursor: null };
 }
 
-/** Every live row of a table, in key order (for exports and exact checks). */
-export async function allRows(tables: TableReader, snap: Snapshot, table: string, signal?: AbortSignal): Promise<{ key: string; row: Row }[]> {
+/** Every live row of a table, in key order, as it is read (exports): pending WAL rows in, tombstones and older versions out. */
+export async function* liveRows(tables: TableReader, snap: Snapshot, table: string, signal?: AbortSignal): AsyncIterable<{ key: string; row: Row }> {
   const t = tables.table(snap, table, signal);
+  for await (const r of mergeRuns(t.version.runs, t.load, undefined)) yield { key: r.key, row: r.props as Row };
+}
+
+/** Every live row of a table, in key order, in memory (exact checks). */
+export async function allRows(tables: TableReader, snap: Snapshot, table: string, signal?: AbortSignal): Promise<{ key: string; row: Row }[]> {
   const out: { key: string; row: Row }[] = [];
-  for await (const r of mergeRuns(t.version.runs, t.load, undefined)) out.push({ key: r.key, row: r.props as Row });
+  for await (const r of liveRows(tables, snap, table, signal)) out.push(r);
   return out;
 }
 

@@ -35,6 +35,7 @@ import {
   DirectionZ,
 } from '../service/inputs.js';
 import { packageRoot } from '../service/package-root.js';
+import { EXPORT_EXTENSIONS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../service/api.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
 
@@ -280,6 +281,16 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     const scan = parseInput(ScanInputZ, { where, limit: intQuery(c, 'limit'), cursor: c.req.query('cursor') }, 'query');
     return c.json(await service.scan(parseRef(c.req.query('at')), param(c, 'table'), scan as never, ctxOf(c)));
   });
+  app.get('/tables/:table/export', role('read'), async (c) => {
+    const table = param(c, 'table');
+    const format = parseExportFormat(c.req.query('format'));
+    const { commit, body } = await service.exportTable(parseRef(c.req.query('at')), table, format, ctxOf(c));
+    return c.body(readableOf(body), 200, {
+      'content-type': EXPORT_MEDIA_TYPES[format],
+      'content-disposition': `attachment; filename="${table}.${EXPORT_EXTENSIONS[format]}"`,
+      'x-branchgraph-commit': commit,
+    });
+  });
   app.get('/tables/:table/rows/:key', role('read'), async (c) =>
     c.json({ key: param(c, 'key'), row: await service.getRow(parseRef(c.req.query('at')), param(c, 'table'), param(c, 'key'), ctxOf(c)) }),
   );
@@ -352,4 +363,19 @@ function operationName(body: string): string | undefined {
     // Not JSON: GraphQL answers that itself.
   }
   return undefined;
+}
+
+/** An async iterable as a web stream, pulled as the client reads; a client that goes away stops the reading. */
+function readableOf(body: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const it = body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await it.next();
+      if (next.done === true) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await it.return?.();
+    },
+  });
 }

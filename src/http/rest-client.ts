@@ -8,7 +8,19 @@
  * callers handle both modes the same way.
  */
 import { createBranchgraphClient, isErrorEnvelope, type BranchgraphClient } from '../../clients/typescript/src/index.js';
-import { refText, type BranchgraphApi, type NdjsonBody, type Page, type Ref, type RowItem } from '../service/api.js';
+import {
+  refText,
+  type BranchgraphApi,
+  type CommitDetailDto,
+  type ExportFormat,
+  type Filter,
+  type NdjsonBody,
+  type Page,
+  type Ref,
+  type RowItem,
+  type TableDiff,
+  type TableExport,
+} from '../service/api.js';
 import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
 import type {
   BranchDto,
@@ -130,8 +142,34 @@ export class RestClient implements BranchgraphApi {
     return this.call('GET /schema', () => this.typed.GET('/schema', { params: { query: { at: refText(at) } } }));
   }
 
-  rows(table: string, at: Ref, page: { limit?: number; cursor?: string } = {}): Promise<Page<RowItem>> {
-    return this.call('GET /tables/{table}/rows', () => this.typed.GET('/tables/{table}/rows', { params: { path: { table }, query: { at: refText(at), ...page } } }));
+  rows(table: string, at: Ref, page: { limit?: number; cursor?: string; where?: Filter } = {}): Promise<Page<RowItem>> {
+    const { where, ...rest } = page;
+    const query = { at: refText(at), ...rest, ...(where !== undefined ? { where: JSON.stringify(where) } : {}) };
+    return this.call('GET /tables/{table}/rows', () => this.typed.GET('/tables/{table}/rows', { params: { path: { table }, query } }));
+  }
+
+  getRow(table: string, key: string, at: Ref): Promise<RowItem> {
+    return this.call('GET /tables/{table}/rows/{key}', () => this.typed.GET('/tables/{table}/rows/{key}', { params: { path: { table, key }, query: { at: refText(at) } } }));
+  }
+
+  commit(id: string): Promise<CommitDetailDto> {
+    return this.call('GET /commits/{id}', () => this.typed.GET('/commits/{id}', { params: { path: { id } } }));
+  }
+
+  async diff(from: Ref, to: Ref): Promise<TableDiff[]> {
+    const query = { from: refText(from), to: refText(to) };
+    return (await this.call<{ tables: TableDiff[] }>('GET /diff', () => this.typed.GET('/diff', { params: { query } }))).tables;
+  }
+
+  /** The export streamed as it arrives; nothing is buffered whole. */
+  async exportTable(table: string, at: Ref, format: ExportFormat): Promise<TableExport> {
+    let commit = '';
+    const body = await this.call<ReadableStream<Uint8Array>>('GET /tables/{table}/export', async () => {
+      const out = await this.typed.GET('/tables/{table}/export', { params: { path: { table }, query: { at: refText(at), format } }, parseAs: 'stream' });
+      commit = out.response.headers.get('x-branchgraph-commit') ?? '';
+      return out;
+    });
+    return { commit, body: body as unknown as AsyncIterable<Uint8Array> };
   }
 
   async log(at: Ref, limit?: number): Promise<CommitDto[]> {

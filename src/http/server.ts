@@ -30,8 +30,15 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const graph = service.graph;
   service.start();
   const app = createApp({ service, host, logger, tokens: config.tokens, maxBodyBytes: config.maxBodyBytes });
-  const server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s as Server));
+  // A port that cannot be taken fails the start (with the graph closed again), not the process.
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s as Server)) as Server;
+    s.once('error', reject);
+  }).catch(async (e: unknown) => {
+    await host.close();
+    await service.stop();
+    await graph.close();
+    throw e;
   });
   const addr = server.address() as AddressInfo;
   const url = `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`;

@@ -5,7 +5,8 @@
  * and the GQT drivers are written against it once and work over either.
  */
 import type { Ref } from '../graph/graph.js';
-import type { Page } from '../graph/reads.js';
+import type { Filter, Page, TableDiff } from '../graph/reads.js';
+import type { ExportFormat } from '../graph/table-export.js';
 import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
 import type {
   BranchDto,
@@ -25,7 +26,18 @@ import type {
 } from './service.js';
 
 export type { Ref } from '../graph/graph.js';
-export type { Page } from '../graph/reads.js';
+export type { Filter, Page, TableDiff } from '../graph/reads.js';
+export type { ExportFormat } from '../graph/table-export.js';
+export { EXPORT_EXTENSIONS, EXPORT_FORMATS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../graph/table-export.js';
+
+/** A commit with its per-table row and run counts. */
+export type CommitDetailDto = CommitDto & { tables: { name: string; rows: number; runs: number }[] };
+
+/** A table export: the commit it was read at, and its bytes as they are produced. */
+export interface TableExport {
+  commit: string;
+  body: AsyncIterable<Uint8Array>;
+}
 
 /** A row with its entity key. */
 export type RowItem = { key: string; row: Record<string, unknown> };
@@ -52,8 +64,12 @@ export interface BranchgraphApi {
   compact(branch: string, input?: CompactInput): Promise<CompactResultDto>;
   applySchema(branch: string, input: SchemaApplyInput): Promise<SchemaApplyDto>;
   getSchema(at: Ref): Promise<{ commit: string; text: string }>;
-  rows(table: string, at: Ref, page?: { limit?: number; cursor?: string }): Promise<Page<RowItem>>;
+  rows(table: string, at: Ref, page?: { limit?: number; cursor?: string; where?: Filter }): Promise<Page<RowItem>>;
+  getRow(table: string, key: string, at: Ref): Promise<RowItem>;
   log(at: Ref, limit?: number): Promise<CommitDto[]>;
+  commit(id: string): Promise<CommitDetailDto>;
+  diff(from: Ref, to: Ref): Promise<TableDiff[]>;
+  exportTable(table: string, at: Ref, format: ExportFormat): Promise<TableExport>;
   gc(input: GcInput): Promise<GcReportDto>;
 }
 
@@ -77,7 +93,11 @@ export function embeddedApi(service: BranchgraphService, ctx: RequestContext): B
       return { commit, text };
     },
     rows: (table, at, page = {}) => service.scan(at, table, page, ctx),
+    getRow: async (table, key, at) => ({ key, row: await service.getRow(at, table, key, ctx) }),
     log: (at, limit) => service.log(at, limit, ctx),
+    commit: (id) => service.commit(id, ctx),
+    diff: (from, to) => service.diff(from, to, ctx),
+    exportTable: (table, at, format) => service.exportTable(at, table, format, ctx),
     gc: (input) => service.gc(input, ctx),
   };
 }

@@ -16,7 +16,8 @@ import type { DamagedBranch } from '../graph/repository.js';
 // Types the transports show, so edges need no import from the layers below.
 export type { DamagedBranch } from '../graph/repository.js';
 export type { CatchUpReport } from '../wal/catch-up.js';
-import { commitLog, diffSnapshots, edgesOf, getRow, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
+import { commitLog, diffSnapshots, edgesOf, getRow, liveRows, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
+import { exportTable, type ExportFormat } from '../graph/table-export.js';
 import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
 import type { Schema } from '../model/schema.js';
@@ -336,6 +337,18 @@ export class BranchgraphService {
 
   async scan(ref: Ref, table: string, opts: { where?: Filter; limit?: number; cursor?: string }, ctx: RequestContext) {
     return scanRows(this.graph, await this.snapshot(ref, ctx), table, { ...opts, signal: ctx.signal });
+  }
+
+  /**
+   * A table at a ref, encoded for analytical tools (see graph/table-export.ts). The snapshot is
+   * resolved, and the table found, before the first byte, so a bad ref or table is an error
+   * rather than a broken stream.
+   */
+  async exportTable(ref: Ref, table: string, format: ExportFormat, ctx: RequestContext): Promise<{ commit: string; body: AsyncIterable<Uint8Array> }> {
+    const snap = await this.snapshot(ref, ctx);
+    const { type } = this.graph.table(snap, table, ctx.signal);
+    const commit = snap.manifest.commit.id;
+    return { commit, body: exportTable({ type, commit, rows: liveRows(this.graph, snap, table, ctx.signal) }, format) };
   }
 
   async edges(ref: Ref, table: string, key: string, opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string }, ctx: RequestContext) {

@@ -22,6 +22,11 @@ export abstract class StoreWrapper implements ObjectStore {
     this.kind = inner.kind;
   }
 
+  /** The store this one wraps. */
+  get wrapped(): ObjectStore {
+    return this.inner;
+  }
+
   protected abstract around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T>;
 
   get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {
@@ -60,4 +65,11 @@ export abstract class StoreWrapper implements ObjectStore {
   async sweepTemps(olderThanMs?: number, now?: number): Promise<number> {
     return (await this.inner.sweepTemps?.(olderThanMs, now)) ?? 0;
   }
+}
+
+/** The store under every wrapper: what a test that tampers with a memory store's objects must reach. */
+export function innermostStore(store: ObjectStore): ObjectStore {
+  let s = store;
+  while (s instanceof StoreWrapper) s = s.wrapped;
+  return s;
 }

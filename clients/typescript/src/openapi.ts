@@ -314,6 +314,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tables/{table}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a table at a ref for analytical tools (DuckDB, pyarrow, polars).
+         * @description Every live row in key order: pending WAL rows included, deleted rows and superseded versions left out. NDJSON and the Arrow IPC stream are sent as the rows are read; the Arrow IPC file and Parquet (zstd) are built whole first. Arrow and Parquet columns are typed from the schema (int int64, float float64, bool, date date32, datetime timestamp[us, UTC], string, enum and json utf8); edge tables have `from` and `to` first. The `x-branchgraph-commit` header names the commit read. docs/export.md has the recipes.
+         */
+        get: operations["exportTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tables/{table}/rows/{key}": {
         parameters: {
             query?: never;
@@ -1349,6 +1371,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RowPage"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    exportTable: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: components["parameters"]["At"];
+                format?: "ndjson" | "arrow" | "arrow-stream" | "parquet";
+            };
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table. */
+            200: {
+                headers: {
+                    /** @description The commit the rows were read at. */
+                    "x-branchgraph-commit"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "application/vnd.apache.arrow.file": string;
+                    "application/vnd.apache.arrow.stream": string;
+                    "application/vnd.apache.parquet": string;
                 };
             };
             "4XX": components["responses"]["Error"];

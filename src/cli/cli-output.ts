@@ -1,0 +1,102 @@
+/**
+ * What commands print. `--json` prints the API's result as JSON for
+ * programs; otherwise people get aligned tables for lists and `key: value`
+ * lines for records, with long values cut to the terminal's width.
+ */
+import type { BranchDto, CommitDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import type { CommitDetailDto, RowItem, TableDiff } from '../service/api.js';
+
+export interface Output {
+  json: boolean;
+  write(text: string): void;
+}
+
+const MAX_CELL = 60;
+
+function cell(v: unknown): string {
+  const s = v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+  const line = s.replace(/\s+/g, ' ');
+  return line.length > MAX_CELL ? `${line.slice(0, MAX_CELL - 1)}…` : line;
+}
+
+/** An aligned table with a header row; an empty list says so. */
+export function table(rows: readonly object[], columns: readonly string[]): string {
+  if (rows.length === 0) return '(none)\n';
+  const cells = rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => (r[i] as string).length)));
+  const line = (vals: readonly string[]): string =>
+    vals
+      .map((v, i) => v.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
+  return `${[line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n')}\n`;
+}
+
+/** `key: value` lines; nested values as compact JSON. */
+export function record(r: Record<string, unknown>): string {
+  const width = Math.max(...Object.keys(r).map((k) => k.length));
+  return `${Object.entries(r)
+    .map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${v === null || v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join('\n')}\n`;
+}
+
+export function print(out: Output, value: unknown, human: (v: never) => string = (v) => record(v as Record<string, unknown>)): void {
+  out.write(out.json ? `${JSON.stringify(value, null, 2)}\n` : human(value as never));
+}
+
+const counts = (r: { inserted: number; updated: number; deleted: number; cascaded: number }): string =>
+  `${r.inserted} inserted, ${r.updated} updated, ${r.deleted} deleted${r.cascaded > 0 ? ` (${r.cascaded} edges with their nodes)` : ''}`;
+
+export const human = {
+  branch: (b: BranchDto): string => `branch ${b.name} at ${b.head.id}${b.forkedFrom !== null ? ` (from ${b.forkedFrom})` : ''}\n`,
+  write: (r: WriteResultDto): string => (r.commit === null ? 'nothing changed\n' : `committed ${r.commit.id}: ${counts(r)}\n`),
+  ingest: (r: IngestResultDto): string => `${r.operations} operations acknowledged in ${r.generations.length} generations on shard ${r.shard}: ${counts(r)}\n`,
+  schema: (r: SchemaApplyDto): string =>
+    `${r.commit === null ? 'the schema was already this' : `applied as ${r.commit.id}`}\n${table(
+      Object.entries(r.tables).map(([name, action]) => ({ table: name, action })),
+      ['table', 'action'],
+    )}`,
+  branches: (bs: BranchDto[]): string =>
+    table(
+      bs.map((b) => ({ name: b.name, head: b.head.id, kind: b.head.kind, time: b.head.time, message: b.head.message })),
+      ['name', 'head', 'kind', 'time', 'message'],
+    ),
+  commits: (cs: CommitDto[]): string =>
+    table(
+      cs.map((c) => ({ ...c, author: c.author })),
+      ['id', 'kind', 'time', 'author', 'message'],
+    ),
+  commit: (c: CommitDetailDto): string =>
+    `${record({ id: c.id, kind: c.kind, branch: c.branch, parents: c.parents.join(' '), author: c.author, actor: c.actor, time: c.time, message: c.message })}\n${table(c.tables, ['name', 'rows', 'runs'])}`,
+  rows: (page: { items: RowItem[]; nextCursor: string | null }): string => {
+    const columns = ['key', ...new Set(page.items.flatMap((i) => Object.keys(i.row)))];
+    const rows = page.items.map((i) => ({ key: i.key, ...i.row }));
+    return `${table(rows, columns)}${page.nextCursor !== null ? `more: --cursor ${page.nextCursor}\n` : ''}`;
+  },
+  diff: (tables: TableDiff[]): string => {
+    if (tables.length === 0) return 'no changes\n';
+    const lines: string[] = [];
+    for (const t of tables) {
+      lines.push(`${t.table}: ${t.inserted.length} inserted, ${t.updated.length} updated, ${t.deleted.length} deleted`);
+      for (const r of t.inserted) lines.push(`  + ${r.key}  ${cell(r.row)}`);
+      for (const u of t.updated) lines.push(`  ~ ${u.key}  ${u.changed.map((p) => `${p}: ${cell(u.before[p])} → ${cell(u.after[p])}`).join(', ')}`);
+      for (const r of t.deleted) lines.push(`  - ${r.key}`);
+    }
+    return `${lines.join('\n')}\n`;
+  },
+  merge: (r: MergeResultDto): string => {
+    if (r.status === 'conflicts') {
+      const items = r.report.items.map((c) => ({ kind: c.kind, table: c.table, key: c.key, property: c.property, base: c.base, source: c.source, target: c.target }));
+      const more = r.report.nextCursor !== null ? `(${r.report.total - r.report.items.length} more; --json for the full report)\n` : '';
+      return `conflicts: ${r.report.total}; nothing was published\n${table(items, ['kind', 'table', 'key', 'property', 'base', 'source', 'target'])}${more}`;
+    }
+    const head = r.dryRun ? `dry run: would be ${r.outcome}` : r.outcome;
+    const tables = r.tables.length > 0 ? table(r.tables, ['table', 'action', 'sourceChanges', 'targetChanges', 'rowsWritten']) : '';
+    return `${head}${r.commit !== null ? ` as ${r.commit.id}` : ''} (source ${r.sourceHead}, target ${r.targetHead})\n${tables}`;
+  },
+  wal: (w: WalStatusDto): string =>
+    `${record({ branch: w.branch, head: w.head, pendingGenerations: w.pendingGenerations, catchUpRunning: w.catchUp.running, lastCatchUp: w.catchUp.last?.outcome ?? null })}${table(
+      w.shards.map((s) => ({ ...s, pendingRows: Object.values(s.pendingRows).reduce((a, b) => a + b, 0) })),
+      ['shard', 'watermark', 'pendingGenerations', 'pendingRows', 'pendingBytes', 'oldestPendingStamp'],
+    )}`,
+};

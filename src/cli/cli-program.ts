@@ -1,0 +1,253 @@
+/**
+ * The branchgraph command line, as a commander program: `serve`, the
+ * commands that read and change a graph (against the embedded engine with
+ * `--store`, or a running server with `--server`), `export`, and `gqt`.
+ * Every command has `--help`; mistakes in the command line are usage
+ * errors (exit 2); results print as tables, or as JSON with `--json`.
+ */
+import { createReadStream, createWriteStream, readFileSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { Command, Option } from 'commander';
+import { RestClient } from '../http/rest-client.js';
+import { BranchgraphError } from '../model/errors.js';
+import { EXPORT_EXTENSIONS, EXPORT_FORMATS, embeddedApi, parseExportFormat, type BranchgraphApi, type Filter } from '../service/api.js';
+import { CONFIG_HELP, loadConfig } from '../service/config.js';
+import { CatchUpInputZ, CompactInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
+import { openService } from '../service/open-service.js';
+import { packageVersion } from '../service/package-root.js';
+import { human, print, table as textTable, type Output } from './cli-output.js';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
+
+/** Where a command's output goes and how it ends; tests give their own. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Raw bytes to standard output (exports). */
+  stdoutStream: NodeJS.WritableStream;
+}
+
+type Globals = { store?: string; server?: string; token?: string; actor?: string; json?: boolean; shard?: string };
+
+/** A file the command reads; a missing or unreadable one is a usage error that names it. */
+function inputFile(file: string): string {
+  try {
+    if (!statSync(file).isFile()) throw new Error('not a file');
+    return file;
+  } catch (e) {
+    const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message;
+    throw new BranchgraphError('invalid_input', `cannot read ${file}: ${why}`);
+  }
+}
+
+function readInput(file: string): string {
+  return readFileSync(inputFile(file), 'utf8');
+}
+
+function intOption(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new BranchgraphError('invalid_input', `${name} must be a whole number, not ${JSON.stringify(v)}`, { issues: [{ path: name, message: 'a whole number' }] });
+  return Number(v);
+}
+
+function whereOption(v: string | undefined): Filter | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return JSON.parse(v) as Filter;
+  } catch {
+    throw new BranchgraphError('invalid_input', `--where must be a JSON object such as '{"name":"Ada"}', not ${v}`, { issues: [{ path: '--where', message: 'JSON object' }] });
+  }
+}
+
+/** Options of `serve`, with the configuration key each sets (see CONFIG_HELP for their variables). */
+const SERVE_OPTIONS: [flags: string, key: string, description: string][] = [
+  ['--host <host>', 'host', 'interface to listen on (HOST; default 127.0.0.1)'],
+  ['--port <n>', 'port', 'port (PORT; default 8080; 0 picks a free one)'],
+  ['--tokens <spec>', 'tokens', 'role:token[:identity],... (BRANCHGRAPH_TOKENS; unset: no auth)'],
+  ['--log-level <level>', 'log-level', 'fatal|error|warn|info|debug|trace|silent (LOG_LEVEL)'],
+  ['--merge-width <n>', 'merge-width', '1, 2 or 4 (BRANCHGRAPH_MERGE_WIDTH)'],
+  ['--budget-bytes <n>', 'budget-bytes', 'preparation memory budget (BRANCHGRAPH_PREP_BUDGET_BYTES)'],
+  ['--store-latency-ms <n>', 'store-latency-ms', 'inject latency per store call (benchmarks)'],
+  ['--max-body-bytes <n>', 'max-body-bytes', 'largest request body (BRANCHGRAPH_MAX_BODY_BYTES)'],
+  ['--drain-timeout-ms <n>', 'drain-timeout-ms', 'on SIGTERM, wait this long for in-flight requests'],
+  ['--seal-after-ms <n>', 'seal-after-ms', 'seal an open WAL generation after this long'],
+  ['--generation-rows <n>', 'generation-rows', 'seal a WAL generation at this many rows'],
+];
+
+export function cliProgram(io: CliIo, setExit: (code: number) => void): Command {
+  const program = new Command('branchgraph');
+  program
+    .description('A typed graph store with Git-style branches and three-way entity merges.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .addOption(new Option('--store <url>', 'embedded engine on this store: file://DIR, s3://bucket/prefix?..., memory:// (BRANCHGRAPH_STORE; default file://./data)'))
+    .addOption(new Option('--server <url>', 'talk to a running server instead of opening the store').env('BRANCHGRAPH_SERVER'))
+    .addOption(new Option('--token <token>', "the server's bearer token").env('BRANCHGRAPH_TOKEN'))
+    .option('--actor <name>', 'who commits made here are by (embedded only; BRANCHGRAPH_ACTOR)')
+    .option('--json', 'print results as JSON for programs')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
+    .exitOverride();
+
+  const globals = (cmd: Command): Globals => cmd.optsWithGlobals() as Globals;
+  const outOf = (cmd: Command): Output => ({ json: globals(cmd).json === true, write: io.stdout });
+  // One API whichever carries it: a running server, or the engine in this process.
+  const connect = async (cmd: Command): Promise<BranchgraphApi> => {
+    const g = globals(cmd);
+    if (g.server !== undefined) return new RestClient(g.server.replace(/\/$/, ''), g.token);
+    const config = loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard });
+    return embeddedApi(await openService(config), { transport: 'cli' });
+  };
+  /** A subcommand with the shared conventions: exit override, output, its own --help. */
+  const command = (parent: Command, name: string, description: string): Command =>
+    parent.command(name).description(description).exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr }).showHelpAfterError('(run with --help for usage)');
+
+  const serve = command(program, 'serve', 'run the HTTP server: REST, GraphQL and GraphiQL at /graphql, /metrics').option('--shard <name>', 'WAL writer identity (BRANCHGRAPH_SHARD)');
+  for (const [flags, , description] of SERVE_OPTIONS) serve.option(flags, description);
+  serve.addHelpText('after', `\nevery setting and its environment variable:${CONFIG_HELP}`);
+  serve.action(async (_opts, cmd: Command) => {
+    const o = cmd.optsWithGlobals() as Record<string, string | undefined>;
+    const flags: Record<string, string | undefined> = { store: o.store, actor: o.actor, shard: o.shard };
+    for (const [, key] of SERVE_OPTIONS) flags[key] = o[key.replace(/-(\w)/g, (_m, c: string) => c.toUpperCase())];
+    const { serveUntilSignalled } = await import('./serve-command.js');
+    await serveUntilSignalled(loadConfig(process.env, flags), io);
+  });
+
+  const branch = command(program, 'branch', 'list, create and delete branches');
+  command(branch, 'list', 'every branch with its head').action(async (_o, cmd: Command) => {
+    const { branches, damaged } = await (await connect(cmd)).listBranches();
+    for (const d of damaged) io.stderr(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
+    print(outOf(cmd), branches, human.branches);
+  });
+  command(branch, 'create', 'create a branch; it shares its parent data and copies nothing')
+    .argument('<name>')
+    .option('--from <ref>', 'branch or commit:<id> to start from (default main)')
+    .action(async (name: string, o: { from?: string }, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).createBranch(name, o.from === undefined ? undefined : parseRef(o.from)), human.branch),
+    );
+  command(branch, 'delete', 'delete a branch (never main); its commits stay readable until GC')
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).deleteBranch(name), (r: { deleted: string }) => `deleted branch ${r.deleted}\n`));
+
+  command(program, 'merge', 'merge SOURCE into a branch: one atomic commit, or nothing and the exact conflicts (exit 3)')
+    .argument('<source>')
+    .option('--into <branch>', 'target branch (default main)')
+    .option('--dry-run', 'say what would happen; publish nothing')
+    .option('--width <n>', 'tables prepared at once: 1, 2 or 4')
+    .option('--delete-branch', 'delete SOURCE after a successful merge')
+    .option('--message <text>', 'commit message')
+    .option('--author <name>', 'who the commit is for')
+    .action(async (source: string, o: { into?: string; dryRun?: boolean; width?: string; deleteBranch?: boolean; message?: string; author?: string }, cmd: Command) => {
+      const input = parseInput(MergeInputZ, { ...o, width: o.width === undefined ? undefined : Number(o.width) }, 'flags');
+      const r = await (await connect(cmd)).mergeBranch(source, input);
+      print(outOf(cmd), r, human.merge);
+      if (r.status !== 'success') setExit(EXIT.conflicts);
+    });
+
+  command(program, 'rows', 'rows of a table in key order, a page at a time')
+    .argument('<table>')
+    .option('--at <ref>', 'branch or commit:<id> (default main)')
+    .option('--where <json>', 'filter: {"prop": value} or {"prop": {"op": "gte", "value": 3}}')
+    .option('--limit <n>', 'rows per page, at most 1000', '100')
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .action(async (table: string, o: { at?: string; where?: string; limit: string; cursor?: string }, cmd: Command) => {
+      const where = whereOption(o.where);
+      const page = await (await connect(cmd)).rows(table, parseRef(o.at), { limit: intOption('--limit', o.limit), ...(o.cursor ? { cursor: o.cursor } : {}), ...(where ? { where } : {}) });
+      print(outOf(cmd), page, human.rows);
+    });
+  command(program, 'get', 'one entity by key (edge keys are JSON arrays such as ["a","b"])')
+    .argument('<table>')
+    .argument('<key>')
+    .option('--at <ref>', 'branch or commit:<id> (default main)')
+    .action(async (table: string, key: string, o: { at?: string }, cmd: Command) => {
+      const r = await (await connect(cmd)).getRow(table, key, parseRef(o.at));
+      print(outOf(cmd), r, (v: typeof r) => human.rows({ items: [v], nextCursor: null }));
+    });
+  command(program, 'log', 'commits at a ref, newest first')
+    .option('--at <ref>', 'branch or commit:<id> (default main)')
+    .option('--limit <n>', 'how many, at most 1000', '20')
+    .action(async (o: { at?: string; limit: string }, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).log(parseRef(o.at), intOption('--limit', o.limit)), human.commits));
+  command(program, 'show', 'one commit with its tables')
+    .argument('<commit>', 'commit id (commit: prefix optional)')
+    .action(async (id: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).commit(id.replace(/^commit:/, '')), human.commit));
+  command(program, 'diff', 'what changed from one ref to another, per table')
+    .argument('<from>')
+    .argument('<to>')
+    .action(async (from: string, to: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).diff(parseRef(from), parseRef(to)), human.diff));
+
+  command(program, 'load', 'bulk load NDJSON lines {"table","values","op"?} as one all-or-nothing commit')
+    .argument('<branch>')
+    .argument('<file>')
+    .action(async (branchName: string, file: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).load(branchName, readInput(file)), human.write));
+  command(program, 'ingest', 'append NDJSON operations to the WAL, streamed; generations seal as they fill')
+    .argument('<branch>')
+    .argument('<file>')
+    .option('--shard <name>', 'WAL writer identity (embedded only; BRANCHGRAPH_SHARD)')
+    .action(async (branchName: string, file: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).ingest(branchName, createReadStream(inputFile(file))), human.ingest));
+  command(program, 'catchup', 'fold pending WAL generations into the tables now')
+    .argument('<branch>')
+    .option('--max-generations <n>', 'generations per batch; 0 removes the cap')
+    .option('--serial', 'do not prepare the next batch while one commits')
+    .action(async (branchName: string, o: { maxGenerations?: string; serial?: boolean }, cmd: Command) => {
+      const input = parseInput(CatchUpInputZ, { maxGenerations: intOption('--max-generations', o.maxGenerations), pipeline: o.serial ? false : undefined }, 'flags');
+      print(outOf(cmd), await (await connect(cmd)).catchUp(branchName, input));
+    });
+  command(program, 'wal', 'WAL status: watermarks, pending generations, last catch-up')
+    .argument('<branch>')
+    .action(async (branchName: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).walStatus(branchName), human.wal));
+  command(program, 'compact', 'compact tables now (servers also compact in the background)')
+    .argument('<branch>')
+    .option('--full', 'rewrite each table as one run (default: size-tiered)')
+    .option('--table <name...>', 'only these tables')
+    .action(async (branchName: string, o: { full?: boolean; table?: string[] }, cmd: Command) => {
+      const input = parseInput(CompactInputZ, { mode: o.full ? 'full' : undefined, tables: o.table }, 'flags');
+      const r = await (await connect(cmd)).compact(branchName, input);
+      print(outOf(cmd), r, (v: typeof r) => `${v.commit === null ? 'nothing was due' : `compacted as ${v.commit.id}`}\n${textTable(v.tables, ['table', 'runsBefore', 'runsAfter', 'runsMerged'])}`);
+    });
+  command(program, 'export', 'write a table at a ref for DuckDB, pyarrow or polars (pending WAL rows included)')
+    .argument('<table>')
+    .option('--at <ref>', 'branch or commit:<id> (default main)')
+    .addOption(new Option('--format <format>', 'file format').choices([...EXPORT_FORMATS]).default('parquet'))
+    .option('--out <file>', 'where to write; - for standard output (default TABLE.<format>)')
+    .action(async (table: string, o: { at?: string; format: string; out?: string }, cmd: Command) => {
+      const format = parseExportFormat(o.format);
+      const { commit, body } = await (await connect(cmd)).exportTable(table, parseRef(o.at), format);
+      const file = o.out ?? `${table}.${EXPORT_EXTENSIONS[format]}`;
+      const sink = file === '-' ? io.stdoutStream : createWriteStream(file);
+      let bytes = 0;
+      for await (const chunk of body) {
+        bytes += chunk.length;
+        if (!sink.write(chunk)) await once(sink, 'drain');
+      }
+      if (file !== '-') await new Promise<void>((resolve, reject) => (sink as ReturnType<typeof createWriteStream>).end((e?: Error | null) => (e ? reject(e) : resolve())));
+      if (file !== '-') print(outOf(cmd), { table, format, commit, file, bytes });
+    });
+
+  const schema = command(program, 'schema', 'read or apply the schema');
+  command(schema, 'get', 'the schema text at a ref')
+    .option('--at <ref>', 'branch or commit:<id> (default main)')
+    .action(async (o: { at?: string }, cmd: Command) => {
+      const r = await (await connect(cmd)).getSchema(parseRef(o.at));
+      print(outOf(cmd), r, (v: typeof r) => `# commit ${v.commit}\n${v.text}\n`);
+    });
+  command(schema, 'apply', 'apply schema text from a file as a commit')
+    .argument('<branch>')
+    .argument('<file>')
+    .action(async (branchName: string, file: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).applySchema(branchName, { schema: readInput(file) }), human.schema));
+
+  command(program, 'gc', 'delete objects no live manifest references, older than the grace period')
+    .option('--grace-seconds <n>', 'never less than 900')
+    .option('--dry-run', 'report what would be deleted')
+    .action(async (o: { graceSeconds?: string; dryRun?: boolean }, cmd: Command) => {
+      print(outOf(cmd), await (await connect(cmd)).gc({ graceSeconds: intOption('--grace-seconds', o.graceSeconds), dryRun: o.dryRun === true }));
+    });
+
+  command(program, 'gqt', 'replay GQT case files: gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .argument('[args...]')
+    .action(async (args: string[]) => {
+      setExit(await (await import('../gqt/gqt-cli.js')).runGqtCli(args));
+    });
+  return program;
+}

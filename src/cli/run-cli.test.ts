@@ -1,0 +1,185 @@
+/**
+ * The command line in-process (test/cli.test.ts runs the built binary):
+ * help and version, every kind of mistake with its message and exit code,
+ * and the README's round against a server, through the environment
+ * variables, with readable output and `--json`.
+ */
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { tableFromIPC } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testServer, type TestServer } from '../../test/support/test-server.js';
+import { packageVersion } from '../service/package-root.js';
+import { EXIT } from './exit-codes.js';
+import { runCli } from './run-cli.js';
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string; bytes: Buffer }> {
+  let stdout = '';
+  let stderr = '';
+  const chunks: Buffer[] = [];
+  const stdoutStream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(chunk);
+      cb();
+    },
+  });
+  const io = {
+    stdout: (t: string) => {
+      stdout += t;
+    },
+    stderr: (t: string) => {
+      stderr += t;
+    },
+    stdoutStream,
+  };
+  const code = await runCli(args, io);
+  return { code, stdout, stderr, bytes: Buffer.concat(chunks) };
+}
+
+const COMMANDS = [
+  'serve',
+  'branch',
+  'branch list',
+  'branch create',
+  'branch delete',
+  'merge',
+  'rows',
+  'get',
+  'log',
+  'show',
+  'diff',
+  'load',
+  'ingest',
+  'catchup',
+  'wal',
+  'compact',
+  'export',
+  'schema',
+  'schema get',
+  'schema apply',
+  'gc',
+];
+
+describe('command line: help, version and mistakes', () => {
+  it('gives --help for the program and every command, with exit 0', async () => {
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('exit codes:');
+    for (const c of COMMANDS) {
+      const r = await cli([...c.split(' '), '--help']);
+      expect(r.code, c).toBe(0);
+      expect(r.stdout, c).toMatch(new RegExp(`^Usage: branchgraph ${c} `));
+    }
+    expect((await cli(['serve', '--help'])).stdout).toContain('BRANCHGRAPH_STORE');
+  });
+
+  it('prints the version', async () => {
+    const r = await cli(['--version']);
+    expect([r.code, r.stdout.trim()]).toEqual([0, packageVersion()]);
+  });
+
+  it('reports usage mistakes with exit 2 and says what was wrong', async () => {
+    const cases: [string[], RegExp][] = [
+      [[], /Usage: branchgraph/],
+      [['frobnicate'], /unknown command 'frobnicate'/],
+      [['branch', 'list', '--frob'], /unknown option '--frob'/],
+      [['merge'], /missing required argument 'source'/],
+      [['rows', 'Person', '--limit', 'ten'], /--limit must be a whole number, not "ten"/],
+      [['rows', 'Person', '--where', '{nope'], /--where must be a JSON object/],
+      [['export', 'Person', '--format', 'xlsx'], /argument 'xlsx' is invalid. Allowed choices are ndjson, arrow, arrow-stream, parquet/],
+      [['load', 'main', '/no/such/file.ndjson'], /cannot read \/no\/such\/file.ndjson: no such file/],
+      [['merge', 'f', '--width', '3', '--store', 'memory://'], /\[invalid_input\]/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(EXIT.usage);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+    }
+  });
+
+  it('names the URL when no server answers, with exit 5', async () => {
+    // A port nothing listens on: taken and let go again.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const r = await cli(['branch', 'list', '--server', `http://127.0.0.1:${port}`]);
+    expect(r.code).toBe(EXIT.unreachable);
+    expect(r.stderr).toBe(`error [server_unreachable]: cannot reach the server at http://127.0.0.1:${port} (GET /branches): ECONNREFUSED\n`);
+  });
+});
+
+describe('command line: a round against a server', () => {
+  let s: TestServer;
+  let dir: string;
+  const env = { server: process.env.BRANCHGRAPH_SERVER, token: process.env.BRANCHGRAPH_TOKEN };
+  beforeAll(async () => {
+    s = await testServer({ tokens: 'admin:cli-admin-token' });
+    dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-'));
+    // --server and --token from the environment, as a shell profile would set them.
+    process.env.BRANCHGRAPH_SERVER = s.url;
+    process.env.BRANCHGRAPH_TOKEN = 'cli-admin-token';
+  });
+  afterAll(async () => {
+    for (const [k, v] of [
+      ['BRANCHGRAPH_SERVER', env.server],
+      ['BRANCHGRAPH_TOKEN', env.token],
+    ] as const)
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    await s.close();
+  });
+
+  it("runs the README's sequence with the example files: schema, load, branch, conflict, rows, log, show, diff, export", async () => {
+    const ok = async (args: string[]): Promise<string> => {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      return r.stdout;
+    };
+    expect(await ok(['schema', 'apply', 'main', 'examples/schema.bg'])).toMatch(/^applied as [0-9A-Z]{26}\n/);
+    expect(await ok(['load', 'main', 'examples/people.ndjson'])).toMatch(/^committed [0-9A-Z]{26}: 4 inserted, 0 updated, 0 deleted\n$/);
+    expect(await ok(['branch', 'create', 'review'])).toMatch(/^branch review at /);
+    await ok(['load', 'review', 'examples/ann-31.ndjson']);
+    await ok(['load', 'main', 'examples/ann-32.ndjson']);
+
+    const merge = await cli(['merge', 'review']);
+    expect(merge.code).toBe(EXIT.conflicts);
+    expect(merge.stdout).toMatch(/^conflicts: 1; nothing was published\nKIND +TABLE +KEY +PROPERTY +BASE +SOURCE +TARGET\nDivergentUpdate +Person +ann +age +30 +31 +32\n$/);
+    const asJson = await cli(['merge', 'review', '--json']);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ status: 'conflicts', report: { total: 1 } });
+
+    expect(await ok(['rows', 'Person', '--limit', '2'])).toMatch(/^KEY +ID +NAME +AGE +EMAIL\nann +ann +Ann +32 +ann@example\.com\nbob +bob +Bob\nmore: --cursor \S+\n$/);
+    expect(await ok(['rows', 'Person', '--where', '{"name":"Cy"}', '--json'])).toContain('"cy@example.com"');
+    expect(JSON.parse(await ok(['get', 'Person', 'ann', '--at', 'review', '--json']))).toEqual({ key: 'ann', row: { id: 'ann', name: 'Ann', age: 31, email: null } });
+    const missing = await cli(['get', 'Person', 'zed']);
+    expect([missing.code, missing.stderr]).toEqual([EXIT.notFound, 'error [not_found]: Person zed does not exist\n']);
+
+    const log = JSON.parse(await ok(['log', '--json'])) as { id: string; kind: string }[];
+    expect(log.map((c) => c.kind)).toEqual(['write', 'write', 'schema', 'init']);
+    expect(await ok(['log', '--limit', '1'])).toMatch(/^ID +KIND +TIME +AUTHOR +MESSAGE\n[0-9A-Z]{26} +write +/);
+    expect(await ok(['show', `commit:${log[0]?.id}`])).toMatch(new RegExp(`^id: +${log[0]?.id}\nkind: +write\n`));
+    expect(await ok(['diff', 'main', 'review'])).toBe('Person: 0 inserted, 1 updated, 0 deleted\n  ~ ann  age: 32 → 31, email: ann@example.com → \n');
+    expect(await ok(['compact', 'main', '--full', '--json'])).toContain('"tables"');
+
+    const out = path.join(dir, 'people.arrow');
+    expect(await ok(['export', 'Person', '--format', 'arrow', '--out', out])).toMatch(/format: +arrow\n/);
+    expect(
+      tableFromIPC(await readFile(out))
+        .getChild('id')
+        ?.toArray(),
+    ).toEqual(['ann', 'bob', 'cy']);
+    const piped = await cli(['export', 'Knows', '--format', 'ndjson', '--out', '-']);
+    expect(piped.bytes.toString()).toBe('{"from":"ann","to":"bob","since":"2024-05-01"}\n');
+  });
+
+  it('keeps the error code of a refused write and exits 1', async () => {
+    const file = path.join(dir, 'bad.ndjson');
+    await writeFile(file, '{"table":"Person","values":{"id":"x","name":"X","age":200}}\n');
+    const r = await cli(['load', 'main', file]);
+    expect(r.code).toBe(EXIT.failed);
+    expect(r.stderr).toMatch(/^error \[constraint_violation\]/);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * `branchgraph serve`: run the server until a signal, then drain. A port
+ * in use is a clear error, not a stack trace. Started by `npm start`, the
+ * server also stops when npm goes away: npm runs it through a shell that
+ * does not pass every signal on, and a server outliving the command that
+ * started it holds the port and the store.
+ */
+import pino from 'pino';
+import type { Config } from '../service/config.js';
+import { BranchgraphError } from '../model/errors.js';
+import type { CliIo } from './cli-program.js';
+
+export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stderr'>): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  const { startServer } = await import('../http/server.js');
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(config, logger);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      const why = code === 'EADDRINUSE' ? 'the port is in use' : code === 'EACCES' ? 'permission denied' : 'no such address here';
+      throw new BranchgraphError('invalid_input', `cannot listen on ${config.host}:${config.port}: ${why} (${code}); choose another with --port or PORT`, { cause: e });
+    }
+    throw e;
+  }
+  logger.info({ url: server.url, store: config.store, graphql: `${server.url}/graphql` }, 'branchgraph listening');
+  io.stderr(`branchgraph listening on ${server.url} (store ${config.store}); GraphiQL at ${server.url}/graphql\n`);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (why: string): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ reason: why }, 'stopping: draining in-flight requests');
+      void server.close().then(resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGHUP', () => stop('SIGHUP'));
+    if (process.env.npm_lifecycle_event !== undefined) {
+      const parent = process.ppid;
+      setInterval(() => {
+        if (process.ppid !== parent) stop('the npm process that started the server exited');
+      }, 500).unref();
+    }
+  });
+}
