@@ -241,13 +241,16 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
       print(outOf(cmd), await (await connect(cmd)).gc({ graceSeconds: intOption('--grace-seconds', o.graceSeconds), dryRun: o.dryRun === true }));
     });
 
-  command(program, 'gqt', 'replay GQT case files: gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]')
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .argument('[args...]')
-    .action(async (args: string[]) => {
-      setExit(await (await import('../gqt/gqt-cli.js')).runGqtCli(args));
+  command(program, 'gqt', 'replay GQT case files (default gqt/*.gqt), one fresh graph per case; ends with N passed, N failed')
+    .argument('[files...]')
+    .addOption(new Option('--via <transport>', 'embedded engine, or a server process over REST or GraphQL').choices(['embedded', 'rest', 'graphql']).default('embedded'))
+    .addHelpText('after', '\n  --store memory|fs|s3  the kind of store each case replays on, a fresh one per case (default fs)')
+    .action(async (files: string[], o: { via: 'embedded' | 'rest' | 'graphql' }, cmd: Command) => {
+      // `--store` is the program's option (a URL elsewhere); here it names a kind of store.
+      const store = globals(cmd).store ?? 'fs';
+      if (store !== 'memory' && store !== 'fs' && store !== 's3') throw new BranchgraphError('invalid_input', `gqt --store must be memory, fs or s3, not ${JSON.stringify(store)}`);
+      // The GQT stack (drivers, Hono, Yoga) loads only for this command.
+      setExit(await (await import('../gqt/gqt-cli.js')).runGqtCli({ via: o.via, store, files }));
     });
   return program;
 }

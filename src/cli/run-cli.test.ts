@@ -61,6 +61,7 @@ const COMMANDS = [
   'schema get',
   'schema apply',
   'gc',
+  'gqt',
 ];
 
 describe('command line: help, version and mistakes', () => {
@@ -92,6 +93,9 @@ describe('command line: help, version and mistakes', () => {
       [['export', 'Person', '--format', 'xlsx'], /argument 'xlsx' is invalid. Allowed choices are ndjson, arrow, arrow-stream, parquet/],
       [['load', 'main', '/no/such/file.ndjson'], /cannot read \/no\/such\/file.ndjson: no such file/],
       [['merge', 'f', '--width', '3', '--store', 'memory://'], /\[invalid_input\]/],
+      [['gqt', '--via', 'carrier-pigeon'], /argument 'carrier-pigeon' is invalid. Allowed choices are embedded, rest, graphql/],
+      [['gqt', '--via', 'rest', '--store', 'memory'], /memory store lives inside one process/],
+      [['gqt', '--store', 'disk'], /gqt --store must be memory, fs or s3, not "disk"/],
     ];
     for (const [args, message] of cases) {
       const r = await cli(args);

@@ -5,8 +5,8 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { ulid } from 'ulid';
+import { BranchgraphError } from '../model/errors.js';
 import { FsStore } from '../store/fs-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -126,23 +126,13 @@ export async function defaultFiles(dir = 'gqt'): Promise<string[]> {
     .map((f) => path.join(dir, f));
 }
 
-export async function runGqtCli(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { via: { type: 'string', default: 'embedded' }, store: { type: 'string', default: 'fs' } },
-  });
-  const via = values.via as Via;
-  const store = values.store as StoreKind;
-  if (!['embedded', 'rest', 'graphql'].includes(via) || !['memory', 'fs', 's3'].includes(store)) {
-    process.stderr.write('usage: gqt [--via embedded|rest|graphql] [--store memory|fs|s3] [FILES...]\n');
-    return 2;
-  }
+/** `branchgraph gqt`, with `via` and `store` already checked by the command line. */
+export async function runGqtCli(opts: { via: Via; store: StoreKind; files: string[] }): Promise<number> {
+  const { via, store } = opts;
   if (store === 'memory' && via !== 'embedded') {
-    process.stderr.write('gqt: a memory store lives inside one process; use --store fs or s3 with --via rest or graphql\n');
-    return 2;
+    throw new BranchgraphError('invalid_input', 'gqt: a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
   }
-  const files = positionals.length > 0 ? positionals : await defaultFiles();
+  const files = opts.files.length > 0 ? opts.files : await defaultFiles();
   const { cases, errors } = await loadCases(files);
   for (const e of errors) process.stdout.write(`✗ ${e}\n`);
   let passed = 0;
