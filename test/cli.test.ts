@@ -1,4 +1,5 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,19 +22,29 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   }
 }
 
-/** Start `branchgraph serve` and wait for its listening line. */
-async function serve(args: string[]) {
-  const child = spawn(node, [main, 'serve', '--port', '0', '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
+/** A command's exit code, failing with its stderr so an unexpected code says why. */
+async function codeOf(args: string[]): Promise<string> {
+  const r = await cli(args);
+  return r.code === 0 ? '0' : `${r.code}: ${r.stderr}`;
+}
+
+/** The URL a starting server prints on its listening line. */
+function listeningUrl(child: ChildProcessByStdio<null, Readable, Readable>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     let err = '';
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(err);
       if (m) resolve(m[1] as string);
     });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    child.once('exit', (code) => reject(new Error(`the server exited ${code}: ${err}`)));
   });
-  return { child, url };
+}
+
+/** Start `branchgraph serve` and wait for its listening line. */
+async function serve(args: string[]) {
+  const child = spawn(node, [main, 'serve', '--port', '0', '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return { child, url: await listeningUrl(child) };
 }
 
 describe('command line', () => {
@@ -42,9 +53,9 @@ describe('command line', () => {
     const store = ['--store', `file://${dir}/data`];
     await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
     await writeFile(path.join(dir, 'people.ndjson'), '{"table":"Person","values":{"id":"a","name":"Ann"}}\n');
-    expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).code).toBe(0);
-    expect((await cli(['branch', 'create', 'feature', ...store])).code).toBe(0);
-    expect((await cli(['load', 'feature', path.join(dir, 'people.ndjson'), ...store])).code).toBe(0);
+    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).toBe('0');
+    expect(await codeOf(['branch', 'create', 'feature', ...store])).toBe('0');
+    expect(await codeOf(['load', 'feature', path.join(dir, 'people.ndjson'), ...store])).toBe('0');
     const merged = await cli(['merge', 'feature', '--width', '4', '--json', ...store]);
     expect(merged.code).toBe(0);
     expect(JSON.parse(merged.stdout)).toMatchObject({ status: 'success', outcome: 'fast_forward' });
@@ -67,7 +78,7 @@ describe('command line', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-srv-'));
     const { child, url } = await serve(['--store', `file://${dir}/data`, '--store-latency-ms', '100']);
     await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
-    expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--server', url])).code).toBe(0);
+    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--server', url])).toBe('0');
     // A slow request in flight when SIGTERM arrives still completes.
     const inflight = fetch(`${url}/branches/main/writes`, {
       method: 'POST',
@@ -99,15 +110,7 @@ describe('command line', () => {
   it('stops the server started by npm start when npm is signalled', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-npm-'));
     const npm = spawn('npm', ['start', '--silent'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', BRANCHGRAPH_STORE: `file://${dir}/data` }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      npm.stderr.on('data', (d: Buffer) => {
-        err += d.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(err);
-        if (m) resolve(m[1] as string);
-      });
-      npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${err}`)));
-    });
+    const url = await listeningUrl(npm);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     npm.kill('SIGTERM');
     const t0 = Date.now();

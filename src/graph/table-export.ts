@@ -15,10 +15,7 @@
  * the table and the commit it was read at.
  */
 import {
-  Bool,
   DateDay,
-  Float64,
-  Int64,
   makeBuilder,
   makeData,
   RecordBatch,
@@ -28,11 +25,11 @@ import {
   Schema as ArrowSchema,
   Struct,
   TimestampMicrosecond,
-  Utf8,
   type Data,
   type DataType,
 } from 'apache-arrow';
 import { BranchgraphError } from '../model/errors.js';
+import { runColumnType } from '../table/run.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 
@@ -59,21 +56,11 @@ export interface ExportSource {
   rows: AsyncIterable<{ key: string; row: Row }>;
 }
 
+/** As in run files, but dates and datetimes as Arrow's own types, which analytical tools read as such. */
 function arrowType(p: PropDef): DataType {
-  switch (p.type.kind) {
-    case 'int':
-      return new Int64();
-    case 'float':
-      return new Float64();
-    case 'bool':
-      return new Bool();
-    case 'date':
-      return new DateDay();
-    case 'datetime':
-      return new TimestampMicrosecond('UTC');
-    default:
-      return new Utf8();
-  }
+  if (p.type.kind === 'date') return new DateDay();
+  if (p.type.kind === 'datetime') return new TimestampMicrosecond('UTC');
+  return runColumnType(p);
 }
 
 /** Microseconds since the epoch of a stored datetime (`…SS.ffffffZ`, or three digits from older rows). */

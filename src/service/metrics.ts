@@ -70,25 +70,14 @@ export class ServiceMetrics implements CatchUpObserver {
 
   constructor() {
     const registers = [this.registry];
+    const histogram = <L extends string>(name: string, help: string, labelNames: L[]): Histogram<L> => new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
     this.requests = new Counter({ name: 'branchgraph_http_requests_total', help: 'HTTP requests by method, route and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.requestSeconds = new Histogram({
-      name: 'branchgraph_http_request_duration_seconds',
-      help: 'HTTP request latency by method and route, until the response is ready.',
-      labelNames: ['method', 'route'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    this.requestSeconds = histogram('branchgraph_http_request_duration_seconds', 'HTTP request latency by method and route, until the response is ready.', ['method', 'route']);
     this.merges = new Counter({ name: 'branchgraph_merges_total', help: 'Merges by outcome.', labelNames: ['outcome'], registers });
-    this.mergeSeconds = new Histogram({ name: 'branchgraph_merge_duration_seconds', help: 'Merge duration by outcome.', labelNames: ['outcome'], buckets: DURATION_BUCKETS, registers });
+    this.mergeSeconds = histogram('branchgraph_merge_duration_seconds', 'Merge duration by outcome.', ['outcome']);
     this.phaseSeconds = new Counter({ name: 'branchgraph_merge_phase_seconds_total', help: 'Time spent per merge phase.', labelNames: ['phase'], registers });
     this.mergeStoreCalls = new Counter({ name: 'branchgraph_merge_store_calls_total', help: 'Object store calls made by merges, by operation.', labelNames: ['op'], registers });
-    this.catchUpSeconds = new Histogram({
-      name: 'branchgraph_catchup_duration_seconds',
-      help: 'Catch-up run duration by outcome and trigger (request or background).',
-      labelNames: ['outcome', 'trigger'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
+    this.catchUpSeconds = histogram('branchgraph_catchup_duration_seconds', 'Catch-up run duration by outcome and trigger (request or background).', ['outcome', 'trigger']);
     this.walGenerations = new Counter({ name: 'branchgraph_wal_generations_sealed_total', help: 'WAL generations sealed by ingest requests in this process.', registers });
     this.catchUpGenerations = new Counter({ name: 'branchgraph_catchup_generations_folded_total', help: 'WAL generations folded by catch-up runs in this process.', registers });
     this.graphqlErrors = new Counter({ name: 'branchgraph_graphql_errors_total', help: 'GraphQL errors by stable code (GraphQL answers them with HTTP 200).', labelNames: ['code'], registers });

@@ -98,7 +98,8 @@ export function rangeMayHold(ref: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'k
   return ref.rows > 0 && compareKey(ref.minKey, key) <= 0 && !runEndsBefore(ref, key, true);
 }
 
-function arrowType(p: PropDef): DataType {
+/** A property's column type in run files (dates and datetimes as their sortable text). */
+export function runColumnType(p: PropDef): DataType {
   switch (p.type.kind) {
     case 'int':
       return new Int64();
@@ -131,7 +132,7 @@ export function encodeRun(table: TableType, rows: readonly RunRow[]): Uint8Array
   const keyB = makeBuilder({ type: new Utf8(), nullValues: [null] });
   const tombB = makeBuilder({ type: new Bool(), nullValues: [null] });
   const hashB = makeBuilder({ type: new Utf8(), nullValues: [null] });
-  const propB = props.map((p) => makeBuilder({ type: arrowType(p), nullValues: [null] }));
+  const propB = props.map((p) => makeBuilder({ type: runColumnType(p), nullValues: [null] }));
   let prev: string | undefined;
   for (const r of rows) {
     if (prev !== undefined && compareKey(prev, r.key) >= 0) throw new Error(`run rows out of order at ${r.key}`);

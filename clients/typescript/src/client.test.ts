@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testServer, type TestServer } from '../../../test/support/test-server.js';
 import { createBranchgraphClient, isErrorEnvelope } from './index.js';
@@ -50,4 +54,42 @@ describe('typed client', () => {
     expect(missing.response.status).toBe(404);
     expect(isErrorEnvelope(missing.error) && missing.error.error.code).toBe('not_found');
   });
+});
+
+describe('typed client README', () => {
+  it('compiles the calls the READMEs show', () => {
+    // Every ```ts block that imports the client, with the package name pointed at this source.
+    const blocks = ['clients/typescript/README.md', 'README.md'].flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string).filter((code) => code.includes("from '@branchgraph/client'")),
+    );
+    expect(blocks.length).toBe(2);
+    const dir = mkdtempSync(path.join(tmpdir(), 'bg-readme-'));
+    const files = blocks.map((code, i) => {
+      const file = path.join(dir, `readme-${i}.mts`);
+      writeFileSync(file, `${code.replace("from '@branchgraph/client'", `from ${JSON.stringify(path.resolve('clients/typescript/src/index.js'))}`)}\nexport {};\n`);
+      return file;
+    });
+    const tsc = path.resolve('node_modules/typescript/bin/tsc');
+    const args = [
+      tsc,
+      '--ignoreConfig',
+      '--noEmit',
+      '--strict',
+      '--target',
+      'ES2022',
+      '--module',
+      'NodeNext',
+      '--moduleResolution',
+      'NodeNext',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      '--typeRoots',
+      path.resolve('node_modules/@types'),
+      ...files,
+    ];
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  }, 60_000);
 });
