@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -48,30 +48,14 @@ async function serve(args: string[]) {
 }
 
 describe('command line', () => {
-  it('drives a branch → load → merge round on the embedded store, with exit codes', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-'));
-    const store = ['--store', `file://${dir}/data`];
-    await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
-    await writeFile(path.join(dir, 'people.ndjson'), '{"table":"Person","values":{"id":"a","name":"Ann"}}\n');
-    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).toBe('0');
-    expect(await codeOf(['branch', 'create', 'feature', ...store])).toBe('0');
-    expect(await codeOf(['load', 'feature', path.join(dir, 'people.ndjson'), ...store])).toBe('0');
-    const merged = await cli(['merge', 'feature', '--width', '4', '--json', ...store]);
-    expect(merged.code).toBe(0);
-    expect(JSON.parse(merged.stdout)).toMatchObject({ status: 'success', outcome: 'fast_forward' });
-    const branches = JSON.parse((await cli(['branch', 'list', '--json', ...store])).stdout) as { name: string }[];
-    expect(branches.map((b) => b.name)).toEqual(['feature', 'main']);
-    const bad = await cli(['merge', 'feature', '--width', '3', ...store]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('invalid_input');
+  it('the built executable exits with the code the command line chose', async () => {
+    // The commands themselves are tested in-process (src/cli/run-cli.test.ts); this is the process edge.
+    const version = await cli(['--version']);
+    expect([version.code, version.stdout.trim()]).toEqual([0, JSON.parse(await readFile('package.json', 'utf8')).version]);
     expect((await cli(['frobnicate'])).code).toBe(2);
-    // WAL: ingest streams a file into this shard; status shows it pending; catch-up folds it.
-    await writeFile(path.join(dir, 'more.ndjson'), '{"table":"Person","values":{"id":"b","name":"Bo"}}\n{"table":"Person","values":{"id":"c","name":"Cy"}}\n');
-    const ingested = await cli(['ingest', 'main', path.join(dir, 'more.ndjson'), '--shard', 'cli-1', '--json', ...store]);
-    expect(JSON.parse(ingested.stdout)).toMatchObject({ shard: 'cli-1', operations: 2, inserted: 2 });
-    expect(JSON.parse((await cli(['wal', 'main', '--json', ...store])).stdout)).toMatchObject({ pendingGenerations: 1, shards: [{ shard: 'cli-1', pendingGenerations: 1 }] });
-    expect(JSON.parse((await cli(['catchup', 'main', '--serial', '--json', ...store])).stdout)).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
-    expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-'));
+    const missing = await cli(['merge', 'nope', '--store', `file://${dir}/data`]);
+    expect([missing.code, missing.stderr]).toEqual([4, 'error [not_found]: branch nope does not exist\n']);
   }, 60_000);
 
   it('talks to a running server, and SIGTERM drains in-flight requests before exiting', async () => {

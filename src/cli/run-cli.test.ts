@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PEOPLE_SCHEMA } from '../../test/support/fixtures.js';
 import { testServer, type TestServer } from '../../test/support/test-server.js';
 import { packageVersion } from '../service/package-root.js';
 import { EXIT } from './exit-codes.js';
@@ -113,6 +114,38 @@ describe('command line: help, version and mistakes', () => {
     const r = await cli(['branch', 'list', '--server', `http://127.0.0.1:${port}`]);
     expect(r.code).toBe(EXIT.unreachable);
     expect(r.stderr).toBe(`error [server_unreachable]: cannot reach the server at http://127.0.0.1:${port} (GET /branches): ECONNREFUSED\n`);
+  });
+});
+
+describe('command line: the embedded engine', () => {
+  it('drives a branch → load → merge round and the WAL on a local store, with exit codes', async () => {
+    const codeOf = async (args: string[]): Promise<string> => {
+      const r = await cli(args);
+      return r.code === 0 ? '0' : `${r.code}: ${r.stderr}`;
+    };
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-embedded-'));
+    const store = ['--store', `file://${dir}/data`];
+    await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
+    await writeFile(path.join(dir, 'people.ndjson'), '{"table":"Person","values":{"id":"a","name":"Ann"}}\n');
+    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).toBe('0');
+    expect(await codeOf(['branch', 'create', 'feature', ...store])).toBe('0');
+    expect(await codeOf(['load', 'feature', path.join(dir, 'people.ndjson'), ...store])).toBe('0');
+    const merged = await cli(['merge', 'feature', '--width', '4', '--json', ...store]);
+    expect(merged.code).toBe(0);
+    expect(JSON.parse(merged.stdout)).toMatchObject({ status: 'success', outcome: 'fast_forward' });
+    const branches = JSON.parse((await cli(['branch', 'list', '--json', ...store])).stdout) as { name: string }[];
+    expect(branches.map((b) => b.name)).toEqual(['feature', 'main']);
+    const bad = await cli(['merge', 'feature', '--width', '3', ...store]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('invalid_input');
+    expect((await cli(['frobnicate'])).code).toBe(2);
+    // WAL: ingest streams a file into this shard; status shows it pending; catch-up folds it.
+    await writeFile(path.join(dir, 'more.ndjson'), '{"table":"Person","values":{"id":"b","name":"Bo"}}\n{"table":"Person","values":{"id":"c","name":"Cy"}}\n');
+    const ingested = await cli(['ingest', 'main', path.join(dir, 'more.ndjson'), '--shard', 'cli-1', '--json', ...store]);
+    expect(JSON.parse(ingested.stdout)).toMatchObject({ shard: 'cli-1', operations: 2, inserted: 2 });
+    expect(JSON.parse((await cli(['wal', 'main', '--json', ...store])).stdout)).toMatchObject({ pendingGenerations: 1, shards: [{ shard: 'cli-1', pendingGenerations: 1 }] });
+    expect(JSON.parse((await cli(['catchup', 'main', '--serial', '--json', ...store])).stdout)).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
+    expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
   });
 });
 
