@@ -178,6 +178,24 @@ async function toParquet(arrowStream: Uint8Array): Promise<Uint8Array> {
   return pq.writeParquet(table, props);
 }
 
+/**
+ * The most rows an export built whole in memory (Arrow file, Parquet) may
+ * hold: about a gigabyte at a few hundred bytes a row. Beyond it the
+ * streamed formats, which hold one batch, are the way out.
+ */
+export const WHOLE_EXPORT_MAX_ROWS = 2_000_000;
+
+/** Refuse, before any work, a whole-file export of a table that may exceed WHOLE_EXPORT_MAX_ROWS (`rowsAtMost` counts every run's rows). */
+export function checkExportSize(format: ExportFormat, rowsAtMost: number): void {
+  if ((format === 'arrow' || format === 'parquet') && rowsAtMost > WHOLE_EXPORT_MAX_ROWS) {
+    throw new BranchgraphError(
+      'payload_too_large',
+      `a ${format} export is built in memory and is limited to ${WHOLE_EXPORT_MAX_ROWS} rows; this table may hold ${rowsAtMost}: use arrow-stream or ndjson, which stream`,
+      { details: { limit: WHOLE_EXPORT_MAX_ROWS } },
+    );
+  }
+}
+
 export function parseExportFormat(s: string | undefined): ExportFormat {
   const format = s ?? 'ndjson';
   if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {

@@ -17,7 +17,7 @@ import type { DamagedBranch } from '../graph/repository.js';
 export type { DamagedBranch } from '../graph/repository.js';
 export type { CatchUpReport } from '../wal/catch-up.js';
 import { commitLog, diffSnapshots, edgesOf, getRow, liveRows, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
-import { exportTable, type ExportFormat } from '../graph/table-export.js';
+import { checkExportSize, exportTable, type ExportFormat } from '../graph/table-export.js';
 import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
 import type { Schema } from '../model/schema.js';
@@ -346,7 +346,11 @@ export class BranchgraphService {
    */
   async exportTable(ref: Ref, table: string, format: ExportFormat, ctx: RequestContext): Promise<{ commit: string; body: AsyncIterable<Uint8Array> }> {
     const snap = await this.snapshot(ref, ctx);
-    const { type } = this.graph.table(snap, table, ctx.signal);
+    const { type, version } = this.graph.table(snap, table, ctx.signal);
+    checkExportSize(
+      format,
+      version.runs.reduce((n, r) => n + r.rows, 0),
+    );
     const commit = snap.manifest.commit.id;
     return { commit, body: exportTable({ type, commit, rows: liveRows(this.graph, snap, table, ctx.signal) }, format) };
   }
