@@ -99,6 +99,8 @@ export interface ChangePlan<T> {
   message?: string;
   /** The writes a group commit publishes together (see group-commit.ts). */
   group?: Commit['group'];
+  /** The conflict resolutions a merge applied. */
+  resolved?: Commit['resolved'];
 }
 
 export interface GraphOptions {
@@ -534,6 +536,7 @@ export class Graph implements TableReader, ManifestReader {
         time: new Date(this.clock()).toISOString(),
         kind: plan.kind,
         ...(plan.group !== undefined ? { group: plan.group } : {}),
+        ...(plan.resolved !== undefined ? { resolved: plan.resolved } : {}),
       },
       ancestry: Ancestry.next({ lineage: rec.lineage, version }, prev.ancestry, second?.ancestry),
       generation: Math.max(prev.generation, second?.generation ?? 0) + 1,

@@ -10,6 +10,7 @@
  *
  * Stored objects are read through zod; anything else is `corrupt_object`.
  */
+import { CONFLICT_KINDS } from '../model/conflict.js';
 import { z } from 'zod';
 import type { PartNode } from '../model/part-tree.js';
 import type { Ancestry } from './ancestry.js';
@@ -47,6 +48,23 @@ export const CommitZ = z.object({
   kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact']),
   /** The writes a group commit published together, in order, each with who it was for and its message. */
   group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
+  /** A merge's conflict resolutions: its strategy, how many it applied, and the first of them (merge/resolutions.ts). */
+  resolved: z
+    .object({
+      strategy: z.enum(['source-wins', 'target-wins']).nullable(),
+      total: z.number().int().min(1),
+      items: z.array(
+        z.object({
+          table: z.string(),
+          key: z.string(),
+          property: z.string().nullable(),
+          kind: z.enum(CONFLICT_KINDS),
+          take: z.enum(['source', 'target', 'base', 'value']),
+          by: z.enum(['choice', 'strategy']),
+        }),
+      ),
+    })
+    .optional(),
 });
 export type Commit = z.infer<typeof CommitZ>;
 

@@ -18,6 +18,7 @@ export const HTTP_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   publish_contention: 409,
+  resolution_stale: 409,
   // As nginx does: the client closed the request.
   aborted: 499,
   store_unavailable: 503,

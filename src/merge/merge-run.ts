@@ -22,7 +22,7 @@ import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
-import { refOf, type Manifest } from '../graph/manifest.js';
+import { refOf, type Commit, type Manifest } from '../graph/manifest.js';
 import type { RunRef } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
@@ -32,13 +32,33 @@ import { validateMerged } from './validate.js';
 import { mergeBaseView } from './virtual-base.js';
 import { classifyMerge, fastForwardTables, mergeSchemas, planTables, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
 import { recheckTightened, sideValues } from './merge-recheck.js';
+import { Resolver, type AppliedResolution, type MergeResolutions } from './resolutions.js';
+
+/** What a commit records of the resolutions it applied: the strategy, how many, and the first RESOLVED_ITEMS of them. */
+export type ResolvedRecord = NonNullable<Commit['resolved']>;
+
+/** A commit names at most this many resolutions; `total` counts them all. */
+export const RESOLVED_ITEMS = 1000;
+
+function resolvedRecord(req: MergeResolutions | undefined, applied: readonly AppliedResolution[]): ResolvedRecord | null {
+  if (applied.length === 0) return null;
+  // Named choices first, then what the strategy decided; each group in conflict order.
+  const ordered = [...applied].sort((a, b) => (a.by === b.by ? 0 : a.by === 'choice' ? -1 : 1) || compareResolved(a, b));
+  return { strategy: req?.strategy ?? null, total: applied.length, items: ordered.slice(0, RESOLVED_ITEMS) };
+}
+
+function compareResolved(a: AppliedResolution, b: AppliedResolution): number {
+  const pa = `${a.table}\u0000${a.key}\u0000${a.property ?? ''}`;
+  const pb = `${b.table}\u0000${b.key}\u0000${b.property ?? ''}`;
+  return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
 
 /** What an attempt decided; the publication loop publishes `publish`, and returns every other kind unchanged. */
 export type MergeDecision =
   | { kind: 'up_to_date' }
   | { kind: 'conflicts'; conflicts: Conflict[]; base: Manifest | null }
-  | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] }
-  | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[] };
+  | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[]; resolved: ResolvedRecord | null }
+  | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[]; resolved: ResolvedRecord | null };
 
 export interface MergeRunOptions {
   source: string;
@@ -49,6 +69,8 @@ export interface MergeRunOptions {
   width: Width;
   budgetBytes?: number;
   signal?: AbortSignal;
+  /** Choices and a strategy for the conflicts this merge finds (resolutions.ts). */
+  resolutions?: MergeResolutions;
   gauges: PreparationGauges;
   /** Started by the caller, which resolves the heads before the run exists. */
   timer: PhaseTimer<MergePhase>;
@@ -104,9 +126,12 @@ export class MergeRun {
     this.scratch.settle();
     this.timer.enter('base');
     const kind = classifyMerge(sideOf(this.source), sideOf(target));
+    // A fresh resolver per attempt: a lost race may change which conflicts there are.
+    const resolver = new Resolver(this.opts.resolutions ?? {});
+    if (kind !== 'three_way') resolver.checkAllUsed();
     if (kind === 'up_to_date') return { unchanged: { kind: 'up_to_date' } };
     if (kind === 'fast_forward') return this.fastForward(target);
-    return this.threeWay(target);
+    return this.threeWay(target, resolver);
   }
 
   /** The run is over (published, refused or failed): nothing it wrote is pending any more. */
@@ -117,7 +142,7 @@ export class MergeRun {
   private async fastForward(target: Snapshot): Promise<PlanResult<MergeDecision>> {
     const { tables, summaries } = fastForwardTables(sideOf(this.source), sideOf(target));
     this.stats.tablesAdopted = summaries.length;
-    const decided = { outcome: 'fast_forward' as const, base: target.manifest, tables: summaries };
+    const decided = { outcome: 'fast_forward' as const, base: target.manifest, tables: summaries, resolved: null };
     if (this.opts.dryRun) return { unchanged: { kind: 'dry_run', ...decided } };
     this.timer.enter('publish');
     return {
@@ -131,7 +156,7 @@ export class MergeRun {
     };
   }
 
-  private async threeWay(target: Snapshot): Promise<PlanResult<MergeDecision>> {
+  private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
     const { source, opts } = this;
     const found = await mergeBaseView(this.g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], opts.signal);
     if (found === undefined) throw new BranchgraphError('not_found', `${opts.source} and ${opts.into} share no history`);
@@ -144,8 +169,14 @@ export class MergeRun {
     this.stats.tablesPrepared = plan.toPrepare.length;
 
     this.timer.enter('prepare');
-    const prepared = await this.prepare(plan);
+    const prepared = await this.prepare(plan, resolver);
     const scratch = prepared.flatMap((p) => p.scratch);
+    try {
+      resolver.checkAllUsed();
+    } catch (e) {
+      await this.cleanup(scratch);
+      throw e;
+    }
     const tables: Record<string, TableVersion> = { ...plan.adopted };
     const summaries = [...plan.summaries];
     for (const p of prepared) {
@@ -163,7 +194,7 @@ export class MergeRun {
     this.timer.enter('validate');
     const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
     if (invalid.length > 0) return refused(invalid);
-    const decided = { outcome: 'merged' as const, base: baseManifest, tables: summaries };
+    const decided = { outcome: 'merged' as const, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver.applied) };
     if (opts.dryRun) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };
@@ -181,19 +212,20 @@ export class MergeRun {
       scratch,
       result: { kind: 'publish', ...decided },
       message: opts.message ?? `merge ${opts.source} into ${opts.into}`,
+      ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
     };
     if (source.readAt !== undefined) published.readAt = source.readAt;
     return published;
   }
 
   /** Prepare the tables changed on both sides; on failure or abort, delete what was written and throw. */
-  private async prepare(plan: TablePlan): Promise<PreparedTable[]> {
+  private async prepare(plan: TablePlan, resolver: Resolver): Promise<PreparedTable[]> {
     const { g, opts } = this;
     const outcome = await runPreparations<PreparedTable>(
       plan.toPrepare.map(({ type, base, source, target, estimateBytes }) => ({
         table: type.name,
         estimateBytes,
-        run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows) }),
+        run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows), resolver }),
       })),
       { width: opts.width, budgetBytes: opts.budgetBytes, signal: opts.signal, gauges: opts.gauges },
     );

@@ -21,7 +21,8 @@ import type { Commit } from '../graph/manifest.js';
 import { CountingStore, type StoreCounts } from '../store/counting-store.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
 import { PreparationGauges, type Fallback, type Width } from './preparation-scheduler.js';
-import { MergeRun, type MergeDecision } from './merge-run.js';
+import { MergeRun, type MergeDecision, type ResolvedRecord } from './merge-run.js';
+import type { MergeResolutions } from './resolutions.js';
 import { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
 import type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
 
@@ -45,6 +46,8 @@ export interface MergeRequest {
   signal?: AbortSignal;
   conflictLimit?: number;
   conflictCursor?: string;
+  /** How to resolve the conflicts the merge finds (merge/resolutions.ts). */
+  resolutions?: MergeResolutions;
 }
 
 /** What the merge's owner provides: the gauges it reports (a fresh set when none is given). */
@@ -74,6 +77,8 @@ export interface MergeSuccess {
   targetHead: string;
   base: string | null;
   tables: TableMergeSummary[];
+  /** The resolutions applied (or, in a dry run, that would be); null when none were needed. */
+  resolved: ResolvedRecord | null;
   branchDeleted: boolean;
   branchDeleteError: string | null;
   metrics: MergeMetrics;
@@ -127,6 +132,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
       budgetBytes: req.budgetBytes,
       signal,
       gauges: env.gauges ?? new PreparationGauges(),
+      ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),
       timer,
     },
     source,
@@ -170,6 +176,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
     ...heads,
     base: decided.kind === 'up_to_date' ? null : (decided.base?.commit.id ?? null),
     tables: decided.kind === 'up_to_date' ? [] : decided.tables,
+    resolved: decided.kind === 'up_to_date' ? null : decided.resolved,
     ...deletion,
     metrics: metrics(),
   };

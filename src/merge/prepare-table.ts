@@ -18,10 +18,12 @@
  */
 import type { Conflict } from '../model/conflict.js';
 import type { TableType } from '../model/schema.js';
-import { rowHash, type Row } from '../model/values.js';
+import { BranchgraphError } from '../model/errors.js';
+import { checkRow, entityKey, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { alignForDelta, changedStates, deltaRuns, lookupStates, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
+import type { Resolver } from './resolutions.js';
 import { mergeEntity } from './three-way.js';
 
 export interface PrepareInput {
@@ -32,6 +34,8 @@ export interface PrepareInput {
   load: LoadRun;
   /** Persist the fix run (or, in a dry run, only stage it for reads). */
   writeRun: (rows: RunRow[]) => Promise<RunRef>;
+  /** The request's conflict resolutions (none for a virtual base's inner merges). */
+  resolver?: Resolver;
 }
 
 export interface PreparedTable {
@@ -46,6 +50,19 @@ export interface PreparedTable {
 }
 
 const stateRow = (r: RunRow | undefined): Row | null => (r === undefined || r.tomb ? null : (r.props as Row));
+
+/** A row a resolution gave a value for: checked and normalized as a write's row is, and still the entity it resolves. */
+function suppliedRow(type: TableType, key: string, row: Row | null): Row | null {
+  if (row === null) return null;
+  const checked = checkRow(type, row, 'full', `resolutions ${type.name} ${key}`);
+  if (checked.issues.length > 0)
+    throw new BranchgraphError('constraint_violation', `the resolution of ${type.name} ${key} is not a valid row: ${checked.issues[0]?.message}`, { issues: checked.issues });
+  if (entityKey(type, checked.row) !== key)
+    throw new BranchgraphError('invalid_input', `the resolution of ${type.name} ${key} changes its key to ${entityKey(type, checked.row)}`, {
+      issues: [{ path: 'resolutions', message: 'a resolution cannot change the key' }],
+    });
+  return checked.row;
+}
 const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
@@ -75,12 +92,16 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     let result: Row | null;
     let targetKnown = true;
     if (inSource && inTarget) {
-      const m = mergeEntity(type.name, key, stateRow(baseStates.get(key)), stateRow(sourceStates.get(key)), t);
+      const sides = { base: stateRow(baseStates.get(key)), source: stateRow(sourceStates.get(key)), target: t };
+      const m = mergeEntity(type.name, key, sides.base, sides.source, t);
       if ('conflicts' in m) {
-        conflicts.push(...m.conflicts);
-        continue;
-      }
-      result = m.row;
+        const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
+        if (resolved === undefined) {
+          conflicts.push(...m.conflicts);
+          continue;
+        }
+        result = resolved.supplied ? suppliedRow(type, key, resolved.row) : resolved.row;
+      } else result = m.row;
     } else if (inSource) {
       // The target did not touch this key: it still has the base's state, unknown here without a read.
       result = stateRow(sourceStates.get(key));

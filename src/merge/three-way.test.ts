@@ -40,6 +40,8 @@ describe('three-way merge: the truth table', () => {
     const r = m(B, { ...B, name: 'src', age: 3 }, { ...B, name: 'tgt', age: 3 });
     expect(r).toEqual({
       conflicts: [expect.objectContaining({ kind: 'DivergentUpdate', property: 'name', base: 'base', source: 'src', target: 'tgt' })],
+      // What resolutions start from: every other property merged, the target's value where the sides conflict.
+      merged: { id: 'k', name: 'tgt', age: 3 },
     });
   });
 

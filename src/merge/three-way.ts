@@ -17,7 +17,8 @@ import type { Conflict } from '../model/conflict.js';
 import { changedProps, type Row } from '../model/values.js';
 import { sameRuns, type TableVersion } from '../table/table-version.js';
 
-export type EntityMerge = { row: Row | null } | { conflicts: Conflict[] };
+/** A merged state, or conflicts; for a row both sides updated, `merged` holds the property-wise merge with the target's value where they conflict. */
+export type EntityMerge = { row: Row | null } | { conflicts: Conflict[]; merged?: Row };
 
 function same(a: Row | null, b: Row | null): boolean {
   if (a === null || b === null) return a === b;
@@ -73,6 +74,7 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
     if (s === b) merged[p] = target[p] ?? null;
     else if (t === b || s === t) merged[p] = source[p] ?? null;
     else {
+      merged[p] = target[p] ?? null;
       conflicts.push({
         kind: 'DivergentUpdate',
         table,
@@ -85,7 +87,7 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
       });
     }
   }
-  return conflicts.length > 0 ? { conflicts } : { row: merged };
+  return conflicts.length > 0 ? { conflicts, merged } : { row: merged };
 }
 
 /**

@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   // Races the caller may simply retry.
   publish_contention: { retryable: true },
   aborted: { retryable: true },
+  /** A merge's resolution expected values the branches no longer hold: preview again. */
+  resolution_stale: { retryable: true },
   // The store or the server.
   store_unavailable: { retryable: true },
   store_error: { retryable: false },
@@ -89,6 +91,7 @@ export interface ErrorDetailsByCode {
   forbidden: CommonDetails;
   publish_contention: CommonDetails & { branch?: string; shard?: string; attempts?: number; ageMs?: number; key?: string };
   aborted: CommonDetails & { batches?: number };
+  resolution_stale: CommonDetails & { table?: string; key?: string; property?: string | null; side?: string };
   store_unavailable: CommonDetails & { key?: string; errno?: string; name?: string };
   store_error: CommonDetails & { key?: string; keys?: (string | undefined)[]; errno?: string; name?: string };
   corrupt_object: CommonDetails & { key?: string; issues?: string[] };

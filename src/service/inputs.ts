@@ -11,6 +11,7 @@ import type { Ref } from '../graph/graph.js';
 import { MAX_PAGE } from '../graph/reads.js';
 import { MAX_BATCH_OPS } from '../graph/write-batch.js';
 import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
+import { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
 
 /** The bounds every transport enforces on input: body and batch sizes, page sizes, GraphQL nesting, cost and aliases. */
 export const LIMITS = {
@@ -40,6 +41,28 @@ export const CreateBranchZ = z.object({ name: branchName, from: RefInputZ.option
 
 export const CreateGraphZ = z.object({ name: z.string().regex(GRAPH_NAME_RE, 'graph names are 1-63 of a-z 0-9 _ - and start with a letter or digit') }).strict();
 
+/** Most conflict choices one merge request may carry (a strategy covers any number). */
+export const MAX_RESOLUTIONS = 10_000;
+
+const sideValue = z.unknown().optional();
+export const ConflictResolutionZ = z
+  .object({
+    table: z.string().min(1).max(200),
+    key: z.string().min(1).max(4096),
+    property: z.string().min(1).max(200).nullable().optional(),
+    take: z.enum(RESOLUTION_CHOICES),
+    value: z.unknown().optional(),
+    expected: z.object({ base: sideValue, source: sideValue, target: sideValue }).strict().optional(),
+  })
+  .strict();
+
+export const MergeResolutionsZ = z
+  .object({
+    strategy: z.enum(RESOLUTION_STRATEGIES).optional(),
+    conflicts: z.array(ConflictResolutionZ).max(MAX_RESOLUTIONS).optional(),
+  })
+  .strict();
+
 export const MergeInputZ = z
   .object({
     into: branchName.optional(),
@@ -55,6 +78,7 @@ export const MergeInputZ = z
       .string()
       .regex(/^\d{1,9}$/)
       .optional(),
+    resolutions: MergeResolutionsZ.optional(),
   })
   .strict();
 /** A merge request as transports accept it: target, dry run, expected heads, width, conflict paging, message and author. */

@@ -62,6 +62,8 @@ export interface CommitDto {
   message: string;
   time: string;
   kind: Commit['kind'];
+  /** A merge's conflict resolutions, when it applied any. */
+  resolved?: Commit['resolved'];
 }
 
 /** A branch as clients see it: its head commit, when it was created and the commit it was forked from. */
@@ -134,7 +136,17 @@ export interface GcInput {
 export type GcReportDto = Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] };
 
 export function commitDto(c: Commit): CommitDto {
-  return { id: c.id, parents: c.parentIds, branch: c.branch, actor: c.actor, author: c.author ?? c.actor, message: c.message, time: c.time, kind: c.kind };
+  return {
+    id: c.id,
+    parents: c.parentIds,
+    branch: c.branch,
+    actor: c.actor,
+    author: c.author ?? c.actor,
+    message: c.message,
+    time: c.time,
+    kind: c.kind,
+    ...(c.resolved !== undefined ? { resolved: c.resolved } : {}),
+  };
 }
 
 /** The request-owned operations every transport calls: branches, the one merge handler, writes, ingest and catch-up, reads, schema and GC, each under a `RequestContext`. */
