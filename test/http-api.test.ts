@@ -111,6 +111,44 @@ describe('REST API', () => {
     await call(s, 'DELETE', '/branches/:id', `/branches/${enc}`);
   });
 
+  it('merge resolutions over REST and GraphQL: preview, stale refusal, landing, and the commit that records them', async () => {
+    await call(s, 'POST', '/branches', '/branches', { name: 'res' });
+    await call(s, 'POST', '/branches/:id/writes', '/branches/res/writes', { ops: [{ op: 'upsert', table: 'Person', values: { id: 'r1', name: 'Src' } }] });
+    await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', { ops: [{ op: 'upsert', table: 'Person', values: { id: 'r1', name: 'Tgt' } }] });
+    const preview = await call(s, 'POST', '/branches/:id/merge', '/branches/res/merge', { dryRun: true });
+    expect(preview.status).toBe(409);
+    const [conflict] = preview.body.report.items;
+    const choice = { table: 'Person', key: 'r1', take: 'source', expected: { source: conflict.source, target: { ...conflict.target, name: 'moved' } } };
+    const stale = await call(s, 'POST', '/branches/:id/merge', '/branches/res/merge', { resolutions: { conflicts: [choice] } });
+    expect([stale.status, stale.body.error.code, stale.body.error.retryable]).toEqual([409, 'resolution_stale', true]);
+    const pinned = { expectedSourceHead: preview.body.sourceHead, expectedTargetHead: preview.body.targetHead };
+    const bad = await call(s, 'POST', '/branches/:id/merge', '/branches/res/merge', { resolutions: { strategy: 'mine-wins' } });
+    expect([bad.status, bad.body.error.issues[0].path]).toEqual([400, 'body.resolutions.strategy']);
+    const landed = await call(s, 'POST', '/branches/:id/merge', '/branches/res/merge', {
+      ...pinned,
+      resolutions: { conflicts: [{ ...choice, expected: { source: conflict.source, target: conflict.target } }] },
+    });
+    expect(landed.body).toMatchObject({ status: 'success', outcome: 'merged', resolved: { strategy: null, total: 1, items: [{ key: 'r1', take: 'source', by: 'choice', kind: 'DivergentInsert' }] } });
+    expect((await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/r1')).body.row.name).toBe('Src');
+    const shown = await call(s, 'GET', '/commits/:id', `/commits/${landed.body.commit.id}`);
+    expect(shown.body.resolved).toEqual(landed.body.resolved);
+    // GraphQL: the same request shape, with null meaning delete in a value.
+    await call(s, 'POST', '/branches/:id/writes', '/branches/res/writes', { ops: [{ op: 'update', table: 'Person', values: { id: 'r1', name: 'Src2' } }] });
+    await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', { ops: [{ op: 'update', table: 'Person', values: { id: 'r1', name: 'Tgt2' } }] });
+    const g = await gql(
+      s.url,
+      `mutation { mergeBranch(source: "res", input: { resolutions: { conflicts: [{ table: "Person", key: "r1", property: null, take: "value", value: null }] } }) {
+        __typename ... on MergeSuccess { outcome resolved { strategy total items { key property kind take by } } commit { resolved { total } } } } }`,
+    );
+    expect(g.body.data?.mergeBranch).toEqual({
+      __typename: 'MergeSuccess',
+      outcome: 'merged',
+      resolved: { strategy: null, total: 1, items: [{ key: 'r1', property: 'name', kind: 'DivergentUpdate', take: 'value', by: 'choice' }] },
+      commit: { resolved: { total: 1 } },
+    });
+    expect((await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/r1')).status).toBe(404);
+  });
+
   it('WAL over REST: a streamed NDJSON ingest, status, catch-up; a bad line refuses its generation only', async () => {
     const before = (await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, 'not json\n')).body;
     expect(before.error).toMatchObject({ code: 'invalid_input', issues: [{ path: 'line 1' }] });

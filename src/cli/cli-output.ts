@@ -90,9 +90,10 @@ export const human = {
       const more = r.report.nextCursor !== null ? `(${r.report.total - r.report.items.length} more; --json for the full report)\n` : '';
       return `conflicts: ${r.report.total}; nothing was published\n${table(items, ['kind', 'table', 'key', 'property', 'base', 'source', 'target'])}${more}`;
     }
+    const resolved = r.resolved !== null ? `; ${r.resolved.total} conflict(s) resolved${r.resolved.strategy ? ` (${r.resolved.strategy} where no choice named one)` : ''}` : '';
     const head = r.dryRun ? `dry run: would be ${r.outcome}` : r.outcome;
     const tables = r.tables.length > 0 ? table(r.tables, ['table', 'action', 'sourceChanges', 'targetChanges', 'rowsWritten']) : '';
-    return `${head}${r.commit !== null ? ` as ${r.commit.id}` : ''} (source ${r.sourceHead}, target ${r.targetHead})\n${tables}`;
+    return `${head}${r.commit !== null ? ` as ${r.commit.id}` : ''} (source ${r.sourceHead}, target ${r.targetHead})${resolved}\n${tables}`;
   },
   wal: (w: WalStatusDto): string =>
     `${record({ branch: w.branch, head: w.head, pendingGenerations: w.pendingGenerations, catchUpRunning: w.catchUp.running, lastCatchUp: w.catchUp.last?.outcome ?? null })}${table(

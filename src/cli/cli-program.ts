@@ -43,6 +43,31 @@ function readInput(file: string): string {
   return readFileSync(inputFile(file), 'utf8');
 }
 
+type MergeFlags = {
+  into?: string;
+  dryRun?: boolean;
+  width?: string;
+  deleteBranch?: boolean;
+  message?: string;
+  author?: string;
+  strategy?: string;
+  resolutions?: string;
+  expectSourceHead?: string;
+  expectTargetHead?: string;
+};
+
+/** Conflict choices from a JSON file: an array of choices, or `{ "conflicts": [...] }` as a preview's report gives them. */
+function resolutionsFile(file: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readInput(file)) as unknown;
+  } catch (e) {
+    if (e instanceof BranchgraphError) throw e;
+    throw new BranchgraphError('invalid_input', `${file} is not JSON: ${(e as Error).message}`);
+  }
+  return Array.isArray(parsed) ? parsed : (parsed as { conflicts?: unknown } | null)?.conflicts;
+}
+
 function intOption(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   if (!/^\d+$/.test(v)) throw new BranchgraphError('invalid_input', `${name} must be a whole number, not ${JSON.stringify(v)}`, { issues: [{ path: name, message: 'a whole number' }] });
@@ -136,8 +161,25 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .option('--delete-branch', 'delete SOURCE after a successful merge')
     .option('--message <text>', 'commit message')
     .option('--author <name>', 'who the commit is for')
-    .action(async (source: string, o: { into?: string; dryRun?: boolean; width?: string; deleteBranch?: boolean; message?: string; author?: string }, cmd: Command) => {
-      const input = parseInput(MergeInputZ, { ...o, width: o.width === undefined ? undefined : Number(o.width) }, 'flags');
+    .addOption(new Option('--strategy <strategy>', 'resolve every conflict no choice names').choices(['source-wins', 'target-wins']))
+    .option('--resolutions <file>', 'JSON file of conflict choices: [{"table","key","property"?,"take","value"?,"expected"?}, ...]')
+    .option('--expect-source-head <commit>', 'refuse unless the source is at this commit (as previewed)')
+    .option('--expect-target-head <commit>', 'refuse unless the target is at this commit (as previewed)')
+    .action(async (source: string, o: MergeFlags, cmd: Command) => {
+      const { strategy, resolutions: file, expectSourceHead, expectTargetHead, ...rest } = o;
+      const conflicts = file === undefined ? undefined : resolutionsFile(file);
+      const resolutions = strategy === undefined && conflicts === undefined ? undefined : { ...(strategy ? { strategy } : {}), ...(conflicts ? { conflicts } : {}) };
+      const input = parseInput(
+        MergeInputZ,
+        {
+          ...rest,
+          width: o.width === undefined ? undefined : Number(o.width),
+          ...(resolutions ? { resolutions } : {}),
+          ...(expectSourceHead ? { expectedSourceHead: expectSourceHead } : {}),
+          ...(expectTargetHead ? { expectedTargetHead: expectTargetHead } : {}),
+        },
+        'flags',
+      );
       const r = await (await connect(cmd)).mergeBranch(source, input);
       print(outOf(cmd), r, human.merge);
       if (r.status !== 'success') setExit(EXIT.conflicts);

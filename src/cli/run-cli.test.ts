@@ -188,6 +188,17 @@ describe('command line: a round against a server', () => {
     const asJson = await cli(['merge', 'review', '--json']);
     expect(JSON.parse(asJson.stdout)).toMatchObject({ status: 'conflicts', report: { total: 1 } });
 
+    // Resolve it from a file of choices, pinned to the previewed heads; a stale pin is refused.
+    const preview = JSON.parse(asJson.stdout) as { sourceHead: string; targetHead: string };
+    const choices = path.join(dir, 'choices.json');
+    await writeFile(choices, JSON.stringify([{ table: 'Person', key: 'ann', property: 'age', take: 'value', value: 32, expected: { base: 30, source: 31, target: 32 } }]));
+    const stale = await cli(['merge', 'review', '--resolutions', choices, '--expect-target-head', preview.sourceHead]);
+    expect([stale.code, stale.stderr]).toEqual([EXIT.failed, expect.stringMatching(/^error \[head_moved\]/)]);
+    const landed = await cli(['merge', 'review', '--resolutions', choices, '--expect-source-head', preview.sourceHead, '--expect-target-head', preview.targetHead, '--dry-run']);
+    expect(landed.stdout).toMatch(/^dry run: would be merged \(source [0-9A-Z]{26}, target [0-9A-Z]{26}\); 1 conflict\(s\) resolved\n/);
+    const bad = await cli(['merge', 'review', '--strategy', 'mine-wins']);
+    expect([bad.code, bad.stderr]).toEqual([EXIT.usage, expect.stringContaining('Allowed choices are source-wins, target-wins')]);
+
     expect(await ok(['rows', 'Person', '--limit', '2'])).toMatch(/^KEY +ID +NAME +AGE +EMAIL\nann +ann +Ann +32 +ann@example\.com\nbob +bob +Bob\nmore: --cursor \S+\n$/);
     expect(await ok(['rows', 'Person', '--where', '{"name":"Cy"}', '--json'])).toContain('"cy@example.com"');
     expect(JSON.parse(await ok(['get', 'Person', 'ann', '--at', 'review', '--json']))).toEqual({ key: 'ann', row: { id: 'ann', name: 'Ann', age: 31, email: null } });

@@ -123,6 +123,42 @@ expect pending main 0
     ]);
   });
 
+  it('parses resolve blocks and strategies into the next merge, and reports their mistakes', () => {
+    const c = parseGqt(
+      `case r
+resolve
+  Person ann age value 33 expected {"base": 30, "source": 31, "target": 32}
+  Person bob * base
+  Knows ["a","b"] * value null
+  Person cy * value {"id": "cy", "note": "expected {"}
+end
+merge f into main strategy source-wins -> merged
+merge g into main -> merged
+`,
+      'r.gqt',
+    );
+    const merges = c.steps.filter((s) => s.kind === 'merge');
+    expect(merges.map((m) => m.resolutions)).toEqual([
+      {
+        strategy: 'source-wins',
+        conflicts: [
+          { table: 'Person', key: 'ann', property: 'age', take: 'value', value: 33, expected: { base: 30, source: 31, target: 32 } },
+          { table: 'Person', key: 'bob', property: null, take: 'base' },
+          { table: 'Knows', key: '["a","b"]', property: null, take: 'value', value: null },
+          { table: 'Person', key: 'cy', property: null, take: 'value', value: { id: 'cy', note: 'expected {' } },
+        ],
+      },
+      undefined,
+    ]);
+    expect(errorsOf('case x\nresolve\n  Person ann\n  Person ann age source 3\n  Person ann age value {nope\nend\nmerge f into main strategy sideways -> merged\nresolve\nend\n')).toEqual([
+      '3:3 expected "TABLE KEY PROPERTY|* source|target|base|value [JSON] [expected {JSON}]"',
+      '4:25 source takes no value',
+      expect.stringMatching(/^5:18 value takes a JSON value: /),
+      '7:19 strategy is source-wins or target-wins',
+      '8:1 a resolve block must be followed by the merge it is for',
+    ]);
+  });
+
   it('reports every error with line and column, and returns no case', () => {
     expect(
       errorsOf(`case c
@@ -148,7 +184,7 @@ schema
       '11:1 block opened here has no closing "end"',
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
-    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, merge, label, restart or expect']);
+    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, resolve, merge, label, restart or expect']);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });
 

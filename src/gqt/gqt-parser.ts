@@ -7,6 +7,7 @@
  * `description:` lines, then steps. Blocks open on a step line and close
  * with `end`. A step may end with `-> error CODE` to expect that error.
  */
+import { RESOLUTION_STRATEGIES, type ConflictResolution, type MergeResolutions, type ResolutionChoice, type ResolutionStrategy } from '../service/inputs.js';
 import { CONFLICT_KINDS, type ConflictKind } from '../model/conflict.js';
 import { ERROR_CODES, type ErrorCode } from '../model/errors.js';
 
@@ -54,6 +55,8 @@ export type Step = Located &
         expectSourceHead?: string;
         expectTargetHead?: string;
         message?: string;
+        /** From the merge's `strategy` option and the `resolve` block just before it. */
+        resolutions?: MergeResolutions;
         expect: MergeExpectation;
         expectBranchDeleted?: boolean;
       }
@@ -126,6 +129,32 @@ export function parseGqt(source: string, file: string): GqtCase {
     }
     fail(opener, `block opened here has no closing "end"`);
     return out;
+  };
+  /** Choices from a `resolve` block, waiting for the merge step that follows it. */
+  let resolveBlock: { line: Line; conflicts: ConflictResolution[] } | undefined;
+  /** One `resolve` line: TABLE KEY PROPERTY|* CHOICE [VALUE] [expected {"base": …, "source": …, "target": …}]. */
+  const resolution = (b: Line): ConflictResolution | undefined => {
+    const m = /^(\S+)\s+(\S+)\s+(\S+)\s+(source|target|base|value)\b\s*(.*)$/.exec(b.text);
+    if (m === null) {
+      fail(b, 'expected "TABLE KEY PROPERTY|* source|target|base|value [JSON] [expected {JSON}]"');
+      return undefined;
+    }
+    let rest = m[5] as string;
+    const r: ConflictResolution = { table: m[1] as string, key: m[2] as string, property: m[3] === '*' ? null : (m[3] as string), take: m[4] as ResolutionChoice };
+    const at = rest.lastIndexOf('expected {');
+    if (at >= 0 && (at === 0 || rest[at - 1] === ' ')) {
+      const e = json(b, rest.slice(at + 'expected '.length), colOf(b, 'expected {'));
+      if (e !== undefined) r.expected = e;
+      rest = rest.slice(0, at).trim();
+    }
+    if (r.take === 'value') {
+      try {
+        r.value = JSON.parse(rest) as unknown;
+      } catch (e) {
+        fail(b, `value takes a JSON value: ${(e as Error).message}`, colOf(b, 'value'));
+      }
+    } else if (rest !== '') fail(b, `${r.take} takes no value`, colOf(b, rest));
+    return r;
   };
   const json = (l: Line, text: string, column: number): Record<string, unknown> | undefined => {
     try {
@@ -286,7 +315,15 @@ export function parseGqt(source: string, file: string): GqtCase {
             const v = next();
             if (v === undefined || !v.startsWith('"')) fail(l, 'message takes a "quoted string"', colOf(l, 'message'));
             else step.message = v.slice(1, -1);
+          } else if (o === 'strategy') {
+            const v = next();
+            if (!(RESOLUTION_STRATEGIES as readonly (string | undefined)[]).includes(v)) fail(l, `strategy is ${RESOLUTION_STRATEGIES.join(' or ')}`, colOf(l, 'strategy'));
+            else step.resolutions = { ...step.resolutions, strategy: v as ResolutionStrategy };
           } else fail(l, `unknown merge option "${o}"`, colOf(l, o));
+        }
+        if (resolveBlock !== undefined) {
+          step.resolutions = { ...step.resolutions, conflicts: resolveBlock.conflicts };
+          resolveBlock = undefined;
         }
         if (tail === undefined) {
           fail(l, 'a merge needs an expectation: "-> merged", "-> fast_forward", "-> already_up_to_date", "-> conflicts" (block) or "-> error CODE"');
@@ -313,6 +350,15 @@ export function parseGqt(source: string, file: string): GqtCase {
           if (tw[1] !== undefined) step.expectBranchDeleted = tw[1] === 'branch-deleted';
         } else fail(l, `unknown expectation "-> ${tail}"`, colOf(l, '->'));
         steps.push(step);
+        break;
+      }
+      case 'resolve': {
+        if (words.length !== 1 || tail !== undefined) fail(l, '"resolve" opens a block of choices and takes no arguments');
+        if (resolveBlock !== undefined) fail(l, 'a resolve block must be followed by the merge it is for');
+        const conflicts = block(l)
+          .map(resolution)
+          .filter((r): r is ConflictResolution => r !== undefined);
+        resolveBlock = { line: l, conflicts };
         break;
       }
       case 'label': {
@@ -363,10 +409,11 @@ export function parseGqt(source: string, file: string): GqtCase {
         break;
       }
       default:
-        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, merge, label, restart or expect`);
+        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, resolve, merge, label, restart or expect`);
         i++;
     }
   }
+  if (resolveBlock !== undefined) fail(resolveBlock.line, 'a resolve block must be followed by the merge it is for');
   // Labels must be defined before use.
   const defined = new Set<string>();
   for (const s of steps) {

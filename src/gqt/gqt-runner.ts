@@ -140,6 +140,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
           conflictLimit: 1000,
           ...(step.width !== undefined ? { width: step.width } : {}),
           ...(step.message !== undefined ? { message: step.message } : {}),
+          ...(step.resolutions !== undefined ? { resolutions: step.resolutions } : {}),
           ...(step.expectSourceHead !== undefined ? { expectedSourceHead: labels.get(step.expectSourceHead) as string } : {}),
           ...(step.expectTargetHead !== undefined ? { expectedTargetHead: labels.get(step.expectTargetHead) as string } : {}),
         };

@@ -171,13 +171,16 @@ export function graphqlSchema() {
 }
 
 /** GraphQL inputs carry explicit nulls for omitted optionals; the contracts expect absence. */
+/** Arguments whose values are data, where null means something (a resolution's value deletes a row). */
+const DATA_ARGS = new Set(['values', 'migration', 'value', 'expected']);
+
 function stripNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripNulls);
   if (v !== null && typeof v === 'object') {
     return Object.fromEntries(
       Object.entries(v as Record<string, unknown>)
-        .filter(([, x]) => x !== null && x !== undefined)
-        .map(([k, x]) => [k, k === 'values' || k === 'migration' ? x : stripNulls(x)]),
+        .filter(([k, x]) => x !== undefined && (x !== null || DATA_ARGS.has(k)))
+        .map(([k, x]) => [k, DATA_ARGS.has(k) ? x : stripNulls(x)]),
     );
   }
   return v;

@@ -40,11 +40,11 @@ export type ResolvedRecord = NonNullable<Commit['resolved']>;
 /** A commit names at most this many resolutions; `total` counts them all. */
 export const RESOLVED_ITEMS = 1000;
 
-function resolvedRecord(req: MergeResolutions | undefined, applied: readonly AppliedResolution[]): ResolvedRecord | null {
-  if (applied.length === 0) return null;
+function resolvedRecord(req: MergeResolutions | undefined, resolver: Resolver): ResolvedRecord | null {
+  if (resolver.total === 0) return null;
   // Named choices first, then what the strategy decided; each group in conflict order.
-  const ordered = [...applied].sort((a, b) => (a.by === b.by ? 0 : a.by === 'choice' ? -1 : 1) || compareResolved(a, b));
-  return { strategy: req?.strategy ?? null, total: applied.length, items: ordered.slice(0, RESOLVED_ITEMS) };
+  const ordered = [...resolver.applied].sort((a, b) => (a.by === b.by ? 0 : a.by === 'choice' ? -1 : 1) || compareResolved(a, b));
+  return { strategy: req?.strategy ?? null, total: resolver.total, items: ordered.slice(0, RESOLVED_ITEMS) };
 }
 
 function compareResolved(a: AppliedResolution, b: AppliedResolution): number {
@@ -194,7 +194,7 @@ export class MergeRun {
     this.timer.enter('validate');
     const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
     if (invalid.length > 0) return refused(invalid);
-    const decided = { outcome: 'merged' as const, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver.applied) };
+    const decided = { outcome: 'merged' as const, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver) };
     if (opts.dryRun) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };

@@ -7,8 +7,8 @@
  * Property choices resolve a DivergentUpdate; row choices (property null)
  * resolve a DivergentInsert or a DeleteVsUpdate, and, for a row both sides
  * updated, every property in conflict at once. An explicit choice wins over
- * the strategy. A value for a row is the whole row (null deletes it); for a
- * property, the property's value.
+ * the strategy. A value for a row is the whole row, whatever the kind of
+ * conflict (null deletes it); for a property, the property's value.
  *
  * A choice may carry the values its author saw (`expected` base, source,
  * target). If they differ from the conflict's values now, the branches
@@ -58,6 +58,9 @@ export interface AppliedResolution {
   by: 'choice' | 'strategy';
 }
 
+/** Strategy-decided resolutions kept for the report; the rest are only counted. */
+export const STRATEGY_KEPT = 1000;
+
 const ROW_KINDS: ReadonlySet<Conflict['kind']> = new Set(['DivergentInsert', 'DeleteVsUpdate']);
 const id = (table: string, key: string, property: string | null | undefined): string => `${table}\u0000${key}\u0000${property ?? ''}`;
 const same = (a: unknown, b: unknown): boolean => canonicalJson((a ?? null) as Value) === canonicalJson((b ?? null) as Value);
@@ -69,8 +72,14 @@ const same = (a: unknown, b: unknown): boolean => canonicalJson((a ?? null) as V
  */
 export class Resolver {
   private readonly choices = new Map<string, ConflictResolution>();
+  /** A property choice per entity (any one), to refuse property choices on row conflicts without scanning every choice. */
+  private readonly propertyChoices = new Map<string, ConflictResolution>();
   private readonly used = new Set<string>();
+  /** Every named choice applied, and the first STRATEGY_KEPT the strategy decided (a strategy may resolve millions). */
   readonly applied: AppliedResolution[] = [];
+  /** How many conflicts were resolved in all. */
+  total = 0;
+  private strategyKept = 0;
 
   constructor(private readonly request: MergeResolutions) {
     for (const [i, c] of (request.conflicts ?? []).entries()) {
@@ -79,6 +88,7 @@ export class Resolver {
       if (c.take === 'value' && c.value === undefined) throw invalid(`conflicts[${i}].value`, `${describe(c)}: take 'value' needs a value`);
       if (c.take !== 'value' && c.value !== undefined) throw invalid(`conflicts[${i}].value`, `${describe(c)}: a value goes with take 'value' only`);
       this.choices.set(k, c);
+      if (c.property != null) this.propertyChoices.set(id(c.table, c.key, null), c);
     }
   }
 
@@ -94,15 +104,14 @@ export class Resolver {
   resolve(conflicts: readonly Conflict[], rows: { base: Row | null; source: Row | null; target: Row | null }, merged: Row | undefined): { row: Row | null; supplied: boolean } | undefined {
     const first = conflicts[0] as Conflict;
     const rowChoice = this.choices.get(id(first.table, first.key, null));
-    if (ROW_KINDS.has(first.kind)) {
-      for (const c of this.choices.values()) {
-        if (c.table === first.table && c.key === first.key && c.property != null)
-          throw invalid('conflicts', `${describe(c)}: ${first.table} ${first.key} is a ${first.kind}; resolve the whole row (property null)`);
-      }
+    // A row conflict, or a whole row given as the value: the entity becomes that row (null deletes it).
+    if (ROW_KINDS.has(first.kind) || rowChoice?.take === 'value') {
+      const propChoice = ROW_KINDS.has(first.kind) ? this.propertyChoices.get(id(first.table, first.key, null)) : undefined;
+      if (propChoice !== undefined) throw invalid('conflicts', `${describe(propChoice)}: ${first.table} ${first.key} is a ${first.kind}; resolve the whole row (property null)`);
       const choice = rowChoice ?? this.strategyChoice();
       if (choice === undefined) return undefined;
       if (rowChoice !== undefined) this.checkExpected(rowChoice, rows);
-      this.record(first, choice, rowChoice !== undefined);
+      for (const c of conflicts) this.record(c, choice, rowChoice !== undefined, true);
       return { row: pick(choice, rows, rowChoice?.value as Row | null | undefined), supplied: choice.take === 'value' };
     }
     // DivergentUpdate: one conflict per property, each resolved by its own choice, the row's, or the strategy.
@@ -116,8 +125,7 @@ export class Resolver {
       if (propChoice !== undefined) this.checkExpected(propChoice, { base: c.base, source: c.source, target: c.target });
       else if (rowChoice !== undefined) this.checkExpected(rowChoice, rows);
       const p = c.property as string;
-      const value = propChoice?.take === 'value' ? propChoice.value : rowChoice?.take === 'value' ? (rowChoice.value as Row | null)?.[p] : undefined;
-      row[p] = (choice.take === 'value' ? value : (rows[choice.take]?.[p] ?? null)) as Value;
+      row[p] = (choice.take === 'value' ? propChoice?.value : (rows[choice.take]?.[p] ?? null)) as Value;
       supplied ||= choice.take === 'value';
       this.record(c, choice, explicit !== undefined, propChoice === undefined && rowChoice !== undefined);
     }
@@ -146,6 +154,8 @@ export class Resolver {
 
   private record(c: Conflict, choice: Pick<ConflictResolution, 'take'>, explicit: boolean, byRow = false): void {
     if (explicit) this.used.add(id(c.table, c.key, byRow || ROW_KINDS.has(c.kind) ? null : c.property));
+    this.total++;
+    if (!explicit && this.strategyKept++ >= STRATEGY_KEPT) return;
     this.applied.push({ table: c.table, key: c.key, property: c.property, kind: c.kind, take: choice.take, by: explicit ? 'choice' : 'strategy' });
   }
 

@@ -13,6 +13,9 @@ import { MAX_BATCH_OPS } from '../graph/write-batch.js';
 import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
 import { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
 
+export { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
+export type { ConflictResolution, MergeResolutions, ResolutionChoice, ResolutionStrategy } from '../merge/resolutions.js';
+
 /** The bounds every transport enforces on input: body and batch sizes, page sizes, GraphQL nesting, cost and aliases. */
 export const LIMITS = {
   maxBodyBytes: 16 * 1024 * 1024,

@@ -507,7 +507,7 @@ export interface components {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "branch_exists" | "branch_protected" | "graph_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "branch_exists" | "branch_protected" | "graph_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
                 message: string;
                 retryable: boolean;
                 issues?: {
@@ -533,6 +533,7 @@ export interface components {
             time: string;
             /** @enum {string} */
             kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact";
+            resolved?: components["schemas"]["ResolvedConflicts"];
         };
         CommitDetail: components["schemas"]["Commit"] & {
             tables: {
@@ -659,6 +660,7 @@ export interface components {
             width?: 1 | 2 | 4;
             conflictLimit?: number;
             conflictCursor?: string;
+            resolutions?: components["schemas"]["MergeResolutions"];
         };
         MergeMetrics: {
             phasesMs: {
@@ -684,6 +686,44 @@ export interface components {
             tablesAdopted?: number;
             attempts: number;
         };
+        /** @description The resolutions a merge applied, its strategy and how many; `items` holds the first thousand, named choices first. */
+        ResolvedConflicts: {
+            /** @enum {string|null} */
+            strategy: "source-wins" | "target-wins" | null;
+            total: number;
+            items: {
+                table: string;
+                key: string;
+                property: string | null;
+                /** @enum {string} */
+                kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate";
+                /** @enum {string} */
+                take: "source" | "target" | "base" | "value";
+                /** @enum {string} */
+                by: "choice" | "strategy";
+            }[];
+        };
+        /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+        MergeResolutions: {
+            /** @enum {string} */
+            strategy?: "source-wins" | "target-wins";
+            conflicts?: {
+                table: string;
+                key: string;
+                /** @description The property of a DivergentUpdate; null or absent for the whole row. */
+                property?: string | null;
+                /** @enum {string} */
+                take: "source" | "target" | "base" | "value";
+                /** @description With take: value, the property's value, or the whole row (null deletes it). */
+                value?: unknown;
+                /** @description The values the client saw; compared with the conflict's values when the merge runs. */
+                expected?: {
+                    base?: unknown;
+                    source?: unknown;
+                    target?: unknown;
+                };
+            }[];
+        };
         StoreCallCount: {
             calls: number;
             bytesRead: number;
@@ -708,6 +748,7 @@ export interface components {
                 bothChanged: number;
                 rowsWritten: number;
             }[];
+            resolved: components["schemas"]["ResolvedConflicts"] | null;
             branchDeleted: boolean;
             branchDeleteError: string | null;
             metrics: components["schemas"]["MergeMetrics"];
