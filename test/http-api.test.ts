@@ -149,6 +149,35 @@ describe('REST API', () => {
     expect((await call(s, 'GET', '/tables/:table/rows/:key', '/tables/Person/rows/r1')).status).toBe(404);
   });
 
+  it('three-dot diffs show what a branch brings since its merge base; two-dot diffs page with counts', async () => {
+    await call(s, 'POST', '/branches', '/branches', { name: 'dots' });
+    await call(s, 'POST', '/branches/:id/writes', '/branches/dots/writes', { ops: [{ op: 'insert', table: 'Person', values: { id: 'onbranch', name: 'B' } }] });
+    await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', {
+      ops: [
+        { op: 'insert', table: 'Person', values: { id: 'onmain1', name: 'M' } },
+        { op: 'insert', table: 'Person', values: { id: 'onmain2', name: 'M' } },
+      ],
+    });
+    const three = (await call(s, 'GET', '/diff', '/diff?from=main&to=dots&mode=three-dot')).body;
+    expect(three.tables).toEqual([{ table: 'Person', inserted: [{ key: 'onbranch', row: expect.objectContaining({ name: 'B' }) }], updated: [], deleted: [] }]);
+    expect(three.base).toMatch(/^[0-9A-Z]{26}$/);
+    expect(three.summary).toEqual([{ table: 'Person', inserted: 1, updated: 0, deleted: 0 }]);
+    // Two-dot from main: the branch lacks main's two rows and has its own; paged one change at a time, from pinned commits.
+    const first = (await call(s, 'GET', '/diff', '/diff?from=main&to=dots&limit=1')).body;
+    expect(first.summary).toEqual([{ table: 'Person', inserted: 1, updated: 0, deleted: 2 }]);
+    const keys: string[] = first.tables.flatMap((t: { inserted: { key: string }[]; deleted: { key: string }[] }) => [...t.inserted, ...t.deleted].map((r) => r.key));
+    let cursor: string | null = first.nextCursor;
+    while (cursor !== null) {
+      const page = (await call(s, 'GET', '/diff', `/diff?from=commit:${first.from}&to=commit:${first.to}&limit=1&cursor=${encodeURIComponent(cursor)}`)).body;
+      keys.push(...page.tables.flatMap((t: { inserted: { key: string }[]; deleted: { key: string }[] }) => [...t.inserted, ...t.deleted].map((r) => r.key)));
+      cursor = page.nextCursor;
+    }
+    expect(keys).toEqual(['onbranch', 'onmain1', 'onmain2']);
+    expect((await call(s, 'GET', '/diff', '/diff?from=main&to=dots&mode=four-dot')).status).toBe(400);
+    const g = await gql(s.url, '{ changes(from: "main", to: "dots", mode: "three-dot") { mode base summary { table inserted deleted } tables { inserted { key } } } }');
+    expect(g.body.data?.changes).toEqual({ mode: 'three-dot', base: three.base, summary: [{ table: 'Person', inserted: 1, deleted: 0 }], tables: [{ inserted: [{ key: 'onbranch' }] }] });
+  });
+
   it('WAL over REST: a streamed NDJSON ingest, status, catch-up; a bad line refuses its generation only', async () => {
     const before = (await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, 'not json\n')).body;
     expect(before.error).toMatchObject({ code: 'invalid_input', issues: [{ path: 'line 1' }] });

@@ -3,8 +3,8 @@
  * programs; otherwise people get aligned tables for lists and `key: value`
  * lines for records, with long values cut to the terminal's width.
  */
-import type { BranchDto, CommitDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
-import type { CommitDetailDto, RowItem, TableDiff } from '../service/api.js';
+import type { BranchDto, CommitDto, DiffResultDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import type { CommitDetailDto, RowItem } from '../service/api.js';
 
 export interface Output {
   json: boolean;
@@ -73,16 +73,21 @@ export const human = {
     const rows = page.items.map((i) => ({ key: i.key, ...i.row }));
     return `${table(rows, columns)}${page.nextCursor !== null ? `more: --cursor ${page.nextCursor}\n` : ''}`;
   },
-  diff: (tables: TableDiff[]): string => {
-    if (tables.length === 0) return 'no changes\n';
+  diff: (d: DiffResultDto): string => {
+    const head = d.mode === 'three-dot' ? `changes on ${d.to} since ${d.base} (merge base with ${d.from})\n` : '';
+    if (d.summary.length === 0) return `${head}no changes\n`;
     const lines: string[] = [];
-    for (const t of tables) {
-      lines.push(`${t.table}: ${t.inserted.length} inserted, ${t.updated.length} updated, ${t.deleted.length} deleted`);
+    const page = new Map(d.tables.map((t) => [t.table, t]));
+    for (const s of d.summary) {
+      lines.push(`${s.table}: ${s.inserted} inserted, ${s.updated} updated, ${s.deleted} deleted`);
+      const t = page.get(s.table);
+      if (t === undefined) continue;
       for (const r of t.inserted) lines.push(`  + ${r.key}  ${cell(r.row)}`);
       for (const u of t.updated) lines.push(`  ~ ${u.key}  ${u.changed.map((p) => `${p}: ${cell(u.before[p])} → ${cell(u.after[p])}`).join(', ')}`);
       for (const r of t.deleted) lines.push(`  - ${r.key}`);
     }
-    return `${lines.join('\n')}\n`;
+    if (d.nextCursor !== null) lines.push(`more: --cursor ${d.nextCursor} (with commit:${d.from} commit:${d.to} for the same state)`);
+    return `${head}${lines.join('\n')}\n`;
   },
   merge: (r: MergeResultDto): string => {
     if (r.status === 'conflicts') {

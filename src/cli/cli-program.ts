@@ -211,10 +211,21 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
   command(program, 'show', 'one commit with its tables')
     .argument('<commit>', 'commit id (commit: prefix optional)')
     .action(async (id: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).commit(id.replace(/^commit:/, '')), human.commit));
-  command(program, 'diff', 'what changed from one ref to another, per table')
-    .argument('<from>')
-    .argument('<to>')
-    .action(async (from: string, to: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).diff(parseRef(from), parseRef(to)), human.diff));
+  command(program, 'diff', 'what changed: FROM TO (two-dot), or FROM...TO (three-dot: on TO since it and FROM diverged)')
+    .argument('<from>', 'a ref, or FROM...TO')
+    .argument('[to]')
+    .option('--three-dot', 'changes on TO since its merge base with FROM (what merging TO into FROM brings)')
+    .option('--limit <n>', 'changes per page, at most 10000 (default: all)')
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .action(async (from: string, to: string | undefined, o: { threeDot?: boolean; limit?: string; cursor?: string }, cmd: Command) => {
+      const dots = to === undefined ? /^(.+?)\.\.\.(.+)$/.exec(from) : null;
+      if (to === undefined && dots === null) throw new BranchgraphError('invalid_input', 'diff takes FROM TO, or FROM...TO');
+      const [a, b] = dots !== null ? [dots[1] as string, dots[2] as string] : [from, to as string];
+      const mode = dots !== null || o.threeDot ? ('three-dot' as const) : ('two-dot' as const);
+      const limit = intOption('--limit', o.limit);
+      const r = await (await connect(cmd)).diff(parseRef(a), parseRef(b), { mode, ...(limit !== undefined ? { limit } : {}), ...(o.cursor ? { cursor: o.cursor } : {}) });
+      print(outOf(cmd), r, human.diff);
+    });
 
   command(program, 'load', 'bulk load NDJSON lines {"table","values","op"?} as one all-or-nothing commit')
     .argument('<branch>')

@@ -9,7 +9,21 @@ import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import { isMasked, publicError, toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
-import { CatchUpInputZ, CompactInputZ, CreateBranchZ, DirectionZ, GcInputZ, IngestInputZ, MergeInputZ, parseInput, parseRef, ScanInputZ, SchemaApplyZ, WriteInputZ } from '../service/inputs.js';
+import {
+  CatchUpInputZ,
+  CompactInputZ,
+  CreateBranchZ,
+  DiffInputZ,
+  DirectionZ,
+  GcInputZ,
+  IngestInputZ,
+  MergeInputZ,
+  parseInput,
+  parseRef,
+  ScanInputZ,
+  SchemaApplyZ,
+  WriteInputZ,
+} from '../service/inputs.js';
 import type { BranchgraphService, MergeResultDto, RequestContext } from '../service/service.js';
 import { packageRoot } from '../service/package-root.js';
 
@@ -117,6 +131,9 @@ export function graphqlSchema() {
         log: op('read', (_p, a, c) => c.service.log(parseRef(str(a.at)), typeof a.limit === 'number' ? a.limit : undefined, c.requestCtx)),
         commit: op('read', (_p, a, c) => c.service.commit(String(a.id), c.requestCtx)),
         diff: op('read', (_p, a, c) => c.service.diff(parseRef(String(a.from)), parseRef(String(a.to)), c.requestCtx)),
+        changes: op('read', (_p, a, c) =>
+          c.service.diffPage(parseRef(String(a.from)), parseRef(String(a.to)), parseInput(DiffInputZ, stripNulls({ mode: a.mode, limit: a.limit, cursor: a.cursor }), 'input'), c.requestCtx),
+        ),
         schema: op('read', (_p, a, c) => c.service.getSchema(parseRef(str(a.at)), c.requestCtx)),
         walStatus: op('read', (_p, a, c) => c.service.walStatus(String(a.branch), c.requestCtx)),
       },

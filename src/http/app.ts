@@ -33,6 +33,7 @@ import {
   SchemaApplyZ,
   WriteInputZ,
   DirectionZ,
+  DiffInputZ,
 } from '../service/inputs.js';
 import { packageRoot } from '../service/package-root.js';
 import { EXPORT_EXTENSIONS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../service/api.js';
@@ -306,7 +307,8 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     const from = c.req.query('from');
     const to = c.req.query('to');
     if (from === undefined || to === undefined) throw new BranchgraphError('invalid_input', 'from and to are required', { issues: [{ path: 'query', message: 'from and to are required' }] });
-    return c.json({ tables: await service.diff(parseRef(from), parseRef(to), ctxOf(c)) });
+    const opts = parseInput(DiffInputZ, { mode: c.req.query('mode'), limit: intQuery(c, 'limit'), cursor: c.req.query('cursor') }, 'query');
+    return c.json(await service.diffPage(parseRef(from), parseRef(to), opts, ctxOf(c)));
   });
   app.get('/schema', role('read'), async (c) => c.json(await service.getSchema(parseRef(c.req.query('at')), ctxOf(c))));
   app.post('/gc', role('admin'), async (c) => c.json(await service.gc(parseInput(GcInputZ, await jsonBody(c), 'body'), ctxOf(c))));

@@ -8,26 +8,15 @@
  * callers handle both modes the same way.
  */
 import { createBranchgraphClient, isErrorEnvelope, type BranchgraphClient } from '../../clients/typescript/src/index.js';
-import {
-  refText,
-  type BranchgraphApi,
-  type CommitDetailDto,
-  type ExportFormat,
-  type Filter,
-  type NdjsonBody,
-  type Page,
-  type Ref,
-  type RowItem,
-  type TableDiff,
-  type TableExport,
-} from '../service/api.js';
-import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
+import { refText, type BranchgraphApi, type CommitDetailDto, type ExportFormat, type Filter, type NdjsonBody, type Page, type Ref, type RowItem, type TableExport } from '../service/api.js';
+import type { CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
 import type {
   BranchDto,
   CatchUpReport,
   CommitDto,
   CompactResultDto,
   DamagedBranch,
+  DiffResultDto,
   GcInput,
   GcReportDto,
   IngestResultDto,
@@ -156,9 +145,9 @@ export class RestClient implements BranchgraphApi {
     return this.call('GET /commits/{id}', () => this.typed.GET('/commits/{id}', { params: { path: { id } } }));
   }
 
-  async diff(from: Ref, to: Ref): Promise<TableDiff[]> {
-    const query = { from: refText(from), to: refText(to) };
-    return (await this.call<{ tables: TableDiff[] }>('GET /diff', () => this.typed.GET('/diff', { params: { query } }))).tables;
+  diff(from: Ref, to: Ref, opts: DiffInput = {}): Promise<DiffResultDto> {
+    const query = { from: refText(from), to: refText(to), ...opts };
+    return this.call('GET /diff', () => this.typed.GET('/diff', { params: { query } }));
   }
 
   /** The export streamed as it arrives; nothing is buffered whole. */

@@ -5,9 +5,9 @@
  * and the GQT drivers are written against it once and work over either.
  */
 import type { Ref } from '../graph/graph.js';
-import type { Filter, Page, TableDiff } from '../graph/reads.js';
+import type { Filter, Page } from '../graph/reads.js';
 import type { ExportFormat } from '../graph/table-export.js';
-import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import type { CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
 import type {
   BranchDto,
   BranchgraphService,
@@ -15,6 +15,7 @@ import type {
   CommitDto,
   CompactResultDto,
   DamagedBranch,
+  DiffResultDto,
   GcInput,
   GcReportDto,
   IngestResultDto,
@@ -68,7 +69,8 @@ export interface BranchgraphApi {
   getRow(table: string, key: string, at: Ref): Promise<RowItem>;
   log(at: Ref, limit?: number): Promise<CommitDto[]>;
   commit(id: string): Promise<CommitDetailDto>;
-  diff(from: Ref, to: Ref): Promise<TableDiff[]>;
+  /** A page of a two-dot or three-dot diff, with counts over all of it (every change when no limit is given). */
+  diff(from: Ref, to: Ref, opts?: DiffInput): Promise<DiffResultDto>;
   exportTable(table: string, at: Ref, format: ExportFormat): Promise<TableExport>;
   gc(input: GcInput): Promise<GcReportDto>;
 }
@@ -96,7 +98,7 @@ export function embeddedApi(service: BranchgraphService, ctx: RequestContext): B
     getRow: async (table, key, at) => ({ key, row: await service.getRow(at, table, key, ctx) }),
     log: (at, limit) => service.log(at, limit, ctx),
     commit: (id) => service.commit(id, ctx),
-    diff: (from, to) => service.diff(from, to, ctx),
+    diff: (from, to, opts = {}) => service.diffPage(from, to, opts, ctx),
     exportTable: (table, at, format) => service.exportTable(at, table, format, ctx),
     gc: (input) => service.gc(input, ctx),
   };

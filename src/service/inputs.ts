@@ -9,6 +9,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { findInputProblem } from '../model/text.js';
 import type { Ref } from '../graph/graph.js';
 import { MAX_PAGE } from '../graph/reads.js';
+import { MAX_DIFF_PAGE } from '../graph/diff-page.js';
 import { MAX_BATCH_OPS } from '../graph/write-batch.js';
 import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
 import { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
@@ -65,6 +66,16 @@ export const MergeResolutionsZ = z
     conflicts: z.array(ConflictResolutionZ).max(MAX_RESOLUTIONS).optional(),
   })
   .strict();
+
+export const DiffInputZ = z
+  .object({
+    mode: z.enum(['two-dot', 'three-dot']).optional(),
+    limit: z.number().int().min(1).max(MAX_DIFF_PAGE).optional(),
+    cursor: z.string().max(12_000).optional(),
+  })
+  .strict();
+/** Which diff (two-dot: from → to; three-dot: on `to` since the merge base) and which page of it. */
+export type DiffInput = z.infer<typeof DiffInputZ>;
 
 export const MergeInputZ = z
   .object({

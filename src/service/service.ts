@@ -18,6 +18,8 @@ export type { DamagedBranch } from '../graph/repository.js';
 export type { CatchUpReport } from '../wal/catch-up.js';
 import { commitLog, diffSnapshots, edgesOf, getRow, liveRows, scanRows, type Filter, type TableDiff } from '../graph/reads.js';
 import { checkExportSize, exportTable, type ExportFormat } from '../graph/table-export.js';
+import { pageDiff, type DiffPage } from '../graph/diff-page.js';
+import { mergeBaseSnapshot } from '../merge/merge-base-snapshot.js';
 import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
 import type { Schema } from '../model/schema.js';
@@ -84,6 +86,15 @@ export interface WriteResultDto {
 }
 
 /** A merge result as transports return it: commits in their public shape. */
+export interface DiffOptions {
+  mode?: 'two-dot' | 'three-dot';
+  limit?: number;
+  cursor?: string;
+}
+
+/** A diff page with the commits it compared: `from` and `to` as resolved, and for three-dot the merge base the changes start from. */
+export type DiffResultDto = DiffPage & { mode: 'two-dot' | 'three-dot'; from: string; to: string; base: string | null };
+
 export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null }) | MergeConflicts;
 
 /** Service settings: merge width and budget, WAL shard and sealing, catch-up triggers, logger. */
@@ -391,6 +402,19 @@ export class BranchgraphService {
   async diff(from: Ref, to: Ref, ctx: RequestContext): Promise<TableDiff[]> {
     const [a, b] = await Promise.all([this.snapshot(from, ctx), this.snapshot(to, ctx)]);
     return diffSnapshots(this.graph.runs, a, b, ctx.signal);
+  }
+
+  /**
+   * A diff with counts and paging. `two-dot` is what changed from `from` to `to`; `three-dot` is
+   * what changed on `to` since it and `from` diverged (the diff from their merge base to `to`),
+   * which is what merging `to` into `from` would bring.
+   */
+  async diffPage(from: Ref, to: Ref, opts: DiffOptions, ctx: RequestContext): Promise<DiffResultDto> {
+    const [a, b] = await Promise.all([this.snapshot(from, ctx), this.snapshot(to, ctx)]);
+    const mode = opts.mode ?? 'two-dot';
+    const base = mode === 'three-dot' ? await mergeBaseSnapshot(this.graph, a, b, ctx.signal) : a;
+    const page = pageDiff(await diffSnapshots(this.graph.runs, base, b, ctx.signal), opts);
+    return { mode, from: a.manifest.commit.id, to: b.manifest.commit.id, base: mode === 'three-dot' ? base.manifest.commit.id : null, ...page };
   }
 
   // ---- schema and maintenance --------------------------------------------

@@ -421,7 +421,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What changed from one ref to another, per table. */
+        /**
+         * What changed between two refs, per table, with counts and paging.
+         * @description `two-dot` (the default) is what changed from `from` to `to`. `three-dot` is what changed on `to` since it and `from` diverged: the diff from their merge base (virtual for criss-cross history) to `to`, which is what merging `to` into `from` would bring. `summary` counts the whole diff; `tables` holds one page of changes in (table, key) order, every change when no `limit` is given. Pass `nextCursor` back, with the refs pinned as `commit:<from>` and `commit:<to>` from this response, to read the next page of the same state.
+         */
         get: operations["diffRefs"];
         put?: never;
         post?: never;
@@ -1576,6 +1579,9 @@ export interface operations {
             query: {
                 from: string;
                 to: string;
+                mode?: "two-dot" | "three-dot";
+                limit?: number;
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -1583,14 +1589,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Per-table changes. */
+            /** @description A page of changes, and counts over all of them. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
+                        /** @enum {string} */
+                        mode: "two-dot" | "three-dot";
+                        /** @description The commit `from` resolved to. */
+                        from: string;
+                        /** @description The commit `to` resolved to. */
+                        to: string;
+                        /** @description three-dot: the merge base the changes start from. */
+                        base: string | null;
                         tables: components["schemas"]["TableDiff"][];
+                        summary: {
+                            table: string;
+                            inserted: number;
+                            updated: number;
+                            deleted: number;
+                        }[];
+                        nextCursor: string | null;
                     };
                 };
             };
