@@ -54,6 +54,7 @@ type MergeFlags = {
   resolutions?: string;
   expectSourceHead?: string;
   expectTargetHead?: string;
+  idempotencyKey?: string;
 };
 
 /** Conflict choices from a JSON file: an array of choices, or `{ "conflicts": [...] }` as a preview's report gives them. */
@@ -165,6 +166,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .option('--resolutions <file>', 'JSON file of conflict choices: [{"table","key","property"?,"take","value"?,"expected"?}, ...]')
     .option('--expect-source-head <commit>', 'refuse unless the source is at this commit (as previewed)')
     .option('--expect-target-head <commit>', 'refuse unless the target is at this commit (as previewed)')
+    .option('--idempotency-key <key>', 'a retry with the same key returns the first result instead of merging again')
     .action(async (source: string, o: MergeFlags, cmd: Command) => {
       const { strategy, resolutions: file, expectSourceHead, expectTargetHead, ...rest } = o;
       const conflicts = file === undefined ? undefined : resolutionsFile(file);

@@ -27,6 +27,7 @@ import { decodeTime } from 'ulid';
 import type { ObjectStore } from '../store/object-store.js';
 import type { Graph } from './graph.js';
 import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
+import { IDEMPOTENCY_LIFETIME_MS, idempotencyBucketTime } from './idempotency.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { PartNode } from '../model/part-tree.js';
 import { parseGenerationKey } from '../pending/generation.js';
@@ -53,7 +54,7 @@ export interface GcReport {
   graceMs: number;
   reachableManifests: number;
   scanned: number;
-  deleted: { manifests: number; runs: number; commits: number; hints: number; parts: number; wal: number };
+  deleted: { manifests: number; runs: number; commits: number; hints: number; parts: number; wal: number; idempotency: number };
   bytesFreed: number;
   keys: string[];
 }
@@ -137,7 +138,7 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const keep = await referencedKeys(graph, reachable, signal);
 
   const candidates: { key: string; size: number; kind: keyof GcReport['deleted'] }[] = [];
-  const [manifests, runs, commits, hints, parts, wal] = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
+  const [manifests, runs, commits, hints, parts, wal, idempotency] = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
   // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
   const byRef = new Map(reachable.map((m) => [`${m.lineage}/${m.version}`, m]));
   const liveMarks = new Map<string, Record<string, number>>();
@@ -177,14 +178,20 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     if (rec?.deleted === true && old(Date.parse(rec.time))) candidates.push({ ...o, kind: 'hints' });
   }
 
+  // Idempotency records go by their day bucket, once a lookup can no longer reach them.
+  for (const o of idempotency ?? []) {
+    const t = idempotencyBucketTime(o.key);
+    if (t !== undefined && old(t + 2 * IDEMPOTENCY_LIFETIME_MS)) candidates.push({ ...o, kind: 'idempotency' });
+  }
+
   const report: GcReport = {
     // A branch whose record cannot be read may own any of the candidates: then nothing is deleted.
     dryRun: opts.dryRun === true || damaged.length > 0,
     damagedBranches: damaged.map((d) => d.name),
     graceMs: grace,
     reachableManifests: reachable.length,
-    scanned: (manifests?.length ?? 0) + (runs?.length ?? 0) + (commits?.length ?? 0) + (hints?.length ?? 0) + (parts?.length ?? 0) + (wal?.length ?? 0),
-    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0 },
+    scanned: [manifests, runs, commits, hints, parts, wal, idempotency].reduce((n, xs) => n + (xs?.length ?? 0), 0),
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0 },
     bytesFreed: 0,
     keys: candidates.map((c) => c.key).sort(),
   };

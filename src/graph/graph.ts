@@ -101,6 +101,8 @@ export interface ChangePlan<T> {
   group?: Commit['group'];
   /** The conflict resolutions a merge applied. */
   resolved?: Commit['resolved'];
+  /** The Idempotency-Key a merge ran under. */
+  idempotency?: Commit['idempotency'];
 }
 
 export interface GraphOptions {
@@ -537,6 +539,7 @@ export class Graph implements TableReader, ManifestReader {
         kind: plan.kind,
         ...(plan.group !== undefined ? { group: plan.group } : {}),
         ...(plan.resolved !== undefined ? { resolved: plan.resolved } : {}),
+        ...(plan.idempotency !== undefined ? { idempotency: plan.idempotency } : {}),
       },
       ancestry: Ancestry.next({ lineage: rec.lineage, version }, prev.ancestry, second?.ancestry),
       generation: Math.max(prev.generation, second?.generation ?? 0) + 1,

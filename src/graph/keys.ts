@@ -14,6 +14,7 @@
  *   runs/<table>/<ulid>/<n>.arrow      its segment files
  *   runs/<table>/<ulid>.replaced.json  the runs a compacted run replaced
  *   wal/...                            ingest generations (see src/wal)
+ *   idempotency/<day>/<hash>.json      keyed merges' results, by UTC day (graph/idempotency.ts)
  *
  * Branch names are percent-encoded into one segment, so `review` and
  * `review/2026-07` never share a prefix.
@@ -46,7 +47,7 @@ export const keys = {
 };
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
-export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', parts: 'parts/', wal: 'wal/' } as const;
+export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', parts: 'parts/', wal: 'wal/', idempotency: 'idempotency/' } as const;
 
 /** What a key of a collectable kind names; undefined for a key outside the layout. */
 export type ParsedKey =

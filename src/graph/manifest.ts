@@ -48,6 +48,8 @@ export const CommitZ = z.object({
   kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact']),
   /** The writes a group commit published together, in order, each with who it was for and its message. */
   group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
+  /** A merge made under an Idempotency-Key: the key's hash and the request's fingerprint (graph/idempotency.ts). */
+  idempotency: z.object({ keyHash: z.string(), fingerprint: z.string() }).optional(),
   /** A merge's conflict resolutions: its strategy, how many it applied, and the first of them (merge/resolutions.ts). */
   resolved: z
     .object({

@@ -149,7 +149,7 @@ export function graphqlSchema() {
         mergeBranch: op('write', async (_p, a, c) => {
           const input = parseInput(MergeInputZ, stripNulls(a.input ?? {}), 'input');
           const r = await c.service.mergeBranch(String(a.source), input, c.requestCtx);
-          if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, summary: mergeSummary(r.metrics) };
+          if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, replayed: r.replayed === true, summary: mergeSummary(r.metrics) };
           return {
             __typename: 'MergeConflicts',
             sourceHead: r.sourceHead,
@@ -180,6 +180,7 @@ export function graphqlSchema() {
             deletedHints: r.deleted.hints,
             deletedParts: r.deleted.parts,
             deletedWalGenerations: r.deleted.wal,
+            deletedIdempotencyRecords: r.deleted.idempotency,
           };
         }),
       },

@@ -236,8 +236,12 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
 
   // ---- the merge ----
   app.post('/branches/:id/merge', role('write'), async (c) => {
-    const input = parseInput(MergeInputZ, await jsonBody(c), 'body');
+    const body = (await jsonBody(c)) ?? {};
+    const key = c.req.header('idempotency-key');
+    // The header is the idempotency key over REST; validated with the body, so a bad one is a 400 naming it.
+    const input = parseInput(MergeInputZ, key !== undefined && typeof body === 'object' && body !== null ? { ...body, idempotencyKey: key } : body, 'body');
     const r = await service.mergeBranch(param(c, 'id'), input, ctxOf(c));
+    if (r.status === 'success' && r.replayed === true) c.header('idempotent-replayed', 'true');
     return c.json(r, r.status === 'success' ? 200 : 409);
   });
 

@@ -71,6 +71,8 @@ export interface MergeRunOptions {
   signal?: AbortSignal;
   /** Choices and a strategy for the conflicts this merge finds (resolutions.ts). */
   resolutions?: MergeResolutions;
+  /** Recorded on the commit this merge publishes. */
+  idempotency?: Commit['idempotency'];
   gauges: PreparationGauges;
   /** Started by the caller, which resolves the heads before the run exists. */
   timer: PhaseTimer<MergePhase>;
@@ -153,6 +155,7 @@ export class MergeRun {
       scratch: [],
       result: { kind: 'publish', ...decided },
       message: this.opts.message ?? `fast-forward ${this.opts.into} to ${this.opts.source}`,
+      ...(this.opts.idempotency !== undefined ? { idempotency: this.opts.idempotency } : {}),
     };
   }
 
@@ -213,6 +216,7 @@ export class MergeRun {
       result: { kind: 'publish', ...decided },
       message: opts.message ?? `merge ${opts.source} into ${opts.into}`,
       ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
+      ...(opts.idempotency !== undefined ? { idempotency: opts.idempotency } : {}),
     };
     if (source.readAt !== undefined) published.readAt = source.readAt;
     return published;

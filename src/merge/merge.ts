@@ -48,6 +48,8 @@ export interface MergeRequest {
   conflictCursor?: string;
   /** How to resolve the conflicts the merge finds (merge/resolutions.ts). */
   resolutions?: MergeResolutions;
+  /** Recorded on the commit, so a retry under the same Idempotency-Key can find it. */
+  idempotency?: Commit['idempotency'];
 }
 
 /** What the merge's owner provides: the gauges it reports (a fresh set when none is given). */
@@ -133,6 +135,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
       signal,
       gauges: env.gauges ?? new PreparationGauges(),
       ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),
+      ...(req.idempotency !== undefined ? { idempotency: req.idempotency } : {}),
       timer,
     },
     source,

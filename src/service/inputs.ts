@@ -93,6 +93,11 @@ export const MergeInputZ = z
       .regex(/^\d{1,9}$/)
       .optional(),
     resolutions: MergeResolutionsZ.optional(),
+    /** REST sends it as the Idempotency-Key header. */
+    idempotencyKey: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,200}$/, '1-200 printable ASCII characters, no spaces')
+      .optional(),
   })
   .strict();
 /** A merge request as transports accept it: target, dry run, expected heads, width, conflict paging, message and author. */

@@ -24,7 +24,10 @@ import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
 import type { Schema } from '../model/schema.js';
 import type { Row } from '../model/values.js';
-import { mergeBranches, type MergeConflicts, type MergeSuccess } from '../merge/merge.js';
+import { mergeBranches, type MergeConflicts, type MergeMetrics, type MergeSuccess } from '../merge/merge.js';
+import { IdempotencyRecords, idempotencyKeyHash } from '../graph/idempotency.js';
+import { canonicalJson, contentHash } from '../model/canonical.js';
+import { MERGE_PHASES } from '../model/phase-timer.js';
 import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
@@ -95,7 +98,46 @@ export interface DiffOptions {
 /** A diff page with the commits it compared: `from` and `to` as resolved, and for three-dot the merge base the changes start from. */
 export type DiffResultDto = DiffPage & { mode: 'two-dot' | 'three-dot'; from: string; to: string; base: string | null };
 
-export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null }) | MergeConflicts;
+export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null; replayed?: true }) | MergeConflicts;
+
+/** How far back a retry looks for the merge commit of an attempt whose record was lost. */
+const IDEMPOTENT_COMMIT_SEARCH = 200;
+
+/** What makes two keyed requests the same merge (width and conflict paging do not change what lands). */
+function mergeFingerprint(source: string, input: MergeInput): string {
+  const { width: _w, conflictLimit: _l, conflictCursor: _c, ...rest } = input;
+  return contentHash(canonicalJson({ source, ...rest, into: input.into ?? 'main' } as never));
+}
+
+/** The first result, rebuilt from its commit when its record was lost (tables and metrics are not kept there). */
+function replayedFromCommit(c: Commit): MergeResultDto {
+  const zero = { calls: 0, bytesRead: 0, bytesWritten: 0 };
+  return {
+    status: 'success',
+    outcome: c.kind === 'fast_forward' ? 'fast_forward' : 'merged',
+    dryRun: false,
+    commit: commitDto(c),
+    sourceHead: c.parentIds[1] ?? '',
+    targetHead: c.parentIds[0] ?? '',
+    base: null,
+    tables: [],
+    resolved: c.resolved ?? null,
+    branchDeleted: false,
+    branchDeleteError: null,
+    metrics: {
+      phasesMs: Object.fromEntries(MERGE_PHASES.map((p) => [p, 0])) as MergeMetrics['phasesMs'],
+      totalMs: 0,
+      storeCalls: { total: zero } as MergeMetrics['storeCalls'],
+      requestedWidth: 1,
+      maxWidth: 0,
+      fallbacks: [],
+      tablesPrepared: 0,
+      tablesAdopted: 0,
+      attempts: 0,
+    },
+    replayed: true,
+  };
+}
 
 /** Service settings: merge width and budget, WAL shard and sealing, catch-up triggers, logger. */
 export interface ServiceOptions {
@@ -166,6 +208,9 @@ export class BranchgraphService {
   readonly compactor: Compactor;
   /** This service's counters and gauges (every merge it runs reports into them). */
   readonly metrics = new ServiceMetrics();
+  private readonly idempotency: IdempotencyRecords;
+  /** Keyed merges running in this process, so retries with one key wait for each other. */
+  private readonly idempotent = new Map<string, Promise<MergeResultDto>>();
   private readonly writer: WalWriter;
 
   constructor(
@@ -178,6 +223,7 @@ export class BranchgraphService {
       maxGenerationRows: opts.wal?.generationRows,
     });
     this.catchUps = new CatchUpManager(graph, opts.catchUp ?? DEFAULT_CATCHUP_SETTINGS, opts.log, this.metrics);
+    this.idempotency = new IdempotencyRecords(graph.store, () => graph.clock());
     this.compactor = new Compactor(graph, opts.compaction ?? DEFAULT_COMPACTION_SETTINGS, opts.log);
   }
 
@@ -238,7 +284,55 @@ export class BranchgraphService {
 
   // ---- the merge handler -------------------------------------------------
 
+  /**
+   * The merge handler. With an idempotency key, a retry of the same request returns the first
+   * result (marked `replayed`) instead of merging again; the same key with a different request is
+   * refused. Requests with one key run one at a time in this process (graph/idempotency.ts).
+   */
   async mergeBranch(source: string, input: MergeInput, ctx: RequestContext): Promise<MergeResultDto> {
+    const { idempotencyKey, ...request } = input;
+    if (idempotencyKey === undefined || request.dryRun === true) return this.runMerge(source, request, ctx);
+    const keyHash = idempotencyKeyHash(idempotencyKey);
+    const fingerprint = mergeFingerprint(source, request);
+    const job = (this.idempotent.get(keyHash) ?? Promise.resolve()).catch(() => undefined).then(() => this.idempotentMerge(source, request, { keyHash, fingerprint }, ctx));
+    this.idempotent.set(keyHash, job);
+    try {
+      return await job;
+    } finally {
+      if (this.idempotent.get(keyHash) === job) this.idempotent.delete(keyHash);
+    }
+  }
+
+  private async idempotentMerge(source: string, input: MergeInput, key: { keyHash: string; fingerprint: string }, ctx: RequestContext): Promise<MergeResultDto> {
+    const refuseOther = (fingerprint: string): void => {
+      if (fingerprint !== key.fingerprint) {
+        throw new BranchgraphError('invalid_input', 'this Idempotency-Key was used for a different merge request; use a new key for a new request', {
+          issues: [{ path: 'idempotencyKey', message: 'already used for another request' }],
+        });
+      }
+    };
+    const found = await this.idempotency.find(key.keyHash, ctx.signal);
+    if (found.record !== undefined) {
+      refuseOther(found.record.fingerprint);
+      return { ...(found.record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
+    }
+    if (found.started) {
+      // An earlier attempt may have published and lost its record: its commit carries the key.
+      const recent = await commitLog(this.graph, await this.snapshot({ branch: input.into ?? 'main' }, ctx), { limit: IDEMPOTENT_COMMIT_SEARCH, signal: ctx.signal });
+      const landed = recent.find((c) => c.idempotency?.keyHash === key.keyHash);
+      if (landed !== undefined) {
+        refuseOther(landed.idempotency?.fingerprint ?? '');
+        return replayedFromCommit(landed);
+      }
+    } else await this.idempotency.start(key.keyHash, ctx.signal);
+    const result = await this.runMerge(source, input, ctx, key);
+    if (result.status === 'success' && result.commit !== null) {
+      await this.idempotency.save({ ...key, result }, ctx.signal).catch((e: unknown) => ctx.log?.warn({ err: e }, 'idempotency record not written; a retry finds the merge by its commit'));
+    }
+    return result;
+  }
+
+  private async runMerge(source: string, input: MergeInput, ctx: RequestContext, idempotency?: Commit['idempotency']): Promise<MergeResultDto> {
     const requested = input.width ?? this.opts.defaultWidth ?? 1;
     const width = effectiveWidth(requested, ctx.transport === 'http' ? 1 : undefined);
     const log = ctx.log?.child({ merge: { source, into: input.into ?? 'main' } });
@@ -257,6 +351,7 @@ export class BranchgraphService {
           width,
           budgetBytes: this.opts.budgetBytes,
           signal: ctx.signal,
+          ...(idempotency !== undefined ? { idempotency } : {}),
         },
         { gauges: this.metrics.gauges },
       );

@@ -664,6 +664,8 @@ export interface components {
             conflictLimit?: number;
             conflictCursor?: string;
             resolutions?: components["schemas"]["MergeResolutions"];
+            /** @description The Idempotency-Key header's value in a body (the header wins). */
+            idempotencyKey?: string;
         };
         MergeMetrics: {
             phasesMs: {
@@ -752,6 +754,8 @@ export interface components {
                 rowsWritten: number;
             }[];
             resolved: components["schemas"]["ResolvedConflicts"] | null;
+            /** @description Present and true when this is the stored result of an earlier request with the same Idempotency-Key. */
+            replayed?: boolean;
             branchDeleted: boolean;
             branchDeleteError: string | null;
             metrics: components["schemas"]["MergeMetrics"];
@@ -1085,7 +1089,10 @@ export interface operations {
     mergeBranch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1-200 printable ASCII characters. A retry with the same key and the same request returns the first published result, with `replayed: true` and an `Idempotent-Replayed: true` header, instead of merging again or reporting already_up_to_date; the same key with a different request is invalid_input. Keys are kept in the store for at least 24 hours (and at most 48); only published merges are recorded, and dry runs ignore the key. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
                 id: components["parameters"]["BranchId"];
@@ -1743,6 +1750,8 @@ export interface operations {
                             /** @description Manifest part tree nodes no retained manifest names. */
                             parts: number;
                             wal: number;
+                            /** @description Idempotency records past their lifetime (kept at least 24 hours). */
+                            idempotency: number;
                         };
                         bytesFreed: number;
                         keys: string[];

@@ -1,0 +1,146 @@
+/**
+ * Idempotent merges: a retried request with the same Idempotency-Key gets
+ * the first result, whether the first response was lost, the record of it
+ * was lost (a crash between the commit and the record), or the retry ran
+ * at the same time; a different request under the key is refused, and GC
+ * collects records once no lookup can reach them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitLog } from '../src/graph/reads.js';
+import { serviceOnStore } from '../src/service/open-service.js';
+import { FaultStore } from '../src/store/fault-store.js';
+import { MemoryStore } from '../src/store/memory-store.js';
+import type { ObjectStore } from '../src/store/object-store.js';
+import { cloneMemoryStore } from './support/stores.js';
+import { IDEMPOTENCY_LIFETIME_MS } from '../src/graph/idempotency.js';
+import { RestClient } from '../src/http/rest-client.js';
+import { listAll } from '../src/store/object-store.js';
+import { gql, testServer, type TestServer } from './support/test-server.js';
+
+describe('idempotent merges', () => {
+  let s: TestServer;
+  let rest: RestClient;
+  let n = 0;
+  beforeAll(async () => {
+    s = await testServer();
+    rest = new RestClient(s.url);
+    await rest.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' });
+  });
+  afterAll(async () => s.close());
+
+  /** A fresh branch with a change that merges into main, and main moved so the merge is a real one. */
+  async function branchToMerge(): Promise<string> {
+    const name = `b${++n}`;
+    await rest.createBranch(name);
+    await rest.write(name, { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-x`, v: 1 } }] });
+    await rest.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-m`, v: 1 } }] });
+    return name;
+  }
+
+  const mergeWithKey = (branch: string, key: string, body: Record<string, unknown> = {}) =>
+    fetch(`${s.url}/branches/${branch}/merge`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
+
+  it('a retry returns the first result, marked replayed, and merges nothing', async () => {
+    const b = await branchToMerge();
+    const first = await mergeWithKey(b, 'key-1', { message: 'land' });
+    const firstBody = (await first.json()) as { outcome: string; commit: { id: string }; replayed?: boolean };
+    expect([first.status, firstBody.outcome, firstBody.replayed, first.headers.get('idempotent-replayed')]).toEqual([200, 'merged', undefined, null]);
+    const head = (await rest.getBranch('main')).head.id;
+    const again = await mergeWithKey(b, 'key-1', { message: 'land', width: 1 });
+    const againBody = (await again.json()) as { outcome: string; commit: { id: string }; replayed?: boolean };
+    expect([again.status, againBody.outcome, againBody.commit.id, againBody.replayed, again.headers.get('idempotent-replayed')]).toEqual([200, 'merged', firstBody.commit.id, true, 'true']);
+    expect((await rest.getBranch('main')).head.id).toBe(head);
+    // Without the key, the same request is an ordinary merge: already up to date.
+    expect(await rest.mergeBranch(b, { message: 'land' })).toMatchObject({ outcome: 'already_up_to_date' });
+  });
+
+  it('refuses the key for a different request, and a malformed key, without merging', async () => {
+    const b = await branchToMerge();
+    await mergeWithKey(b, 'key-2');
+    const other = await mergeWithKey(b, 'key-2', { message: 'something else' });
+    expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_input']);
+    const bad = await mergeWithKey(await branchToMerge(), 'has space');
+    expect([bad.status, ((await bad.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path]).toEqual([400, 'body.idempotencyKey']);
+  });
+
+  it('finds the first merge by its commit when the record of it was lost', async () => {
+    const b = await branchToMerge();
+    const first = (await (await mergeWithKey(b, 'key-3')).json()) as { commit: { id: string } };
+    const records = (await listAll(s.graph.store, 'idempotency/')).map((o) => o.key).filter((k) => !k.includes('.started'));
+    expect(records).toHaveLength(3);
+    // The crash window: the commit landed, the record of it did not.
+    await s.graph.store.deleteMany(records);
+    const again = (await (await mergeWithKey(b, 'key-3')).json()) as { commit: { id: string }; replayed: boolean; outcome: string };
+    expect(again).toMatchObject({ replayed: true, outcome: 'merged', commit: { id: first.commit.id } });
+  });
+
+  it('concurrent retries with one key merge once', async () => {
+    const b = await branchToMerge();
+    const rs = await Promise.all([mergeWithKey(b, 'key-4'), mergeWithKey(b, 'key-4'), mergeWithKey(b, 'key-4')]);
+    const bodies = (await Promise.all(rs.map((r) => r.json()))) as { commit: { id: string }; replayed?: boolean }[];
+    expect(new Set(bodies.map((x) => x.commit.id)).size).toBe(1);
+    expect(bodies.filter((x) => x.replayed === true)).toHaveLength(2);
+    const merges = (await rest.log({ branch: 'main' }, 100)).filter((c) => c.kind === 'merge' && c.message.includes(b));
+    expect(merges).toHaveLength(1);
+  });
+
+  it('GraphQL takes the key as an argument', async () => {
+    const b = await branchToMerge();
+    const q = `mutation { mergeBranch(source: "${b}", input: { idempotencyKey: "key-5" }) { ... on MergeSuccess { outcome replayed commit { id } } } }`;
+    const one = (await gql(s.url, q)).body.data?.mergeBranch as { outcome: string; replayed: boolean; commit: { id: string } };
+    const two = (await gql(s.url, q)).body.data?.mergeBranch as { outcome: string; replayed: boolean; commit: { id: string } };
+    expect([one.outcome, one.replayed, two.replayed, two.commit.id]).toEqual(['merged', false, true, one.commit.id]);
+  });
+
+  it('GC deletes records only once no lookup can reach them', async () => {
+    const kept = (await s.graph.gc({ dryRun: true })).deleted.idempotency;
+    expect(kept).toBe(0);
+    const later = await s.graph.gc({ dryRun: true, now: Date.now() + 2 * IDEMPOTENCY_LIFETIME_MS + 2 * 3600_000 });
+    expect(later.deleted.idempotency).toBe((await listAll(s.graph.store, 'idempotency/')).length);
+  });
+});
+
+describe('idempotent merges under crashes', () => {
+  it('a keyed merge crashed at any store call, then retried with its key, lands exactly once and returns that commit', async () => {
+    const initial = new MemoryStore();
+    const ctx = { transport: 'embedded' as const };
+    const open = (store: ObjectStore) => serviceOnStore(store, { actor: 't', shard: 's' });
+    const setup = await open(initial);
+    await setup.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' }, ctx);
+    await setup.createBranch('f', undefined, ctx);
+    await setup.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] }, ctx);
+    await setup.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] }, ctx);
+    const input = { idempotencyKey: 'crash-key', message: 'keyed' };
+    // Calls are counted from the merge on: the service is opened first.
+    const counter = new FaultStore(await cloneMemoryStore(initial));
+    const counted = await open(counter);
+    const opening = counter.callCount;
+    await counted.mergeBranch('f', input, ctx);
+    let landedBeforeRetry = 0;
+    for (let k = opening + 1; k <= counter.callCount; k++) {
+      for (const crashEffect of ['before', 'after'] as const) {
+        const inner = await cloneMemoryStore(initial);
+        const fault = new FaultStore(inner);
+        const doomed = await open(fault);
+        fault.setSchedule({ crashAtCall: k, crashEffect });
+        await doomed.mergeBranch('f', input, ctx).catch((e: unknown) => expect(e).toMatchObject({ code: 'store_crashed' }));
+        // Restart, and retry as a client whose response was lost would.
+        const service = await open(inner);
+        const keyed = async () => (await commitLog(service.graph, await service.graph.branchHead('main'), { limit: 50 })).filter((c) => c.idempotency !== undefined);
+        const before = await keyed();
+        if (before.length > 0) landedBeforeRetry++;
+        const r = await service.mergeBranch('f', input, ctx);
+        expect(r.status === 'success' && r.outcome, `crash at ${k} (${crashEffect})`).toBe('merged');
+        const after = await keyed();
+        expect(
+          after.map((c) => c.message),
+          `crash at ${k} (${crashEffect})`,
+        ).toEqual(['keyed']);
+        expect(r.status === 'success' && r.commit?.id).toBe(after[0]?.id);
+        expect(r.status === 'success' && r.replayed === true).toBe(before.length > 0);
+      }
+    }
+    // Some crashes struck after the commit landed: those retries were replays, not second merges or "up to date".
+    expect(landedBeforeRetry).toBeGreaterThan(0);
+  });
+});
