@@ -36,6 +36,7 @@ import {
   DiffInputZ,
 } from '../service/inputs.js';
 import { packageRoot } from '../service/package-root.js';
+import { REVIEW_PAGE } from './review-page.js';
 import { EXPORT_EXTENSIONS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../service/api.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
@@ -77,7 +78,7 @@ interface GraphAppOptions {
 type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget; dispatched?: boolean; graphqlOperation?: string } };
 
 /** Routes anyone may call: health, metrics, the contract, and the GraphiQL page. */
-const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql']);
+const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
 const HOSTED_PATH = /^\/graphs\/([^/]+)(\/.*)$/;
 
 /** A path relative to the graph it addresses. */
@@ -224,6 +225,12 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
+  // The review page holds no data (it calls the API with the reader's token), and may load nothing from elsewhere.
+  app.get('/ui', (c) =>
+    c.html(REVIEW_PAGE, 200, {
+      'content-security-policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
+    }),
+  );
 
   // ---- branches ----
   app.get('/branches', role('read'), async (c) => c.json(await service.listBranches(ctxOf(c))));

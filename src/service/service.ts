@@ -88,7 +88,7 @@ export interface WriteResultDto {
   cascaded: number;
 }
 
-/** A merge result as transports return it: commits in their public shape. */
+/** Which diff to compute (two-dot by default) and which page of it. */
 export interface DiffOptions {
   mode?: 'two-dot' | 'three-dot';
   limit?: number;
@@ -98,6 +98,7 @@ export interface DiffOptions {
 /** A diff page with the commits it compared: `from` and `to` as resolved, and for three-dot the merge base the changes start from. */
 export type DiffResultDto = DiffPage & { mode: 'two-dot' | 'three-dot'; from: string; to: string; base: string | null };
 
+/** A merge result as transports return it: commits in their public shape; `replayed` on an idempotent retry's stored result. */
 export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null; replayed?: true }) | MergeConflicts;
 
 /** How far back a retry looks for the merge commit of an attempt whose record was lost. */

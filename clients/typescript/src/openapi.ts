@@ -55,6 +55,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The merge review page: branches, three-dot diffs, a preview with every conflict side by side, resolutions, and the merge.
+         * @description Self-contained HTML (no external assets, enforced by its Content-Security-Policy) that uses this API with the token typed into it.
+         */
+        get: operations["getReviewPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/graphql": {
         parameters: {
             query?: never;
@@ -917,6 +937,27 @@ export interface operations {
                 };
                 content: {
                     "application/yaml": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    getReviewPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             "4XX": components["responses"]["Error"];
