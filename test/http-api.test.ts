@@ -178,6 +178,25 @@ describe('REST API', () => {
     expect(g.body.data?.changes).toEqual({ mode: 'three-dot', base: three.base, summary: [{ table: 'Person', inserted: 1, deleted: 0 }], tables: [{ inserted: [{ key: 'onbranch' }] }] });
   });
 
+  it('tags over REST and GraphQL: create, read at tag:NAME, branch from one, refuse a taken name', async () => {
+    const made = await call(s, 'POST', '/tags', '/tags', { name: 'release/1', message: 'first release' });
+    expect(made.status).toBe(201);
+    await call(s, 'POST', '/branches/:id/writes', '/branches/main/writes', { ops: [{ op: 'upsert', table: 'Person', values: { id: 'after-tag', name: 'N' } }] });
+    const at = await call(s, 'GET', '/tables/:table/rows/:key', `/tables/Person/rows/after-tag?at=${encodeURIComponent('tag:release/1')}`);
+    expect(at.status).toBe(404);
+    expect((await call(s, 'GET', '/tags/:name', '/tags/release%2F1')).body).toEqual(made.body);
+    expect((await call(s, 'GET', '/tags', '/tags')).body.tags.map((t: { name: string }) => t.name)).toEqual(['release/1']);
+    const taken = await call(s, 'POST', '/tags', '/tags', { name: 'release/1', from: { branch: 'main' } });
+    expect([taken.status, taken.body.error.code]).toEqual([409, 'tag_exists']);
+    expect((await call(s, 'POST', '/branches', '/branches', { name: 'from-tag', from: { tag: 'release/1' } })).body.head.id).toBe(made.body.commit);
+    const g = await gql(s.url, 'mutation { createTag(name: "release/2", from: "tag:release/1") { name commit } }');
+    expect(g.body.data?.createTag).toEqual({ name: 'release/2', commit: made.body.commit });
+    expect((await gql(s.url, '{ tags { name } }')).body.data?.tags).toEqual([{ name: 'release/1' }, { name: 'release/2' }]);
+    expect((await call(s, 'DELETE', '/tags/:name', '/tags/release%2F2')).body).toEqual({ deleted: 'release/2' });
+    expect((await call(s, 'GET', '/tags/:name', '/tags/release%2F2')).status).toBe(404);
+    await call(s, 'DELETE', '/branches/:id', '/branches/from-tag');
+  });
+
   it('WAL over REST: a streamed NDJSON ingest, status, catch-up; a bad line refuses its generation only', async () => {
     const before = (await call(s, 'POST', '/branches/:id/ingest', '/branches/main/ingest', undefined, 'not json\n')).body;
     expect(before.error).toMatchObject({ code: 'invalid_input', issues: [{ path: 'line 1' }] });

@@ -3,7 +3,7 @@
  * programs; otherwise people get aligned tables for lists and `key: value`
  * lines for records, with long values cut to the terminal's width.
  */
-import type { BranchDto, CommitDto, DiffResultDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
+import type { BranchDto, CommitDto, DiffResultDto, TagDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
 import type { CommitDetailDto, RowItem } from '../service/api.js';
 
 export interface Output {
@@ -61,6 +61,7 @@ export const human = {
       bs.map((b) => ({ name: b.name, head: b.head.id, kind: b.head.kind, time: b.head.time, message: b.head.message })),
       ['name', 'head', 'kind', 'time', 'message'],
     ),
+  tags: (ts: TagDto[]): string => table(ts, ['name', 'commit', 'time', 'actor', 'message']),
   commits: (cs: CommitDto[]): string =>
     table(
       cs.map((c) => ({ ...c, author: c.author })),

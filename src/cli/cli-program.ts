@@ -154,6 +154,23 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .argument('<name>')
     .action(async (name: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).deleteBranch(name), (r: { deleted: string }) => `deleted branch ${r.deleted}\n`));
 
+  const tag = command(program, 'tag', 'list, create and delete tags: immutable names for commits, usable as tag:NAME wherever a ref is');
+  command(tag, 'list', 'every tag with its commit').action(async (_o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).listTags(), human.tags));
+  command(tag, 'create', 'name the commit a ref resolves to; tags never move')
+    .argument('<name>')
+    .option('--from <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--message <text>', 'what the tag marks')
+    .action(async (name: string, o: { from?: string; message?: string }, cmd: Command) =>
+      print(
+        outOf(cmd),
+        await (await connect(cmd)).createTag(name, o.from === undefined ? undefined : parseRef(o.from), o.message),
+        (t: { name: string; commit: string }) => `tag ${t.name} at ${t.commit}\n`,
+      ),
+    );
+  command(tag, 'delete', 'remove a tag (admin); its commits stay while anything else reaches them')
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).deleteTag(name), (r: { deleted: string }) => `deleted tag ${r.deleted}\n`));
+
   command(program, 'merge', 'merge SOURCE into a branch: one atomic commit, or nothing and the exact conflicts (exit 3)')
     .argument('<source>')
     .option('--into <branch>', 'target branch (default main)')

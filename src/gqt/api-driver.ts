@@ -16,7 +16,7 @@ export interface ApiHost {
 }
 
 export function toRef(at: DriverRef): Ref {
-  return at.commit !== undefined ? { commit: at.commit } : { branch: at.branch ?? 'main' };
+  return at.commit !== undefined ? { commit: at.commit } : at.tag !== undefined ? { tag: at.tag } : { branch: at.branch ?? 'main' };
 }
 
 export class ApiDriver implements GqtDriver {
@@ -47,6 +47,10 @@ export class ApiDriver implements GqtDriver {
 
   async pendingGenerations(branch: string): Promise<number> {
     return (await this.api.walStatus(branch)).pendingGenerations;
+  }
+
+  async createTag(name: string, from: DriverRef): Promise<void> {
+    await this.api.createTag(name, toRef(from));
   }
 
   async createBranch(name: string, from: DriverRef): Promise<void> {

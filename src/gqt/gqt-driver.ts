@@ -11,6 +11,7 @@ import type { WriteLine } from './gqt-parser.js';
 export interface DriverRef {
   branch?: string;
   commit?: string;
+  tag?: string;
 }
 
 export interface GqtDriver {
@@ -22,6 +23,7 @@ export interface GqtDriver {
   catchUp(branch: string, input: CatchUpInput): Promise<void>;
   pendingGenerations(branch: string): Promise<number>;
   createBranch(name: string, from: DriverRef): Promise<void>;
+  createTag(name: string, from: DriverRef): Promise<void>;
   deleteBranch(name: string): Promise<void>;
   merge(source: string, input: MergeInput): Promise<MergeResultDto>;
   /** Every row of a table at a ref. */
@@ -35,5 +37,5 @@ export interface GqtDriver {
 }
 
 export function refString(at: DriverRef): string {
-  return at.commit !== undefined ? `commit:${at.commit}` : (at.branch ?? 'main');
+  return at.commit !== undefined ? `commit:${at.commit}` : at.tag !== undefined ? `tag:${at.tag}` : (at.branch ?? 'main');
 }

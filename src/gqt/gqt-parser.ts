@@ -34,7 +34,7 @@ export interface WriteLine {
 }
 
 /** A ref in a case: a branch name, or `@label` for a commit captured by `label`. */
-export type CaseRef = { branch: string } | { label: string };
+export type CaseRef = { branch: string } | { label: string } | { tag: string };
 
 export type Step = Located &
   (
@@ -45,6 +45,7 @@ export type Step = Located &
     | { kind: 'expect-pending'; branch: string; generations: number }
     | { kind: 'branch-create'; name: string; from: CaseRef; error?: ErrorCode }
     | { kind: 'branch-delete'; name: string; error?: ErrorCode }
+    | { kind: 'tag-create'; name: string; from: CaseRef; error?: ErrorCode }
     | {
         kind: 'merge';
         source: string;
@@ -186,8 +187,9 @@ export function parseGqt(source: string, file: string): GqtCase {
   const ref = (l: Line, word: string | undefined, column: number): CaseRef | undefined => {
     if (word === undefined) return undefined;
     if (word.startsWith('@')) return { label: word.slice(1) };
+    if (word.startsWith('tag:') && NAME.test(word.slice(4))) return { tag: word.slice(4) };
     if (!NAME.test(word)) {
-      fail(l, `expected a branch name or @label, found "${word}"`, column);
+      fail(l, `expected a branch name, @label or tag:NAME, found "${word}"`, column);
       return undefined;
     }
     return { branch: word };
@@ -277,6 +279,16 @@ export function parseGqt(source: string, file: string): GqtCase {
         } else if (words[1] === 'delete' && words[2] !== undefined && words.length === 3) {
           steps.push({ kind: 'branch-delete', line: l.n, name: words[2], ...(code ? { error: code } : {}) });
         } else fail(l, 'expected "branch create NAME [from BRANCH|@label]" or "branch delete NAME"');
+        i++;
+        break;
+      }
+      case 'tag': {
+        const code = errorCode(l, tail);
+        if (words[1] === 'create' && words[2] !== undefined && (words.length === 3 || (words[3] === 'from' && words.length === 5))) {
+          const from = words.length === 5 ? ref(l, words[4], colOf(l, words[4] as string)) : { branch: 'main' };
+          if (!NAME.test(words[2])) fail(l, `invalid tag name "${words[2]}"`, colOf(l, words[2]));
+          if (from !== undefined) steps.push({ kind: 'tag-create', line: l.n, name: words[2], from, ...(code ? { error: code } : {}) });
+        } else fail(l, 'expected "tag create NAME [from BRANCH|@label|tag:NAME]"');
         i++;
         break;
       }
@@ -409,7 +421,7 @@ export function parseGqt(source: string, file: string): GqtCase {
         break;
       }
       default:
-        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, resolve, merge, label, restart or expect`);
+        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, label, restart or expect`);
         i++;
     }
   }
@@ -420,8 +432,8 @@ export function parseGqt(source: string, file: string): GqtCase {
     const uses: string[] = [];
     if (s.kind === 'label') defined.add(s.name);
     if (s.kind === 'merge') uses.push(...[s.expectSourceHead, s.expectTargetHead].filter((x): x is string => x !== undefined));
-    if ((s.kind === 'expect-table' || s.kind === 'branch-create') && 'label' in (s.kind === 'expect-table' ? s.at : s.from))
-      uses.push((s.kind === 'expect-table' ? (s.at as { label: string }) : (s.from as { label: string })).label);
+    const from = s.kind === 'expect-table' ? s.at : s.kind === 'branch-create' || s.kind === 'tag-create' ? s.from : undefined;
+    if (from !== undefined && 'label' in from) uses.push(from.label);
     if (s.kind === 'expect-head') uses.push(s.label);
     for (const u of uses) if (!defined.has(u)) fail(s.line, `label @${u} is used before "label ${u} = head ..." defines it`);
   }

@@ -10,7 +10,7 @@ import { parseSchema } from '../model/schema-parser.js';
 import { findType } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
 import type { MergeInput } from '../service/inputs.js';
-import type { DriverRef, GqtDriver } from './gqt-driver.js';
+import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
 import type { CaseRef, ExpectedConflict, GqtCase, Step } from './gqt-parser.js';
 
 export interface CaseResult {
@@ -49,7 +49,7 @@ export function diffRows(expected: Row[], actual: { key: string; row: Row }[], k
 export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult> {
   const started = performance.now();
   const labels = new Map<string, string>();
-  const ref = (r: CaseRef): DriverRef => ('label' in r ? { commit: labels.get(r.label) as string } : { branch: r.branch });
+  const ref = (r: CaseRef): DriverRef => ('label' in r ? { commit: labels.get(r.label) as string } : 'tag' in r ? { tag: r.tag } : { branch: r.branch });
   let current: Step | undefined;
   try {
     for (const step of c.steps) {
@@ -101,6 +101,8 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
       }
       case 'branch-create':
         return expectError(step.error, () => driver.createBranch(step.name, ref(step.from)));
+      case 'tag-create':
+        return expectError(step.error, () => driver.createTag(step.name, ref(step.from)));
       case 'branch-delete':
         return expectError(step.error, () => driver.deleteBranch(step.name));
       case 'label':
@@ -129,7 +131,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
         if (type === undefined) throw new Expectation(`table ${step.table} does not exist at ${JSON.stringify(at)}`);
         const actual = (await driver.rows(step.table, at)) as { key: string; row: Row }[];
         const d = diffRows(step.rows as Row[], actual, (r) => entityKey(type, r));
-        if (d !== undefined) throw new Expectation(`table ${step.table} at ${'label' in step.at ? `@${step.at.label}` : step.at.branch} differs:\n${d}`);
+        if (d !== undefined) throw new Expectation(`table ${step.table} at ${refString(at)} differs:\n${d}`);
         return;
       }
       case 'merge': {

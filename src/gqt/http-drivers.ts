@@ -198,6 +198,10 @@ export class GraphqlDriver implements GqtDriver {
     return (await this.gql<{ walStatus: { pendingGenerations: number } }>('query($b: String!) { walStatus(branch: $b) { pendingGenerations } }', { b: branch })).walStatus.pendingGenerations;
   }
 
+  async createTag(name: string, from: DriverRef): Promise<void> {
+    await this.gql('mutation($n: String!, $f: String) { createTag(name: $n, from: $f) { name } }', { n: name, f: refString(from) });
+  }
+
   async createBranch(name: string, from: DriverRef): Promise<void> {
     await this.gql('mutation($n: String!, $f: String) { createBranch(name: $n, from: $f) { name } }', { n: name, f: refString(from) });
   }

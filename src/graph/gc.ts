@@ -81,7 +81,7 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
 }
 
 /** What GC reads and deletes through (a `Graph` is one). */
-export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'clock'>;
+export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'clock' | 'tags'>;
 
 /** Every object key the manifests name: commit index entries, parts, runs and a run's side objects. */
 async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], signal?: AbortSignal): Promise<Set<string>> {
@@ -116,7 +116,9 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const signal = opts.signal;
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
-  const { records, damaged } = await graph.repo.allBranchRecords(signal);
+  const [{ records, damaged: damagedBranches }, tagged] = await Promise.all([graph.repo.allBranchRecords(signal), graph.tags.all(signal)]);
+  // A tag that cannot be read may be the only root of some history: like a damaged branch, it stops deletion.
+  const damaged = [...damagedBranches, ...tagged.damaged.map((d) => ({ name: d.key, key: d.key, error: d.error }))];
   // A deletion that names no lineage (an admin deleting a damaged branch) keeps nothing alive.
   const live = records.filter((r) => r.lineage !== '' && (!r.deleted || !old(Date.parse(r.time))));
   const liveLineages = new Set(live.map((r) => r.lineage));
@@ -126,7 +128,8 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const seen = new Set<string>();
   const reachable: Manifest[] = [];
   const headRefs = await Promise.all(live.map((r) => graph.repo.headRef(r, signal)));
-  let frontier: ManifestRef[] = headRefs;
+  // Tags are roots too: a tagged commit outlives its branch.
+  let frontier: ManifestRef[] = [...headRefs, ...tagged.tags.map((t) => t.manifest)];
   while (frontier.length > 0) {
     const fresh = frontier.filter((r) => !seen.has(`${r.lineage}/${r.version}`));
     for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);

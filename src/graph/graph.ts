@@ -30,6 +30,7 @@ import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } fro
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 import { GroupCommit } from './group-commit.js';
+import { Tags, validateTagName, type TagRecord } from './tags.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../pending/pending-wal.js';
@@ -52,7 +53,8 @@ export interface Snapshot {
 }
 
 /** What to read at: a branch head, or a fixed commit. */
-export type Ref = { branch: string } | { commit: string };
+/** What a read names: a branch (its head, pending WAL rows included), a commit, or a tag (the commit it names). */
+export type Ref = { branch: string } | { commit: string } | { tag: string };
 
 export interface ChangeOptions {
   /** Who makes the change: an authenticated identity, or the graph's actor. */
@@ -156,6 +158,7 @@ function inlineSchema(schema: Schema): { schemaDoc?: Schema } {
 export class Graph implements TableReader, ManifestReader {
   readonly repo: Repository;
   readonly runs: RunStore;
+  readonly tags: Tags;
   readonly actor: string;
   readonly clock: () => number;
 
@@ -166,6 +169,7 @@ export class Graph implements TableReader, ManifestReader {
   ) {
     this.clock = opts.clock ?? Date.now;
     this.repo = shared?.repo.withStore(store) ?? new Repository(store, treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes }), this.clock);
+    this.tags = new Tags(store);
     this.runs = shared?.runs.withStore(store) ?? new RunStore(store, opts.runCacheBytes, undefined, this.clock);
     this.hintWrites = shared?.hintWrites ?? new Set();
     this.actor = opts.actor ?? 'branchgraph';
@@ -257,8 +261,22 @@ export class Graph implements TableReader, ManifestReader {
     return snap;
   }
 
-  resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot> {
-    return 'branch' in ref ? this.branchHead(ref.branch, signal) : this.commitSnapshot(ref.commit, signal);
+  async resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot> {
+    if ('branch' in ref) return this.branchHead(ref.branch, signal);
+    if ('tag' in ref) return this.commitSnapshot((await this.tags.get(ref.tag, signal)).commit, signal);
+    return this.commitSnapshot(ref.commit, signal);
+  }
+
+  /** Name the commit `from` resolves to; tags never move (see tags.ts). */
+  async createTag(name: string, from: Ref, opts: ChangeOptions = {}): Promise<TagRecord> {
+    validateTagName(name);
+    const snap = await this.resolve(from, opts.signal);
+    // A tag names a commit, so a branch's pending WAL rows are folded into one first.
+    const at = 'branch' in from ? await this.foldExactly(from.branch, snap, `fold pending WAL generations before tagging ${name}`, opts) : snap;
+    return this.tags.create(
+      { name, commit: at.manifest.commit.id, manifest: at.ref, actor: opts.actor ?? this.actor, time: new Date(this.clock()).toISOString(), message: opts.message ?? '' },
+      opts.signal,
+    );
   }
 
   /** A published manifest (the `ManifestReader` port). */

@@ -13,6 +13,7 @@ import {
   CatchUpInputZ,
   CompactInputZ,
   CreateBranchZ,
+  CreateTagZ,
   DiffInputZ,
   DirectionZ,
   GcInputZ,
@@ -136,6 +137,8 @@ export function graphqlSchema() {
         ),
         schema: op('read', (_p, a, c) => c.service.getSchema(parseRef(str(a.at)), c.requestCtx)),
         walStatus: op('read', (_p, a, c) => c.service.walStatus(String(a.branch), c.requestCtx)),
+        tags: op('read', (_p, _a, c) => c.service.listTags(c.requestCtx)),
+        tag: op('read', (_p, a, c) => c.service.getTag(String(a.name), c.requestCtx)),
       },
       Mutation: {
         createBranch: op('write', (_p, a, c) => {
@@ -144,6 +147,14 @@ export function graphqlSchema() {
         }),
         deleteBranch: op('write', async (_p, a, c) => {
           await c.service.deleteBranch(String(a.name), c.requestCtx);
+          return true;
+        }),
+        createTag: op('write', (_p, a, c) => {
+          const input = parseInput(CreateTagZ, stripNulls({ name: a.name, message: a.message, ...(a.from ? { from: parseRef(String(a.from)) } : {}) }), 'args');
+          return c.service.createTag(input.name, input.from as never, input.message, c.requestCtx);
+        }),
+        deleteTag: op('admin', async (_p, a, c) => {
+          await c.service.deleteTag(String(a.name), c.requestCtx);
           return true;
         }),
         mergeBranch: op('write', async (_p, a, c) => {

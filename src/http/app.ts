@@ -24,6 +24,7 @@ import {
   CompactInputZ,
   CreateBranchZ,
   CreateGraphZ,
+  CreateTagZ,
   GcInputZ,
   LIMITS,
   MergeInputZ,
@@ -240,6 +241,15 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   });
   app.get('/branches/:id', role('read'), async (c) => c.json(await service.getBranch(param(c, 'id'), ctxOf(c))));
   app.delete('/branches/:id', role('write'), async (c) => c.json(await service.deleteBranch(param(c, 'id'), ctxOf(c))));
+
+  // ---- tags ----
+  app.get('/tags', role('read'), async (c) => c.json({ tags: await service.listTags(ctxOf(c)) }));
+  app.post('/tags', role('write'), async (c) => {
+    const body = parseInput(CreateTagZ, await jsonBody(c), 'body');
+    return c.json(await service.createTag(body.name, body.from as never, body.message, ctxOf(c)), 201);
+  });
+  app.get('/tags/:name', role('read'), async (c) => c.json(await service.getTag(param(c, 'name'), ctxOf(c))));
+  app.delete('/tags/:name', role('admin'), async (c) => c.json(await service.deleteTag(param(c, 'name'), ctxOf(c))));
 
   // ---- the merge ----
   app.post('/branches/:id/merge', role('write'), async (c) => {

@@ -13,6 +13,7 @@ export const HTTP_STATUS = {
   branch_exists: 409,
   branch_protected: 409,
   graph_exists: 409,
+  tag_exists: 409,
   head_moved: 409,
   payload_too_large: 413,
   unauthorized: 401,

@@ -22,6 +22,7 @@ import type {
   IngestResultDto,
   MergeResultDto,
   SchemaApplyDto,
+  TagDto,
   WalStatusDto,
   WriteResultDto,
 } from '../service/service.js';
@@ -92,6 +93,18 @@ export class RestClient implements BranchgraphApi {
   async deleteBranch(name: string): Promise<{ deleted: string }> {
     await this.call('DELETE /branches/{id}', () => this.typed.DELETE('/branches/{id}', { params: { path: { id: name } } }));
     return { deleted: name };
+  }
+
+  async listTags(): Promise<TagDto[]> {
+    return (await this.call<{ tags: TagDto[] }>('GET /tags', () => this.typed.GET('/tags'))).tags;
+  }
+
+  createTag(name: string, from?: Ref, message?: string): Promise<TagDto> {
+    return this.call('POST /tags', () => this.typed.POST('/tags', { body: { name, ...(from !== undefined ? { from } : {}), ...(message !== undefined ? { message } : {}) } }));
+  }
+
+  deleteTag(name: string): Promise<{ deleted: string }> {
+    return this.call('DELETE /tags/{name}', () => this.typed.DELETE('/tags/{name}', { params: { path: { name } } }));
   }
 
   /** A 409 is a conflict report for merges, but an error envelope is always an error. */

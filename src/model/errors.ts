@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   branch_exists: { retryable: false },
   branch_protected: { retryable: false },
   graph_exists: { retryable: false },
+  tag_exists: { retryable: false },
   head_moved: { retryable: false },
   payload_too_large: { retryable: false },
   unauthorized: { retryable: false },
@@ -81,10 +82,11 @@ export interface ErrorDetailsByCode {
   schema_invalid: CommonDetails;
   schema_incompatible: CommonDetails;
   constraint_violation: CommonDetails;
-  not_found: CommonDetails & { branch?: string; table?: string; key?: string; commit?: string; lineage?: string; version?: number; graph?: string };
+  not_found: CommonDetails & { branch?: string; table?: string; key?: string; commit?: string; lineage?: string; version?: number; graph?: string; tag?: string };
   branch_exists: CommonDetails & { branch?: string };
   branch_protected: CommonDetails & { branch?: string };
   graph_exists: CommonDetails & { graph?: string };
+  tag_exists: CommonDetails & { tag?: string };
   head_moved: CommonDetails & { branch?: string; expected?: string; actual?: string };
   payload_too_large: CommonDetails & { limit?: number };
   unauthorized: CommonDetails;

@@ -22,6 +22,7 @@ import type {
   MergeResultDto,
   RequestContext,
   SchemaApplyDto,
+  TagDto,
   WalStatusDto,
   WriteResultDto,
 } from './service.js';
@@ -52,6 +53,10 @@ export interface BranchgraphApi {
   getBranch(name: string): Promise<BranchDto>;
   createBranch(name: string, from?: Ref): Promise<BranchDto>;
   deleteBranch(name: string): Promise<{ deleted: string }>;
+  listTags(): Promise<TagDto[]>;
+  /** Name the commit `from` resolves to (default main); tags never move. */
+  createTag(name: string, from?: Ref, message?: string): Promise<TagDto>;
+  deleteTag(name: string): Promise<{ deleted: string }>;
   /** A merge that finds conflicts resolves to a `conflicts` result; it does not throw. */
   mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto>;
   write(branch: string, input: WriteInput): Promise<WriteResultDto>;
@@ -82,6 +87,9 @@ export function embeddedApi(service: BranchgraphService, ctx: RequestContext): B
     getBranch: (name) => service.getBranch(name, ctx),
     createBranch: (name, from) => service.createBranch(name, from, ctx),
     deleteBranch: (name) => service.deleteBranch(name, ctx),
+    listTags: () => service.listTags(ctx),
+    createTag: (name, from, message) => service.createTag(name, from, message, ctx),
+    deleteTag: (name) => service.deleteTag(name, ctx),
     mergeBranch: (source, input, signal) => service.mergeBranch(source, input, signal === undefined ? ctx : { ...ctx, signal }),
     write: (branch, input) => service.write(branch, input, ctx),
     load: (branch, ndjson) => service.load(branch, ndjson, ctx),
@@ -120,7 +128,7 @@ export async function allRows(api: Pick<BranchgraphApi, 'rows'>, table: string, 
   return out;
 }
 
-/** A ref as the transports spell it: a branch name, or `commit:<id>`. */
+/** A ref as the transports spell it: a branch name, `commit:<id>` or `tag:<name>`. */
 export function refText(at: Ref): string {
-  return 'commit' in at ? `commit:${at.commit}` : at.branch;
+  return 'commit' in at ? `commit:${at.commit}` : 'tag' in at ? `tag:${at.tag}` : at.branch;
 }

@@ -37,11 +37,13 @@ const commitId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character co
 const text = (max: number) => z.string().max(max);
 
 export const RefInputZ = z
-  .object({ branch: branchName.optional(), commit: commitId.optional() })
+  .object({ branch: branchName.optional(), commit: commitId.optional(), tag: branchName.optional() })
   .strict()
-  .refine((r) => (r.branch === undefined) !== (r.commit === undefined), 'give exactly one of branch or commit');
+  .refine((r) => [r.branch, r.commit, r.tag].filter((x) => x !== undefined).length === 1, 'give exactly one of branch, commit or tag');
 
 export const CreateBranchZ = z.object({ name: branchName, from: RefInputZ.optional() }).strict();
+
+export const CreateTagZ = z.object({ name: branchName, from: RefInputZ.optional(), message: text(2000).optional() }).strict();
 
 export const CreateGraphZ = z.object({ name: z.string().regex(GRAPH_NAME_RE, 'graph names are 1-63 of a-z 0-9 _ - and start with a letter or digit') }).strict();
 
@@ -199,5 +201,6 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: strin
 export function parseRef(at: string | undefined | null, dflt = 'main'): Ref {
   const s = at ?? dflt;
   if (s.startsWith('commit:')) return { commit: parseInput(commitId, s.slice('commit:'.length), 'at') };
+  if (s.startsWith('tag:')) return { tag: parseInput(branchName, s.slice('tag:'.length), 'at') };
   return { branch: parseInput(branchName, s, 'at') };
 }

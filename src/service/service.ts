@@ -26,6 +26,7 @@ import type { Schema } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 import { mergeBranches, type MergeConflicts, type MergeMetrics, type MergeSuccess } from '../merge/merge.js';
 import { IdempotencyRecords, idempotencyKeyHash } from '../graph/idempotency.js';
+import type { TagRecord } from '../graph/tags.js';
 import { canonicalJson, contentHash } from '../model/canonical.js';
 import { MERGE_PHASES } from '../model/phase-timer.js';
 import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
@@ -189,6 +190,19 @@ export interface GcInput {
 /** What GC deleted, or would delete on a dry run, per kind of object. */
 export type GcReportDto = Omit<GcReport, 'keys' | 'graceMs'> & { graceSeconds: number; keys: string[] };
 
+/** A tag as clients see it: its name, the commit it names, who made it and when. */
+export interface TagDto {
+  name: string;
+  commit: string;
+  actor: string;
+  time: string;
+  message: string;
+}
+
+function tagDto(t: TagRecord): TagDto {
+  return { name: t.name, commit: t.commit, actor: t.actor, time: t.time, message: t.message };
+}
+
 export function commitDto(c: Commit): CommitDto {
   return {
     id: c.id,
@@ -275,6 +289,28 @@ export class BranchgraphService {
   async createBranch(name: string, from: Ref | undefined, ctx: RequestContext): Promise<BranchDto> {
     const r = await this.graph.createBranch(name, from ?? { branch: 'main' }, { signal: ctx.signal, actor: ctx.actor });
     return this.branchDto(name, r.head.manifest.commit, r.record, ctx);
+  }
+
+  // ---- tags ----------------------------------------------------------------
+
+  async listTags(ctx: RequestContext): Promise<TagDto[]> {
+    const { tags, damaged } = await this.graph.tags.all(ctx.signal);
+    for (const d of damaged) ctx.log?.warn({ key: d.key, error: d.error }, 'a tag cannot be read');
+    return tags.map(tagDto);
+  }
+
+  async getTag(name: string, ctx: RequestContext): Promise<TagDto> {
+    return tagDto(await this.graph.tags.get(name, ctx.signal));
+  }
+
+  /** Name the commit `from` resolves to (main's head by default); a tag never moves. */
+  async createTag(name: string, from: Ref | undefined, message: string | undefined, ctx: RequestContext): Promise<TagDto> {
+    return tagDto(await this.graph.createTag(name, from ?? { branch: 'main' }, { signal: ctx.signal, actor: ctx.actor, ...(message !== undefined ? { message } : {}) }));
+  }
+
+  async deleteTag(name: string, ctx: RequestContext): Promise<{ deleted: string }> {
+    await this.graph.tags.delete(name, ctx.signal);
+    return { deleted: name };
   }
 
   /** Delete a branch; one whose record is damaged can be deleted too (admins only over HTTP). */

@@ -132,6 +132,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every tag, by name. */
+        get: operations["listTags"];
+        put?: never;
+        /**
+         * Name the commit a ref resolves to (default main). Tags never move; a taken name is tag_exists.
+         * @description Tagging a branch folds its pending WAL rows into a commit first, so the tag names everything readers saw. GC keeps every tagged commit and its history, even after its branch is deleted.
+         */
+        post: operations["createTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tags/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tag name, URL-encoded. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /** One tag. */
+        get: operations["getTag"];
+        put?: never;
+        post?: never;
+        /** Remove a tag (admin). The commits it named stay while a branch or another tag reaches them. */
+        delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/branches/{id}/merge": {
         parameters: {
             query?: never;
@@ -530,7 +572,7 @@ export interface components {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "branch_exists" | "branch_protected" | "graph_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
                 message: string;
                 retryable: boolean;
                 issues?: {
@@ -542,6 +584,15 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+        };
+        /** @description An immutable name for a commit; usable wherever a ref is, as `tag:<name>`. */
+        Tag: {
+            name: string;
+            commit: string;
+            actor: string;
+            /** Format: date-time */
+            time: string;
+            message: string;
         };
         Commit: {
             id: string;
@@ -571,10 +622,11 @@ export interface components {
             createdAt: string;
             forkedFrom: string | null;
         };
-        /** @description Exactly one of branch or commit. */
+        /** @description Exactly one of branch, commit or tag. */
         Ref: {
             branch?: string;
             commit?: string;
+            tag?: string;
         };
         WriteOp: {
             /** @enum {string} */
@@ -1107,6 +1159,113 @@ export interface operations {
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
                 id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tags. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tags: components["schemas"]["Tag"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Letters, digits, '.', '_', '-', '/' separators. */
+                    name: string;
+                    from?: components["schemas"]["Ref"];
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tag name, URL-encoded. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tag name, URL-encoded. */
+                name: string;
             };
             cookie?: never;
         };
