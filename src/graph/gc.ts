@@ -110,6 +110,21 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
   return keep;
 }
 
+/** Every manifest reachable from `roots` through parents, and the set of them as `lineage/version`. */
+async function reachableFrom(graph: GcTarget, roots: ManifestRef[], signal?: AbortSignal): Promise<{ seen: Set<string>; reachable: Manifest[] }> {
+  const seen = new Set<string>();
+  const reachable: Manifest[] = [];
+  let frontier = roots;
+  while (frontier.length > 0) {
+    const fresh = frontier.filter((r) => !seen.has(`${r.lineage}/${r.version}`));
+    for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);
+    const ms = await Promise.all(fresh.map((r) => graph.repo.readManifest(r, signal)));
+    reachable.push(...ms);
+    frontier = ms.flatMap((m) => m.commit.parents);
+  }
+  return { seen, reachable };
+}
+
 export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Promise<GcReport> {
   const now = opts.now ?? graph.clock();
   const grace = Math.max(opts.graceMs ?? DEFAULT_GC_GRACE_MS, MIN_GC_GRACE_MS);
@@ -124,19 +139,9 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const liveLineages = new Set(live.map((r) => r.lineage));
   const byName = new Map(records.map((r) => [r.name, r]));
 
-  // Reachable manifests: parents from every live head.
-  const seen = new Set<string>();
-  const reachable: Manifest[] = [];
   const headRefs = await Promise.all(live.map((r) => graph.repo.headRef(r, signal)));
   // Tags are roots too: a tagged commit outlives its branch.
-  let frontier: ManifestRef[] = [...headRefs, ...tagged.tags.map((t) => t.manifest)];
-  while (frontier.length > 0) {
-    const fresh = frontier.filter((r) => !seen.has(`${r.lineage}/${r.version}`));
-    for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);
-    const ms = await Promise.all(fresh.map((r) => graph.repo.readManifest(r, signal)));
-    reachable.push(...ms);
-    frontier = ms.flatMap((m) => m.commit.parents);
-  }
+  const { seen, reachable } = await reachableFrom(graph, [...headRefs, ...tagged.tags.map((t) => t.manifest)], signal);
 
   const keep = await referencedKeys(graph, reachable, signal);
 
