@@ -1,8 +1,8 @@
 /**
- * Every GQT case over every transport: embedded on memory, fs and (when
+ * Every GQT case over every transport: embedded on memory and (when
  * available) S3, and REST and GraphQL on fs with one server per pass in this
- * process.
- * CI also runs the CLI runner, which starts real server processes.
+ * process. CI also runs the CLI runner over embedded on fs and S3, and over
+ * REST and GraphQL with real server processes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultFiles, loadCases, openGqtPass, type GqtPass, type GqtRunOptions } from '../src/gqt/gqt-cli.js';
@@ -12,7 +12,6 @@ const { cases, errors } = await loadCases(await defaultFiles());
 
 const modes: GqtRunOptions[] = [
   { via: 'embedded', store: 'memory' },
-  { via: 'embedded', store: 'fs' },
   { via: 'rest', store: 'fs', servers: 'in-process' },
   { via: 'graphql', store: 'fs', servers: 'in-process' },
   ...(s3Available() ? [{ via: 'embedded', store: 's3' } as GqtRunOptions] : []),

@@ -12,7 +12,7 @@ import { RestClient } from '../http/rest-client.js';
 import { BranchgraphError } from '../model/errors.js';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, embeddedApi, parseExportFormat, type BranchgraphApi, type Filter } from '../service/api.js';
 import { CONFIG_HELP, loadConfig } from '../service/config.js';
-import { CatchUpInputZ, CompactInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
+import { ApplyCommitZ, CatchUpInputZ, CompactInputZ, MergeInputZ, parseInput, parseRef } from '../service/inputs.js';
 import { openService } from '../service/open-service.js';
 import { packageVersion } from '../service/package-root.js';
 import { human, print, table as textTable, type Output } from './cli-output.js';
@@ -56,6 +56,13 @@ type MergeFlags = {
   expectTargetHead?: string;
   idempotencyKey?: string;
 };
+
+/** A request's resolutions from the --strategy and --resolutions flags; undefined when neither was given. */
+function resolutionsOf(strategy: string | undefined, file: string | undefined): Record<string, unknown> | undefined {
+  const conflicts = file === undefined ? undefined : resolutionsFile(file);
+  if (strategy === undefined && conflicts === undefined) return undefined;
+  return { ...(strategy ? { strategy } : {}), ...(conflicts ? { conflicts } : {}) };
+}
 
 /** Conflict choices from a JSON file: an array of choices, or `{ "conflicts": [...] }` as a preview's report gives them. */
 function resolutionsFile(file: string): unknown {
@@ -186,8 +193,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .option('--idempotency-key <key>', 'a retry with the same key returns the first result instead of merging again')
     .action(async (source: string, o: MergeFlags, cmd: Command) => {
       const { strategy, resolutions: file, expectSourceHead, expectTargetHead, ...rest } = o;
-      const conflicts = file === undefined ? undefined : resolutionsFile(file);
-      const resolutions = strategy === undefined && conflicts === undefined ? undefined : { ...(strategy ? { strategy } : {}), ...(conflicts ? { conflicts } : {}) };
+      const resolutions = resolutionsOf(strategy, file);
       const input = parseInput(
         MergeInputZ,
         {
@@ -203,6 +209,37 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
       print(outOf(cmd), r, human.merge);
       if (r.status !== 'success') setExit(EXIT.conflicts);
     });
+
+  for (const [name, kind, on, what] of [
+    ['cherry-pick', 'cherry_pick', '--onto', "replay one commit's change on a branch as a new one-parent commit"],
+    ['revert', 'revert', '--on', "undo one commit's change on a branch, keeping later changes"],
+  ] as const) {
+    command(program, name, `${what} (exit 3 on conflicts, resolvable as for merge)`)
+      .argument('<commit>', 'commit id (commit: prefix optional)')
+      .option(`${on} <branch>`, 'the branch (default main)')
+      .option('--dry-run', 'say what would happen; publish nothing')
+      .option('--message <text>', 'commit message')
+      .addOption(new Option('--strategy <strategy>', 'resolve every conflict no choice names').choices(['source-wins', 'target-wins']))
+      .option('--resolutions <file>', 'JSON file of conflict choices, as for merge')
+      .option('--expect-target-head <commit>', 'refuse unless the branch is at this commit (as previewed)')
+      .action(async (commit: string, o: { onto?: string; on?: string; dryRun?: boolean; message?: string; strategy?: string; resolutions?: string; expectTargetHead?: string }, cmd: Command) => {
+        const resolutions = resolutionsOf(o.strategy, o.resolutions);
+        const input = parseInput(
+          ApplyCommitZ,
+          {
+            commit: commit.replace(/^commit:/, ''),
+            ...(o.dryRun ? { dryRun: true } : {}),
+            ...(o.message ? { message: o.message } : {}),
+            ...(o.expectTargetHead ? { expectedTargetHead: o.expectTargetHead } : {}),
+            ...(resolutions ? { resolutions } : {}),
+          },
+          'flags',
+        );
+        const r = await (await connect(cmd)).applyCommit(kind, o.onto ?? o.on ?? 'main', input);
+        print(outOf(cmd), r, human.merge);
+        if (r.status !== 'success') setExit(EXIT.conflicts);
+      });
+  }
 
   command(program, 'rows', 'rows of a table in key order, a page at a time')
     .argument('<table>')

@@ -4,7 +4,7 @@
  * transports is only where the API comes from and what a restart does.
  */
 import { allRows, type BranchgraphApi, type Ref } from '../service/api.js';
-import type { CatchUpInput, MergeInput } from '../service/inputs.js';
+import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/inputs.js';
 import type { DriverRef, GqtDriver } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
 
@@ -59,6 +59,10 @@ export class ApiDriver implements GqtDriver {
 
   async deleteBranch(name: string): Promise<void> {
     await this.api.deleteBranch(name);
+  }
+
+  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput) {
+    return this.api.applyCommit(kind, branch, input);
   }
 
   merge(source: string, input: MergeInput) {

@@ -4,7 +4,7 @@
  * server; `GraphqlDriver` speaks GraphQL documents. The runner replays the
  * same case over any of them.
  */
-import type { CatchUpInput, MergeInput } from '../service/inputs.js';
+import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
 import type { WriteLine } from './gqt-parser.js';
 
@@ -26,6 +26,7 @@ export interface GqtDriver {
   createTag(name: string, from: DriverRef): Promise<void>;
   deleteBranch(name: string): Promise<void>;
   merge(source: string, input: MergeInput): Promise<MergeResultDto>;
+  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto>;
   /** Every row of a table at a ref. */
   rows(table: string, at: DriverRef): Promise<{ key: string; row: Record<string, unknown> }[]>;
   schemaText(at: DriverRef): Promise<string>;

@@ -184,7 +184,7 @@ schema
       '11:1 block opened here has no closing "end"',
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
-    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, label, restart or expect']);
+    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart or expect']);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });
 

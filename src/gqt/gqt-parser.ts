@@ -22,10 +22,7 @@ export interface ExpectedConflict {
   property: string | null;
 }
 
-export type MergeExpectation =
-  | { kind: 'outcome'; outcome: 'merged' | 'fast_forward' | 'already_up_to_date' }
-  | { kind: 'conflicts'; conflicts: ExpectedConflict[] }
-  | { kind: 'error'; code: ErrorCode };
+export type MergeExpectation = { kind: 'outcome'; outcome: (typeof OUTCOMES)[number] } | { kind: 'conflicts'; conflicts: ExpectedConflict[] } | { kind: 'error'; code: ErrorCode };
 
 export interface WriteLine {
   op: 'insert' | 'update' | 'upsert' | 'delete';
@@ -48,8 +45,10 @@ export type Step = Located &
     | { kind: 'tag-create'; name: string; from: CaseRef; error?: ErrorCode }
     | {
         kind: 'merge';
+        /** A branch, or for cherry-pick and revert the label of the commit applied. */
         source: string;
         into: string;
+        apply?: 'cherry_pick' | 'revert';
         dryRun: boolean;
         width?: 1 | 2 | 4;
         deleteBranch: boolean;
@@ -89,7 +88,7 @@ export class GqtSyntaxError extends Error {
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._\-/]*$/;
-const OUTCOMES = ['merged', 'fast_forward', 'already_up_to_date'] as const;
+const OUTCOMES = ['merged', 'fast_forward', 'already_up_to_date', 'cherry_picked', 'reverted'] as const;
 
 interface Line {
   n: number;
@@ -292,18 +291,23 @@ export function parseGqt(source: string, file: string): GqtCase {
         i++;
         break;
       }
+      case 'cherry-pick':
+      case 'revert':
       case 'merge': {
         i++;
-        const m = /^merge\s+(\S+)\s+into\s+(\S+)(.*)$/.exec(head);
-        if (m === null) {
-          fail(l, 'expected "merge SOURCE into TARGET [options] -> EXPECTATION"');
+        const shape = { merge: ['into', 'SOURCE into TARGET'], 'cherry-pick': ['onto', '@label onto BRANCH'], revert: ['on', '@label on BRANCH'] }[cmd] as [string, string];
+        const m = new RegExp(`^${cmd}\\s+(\\S+)\\s+${shape[0]}\\s+(\\S+)(.*)$`).exec(head);
+        const apply = cmd === 'merge' ? undefined : cmd === 'revert' ? ('revert' as const) : ('cherry_pick' as const);
+        if (m === null || (apply !== undefined && !(m[1] as string).startsWith('@'))) {
+          fail(l, `expected "${cmd} ${shape[1]} [options] -> EXPECTATION"`);
           break;
         }
         const step: Extract<Step, { kind: 'merge' }> = {
           kind: 'merge',
           line: l.n,
-          source: m[1] as string,
+          source: apply !== undefined ? (m[1] as string).slice(1) : (m[1] as string),
           into: m[2] as string,
+          ...(apply !== undefined ? { apply } : {}),
           dryRun: false,
           deleteBranch: false,
           expect: { kind: 'outcome', outcome: 'merged' },
@@ -421,7 +425,7 @@ export function parseGqt(source: string, file: string): GqtCase {
         break;
       }
       default:
-        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, label, restart or expect`);
+        fail(l, `unknown step "${cmd ?? ''}"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart or expect`);
         i++;
     }
   }
@@ -431,7 +435,7 @@ export function parseGqt(source: string, file: string): GqtCase {
   for (const s of steps) {
     const uses: string[] = [];
     if (s.kind === 'label') defined.add(s.name);
-    if (s.kind === 'merge') uses.push(...[s.expectSourceHead, s.expectTargetHead].filter((x): x is string => x !== undefined));
+    if (s.kind === 'merge') uses.push(...[s.expectSourceHead, s.expectTargetHead, s.apply !== undefined ? s.source : undefined].filter((x): x is string => x !== undefined));
     const from = s.kind === 'expect-table' ? s.at : s.kind === 'branch-create' || s.kind === 'tag-create' ? s.from : undefined;
     if (from !== undefined && 'label' in from) uses.push(from.label);
     if (s.kind === 'expect-head') uses.push(s.label);

@@ -10,6 +10,7 @@ import { parseSchema } from '../model/schema-parser.js';
 import { findType } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
 import type { MergeInput } from '../service/inputs.js';
+import type { MergeResultDto } from '../service/service.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
 import type { CaseRef, ExpectedConflict, GqtCase, Step } from './gqt-parser.js';
 
@@ -147,8 +148,14 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
           ...(step.expectTargetHead !== undefined ? { expectedTargetHead: labels.get(step.expectTargetHead) as string } : {}),
         };
         const exp = step.expect;
-        if (exp.kind === 'error') return expectError(exp.code, () => driver.merge(step.source, input));
-        const r = await driver.merge(step.source, input);
+        const { apply } = step;
+        const run = (): Promise<MergeResultDto> => {
+          if (apply === undefined) return driver.merge(step.source, input);
+          const { into: _into, deleteBranch: _d, width: _w, expectedSourceHead: _s, ...rest } = input;
+          return driver.applyCommit(apply, step.into, { ...rest, commit: labels.get(step.source) as string });
+        };
+        if (exp.kind === 'error') return expectError(exp.code, run);
+        const r = await run();
         if (exp.kind === 'outcome') {
           if (r.status !== 'success') {
             throw new Expectation(`expected ${exp.outcome}, got conflicts:\n${r.report.items.map((x) => `  ${x.kind} ${x.table} ${x.key} ${x.property ?? ''}`).join('\n')}`);

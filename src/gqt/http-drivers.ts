@@ -15,7 +15,7 @@ import { errorFromBody, type ErrorBody } from '../model/errors.js';
 import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
-import type { CatchUpInput, MergeInput } from '../service/inputs.js';
+import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/inputs.js';
 import type { CommitDto, MergeResultDto } from '../service/service.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
@@ -210,18 +210,26 @@ export class GraphqlDriver implements GqtDriver {
     await this.gql('mutation($n: String!) { deleteBranch(name: $n) }', { n: name });
   }
 
-  async merge(source: string, input: MergeInput): Promise<MergeResultDto> {
+  merge(source: string, input: MergeInput): Promise<MergeResultDto> {
+    return this.mergeLike('mergeBranch(source: $s, input: $i)', '$s: String!, $i: MergeInput', { s: source, i: input });
+  }
+
+  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto> {
+    return this.mergeLike(`${kind === 'revert' ? 'revert' : 'cherryPick'}(branch: $s, input: $i)`, '$s: String!, $i: ApplyCommitInput!', { s: branch, i: input });
+  }
+
+  /** A mutation answering MergeResult, reshaped into the service's result so the runner checks one form. */
+  private async mergeLike(call: string, params: string, variables: Record<string, unknown>): Promise<MergeResultDto> {
     type Shown = { __typename: string; summary: { maxWidth: number } } & Record<string, unknown>;
-    const r = await this.gql<{ mergeBranch: Shown }>(
-      `mutation($s: String!, $i: MergeInput) { mergeBranch(source: $s, input: $i) {
+    const r = await this.gql<{ result: Shown }>(
+      `mutation(${params}) { result: ${call} {
         __typename
         ... on MergeSuccess { outcome dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }
         ... on MergeConflicts { sourceHead targetHead base total counts { DivergentInsert DivergentUpdate DeleteVsUpdate OrphanEdge UniqueViolation CardinalityViolation ValueConstraintViolation } conflicts { kind table key property base source target message } nextCursor summary { maxWidth } }
       } }`,
-      { s: source, i: input },
+      variables,
     );
-    const m = r.mergeBranch;
-    // Reshape into the service's result so the runner checks one form.
+    const m = r.result;
     if (m.__typename === 'MergeSuccess') return { status: 'success', ...m, metrics: { maxWidth: m.summary.maxWidth } } as unknown as MergeResultDto;
     return {
       status: 'conflicts',

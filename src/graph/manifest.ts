@@ -45,7 +45,7 @@ export const CommitZ = z.object({
   author: z.string().optional(),
   message: z.string(),
   time: z.string(),
-  kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact']),
+  kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact', 'cherry_pick', 'revert']),
   /** The writes a group commit published together, in order, each with who it was for and its message. */
   group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
   /** A merge made under an Idempotency-Key: the key's hash and the request's fingerprint (graph/idempotency.ts). */

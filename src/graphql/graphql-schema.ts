@@ -14,6 +14,7 @@ import {
   CompactInputZ,
   CreateBranchZ,
   CreateTagZ,
+  ApplyCommitZ,
   DiffInputZ,
   DirectionZ,
   GcInputZ,
@@ -157,22 +158,11 @@ export function graphqlSchema() {
           await c.service.deleteTag(String(a.name), c.requestCtx);
           return true;
         }),
-        mergeBranch: op('write', async (_p, a, c) => {
-          const input = parseInput(MergeInputZ, stripNulls(a.input ?? {}), 'input');
-          const r = await c.service.mergeBranch(String(a.source), input, c.requestCtx);
-          if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, replayed: r.replayed === true, summary: mergeSummary(r.metrics) };
-          return {
-            __typename: 'MergeConflicts',
-            sourceHead: r.sourceHead,
-            targetHead: r.targetHead,
-            base: r.base,
-            total: r.report.total,
-            counts: r.report.counts,
-            conflicts: r.report.items,
-            nextCursor: r.report.nextCursor,
-            summary: mergeSummary(r.metrics),
-          };
-        }),
+        mergeBranch: op('write', async (_p, a, c) => mergeResult(await c.service.mergeBranch(String(a.source), parseInput(MergeInputZ, stripNulls(a.input ?? {}), 'input'), c.requestCtx))),
+        cherryPick: op('write', async (_p, a, c) =>
+          mergeResult(await c.service.applyCommit('cherry_pick', String(a.branch), parseInput(ApplyCommitZ, stripNulls(a.input ?? {}), 'input'), c.requestCtx)),
+        ),
+        revert: op('write', async (_p, a, c) => mergeResult(await c.service.applyCommit('revert', String(a.branch), parseInput(ApplyCommitZ, stripNulls(a.input ?? {}), 'input'), c.requestCtx))),
         write: op('write', (_p, a, c) => c.service.write(String(a.branch), parseInput(WriteInputZ, stripNulls(a.input), 'input'), c.requestCtx)),
         load: op('write', (_p, a, c) => c.service.load(String(a.branch), String(a.ndjson), c.requestCtx)),
         ingest: op('write', (_p, a, c) => c.service.ingest(String(a.branch), parseInput(IngestInputZ, { ops: stripNulls(a.ops) }, 'input').ops, c.requestCtx)),
@@ -202,6 +192,22 @@ export function graphqlSchema() {
 /** GraphQL inputs carry explicit nulls for omitted optionals; the contracts expect absence. */
 /** Arguments whose values are data, where null means something (a resolution's value deletes a row). */
 const DATA_ARGS = new Set(['values', 'migration', 'value', 'expected']);
+
+/** A merge result as the MergeResult union shows it. */
+function mergeResult(r: MergeResultDto) {
+  if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, replayed: r.replayed === true, summary: mergeSummary(r.metrics) };
+  return {
+    __typename: 'MergeConflicts',
+    sourceHead: r.sourceHead,
+    targetHead: r.targetHead,
+    base: r.base,
+    total: r.report.total,
+    counts: r.report.counts,
+    conflicts: r.report.items,
+    nextCursor: r.report.nextCursor,
+    summary: mergeSummary(r.metrics),
+  };
+}
 
 function stripNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripNulls);

@@ -25,6 +25,7 @@ import {
   CreateBranchZ,
   CreateGraphZ,
   CreateTagZ,
+  ApplyCommitZ,
   GcInputZ,
   LIMITS,
   MergeInputZ,
@@ -261,6 +262,18 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     if (r.status === 'success' && r.replayed === true) c.header('idempotent-replayed', 'true');
     return c.json(r, r.status === 'success' ? 200 : 409);
   });
+
+  // Cherry-pick and revert share the merge handler and its result shape.
+  for (const [route, kind] of [
+    ['/branches/:id/cherry-pick', 'cherry_pick'],
+    ['/branches/:id/revert', 'revert'],
+  ] as const) {
+    app.post(route, role('write'), async (c) => {
+      const input = parseInput(ApplyCommitZ, await jsonBody(c), 'body');
+      const r = await service.applyCommit(kind, param(c, 'id'), input, ctxOf(c));
+      return c.json(r, r.status === 'success' ? 200 : 409);
+    });
+  }
 
   // ---- writes ----
   app.post('/branches/:id/writes', role('write'), async (c) => {

@@ -9,7 +9,7 @@
  */
 import { createBranchgraphClient, isErrorEnvelope, type BranchgraphClient } from '../../clients/typescript/src/index.js';
 import { refText, type BranchgraphApi, type CommitDetailDto, type ExportFormat, type Filter, type NdjsonBody, type Page, type Ref, type RowItem, type TableExport } from '../service/api.js';
-import type { CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
+import type { ApplyCommitInput, CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
 import type {
   BranchDto,
   CatchUpReport,
@@ -110,6 +110,15 @@ export class RestClient implements BranchgraphApi {
   /** A 409 is a conflict report for merges, but an error envelope is always an error. */
   mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto> {
     return this.call('POST /branches/{id}/merge', () => this.typed.POST('/branches/{id}/merge', { params: { path: { id: source } }, body: input, ...(signal !== undefined ? { signal } : {}) }), [409]);
+  }
+
+  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto> {
+    const params = { params: { path: { id: branch } }, body: input };
+    return this.call(
+      kind === 'revert' ? 'POST /branches/{id}/revert' : 'POST /branches/{id}/cherry-pick',
+      () => (kind === 'revert' ? this.typed.POST('/branches/{id}/revert', params) : this.typed.POST('/branches/{id}/cherry-pick', params)),
+      [409],
+    );
   }
 
   write(branch: string, input: WriteInput): Promise<WriteResultDto> {

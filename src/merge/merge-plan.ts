@@ -18,7 +18,7 @@ import type { Ancestry } from '../graph/ancestry.js';
 import { EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
 import { tableMergeAction } from './three-way.js';
 
-export type MergeOutcome = 'already_up_to_date' | 'fast_forward' | 'merged';
+export type MergeOutcome = 'already_up_to_date' | 'fast_forward' | 'merged' | 'cherry_picked' | 'reverted';
 
 export interface TableMergeSummary {
   table: string;

@@ -73,6 +73,12 @@ export interface MergeRunOptions {
   resolutions?: MergeResolutions;
   /** Recorded on the commit this merge publishes. */
   idempotency?: Commit['idempotency'];
+  /**
+   * Apply one commit's change instead of merging a branch (apply-commit.ts): the base is given (the
+   * commit's parent for a cherry-pick, the commit itself for a revert), history is not consulted, and
+   * the result is an ordinary one-parent commit of this kind.
+   */
+  apply?: { base: Snapshot; kind: 'cherry_pick' | 'revert'; commit: string };
   gauges: PreparationGauges;
   /** Started by the caller, which resolves the heads before the run exists. */
   timer: PhaseTimer<MergePhase>;
@@ -127,9 +133,10 @@ export class MergeRun {
     // Scratch of a lost attempt was deleted by the publication loop.
     this.scratch.settle();
     this.timer.enter('base');
-    const kind = classifyMerge(sideOf(this.source), sideOf(target));
     // A fresh resolver per attempt: a lost race may change which conflicts there are.
     const resolver = new Resolver(this.opts.resolutions ?? {});
+    if (this.opts.apply !== undefined) return this.threeWay(target, resolver);
+    const kind = classifyMerge(sideOf(this.source), sideOf(target));
     if (kind !== 'three_way') resolver.checkAllUsed();
     if (kind === 'up_to_date') return { unchanged: { kind: 'up_to_date' } };
     if (kind === 'fast_forward') return this.fastForward(target);
@@ -159,14 +166,27 @@ export class MergeRun {
     };
   }
 
-  private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
+  /** The base of this attempt: the one given for an applied commit, else the merge base of the heads (virtual when criss-crossed). */
+  private async baseFor(target: Snapshot): Promise<{ base: Snapshot; schema: Schema } | { conflicts: Conflict[] }> {
     const { source, opts } = this;
+    if (opts.apply !== undefined) {
+      const given = opts.apply.base;
+      return { base: given, schema: mergeSchemas(given.manifest.schema, sideOf(source), sideOf(target)) };
+    }
     const found = await mergeBaseView(this.g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], opts.signal);
     if (found === undefined) throw new BranchgraphError('not_found', `${opts.source} and ${opts.into} share no history`);
-    if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: found.conflicts.sort(compareConflicts), base: null } };
+    if ('conflicts' in found) return { conflicts: found.conflicts };
     const baseManifest = found.base.manifests[0] as Manifest;
     const schema = mergeSchemas(found.base.schema ?? '', sideOf(source), sideOf(target));
-    const base: Snapshot = { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: found.base.tables, pending: NO_PENDING };
+    return { base: { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: found.base.tables, pending: NO_PENDING }, schema };
+  }
+
+  private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
+    const { source, opts } = this;
+    const found = await this.baseFor(target);
+    if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: found.conflicts.sort(compareConflicts), base: null } };
+    const { base, schema } = found;
+    const baseManifest = base.manifest;
     const plan = planTables(schema, base.tables, sideOf(source), sideOf(target));
     this.stats.tablesAdopted = plan.summaries.length;
     this.stats.tablesPrepared = plan.toPrepare.length;
@@ -197,12 +217,19 @@ export class MergeRun {
     this.timer.enter('validate');
     const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
     if (invalid.length > 0) return refused(invalid);
-    const decided = { outcome: 'merged' as const, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver) };
+    const outcome: MergeOutcome = opts.apply === undefined ? 'merged' : opts.apply.kind === 'revert' ? 'reverted' : 'cherry_picked';
+    const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver) };
+    // An applied change the target already holds changes nothing: say so rather than publish an empty commit.
+    if (opts.apply !== undefined && plan.summaries.length === 0 && prepared.every((p) => p.stats.fixRows === 0 && p.stats.adoptedRuns === 0)) {
+      await this.cleanup(scratch);
+      return { unchanged: { kind: 'up_to_date' } };
+    }
     if (opts.dryRun) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };
     }
     this.timer.enter('publish');
+    if (opts.apply !== undefined) return this.appliedPlan(tables, schema, scratch, decided);
     const parent = await this.mergedParent().catch(async (e: unknown) => {
       await this.cleanup(scratch);
       throw e;
@@ -220,6 +247,23 @@ export class MergeRun {
     };
     if (source.readAt !== undefined) published.readAt = source.readAt;
     return published;
+  }
+
+  /** A cherry-pick or revert lands as an ordinary one-parent commit: the applied commit's history is not the target's. */
+  private appliedPlan(tables: Record<string, TableVersion>, schema: Schema, scratch: RunRef[], decided: Omit<Extract<MergeDecision, { kind: 'publish' }>, 'kind'>): ChangePlan<MergeDecision> {
+    const { opts } = this;
+    const apply = opts.apply as NonNullable<MergeRunOptions['apply']>;
+    const what = apply.kind === 'revert' ? 'revert' : 'cherry-pick';
+    return {
+      kind: apply.kind,
+      tables,
+      schema,
+      scratch,
+      result: { kind: 'publish', ...decided },
+      message: opts.message ?? `${what} ${apply.commit} onto ${opts.into}`,
+      ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
+      ...(opts.idempotency !== undefined ? { idempotency: opts.idempotency } : {}),
+    };
   }
 
   /** Prepare the tables changed on both sides; on failure or abort, delete what was written and throw. */

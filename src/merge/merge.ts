@@ -16,7 +16,7 @@
  */
 import { conflictPage, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import type { Graph } from '../graph/graph.js';
+import type { Graph, Snapshot } from '../graph/graph.js';
 import type { Commit } from '../graph/manifest.js';
 import { CountingStore, type StoreCounts } from '../store/counting-store.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
@@ -50,6 +50,11 @@ export interface MergeRequest {
   resolutions?: MergeResolutions;
   /** Recorded on the commit, so a retry under the same Idempotency-Key can find it. */
   idempotency?: Commit['idempotency'];
+  /**
+   * Apply one commit's change to `into` instead of merging a branch: `cherry_pick` replays what the
+   * commit changed from its first parent; `revert` undoes it. `source` then names the commit.
+   */
+  apply?: 'cherry_pick' | 'revert';
 }
 
 /** What the merge's owner provides: the gauges it reports (a fresh set when none is given). */
@@ -98,7 +103,8 @@ export interface MergeConflicts {
 export type MergeResult = MergeSuccess | MergeConflicts;
 
 function checkRequest(req: MergeRequest, into: string): void {
-  if (req.source === into) throw new BranchgraphError('invalid_input', 'a branch cannot be merged into itself', { issues: [{ path: 'into', message: 'same as the source' }] });
+  if (req.apply === undefined && req.source === into)
+    throw new BranchgraphError('invalid_input', 'a branch cannot be merged into itself', { issues: [{ path: 'into', message: 'same as the source' }] });
   const limit = req.conflictLimit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CONFLICTS_PER_PAGE) {
     throw new BranchgraphError('invalid_input', `conflictLimit must be 1..${MAX_CONFLICTS_PER_PAGE}`, { issues: [{ path: 'conflictLimit', message: `1..${MAX_CONFLICTS_PER_PAGE}` }] });
@@ -116,7 +122,9 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
   const timer = new PhaseTimer<MergePhase>(MERGE_PHASES);
   timer.enter('resolve');
   // Both heads at once: on a remote store each is a chain of round trips.
-  const [source, firstTarget] = await Promise.all([g.branchHead(req.source, signal), g.branchHead(into, signal)]);
+  const [named, firstTarget] = await Promise.all([req.apply !== undefined ? g.commitSnapshot(req.source, signal) : g.branchHead(req.source, signal), g.branchHead(into, signal)]);
+  const applied = req.apply !== undefined ? await appliedSides(g, named, req.apply, signal) : undefined;
+  const source = applied?.source ?? named;
   if (req.expectedSourceHead !== undefined && source.manifest.commit.id !== req.expectedSourceHead) {
     throw new BranchgraphError('head_moved', `branch ${req.source} is at ${source.manifest.commit.id}, not ${req.expectedSourceHead}`, {
       details: { branch: req.source, expected: req.expectedSourceHead, actual: source.manifest.commit.id },
@@ -134,6 +142,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
       budgetBytes: req.budgetBytes,
       signal,
       gauges: env.gauges ?? new PreparationGauges(),
+      ...(applied !== undefined ? { apply: applied.apply } : {}),
       ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),
       ...(req.idempotency !== undefined ? { idempotency: req.idempotency } : {}),
       timer,
@@ -183,6 +192,30 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
     ...deletion,
     metrics: metrics(),
   };
+}
+
+/**
+ * What applying a commit merges: a cherry-pick brings the commit's change over its first parent (a
+ * merge commit's change is taken against its first parent, its mainline); a revert brings the
+ * parent's state over the commit, which undoes the change.
+ */
+async function appliedSides(
+  g: Graph,
+  commit: Snapshot,
+  kind: 'cherry_pick' | 'revert',
+  signal?: AbortSignal,
+): Promise<{ source: Snapshot; apply: { base: Snapshot; kind: 'cherry_pick' | 'revert'; commit: string } }> {
+  const parentId = commit.manifest.commit.parentIds[0];
+  const id = commit.manifest.commit.id;
+  if (parentId === undefined || commit.manifest.commit.kind === 'init') {
+    throw new BranchgraphError('invalid_input', `commit ${id} has no parent: there is no change to ${kind === 'revert' ? 'revert' : 'cherry-pick'}`);
+  }
+  const parent = await g.commitSnapshot(parentId, signal);
+  // Replaying or undoing a schema change would silently drop or keep whole tables' data: that is a schema apply's job.
+  if (parent.manifest.schema !== commit.manifest.schema) {
+    throw new BranchgraphError('invalid_input', `commit ${id} changed the schema; apply the schema you want instead of ${kind === 'revert' ? 'reverting' : 'cherry-picking'} it`);
+  }
+  return kind === 'revert' ? { source: parent, apply: { base: commit, kind, commit: id } } : { source: commit, apply: { base: parent, kind, commit: id } };
 }
 
 /** Delete the merged source on request; a refusal is reported, never a failure of the merge that already landed. */

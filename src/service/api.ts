@@ -7,7 +7,7 @@
 import type { Ref } from '../graph/graph.js';
 import type { Filter, Page } from '../graph/reads.js';
 import type { ExportFormat } from '../graph/table-export.js';
-import type { CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import type { ApplyCommitInput, CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
 import type {
   BranchDto,
   BranchgraphService,
@@ -59,6 +59,8 @@ export interface BranchgraphApi {
   deleteTag(name: string): Promise<{ deleted: string }>;
   /** A merge that finds conflicts resolves to a `conflicts` result; it does not throw. */
   mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto>;
+  /** Cherry-pick or revert one commit on a branch; conflicts resolve to a `conflicts` result, as for merges. */
+  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto>;
   write(branch: string, input: WriteInput): Promise<WriteResultDto>;
   /** NDJSON operations as one all-or-nothing commit. */
   load(branch: string, ndjson: string): Promise<WriteResultDto>;
@@ -90,6 +92,7 @@ export function embeddedApi(service: BranchgraphService, ctx: RequestContext): B
     listTags: () => service.listTags(ctx),
     createTag: (name, from, message) => service.createTag(name, from, message, ctx),
     deleteTag: (name) => service.deleteTag(name, ctx),
+    applyCommit: (kind, branch, input) => service.applyCommit(kind, branch, input, ctx),
     mergeBranch: (source, input, signal) => service.mergeBranch(source, input, signal === undefined ? ctx : { ...ctx, signal }),
     write: (branch, input) => service.write(branch, input, ctx),
     load: (branch, ndjson) => service.load(branch, ndjson, ctx),

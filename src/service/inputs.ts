@@ -102,6 +102,24 @@ export const MergeInputZ = z
       .optional(),
   })
   .strict();
+/** Cherry-pick or revert one commit onto a branch: the commit, and what a merge takes besides (no source branch, no width). */
+export const ApplyCommitZ = z
+  .object({
+    commit: commitId,
+    dryRun: z.boolean().optional(),
+    expectedTargetHead: commitId.optional(),
+    author: text(200).optional(),
+    message: text(2000).optional(),
+    conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
+    conflictCursor: z
+      .string()
+      .regex(/^\d{1,9}$/)
+      .optional(),
+    resolutions: MergeResolutionsZ.optional(),
+  })
+  .strict();
+export type ApplyCommitInput = z.infer<typeof ApplyCommitZ>;
+
 /** A merge request as transports accept it: target, dry run, expected heads, width, conflict paging, message and author. */
 export type MergeInput = z.infer<typeof MergeInputZ>;
 

@@ -33,7 +33,7 @@ import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import { ndjsonStream } from '../graph/ndjson.js';
-import type { CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput, WriteOpInput } from './inputs.js';
+import type { ApplyCommitInput, CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput, WriteOpInput } from './inputs.js';
 import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
 import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
 import type { CatchUpReport } from '../wal/catch-up.js';
@@ -369,7 +369,17 @@ export class BranchgraphService {
     return result;
   }
 
-  private async runMerge(source: string, input: MergeInput, ctx: RequestContext, idempotency?: Commit['idempotency']): Promise<MergeResultDto> {
+  /**
+   * Cherry-pick (replay) or revert (undo) one commit's change on a branch: a three-way merge against
+   * the commit's parent, with the same conflicts, resolutions and validation as any merge, landing
+   * as a one-parent commit of that kind.
+   */
+  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput, ctx: RequestContext): Promise<MergeResultDto> {
+    const { commit, ...rest } = input;
+    return this.runMerge(commit, { ...rest, into: branch }, ctx, undefined, kind);
+  }
+
+  private async runMerge(source: string, input: MergeInput, ctx: RequestContext, idempotency?: Commit['idempotency'], apply?: 'cherry_pick' | 'revert'): Promise<MergeResultDto> {
     const requested = input.width ?? this.opts.defaultWidth ?? 1;
     const width = effectiveWidth(requested, ctx.transport === 'http' ? 1 : undefined);
     const log = ctx.log?.child({ merge: { source, into: input.into ?? 'main' } });
@@ -389,6 +399,7 @@ export class BranchgraphService {
           budgetBytes: this.opts.budgetBytes,
           signal: ctx.signal,
           ...(idempotency !== undefined ? { idempotency } : {}),
+          ...(apply !== undefined ? { apply } : {}),
         },
         { gauges: this.metrics.gauges },
       );

@@ -194,6 +194,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branches/{id}/cherry-pick": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay one commit's change on branch `id`: a three-way merge against the commit's first parent, landing as a one-parent cherry_pick commit.
+         * @description Conflicts, resolutions, validation and dry runs work as for a merge. A change the branch already holds is already_up_to_date; a commit with no parent, or one that changed the schema, is invalid_input.
+         */
+        post: operations["cherryPick"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo one commit's change on branch `id`, keeping later changes, as a revert commit.
+         * @description A three-way merge that brings the commit's parent state over the commit: values changed again since conflict, with the usual report and resolutions.
+         */
+        post: operations["revertCommit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/branches/{id}/writes": {
         parameters: {
             query?: never;
@@ -606,7 +652,7 @@ export interface components {
             /** Format: date-time */
             time: string;
             /** @enum {string} */
-            kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact";
+            kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
             resolved?: components["schemas"]["ResolvedConflicts"];
         };
         CommitDetail: components["schemas"]["Commit"] & {
@@ -739,6 +785,17 @@ export interface components {
             /** @description The Idempotency-Key header's value in a body (the header wins). */
             idempotencyKey?: string;
         };
+        ApplyCommitRequest: {
+            /** @description The commit whose change to apply or undo. */
+            commit: string;
+            dryRun?: boolean;
+            expectedTargetHead?: string;
+            author?: string;
+            message?: string;
+            conflictLimit?: number;
+            conflictCursor?: string;
+            resolutions?: components["schemas"]["MergeResolutions"];
+        };
         MergeMetrics: {
             phasesMs: {
                 resolve: number;
@@ -810,7 +867,7 @@ export interface components {
             /** @constant */
             status: "success";
             /** @enum {string} */
-            outcome: "already_up_to_date" | "fast_forward" | "merged";
+            outcome: "already_up_to_date" | "fast_forward" | "merged" | "cherry_picked" | "reverted";
             dryRun: boolean;
             commit: components["schemas"]["Commit"] | null;
             sourceHead: string;
@@ -1323,6 +1380,82 @@ export interface operations {
                     "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
                 };
             };
+            default: components["responses"]["Error"];
+        };
+    };
+    cherryPick: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyCommitRequest"];
+            };
+        };
+        responses: {
+            /** @description Applied (outcome cherry_picked), already there, or a dry run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeSuccess"];
+                };
+            };
+            /** @description Conflicts (nothing was published), or an error such as head_moved. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    revertCommit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyCommitRequest"];
+            };
+        };
+        responses: {
+            /** @description Reverted (outcome reverted), nothing to undo, or a dry run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeSuccess"];
+                };
+            };
+            /** @description Conflicts (nothing was published), or an error such as head_moved. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
