@@ -355,7 +355,9 @@ export function parseGqt(source: string, file: string): GqtCase {
               fail(b, `expected "KIND TABLE KEY [PROPERTY]" with KIND one of ${CONFLICT_KINDS.join(', ')}`);
               continue;
             }
-            conflicts.push({ kind: c[0] as ConflictKind, table: c[1] as string, key: c[2] as string, property: c[3] ?? null });
+            // A schema conflict has no entity key: `-` stands for it.
+            const key = c[0] === 'SchemaConflict' && c[2] === '-' ? '' : (c[2] as string);
+            conflicts.push({ kind: c[0] as ConflictKind, table: c[1] as string, key, property: c[3] ?? null });
           }
           step.expect = { kind: 'conflicts', conflicts };
         } else if (tw[0] === 'error') {

@@ -225,7 +225,7 @@ export class GraphqlDriver implements GqtDriver {
       `mutation(${params}) { result: ${call} {
         __typename
         ... on MergeSuccess { outcome dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }
-        ... on MergeConflicts { sourceHead targetHead base total counts { DivergentInsert DivergentUpdate DeleteVsUpdate OrphanEdge UniqueViolation CardinalityViolation ValueConstraintViolation } conflicts { kind table key property base source target message } nextCursor summary { maxWidth } }
+        ... on MergeConflicts { sourceHead targetHead base total counts { DivergentInsert DivergentUpdate DeleteVsUpdate OrphanEdge UniqueViolation CardinalityViolation ValueConstraintViolation SchemaConflict } conflicts { kind table key property base source target message } nextCursor summary { maxWidth } }
       } }`,
       variables,
     );

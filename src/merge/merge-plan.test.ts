@@ -3,7 +3,7 @@ import { Ancestry } from '../graph/ancestry.js';
 import { parseSchema } from '../model/schema-parser.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
-import { classifyMerge, DECODE_FACTOR, deltaBytes, fastForwardTables, mergeSchemas, planTables, type MergeSide } from './merge-plan.js';
+import { classifyMerge, DECODE_FACTOR, deltaBytes, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, type MergeSide } from './merge-plan.js';
 
 const run = (key: string, bytes = 10): RunRef => ({ key, rows: 1, tombstones: 0, bytes, minKey: 'a', maxKey: 'a', checksum: '0'.repeat(32) });
 const v = (...keys: string[]): TableVersion => ({ runs: keys.map((k) => run(k)) });
@@ -40,13 +40,15 @@ describe('fastForwardTables', () => {
 });
 
 describe('mergeSchemas', () => {
-  it('takes the side that changed the schema, and refuses when both changed it differently', () => {
+  it('takes the side that changed the schema, merges both changes when both did, and refuses without a base schema', () => {
     const s = side({ schemaHash: 'h2', schema: schemaB });
     const t = side({ schemaHash: 'h1', schema: schemaA });
-    expect(mergeSchemas('h1', s, t)).toBe(schemaB);
-    expect(mergeSchemas('h1', t, s)).toBe(schemaB);
-    expect(mergeSchemas('h0', s, { ...s })).toBe(schemaB);
-    expect(() => mergeSchemas('h0', s, t)).toThrow(expect.objectContaining({ code: 'schema_incompatible' }));
+    expect(mergeSchemas({ hash: 'h1', schema: undefined }, s, t)).toEqual({ schema: schemaB });
+    expect(mergeSchemas({ hash: 'h1', schema: undefined }, t, s)).toEqual({ schema: schemaB });
+    expect(mergeSchemas({ hash: 'h0', schema: undefined }, s, { ...s })).toEqual({ schema: schemaB });
+    expect(needsBaseSchema('h0', s, t)).toBe(true);
+    expect(() => mergeSchemas({ hash: 'h0', schema: undefined }, s, t)).toThrow(expect.objectContaining({ code: 'schema_incompatible' }));
+    expect(mergeSchemas({ hash: 'h0', schema: { format: 1, types: [] } }, s, t)).toHaveProperty('schema');
   });
 });
 

@@ -17,6 +17,8 @@ import type { ManifestRef } from '../graph/manifest.js';
 import type { Ancestry } from '../graph/ancestry.js';
 import { EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
 import { tableMergeAction } from './three-way.js';
+import { mergeSchemaTypes } from './schema-merge.js';
+import type { Conflict } from '../model/conflict.js';
 
 export type MergeOutcome = 'already_up_to_date' | 'fast_forward' | 'merged' | 'cherry_picked' | 'reverted';
 
@@ -67,11 +69,24 @@ export function fastForwardTables(source: MergeSide, target: MergeSide): { table
  * The schema a three-way merge carries. Schemas are content-addressed, so
  * comparing hashes needs no read of the base's schema.
  */
-export function mergeSchemas(baseHash: string, source: MergeSide, target: MergeSide): Schema {
-  const [b, s, t] = [baseHash, source.schemaHash, target.schemaHash];
-  if (s === t || s === b) return target.schema;
-  if (t === b) return source.schema;
-  throw new BranchgraphError('schema_incompatible', 'both branches changed the schema differently since their merge base; apply one schema to both first');
+/**
+ * The merged schema: one side's when only it changed, else the three-way merge of both sides'
+ * changes (schema-merge.ts), which may conflict. `base.schema` is needed only in that last case;
+ * a virtual base over differing schemas has none, and then the change is refused.
+ */
+export function mergeSchemas(base: { hash: string; schema: Schema | undefined }, source: MergeSide, target: MergeSide): { schema: Schema } | { conflicts: Conflict[] } {
+  const [b, s, t] = [base.hash, source.schemaHash, target.schemaHash];
+  if (s === t || s === b) return { schema: target.schema };
+  if (t === b) return { schema: source.schema };
+  if (base.schema === undefined) {
+    throw new BranchgraphError('schema_incompatible', 'both branches changed the schema since common ancestors whose schemas differ; apply one schema to both first');
+  }
+  return mergeSchemaTypes(base.schema, source.schema, target.schema);
+}
+
+/** Whether merging these sides needs the base's schema document (both sides changed the schema). */
+export function needsBaseSchema(baseHash: string, source: MergeSide, target: MergeSide): boolean {
+  return source.schemaHash !== target.schemaHash && source.schemaHash !== baseHash && target.schemaHash !== baseHash;
 }
 
 /** A table changed on both sides, with what its preparation is estimated to hold in memory. */

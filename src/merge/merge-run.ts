@@ -30,7 +30,7 @@ import { runPreparations, type Fallback, type PreparationGauges, type Width } fr
 import { prepareTable, type PreparedTable } from './prepare-table.js';
 import { validateMerged } from './validate.js';
 import { mergeBaseView } from './virtual-base.js';
-import { classifyMerge, fastForwardTables, mergeSchemas, planTables, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
+import { classifyMerge, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
 import { recheckTightened, sideValues } from './merge-recheck.js';
 import { Resolver, type AppliedResolution, type MergeResolutions } from './resolutions.js';
 
@@ -171,13 +171,19 @@ export class MergeRun {
     const { source, opts } = this;
     if (opts.apply !== undefined) {
       const given = opts.apply.base;
-      return { base: given, schema: mergeSchemas(given.manifest.schema, sideOf(source), sideOf(target)) };
+      const merged = mergeSchemas({ hash: given.manifest.schema, schema: given.schema }, sideOf(source), sideOf(target));
+      return 'conflicts' in merged ? merged : { base: given, schema: merged.schema };
     }
     const found = await mergeBaseView(this.g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], opts.signal);
     if (found === undefined) throw new BranchgraphError('not_found', `${opts.source} and ${opts.into} share no history`);
     if ('conflicts' in found) return { conflicts: found.conflicts };
     const baseManifest = found.base.manifests[0] as Manifest;
-    const schema = mergeSchemas(found.base.schema ?? '', sideOf(source), sideOf(target));
+    const hash = found.base.schema ?? '';
+    // The base's schema document is read only when both sides changed theirs.
+    const baseSchema = found.base.schema !== undefined && needsBaseSchema(hash, sideOf(source), sideOf(target)) ? await this.g.repo.readSchema(hash, opts.signal) : undefined;
+    const merged = mergeSchemas({ hash, schema: baseSchema }, sideOf(source), sideOf(target));
+    if ('conflicts' in merged) return merged;
+    const { schema } = merged;
     return { base: { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: found.base.tables, pending: NO_PENDING }, schema };
   }
 

@@ -5,7 +5,7 @@
 import type { Row, Value } from './values.js';
 
 /** Every kind of merge conflict, in report order. */
-export const CONFLICT_KINDS = ['DivergentInsert', 'DivergentUpdate', 'DeleteVsUpdate', 'OrphanEdge', 'UniqueViolation', 'CardinalityViolation', 'ValueConstraintViolation'] as const;
+export const CONFLICT_KINDS = ['DivergentInsert', 'DivergentUpdate', 'DeleteVsUpdate', 'OrphanEdge', 'UniqueViolation', 'CardinalityViolation', 'ValueConstraintViolation', 'SchemaConflict'] as const;
 /** A kind of merge conflict. */
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 

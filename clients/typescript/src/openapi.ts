@@ -890,8 +890,11 @@ export interface components {
             metrics: components["schemas"]["MergeMetrics"];
         };
         Conflict: {
-            /** @enum {string} */
-            kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate" | "OrphanEdge" | "UniqueViolation" | "CardinalityViolation" | "ValueConstraintViolation";
+            /**
+             * @description SchemaConflict: both sides changed a type (property null) or a property differently; key is empty and the values are the definitions.
+             * @enum {string}
+             */
+            kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate" | "OrphanEdge" | "UniqueViolation" | "CardinalityViolation" | "ValueConstraintViolation" | "SchemaConflict";
             table: string;
             key: string;
             property: string | null;
@@ -916,6 +919,7 @@ export interface components {
                     UniqueViolation: number;
                     CardinalityViolation: number;
                     ValueConstraintViolation: number;
+                    SchemaConflict: number;
                 } & {
                     [key: string]: number;
                 };
