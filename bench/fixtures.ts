@@ -60,6 +60,40 @@ export async function mergeFixture(touched: number): Promise<string> {
   return dir;
 }
 
+/**
+ * The merge fixture's 121 tables, with `touched` of them changed on both sides at the same
+ * property of the same row (one DivergentUpdate each), besides disjoint changes: the review
+ * matrix merges it unresolved (a conflict report) and resolved (a strategy).
+ */
+export async function conflictFixture(touched: number): Promise<string> {
+  const dir = path.join(FIXTURE_ROOT, `conflict-t${touched}`);
+  if (await exists(path.join(dir, 'ready'))) return dir;
+  await rm(dir, { recursive: true, force: true });
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  const tables = Array.from({ length: 121 }, (_, i) => `T${pad(i)}`);
+  await g.applySchema('main', tables.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
+  await mustWrite(
+    g,
+    'main',
+    tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } }))),
+  );
+  await g.createBranch('feature', { branch: 'main' });
+  const upd = (t: string, id: string, prop: 'a' | 'b', v: number): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: v } });
+  await mustWrite(
+    g,
+    'feature',
+    tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a', 1), upd(t, 'r2', 'a', 1)]),
+  );
+  await mustWrite(
+    g,
+    'main',
+    tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a', 2), upd(t, 'r3', 'b', 2)]),
+  );
+  await g.close();
+  await mkdir(path.join(dir, 'ready'));
+  return dir;
+}
+
 /** 4 touched tables of 4 rows, with `extra` commits of history on main before the branch. */
 export async function historyFixture(extra: number): Promise<string> {
   const dir = path.join(FIXTURE_ROOT, `history-h${extra}`);

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { catchUpFixture, historyFixture, mergeFixture, scaleFixture, type CatchUpWorkload } from './fixtures.js';
+import { catchUpFixture, conflictFixture, historyFixture, mergeFixture, scaleFixture, type CatchUpWorkload } from './fixtures.js';
 
 const run = promisify(execFile);
 
@@ -19,7 +19,7 @@ interface Arm {
   variant: string;
   params: Record<string, number | string>;
   fixture: () => Promise<string>;
-  mode: 'width1' | 'width4' | 'http' | `catchup-${string}`;
+  mode: 'width1' | 'width4' | 'http' | 'unresolved' | 'resolved' | `catchup-${string}`;
   latencyMs: number;
 }
 
@@ -119,6 +119,30 @@ async function mergeMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
     ratios[`store_calls_within_budget_t${touched}`] = (w1.storeCalls.total ?? Infinity) <= 4 * touched + 10;
   }
   return { results, ratios };
+}
+
+/** Merge review: the same 29-table conflicted merge, reported (unresolved) and landed with a strategy (resolved). */
+async function reviewMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const touched = 29;
+  const arm = (mode: 'unresolved' | 'resolved'): Arm => ({
+    variant: `${mode}-t${touched}`,
+    params: { touched, latencyMs: 17, tables: 121 },
+    fixture: () => conflictFixture(touched),
+    mode,
+    latencyMs: 17,
+  });
+  const results = await runGroup('review', [arm('unresolved'), arm('resolved')], quick ? 3 : 7, `touched=${touched}`);
+  const [unresolved, resolved] = [find(results, `unresolved-t${touched}`), find(results, `resolved-t${touched}`)];
+  return {
+    results,
+    ratios: {
+      resolved_over_unresolved_t29: round(resolved.medianMs / unresolved.medianMs, 3),
+      resolved_ms_t29: round(resolved.medianMs, 1),
+      unresolved_ms_t29: round(unresolved.medianMs, 1),
+      resolved_store_calls_t29: resolved.storeCalls.total ?? NaN,
+      unresolved_store_calls_t29: unresolved.storeCalls.total ?? NaN,
+    },
+  };
 }
 
 async function historyMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
@@ -305,9 +329,10 @@ async function main(): Promise<void> {
     scale: scaleMatrix,
     catchup: catchUpMatrix,
     growth: growthMatrix,
+    review: reviewMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
-  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth or all`);
+  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

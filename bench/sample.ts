@@ -76,12 +76,14 @@ try {
     const store = latency > 0 ? new LatencyStore(new FsStore(dir), latency) : new FsStore(dir);
     const g = await Graph.open(store, { actor: 'bench' });
     const t0 = performance.now();
-    result = await mergeBranches(g, { source: 'feature', width });
+    // `unresolved` expects the conflict report; `resolved` lands the same merge with a strategy.
+    result = await mergeBranches(g, { source: 'feature', width, ...(variant === 'resolved' ? { resolutions: { strategy: 'source-wins' as const } } : {}) });
     ms = performance.now() - t0;
     // Outside the timing: best-effort writes the merge started (its branch hint) finish before the copy goes.
     await g.close();
   }
-  if (result.status !== 'success' || result.outcome !== 'merged') throw new Error(`unexpected merge result ${JSON.stringify(result).slice(0, 300)}`);
+  const expected = variant === 'unresolved' ? 'conflicts' : 'merged';
+  if ((result.status === 'success' ? result.outcome : 'conflicts') !== expected) throw new Error(`unexpected merge result ${JSON.stringify(result).slice(0, 300)}`);
   const m = result.metrics;
   process.stdout.write(
     `${JSON.stringify({

@@ -1,0 +1,3 @@
+import { describeGqtPass } from '../support/gqt-suite.js';
+
+await describeGqtPass({ via: 'embedded', store: 'memory' });
