@@ -73,6 +73,10 @@ export class ApiDriver implements GqtDriver {
     return allRows(this.api, table, toRef(at));
   }
 
+  diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot') {
+    return this.api.diff(toRef(from), toRef(to), { mode });
+  }
+
   async schemaText(at: DriverRef): Promise<string> {
     return (await this.api.getSchema(toRef(at))).text;
   }

@@ -5,7 +5,7 @@
  * same case over any of them.
  */
 import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/inputs.js';
-import type { CommitDto, MergeResultDto } from '../service/service.js';
+import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import type { WriteLine } from './gqt-parser.js';
 
 export interface DriverRef {
@@ -30,6 +30,8 @@ export interface GqtDriver {
   /** Every row of a table at a ref. */
   rows(table: string, at: DriverRef): Promise<{ key: string; row: Record<string, unknown> }[]>;
   schemaText(at: DriverRef): Promise<string>;
+  /** Every change of a two-dot or three-dot diff. */
+  diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot'): Promise<DiffResultDto>;
   log(branch: string): Promise<CommitDto[]>;
   head(branch: string): Promise<string>;
   /** Drop every in-memory cache and reopen from the store (in server modes: restart the server). */

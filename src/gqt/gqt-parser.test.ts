@@ -118,7 +118,7 @@ expect pending main 0
     ]);
     expect(errorsOf('case x\ncatchup main max\nexpect pending main lots\ningest\n  upsert P {}\nend\n')).toEqual([
       '2:1 expected "catchup BRANCH [max N] [serial]"',
-      '3:1 expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label" or "expect pending BRANCH N"',
+      '3:1 expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
       '4:8 expected "ingest BRANCH"',
     ]);
   });
@@ -156,6 +156,28 @@ merge g into main -> merged
       expect.stringMatching(/^5:18 value takes a JSON value: /),
       '7:19 strategy is source-wins or target-wins',
       '8:1 a resolve block must be followed by the merge it is for',
+    ]);
+  });
+
+  it('parses diffs, idempotency keys and replayed outcomes', () => {
+    const c = parseGqt(
+      'case d\nexpect diff main...f\n  + Doc a\n  - Doc ["x","y"]\nend\nlabel l = head main\nexpect diff @l f\nend\nmerge f into main idempotency-key "k-1" -> merged replayed\n',
+      'd.gqt',
+    );
+    expect(c.steps.map(({ line: _line, ...s }) => s)).toEqual([
+      {
+        kind: 'expect-diff',
+        from: { branch: 'main' },
+        to: { branch: 'f' },
+        threeDot: true,
+        changes: [
+          { change: '+', table: 'Doc', key: 'a' },
+          { change: '-', table: 'Doc', key: '["x","y"]' },
+        ],
+      },
+      { kind: 'label', name: 'l', branch: 'main' },
+      { kind: 'expect-diff', from: { label: 'l' }, to: { branch: 'f' }, threeDot: false, changes: [] },
+      expect.objectContaining({ kind: 'merge', idempotencyKey: 'k-1', expectReplayed: true }),
     ]);
   });
 

@@ -24,6 +24,13 @@ export interface ExpectedConflict {
 
 export type MergeExpectation = { kind: 'outcome'; outcome: (typeof OUTCOMES)[number] } | { kind: 'conflicts'; conflicts: ExpectedConflict[] } | { kind: 'error'; code: ErrorCode };
 
+/** A line of `expect diff`: `+`, `~` or `-` and the table and key changed. */
+export interface ExpectedChange {
+  change: '+' | '~' | '-';
+  table: string;
+  key: string;
+}
+
 export interface WriteLine {
   op: 'insert' | 'update' | 'upsert' | 'delete';
   table: string;
@@ -59,7 +66,11 @@ export type Step = Located &
         resolutions?: MergeResolutions;
         expect: MergeExpectation;
         expectBranchDeleted?: boolean;
+        idempotencyKey?: string;
+        /** `-> merged replayed`: the result must be the stored one of an earlier request with the key. */
+        expectReplayed?: boolean;
       }
+    | { kind: 'expect-diff'; from: CaseRef; to: CaseRef; threeDot: boolean; changes: ExpectedChange[] }
     | { kind: 'label'; name: string; branch: string }
     | { kind: 'restart' }
     | { kind: 'expect-table'; table: string; at: CaseRef; rows: Record<string, unknown>[] }
@@ -331,6 +342,10 @@ export function parseGqt(source: string, file: string): GqtCase {
             const v = next();
             if (v === undefined || !v.startsWith('"')) fail(l, 'message takes a "quoted string"', colOf(l, 'message'));
             else step.message = v.slice(1, -1);
+          } else if (o === 'idempotency-key') {
+            const v = next();
+            if (v === undefined || !v.startsWith('"')) fail(l, 'idempotency-key takes a "quoted string"', colOf(l, 'idempotency-key'));
+            else step.idempotencyKey = v.slice(1, -1);
           } else if (o === 'strategy') {
             const v = next();
             if (!(RESOLUTION_STRATEGIES as readonly (string | undefined)[]).includes(v)) fail(l, `strategy is ${RESOLUTION_STRATEGIES.join(' or ')}`, colOf(l, 'strategy'));
@@ -363,9 +378,10 @@ export function parseGqt(source: string, file: string): GqtCase {
         } else if (tw[0] === 'error') {
           const code = errorCode(l, tail);
           if (code) step.expect = { kind: 'error', code };
-        } else if ((OUTCOMES as readonly string[]).includes(tw[0] as string) && (tw.length === 1 || (tw.length === 2 && (tw[1] === 'branch-deleted' || tw[1] === 'branch-kept')))) {
+        } else if ((OUTCOMES as readonly string[]).includes(tw[0] as string) && (tw.length === 1 || (tw.length === 2 && ['branch-deleted', 'branch-kept', 'replayed'].includes(tw[1] as string)))) {
           step.expect = { kind: 'outcome', outcome: tw[0] as (typeof OUTCOMES)[number] };
-          if (tw[1] !== undefined) step.expectBranchDeleted = tw[1] === 'branch-deleted';
+          if (tw[1] === 'replayed') step.expectReplayed = true;
+          else if (tw[1] !== undefined) step.expectBranchDeleted = tw[1] === 'branch-deleted';
         } else fail(l, `unknown expectation "-> ${tail}"`, colOf(l, '->'));
         steps.push(step);
         break;
@@ -394,6 +410,19 @@ export function parseGqt(source: string, file: string): GqtCase {
         i++;
         break;
       case 'expect': {
+        const diff = /^expect\s+diff\s+(\S+?)(\.\.\.|\s+)(\S+)$/.exec(head);
+        if (diff !== null && tail === undefined) {
+          const from = ref(l, diff[1], colOf(l, diff[1] as string));
+          const to = ref(l, diff[3], colOf(l, diff[3] as string));
+          const changes: ExpectedChange[] = [];
+          for (const b of block(l)) {
+            const m = /^([+~-])\s+(\S+)\s+(\S+)$/.exec(b.text);
+            if (m === null) fail(b, 'expected "+|~|- TABLE KEY"');
+            else changes.push({ change: m[1] as ExpectedChange['change'], table: m[2] as string, key: m[3] as string });
+          }
+          if (from && to) steps.push({ kind: 'expect-diff', line: l.n, from, to, threeDot: diff[2] === '...', changes });
+          break;
+        }
         const pending = /^expect\s+pending\s+(\S+)\s+(\d{1,7})$/.exec(head);
         if (pending !== null && tail === undefined) {
           steps.push({ kind: 'expect-pending', line: l.n, branch: pending[1] as string, generations: Number(pending[2]) });
@@ -402,7 +431,7 @@ export function parseGqt(source: string, file: string): GqtCase {
         }
         const m = /^expect\s+(table|log|head)\s+(\S+)(?:\s+(at|is|is-not)\s+(\S+))?$/.exec(head);
         if (m === null || tail !== undefined) {
-          fail(l, 'expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label" or "expect pending BRANCH N"');
+          fail(l, 'expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"');
           i++;
           break;
         }
@@ -438,8 +467,8 @@ export function parseGqt(source: string, file: string): GqtCase {
     const uses: string[] = [];
     if (s.kind === 'label') defined.add(s.name);
     if (s.kind === 'merge') uses.push(...[s.expectSourceHead, s.expectTargetHead, s.apply !== undefined ? s.source : undefined].filter((x): x is string => x !== undefined));
-    const from = s.kind === 'expect-table' ? s.at : s.kind === 'branch-create' || s.kind === 'tag-create' ? s.from : undefined;
-    if (from !== undefined && 'label' in from) uses.push(from.label);
+    const refs = s.kind === 'expect-table' ? [s.at] : s.kind === 'branch-create' || s.kind === 'tag-create' ? [s.from] : s.kind === 'expect-diff' ? [s.from, s.to] : [];
+    for (const r of refs) if ('label' in r) uses.push(r.label);
     if (s.kind === 'expect-head') uses.push(s.label);
     for (const u of uses) if (!defined.has(u)) fail(s.line, `label @${u} is used before "label ${u} = head ..." defines it`);
   }

@@ -135,6 +135,16 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
         if (d !== undefined) throw new Expectation(`table ${step.table} at ${refString(at)} differs:\n${d}`);
         return;
       }
+      case 'expect-diff': {
+        const d = await driver.diff(ref(step.from), ref(step.to), step.threeDot ? 'three-dot' : 'two-dot');
+        const line = (c: string, table: string, key: string): string => `${c} ${table} ${key}`;
+        const got = d.tables
+          .flatMap((t) => [...t.inserted.map((r) => line('+', t.table, r.key)), ...t.updated.map((r) => line('~', t.table, r.key)), ...t.deleted.map((r) => line('-', t.table, r.key))])
+          .sort();
+        const want = step.changes.map((c) => line(c.change, c.table, c.key)).sort();
+        if (canonicalJson(got) !== canonicalJson(want)) throw new Expectation(`diff differs:\n  expected\n    ${want.join('\n    ')}\n  got\n    ${got.join('\n    ')}`);
+        return;
+      }
       case 'merge': {
         const input: MergeInput = {
           into: step.into,
@@ -144,6 +154,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
           ...(step.width !== undefined ? { width: step.width } : {}),
           ...(step.message !== undefined ? { message: step.message } : {}),
           ...(step.resolutions !== undefined ? { resolutions: step.resolutions } : {}),
+          ...(step.idempotencyKey !== undefined ? { idempotencyKey: step.idempotencyKey } : {}),
           ...(step.expectSourceHead !== undefined ? { expectedSourceHead: labels.get(step.expectSourceHead) as string } : {}),
           ...(step.expectTargetHead !== undefined ? { expectedTargetHead: labels.get(step.expectTargetHead) as string } : {}),
         };
@@ -161,6 +172,7 @@ export async function runCase(c: GqtCase, driver: GqtDriver): Promise<CaseResult
             throw new Expectation(`expected ${exp.outcome}, got conflicts:\n${r.report.items.map((x) => `  ${x.kind} ${x.table} ${x.key} ${x.property ?? ''}`).join('\n')}`);
           }
           if (r.outcome !== exp.outcome) throw new Expectation(`expected ${exp.outcome}, got ${r.outcome}`);
+          if (step.expectReplayed === true && r.replayed !== true) throw new Expectation(`expected the stored result of an earlier request (replayed), got a new ${r.outcome}`);
           if (step.expectBranchDeleted !== undefined && r.branchDeleted !== step.expectBranchDeleted) {
             throw new Expectation(`expected the source branch ${step.expectBranchDeleted ? 'deleted' : 'kept'}; branchDeleted=${r.branchDeleted} (${r.branchDeleteError ?? ''})`);
           }

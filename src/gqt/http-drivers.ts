@@ -16,7 +16,7 @@ import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
 import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/inputs.js';
-import type { CommitDto, MergeResultDto } from '../service/service.js';
+import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
@@ -224,7 +224,7 @@ export class GraphqlDriver implements GqtDriver {
     const r = await this.gql<{ result: Shown }>(
       `mutation(${params}) { result: ${call} {
         __typename
-        ... on MergeSuccess { outcome dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }
+        ... on MergeSuccess { outcome replayed dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }
         ... on MergeConflicts { sourceHead targetHead base total counts { DivergentInsert DivergentUpdate DeleteVsUpdate OrphanEdge UniqueViolation CardinalityViolation ValueConstraintViolation SchemaConflict } conflicts { kind table key property base source target message } nextCursor summary { maxWidth } }
       } }`,
       variables,
@@ -257,6 +257,16 @@ export class GraphqlDriver implements GqtDriver {
       cursor = r.rows.nextCursor;
     } while (cursor !== null);
     return out;
+  }
+
+  async diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot'): Promise<DiffResultDto> {
+    const r = await this.gql<{ changes: DiffResultDto }>(
+      `query($f: String!, $t: String!, $m: String) { changes(from: $f, to: $t, mode: $m) {
+        mode from to base nextCursor summary { table inserted updated deleted }
+        tables { table inserted { key row } updated { key before after changed } deleted { key row } } } }`,
+      { f: refString(from), t: refString(to), m: mode },
+    );
+    return r.changes;
   }
 
   async schemaText(at: DriverRef): Promise<string> {
