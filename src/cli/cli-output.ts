@@ -67,8 +67,13 @@ export const human = {
       cs.map((c) => ({ ...c, author: c.author })),
       ['id', 'kind', 'time', 'author', 'message'],
     ),
-  commit: (c: CommitDetailDto): string =>
-    `${record({ id: c.id, kind: c.kind, branch: c.branch, parents: c.parents.join(' '), author: c.author, actor: c.actor, time: c.time, message: c.message })}\n${table(c.tables, ['name', 'rows', 'runs'])}`,
+  commit: (c: CommitDetailDto): string => {
+    const resolved =
+      c.resolved !== undefined
+        ? `\nresolved ${c.resolved.total} conflict(s)${c.resolved.strategy ? `, ${c.resolved.strategy} where no choice named one` : ''}:\n${table(c.resolved.items, ['table', 'key', 'property', 'kind', 'take', 'by'])}`
+        : '';
+    return `${record({ id: c.id, kind: c.kind, branch: c.branch, parents: c.parents.join(' '), author: c.author, actor: c.actor, time: c.time, message: c.message })}\n${table(c.tables, ['name', 'rows', 'runs'])}${resolved}`;
+  },
   rows: (page: { items: RowItem[]; nextCursor: string | null }): string => {
     const columns = ['key', ...new Set(page.items.flatMap((i) => Object.keys(i.row)))];
     const rows = page.items.map((i) => ({ key: i.key, ...i.row }));

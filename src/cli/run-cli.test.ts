@@ -221,6 +221,11 @@ describe('command line: a round against a server', () => {
     ).toEqual(['ann', 'bob', 'cy']);
     const piped = await cli(['export', 'Knows', '--format', 'ndjson', '--out', '-']);
     expect(piped.bytes.toString()).toBe('{"from":"ann","to":"bob","since":"2024-05-01"}\n');
+
+    // Land the resolved merge: the commit shows what was resolved and how.
+    const real = await cli(['merge', 'review', '--resolutions', choices, '--json']);
+    const commitId = (JSON.parse(real.stdout) as { commit: { id: string } }).commit.id;
+    expect(await ok(['show', commitId])).toMatch(/\nresolved 1 conflict\(s\):\nTABLE +KEY +PROPERTY +KIND +TAKE +BY\nPerson +ann +age +DivergentUpdate +value +choice\n$/);
   });
 
   it('keeps the error code of a refused write and exits 1', async () => {
