@@ -30,9 +30,12 @@ async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promise<void
   if (r.status === 'unchanged') throw new Error('fixture write changed nothing');
 }
 
-/** 121 populated node tables of 4 rows; each side updates two different rows in each of the first `touched` tables. */
-export async function mergeFixture(touched: number): Promise<string> {
-  const dir = path.join(FIXTURE_ROOT, `merge-t${touched}`);
+/**
+ * 121 tables of 4 rows; on `touched` of them the feature branch and main
+ * each make their own updates (`feature`, `main`, per table) after the fork.
+ */
+async function twoSidedFixture(name: string, touched: number, feature: (t: string) => WriteOp[], main: (t: string) => WriteOp[]): Promise<string> {
+  const dir = path.join(FIXTURE_ROOT, name);
   if (await exists(path.join(dir, 'ready'))) return dir;
   await rm(dir, { recursive: true, force: true });
   const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
@@ -44,54 +47,36 @@ export async function mergeFixture(touched: number): Promise<string> {
     tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } }))),
   );
   await g.createBranch('feature', { branch: 'main' });
-  const upd = (t: string, id: string, prop: 'a' | 'b'): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: 1 } });
-  await mustWrite(
-    g,
-    'feature',
-    tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a'), upd(t, 'r2', 'a')]),
-  );
-  await mustWrite(
-    g,
-    'main',
-    tables.slice(0, touched).flatMap((t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')]),
-  );
+  await mustWrite(g, 'feature', tables.slice(0, touched).flatMap(feature));
+  await mustWrite(g, 'main', tables.slice(0, touched).flatMap(main));
   await g.close();
   await mkdir(path.join(dir, 'ready'));
   return dir;
 }
 
+const upd = (t: string, id: string, prop: 'a' | 'b', v = 1): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: v } });
+
+/** The merge matrix's fixture: disjoint changes on `touched` tables (two rows per side), so the merge lands. */
+export function mergeFixture(touched: number): Promise<string> {
+  return twoSidedFixture(
+    `merge-t${touched}`,
+    touched,
+    (t) => [upd(t, 'r1', 'a'), upd(t, 'r2', 'a')],
+    (t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')],
+  );
+}
+
 /**
- * The merge fixture's 121 tables, with `touched` of them changed on both sides at the same
- * property of the same row (one DivergentUpdate each), besides disjoint changes: the review
- * matrix merges it unresolved (a conflict report) and resolved (a strategy).
+ * The review matrix's fixture: on each touched table both sides set r1.a differently (one
+ * DivergentUpdate each), besides disjoint changes; merged unresolved (a report) and resolved.
  */
-export async function conflictFixture(touched: number): Promise<string> {
-  const dir = path.join(FIXTURE_ROOT, `conflict-t${touched}`);
-  if (await exists(path.join(dir, 'ready'))) return dir;
-  await rm(dir, { recursive: true, force: true });
-  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
-  const tables = Array.from({ length: 121 }, (_, i) => `T${pad(i)}`);
-  await g.applySchema('main', tables.map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
-  await mustWrite(
-    g,
-    'main',
-    tables.flatMap((t) => [1, 2, 3, 4].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } }))),
+export function conflictFixture(touched: number): Promise<string> {
+  return twoSidedFixture(
+    `conflict-t${touched}`,
+    touched,
+    (t) => [upd(t, 'r1', 'a', 1), upd(t, 'r2', 'a', 1)],
+    (t) => [upd(t, 'r1', 'a', 2), upd(t, 'r3', 'b', 2)],
   );
-  await g.createBranch('feature', { branch: 'main' });
-  const upd = (t: string, id: string, prop: 'a' | 'b', v: number): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: v } });
-  await mustWrite(
-    g,
-    'feature',
-    tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a', 1), upd(t, 'r2', 'a', 1)]),
-  );
-  await mustWrite(
-    g,
-    'main',
-    tables.slice(0, touched).flatMap((t) => [upd(t, 'r1', 'a', 2), upd(t, 'r3', 'b', 2)]),
-  );
-  await g.close();
-  await mkdir(path.join(dir, 'ready'));
-  return dir;
 }
 
 /** 4 touched tables of 4 rows, with `extra` commits of history on main before the branch. */

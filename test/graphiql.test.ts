@@ -4,16 +4,14 @@
  * request that leaves the server refused, the editor renders and a query
  * runs. Screenshots go to test-output/ (the test log prints where).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RestClient } from '../src/http/rest-client.js';
+import { HAVE_BROWSER, offlinePage } from './support/browser.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// In CI the browser must be there (.ci/run installs it): a missing one fails instead of skipping.
-const haveBrowser = existsSync(CHROMIUM) || process.env.CI !== undefined;
 const OUT = path.resolve('test-output');
 
 describe('GraphiQL offline', () => {
@@ -36,28 +34,12 @@ describe('GraphiQL offline', () => {
     expect(html).toContain('branchgraph GraphiQL');
   });
 
-  it.skipIf(!haveBrowser)(
+  it.skipIf(!HAVE_BROWSER)(
     'renders the editor and runs a query in headless Chromium with the network cut off',
     async () => {
-      browser = await puppeteer.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-      });
-      const page = await browser.newPage();
-      await page.setViewport({ width: 1280, height: 800 });
-      const refused: string[] = [];
-      await page.setRequestInterception(true);
-      page.on('request', (req) => {
-        const url = req.url();
-        if (url.startsWith(s.url) || url.startsWith('data:') || url.startsWith('blob:')) void req.continue();
-        else {
-          refused.push(url);
-          void req.abort('internetdisconnected');
-        }
-      });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
+      const offline = await offlinePage(s.url);
+      browser = offline.browser;
+      const { page, refused, errors } = offline;
       await page.goto(`${s.url}/graphql`, { waitUntil: 'load', timeout: 30_000 });
       await page.waitForSelector('.graphiql-execute-button', { timeout: 30_000 });
       mkdirSync(OUT, { recursive: true });

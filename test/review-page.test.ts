@@ -5,16 +5,14 @@
  * conflict by choice and the rest by strategy, merge, and check the data
  * through the API. A screenshot of each step goes to test-output/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RestClient } from '../src/http/rest-client.js';
+import { HAVE_BROWSER, offlinePage } from './support/browser.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// In CI the browser must be there (.ci/run installs it): a missing one fails instead of skipping.
-const haveBrowser = existsSync(CHROMIUM) || process.env.CI !== undefined;
 const OUT = path.resolve('test-output');
 const TOKEN = 'writer-token-for-ui';
 
@@ -59,28 +57,12 @@ describe('merge review page', () => {
     expect(html.match(/\b(?:src|href)\s*=\s*["']?(?:https?:)?\/\//gi) ?? []).toEqual([]);
   });
 
-  it.skipIf(!haveBrowser)(
+  it.skipIf(!HAVE_BROWSER)(
     'reviews, resolves and merges a conflicted branch in headless Chromium',
     async () => {
-      browser = await puppeteer.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-      });
-      const page = await browser.newPage();
-      await page.setViewport({ width: 1280, height: 900 });
-      const refused: string[] = [];
-      await page.setRequestInterception(true);
-      page.on('request', (req) => {
-        const url = req.url();
-        if (url.startsWith(s.url) || url.startsWith('data:')) void req.continue();
-        else {
-          refused.push(url);
-          void req.abort('internetdisconnected');
-        }
-      });
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(String(e)));
+      const offline = await offlinePage(s.url, { width: 1280, height: 900 });
+      browser = offline.browser;
+      const { page, refused, errors } = offline;
       mkdirSync(OUT, { recursive: true });
       const shot = async (p: Page, name: string): Promise<void> => {
         await p.screenshot({ path: path.join(OUT, `review-${name}.png`), fullPage: true });

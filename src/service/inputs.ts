@@ -79,22 +79,27 @@ export const DiffInputZ = z
 /** Which diff (two-dot: from → to; three-dot: on `to` since the merge base) and which page of it. */
 export type DiffInput = z.infer<typeof DiffInputZ>;
 
+/** What merges, cherry-picks and reverts all take: a dry run, the expected target head, the commit's text, conflict paging and resolutions. */
+const mergeCommon = {
+  dryRun: z.boolean().optional(),
+  expectedTargetHead: commitId.optional(),
+  author: text(200).optional(),
+  message: text(2000).optional(),
+  conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
+  conflictCursor: z
+    .string()
+    .regex(/^\d{1,9}$/)
+    .optional(),
+  resolutions: MergeResolutionsZ.optional(),
+};
+
 export const MergeInputZ = z
   .object({
+    ...mergeCommon,
     into: branchName.optional(),
-    dryRun: z.boolean().optional(),
     expectedSourceHead: commitId.optional(),
-    expectedTargetHead: commitId.optional(),
     deleteBranch: z.boolean().optional(),
-    author: text(200).optional(),
-    message: text(2000).optional(),
     width: z.union([z.literal(1), z.literal(2), z.literal(4)]).optional(),
-    conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
-    conflictCursor: z
-      .string()
-      .regex(/^\d{1,9}$/)
-      .optional(),
-    resolutions: MergeResolutionsZ.optional(),
     /** REST sends it as the Idempotency-Key header. */
     idempotencyKey: z
       .string()
@@ -103,21 +108,7 @@ export const MergeInputZ = z
   })
   .strict();
 /** Cherry-pick or revert one commit onto a branch: the commit, and what a merge takes besides (no source branch, no width). */
-export const ApplyCommitZ = z
-  .object({
-    commit: commitId,
-    dryRun: z.boolean().optional(),
-    expectedTargetHead: commitId.optional(),
-    author: text(200).optional(),
-    message: text(2000).optional(),
-    conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
-    conflictCursor: z
-      .string()
-      .regex(/^\d{1,9}$/)
-      .optional(),
-    resolutions: MergeResolutionsZ.optional(),
-  })
-  .strict();
+export const ApplyCommitZ = z.object({ ...mergeCommon, commit: commitId }).strict();
 export type ApplyCommitInput = z.infer<typeof ApplyCommitZ>;
 
 /** A merge request as transports accept it: target, dry run, expected heads, width, conflict paging, message and author. */
