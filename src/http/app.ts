@@ -8,7 +8,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
@@ -358,8 +357,9 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
       error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
     },
     maskedErrors: true,
-    // GraphiQL with its scripts, styles and editor workers inlined: the page works with no internet.
-    renderGraphiQL,
+    // GraphiQL with its scripts, styles and editor workers inlined, so the page works with no internet.
+    // The module is ~9 MB of JavaScript: loaded when someone first opens the page, not by every process.
+    renderGraphiQL: async (opts) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(opts),
     graphiql: { title: 'branchgraph GraphiQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
