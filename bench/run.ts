@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -263,6 +263,64 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
   };
 }
 
+/** One bulk arm in a fresh process (bench/bulk.ts); its figures as printed. */
+async function bulkArm(args: string[]): Promise<Record<string, number>> {
+  process.stderr.write(`[bulk] ${args.join(' ')} ...\n`);
+  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve('bench/bulk.ts'), ...args], { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, number>;
+}
+
+/** The preparation budget the engine runs merges under by default (BRANCHGRAPH_PREP_BUDGET_BYTES), in MiB. */
+const BUDGET_MIB = 128;
+
+/**
+ * Work that should cost what changed, on big tables (the proportional-work
+ * issue's baseline): an @unique insert, a cascading delete, and merges whose
+ * sides are skewed, both big, or all in conflict. Each arm runs once in a
+ * fresh process on a local directory.
+ */
+async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const n = quick ? 100_000 : 400_000;
+  const arms: [string, string[]][] = [
+    ['unique', ['unique', String(n), '1']],
+    ['plain', ['unique', String(n), '0']],
+    ['cascade', ['cascade', String(n)]],
+    ['merge-small', ['merge', String(n), 'small']],
+    ['merge-skewed', ['merge', String(n), 'skewed']],
+    ['merge-both', ['merge', String(quick ? 100_000 : 400_000), 'both']],
+    ['merge-conflict', ['merge', String(n), 'conflict']],
+  ];
+  const figures: Record<string, Record<string, number>> = {};
+  for (const [name, args] of arms) figures[name] = await bulkArm(args);
+  const f = (arm: string, key: string): number => figures[arm]?.[key] as number;
+  const results: Result[] = arms.map(([name]) => ({
+    matrix: 'bulk',
+    variant: name,
+    params: figures[name] as Record<string, number>,
+    medianMs: NaN,
+    pairs: 1,
+    samplesMs: [],
+    pairRatios: [],
+    storeCalls: {},
+    phasesMs: {},
+    bytesRead: 0,
+    maxWidth: 0,
+    peakRssMiB: f(name, 'peakRssMiB'),
+  }));
+  const size = quick ? '100k' : '400k';
+  return {
+    results,
+    ratios: {
+      [`unique_insert_${size}_over_plain`]: round(f('unique', 'insert_ms') / f('plain', 'insert_ms'), 3),
+      [`cascade_delete_${size}_over_insert`]: round(f('cascade', 'delete_ms') / f('cascade', 'insert_ms'), 3),
+      skewed_merge_over_small_merge: round(f('merge-skewed', 'merge_ms') / f('merge-small', 'merge_ms'), 3),
+      both_big_rows_per_second: Math.round(f('merge-both', 'changed') / (f('merge-both', 'merge_ms') / 1000)),
+      [`conflicts_${size}_first_page_ms_over_small_merge`]: round(f('merge-conflict', 'merge_ms') / f('merge-small', 'merge_ms'), 3),
+      peak_rss_over_budget_mib: round(Math.max(...arms.map(([name]) => f(name, 'peakRssMiB'))) - BUDGET_MIB, 1),
+    },
+  };
+}
+
 function table(results: Result[]): string {
   const head = ['matrix', 'variant', 'median ms', 'pair ratios', 'calls', 'bytes read', 'rss MiB', 'phases ms (resolve/base/prepare/validate/publish/cleanup)'];
   const rows = results.map((r) => [
@@ -273,7 +331,7 @@ function table(results: Result[]): string {
     String(r.storeCalls.total),
     String(r.bytesRead),
     String(r.peakRssMiB),
-    r.matrix === 'growth'
+    r.matrix === 'growth' || r.matrix === 'bulk'
       ? Object.entries(r.params)
           .filter(([k]) => k !== 'peakRssMiB')
           .map(([k, v]) => `${k} ${v}`)
@@ -330,9 +388,10 @@ async function main(): Promise<void> {
     catchup: catchUpMatrix,
     growth: growthMatrix,
     review: reviewMatrix,
+    bulk: bulkMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
-  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review or all`);
+  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

@@ -1,0 +1,122 @@
+/**
+ * One arm of the bulk matrix in a fresh process: work that should cost what
+ * changed, measured on big tables. Prints one JSON line.
+ *
+ *   unique N 1|0      a one-row insert into an N-row table with (1) or without (0)
+ *                     an @unique property; the median of five inserts
+ *   cascade N         deleting a node with 2 edges among N edges, and inserting a node
+ *   merge N KIND      a merge into an N-row table (local directory):
+ *                     small    1,000 source changes against 1,000 target changes
+ *                     skewed   N - 10 source changes against 10 target changes
+ *                     both     N / 2 disjoint changes on each side
+ *                     conflict every row changed differently on both sides (time to
+ *                              the first page of conflicts)
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Graph } from '../src/graph/graph.js';
+import type { WriteOp } from '../src/graph/write-batch.js';
+import { mergeBranches } from '../src/merge/merge.js';
+import { FsStore } from '../src/store/fs-store.js';
+
+const BATCH = 100_000;
+const id = (i: number): string => `k${String(i).padStart(7, '0')}`;
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
+const round = (x: number): number => Math.round(x * 10) / 10;
+const rss = (): number => round(process.resourceUsage().maxRSS / 1024);
+
+async function graphIn(schema: string): Promise<{ g: Graph; dir: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'bg-bulk-'));
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  await g.applySchema('main', schema);
+  return { g, dir };
+}
+
+/** Write `n` operations from `op(i)` on `branch`, in batches of at most BATCH (one commit each). */
+async function load(g: Graph, branch: string, n: number, op: (i: number) => WriteOp): Promise<void> {
+  for (let start = 0; start < n; start += BATCH) {
+    await g.write(
+      branch,
+      Array.from({ length: Math.min(BATCH, n - start) }, (_, j) => op(start + j)),
+    );
+  }
+}
+
+async function unique(n: number, withUnique: boolean): Promise<Record<string, number>> {
+  const { g, dir } = await graphIn(`node Item { id: string @key\n email: string${withUnique ? ' @unique' : ''}\n v: int }`);
+  await load(g, 'main', n, (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), email: `${id(i)}@example.com`, v: i } }));
+  const ms: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    const t0 = performance.now();
+    await g.write('main', [{ op: 'insert', table: 'Item', values: { id: `new${k}`, email: `new${k}@example.com`, v: -1 } }]);
+    ms.push(performance.now() - t0);
+  }
+  await g.close();
+  await rm(dir, { recursive: true, force: true });
+  return { rows: n, unique: withUnique ? 1 : 0, insert_ms: round(median(ms)), peakRssMiB: rss() };
+}
+
+async function cascade(n: number): Promise<Record<string, number>> {
+  const { g, dir } = await graphIn('node P { id: string @key }\nedge E: P -> P');
+  const nodes = Math.ceil(n / 2) + 2;
+  await load(g, 'main', nodes, (i) => ({ op: 'insert', table: 'P', values: { id: id(i) } }));
+  // Two edges out of each of the first n / 2 nodes: n edges in all. The victim has two edges into it.
+  await load(g, 'main', n, (i) => ({ op: 'insert', table: 'E', values: { from: id(i >> 1), to: id((i >> 1) + 1 + (i & 1)) } }));
+  await g.write('main', [{ op: 'insert', table: 'P', values: { id: 'victim' } }]);
+  await g.write('main', [
+    { op: 'insert', table: 'E', values: { from: id(0), to: 'victim' } },
+    { op: 'insert', table: 'E', values: { from: id(1), to: 'victim' } },
+  ]);
+  let t0 = performance.now();
+  await g.write('main', [{ op: 'insert', table: 'P', values: { id: 'fresh' } }]);
+  const insertMs = performance.now() - t0;
+  t0 = performance.now();
+  const r = await g.write('main', [{ op: 'delete', table: 'P', values: { id: 'victim' } }]);
+  const deleteMs = performance.now() - t0;
+  if (r.status !== 'published' || r.result.cascaded !== 2) throw new Error(`expected a cascade of 2 edges, got ${JSON.stringify(r).slice(0, 200)}`);
+  await g.close();
+  await rm(dir, { recursive: true, force: true });
+  return { edges: n, insert_ms: round(insertMs), delete_ms: round(deleteMs), peakRssMiB: rss() };
+}
+
+async function merge(n: number, kind: string): Promise<Record<string, number>> {
+  const { g, dir } = await graphIn('node Item { id: string @key\n v: int }');
+  await load(g, 'main', n, (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), v: 0 } }));
+  await g.createBranch('f', { branch: 'main' });
+  const upd = (i: number, v: number): WriteOp => ({ op: 'update', table: 'Item', values: { id: id(i), v } });
+  const [sourceKeys, targetKeys]: [number[], number[]] =
+    kind === 'small'
+      ? [Array.from({ length: 1000 }, (_, i) => i), Array.from({ length: 1000 }, (_, i) => n - 1 - i)]
+      : kind === 'skewed'
+        ? [Array.from({ length: n - 10 }, (_, i) => i), Array.from({ length: 10 }, (_, i) => n - 1 - i)]
+        : kind === 'both'
+          ? [Array.from({ length: n / 2 }, (_, i) => 2 * i), Array.from({ length: n / 2 }, (_, i) => 2 * i + 1)]
+          : [Array.from({ length: n }, (_, i) => i), Array.from({ length: n }, (_, i) => i)];
+  await load(g, 'f', sourceKeys.length, (j) => upd(sourceKeys[j] as number, 1));
+  await load(g, 'main', targetKeys.length, (j) => upd(targetKeys[j] as number, 2));
+  await g.close();
+  // A cold process's view of the merge: a fresh graph on the same directory.
+  const cold = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  const t0 = performance.now();
+  const r = await mergeBranches(cold, { source: 'f', into: 'main', conflictLimit: 100 });
+  const ms = performance.now() - t0;
+  const expected = kind === 'conflict' ? 'conflicts' : 'merged';
+  if ((r.status === 'success' ? r.outcome : 'conflicts') !== expected) throw new Error(`unexpected merge result ${JSON.stringify(r).slice(0, 200)}`);
+  await cold.close();
+  await rm(dir, { recursive: true, force: true });
+  return {
+    rows: n,
+    changed: sourceKeys.length + targetKeys.length,
+    merge_ms: round(ms),
+    prepare_ms: round(r.metrics.phasesMs.prepare),
+    conflicts: r.status === 'conflicts' ? r.report.total : 0,
+    peakRssMiB: rss(),
+  };
+}
+
+const [arm, a, b] = process.argv.slice(2);
+const n = Number(a);
+const out = arm === 'unique' ? await unique(n, b === '1') : arm === 'cascade' ? await cascade(n) : arm === 'merge' ? await merge(n, b as string) : undefined;
+if (out === undefined) throw new Error(`unknown arm ${arm}: unique N 1|0, cascade N, merge N small|skewed|both|conflict`);
+process.stdout.write(`${JSON.stringify(out)}\n`);
