@@ -204,11 +204,31 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
   return { results, ratios };
 }
 
-/** One growth arm in a fresh process (bench/growth.ts); its figures as printed. */
-async function growthArm(args: string[]): Promise<Record<string, number>> {
-  process.stderr.write(`[growth] ${args.join(' ')} ...\n`);
-  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve('bench/growth.ts'), ...args], { maxBuffer: 1 << 20 });
+/** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
+async function scriptArm(matrix: 'growth' | 'bulk', args: string[]): Promise<Record<string, number>> {
+  process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
+  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], { maxBuffer: 1 << 20 });
   return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, number>;
+}
+
+const growthArm = (args: string[]) => scriptArm('growth', args);
+
+/** Arms run once (growth, bulk) report their own figures as params; the timing fields stay empty. */
+function onceResults(matrix: string, arms: [variant: string, figures: Record<string, number>][]): Result[] {
+  return arms.map(([variant, r]) => ({
+    matrix,
+    variant,
+    params: r,
+    medianMs: NaN,
+    pairs: 1,
+    samplesMs: [],
+    pairRatios: [],
+    storeCalls: {},
+    phasesMs: {},
+    bytesRead: 0,
+    maxWidth: 0,
+    peakRssMiB: r.peakRssMiB ?? 0,
+  }));
 }
 
 /**
@@ -227,20 +247,11 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
   const compacted = await growthArm(['compacted-merge', scaleRows]);
   const gitScale = await growthArm(['git-scale', scaleRows]);
   const gitBranches = await growthArm(['git-branches', String(quick ? 1000 : 5000)]);
-  const results: Result[] = [writes, branches, tables, one, eight, compacted, gitScale, gitBranches].map((r, i) => ({
-    matrix: 'growth',
-    variant: ['writes', 'branches', 'tables', 'writers1', 'writers8', 'compacted-merge', 'git-scale', 'git-branches'][i] as string,
-    params: r,
-    medianMs: NaN,
-    pairs: 1,
-    samplesMs: [],
-    pairRatios: [],
-    storeCalls: {},
-    phasesMs: {},
-    bytesRead: 0,
-    maxWidth: 0,
-    peakRssMiB: r.peakRssMiB ?? 0,
-  }));
+  const names = ['writes', 'branches', 'tables', 'writers1', 'writers8', 'compacted-merge', 'git-scale', 'git-branches'];
+  const results = onceResults(
+    'growth',
+    [writes, branches, tables, one, eight, compacted, gitScale, gitBranches].map((r, i) => [names[i] as string, r]),
+  );
   return {
     results,
     ratios: {
@@ -261,13 +272,6 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       git_over_branchgraph_branches: round((gitBranches.git_merge_ms_last as number) / (branches.merge_ms_last as number), 3),
     },
   };
-}
-
-/** One bulk arm in a fresh process (bench/bulk.ts); its figures as printed. */
-async function bulkArm(args: string[]): Promise<Record<string, number>> {
-  process.stderr.write(`[bulk] ${args.join(' ')} ...\n`);
-  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve('bench/bulk.ts'), ...args], { maxBuffer: 1 << 20 });
-  return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, number>;
 }
 
 /** The preparation budget the engine runs merges under by default (BRANCHGRAPH_PREP_BUDGET_BYTES), in MiB. */
@@ -291,22 +295,12 @@ async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
     ['merge-conflict', ['merge', String(n), 'conflict']],
   ];
   const figures: Record<string, Record<string, number>> = {};
-  for (const [name, args] of arms) figures[name] = await bulkArm(args);
+  for (const [name, args] of arms) figures[name] = await scriptArm('bulk', args);
   const f = (arm: string, key: string): number => figures[arm]?.[key] as number;
-  const results: Result[] = arms.map(([name]) => ({
-    matrix: 'bulk',
-    variant: name,
-    params: figures[name] as Record<string, number>,
-    medianMs: NaN,
-    pairs: 1,
-    samplesMs: [],
-    pairRatios: [],
-    storeCalls: {},
-    phasesMs: {},
-    bytesRead: 0,
-    maxWidth: 0,
-    peakRssMiB: f(name, 'peakRssMiB'),
-  }));
+  const results = onceResults(
+    'bulk',
+    arms.map(([name]) => [name, figures[name] as Record<string, number>]),
+  );
   const size = quick ? '100k' : '400k';
   return {
     results,
