@@ -40,7 +40,7 @@ describe('background compaction', () => {
     expect(await rest.compact('main')).toEqual({ commit: null, tables: [] });
     const full = await rest.compact('main', { mode: 'full' });
     expect(full.commit?.kind).toBe('compact');
-    expect(full.tables).toEqual([{ table: 'Item', runsBefore: 3, runsAfter: 1, runsMerged: 3 }]);
+    expect(full.tables).toEqual([{ table: 'Item', runsBefore: 3, runsAfter: 1, runsMerged: 3, indexRunsMerged: 0 }]);
     await rest.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'x', v: 1 } }] });
     const viaGraphql = await gql(s.url, 'mutation { compact(branch: "main", mode: full) { commit { kind } tables { table runsBefore runsAfter } } }');
     expect(viaGraphql.body.data).toEqual({ compact: { commit: { kind: 'compact' }, tables: [{ table: 'Item', runsBefore: 2, runsAfter: 1 }] } });

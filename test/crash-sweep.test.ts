@@ -100,14 +100,18 @@ async function sweepPreserving<R>(initial: MemoryStore, op: (store: ObjectStore)
 async function mergeSetup(): Promise<MemoryStore> {
   const store = new MemoryStore();
   const g = await Graph.open(store, SMALL_PARTS);
-  await g.applySchema('main', ['A', 'B', 'C', 'D', 'E'].map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n'));
+  // `L` is an edge table, so the merge also maintains an index (incoming edges) through every crash point.
+  await g.applySchema('main', `${['A', 'B', 'C', 'D', 'E'].map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n')}\nedge L: A -> B {}`);
   for (const t of ['A', 'B', 'C', 'D', 'E'])
     await mustWrite(
       g,
       'main',
       [1, 2, 3].map((i) => ({ op: 'insert' as const, table: t, values: { id: `r${i}`, a: 0, b: 0 } })),
     );
+  await mustWrite(g, 'main', [{ op: 'insert', table: 'L', values: { from: 'r1', to: 'r1' } }]);
   await g.createBranch('f', { branch: 'main' });
+  await mustWrite(g, 'f', [{ op: 'insert', table: 'L', values: { from: 'r2', to: 'r3' } }]);
+  await mustWrite(g, 'main', [{ op: 'delete', table: 'L', values: { from: 'r1', to: 'r1' } }]);
   for (const t of ['A', 'B', 'C', 'D', 'E']) {
     await mustWrite(g, 'f', [
       { op: 'update', table: t, values: { id: 'r1', a: 1 } },
@@ -123,7 +127,7 @@ async function mergeSetup(): Promise<MemoryStore> {
 
 describe('crash sweeps', () => {
   for (const width of [1, 4] as const) {
-    it(`a five-table merge at width ${width}`, async () => {
+    it(`a merge of five tables and an edge table at width ${width}`, async () => {
       const r = await sweep(mergeSetup, async (store) => {
         const res = await mergeBranches(await Graph.open(store, SMALL_PARTS), { source: 'f', width });
         if (res.status !== 'success') throw new Error('expected a clean merge');

@@ -29,6 +29,7 @@
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { allRows } from '../src/graph/reads.js';
+import { indexProblems } from '../src/graph/index-maintenance.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { findType } from '../src/model/schema.js';
@@ -46,8 +47,12 @@ const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const OPS = Number(process.env.SIM_OPS ?? 16);
 // Keys from across the UTF-16 space: NUL, an astral character, the last BMP code point.
 // The schema on a branch switches between these; the tight one forbids a = 2, which writes produce.
-const LOOSE = 'node P { id: string @key\n a: int?\n b: int? }';
-const TIGHT = 'node P { id: string @key\n a: int? @range(0, 1)\n b: int? }';
+// `u` is @unique and `E` holds a self-edge per upserted row, so every step exercises both kinds of
+// secondary index; `u` is derived from the key and `b` (engineOps), so it never clashes and the
+// model, which knows neither, predicts every outcome unchanged.
+const EDGES = '\nedge E: P -> P {}';
+const LOOSE = `node P { id: string @key\n a: int?\n b: int?\n u: string? @unique }${EDGES}`;
+const TIGHT = `node P { id: string @key\n a: int? @range(0, 1)\n b: int?\n u: string? @unique }${EDGES}`;
 const KEYS = ['k1', '\u0000k', '\u{1F600}', 'k\uffff'];
 /** Any two UTF-16 code units: usually well-formed, sometimes a lone surrogate the engine must refuse. */
 const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1000), rng.chance(0.5) ? 0x41 : 0xdc00 + rng.int(0x400));
@@ -75,11 +80,41 @@ async function openRetrying(store: FaultStore, clock: () => number): Promise<Gra
  */
 const SCHEMA_ENTRY = '#schema';
 
+type ModelOp = { op: 'upsert' | 'update' | 'delete'; id: string; a?: number; b?: number };
+
+/**
+ * A model batch as the engine is sent it: `u` follows `b`, and each row the batch upserts and
+ * keeps gets its self-edge, written last (an edge to a node the batch deletes is refused).
+ */
+function engineOps(ops: readonly ModelOp[]): WriteOp[] {
+  const kept = new Set<string>();
+  const out: WriteOp[] = ops.map((o) => {
+    if (o.op === 'delete') {
+      kept.delete(o.id);
+      return { op: 'delete', table: 'P', values: { id: o.id } };
+    }
+    const u = o.b !== undefined ? { u: `${o.id}#${o.b}` } : {};
+    if (o.op === 'update') return { op: 'update', table: 'P', values: { id: o.id, ...(o.a !== undefined ? { a: o.a } : {}), ...(o.b !== undefined ? { b: o.b } : {}), ...u } };
+    kept.add(o.id);
+    return { op: 'upsert', table: 'P', values: { id: o.id, a: o.a ?? null, b: o.b ?? null, ...u } };
+  });
+  return [...out, ...[...kept].map((id): WriteOp => ({ op: 'upsert', table: 'E', values: { from: id, to: id } }))];
+}
+
 async function engineState(g: Graph): Promise<Map<string, State>> {
   const out = new Map<string, State>();
   for (const b of (await g.listBranches()).branches) {
     const head = await g.branchHead(b.record.name);
-    const rows = await allRows(g, head, 'P');
+    // Index and table agree after every step, on every branch.
+    const wrong = await indexProblems(g.runs, head);
+    if (wrong.length > 0) throw new Error(`branch ${b.record.name}: ${wrong.join('; ')}`);
+    const rows = (await allRows(g, head, 'P')).map(({ key, row }) => {
+      const { u, ...rest } = row;
+      if (u !== `${key}#${String(row.b)}`) throw new Error(`branch ${b.record.name}: ${key} has u ${String(u)}`);
+      return { key, row: rest };
+    });
+    const edges = (await allRows(g, head, 'E')).map((e) => `${String(e.row.from)}>${String(e.row.to)}`);
+    if (JSON.stringify(edges) !== JSON.stringify(rows.map((r) => `${r.key}>${r.key}`))) throw new Error(`branch ${b.record.name}: edges ${JSON.stringify(edges)} are not one self-edge per row`);
     const tight = findType(head.schema, 'P')?.props.some((p) => p.name === 'a' && p.range !== null) === true;
     out.set(b.record.name, new Map([...rows.map((r) => [r.key, r.row] as [string, unknown]), [SCHEMA_ENTRY, { tight }]]) as State);
   }
@@ -142,14 +177,7 @@ async function simulate(seed: number): Promise<void> {
       const parts = Array.from({ length: 2 + rng.int(2) }, () => Array.from({ length: 1 + rng.int(2) }, () => ({ op: 'upsert' as const, id: rng.pick(KEYS), a: rng.int(2), b: rng.int(3) })));
       label = `concurrent writes ${branch} ${JSON.stringify(parts)}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
-      const results = await Promise.allSettled(
-        parts.map((ops) =>
-          g.write(
-            branch,
-            ops.map((o) => ({ op: 'upsert', table: 'P', values: { id: o.id, a: o.a, b: o.b } })),
-          ),
-        ),
-      );
+      const results = await Promise.allSettled(parts.map((ops) => g.write(branch, engineOps(ops))));
       for (const r of results) {
         if (r.status === 'rejected' && !(isBranchgraphError(r.reason) && RETRYABLE.has(r.reason.code))) throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.reason)}`);
       }
@@ -198,13 +226,7 @@ async function simulate(seed: number): Promise<void> {
       // Ill-formed keys are refused as input; a row the branch's tight schema forbids as a constraint.
       refused = valid.some((o) => !isWellFormed(o.id)) || after.write(branch, valid) === 'refused';
       if (refused) after = model.clone();
-      const writeOps: WriteOp[] = valid.map((o) =>
-        o.op === 'delete'
-          ? { op: 'delete', table: 'P', values: { id: o.id } }
-          : o.op === 'upsert'
-            ? { op: 'upsert', table: 'P', values: { id: o.id, a: o.a, b: o.b } }
-            : { op: 'update', table: 'P', values: { id: o.id, ...(o.a !== undefined ? { a: o.a } : {}), ...(o.b !== undefined ? { b: o.b } : {}) } },
-      );
+      const writeOps = engineOps(valid);
       walUsed ||= ingest;
       run = () => (ingest ? writer.ingest(branch, writeOps) : g.write(branch, writeOps));
     } else if (roll < 0.6) {

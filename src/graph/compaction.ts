@@ -10,12 +10,15 @@
  * compacted runs are written, the publication loop plans again, and runs
  * already compacted for a stretch that is still there are reused, so a
  * busy branch costs retries of a manifest write, not of the compaction.
+ * A table's indexes are compacted by the same policy beside it: they are
+ * runs too, one more per change.
  * Compacted runs list what they replaced (RunStore.writeCompacted), so a
  * merge whose base predates the compaction still finds its delta from
  * shared runs (table-version.ts `alignForDelta`).
  */
 import { BranchgraphError } from '../model/errors.js';
-import { findType } from '../model/schema.js';
+import { findType, type TableType } from '../model/schema.js';
+import { indexSpecs, indexType, runsFingerprint, validIndexes, type IndexedVersion } from '../table/secondary-index.js';
 import { compactionStart } from '../table/compaction-policy.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
@@ -30,7 +33,7 @@ export interface CompactOptions {
 
 export interface CompactionResult {
   /** Per compacted table: runs before and after. */
-  tables: { table: string; runsBefore: number; runsAfter: number; runsMerged: number }[];
+  tables: { table: string; runsBefore: number; runsAfter: number; runsMerged: number; indexRunsMerged: number }[];
 }
 
 /** Where the stretch to compact starts in `runs`, or undefined when nothing is due. */
@@ -47,11 +50,66 @@ function indexOfStretch(runs: readonly RunRef[], stretch: readonly RunRef[]): nu
   return i >= 0 && stretch.every((r, k) => runs[i + k]?.key === r.key) ? i : -1;
 }
 
+type Chosen = Map<string, { stretch: RunRef[]; fromOldest: boolean; ref: RunRef | null }>;
+
+/**
+ * One stretch of `runs` compacted under `unit` (a table, or one of its indexes): the runs after, and
+ * how many were merged; undefined when nothing is due. A stretch chosen by an earlier attempt is
+ * reused while it is still in place.
+ */
+async function compactUnit(
+  graph: Graph,
+  unit: string,
+  type: TableType,
+  runs: RunRef[],
+  mode: 'tiered' | 'full',
+  chosen: Chosen,
+  written: RunRef[],
+  signal?: AbortSignal,
+): Promise<{ after: RunRef[]; merged: number } | undefined> {
+  let pick = chosen.get(unit);
+  let at = pick === undefined ? -1 : indexOfStretch(runs, pick.stretch);
+  // Tombstones were dropped only because the stretch began at the oldest run; it still must.
+  if (pick !== undefined && (at < 0 || (pick.fromOldest && at !== 0))) pick = undefined;
+  if (pick === undefined) {
+    const start = stretchStart(runs, mode);
+    if (start === undefined) return undefined;
+    const stretch = runs.slice(start);
+    const ref = (await graph.runs.writeCompacted(type, stretch, start === 0, signal)) ?? null;
+    if (ref !== null) written.push(ref);
+    pick = { stretch, fromOldest: start === 0, ref };
+    chosen.set(unit, pick);
+    at = start;
+  }
+  return { after: [...runs.slice(0, at), ...(pick.ref === null ? [] : [pick.ref]), ...runs.slice(at + pick.stretch.length)], merged: pick.stretch.length };
+}
+
+/** Compact one table and its indexes; undefined when nothing is due. */
+async function compactTable(graph: Graph, type: TableType, entry: IndexedVersion, mode: 'tiered' | 'full', chosen: Chosen, written: RunRef[], signal?: AbortSignal) {
+  const name = type.name;
+  const own = await compactUnit(graph, name, type, entry.runs, mode, chosen, written, signal);
+  const runs = own?.after ?? entry.runs;
+  const ix = validIndexes(entry);
+  const sets: Record<string, TableVersion> = {};
+  let indexRunsMerged = 0;
+  for (const spec of indexSpecs(type)) {
+    const set = ix?.sets[spec.name];
+    if (set === undefined) continue;
+    const done = await compactUnit(graph, `${name}\u0000${spec.name}`, indexType(type, spec), set.runs, mode, chosen, written, signal);
+    sets[spec.name] = done === undefined ? set : { runs: done.after };
+    indexRunsMerged += done?.merged ?? 0;
+  }
+  if (own === undefined && indexRunsMerged === 0) return undefined;
+  // The table's rows read the same, so its indexes still hold: they now describe the compacted runs.
+  const version: IndexedVersion = ix === undefined ? { runs } : { runs, indexes: { of: runsFingerprint(runs), sets } };
+  return { version, line: { table: name, runsBefore: entry.runs.length, runsAfter: runs.length, runsMerged: own?.merged ?? 0, indexRunsMerged } };
+}
+
 export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions & CompactOptions): Promise<ChangeResult<CompactionResult>> {
   const mode = opts.mode ?? 'tiered';
-  // Per table, the stretch chosen and the run it became: kept across attempts, because writers only
-  // append, so the same stretch stays in place and one compacted run serves every re-plan.
-  const chosen = new Map<string, { stretch: RunRef[]; fromOldest: boolean; ref: RunRef | null }>();
+  // Per table and index, the stretch chosen and the run it became: kept across attempts, because
+  // writers only append, so the same stretch stays in place and one compacted run serves every re-plan.
+  const chosen: Chosen = new Map();
   const written: RunRef[] = [];
   // Reused runs were written after this: the publication deadline counts from here (see gc.ts).
   const startedAt = graph.clock();
@@ -62,25 +120,12 @@ export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions 
       const result: CompactionResult = { tables: [] };
       for (const name of (opts.tables ?? Object.keys(head.manifest.tables)).slice().sort()) {
         const type = findType(head.schema, name);
-        if (type === undefined) continue;
-        const runs = head.manifest.tables[name]?.runs ?? [];
-        let pick = chosen.get(name);
-        let at = pick === undefined ? -1 : indexOfStretch(runs, pick.stretch);
-        // Tombstones were dropped only because the stretch began at the oldest run; it still must.
-        if (pick !== undefined && (at < 0 || (pick.fromOldest && at !== 0))) pick = undefined;
-        if (pick === undefined) {
-          const start = stretchStart(runs, mode);
-          if (start === undefined) continue;
-          const stretch = runs.slice(start);
-          const ref = (await graph.runs.writeCompacted(type, stretch, start === 0, opts.signal)) ?? null;
-          if (ref !== null) written.push(ref);
-          pick = { stretch, fromOldest: start === 0, ref };
-          chosen.set(name, pick);
-          at = start;
-        }
-        const after = [...runs.slice(0, at), ...(pick.ref === null ? [] : [pick.ref]), ...runs.slice(at + pick.stretch.length)];
-        tables[name] = { runs: after };
-        result.tables.push({ table: name, runsBefore: runs.length, runsAfter: after.length, runsMerged: pick.stretch.length });
+        const entry = head.manifest.tables[name];
+        if (type === undefined || entry === undefined) continue;
+        const done = await compactTable(graph, type, entry, mode, chosen, written, opts.signal);
+        if (done === undefined) continue;
+        tables[name] = done.version;
+        result.tables.push(done.line);
       }
       if (result.tables.length === 0) return { unchanged: result };
       const names = result.tables.map((t) => t.table).join(', ');
@@ -91,13 +136,19 @@ export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions 
       // Every attempt before the one that published certainly did not land (a lost race, or the loop
       // would have thrown), so what only they used can go. On a failure nothing is deleted: the last
       // manifest may have landed unseen (a lost response), and GC removes what nothing references.
-      const used = new Set(r.status === 'published' ? Object.values(r.manifest.tables).flatMap((t) => t.runs.map((x) => x.key)) : []);
+      const used = new Set(r.status === 'published' ? Object.values(r.manifest.tables).flatMap((t) => entryRuns(t).map((x) => x.key)) : []);
       await graph.runs.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
       return r;
     });
 }
 
+/** A table entry's runs and its indexes' runs. */
+function entryRuns(t: IndexedVersion): RunRef[] {
+  return [...t.runs, ...Object.values(t.indexes?.sets ?? {}).flatMap((ix) => ix.runs)];
+}
+
 /** Whether the policy has any compaction due on `head`'s tables (cheap: run sizes only). */
 export function compactionDue(head: Snapshot): boolean {
-  return Object.values(head.manifest.tables).some((t) => compactionStart(t.runs.map((r) => r.rows)) !== undefined);
+  const due = (runs: readonly RunRef[]): boolean => compactionStart(runs.map((r) => r.rows)) !== undefined;
+  return Object.values(head.manifest.tables).some((t) => due(t.runs) || Object.values(t.indexes?.sets ?? {}).some((ix) => due(ix.runs)));
 }

@@ -99,7 +99,11 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
     keep.add(keys.commit(m.commit.id));
     keepParts(m.tableTree);
     keepParts(m.ancestry.tree);
-    for (const t of Object.values(m.tables)) for (const r of t.runs) runRefs.set(r.key, r);
+    for (const t of Object.values(m.tables)) {
+      for (const r of t.runs) runRefs.set(r.key, r);
+      // A table's indexes are runs like its own, reachable through its entry.
+      for (const ix of Object.values(t.indexes?.sets ?? {})) for (const r of ix.runs) runRefs.set(r.key, r);
+    }
   }
   for (const r of runRefs.values()) {
     // A run's other objects (segments, what a compaction replaced) live as long as the run.

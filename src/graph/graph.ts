@@ -13,7 +13,7 @@ import { findType, type Schema, type TableType } from '../model/schema.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef } from '../table/run.js';
-import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import { refOf, sameRef, type Commit, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
 import { Ancestry } from './ancestry.js';
 import { treeOptions } from './manifest-codec.js';
@@ -23,7 +23,9 @@ import { schemaHashOf } from '../model/schema.js';
 import { canonicalJson } from '../model/canonical.js';
 import { findInputProblem } from '../model/text.js';
 import { keys } from './keys.js';
-import type { ManifestReader, TableReader } from './ports.js';
+import type { ManifestReader, TableReader, TableView } from './ports.js';
+import { maintainIndexes } from './index-maintenance.js';
+import { IndexReader, indexType, type IndexedVersion } from '../table/secondary-index.js';
 import { RunStore } from './run-store.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
 import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
@@ -289,11 +291,23 @@ export class Graph implements TableReader, ManifestReader {
     return this.repo.headRef(rec, signal);
   }
 
-  /** A table's type, version and run loader in a snapshot. */
-  table(snap: Snapshot, name: string, signal?: AbortSignal): { type: TableType; version: TableVersion; load: LoadRun } {
+  /** A table's type, version, run loader and index lookups in a snapshot. */
+  table(snap: Snapshot, name: string, signal?: AbortSignal): TableView {
     const type = findType(snap.schema, name);
     if (type === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
-    return { type, version: snap.tables[name] ?? EMPTY_TABLE, load: this.runs.loader(type, signal) };
+    return { type, version: snap.tables[name] ?? EMPTY_TABLE, load: this.runs.loader(type, signal), indexes: this.indexes(snap, type, signal) };
+  }
+
+  /** Index lookups over a snapshot's table, read as `type` (a merge reads the target's tables as the merged schema's). */
+  indexes(snap: Snapshot, type: TableType, signal?: AbortSignal): IndexReader {
+    const published = snap.manifest.tables[type.name];
+    return new IndexReader({
+      type,
+      version: snap.tables[type.name] ?? EMPTY_TABLE,
+      load: this.runs.loader(type, signal),
+      ...(published !== undefined ? { published } : {}),
+      indexLoad: (spec) => this.runs.loader(indexType(type, spec), signal),
+    });
   }
 
   // ---- branches ----------------------------------------------------------
@@ -411,7 +425,7 @@ export class Graph implements TableReader, ManifestReader {
       try {
         throwIfAborted(opts.signal);
         const fold = await this.foldPending(head, planned, opts.signal);
-        planned = fold.plan;
+        planned = await maintainIndexes(this.runs, head, fold.plan, opts.signal);
         const folded = fold.deletable;
         const manifest = await this.buildManifest(head, rec, planned, opts);
         this.checkDeadline(branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
@@ -525,7 +539,8 @@ export class Graph implements TableReader, ManifestReader {
     const changes = new Map<string, TableEntry | undefined>();
     for (const [name, t] of Object.entries(plan.tables ?? {})) {
       if (t?.runs.some((r) => r.source !== undefined)) throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
-      const entry = t === null ? undefined : { runs: t.runs };
+      const indexes = (t as IndexedVersion | null)?.indexes;
+      const entry = t === null ? undefined : { runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) };
       changes.set(name, entry);
       if (entry === undefined) delete tables[name];
       else tables[name] = entry;

@@ -34,9 +34,16 @@ export interface TreeOptions {
   ancestry: PartTreeOptions<number>;
 }
 
-/** A run key names one immutable run, stats included: two entries with the same run keys are the same. */
+/** A run key names one immutable run, stats included: two entries with the same run keys (indexes' too) are the same. */
 function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
-  return a === b || (a.runs.length === b.runs.length && a.runs.every((r, i) => r.key === b.runs[i]?.key));
+  if (a === b) return true;
+  const sameRuns = (x: readonly { key: string }[], y: readonly { key: string }[]): boolean => x.length === y.length && x.every((r, i) => r.key === y[i]?.key);
+  if (!sameRuns(a.runs, b.runs)) return false;
+  const ia = a.indexes;
+  const ib = b.indexes;
+  if (ia === undefined || ib === undefined) return ia === ib;
+  const names = Object.keys(ia.sets);
+  return ia.of === ib.of && names.length === Object.keys(ib.sets).length && names.every((n) => ib.sets[n] !== undefined && sameRuns((ia.sets[n] as TableEntry).runs, (ib.sets[n] as TableEntry).runs));
 }
 
 export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {

@@ -81,7 +81,14 @@ export function partBodyZ<T extends z.ZodTypeAny>(value: T) {
   });
 }
 
-export const TableEntryZ = z.object({ runs: z.array(RunRefZ) });
+/**
+ * A table's runs, and its secondary indexes once built (table/secondary-index.ts):
+ * `of` fingerprints the runs they describe, each set is an index's runs.
+ */
+export const TableEntryZ = z.object({
+  runs: z.array(RunRefZ),
+  indexes: z.object({ of: z.string(), sets: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })) }).optional(),
+});
 export type TableEntry = z.infer<typeof TableEntryZ>;
 const VersionZ = z.number().int().min(1);
 

@@ -8,15 +8,18 @@
 import type { TableType } from '../model/schema.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import type { LoadRun, TableVersion } from '../table/table-version.js';
+import type { IndexReader } from '../table/secondary-index.js';
 import type { Snapshot } from './graph.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { BranchRecord } from './repository.js';
 
-/** A table of a snapshot: its type, its version, and how to load its runs. */
+/** A table of a snapshot: its type, its version, how to load its runs, and its index lookups. */
 export interface TableView {
   type: TableType;
   version: TableVersion;
   load: LoadRun;
+  /** Exact lookups by @unique value and incoming edge (a scan when no index is usable). */
+  indexes: IndexReader;
 }
 
 /** Reads a snapshot's tables; `table` throws `not_found` for a table the schema lacks. */

@@ -7,10 +7,11 @@
  */
 import { canonicalJson, contentHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
-import { EDGE_TO, type TableType } from '../model/schema.js';
+import type { TableType } from '../model/schema.js';
 import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row, type Value } from '../model/values.js';
 import { compareKey } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
+import { encodeNodeKey, IN_SPEC } from '../table/secondary-index.js';
 import type { Snapshot } from './graph.js';
 import type { ManifestReader, RunReader, TableReader } from './ports.js';
 import type { Commit, Manifest } from './manifest.js';
@@ -164,10 +165,12 @@ export async function edgesOf(
       for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(key))) out.push({ table: et.name, key: r.key, row: r.props as Row });
     }
     if (direction !== 'out' && et.to === nodeTable) {
-      for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
-        if (r.props?.[EDGE_TO] === key && !(direction === 'both' && et.from === nodeTable && out.some((o) => o.table === et.name && o.key === r.key))) {
-          out.push({ table: et.name, key: r.key, row: r.props as Row });
-        }
+      // By the `in` index: the work is this node's edges, not the edge table.
+      const ks = (await t.indexes.holders(IN_SPEC, [encodeNodeKey(key)])).get(encodeNodeKey(key)) ?? [];
+      const rows = await lookupRows(t.version, ks, t.load);
+      for (const k of ks) {
+        const r = rows.get(k);
+        if (r !== undefined && !(direction === 'both' && et.from === nodeTable && out.some((o) => o.table === et.name && o.key === k))) out.push({ table: et.name, key: k, row: r.props as Row });
       }
     }
   }

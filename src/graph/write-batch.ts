@@ -21,7 +21,8 @@ import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType }
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { encodeNodeKey, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult, Snapshot } from './graph.js';
 import type { RunWriter, TableReader, TableView } from './ports.js';
@@ -228,22 +229,24 @@ function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): 
 /** Delete the edges that existed before the batch at every deleted node; returns how many. */
 async function cascadeDeletes(head: Snapshot, view: (name: string) => TableView, deletedNodes: readonly { type: TableType; key: string }[], overlay: Overlay): Promise<number> {
   let cascaded = 0;
-  for (const node of deletedNodes) {
-    for (const et of head.schema.types) {
-      if (et.kind !== 'edge' || (et.from !== node.type.name && et.to !== node.type.name)) continue;
-      const t = view(et.name);
-      const doomed: string[] = [];
-      if (et.from === node.type.name) {
-        for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(node.key))) doomed.push(r.key);
-      }
-      if (et.to === node.type.name) {
-        for await (const r of mergeRuns(t.version.runs, t.load, undefined)) if (r.props?.[EDGE_TO] === node.key) doomed.push(r.key);
-      }
-      for (const k of doomed) {
-        if (overlay.changes.get(et.name)?.has(k)) continue;
-        overlay.set(et.name, k, { row: null, op: -1 });
-        cascaded++;
-      }
+  for (const et of head.schema.types) {
+    if (et.kind !== 'edge') continue;
+    const outgoing = deletedNodes.filter((n) => n.type.name === et.from);
+    const incoming = deletedNodes.filter((n) => n.type.name === et.to);
+    if (outgoing.length === 0 && incoming.length === 0) continue;
+    const t = view(et.name);
+    const doomed: string[] = [];
+    for (const node of outgoing) for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(node.key))) doomed.push(r.key);
+    // Incoming edges by the `in` index: the work is the deleted nodes' edges, not the edge table.
+    const ins = await t.indexes.holders(
+      IN_SPEC,
+      incoming.map((n) => encodeNodeKey(n.key)),
+    );
+    for (const ks of ins.values()) doomed.push(...ks);
+    for (const k of doomed) {
+      if (overlay.changes.get(et.name)?.has(k)) continue;
+      overlay.set(et.name, k, { row: null, op: -1 });
+      cascaded++;
     }
   }
   return cascaded;
@@ -318,10 +321,10 @@ async function checkConstraints(tables: TableReader, head: Snapshot, overlay: Ma
       await checkCardinality(type, changes, t.version, t.load, issues, at, liveAfter);
     }
 
-    // @unique across the table after the batch.
+    // @unique across the table after the batch, by each property's index.
     const after = new Map([...changes].map(([k, c]) => [k, c.row] as const));
     const uniques = type.props.filter((p) => p.unique);
-    for await (const clash of uniqueClashes(uniques, after, mergeRuns(t.version.runs, t.load, undefined))) {
+    for (const clash of await uniqueClashes(uniques, after, (p, values) => t.indexes.holders(uniqueSpec(p.name), values))) {
       const c = changes.get(clash.key) as Change;
       issues.add(at(c, name, clash.key), `${name}.${clash.property} = ${clash.value} is ${clash.otherChanged ? 'also' : 'already'} used by ${clash.other}`);
     }

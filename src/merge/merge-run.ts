@@ -328,7 +328,8 @@ export class MergeRun {
         }),
     );
     const sides = (table: string, key: string) => sideValues(g, schema, table, key, [m.base, source, m.target], signal);
-    const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides });
+    const targetIndexes = (name: string) => g.indexes(m.target, findType(schema, name) as TableType, signal);
+    const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides, targetIndexes });
     found.push(...(await recheckTightened(g, schema, [source, m.target], mergedTables, found, sides, signal)));
     return found;
   }

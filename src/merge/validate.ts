@@ -8,13 +8,16 @@
  * - UniqueViolation: a changed row shares a @unique value with another row;
  * - CardinalityViolation: a source node whose edges of a type changed ends
  *   up with an out-degree outside the declared range.
- * Unique and incoming-edge checks scan the merged table (there is no
- * secondary index); the others touch only changed keys.
+ * Every check touches only changed keys: @unique values and incoming edges
+ * are looked up in the target's secondary indexes (a key the merge does not
+ * change reads in the merged graph exactly as in the target), so the work
+ * follows the merge's change, not the tables.
  */
 import type { Conflict } from '../model/conflict.js';
 import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, type Row } from '../model/values.js';
-import { EMPTY_TABLE, lookupRows, mergeRuns, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { encodeNodeKey, IN_SPEC, uniqueSpec, type IndexReader } from '../table/secondary-index.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
 import { compareKey } from '../table/run.js';
 
@@ -24,6 +27,8 @@ export interface ValidationInput {
   loader: (type: TableType) => LoadRun;
   /** Per table: keys whose merged state may differ from the target's, with that state. */
   changes: Map<string, Map<string, Row | null>>;
+  /** Index lookups over the target's tables (graph/graph.ts `table`). */
+  targetIndexes: (table: string) => IndexReader;
   /** Values on each side, for conflict reports. */
   sides: (table: string, key: string) => Promise<{ base: Row | null; source: Row | null; target: Row | null }>;
 }
@@ -72,14 +77,15 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
       await checkCardinality(et, changed, view(name), liveKeys, conflict);
     } else {
       const deleted = new Set([...changed].filter(([, r]) => r === null).map(([k]) => k));
-      if (deleted.size > 0) await checkSurvivingEdges(schema, name, deleted, view, changes, conflict);
+      if (deleted.size > 0) await checkSurvivingEdges(schema, name, deleted, view, input.targetIndexes, changes, conflict);
     }
 
     const uniques = t.type.props.filter((p) => p.unique);
     // Both rows of a clash are reported, with one message, so the report does not depend on which
     // side's row counts as the change (the merge direction).
     const reported = new Set<string>();
-    for await (const clash of uniqueClashes(uniques, changed, mergeRuns(t.version.runs, t.load, undefined))) {
+    const index = input.targetIndexes(name);
+    for (const clash of await uniqueClashes(uniques, changed, (p, values) => index.holders(uniqueSpec(p.name), values))) {
       const pair = [clash.key, clash.other].sort(compareKey) as [string, string];
       for (const key of pair) {
         if (reported.has(`${clash.property}\0${key}`)) continue;
@@ -123,6 +129,7 @@ async function checkSurvivingEdges(
   nodeTable: string,
   deleted: Set<string>,
   view: (name: string) => { type: TableType; version: TableVersion; load: LoadRun },
+  targetIndexes: (table: string) => IndexReader,
   changes: Map<string, Map<string, Row | null>>,
   conflict: (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string) => Promise<void>,
 ): Promise<void> {
@@ -141,9 +148,17 @@ async function checkSurvivingEdges(
       }
     }
     if (et.to === nodeTable) {
-      for await (const r of mergeRuns(t.version.runs, t.load, undefined)) {
-        // An edge whose two ends are both gone is an orphan at both ends, as a changed edge would be.
-        if (deleted.has(String(r.props?.[EDGE_TO]))) await report(r.key, r.props as Row, 'to');
+      // Edges the merge leaves alone read as in the target: its `in` index finds them.
+      const ins = await targetIndexes(et.name).holders(
+        IN_SPEC,
+        [...deleted].map((k) => encodeNodeKey(k)),
+      );
+      const found = [...ins.values()].flat().filter((k) => !alreadyChecked.has(k));
+      const rows = await lookupRows(t.version, found, t.load);
+      // An edge whose two ends are both gone is an orphan at both ends, as a changed edge would be.
+      for (const k of found.sort(compareKey)) {
+        const r = rows.get(k);
+        if (r !== undefined) await report(k, r.props as Row, 'to');
       }
     }
   }

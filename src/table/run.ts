@@ -182,6 +182,18 @@ export class RunData {
     return -1;
   }
 
+  /** First index whose key is at least `key`. */
+  lowerBound(key: string): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareKey(this.keys[mid] as string, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   /** First index whose key is greater than `key`. */
   upperBound(key: string): number {
     let lo = 0;

@@ -1,13 +1,14 @@
 /**
  * Finding @unique clashes for a set of changed rows: first among the
- * changed rows themselves, then against every other live row of the table
- * (one streaming pass; there is no secondary index yet). Writes report the
- * clashes as constraint violations, merges as UniqueViolation conflicts.
+ * changed rows themselves, then against the other live rows of the table,
+ * found by value (`UniqueHolders`: the property's secondary index, or one
+ * scan where none is usable). Writes report the clashes as constraint
+ * violations, merges as UniqueViolation conflicts.
  */
-import { canonicalJson } from '../model/canonical.js';
 import type { PropDef } from '../model/schema.js';
 import type { Row } from '../model/values.js';
-import type { RunRow } from './run.js';
+import { compareKey } from './run.js';
+import { encodeUnique } from './secondary-index.js';
 
 export interface UniqueClash {
   /** The changed row that cannot keep its value. */
@@ -21,30 +22,35 @@ export interface UniqueClash {
   otherChanged: boolean;
 }
 
-export async function* uniqueClashes(uniques: readonly PropDef[], changed: ReadonlyMap<string, Row | null>, table: AsyncIterable<RunRow>): AsyncGenerator<UniqueClash> {
-  if (uniques.length === 0) return;
-  const claimed = new Map<string, string>();
+/** Live keys of the table holding each encoded value of `prop` (see `encodeUnique`). */
+export type UniqueHolders = (prop: PropDef, values: string[]) => Promise<Map<string, string[]>>;
+
+export async function uniqueClashes(uniques: readonly PropDef[], changed: ReadonlyMap<string, Row | null>, holdersOf: UniqueHolders): Promise<UniqueClash[]> {
+  const out: UniqueClash[] = [];
+  if (uniques.length === 0) return out;
+  const claimed = uniques.map(() => new Map<string, string>());
   for (const [key, row] of changed) {
     if (row === null) continue;
-    for (const p of uniques) {
+    for (const [i, p] of uniques.entries()) {
       const v = row[p.name];
       if (v === null || v === undefined) continue;
-      const value = canonicalJson(v);
-      const id = `${p.name}\u0000${value}`;
-      const other = claimed.get(id);
-      if (other !== undefined) yield { key, property: p.name, value, other, otherChanged: true };
-      else claimed.set(id, key);
+      const value = encodeUnique(v);
+      const mine = claimed[i] as Map<string, string>;
+      const other = mine.get(value);
+      if (other !== undefined) out.push({ key, property: p.name, value, other, otherChanged: true });
+      else mine.set(value, key);
     }
   }
-  if (claimed.size === 0) return;
-  for await (const r of table) {
-    if (changed.has(r.key)) continue;
-    for (const p of uniques) {
-      const v = r.props?.[p.name];
-      if (v === null || v === undefined) continue;
-      const value = canonicalJson(v);
-      const holder = claimed.get(`${p.name}\u0000${value}`);
-      if (holder !== undefined) yield { key: holder, property: p.name, value, other: r.key, otherChanged: false };
+  const held: UniqueClash[] = [];
+  for (const [i, p] of uniques.entries()) {
+    const mine = claimed[i] as Map<string, string>;
+    if (mine.size === 0) continue;
+    for (const [value, keys] of await holdersOf(p, [...mine.keys()])) {
+      for (const other of keys) if (!changed.has(other)) held.push({ key: mine.get(value) as string, property: p.name, value, other, otherChanged: false });
     }
   }
+  // In the order a scan of the table meets the other rows, as reports always listed them.
+  const order = new Map(uniques.map((p, i) => [p.name, i]));
+  held.sort((a, b) => compareKey(a.other, b.other) || (order.get(a.property) as number) - (order.get(b.property) as number));
+  return [...out, ...held];
 }

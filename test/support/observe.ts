@@ -1,10 +1,12 @@
 /**
  * What a user can observe of a graph: every live branch with its head commit
  * and the full contents of every table. Crash and simulation tests compare
- * these exactly.
+ * these exactly. Observing also checks every head's secondary indexes
+ * against its tables.
  */
 import { Graph } from '../../src/graph/graph.js';
 import { allRows } from '../../src/graph/reads.js';
+import { indexProblems } from '../../src/graph/index-maintenance.js';
 import { canonicalJson } from '../../src/model/canonical.js';
 import type { ObjectStore } from '../../src/store/object-store.js';
 
@@ -20,6 +22,9 @@ export async function observe(store: ObjectStore): Promise<Observed> {
   for (const b of (await g.listBranches()).branches) {
     heads[b.record.name] = b.commit.id;
     const snap = await g.branchHead(b.record.name);
+    // A published head's secondary indexes always describe its tables exactly.
+    const wrong = await indexProblems(g.runs, snap);
+    if (wrong.length > 0) throw new Error(`branch ${b.record.name}: ${wrong.join('; ')}`);
     const tables: Record<string, Record<string, unknown>> = {};
     for (const t of snap.schema.types) {
       tables[t.name] = Object.fromEntries((await allRows(g, snap, t.name)).map((r) => [r.key, r.row]));

@@ -1624,6 +1624,8 @@ export interface operations {
                             runsBefore: number;
                             runsAfter: number;
                             runsMerged: number;
+                            /** @description Runs of the table's secondary indexes merged alongside. */
+                            indexRunsMerged: number;
                         }[];
                     };
                 };

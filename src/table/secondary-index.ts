@@ -1,0 +1,234 @@
+/**
+ * Secondary indexes: derived tables that answer "which rows hold this
+ * @unique value" and "which edges end at this node" without reading the
+ * table.
+ *
+ * An index is itself a table version (runs of keys, no properties), so it
+ * has everything runs have: immutable, shared between branches and commits,
+ * diffable by run keys, compacted by the same policy. Its keys put the
+ * looked-up value first, so a lookup is a prefix scan:
+ *     unique:<prop>   canonicalJson(value) NUL entityKey
+ *     in              JSON.stringify(toNodeKey) NUL edgeKey
+ * Neither encoded value holds a raw NUL (JSON escapes it), so the prefix
+ * `value NUL` names exactly one value. A live index row means "this entity
+ * holds this value"; a tombstone shadows an older run's row, as in tables.
+ *
+ * An entry's indexes are exact for the runs it has: `of` is a fingerprint of
+ * those run keys, so an entry whose runs changed without its indexes
+ * (anything built by hand from another entry) reads as unindexed, and is
+ * indexed again before publication (graph/index-maintenance.ts), never used.
+ *
+ * Reads (`IndexReader`) take a table as a reader sees it: a published entry
+ * with its indexes, plus newer runs on top (pending WAL rows, a batch's
+ * staged rows). Keys those runs hold are answered from their rows; every
+ * other key's state is the published one, which the index describes
+ * exactly. Without a usable index the answer comes from one scan of the
+ * table, as before indexes existed.
+ *
+ * Everything here is pure: runs arrive through `LoadRun`.
+ */
+import { canonicalJson, contentHash } from '../model/canonical.js';
+import { EDGE_TO, type TableType } from '../model/schema.js';
+import type { Row, Value } from '../model/values.js';
+import { compareKey, runEndsBefore, type RunRef, type RunRow } from './run.js';
+import { mergeRuns, newestRows, type LoadRun, type TableVersion } from './table-version.js';
+
+export type IndexSpec = { name: string; kind: 'unique'; prop: string } | { name: 'in'; kind: 'in' };
+
+/** What an entry records of its indexes: the run keys they describe, and each index's version. */
+export interface TableIndexes {
+  of: string;
+  sets: Record<string, TableVersion>;
+}
+
+/** A table version as published: its runs and, once built, its indexes. */
+export interface IndexedVersion extends TableVersion {
+  indexes?: TableIndexes;
+}
+
+/** The indexes a table type keeps: one per @unique property, and incoming edges for an edge table. */
+export function indexSpecs(type: TableType): IndexSpec[] {
+  const out = type.props.filter((p) => p.unique).map((p) => uniqueSpec(p.name));
+  if (type.kind === 'edge') out.push(IN_SPEC);
+  return out;
+}
+
+/** The index of a @unique property. */
+export function uniqueSpec(prop: string): IndexSpec {
+  return { name: `unique:${prop}`, kind: 'unique', prop };
+}
+
+/** The incoming-edge index of an edge table. */
+export const IN_SPEC: IndexSpec = { name: 'in', kind: 'in' };
+
+/** The run shape of an index: keys only. Its name places its runs beside its table's. */
+export function indexType(table: TableType, spec: IndexSpec): TableType {
+  return { kind: 'node', name: `${table.name}.index-${spec.name.replace(':', '-')}`, props: [], key: ['k'] };
+}
+
+/** A fingerprint of a table's run keys: what an entry's indexes were built for. */
+export function runsFingerprint(runs: readonly RunRef[]): string {
+  return contentHash(runs.map((r) => r.key).join('\n'));
+}
+
+/** The indexes of `v`, when they were built for exactly its runs. */
+export function validIndexes(v: IndexedVersion | undefined): TableIndexes | undefined {
+  const ix = v?.indexes;
+  return ix !== undefined && ix.of === runsFingerprint(v?.runs ?? []) ? ix : undefined;
+}
+
+/** The encoded value a spec looks up for a row, or undefined when the row holds none. */
+function encodedValue(spec: IndexSpec, row: Row | null): string | undefined {
+  if (row === null) return undefined;
+  if (spec.kind === 'in') return JSON.stringify(String(row[EDGE_TO]));
+  const v = row[spec.prop];
+  return v === null || v === undefined ? undefined : canonicalJson(v);
+}
+
+/** How a @unique value is looked up. */
+export function encodeUnique(v: Value): string {
+  return canonicalJson(v);
+}
+
+/** How a node key is looked up in an `in` index. */
+export function encodeNodeKey(key: string): string {
+  return JSON.stringify(key);
+}
+
+const entryKey = (enc: string, key: string): string => `${enc}\u0000${key}`;
+const LIVE = { tomb: false, hash: '1', props: {} } as const;
+const TOMB = { tomb: true, hash: '', props: null } as const;
+
+/** The index rows that take one entity from `before` to `after` (nothing when its value stays). */
+export function indexChange(spec: IndexSpec, key: string, before: Row | null, after: Row | null): RunRow[] {
+  const was = encodedValue(spec, before);
+  const now = encodedValue(spec, after);
+  if (was === now) return [];
+  const out: RunRow[] = [];
+  if (was !== undefined) out.push({ key: entryKey(was, key), ...TOMB });
+  if (now !== undefined) out.push({ key: entryKey(now, key), ...LIVE });
+  return out;
+}
+
+/** The index rows of every live row, sorted: an index built from scratch. */
+export async function buildIndexRows(spec: IndexSpec, rows: AsyncIterable<RunRow>): Promise<RunRow[]> {
+  const out: RunRow[] = [];
+  for await (const r of rows) {
+    const enc = encodedValue(spec, r.tomb ? null : r.props);
+    if (enc !== undefined) out.push({ key: entryKey(enc, r.key), ...LIVE });
+  }
+  return out.sort((a, b) => compareKey(a.key, b.key));
+}
+
+/** Entity keys holding each encoded value, according to the index version `v` alone. */
+export async function indexHolders(v: TableVersion, encs: readonly string[], load: LoadRun): Promise<Map<string, string[]>> {
+  const wanted = [...new Set(encs)].sort(compareKey);
+  const newest = new Map<string, boolean>();
+  const rows = v.runs.reduce((n, r) => n + r.rows, 0);
+  // Many values: one pass over the index beats a lookup per value.
+  if (wanted.length * 64 > rows) {
+    const set = new Set(wanted);
+    for await (const r of mergeRuns(v.runs, load, undefined)) if (set.has(r.key.slice(0, r.key.indexOf('\u0000')))) newest.set(r.key, true);
+  } else {
+    for (let i = v.runs.length - 1; i >= 0; i--) {
+      const run = v.runs[i] as RunRef;
+      const prefixes = wanted.map((e) => `${e}\u0000`);
+      if (!prefixes.some((p) => mayHoldPrefix(run, p))) continue;
+      for (const ref of run.segmented ? await load.segments(run) : [run]) {
+        const here = prefixes.filter((p) => mayHoldPrefix(ref, p));
+        if (here.length === 0) continue;
+        const data = await load(ref);
+        for (const p of here) {
+          for (let j = data.lowerBound(p); j < data.length && (data.keys[j] as string).startsWith(p); j++) {
+            const k = data.keys[j] as string;
+            if (!newest.has(k)) newest.set(k, data.tombs[j] !== true);
+          }
+        }
+      }
+    }
+  }
+  const out = new Map<string, string[]>();
+  for (const [k, live] of newest) {
+    if (!live) continue;
+    const cut = k.indexOf('\u0000');
+    const enc = k.slice(0, cut);
+    const list = out.get(enc) ?? [];
+    list.push(k.slice(cut + 1));
+    out.set(enc, list);
+  }
+  return out;
+}
+
+/** Could a run or segment hold a key starting with `prefix`? */
+function mayHoldPrefix(ref: RunRef, prefix: string): boolean {
+  if (ref.rows === 0 || runEndsBefore(ref, prefix, true)) return false;
+  return compareKey(ref.minKey.slice(0, prefix.length), prefix) <= 0;
+}
+
+/** A table as a reader sees it, with the published entry (and its indexes) it is built on. */
+export interface IndexedTable {
+  type: TableType;
+  version: TableVersion;
+  load: LoadRun;
+  /** The published entry the version extends; its indexes describe its runs. */
+  published?: IndexedVersion;
+  /** Loads an index's runs. */
+  indexLoad: (spec: IndexSpec) => LoadRun;
+}
+
+/**
+ * Index lookups over one table as a reader sees it. Exact: the answer is
+ * what a scan of `version` would give, whether or not an index is usable.
+ */
+export class IndexReader {
+  private extras: Promise<Map<string, RunRow>> | undefined;
+
+  constructor(private readonly t: IndexedTable) {}
+
+  /** The usable index for `spec`: published, built for the published runs, which the version extends. */
+  private usable(spec: IndexSpec): TableVersion | undefined {
+    const { published, version } = this.t;
+    const ix = validIndexes(published)?.sets[spec.name];
+    if (ix === undefined || published === undefined) return undefined;
+    const prefix = published.runs.every((r, i) => version.runs[i]?.key === r.key);
+    return prefix ? ix : undefined;
+  }
+
+  /** Newest rows of the runs above the published entry: keys whose state the index does not describe. */
+  private newer(): Promise<Map<string, RunRow>> {
+    this.extras ??= (async () => {
+      const above = this.t.version.runs.slice(this.t.published?.runs.length ?? 0);
+      return new Map((await newestRows(above, this.t.load)).map((r) => [r.key, r] as const));
+    })();
+    return this.extras;
+  }
+
+  /** Live entity keys holding each encoded value (see `encodeUnique`, `encodeNodeKey`). */
+  async holders(spec: IndexSpec, encs: Iterable<string>): Promise<Map<string, string[]>> {
+    const wanted = [...new Set(encs)];
+    const out = new Map<string, string[]>();
+    if (wanted.length === 0) return out;
+    const add = (enc: string, key: string): void => {
+      const list = out.get(enc) ?? [];
+      list.push(key);
+      out.set(enc, list);
+    };
+    const set = new Set(wanted);
+    const ix = this.usable(spec);
+    if (ix === undefined) {
+      for await (const r of mergeRuns(this.t.version.runs, this.t.load, undefined)) {
+        const enc = encodedValue(spec, r.props);
+        if (enc !== undefined && set.has(enc)) add(enc, r.key);
+      }
+      return out;
+    }
+    const [indexed, newer] = await Promise.all([indexHolders(ix, wanted, this.t.indexLoad(spec)), this.newer()]);
+    for (const [enc, ks] of indexed) for (const k of ks) if (!newer.has(k)) add(enc, k);
+    for (const [k, r] of newer) {
+      const enc = encodedValue(spec, r.tomb ? null : r.props);
+      if (enc !== undefined && set.has(enc)) add(enc, k);
+    }
+    for (const ks of out.values()) ks.sort(compareKey);
+    return out;
+  }
+}
