@@ -24,6 +24,7 @@
 import { canonicalJson } from '../model/canonical.js';
 import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
 import type { RunRef, RunRow } from '../table/run.js';
+import type { Row } from '../model/values.js';
 import { buildIndexRows, encodeNodeKey, indexChange, indexSpecs, indexType, runsFingerprint, validIndexes, type IndexedVersion, type IndexSpec, type TableIndexes } from '../table/secondary-index.js';
 import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, type TableVersion } from '../table/table-version.js';
 import type { ChangePlan, Snapshot } from './graph.js';
@@ -101,18 +102,25 @@ async function indexDeltas(specs: readonly IndexSpec[], before: TableVersion, af
   const changed = await changedStates(before, after, load);
   // An edge's `to` is part of its key, so its `in` entry follows from the key; @unique values need the old rows.
   const priors = specs.some((s) => s.kind === 'unique') && changed.size > 0 ? await lookupStates(before, changed.keys(), load) : new Map<string, RunRow>();
+  const live = (r: RunRow | undefined): Row | null => (r === undefined || r.tomb ? null : (r.props as Row));
+  return deltaRows(
+    specs,
+    [...changed].map(([key, r]) => ({ key, before: live(priors.get(key)), after: live(r) })),
+  );
+}
+
+/** Per index, the sorted rows for these changes of state (`before` is unused by `in`, whose entry follows from the key). */
+function deltaRows(specs: readonly IndexSpec[], changes: readonly { key: string; before: Row | null; after: Row | null }[]): Map<string, RunRow[]> {
   const out = new Map<string, RunRow[]>();
   for (const spec of specs) {
     const rows: RunRow[] = [];
-    for (const [key, r] of changed) {
-      const after = r === undefined || r.tomb ? null : (r.props as NonNullable<RunRow['props']>);
-      if (spec.kind === 'in') {
-        const entry = `${encodeNodeKey(edgeTo(key))}\u0000${key}`;
-        rows.push(after === null ? { key: entry, tomb: true, hash: '', props: null } : { key: entry, tomb: false, hash: '1', props: {} });
+    for (const { key, before, after } of changes) {
+      if (spec.kind === 'unique') {
+        rows.push(...indexChange(spec, key, before, after));
         continue;
       }
-      const prior = priors.get(key);
-      rows.push(...indexChange(spec, key, prior === undefined || prior.tomb ? null : (prior.props as NonNullable<RunRow['props']>), after));
+      const entry = `${encodeNodeKey(edgeTo(key))}\u0000${key}`;
+      rows.push(after === null ? { key: entry, tomb: true, hash: '', props: null } : { key: entry, tomb: false, hash: '1', props: {} });
     }
     out.set(
       spec.name,
@@ -121,6 +129,49 @@ async function indexDeltas(specs: readonly IndexSpec[], before: TableVersion, af
   }
   return out;
 }
+
+/**
+ * A write's new run and its index runs, written together: when the head's entry is indexed and
+ * the write appends one run to it, the write already knows each changed key's old and new state,
+ * so its index rows need no read and its runs no second round of writes. Undefined when the entry
+ * is not indexed (or pending rows sit above it): the publication loop then indexes the plan.
+ */
+export async function appendIndexed(
+  runs: RunWriter,
+  type: TableType,
+  head: Snapshot,
+  rows: readonly RunRow[],
+  prior: ReadonlyMap<string, Row>,
+  written: RunRef[],
+  signal?: AbortSignal,
+): Promise<IndexedVersion> {
+  const published: IndexedVersion | undefined = head.manifest.tables[type.name];
+  const current = head.tables[type.name] ?? EMPTY_TABLE;
+  const specs = indexSpecs(type);
+  const sets = validIndexes(published)?.sets;
+  const track = async (t: TableType, r: readonly RunRow[]): Promise<RunRef> => {
+    const ref = await runs.write(t, r, signal);
+    written.push(ref);
+    return ref;
+  };
+  const indexable = specs.length > 0 && sets !== undefined && specs.every((s) => sets[s.name] !== undefined) && sameRunKeys(current.runs, published?.runs ?? []);
+  if (!indexable) return { runs: [...current.runs, await track(type, rows)] };
+  const delta = deltaRows(
+    specs,
+    rows.map((r) => ({ key: r.key, before: prior.get(r.key) ?? null, after: r.tomb ? null : (r.props as Row) })),
+  );
+  const [ref, ...ixRefs] = await Promise.all([track(type, rows), ...specs.map((s) => ((delta.get(s.name)?.length ?? 0) > 0 ? track(indexType(type, s), delta.get(s.name) as RunRow[]) : undefined))]);
+  const tableRuns = [...current.runs, ref as RunRef];
+  const out: TableIndexes['sets'] = {};
+  specs.forEach((s, i) => {
+    const prev = (sets as TableIndexes['sets'])[s.name] as TableVersion;
+    const added = ixRefs[i];
+    out[s.name] = added === undefined ? prev : { runs: [...prev.runs, added] };
+  });
+  return { runs: tableRuns, indexes: { of: runsFingerprint(tableRuns), sets: out } };
+}
+
+const sameRunKeys = (a: readonly RunRef[], b: readonly RunRef[]): boolean => a.length === b.length && a.every((r, i) => r.key === b[i]?.key);
 
 /** The `to` node key inside an edge key (`[from, to, ...]`, see model/values.ts). */
 function edgeTo(key: string): string {
