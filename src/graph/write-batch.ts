@@ -345,16 +345,19 @@ async function checkCardinality(
   const card = type.cardinality;
   if (card === null) return;
   const sources = new Map<string, [string, Change]>();
+  // Live edges the batch leaves per source, counted in one pass (not one pass per source).
+  const written = new Map<string, number>();
   for (const [k, c] of changes) {
     const from = (JSON.parse(k) as string[])[0] as string;
     if (!sources.has(from)) sources.set(from, [k, c]);
+    if (c.row !== null) written.set(from, (written.get(from) ?? 0) + 1);
   }
   const liveSources = await liveAfter(type.from, [...sources.keys()]);
   for (const [from, [k, c]] of sources) {
     if (!liveSources.has(from)) continue;
     let degree = 0;
     for await (const r of scanPrefix(version, load, edgeKeyPrefix(from))) if (!changes.has(r.key)) degree++;
-    for (const [ck, cc] of changes) if (cc.row !== null && ck.startsWith(edgeKeyPrefix(from))) degree++;
+    degree += written.get(from) ?? 0;
     if (degree < card.min || (card.max !== null && degree > card.max)) {
       issues.add(at(c, type.name, k), `${type.name}: ${type.from} ${from} would have ${degree} outgoing edges; allowed ${card.min}..${card.max ?? '∞'}`);
     }
