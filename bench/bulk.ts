@@ -6,16 +6,19 @@
  *                     an @unique property; the median of five inserts
  *   cascade N         deleting a node with 2 edges among N edges, and inserting a node;
  *                     the median of five of each
- *   merge N KIND      a merge into an N-row table (local directory):
+ *   merge N KIND      a merge into an N-row table (local directory), the fixture built
+ *                     by a child process (`fixture N KIND`), so peak RSS is the merge's:
  *                     small    1,000 source changes against 1,000 target changes
  *                     skewed   N - 10 source changes against 10 target changes
  *                     both     N / 2 disjoint changes on each side
  *                     conflict every row changed differently on both sides (time to
  *                              the first page of conflicts)
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { mergeBranches } from '../src/merge/merge.js';
@@ -92,23 +95,33 @@ async function cascade(n: number): Promise<Record<string, number>> {
   return { edges: n, insert_ms: round(median(inserts)), delete_ms: round(median(deletes)), peakRssMiB: rss() };
 }
 
-async function merge(n: number, kind: string): Promise<Record<string, number>> {
+/** Build a merge fixture in a directory; run in its own process, so the merge's process holds only the merge. */
+async function mergeFixture(n: number, kind: string): Promise<Record<string, number | string>> {
   const { g, dir } = await graphIn('node Item { id: string @key\n v: int }');
   await load(g, 'main', n, (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), v: 0 } }));
   await g.createBranch('f', { branch: 'main' });
   const upd = (i: number, v: number): WriteOp => ({ op: 'update', table: 'Item', values: { id: id(i), v } });
-  const [sourceKeys, targetKeys]: [number[], number[]] =
-    kind === 'small'
-      ? [Array.from({ length: 1000 }, (_, i) => i), Array.from({ length: 1000 }, (_, i) => n - 1 - i)]
-      : kind === 'skewed'
-        ? [Array.from({ length: n - 10 }, (_, i) => i), Array.from({ length: 10 }, (_, i) => n - 1 - i)]
-        : kind === 'both'
-          ? [Array.from({ length: n / 2 }, (_, i) => 2 * i), Array.from({ length: n / 2 }, (_, i) => 2 * i + 1)]
-          : [Array.from({ length: n }, (_, i) => i), Array.from({ length: n }, (_, i) => i)];
+  const [sourceKeys, targetKeys] = mergeKeys(n, kind);
   await load(g, 'f', sourceKeys.length, (j) => upd(sourceKeys[j] as number, 1));
   await load(g, 'main', targetKeys.length, (j) => upd(targetKeys[j] as number, 2));
   await g.close();
-  // A cold process's view of the merge: a fresh graph on the same directory.
+  return { dir, changed: sourceKeys.length + targetKeys.length };
+}
+
+/** The keys each side changes, by fixture kind. */
+function mergeKeys(n: number, kind: string): [number[], number[]] {
+  const range = (len: number, f: (i: number) => number): number[] => Array.from({ length: len }, (_, i) => f(i));
+  if (kind === 'small') return [range(1000, (i) => i), range(1000, (i) => n - 1 - i)];
+  if (kind === 'skewed') return [range(n - 10, (i) => i), range(10, (i) => n - 1 - i)];
+  if (kind === 'both') return [range(n / 2, (i) => 2 * i), range(n / 2, (i) => 2 * i + 1)];
+  return [range(n, (i) => i), range(n, (i) => i)];
+}
+
+async function merge(n: number, kind: string): Promise<Record<string, number>> {
+  const built = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'fixture', String(n), kind], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (built.status !== 0) throw new Error(`the fixture failed: ${built.stderr}`);
+  const { dir, changed } = JSON.parse(built.stdout.trim().split('\n').at(-1) as string) as { dir: string; changed: number };
+  // A cold process's view of the merge: a fresh graph on the directory the fixture left.
   const cold = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const t0 = performance.now();
   const r = await mergeBranches(cold, { source: 'f', into: 'main', conflictLimit: 100 });
@@ -119,9 +132,10 @@ async function merge(n: number, kind: string): Promise<Record<string, number>> {
   await rm(dir, { recursive: true, force: true });
   return {
     rows: n,
-    changed: sourceKeys.length + targetKeys.length,
+    changed,
     merge_ms: round(ms),
     prepare_ms: round(r.metrics.phasesMs.prepare),
+    validate_ms: round(r.metrics.phasesMs.validate),
     conflicts: r.status === 'conflicts' ? r.report.total : 0,
     peakRssMiB: rss(),
   };
@@ -129,6 +143,15 @@ async function merge(n: number, kind: string): Promise<Record<string, number>> {
 
 const [arm, a, b] = process.argv.slice(2);
 const n = Number(a);
-const out = arm === 'unique' ? await unique(n, b === '1') : arm === 'cascade' ? await cascade(n) : arm === 'merge' ? await merge(n, b as string) : undefined;
+const out =
+  arm === 'unique'
+    ? await unique(n, b === '1')
+    : arm === 'cascade'
+      ? await cascade(n)
+      : arm === 'merge'
+        ? await merge(n, b as string)
+        : arm === 'fixture'
+          ? await mergeFixture(n, b as string)
+          : undefined;
 if (out === undefined) throw new Error(`unknown arm ${arm}: unique N 1|0, cascade N, merge N small|skewed|both|conflict`);
 process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -65,6 +65,9 @@ function suppliedRow(type: TableType, key: string, row: Row | null): Row | null 
 }
 const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 
+/** A state's content hash: '' for absent or deleted. */
+const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
+
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
   const { type, base, source, target, load } = input;
   const [sourceStates, targetStates] = await Promise.all([changedStates(base, source, load), changedStates(base, target, load)]);
@@ -72,11 +75,16 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   const [alignedSource, alignedTarget] = await Promise.all([alignForDelta(base, source, load), alignForDelta(base, target, load)]);
   const shared = alignedSource !== undefined && alignedTarget !== undefined;
   const targetKeys = new Set(target.runs.map((r) => r.key));
-  const adopted = shared ? (deltaRuns(base, alignedSource) as RunRef[]).filter((r) => !targetKeys.has(r.key)) : [];
+  const sourceDelta = shared ? (deltaRuns(base, alignedSource) as RunRef[]) : [];
+  const adopted = sourceDelta.filter((r) => !targetKeys.has(r.key));
+  // The usual case: every source delta run is adopted and sits above the base's runs, so a key the
+  // source changed reads, under `target ++ adopted`, exactly as the source has it; nothing to read.
+  const adoptsAll = adopted.length > 0 && adopted.length === sourceDelta.length && base.runs.every((r, i) => alignedSource?.runs[i]?.key === r.key);
 
   // What each key reads as under `target ++ adopted`, for keys the adopted runs hold.
-  const adoptedState = new Map<string, Row | null>();
-  if (adopted.length > 0) for (const r of await newestRows(adopted, load)) adoptedState.set(r.key, stateRow(r));
+  const adoptedState = new Map<string, RunRow>();
+  if (adopted.length > 0 && !adoptsAll) for (const r of await newestRows(adopted, load)) adoptedState.set(r.key, r);
+  const underLayout = (key: string): RunRow | undefined | null => (adoptsAll ? (sourceStates.has(key) ? sourceStates.get(key) : null) : adoptedState.has(key) ? adoptedState.get(key) : null);
 
   const both = [...sourceStates.keys()].filter((k) => targetStates.has(k));
   const baseStates = await lookupStates(base, both, load);
@@ -90,6 +98,8 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     const inTarget = targetStates.has(key);
     const t = stateRow(targetStates.get(key));
     let result: Row | null;
+    // The result's hash when it is one side's stored state; undefined when the merge made a new row.
+    let resultHash: string | undefined;
     let targetKnown = true;
     if (inSource && inTarget) {
       const sides = { base: stateRow(baseStates.get(key)), source: stateRow(sourceStates.get(key)), target: t };
@@ -105,14 +115,19 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     } else if (inSource) {
       // The target did not touch this key: it still has the base's state, unknown here without a read.
       result = stateRow(sourceStates.get(key));
+      resultHash = hashOf(sourceStates.get(key));
       targetKnown = false;
     } else {
       result = t;
+      resultHash = hashOf(targetStates.get(key));
     }
-    const effective = adoptedState.has(key) ? (adoptedState.get(key) as Row | null) : targetKnown ? t : undefined;
     if (inSource) changes.set(key, result);
-    if (effective === undefined || stateHash(effective) !== stateHash(result)) {
-      fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: rowHash(result), props: result });
+    const layout = underLayout(key);
+    const effective = layout !== null ? hashOf(layout) : targetKnown ? hashOf(targetStates.get(key)) : undefined;
+    const hash = resultHash ?? stateHash(result);
+    if (effective === undefined || effective !== hash) {
+      // A stored hash may predate a property added since; a row written now carries its own.
+      fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: resultHash === undefined ? hash : rowHash(result), props: result });
     }
   }
 

@@ -133,63 +133,69 @@ export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promis
 
 /**
  * A k-way merge of runs in key order; the newest run wins per key.
- * Tombstones are skipped unless `withTombstones`. Segments are loaded only
- * when the merge reaches their first key and dropped once passed, so a scan
- * holds about one segment per run in memory.
+ * Tombstones are skipped unless `withTombstones`. A segmented run is one
+ * source that walks its segments in order (they are disjoint and sorted), so
+ * the merge's width is the number of runs, not of segments; a segment is
+ * loaded only when the merge reaches its first key and dropped once passed,
+ * so a scan holds about one segment per run in memory.
  */
 export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, withTombstones = false): AsyncGenerator<RunRow> {
-  // Source i: a run or segment; a higher `rank` is a newer run.
-  const sources: { ref: RunRef; rank: number; data: RunData | null; pos: number; done: boolean }[] = [];
+  // Source i: one run's segments; a higher `rank` is a newer run.
+  const sources: Source[] = [];
   for (const [rank, run] of runs.entries()) {
     if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
-    for (const ref of run.segmented ? await load.segments(run) : [run]) {
-      if (ref.rows === 0 || (startAfter !== undefined && runEndsBefore(ref, startAfter, false))) continue;
-      sources.push({ ref, rank, data: null, pos: 0, done: false });
-    }
+    const parts = (run.segmented ? await load.segments(run) : [run]).filter((ref) => ref.rows > 0 && (startAfter === undefined || !runEndsBefore(ref, startAfter, false)));
+    if (parts.length > 0) sources.push({ parts, at: 0, rank, data: null, pos: 0 });
   }
-  const head = (src: (typeof sources)[number]): string | undefined => {
-    if (src.done) return undefined;
-    return src.data === null ? src.ref.minKey : (src.data.keys[src.pos] as string);
+  const advance = (src: Source): void => {
+    src.pos++;
+    if (src.pos < (src.data as RunData).length) return;
+    src.data = null;
+    src.at++;
   };
   for (;;) {
     let min: string | undefined;
     for (const src of sources) {
-      const k = head(src);
-      if (k !== undefined && (min === undefined || compareKey(k, min) < 0)) min = k;
+      if (src.at >= src.parts.length) continue;
+      const k = src.data === null ? (src.parts[src.at] as RunRef).minKey : (src.data.keys[src.pos] as string);
+      if (min === undefined || compareKey(k, min) < 0) min = k;
     }
     if (min === undefined) return;
-    // Load every unloaded source whose range starts at or before the smallest key.
-    const toLoad = sources.filter((src) => !src.done && src.data === null && compareKey(src.ref.minKey, min as string) <= 0);
+    // Load every unloaded source whose next segment starts at or before the smallest key.
+    const toLoad = sources.filter((src) => src.at < src.parts.length && src.data === null && compareKey((src.parts[src.at] as RunRef).minKey, min as string) <= 0);
     if (toLoad.length > 0) {
       await Promise.all(
         toLoad.map(async (src) => {
-          src.data = await load(src.ref);
-          src.pos = startAfter === undefined ? 0 : src.data.upperBound(startAfter);
-          if (src.pos >= src.data.length) {
-            src.done = true;
+          const data = await load(src.parts[src.at] as RunRef);
+          src.data = data;
+          src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
+          if (src.pos >= data.length) {
             src.data = null;
+            src.at++;
           }
         }),
       );
       continue;
     }
-    let winner: (typeof sources)[number] | undefined;
+    let winner: Source | undefined;
     for (const src of sources) {
-      if (src.done || src.data === null || src.data.keys[src.pos] !== min) continue;
+      if (src.data === null || src.data.keys[src.pos] !== min) continue;
       if (winner === undefined || src.rank > winner.rank) winner = src;
     }
-    const w = winner as (typeof sources)[number];
+    const w = winner as Source;
     const row = (w.data as RunData).rowAt(w.pos);
-    for (const src of sources) {
-      if (src.done || src.data === null || src.data.keys[src.pos] !== min) continue;
-      src.pos++;
-      if (src.pos >= src.data.length) {
-        src.done = true;
-        src.data = null;
-      }
-    }
+    for (const src of sources) if (src.data !== null && src.data.keys[src.pos] === min) advance(src);
     if (withTombstones || !row.tomb) yield row;
   }
+}
+
+/** One run in a k-way merge: its segments, the one being read, and the position in it. */
+interface Source {
+  parts: RunRef[];
+  at: number;
+  rank: number;
+  data: RunData | null;
+  pos: number;
 }
 
 export interface KeyChange {
