@@ -20,6 +20,7 @@ import { NO_PENDING } from '../pending/pending-wal.js';
 import { compareConflicts, type Conflict } from '../model/conflict.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
+import { canonicalJson } from '../model/canonical.js';
 import type { Row } from '../model/values.js';
 import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
 import { refOf, type Commit, type Manifest } from '../graph/manifest.js';
@@ -329,7 +330,12 @@ export class MergeRun {
     );
     const sides = (table: string, key: string) => sideValues(g, schema, table, key, [m.base, source, m.target], signal);
     const targetIndexes = (name: string) => g.indexes(m.target, findType(schema, name) as TableType, signal);
-    const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides, targetIndexes });
+    // The source's rows were checked against its schema when written: a row the merge takes from it
+    // as is needs no second check unless the merged schema reads that table differently.
+    const sameType = new Map([...changes.keys()].map((name) => [name, canonicalJson(findType(source.schema, name) ?? null) === canonicalJson(findType(schema, name) ?? null)]));
+    const mergedKeys = new Map(m.prepared.map((p) => [p.table, p.merged]));
+    const needsValueCheck = (table: string, key: string): boolean => sameType.get(table) !== true || mergedKeys.get(table)?.has(key) === true;
+    const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides, targetIndexes, needsValueCheck });
     found.push(...(await recheckTightened(g, schema, [source, m.target], mergedTables, found, sides, signal)));
     return found;
   }

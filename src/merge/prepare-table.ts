@@ -46,6 +46,8 @@ export interface PreparedTable {
   conflicts: Conflict[];
   /** Keys whose merged state may differ from the target's, with the merged state (null = absent). */
   changes: Map<string, Row | null>;
+  /** Keys changed on both sides: their merged rows are new, where every other change is the source's own row. */
+  merged: Set<string>;
   stats: { sourceKeys: number; targetKeys: number; bothKeys: number; fixRows: number; adoptedRuns: number };
 }
 
@@ -132,7 +134,8 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   }
 
   const stats = { sourceKeys: sourceStates.size, targetKeys: targetStates.size, bothKeys: both.length, fixRows: fix.length, adoptedRuns: adopted.length };
-  if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, stats };
+  const merged = new Set(both);
+  if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, merged, stats };
   const scratch: RunRef[] = [];
   const runs = [...target.runs, ...adopted];
   if (fix.length > 0) {
@@ -140,5 +143,5 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     scratch.push(ref);
     runs.push(ref);
   }
-  return { table: type.name, version: { runs }, scratch, conflicts, changes, stats };
+  return { table: type.name, version: { runs }, scratch, conflicts, changes, merged, stats };
 }

@@ -27,6 +27,11 @@ export interface ValidationInput {
   loader: (type: TableType) => LoadRun;
   /** Per table: keys whose merged state may differ from the target's, with that state. */
   changes: Map<string, Map<string, Row | null>>;
+  /**
+   * Whether a changed row needs its values checked: false for a row the source holds as is under
+   * the same type, which was checked when it was written (absent: every row is checked).
+   */
+  needsValueCheck?: (table: string, key: string) => boolean;
   /** Index lookups over the target's tables (graph/graph.ts `table`). */
   targetIndexes: (table: string) => IndexReader;
   /** Values on each side, for conflict reports. */
@@ -54,6 +59,7 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
     const live = [...changed].filter((e): e is [string, Row] => e[1] !== null);
 
     for (const [key, row] of live) {
+      if (input.needsValueCheck?.(name, key) === false) continue;
       for (const issue of checkRow(t.type, row, 'full', '').issues) {
         const property = issue.path.replace(/^\./, '') || null;
         await conflict('ValueConstraintViolation', name, key, property, `${name} ${key}: ${issue.message}`);
