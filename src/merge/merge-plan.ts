@@ -15,7 +15,9 @@ import { BranchgraphError } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import type { ManifestRef } from '../graph/manifest.js';
 import type { Ancestry } from '../graph/ancestry.js';
-import { EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
+import { deltaRuns, EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
+import type { RunRef } from '../table/run.js';
+import { canonicalJson } from '../model/canonical.js';
 import { tableMergeAction } from './three-way.js';
 import { mergeSchemaTypes } from './schema-merge.js';
 import type { Conflict } from '../model/conflict.js';
@@ -96,6 +98,43 @@ export interface TableToPrepare {
   source: TableVersion;
   target: TableVersion;
   estimateBytes: number;
+  /** Which side's changes the preparation walks key by key (see `planBySize`). */
+  bySize: SizePlan;
+}
+
+/**
+ * How a table changed on both sides is prepared, by the sizes of the two deltas:
+ * - `both`: every changed key of either side is merged key by key (streaming both deltas);
+ * - `target-big`: only the source's keys are (each looked up in the target); the target's runs
+ *   stay as they are;
+ * - `source-big`: only the target's keys are (each looked up in the source); the source's delta
+ *   runs are adopted by reference and never read. Only when validation needs nothing from the
+ *   source's own rows (`sourceRowsTrusted`).
+ * A side counts as big from SKEW_ROWS rows and SKEW_FACTOR times the other side.
+ */
+export type SizePlan = 'both' | 'source-big' | 'target-big';
+
+export const SKEW_ROWS = 4096;
+export const SKEW_FACTOR = 8;
+
+export function planBySize(sourceRows: number, targetRows: number, sourceRowsTrusted: boolean): SizePlan {
+  if (sourceRowsTrusted && sourceRows >= SKEW_ROWS && sourceRows >= SKEW_FACTOR * targetRows) return 'source-big';
+  if (targetRows >= SKEW_ROWS && targetRows >= SKEW_FACTOR * sourceRows) return 'target-big';
+  return 'both';
+}
+
+/**
+ * Whether validating the merge needs nothing from the rows the source changed and the target did
+ * not: they were checked against the source's schema when written, the merged schema reads the
+ * table the same way, no @unique value and no edge endpoint must be looked up for them, and (for a
+ * node table edges refer to) none of them deletes a node. `sourceTombstones` counts deletions in
+ * the source's delta runs.
+ */
+export function sourceRowsTrusted(schema: Schema, sourceSchema: Schema, type: TableType, sourceTombstones: number): boolean {
+  if (type.kind === 'edge' || type.props.some((p) => p.unique)) return false;
+  if (canonicalJson(findType(sourceSchema, type.name) ?? null) !== canonicalJson(type)) return false;
+  const referenced = schema.types.some((t) => t.kind === 'edge' && (t.from === type.name || t.to === type.name));
+  return !referenced || sourceTombstones === 0;
 }
 
 export interface TablePlan {
@@ -124,7 +163,27 @@ export function planTables(schema: Schema, base: Record<string, TableVersion>, s
       plan.summaries.push(adopted(name));
       continue;
     }
-    plan.toPrepare.push({ type: findType(schema, name) as TableType, base: b, source: s, target: t, estimateBytes: DECODE_FACTOR * (deltaBytes(b, s) + deltaBytes(b, t)) });
+    const type = findType(schema, name) as TableType;
+    const [sd, td] = [deltaRuns(b, s), deltaRuns(b, t)];
+    const rows = (runs: RunRef[] | undefined): number => (runs ?? []).reduce((n, r) => n + r.rows, 0);
+    // Without shared runs (a compaction on the way), the sizes are unknown here: merge key by key.
+    const bySize =
+      sd !== undefined && td !== undefined
+        ? planBySize(
+            rows(sd),
+            rows(td),
+            sourceRowsTrusted(
+              schema,
+              source.schema,
+              type,
+              sd.reduce((n, r) => n + r.tombstones, 0),
+            ),
+          )
+        : 'both';
+    const [sb, tb] = [deltaBytes(b, s), deltaBytes(b, t)];
+    // A walked side is held in memory; an adopted one is not read at all.
+    const estimateBytes = DECODE_FACTOR * (bySize === 'source-big' ? tb : bySize === 'target-big' ? sb : sb + tb);
+    plan.toPrepare.push({ type, base: b, source: s, target: t, estimateBytes, bySize });
   }
   return plan;
 }

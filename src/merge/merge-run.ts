@@ -277,10 +277,10 @@ export class MergeRun {
   private async prepare(plan: TablePlan, resolver: Resolver): Promise<PreparedTable[]> {
     const { g, opts } = this;
     const outcome = await runPreparations<PreparedTable>(
-      plan.toPrepare.map(({ type, base, source, target, estimateBytes }) => ({
+      plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize }) => ({
         table: type.name,
         estimateBytes,
-        run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows), resolver }),
+        run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows), resolver, bySize }),
       })),
       { width: opts.width, budgetBytes: opts.budgetBytes, signal: opts.signal, gauges: opts.gauges },
     );

@@ -25,6 +25,7 @@ import { compareKey } from '../table/run.js';
 import { alignForDelta, changedStates, deltaRuns, lookupStates, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
 import type { Resolver } from './resolutions.js';
 import { mergeEntity } from './three-way.js';
+import type { SizePlan } from './merge-plan.js';
 
 export interface PrepareInput {
   type: TableType;
@@ -36,6 +37,8 @@ export interface PrepareInput {
   writeRun: (rows: RunRow[]) => Promise<RunRef>;
   /** The request's conflict resolutions (none for a virtual base's inner merges). */
   resolver?: Resolver;
+  /** Which side to walk key by key (merge-plan.ts `planBySize`); both when absent. */
+  bySize?: SizePlan;
 }
 
 export interface PreparedTable {
@@ -71,6 +74,10 @@ const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
 
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
+  if (input.bySize !== undefined && input.bySize !== 'both') {
+    const walked = await prepareOneSide(input, input.bySize === 'source-big' ? 'target' : 'source');
+    if (walked !== undefined) return walked;
+  }
   const { type, base, source, target, load } = input;
   const [sourceStates, targetStates] = await Promise.all([changedStates(base, source, load), changedStates(base, target, load)]);
   // Sides compacted since the base still share its runs once unfolded (see alignForDelta).
@@ -138,6 +145,75 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, merged, stats };
   const scratch: RunRef[] = [];
   const runs = [...target.runs, ...adopted];
+  if (fix.length > 0) {
+    const ref = await input.writeRun(fix);
+    scratch.push(ref);
+    runs.push(ref);
+  }
+  return { table: type.name, version: { runs }, scratch, conflicts, changes, merged, stats };
+}
+
+/**
+ * The merge by the smaller side's keys only: `walk` names the side whose changed keys are merged one
+ * by one, each looked up on the other side and at the base. The source's delta runs are adopted
+ * whole, as above, so the other side's own changes cost nothing here. Only when the layout is the
+ * usual one (every source delta run adoptable, above the base's runs); undefined otherwise, and the
+ * caller merges both sides key by key.
+ */
+async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): Promise<PreparedTable | undefined> {
+  const { type, base, source, target, load } = input;
+  const [alignedSource, alignedTarget] = await Promise.all([alignForDelta(base, source, load), alignForDelta(base, target, load)]);
+  if (alignedSource === undefined || alignedTarget === undefined) return undefined;
+  const targetKeys = new Set(target.runs.map((r) => r.key));
+  const sourceDelta = deltaRuns(base, alignedSource) as RunRef[];
+  const targetDelta = deltaRuns(base, alignedTarget) as RunRef[];
+  const baseFirst = base.runs.every((r, i) => alignedSource.runs[i]?.key === r.key);
+  if (sourceDelta.length === 0 || sourceDelta.some((r) => targetKeys.has(r.key)) || !baseFirst) return undefined;
+  const walked = await changedStates(base, walk === 'source' ? source : target, load);
+  const keys = [...walked.keys()];
+  const [other, baseStates, inSourceDelta] = await Promise.all([
+    lookupStates(walk === 'source' ? target : source, keys, load),
+    lookupStates(base, keys, load),
+    walk === 'source' ? Promise.resolve(undefined) : lookupStates({ runs: sourceDelta }, keys, load),
+  ]);
+  const conflicts: Conflict[] = [];
+  const changes = new Map<string, Row | null>();
+  const merged = new Set<string>();
+  const fix: RunRow[] = [];
+  for (const key of keys.sort(compareKey)) {
+    const s = walk === 'source' ? walked.get(key) : other.get(key);
+    const t = walk === 'source' ? other.get(key) : walked.get(key);
+    const b = baseStates.get(key);
+    const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
+    const m = mergeEntity(type.name, key, sides.base, sides.source, sides.target);
+    let result: Row | null;
+    if ('conflicts' in m) {
+      const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
+      if (resolved === undefined) {
+        conflicts.push(...m.conflicts);
+        continue;
+      }
+      result = resolved.supplied ? suppliedRow(type, key, resolved.row) : resolved.row;
+    } else result = m.row;
+    const sourceChanged = hashOf(s) !== hashOf(b);
+    if (sourceChanged && hashOf(t) !== hashOf(b)) merged.add(key);
+    // Under `target ++ source delta`, a key the source's delta holds reads as the source has it.
+    const layout = walk === 'source' || inSourceDelta?.has(key) === true ? s : t;
+    if (walk === 'source' || inSourceDelta?.has(key) === true) changes.set(key, result);
+    const hash = stateHash(result);
+    if (hashOf(layout) !== hash) fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
+  }
+  const rows = (runs: RunRef[]): number => runs.reduce((n, r) => n + r.rows, 0);
+  const stats = {
+    sourceKeys: walk === 'source' ? keys.length : rows(sourceDelta),
+    targetKeys: walk === 'target' ? keys.length : rows(targetDelta),
+    bothKeys: merged.size,
+    fixRows: fix.length,
+    adoptedRuns: sourceDelta.length,
+  };
+  if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, merged, stats };
+  const runs = [...target.runs, ...sourceDelta];
+  const scratch: RunRef[] = [];
   if (fix.length > 0) {
     const ref = await input.writeRun(fix);
     scratch.push(ref);
