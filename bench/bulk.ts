@@ -13,6 +13,7 @@
  *                     both     N / 2 disjoint changes on each side
  *                     conflict every row changed differently on both sides (time to
  *                              the first page of conflicts)
+ *   git N KIND        the same skewed or both-big merge by Git (`git merge-tree`)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { FsStore } from '../src/store/fs-store.js';
+import { entityPath, GitPeer } from './git-peer.js';
 
 const BATCH = 100_000;
 const id = (i: number): string => `k${String(i).padStart(7, '0')}`;
@@ -141,17 +143,43 @@ async function merge(n: number, kind: string): Promise<Record<string, number>> {
   };
 }
 
+/** The same merge by Git, one file per entity (bench/git-peer.ts): what users would otherwise script. */
+async function gitMerge(n: number, kind: string): Promise<Record<string, number>> {
+  const peer = await GitPeer.create();
+  const file = (i: number, v: number): [string, string] => [entityPath(id(i)), `${JSON.stringify({ id: id(i), v })}\n`];
+  await peer.importCommit(
+    'main',
+    (function* () {
+      for (let i = 0; i < n; i++) yield file(i, 0);
+    })(),
+  );
+  const base = await peer.git(['rev-parse', 'main']);
+  const [sourceKeys, targetKeys] = mergeKeys(n, kind);
+  await peer.importCommit(
+    'f',
+    sourceKeys.map((i) => file(i, 1)),
+    base,
+  );
+  await peer.importCommit(
+    'main',
+    targetKeys.map((i) => file(i, 2)),
+    base,
+  );
+  const m = await peer.merge('main', 'f');
+  await peer.close();
+  if (!m.clean) throw new Error('git merge conflicted');
+  return { rows: n, changed: sourceKeys.length + targetKeys.length, git_merge_ms: round(m.ms), peakRssMiB: rss() };
+}
+
 const [arm, a, b] = process.argv.slice(2);
 const n = Number(a);
-const out =
-  arm === 'unique'
-    ? await unique(n, b === '1')
-    : arm === 'cascade'
-      ? await cascade(n)
-      : arm === 'merge'
-        ? await merge(n, b as string)
-        : arm === 'fixture'
-          ? await mergeFixture(n, b as string)
-          : undefined;
-if (out === undefined) throw new Error(`unknown arm ${arm}: unique N 1|0, cascade N, merge N small|skewed|both|conflict`);
+const arms: Record<string, () => Promise<Record<string, number | string>>> = {
+  unique: () => unique(n, b === '1'),
+  cascade: () => cascade(n),
+  merge: () => merge(n, b as string),
+  fixture: () => mergeFixture(n, b as string),
+  git: () => gitMerge(n, b as string),
+};
+const out = await arms[arm as string]?.();
+if (out === undefined) throw new Error(`unknown arm ${arm}: unique N 1|0, cascade N, merge N small|skewed|both|conflict, git N skewed|both`);
 process.stdout.write(`${JSON.stringify(out)}\n`);

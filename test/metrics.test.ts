@@ -53,6 +53,10 @@ describe('/metrics', () => {
     expect(text).toMatch(/^branchgraph_build_info\{version="\d+\.\d+\.\d+",node="v\d+[^"]*"\} 1$/m);
     expect(text).toMatch(/^branchgraph_wal_pending_generations\{branch="main"\} 1$/m);
     expect(text).toMatch(/^branchgraph_wal_generations_sealed_total 1$/m);
+    // Long operations: none running once the requests returned, counted by kind.
+    expect(text).toMatch(/^branchgraph_operations_running\{kind="merge"\} 0$/m);
+    expect(text).toMatch(/^branchgraph_operation_rows_planned\{kind="load"\} 0$/m);
+    expect(text).toMatch(/^branchgraph_operation_rows_done\{kind="merge"\} 0$/m);
   });
 
   it('counts GraphQL errors by stable code', () => {

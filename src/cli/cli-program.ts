@@ -17,6 +17,7 @@ import { openService } from '../service/open-service.js';
 import { packageVersion } from '../service/package-root.js';
 import { human, print, table as textTable, type Output } from './cli-output.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
+import { withProgress } from './progress-bar.js';
 
 /** Where a command's output goes and how it ends; tests give their own. */
 export interface CliIo {
@@ -24,6 +25,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** Raw bytes to standard output (exports). */
   stdoutStream: NodeJS.WritableStream;
+  /** Whether standard error is a terminal: long operations then show a progress bar by default. */
+  stderrIsTTY?: boolean;
 }
 
 type Globals = { store?: string; server?: string; token?: string; actor?: string; json?: boolean; shard?: string };
@@ -55,6 +58,7 @@ type MergeFlags = {
   expectSourceHead?: string;
   expectTargetHead?: string;
   idempotencyKey?: string;
+  progress?: boolean;
 };
 
 /** A request's resolutions from the --strategy and --resolutions flags; undefined when neither was given. */
@@ -130,6 +134,15 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     const config = loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard });
     return embeddedApi(await openService(config), { transport: 'cli' });
   };
+  /**
+   * Run a long operation under a fresh operation id, with a progress bar unless asked not to: by
+   * default on a terminal and not with --json; `--progress` draws line by line anywhere.
+   */
+  const followed = <T>(cmd: Command, flag: boolean | undefined, api: BranchgraphApi, start: (id: string | undefined) => Promise<T>): Promise<T> => {
+    const tty = io.stderrIsTTY === true;
+    const on = flag ?? (tty && globals(cmd).json !== true);
+    return on ? withProgress((id) => api.getOperation(id), io.stderr, tty, start) : start(undefined);
+  };
   /** A subcommand with the shared conventions: exit override, output, its own --help. */
   const command = (parent: Command, name: string, description: string): Command =>
     parent.command(name).description(description).exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr }).showHelpAfterError('(run with --help for usage)');
@@ -191,8 +204,10 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .option('--expect-source-head <commit>', 'refuse unless the source is at this commit (as previewed)')
     .option('--expect-target-head <commit>', 'refuse unless the target is at this commit (as previewed)')
     .option('--idempotency-key <key>', 'a retry with the same key returns the first result instead of merging again')
+    .option('--progress', 'draw a progress bar on standard error (the default on a terminal)')
+    .option('--no-progress', 'no progress bar')
     .action(async (source: string, o: MergeFlags, cmd: Command) => {
-      const { strategy, resolutions: file, expectSourceHead, expectTargetHead, ...rest } = o;
+      const { strategy, resolutions: file, expectSourceHead, expectTargetHead, progress: _progress, ...rest } = o;
       const resolutions = resolutionsOf(strategy, file);
       const input = parseInput(
         MergeInputZ,
@@ -205,7 +220,8 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
         },
         'flags',
       );
-      const r = await (await connect(cmd)).mergeBranch(source, input);
+      const api = await connect(cmd);
+      const r = await followed(cmd, o.progress, api, (id) => api.mergeBranch(source, input, undefined, id));
       print(outOf(cmd), r, human.merge);
       if (r.status !== 'success') setExit(EXIT.conflicts);
     });
@@ -286,7 +302,13 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
   command(program, 'load', 'bulk load NDJSON lines {"table","values","op"?} as one all-or-nothing commit')
     .argument('<branch>')
     .argument('<file>')
-    .action(async (branchName: string, file: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).load(branchName, readInput(file)), human.write));
+    .option('--progress', 'draw a progress bar on standard error (the default on a terminal)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (branchName: string, file: string, o: { progress?: boolean }, cmd: Command) => {
+      const api = await connect(cmd);
+      const text = readInput(file);
+      print(outOf(cmd), await followed(cmd, o.progress, api, (id) => api.load(branchName, text, id)), human.write);
+    });
   command(program, 'ingest', 'append NDJSON operations to the WAL, streamed; generations seal as they fill')
     .argument('<branch>')
     .argument('<file>')

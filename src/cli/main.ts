@@ -4,7 +4,7 @@ import type { CliIo } from './cli-program.js';
 import { EXIT } from './exit-codes.js';
 import { runCli } from './run-cli.js';
 
-const io: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), stdoutStream: process.stdout };
+const io: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), stdoutStream: process.stdout, stderrIsTTY: process.stderr.isTTY === true };
 runCli(process.argv.slice(2), io).then(
   (code) => {
     // Let standard output drain (a pipe may still hold an export) before exiting.

@@ -228,6 +228,33 @@ describe('command line: a round against a server', () => {
     expect(await ok(['show', commitId])).toMatch(/\nresolved 1 conflict\(s\):\nTABLE +KEY +PROPERTY +KIND +TAKE +BY\nPerson +ann +age +DivergentUpdate +value +choice\n$/);
   });
 
+  it('draws the progress of a merge and a load with --progress, and lists the operations it followed', async () => {
+    await cli(['branch', 'create', 'wide']);
+    const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ table: 'Person', values: { id: `p${i}`, name: `P${i}` } })).join('\n');
+    const file = path.join(dir, 'wide.ndjson');
+    await writeFile(file, rows);
+    const load = await cli(['load', 'wide', file, '--progress']);
+    expect(load.code, load.stderr).toBe(0);
+    // The last line is the final state: every planned row done (validated, then written).
+    expect(load.stderr.trim().split('\n').at(-1)).toBe('load into wide [##############################] 100% 6,000 of 6,000 rows');
+    // The target moves too, so the merge is three-way and walks the load's rows.
+    const other = path.join(dir, 'other.ndjson');
+    await writeFile(other, JSON.stringify({ table: 'Person', values: { id: 'zz', name: 'Z' } }));
+    expect((await cli(['load', 'main', other])).code).toBe(0);
+    const merge = await cli(['merge', 'wide', '--progress', '--json']);
+    expect(merge.code, merge.stderr).toBe(0);
+    expect(merge.stderr.trim().split('\n').at(-1)).toBe('merge wide -> main [##############################] 100% 3,001 of 3,001 rows');
+    const ops = (await (await fetch(`${s.url}/operations`, { headers: { authorization: 'Bearer cli-admin-token' } })).json()) as {
+      operations: { kind: string; state: string; rowsDone: number; rowsPlanned: number }[];
+    };
+    expect(ops.operations.slice(0, 2).map((o) => [o.kind, o.state, o.rowsDone === o.rowsPlanned])).toEqual([
+      ['merge', 'succeeded', true],
+      ['load', 'succeeded', true],
+    ]);
+    // No bar without --progress when standard error is not a terminal.
+    expect((await cli(['merge', 'wide'])).stderr).toBe('');
+  });
+
   it('keeps the error code of a refused write and exits 1', async () => {
     const file = path.join(dir, 'bad.ndjson');
     await writeFile(file, '{"table":"Person","values":{"id":"x","name":"X","age":200}}\n');

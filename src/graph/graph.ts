@@ -35,6 +35,7 @@ import { GroupCommit } from './group-commit.js';
 import { Tags, validateTagName, type TagRecord } from './tags.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import type { SchemaMigration } from '../model/schema-change.js';
+import type { ProgressSink } from '../model/progress.js';
 import { NO_PENDING, readPending, viewTables, watermarksFor, type PendingWal } from '../pending/pending-wal.js';
 import { foldedEntries, GenerationFoldedError, isPendingRun } from '../pending/generation.js';
 
@@ -595,10 +596,18 @@ export class Graph implements TableReader, ManifestReader {
     return this.commitChange(branch, opts, (head) => planSchemaApply(this.runs, head, schema, opts.migration, opts.signal));
   }
 
-  /** Load NDJSON operations as one all-or-nothing commit. */
-  load(branch: string, ndjson: string, opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
+  /**
+   * Load NDJSON operations as one all-or-nothing commit. Progress counts each operation twice:
+   * once when the batch is validated, once when its rows are written.
+   */
+  load(branch: string, ndjson: string, opts: ChangeOptions & { progress?: ProgressSink } = {}): Promise<ChangeResult<WriteSummary>> {
     const ops = parseNdjson(ndjson);
-    return this.commitChange(branch, opts, (head) => planWrite(this, this.runs, head, ops, opts.signal, MAX_LOAD_ROWS));
+    return this.commitChange(branch, opts, async (head) => {
+      opts.progress?.restart(2 * ops.length);
+      const plan = await planWrite(this, this.runs, head, ops, opts.signal, MAX_LOAD_ROWS, () => opts.progress?.advance(ops.length));
+      opts.progress?.advance(ops.length);
+      return plan;
+    });
   }
 
   /**

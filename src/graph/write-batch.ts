@@ -122,8 +122,17 @@ export interface ResolvedWrite {
 
 type TypedOp = ReturnType<typeof checkOps>[number];
 
-export async function planWrite(tables: TableReader, runs: RunWriter, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<PlanResult<WriteSummary>> {
+export async function planWrite(
+  tables: TableReader,
+  runs: RunWriter,
+  head: Snapshot,
+  ops: readonly WriteOp[],
+  signal?: AbortSignal,
+  maxOps = MAX_BATCH_OPS,
+  validated?: () => void,
+): Promise<PlanResult<WriteSummary>> {
   const { summary, rows: rowsByTable, prior } = await resolveWrite(tables, head, ops, signal, maxOps);
+  validated?.();
   if (rowsByTable.length === 0) return { unchanged: summary };
   const changed: Record<string, TableVersion> = {};
   const scratch: RunRef[] = [];

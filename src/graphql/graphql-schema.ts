@@ -140,6 +140,8 @@ export function graphqlSchema() {
         walStatus: op('read', (_p, a, c) => c.service.walStatus(String(a.branch), c.requestCtx)),
         tags: op('read', (_p, _a, c) => c.service.listTags(c.requestCtx)),
         tag: op('read', (_p, a, c) => c.service.getTag(String(a.name), c.requestCtx)),
+        operations: op('read', async (_p, _a, c) => c.service.listOperations(c.requestCtx)),
+        operation: op('read', async (_p, a, c) => c.service.getOperation(String(a.id), c.requestCtx)),
       },
       Mutation: {
         createBranch: op('write', (_p, a, c) => {

@@ -117,7 +117,15 @@ async function jsonBody(c: Context<Env>): Promise<unknown> {
 
 function ctxOf(c: Context<Env>): RequestContext {
   const identity = c.get('identity');
-  return { transport: 'http', signal: c.req.raw.signal, log: c.get('log'), requestId: c.get('requestId'), ...(identity !== undefined ? { actor: identity } : {}) };
+  const operationId = c.req.header('operation-id');
+  return {
+    transport: 'http',
+    signal: c.req.raw.signal,
+    log: c.get('log'),
+    requestId: c.get('requestId'),
+    ...(identity !== undefined ? { actor: identity } : {}),
+    ...(operationId !== undefined ? { operationId } : {}),
+  };
 }
 
 function param(c: Context<Env>, name: string): string {
@@ -250,6 +258,10 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   });
   app.get('/tags/:name', role('read'), async (c) => c.json(await service.getTag(param(c, 'name'), ctxOf(c))));
   app.delete('/tags/:name', role('admin'), async (c) => c.json(await service.deleteTag(param(c, 'name'), ctxOf(c))));
+
+  // ---- long operations ----
+  app.get('/operations', role('read'), (c) => c.json({ operations: service.listOperations(ctxOf(c)) }));
+  app.get('/operations/:id', role('read'), (c) => c.json(service.getOperation(param(c, 'id'), ctxOf(c))));
 
   // ---- the merge ----
   app.post('/branches/:id/merge', role('write'), async (c) => {

@@ -10,6 +10,7 @@
 import { createBranchgraphClient, isErrorEnvelope, type BranchgraphClient } from '../../clients/typescript/src/index.js';
 import { refText, type BranchgraphApi, type CommitDetailDto, type ExportFormat, type Filter, type NdjsonBody, type Page, type Ref, type RowItem, type TableExport } from '../service/api.js';
 import type { ApplyCommitInput, CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from '../service/inputs.js';
+import type { OperationDto } from '../service/operations.js';
 import type {
   BranchDto,
   CatchUpReport,
@@ -108,8 +109,17 @@ export class RestClient implements BranchgraphApi {
   }
 
   /** A 409 is a conflict report for merges, but an error envelope is always an error. */
-  mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto> {
-    return this.call('POST /branches/{id}/merge', () => this.typed.POST('/branches/{id}/merge', { params: { path: { id: source } }, body: input, ...(signal !== undefined ? { signal } : {}) }), [409]);
+  mergeBranch(source: string, input: MergeInput, signal?: AbortSignal, operationId?: string): Promise<MergeResultDto> {
+    const header = operationId !== undefined ? { header: { 'Operation-Id': operationId } } : {};
+    return this.call(
+      'POST /branches/{id}/merge',
+      () => this.typed.POST('/branches/{id}/merge', { params: { path: { id: source }, ...header }, body: input, ...(signal !== undefined ? { signal } : {}) }),
+      [409],
+    );
+  }
+
+  getOperation(id: string): Promise<OperationDto> {
+    return this.call('GET /operations/{id}', () => this.typed.GET('/operations/{id}', { params: { path: { id } } }));
   }
 
   applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto> {
@@ -129,8 +139,9 @@ export class RestClient implements BranchgraphApi {
     return this.call('POST /branches/{id}/ingest', () => this.typed.POST('/branches/{id}/ingest', { params: { path: { id: branch } }, ...(this.ndjson(ndjson) as { body: string }) }));
   }
 
-  load(branch: string, ndjson: string): Promise<WriteResultDto> {
-    return this.call('POST /branches/{id}/load', () => this.typed.POST('/branches/{id}/load', { params: { path: { id: branch } }, ...(this.ndjson(ndjson) as { body: string }) }));
+  load(branch: string, ndjson: string, operationId?: string): Promise<WriteResultDto> {
+    const header = operationId !== undefined ? { header: { 'Operation-Id': operationId } } : {};
+    return this.call('POST /branches/{id}/load', () => this.typed.POST('/branches/{id}/load', { params: { path: { id: branch }, ...header }, ...(this.ndjson(ndjson) as { body: string }) }));
   }
 
   catchUp(branch: string, input: CatchUpInput = {}): Promise<CatchUpReport> {

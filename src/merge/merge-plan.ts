@@ -100,6 +100,8 @@ export interface TableToPrepare {
   estimateBytes: number;
   /** Which side's changes the preparation walks key by key (see `planBySize`). */
   bySize: SizePlan;
+  /** Rows the preparation walks (its progress plan): the walked deltas' rows. */
+  plannedRows: number;
 }
 
 /**
@@ -183,7 +185,9 @@ export function planTables(schema: Schema, base: Record<string, TableVersion>, s
     const [sb, tb] = [deltaBytes(b, s), deltaBytes(b, t)];
     // A walked side is held in memory; an adopted one is not read at all.
     const estimateBytes = DECODE_FACTOR * (bySize === 'source-big' ? tb : bySize === 'target-big' ? sb : sb + tb);
-    plan.toPrepare.push({ type, base: b, source: s, target: t, estimateBytes, bySize });
+    const [sr, tr] = sd !== undefined && td !== undefined ? [rows(sd), rows(td)] : [versionStats(s).rows, versionStats(t).rows];
+    const plannedRows = bySize === 'source-big' ? tr : bySize === 'target-big' ? sr : sr + tr;
+    plan.toPrepare.push({ type, base: b, source: s, target: t, estimateBytes, bySize, plannedRows });
   }
   return plan;
 }

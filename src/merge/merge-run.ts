@@ -34,6 +34,7 @@ import { mergeBaseView } from './virtual-base.js';
 import { classifyMerge, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
 import { recheckTightened, sideValues } from './merge-recheck.js';
 import { Resolver, type AppliedResolution, type MergeResolutions } from './resolutions.js';
+import type { ProgressSink } from '../model/progress.js';
 
 /** What a commit records of the resolutions it applied: the strategy, how many, and the first RESOLVED_ITEMS of them. */
 export type ResolvedRecord = NonNullable<Commit['resolved']>;
@@ -81,6 +82,8 @@ export interface MergeRunOptions {
    */
   apply?: { base: Snapshot; kind: 'cherry_pick' | 'revert'; commit: string };
   gauges: PreparationGauges;
+  /** Where the rows preparation walks are reported (each attempt restarts the count). */
+  progress?: ProgressSink;
   /** Started by the caller, which resolves the heads before the run exists. */
   timer: PhaseTimer<MergePhase>;
 }
@@ -195,6 +198,7 @@ export class MergeRun {
     const { base, schema } = found;
     const baseManifest = base.manifest;
     const plan = planTables(schema, base.tables, sideOf(source), sideOf(target));
+    opts.progress?.restart(plan.toPrepare.reduce((n, t) => n + t.plannedRows, 0));
     this.stats.tablesAdopted = plan.summaries.length;
     this.stats.tablesPrepared = plan.toPrepare.length;
 
@@ -277,10 +281,21 @@ export class MergeRun {
   private async prepare(plan: TablePlan, resolver: Resolver): Promise<PreparedTable[]> {
     const { g, opts } = this;
     const outcome = await runPreparations<PreparedTable>(
-      plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize }) => ({
+      plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize, plannedRows }) => ({
         table: type.name,
         estimateBytes,
-        run: () => prepareTable({ type, base, source, target, load: g.runs.loader(type, opts.signal), writeRun: (rows) => this.writeRun(type, rows), resolver, bySize }),
+        run: () =>
+          prepareTable({
+            type,
+            base,
+            source,
+            target,
+            load: g.runs.loader(type, opts.signal),
+            writeRun: (rows) => this.writeRun(type, rows),
+            resolver,
+            bySize,
+            ...(opts.progress !== undefined ? { progress: { sink: opts.progress, plannedRows } } : {}),
+          }),
       })),
       { width: opts.width, budgetBytes: opts.budgetBytes, signal: opts.signal, gauges: opts.gauges },
     );

@@ -23,6 +23,7 @@ import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.
 import { PreparationGauges, type Fallback, type Width } from './preparation-scheduler.js';
 import { MergeRun, type MergeDecision, type ResolvedRecord } from './merge-run.js';
 import type { MergeResolutions } from './resolutions.js';
+import type { ProgressSink } from '../model/progress.js';
 import { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
 import type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
 
@@ -48,6 +49,8 @@ export interface MergeRequest {
   conflictCursor?: string;
   /** How to resolve the conflicts the merge finds (merge/resolutions.ts). */
   resolutions?: MergeResolutions;
+  /** Where the rows walked are reported, for long merges (model/progress.ts). */
+  progress?: ProgressSink;
   /** Recorded on the commit, so a retry under the same Idempotency-Key can find it. */
   idempotency?: Commit['idempotency'];
   /**
@@ -142,6 +145,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
       budgetBytes: req.budgetBytes,
       signal,
       gauges: env.gauges ?? new PreparationGauges(),
+      ...(req.progress !== undefined ? { progress: req.progress } : {}),
       ...(applied !== undefined ? { apply: applied.apply } : {}),
       ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),
       ...(req.idempotency !== undefined ? { idempotency: req.idempotency } : {}),

@@ -26,6 +26,7 @@ import { alignForDelta, changedStates, deltaRuns, lookupStates, newestRows, type
 import type { Resolver } from './resolutions.js';
 import { mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
+import type { ProgressSink } from '../model/progress.js';
 
 export interface PrepareInput {
   type: TableType;
@@ -39,6 +40,24 @@ export interface PrepareInput {
   resolver?: Resolver;
   /** Which side to walk key by key (merge-plan.ts `planBySize`); both when absent. */
   bySize?: SizePlan;
+  /** Where rows walked are reported, and how many were planned for this table (all reported by the end). */
+  progress?: { sink: ProgressSink; plannedRows: number };
+}
+
+/** Reports walked keys in steps, then makes the table's plan whole when it is done. */
+class Walked {
+  private reported = 0;
+  private pending = 0;
+  constructor(private readonly p: PrepareInput['progress']) {}
+  step(): void {
+    if (this.p === undefined || ++this.pending < 1024) return;
+    this.p.sink.advance(this.pending);
+    this.reported += this.pending;
+    this.pending = 0;
+  }
+  done(): void {
+    if (this.p !== undefined) this.p.sink.advance(Math.max(0, this.p.plannedRows - this.reported));
+  }
 }
 
 export interface PreparedTable {
@@ -102,7 +121,9 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   const changes = new Map<string, Row | null>();
   const fix: RunRow[] = [];
   const allKeys = [...new Set([...sourceStates.keys(), ...targetStates.keys()])].sort(compareKey);
+  const walkedKeys = new Walked(input.progress);
   for (const key of allKeys) {
+    walkedKeys.step();
     const inSource = sourceStates.has(key);
     const inTarget = targetStates.has(key);
     const t = stateRow(targetStates.get(key));
@@ -140,6 +161,7 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     }
   }
 
+  walkedKeys.done();
   const stats = { sourceKeys: sourceStates.size, targetKeys: targetStates.size, bothKeys: both.length, fixRows: fix.length, adoptedRuns: adopted.length };
   const merged = new Set(both);
   if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, merged, stats };
@@ -180,7 +202,9 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
   const changes = new Map<string, Row | null>();
   const merged = new Set<string>();
   const fix: RunRow[] = [];
+  const walkedKeys = new Walked(input.progress);
   for (const key of keys.sort(compareKey)) {
+    walkedKeys.step();
     const s = walk === 'source' ? walked.get(key) : other.get(key);
     const t = walk === 'source' ? other.get(key) : walked.get(key);
     const b = baseStates.get(key);
@@ -203,6 +227,7 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
     const hash = stateHash(result);
     if (hashOf(layout) !== hash) fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
   }
+  walkedKeys.done();
   const rows = (runs: RunRef[]): number => runs.reduce((n, r) => n + r.rows, 0);
   const stats = {
     sourceKeys: walk === 'source' ? keys.length : rows(sourceDelta),

@@ -8,6 +8,7 @@ import type { Ref } from '../graph/graph.js';
 import type { Filter, Page } from '../graph/reads.js';
 import type { ExportFormat } from '../graph/table-export.js';
 import type { ApplyCommitInput, CatchUpInput, CompactInput, DiffInput, MergeInput, SchemaApplyInput, WriteInput } from './inputs.js';
+import type { OperationDto } from './operations.js';
 import type {
   BranchDto,
   BranchgraphService,
@@ -58,12 +59,14 @@ export interface BranchgraphApi {
   createTag(name: string, from?: Ref, message?: string): Promise<TagDto>;
   deleteTag(name: string): Promise<{ deleted: string }>;
   /** A merge that finds conflicts resolves to a `conflicts` result; it does not throw. */
-  mergeBranch(source: string, input: MergeInput, signal?: AbortSignal): Promise<MergeResultDto>;
+  mergeBranch(source: string, input: MergeInput, signal?: AbortSignal, operationId?: string): Promise<MergeResultDto>;
   /** Cherry-pick or revert one commit on a branch; conflicts resolve to a `conflicts` result, as for merges. */
   applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto>;
   write(branch: string, input: WriteInput): Promise<WriteResultDto>;
   /** NDJSON operations as one all-or-nothing commit. */
-  load(branch: string, ndjson: string): Promise<WriteResultDto>;
+  load(branch: string, ndjson: string, operationId?: string): Promise<WriteResultDto>;
+  /** A long operation's progress, by the id its request was given (not_found before it starts). */
+  getOperation(id: string): Promise<OperationDto>;
   /** NDJSON operations appended to the WAL, streamed; every line is acknowledged when this resolves. */
   ingest(branch: string, ndjson: NdjsonBody): Promise<IngestResultDto>;
   catchUp(branch: string, input?: CatchUpInput): Promise<CatchUpReport>;
@@ -93,9 +96,11 @@ export function embeddedApi(service: BranchgraphService, ctx: RequestContext): B
     createTag: (name, from, message) => service.createTag(name, from, message, ctx),
     deleteTag: (name) => service.deleteTag(name, ctx),
     applyCommit: (kind, branch, input) => service.applyCommit(kind, branch, input, ctx),
-    mergeBranch: (source, input, signal) => service.mergeBranch(source, input, signal === undefined ? ctx : { ...ctx, signal }),
+    mergeBranch: (source, input, signal, operationId) =>
+      service.mergeBranch(source, input, { ...ctx, ...(signal !== undefined ? { signal } : {}), ...(operationId !== undefined ? { operationId } : {}) }),
     write: (branch, input) => service.write(branch, input, ctx),
-    load: (branch, ndjson) => service.load(branch, ndjson, ctx),
+    load: (branch, ndjson, operationId) => service.load(branch, ndjson, operationId === undefined ? ctx : { ...ctx, operationId }),
+    getOperation: async (id) => service.getOperation(id, ctx),
     ingest: (branch, ndjson) => service.ingestNdjson(branch, typeof ndjson === 'string' ? bytesOf(ndjson) : ndjson, ctx),
     catchUp: (branch, input = {}) => service.catchUp(branch, input, ctx),
     walStatus: (branch) => service.walStatus(branch, ctx),

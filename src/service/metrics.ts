@@ -17,6 +17,7 @@ import type { CatchUpReport } from '../wal/catch-up.js';
 import { PreparationGauges } from '../merge/preparation-scheduler.js';
 import type { StoreOp } from '../store/object-store.js';
 import { packageVersion } from './package-root.js';
+import type { Operations } from './operations.js';
 
 /** Seconds, from a millisecond store call to a multi-minute merge. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -68,7 +69,7 @@ export class ServiceMetrics implements CatchUpObserver {
   private readonly graphqlErrors: Counter<'code'>;
   private maxWidthLast = 0;
 
-  constructor() {
+  constructor(operations?: Operations) {
     const registers = [this.registry];
     const histogram = <L extends string>(name: string, help: string, labelNames: L[]): Histogram<L> => new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
     this.requests = new Counter({ name: 'branchgraph_http_requests_total', help: 'HTTP requests by method, route and status.', labelNames: ['method', 'route', 'status'], registers });
@@ -106,6 +107,21 @@ export class ServiceMetrics implements CatchUpObserver {
         this.inc(gauges.fallbacksTotal);
       },
     });
+    type Totals = ReturnType<Operations['totals']>;
+    const perKind = (name: string, help: string, pick: (t: Totals) => number): void => {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['kind'],
+        registers,
+        collect() {
+          for (const kind of ['merge', 'load'] as const) this.set({ kind }, operations === undefined ? 0 : pick(operations.totals(kind)));
+        },
+      });
+    };
+    perKind('branchgraph_operations_running', 'Long operations (merges, loads) running now, by kind.', (t) => t.running);
+    perKind('branchgraph_operation_rows_planned', 'Rows the running long operations of a kind plan to walk.', (t) => t.planned);
+    perKind('branchgraph_operation_rows_done', 'Rows the running long operations of a kind have walked so far.', (t) => t.done);
     const walPending = this.walPending;
     new Gauge({
       name: 'branchgraph_wal_pending_generations',

@@ -24,6 +24,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
 import type { Schema } from '../model/schema.js';
 import type { Row } from '../model/values.js';
+import { Operations, type OperationDto, type OperationKind } from './operations.js';
 import { mergeBranches, type MergeConflicts, type MergeMetrics, type MergeSuccess } from '../merge/merge.js';
 import { IdempotencyRecords, idempotencyKeyHash } from '../graph/idempotency.js';
 import type { TagRecord } from '../graph/tags.js';
@@ -54,6 +55,8 @@ export interface RequestContext {
   actor?: string;
   /** The transport's request id, quoted in errors whose detail only the log holds. */
   requestId?: string;
+  /** The id the client chose for this request's long operation (`Operation-Id`), to follow its progress. */
+  operationId?: string;
 }
 
 /** A commit as clients see it; `parents` are commit ids, the first the branch's previous head. */
@@ -151,6 +154,8 @@ export interface ServiceOptions {
   catchUp?: CatchUpSettings;
   compaction?: CompactionSettings;
   log?: Logger;
+  /** How often a long merge or load logs its progress (default 5 s). */
+  progressLogMs?: number;
 }
 
 /** What a compaction did: its commit (null when nothing was due) and runs per table before and after. */
@@ -222,7 +227,9 @@ export class BranchgraphService {
   readonly catchUps: CatchUpManager;
   readonly compactor: Compactor;
   /** This service's counters and gauges (every merge it runs reports into them). */
-  readonly metrics = new ServiceMetrics();
+  /** Long operations running here (and recently finished), with their progress. */
+  readonly operations = new Operations();
+  readonly metrics = new ServiceMetrics(this.operations);
   private readonly idempotency: IdempotencyRecords;
   /** Keyed merges running in this process, so retries with one key wait for each other. */
   private readonly idempotent = new Map<string, Promise<MergeResultDto>>();
@@ -386,6 +393,8 @@ export class BranchgraphService {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     this.metrics.mergesInFlight++;
+    const op = this.startOperation('merge', input.into ?? 'main', source, ctx, log);
+    let ok = false;
     try {
       const result = await mergeBranches(
         this.graph,
@@ -400,9 +409,11 @@ export class BranchgraphService {
           signal: ctx.signal,
           ...(idempotency !== undefined ? { idempotency } : {}),
           ...(apply !== undefined ? { apply } : {}),
+          progress: op.progress,
         },
         { gauges: this.metrics.gauges },
       );
+      ok = true;
       this.metrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', seconds(), result.metrics);
       if (result.status === 'success' && result.commit !== null) this.compactor.touched(input.into ?? 'main');
       log?.info(
@@ -429,7 +440,26 @@ export class BranchgraphService {
       throw e;
     } finally {
       this.metrics.mergesInFlight--;
+      this.operations.finish(op.id, ok);
     }
+  }
+
+  /** Register a long operation under the client's id (or a new one), logging its progress as it goes. */
+  private startOperation(kind: OperationKind, branch: string, source: string | null, ctx: RequestContext, log: Logger | undefined) {
+    return this.operations.start(kind, branch, source, {
+      ...(ctx.operationId !== undefined ? { id: Operations.checkId(ctx.operationId) } : {}),
+      onReport: (p) => log?.info({ progress: { rowsDone: p.done, rowsPlanned: p.planned } }, `${kind} progress`),
+      everyMs: this.opts.progressLogMs ?? 5000,
+    });
+  }
+
+  /** Long operations running in this process, then those finished in the last minutes. */
+  listOperations(_ctx: RequestContext): OperationDto[] {
+    return this.operations.list();
+  }
+
+  getOperation(id: string, _ctx: RequestContext): OperationDto {
+    return this.operations.get(id);
   }
 
   // ---- writes -------------------------------------------------------------
@@ -452,9 +482,16 @@ export class BranchgraphService {
   }
 
   async load(branch: string, ndjson: string, ctx: RequestContext): Promise<WriteResultDto> {
-    const r = await this.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load' });
-    if (r.status === 'published') this.compactor.touched(branch);
-    return this.writeDto(r);
+    const op = this.startOperation('load', branch, null, ctx, ctx.log);
+    let ok = false;
+    try {
+      const r = await this.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load', progress: op.progress });
+      ok = true;
+      if (r.status === 'published') this.compactor.touched(branch);
+      return this.writeDto(r);
+    } finally {
+      this.operations.finish(op.id, ok);
+    }
   }
 
   // ---- WAL ingest and catch-up -------------------------------------------

@@ -132,6 +132,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Long operations running in this process, then those finished in the last ten minutes, with their progress. */
+        get: operations["listOperations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** One operation, by the id its request's Operation-Id header gave (not_found before it starts and once forgotten). */
+        get: operations["getOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tags": {
         parameters: {
             query?: never;
@@ -631,6 +667,23 @@ export interface components {
                 };
             };
         };
+        /** @description A long operation (a merge, a load) and its progress, rows walked of rows planned. */
+        Operation: {
+            id: string;
+            /** @enum {string} */
+            kind: "merge" | "load";
+            /** @description The branch it changes (a merge's target). */
+            branch: string;
+            /** @description A merge's source branch or commit. */
+            source: string | null;
+            /** Format: date-time */
+            startedAt: string;
+            /** @enum {string} */
+            state: "running" | "succeeded" | "failed";
+            /** @description Rows this attempt plans to walk; a merge that plans again after a lost race starts over. */
+            rowsPlanned: number;
+            rowsDone: number;
+        };
         /** @description An immutable name for a commit; usable wherever a ref is, as `tag:<name>`. */
         Tag: {
             name: string;
@@ -975,6 +1028,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+        OperationId: string;
         /** @description Branch name, URL-encoded (`review%2F2026-07`). */
         BranchId: string;
         /** @description Ref to read at; default `main`. */
@@ -1240,6 +1295,54 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    listOperations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operations: components["schemas"]["Operation"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
     listTags: {
         parameters: {
             query?: never;
@@ -1351,6 +1454,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
                 /** @description 1-200 printable ASCII characters. A retry with the same key and the same request returns the first published result, with `replayed: true` and an `Idempotent-Replayed: true` header, instead of merging again or reporting already_up_to_date; the same key with a different request is invalid_input. Keys are kept in the store for at least 24 hours (and at most 48); only published merges are recorded, and dry runs ignore the key. */
                 "Idempotency-Key"?: string;
             };
@@ -1390,7 +1495,10 @@ export interface operations {
     cherryPick: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
                 id: components["parameters"]["BranchId"];
@@ -1428,7 +1536,10 @@ export interface operations {
     revertCommit: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
                 id: components["parameters"]["BranchId"];
@@ -1500,7 +1611,10 @@ export interface operations {
     loadRows: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
                 id: components["parameters"]["BranchId"];
