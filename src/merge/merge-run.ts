@@ -17,7 +17,7 @@
  * nothing).
  */
 import { NO_PENDING } from '../pending/pending-wal.js';
-import { compareConflicts, type Conflict } from '../model/conflict.js';
+import { ConflictCollector, type Conflict } from '../model/conflict.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { canonicalJson } from '../model/canonical.js';
@@ -58,7 +58,7 @@ function compareResolved(a: AppliedResolution, b: AppliedResolution): number {
 /** What an attempt decided; the publication loop publishes `publish`, and returns every other kind unchanged. */
 export type MergeDecision =
   | { kind: 'up_to_date' }
-  | { kind: 'conflicts'; conflicts: Conflict[]; base: Manifest | null }
+  | { kind: 'conflicts'; conflicts: ConflictCollector; base: Manifest | null }
   | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[]; resolved: ResolvedRecord | null }
   | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[]; resolved: ResolvedRecord | null };
 
@@ -82,6 +82,8 @@ export interface MergeRunOptions {
    */
   apply?: { base: Snapshot; kind: 'cherry_pick' | 'revert'; commit: string };
   gauges: PreparationGauges;
+  /** How many conflicts, in canonical order, the report needs held (the page's offset plus its size); all are counted. */
+  conflictWindow?: number;
   /** Where the rows preparation walks are reported (each attempt restarts the count). */
   progress?: ProgressSink;
   /** Started by the caller, which resolves the heads before the run exists. */
@@ -194,7 +196,7 @@ export class MergeRun {
   private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
     const { source, opts } = this;
     const found = await this.baseFor(target);
-    if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: found.conflicts.sort(compareConflicts), base: null } };
+    if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: this.collected(found.conflicts), base: null } };
     const { base, schema } = found;
     const baseManifest = base.manifest;
     const plan = planTables(schema, base.tables, sideOf(source), sideOf(target));
@@ -203,7 +205,8 @@ export class MergeRun {
     this.stats.tablesPrepared = plan.toPrepare.length;
 
     this.timer.enter('prepare');
-    const prepared = await this.prepare(plan, resolver);
+    const collector = new ConflictCollector(opts.conflictWindow);
+    const prepared = await this.prepare(plan, resolver, collector);
     const scratch = prepared.flatMap((p) => p.scratch);
     try {
       resolver.checkAllUsed();
@@ -218,16 +221,15 @@ export class MergeRun {
       summaries.push({ table: p.table, action: 'merged', sourceChanges: p.stats.sourceKeys, targetChanges: p.stats.targetKeys, bothChanged: p.stats.bothKeys, rowsWritten: p.stats.fixRows });
     }
     summaries.sort((a, b) => (a.table < b.table ? -1 : 1));
-    const refused = async (conflicts: Conflict[]): Promise<PlanResult<MergeDecision>> => {
+    const refused = async (conflicts: ConflictCollector): Promise<PlanResult<MergeDecision>> => {
       await this.cleanup(scratch);
-      return { unchanged: { kind: 'conflicts', conflicts: conflicts.sort(compareConflicts), base: baseManifest } };
+      return { unchanged: { kind: 'conflicts', conflicts, base: baseManifest } };
     };
-    const structural = prepared.flatMap((p) => p.conflicts);
-    if (structural.length > 0) return refused(structural);
+    if (collector.total > 0) return refused(collector);
 
     this.timer.enter('validate');
     const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
-    if (invalid.length > 0) return refused(invalid);
+    if (invalid.length > 0) return refused(this.collected(invalid));
     const outcome: MergeOutcome = opts.apply === undefined ? 'merged' : opts.apply.kind === 'revert' ? 'reverted' : 'cherry_picked';
     const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver) };
     // An applied change the target already holds changes nothing: say so rather than publish an empty commit.
@@ -277,8 +279,15 @@ export class MergeRun {
     };
   }
 
+  /** Conflicts found whole (schema, validation) as the report's collector holds them. */
+  private collected(conflicts: readonly Conflict[]): ConflictCollector {
+    const c = new ConflictCollector(this.opts.conflictWindow);
+    c.addAll(conflicts);
+    return c;
+  }
+
   /** Prepare the tables changed on both sides; on failure or abort, delete what was written and throw. */
-  private async prepare(plan: TablePlan, resolver: Resolver): Promise<PreparedTable[]> {
+  private async prepare(plan: TablePlan, resolver: Resolver, conflicts: ConflictCollector): Promise<PreparedTable[]> {
     const { g, opts } = this;
     const outcome = await runPreparations<PreparedTable>(
       plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize, plannedRows }) => ({
@@ -293,6 +302,7 @@ export class MergeRun {
             load: g.runs.loader(type, opts.signal),
             writeRun: (rows) => this.writeRun(type, rows),
             resolver,
+            conflicts,
             bySize,
             ...(opts.progress !== undefined ? { progress: { sink: opts.progress, plannedRows } } : {}),
           }),

@@ -14,7 +14,7 @@
  * moves before publication, the whole plan is redone against the new head, a
  * bounded number of times, then `publish_contention` (retryable).
  */
-import { conflictPage, type ConflictReport } from '../model/conflict.js';
+import { conflictPage, conflictWindow, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { Graph, Snapshot } from '../graph/graph.js';
 import type { Commit } from '../graph/manifest.js';
@@ -145,6 +145,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
       budgetBytes: req.budgetBytes,
       signal,
       gauges: env.gauges ?? new PreparationGauges(),
+      conflictWindow: conflictWindow(req.conflictLimit ?? 100, req.conflictCursor),
       ...(req.progress !== undefined ? { progress: req.progress } : {}),
       ...(applied !== undefined ? { apply: applied.apply } : {}),
       ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),

@@ -16,7 +16,7 @@
  * comparison and the result is target runs ++ [fix run with every source
  * change].
  */
-import type { Conflict } from '../model/conflict.js';
+import type { Conflict, ConflictCollector } from '../model/conflict.js';
 import type { TableType } from '../model/schema.js';
 import { BranchgraphError } from '../model/errors.js';
 import { checkRow, entityKey, rowHash, type Row } from '../model/values.js';
@@ -40,8 +40,22 @@ export interface PrepareInput {
   resolver?: Resolver;
   /** Which side to walk key by key (merge-plan.ts `planBySize`); both when absent. */
   bySize?: SizePlan;
+  /** Where conflicts go (bounded to a page, counted whole); returned with the table when absent. */
+  conflicts?: ConflictCollector;
   /** Where rows walked are reported, and how many were planned for this table (all reported by the end). */
   progress?: { sink: ProgressSink; plannedRows: number };
+}
+
+/** Where a preparation's conflicts go: the merge's collector when it has one, else a list returned with the table. */
+class Found {
+  count = 0;
+  readonly list: Conflict[] = [];
+  constructor(private readonly sink?: ConflictCollector) {}
+  push(...cs: Conflict[]): void {
+    this.count += cs.length;
+    if (this.sink !== undefined) for (const c of cs) this.sink.add(c);
+    else this.list.push(...cs);
+  }
 }
 
 /** Reports walked keys in steps, then makes the table's plan whole when it is done. */
@@ -65,7 +79,9 @@ export interface PreparedTable {
   version: TableVersion;
   /** Runs this preparation wrote; the merge owns them until publication. */
   scratch: RunRef[];
+  /** The table's conflicts, when the merge gave no collector (else they went there); `conflictCount` counts them either way. */
   conflicts: Conflict[];
+  conflictCount: number;
   /** Keys whose merged state may differ from the target's, with the merged state (null = absent). */
   changes: Map<string, Row | null>;
   /** Keys changed on both sides: their merged rows are new, where every other change is the source's own row. */
@@ -117,7 +133,7 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   const both = [...sourceStates.keys()].filter((k) => targetStates.has(k));
   const baseStates = await lookupStates(base, both, load);
 
-  const conflicts: Conflict[] = [];
+  const conflicts = new Found(input.conflicts);
   const changes = new Map<string, Row | null>();
   const fix: RunRow[] = [];
   const allKeys = [...new Set([...sourceStates.keys(), ...targetStates.keys()])].sort(compareKey);
@@ -164,7 +180,7 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   walkedKeys.done();
   const stats = { sourceKeys: sourceStates.size, targetKeys: targetStates.size, bothKeys: both.length, fixRows: fix.length, adoptedRuns: adopted.length };
   const merged = new Set(both);
-  if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, merged, stats };
+  if (conflicts.count > 0) return { table: type.name, version: target, scratch: [], conflicts: conflicts.list, conflictCount: conflicts.count, changes, merged, stats };
   const scratch: RunRef[] = [];
   const runs = [...target.runs, ...adopted];
   if (fix.length > 0) {
@@ -172,7 +188,7 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     scratch.push(ref);
     runs.push(ref);
   }
-  return { table: type.name, version: { runs }, scratch, conflicts, changes, merged, stats };
+  return { table: type.name, version: { runs }, scratch, conflicts: conflicts.list, conflictCount: 0, changes, merged, stats };
 }
 
 /**
@@ -198,7 +214,7 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
     lookupStates(base, keys, load),
     walk === 'source' ? Promise.resolve(undefined) : lookupStates({ runs: sourceDelta }, keys, load),
   ]);
-  const conflicts: Conflict[] = [];
+  const conflicts = new Found(input.conflicts);
   const changes = new Map<string, Row | null>();
   const merged = new Set<string>();
   const fix: RunRow[] = [];
@@ -236,7 +252,7 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
     fixRows: fix.length,
     adoptedRuns: sourceDelta.length,
   };
-  if (conflicts.length > 0) return { table: type.name, version: target, scratch: [], conflicts, changes, merged, stats };
+  if (conflicts.count > 0) return { table: type.name, version: target, scratch: [], conflicts: conflicts.list, conflictCount: conflicts.count, changes, merged, stats };
   const runs = [...target.runs, ...sourceDelta];
   const scratch: RunRef[] = [];
   if (fix.length > 0) {
@@ -244,5 +260,5 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
     scratch.push(ref);
     runs.push(ref);
   }
-  return { table: type.name, version: { runs }, scratch, conflicts, changes, merged, stats };
+  return { table: type.name, version: { runs }, scratch, conflicts: conflicts.list, conflictCount: 0, changes, merged, stats };
 }

@@ -20,9 +20,21 @@ import { sameRuns, type TableVersion } from '../table/table-version.js';
 /** A merged state, or conflicts; for a row both sides updated, `merged` holds the property-wise merge with the target's value where they conflict. */
 export type EntityMerge = { row: Row | null } | { conflicts: Conflict[]; merged?: Row };
 
+/** Equal by canonical encoding, without encoding the common case (two equal or unequal scalars). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === undefined || a === null || b === undefined || b === null) return (a ?? null) === (b ?? null);
+  if (typeof a !== 'object' || typeof b !== 'object') return false;
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+/** Rows equal as their canonical encodings are: the same defined properties, each the same value. */
 function same(a: Row | null, b: Row | null): boolean {
   if (a === null || b === null) return a === b;
-  return canonicalJson(a) === canonicalJson(b);
+  if (a === b) return true;
+  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => b[k] !== undefined && sameValue(a[k], b[k]));
 }
 
 export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null): EntityMerge {
@@ -68,12 +80,10 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
   const merged: Row = {};
   const conflicts: Conflict[] = [];
   for (const p of names) {
-    const b = canonicalJson(base[p] ?? null);
-    const s = canonicalJson(source[p] ?? null);
-    const t = canonicalJson(target[p] ?? null);
-    if (s === b) merged[p] = target[p] ?? null;
-    else if (t === b || s === t) merged[p] = source[p] ?? null;
+    if (sameValue(source[p], base[p])) merged[p] = target[p] ?? null;
+    else if (sameValue(target[p], base[p]) || sameValue(source[p], target[p])) merged[p] = source[p] ?? null;
     else {
+      const [b, s, t] = [base[p], source[p], target[p]].map((v) => canonicalJson(v ?? null));
       merged[p] = target[p] ?? null;
       conflicts.push({
         kind: 'DivergentUpdate',

@@ -50,11 +50,76 @@ export function conflictCounts(conflicts: readonly Conflict[]): Record<ConflictK
   return counts;
 }
 
-/** One page of a report; the cursor is the offset, so pages are stable for a given conflict list. */
-export function conflictPage(conflicts: readonly Conflict[], limit: number, cursor: string | null | undefined): ConflictReport {
+/**
+ * Conflicts as a merge finds them, in any order: every one counted (total and by kind), only the
+ * first `keep` in canonical order held (a bounded max-heap), so a merge with millions of conflicts
+ * holds one page's worth. A page at offset `from` of `limit` needs `keep = from + limit`.
+ */
+export class ConflictCollector {
+  total = 0;
+  readonly counts = Object.fromEntries(CONFLICT_KINDS.map((k) => [k, 0])) as Record<ConflictKind, number>;
+  /** A max-heap by canonical order: the root is the greatest conflict held. */
+  private readonly heap: Conflict[] = [];
+
+  constructor(readonly keep: number = Number.POSITIVE_INFINITY) {}
+
+  add(c: Conflict): void {
+    this.total++;
+    this.counts[c.kind]++;
+    const h = this.heap;
+    if (h.length < this.keep) {
+      h.push(c);
+      for (let i = h.length - 1; i > 0; ) {
+        const up = (i - 1) >> 1;
+        if (compareConflicts(h[i] as Conflict, h[up] as Conflict) <= 0) break;
+        [h[i], h[up]] = [h[up] as Conflict, h[i] as Conflict];
+        i = up;
+      }
+    } else if (h.length > 0 && compareConflicts(c, h[0] as Conflict) < 0) {
+      h[0] = c;
+      for (let i = 0; ; ) {
+        const [l, r] = [2 * i + 1, 2 * i + 2];
+        let big = i;
+        if (l < h.length && compareConflicts(h[l] as Conflict, h[big] as Conflict) > 0) big = l;
+        if (r < h.length && compareConflicts(h[r] as Conflict, h[big] as Conflict) > 0) big = r;
+        if (big === i) break;
+        [h[i], h[big]] = [h[big] as Conflict, h[i] as Conflict];
+        i = big;
+      }
+    }
+  }
+
+  addAll(cs: readonly Conflict[]): void {
+    for (const c of cs) this.add(c);
+  }
+
+  /** The conflicts held, in canonical order. */
+  kept(): Conflict[] {
+    return [...this.heap].sort(compareConflicts);
+  }
+}
+
+/** How many conflicts a page at `cursor` (an offset) of `limit` needs held. */
+export function conflictWindow(limit: number, cursor: string | null | undefined): number {
+  return offsetOf(cursor) + limit;
+}
+
+function offsetOf(cursor: string | null | undefined): number {
   const start = cursor === null || cursor === undefined || cursor === '' ? 0 : Number.parseInt(cursor, 10);
-  const from = Number.isFinite(start) && start > 0 ? start : 0;
-  const items = conflicts.slice(from, from + limit);
+  return Number.isFinite(start) && start > 0 ? start : 0;
+}
+
+/** One page of a report; the cursor is the offset, so pages are stable for a given set of conflicts. */
+export function conflictPage(conflicts: readonly Conflict[] | ConflictCollector, limit: number, cursor: string | null | undefined): ConflictReport {
+  const col = conflicts instanceof ConflictCollector ? conflicts : collectAll(conflicts);
+  const from = offsetOf(cursor);
+  const items = col.kept().slice(from, from + limit);
   const next = from + items.length;
-  return { total: conflicts.length, counts: conflictCounts(conflicts), items, nextCursor: next < conflicts.length ? String(next) : null };
+  return { total: col.total, counts: { ...col.counts }, items, nextCursor: next < col.total ? String(next) : null };
+}
+
+function collectAll(conflicts: readonly Conflict[]): ConflictCollector {
+  const col = new ConflictCollector();
+  col.addAll(conflicts);
+  return col;
 }

@@ -13,7 +13,7 @@
  * Everything here is pure: run bytes arrive through a `LoadRun` function.
  */
 import type { RunData, RunRef, RunRow } from './run.js';
-import { compareKey, rangeMayHold, runEndsBefore } from './run.js';
+import { compareKey, runEndsBefore } from './run.js';
 
 export interface TableVersion {
   runs: RunRef[];
@@ -92,16 +92,17 @@ export async function alignForDelta(base: TableVersion, v: TableVersion, load: L
  */
 export async function lookupStates(v: TableVersion, keys: Iterable<string>, load: LoadRun): Promise<Map<string, RunRow>> {
   const out = new Map<string, RunRow>();
-  let pending = [...new Set(keys)];
+  // Sorted, so each run or segment finds the keys it may hold by two binary searches.
+  let pending = [...new Set(keys)].sort(compareKey);
   for (let i = v.runs.length - 1; i >= 0 && pending.length > 0; i--) {
     const run = v.runs[i] as RunRef;
-    if (!pending.some((k) => rangeMayHold(run, k))) continue;
+    if (candidates(run, pending).length === 0) continue;
     const found = new Set<string>();
     for (const ref of run.segmented ? await load.segments(run) : [run]) {
-      const candidates = pending.filter((k) => rangeMayHold(ref, k));
-      if (candidates.length === 0) continue;
+      const here = candidates(ref, pending);
+      if (here.length === 0) continue;
       const data = await load(ref);
-      for (const k of candidates) {
+      for (const k of here) {
         const idx = data.find(k);
         if (idx >= 0) {
           out.set(k, data.rowAt(idx));
@@ -112,6 +113,26 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
     if (found.size > 0) pending = pending.filter((k) => !found.has(k));
   }
   return out;
+}
+
+/** The stretch of sorted `keys` a run's recorded range may hold. */
+function candidates(ref: RunRef, keys: readonly string[]): readonly string[] {
+  if (ref.rows === 0) return [];
+  // First key not below the least key; first key past the greatest (both monotone over sorted keys).
+  const lo = firstWhere(keys, (k) => compareKey(ref.minKey, k) <= 0);
+  const hi = firstWhere(keys, (k) => runEndsBefore(ref, k, true));
+  return lo < hi ? keys.slice(lo, hi) : [];
+}
+
+function firstWhere(keys: readonly string[], pred: (k: string) => boolean): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pred(keys[mid] as string)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /** Live rows (no tombstones) for `keys`. */
