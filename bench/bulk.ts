@@ -4,6 +4,8 @@
  *
  *   unique N 1|0      a one-row insert into an N-row table with (1) or without (0)
  *                     an @unique property; the median of five inserts
+ * Every arm builds its fixture in a child process (`fixture*` arms), so the
+ * peak RSS an arm reports is what its operation needs.
  *   cascade N         deleting a node with 2 edges among N edges, and inserting a node;
  *                     the median of five of each
  *   merge N KIND      a merge into an N-row table (local directory), the fixture built
@@ -49,9 +51,17 @@ async function load(g: Graph, branch: string, n: number, op: (i: number) => Writ
   }
 }
 
-async function unique(n: number, withUnique: boolean): Promise<Record<string, number>> {
+/** The unique arm's table, built in a child process. */
+async function uniqueFixture(n: number, withUnique: boolean): Promise<Record<string, number | string>> {
   const { g, dir } = await graphIn(`node Item { id: string @key\n email: string${withUnique ? ' @unique' : ''}\n v: int }`);
   await load(g, 'main', n, (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), email: `${id(i)}@example.com`, v: i } }));
+  await g.close();
+  return { dir };
+}
+
+async function unique(n: number, withUnique: boolean): Promise<Record<string, number>> {
+  const { dir } = fixture('fixture-unique', n, withUnique ? '1' : '0');
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const ms: number[] = [];
   for (let k = 0; k < 5; k++) {
     const t0 = performance.now();
@@ -63,27 +73,36 @@ async function unique(n: number, withUnique: boolean): Promise<Record<string, nu
   return { rows: n, unique: withUnique ? 1 : 0, insert_ms: round(median(ms)), peakRssMiB: rss() };
 }
 
-async function cascade(n: number): Promise<Record<string, number>> {
+const VICTIMS = Array.from({ length: 5 }, (_, k) => `victim${k}`);
+
+/** The cascade arm's graph, built in a child process: n edges, and five victims with two edges into each. */
+async function cascadeFixture(n: number): Promise<Record<string, number | string>> {
   const { g, dir } = await graphIn('node P { id: string @key }\nedge E: P -> P');
   const nodes = Math.ceil(n / 2) + 2;
   await load(g, 'main', nodes, (i) => ({ op: 'insert', table: 'P', values: { id: id(i) } }));
-  // Two edges out of each of the first n / 2 nodes: n edges in all. Each victim has two edges into it.
+  // Two edges out of each of the first n / 2 nodes: n edges in all.
   await load(g, 'main', n, (i) => ({ op: 'insert', table: 'E', values: { from: id(i >> 1), to: id((i >> 1) + 1 + (i & 1)) } }));
-  const victims = Array.from({ length: 5 }, (_, k) => `victim${k}`);
   await g.write(
     'main',
-    victims.map((v) => ({ op: 'insert', table: 'P', values: { id: v } })),
+    VICTIMS.map((v) => ({ op: 'insert', table: 'P', values: { id: v } })),
   );
   await g.write(
     'main',
-    victims.flatMap((v, k) => [
+    VICTIMS.flatMap((v, k) => [
       { op: 'insert' as const, table: 'E', values: { from: id(2 * k), to: v } },
       { op: 'insert' as const, table: 'E', values: { from: id(2 * k + 1), to: v } },
     ]),
   );
+  await g.close();
+  return { dir };
+}
+
+async function cascade(n: number): Promise<Record<string, number>> {
+  const { dir } = fixture('fixture-cascade', n, '');
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const inserts: number[] = [];
   const deletes: number[] = [];
-  for (const [k, v] of victims.entries()) {
+  for (const [k, v] of VICTIMS.entries()) {
     let t0 = performance.now();
     await g.write('main', [{ op: 'insert', table: 'P', values: { id: `fresh${k}` } }]);
     inserts.push(performance.now() - t0);
@@ -95,6 +114,13 @@ async function cascade(n: number): Promise<Record<string, number>> {
   await g.close();
   await rm(dir, { recursive: true, force: true });
   return { edges: n, insert_ms: round(median(inserts)), delete_ms: round(median(deletes)), peakRssMiB: rss() };
+}
+
+/** Run a fixture arm of this script in a child process, so the measuring process holds only what it measures. */
+function fixture(arm: string, n: number, kind: string): { dir: string; changed?: number } {
+  const built = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), arm, String(n), kind], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (built.status !== 0) throw new Error(`the fixture failed: ${built.stderr}`);
+  return JSON.parse(built.stdout.trim().split('\n').at(-1) as string) as { dir: string; changed?: number };
 }
 
 /** Build a merge fixture in a directory; run in its own process, so the merge's process holds only the merge. */
@@ -120,9 +146,7 @@ function mergeKeys(n: number, kind: string): [number[], number[]] {
 }
 
 async function merge(n: number, kind: string): Promise<Record<string, number>> {
-  const built = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), 'fixture', String(n), kind], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (built.status !== 0) throw new Error(`the fixture failed: ${built.stderr}`);
-  const { dir, changed } = JSON.parse(built.stdout.trim().split('\n').at(-1) as string) as { dir: string; changed: number };
+  const { dir, changed = 0 } = fixture('fixture', n, kind);
   // A cold process's view of the merge: a fresh graph on the directory the fixture left.
   const cold = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const t0 = performance.now();
@@ -178,6 +202,8 @@ const arms: Record<string, () => Promise<Record<string, number | string>>> = {
   cascade: () => cascade(n),
   merge: () => merge(n, b as string),
   fixture: () => mergeFixture(n, b as string),
+  'fixture-unique': () => uniqueFixture(n, b === '1'),
+  'fixture-cascade': () => cascadeFixture(n),
   git: () => gitMerge(n, b as string),
 };
 const out = await arms[arm as string]?.();

@@ -102,6 +102,8 @@ export interface TableToPrepare {
   bySize: SizePlan;
   /** Rows the preparation walks (its progress plan): the walked deltas' rows. */
   plannedRows: number;
+  /** Validation needs nothing from the rows only the source changed (`sourceRowsTrusted`). */
+  sourceTrusted: boolean;
 }
 
 /**
@@ -169,25 +171,21 @@ export function planTables(schema: Schema, base: Record<string, TableVersion>, s
     const [sd, td] = [deltaRuns(b, s), deltaRuns(b, t)];
     const rows = (runs: RunRef[] | undefined): number => (runs ?? []).reduce((n, r) => n + r.rows, 0);
     // Without shared runs (a compaction on the way), the sizes are unknown here: merge key by key.
-    const bySize =
-      sd !== undefined && td !== undefined
-        ? planBySize(
-            rows(sd),
-            rows(td),
-            sourceRowsTrusted(
-              schema,
-              source.schema,
-              type,
-              sd.reduce((n, r) => n + r.tombstones, 0),
-            ),
-          )
-        : 'both';
+    const sourceTrusted =
+      sd !== undefined &&
+      sourceRowsTrusted(
+        schema,
+        source.schema,
+        type,
+        sd.reduce((n, r) => n + r.tombstones, 0),
+      );
+    const bySize = sd !== undefined && td !== undefined ? planBySize(rows(sd), rows(td), sourceTrusted) : 'both';
     const [sb, tb] = [deltaBytes(b, s), deltaBytes(b, t)];
     // A walked side is held in memory; an adopted one is not read at all.
     const estimateBytes = DECODE_FACTOR * (bySize === 'source-big' ? tb : bySize === 'target-big' ? sb : sb + tb);
     const [sr, tr] = sd !== undefined && td !== undefined ? [rows(sd), rows(td)] : [versionStats(s).rows, versionStats(t).rows];
     const plannedRows = bySize === 'source-big' ? tr : bySize === 'target-big' ? sr : sr + tr;
-    plan.toPrepare.push({ type, base: b, source: s, target: t, estimateBytes, bySize, plannedRows });
+    plan.toPrepare.push({ type, base: b, source: s, target: t, estimateBytes, bySize, plannedRows, sourceTrusted });
   }
   return plan;
 }

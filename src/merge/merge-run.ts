@@ -290,7 +290,7 @@ export class MergeRun {
   private async prepare(plan: TablePlan, resolver: Resolver, conflicts: ConflictCollector): Promise<PreparedTable[]> {
     const { g, opts } = this;
     const outcome = await runPreparations<PreparedTable>(
-      plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize, plannedRows }) => ({
+      plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize, plannedRows, sourceTrusted }) => ({
         table: type.name,
         estimateBytes,
         run: () =>
@@ -304,6 +304,7 @@ export class MergeRun {
             resolver,
             conflicts,
             bySize,
+            sourceTrusted,
             ...(opts.progress !== undefined ? { progress: { sink: opts.progress, plannedRows } } : {}),
           }),
       })),

@@ -22,7 +22,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { checkRow, entityKey, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { alignForDelta, changedStates, deltaRuns, lookupStates, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { alignForDelta, changedStates, deltaRuns, lookupStates, mergeHeads, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
 import type { Resolver } from './resolutions.js';
 import { mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
@@ -38,8 +38,10 @@ export interface PrepareInput {
   writeRun: (rows: RunRow[]) => Promise<RunRef>;
   /** The request's conflict resolutions (none for a virtual base's inner merges). */
   resolver?: Resolver;
-  /** Which side to walk key by key (merge-plan.ts `planBySize`); both when absent. */
+  /** Which side to walk key by key (merge-plan.ts `planBySize`); both, and nothing streamed, when absent. */
   bySize?: SizePlan;
+  /** Validation needs nothing from the rows only the source changed (merge-plan.ts `sourceRowsTrusted`). */
+  sourceTrusted?: boolean;
   /** Where conflicts go (bounded to a page, counted whole); returned with the table when absent. */
   conflicts?: ConflictCollector;
   /** Where rows walked are reported, and how many were planned for this table (all reported by the end). */
@@ -109,9 +111,9 @@ const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
 
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
-  if (input.bySize !== undefined && input.bySize !== 'both') {
-    const walked = await prepareOneSide(input, input.bySize === 'source-big' ? 'target' : 'source');
-    if (walked !== undefined) return walked;
+  if (input.bySize !== undefined) {
+    const planned = input.bySize === 'both' ? await prepareStreaming(input) : await prepareOneSide(input, input.bySize === 'source-big' ? 'target' : 'source');
+    if (planned !== undefined) return planned;
   }
   const { type, base, source, target, load } = input;
   const [sourceStates, targetStates] = await Promise.all([changedStates(base, source, load), changedStates(base, target, load)]);
@@ -191,74 +193,150 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   return { table: type.name, version: { runs }, scratch, conflicts: conflicts.list, conflictCount: 0, changes, merged, stats };
 }
 
-/**
- * The merge by the smaller side's keys only: `walk` names the side whose changed keys are merged one
- * by one, each looked up on the other side and at the base. The source's delta runs are adopted
- * whole, as above, so the other side's own changes cost nothing here. Only when the layout is the
- * usual one (every source delta run adoptable, above the base's runs); undefined otherwise, and the
- * caller merges both sides key by key.
- */
-async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): Promise<PreparedTable | undefined> {
-  const { type, base, source, target, load } = input;
+/** The usual layout: every source delta run adoptable and above the base's runs on both sides; undefined otherwise. */
+async function usualLayout(input: PrepareInput): Promise<{ sourceDelta: RunRef[]; targetDelta: RunRef[] } | undefined> {
+  const { base, source, target, load } = input;
   const [alignedSource, alignedTarget] = await Promise.all([alignForDelta(base, source, load), alignForDelta(base, target, load)]);
   if (alignedSource === undefined || alignedTarget === undefined) return undefined;
   const targetKeys = new Set(target.runs.map((r) => r.key));
   const sourceDelta = deltaRuns(base, alignedSource) as RunRef[];
-  const targetDelta = deltaRuns(base, alignedTarget) as RunRef[];
-  const baseFirst = base.runs.every((r, i) => alignedSource.runs[i]?.key === r.key);
-  if (sourceDelta.length === 0 || sourceDelta.some((r) => targetKeys.has(r.key)) || !baseFirst) return undefined;
+  const baseFirst = (v: TableVersion): boolean => base.runs.every((r, i) => v.runs[i]?.key === r.key);
+  if (sourceDelta.length === 0 || sourceDelta.some((r) => targetKeys.has(r.key)) || !baseFirst(alignedSource) || !baseFirst(alignedTarget)) return undefined;
+  return { sourceDelta, targetDelta: deltaRuns(base, alignedTarget) as RunRef[] };
+}
+
+/** What a walk over keys collects: conflicts, changes for validation, keys both sides changed, fix rows. */
+class KeyMerge {
+  readonly conflicts: Found;
+  readonly changes = new Map<string, Row | null>();
+  readonly merged = new Set<string>();
+  readonly fix: RunRow[] = [];
+  readonly walked: Walked;
+  constructor(private readonly input: PrepareInput) {
+    this.conflicts = new Found(input.conflicts);
+    this.walked = new Walked(input.progress);
+  }
+
+  /**
+   * Merge one key from its three states; `layout` is what it reads as under `target ++ source
+   * delta` (a fix row is written when the result differs), `changed` whether the result may differ
+   * from the target's (a change validation looks at).
+   */
+  key(key: string, b: RunRow | undefined, s: RunRow | undefined, t: RunRow | undefined, layout: RunRow | undefined, changed: boolean): void {
+    const { input } = this;
+    const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
+    const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target);
+    let result: Row | null;
+    if ('conflicts' in m) {
+      const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
+      if (resolved === undefined) {
+        this.conflicts.push(...m.conflicts);
+        return;
+      }
+      result = resolved.supplied ? suppliedRow(input.type, key, resolved.row) : resolved.row;
+    } else result = m.row;
+    if (hashOf(s) !== hashOf(b) && hashOf(t) !== hashOf(b)) this.merged.add(key);
+    if (changed) this.changes.set(key, result);
+    const hash = stateHash(result);
+    if (hashOf(layout) !== hash) this.fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
+  }
+
+  /** The prepared table: `target ++ source delta ++ [fix]`, or the target with the conflicts. */
+  async finish(sourceDelta: RunRef[], counts: { sourceKeys: number; targetKeys: number }): Promise<PreparedTable> {
+    const { input, conflicts, changes, merged, fix } = this;
+    this.walked.done();
+    const stats = { ...counts, bothKeys: merged.size, fixRows: fix.length, adoptedRuns: sourceDelta.length };
+    const table = input.type.name;
+    if (conflicts.count > 0) return { table, version: input.target, scratch: [], conflicts: conflicts.list, conflictCount: conflicts.count, changes, merged, stats };
+    const runs = [...input.target.runs, ...sourceDelta];
+    const scratch: RunRef[] = [];
+    if (fix.length > 0) {
+      const ref = await input.writeRun(fix);
+      scratch.push(ref);
+      runs.push(ref);
+    }
+    return { table, version: { runs }, scratch, conflicts: [], conflictCount: 0, changes, merged, stats };
+  }
+}
+
+/**
+ * The merge by the smaller side's keys only: `walk` names the side whose changed keys are merged one
+ * by one, each looked up on the other side and at the base. The source's delta runs are adopted
+ * whole, as above, so the other side's own changes cost nothing here. Only in the usual layout;
+ * undefined otherwise, and the caller merges both sides key by key.
+ */
+async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): Promise<PreparedTable | undefined> {
+  const { base, source, target, load } = input;
+  const layout = await usualLayout(input);
+  if (layout === undefined) return undefined;
+  const { sourceDelta, targetDelta } = layout;
   const walked = await changedStates(base, walk === 'source' ? source : target, load);
-  const keys = [...walked.keys()];
+  const keys = [...walked.keys()].sort(compareKey);
   const [other, baseStates, inSourceDelta] = await Promise.all([
     lookupStates(walk === 'source' ? target : source, keys, load),
     lookupStates(base, keys, load),
     walk === 'source' ? Promise.resolve(undefined) : lookupStates({ runs: sourceDelta }, keys, load),
   ]);
-  const conflicts = new Found(input.conflicts);
-  const changes = new Map<string, Row | null>();
-  const merged = new Set<string>();
-  const fix: RunRow[] = [];
-  const walkedKeys = new Walked(input.progress);
-  for (const key of keys.sort(compareKey)) {
-    walkedKeys.step();
+  const km = new KeyMerge(input);
+  for (const key of keys) {
+    km.walked.step();
     const s = walk === 'source' ? walked.get(key) : other.get(key);
     const t = walk === 'source' ? other.get(key) : walked.get(key);
-    const b = baseStates.get(key);
-    const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
-    const m = mergeEntity(type.name, key, sides.base, sides.source, sides.target);
-    let result: Row | null;
-    if ('conflicts' in m) {
-      const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
-      if (resolved === undefined) {
-        conflicts.push(...m.conflicts);
-        continue;
-      }
-      result = resolved.supplied ? suppliedRow(type, key, resolved.row) : resolved.row;
-    } else result = m.row;
-    const sourceChanged = hashOf(s) !== hashOf(b);
-    if (sourceChanged && hashOf(t) !== hashOf(b)) merged.add(key);
     // Under `target ++ source delta`, a key the source's delta holds reads as the source has it.
-    const layout = walk === 'source' || inSourceDelta?.has(key) === true ? s : t;
-    if (walk === 'source' || inSourceDelta?.has(key) === true) changes.set(key, result);
-    const hash = stateHash(result);
-    if (hashOf(layout) !== hash) fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
+    const fromSource = walk === 'source' || inSourceDelta?.has(key) === true;
+    km.key(key, baseStates.get(key), s, t, fromSource ? s : t, fromSource);
   }
-  walkedKeys.done();
   const rows = (runs: RunRef[]): number => runs.reduce((n, r) => n + r.rows, 0);
-  const stats = {
-    sourceKeys: walk === 'source' ? keys.length : rows(sourceDelta),
-    targetKeys: walk === 'target' ? keys.length : rows(targetDelta),
-    bothKeys: merged.size,
-    fixRows: fix.length,
-    adoptedRuns: sourceDelta.length,
+  return km.finish(sourceDelta, { sourceKeys: walk === 'source' ? keys.length : rows(sourceDelta), targetKeys: walk === 'target' ? keys.length : rows(targetDelta) });
+}
+
+/** Keys both sides changed are merged in batches of this many, each batch's base states read at once. */
+const BOTH_BATCH = 4096;
+
+/**
+ * Both sides big: one streaming pass over the two deltas in key order (`mergeHeads`, which decodes
+ * nothing), merging a key only where both sides changed it, their base states read in batches. A
+ * key one side alone changed reads right under the layout as it is, so it is only counted, or, for
+ * a source whose rows validation must see, decoded into the changes. Memory is a segment per run
+ * and a batch, not the deltas. Only in the usual layout; undefined otherwise.
+ */
+async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | undefined> {
+  const layout = await usualLayout(input);
+  if (layout === undefined) return undefined;
+  const { sourceDelta, targetDelta } = layout;
+  const km = new KeyMerge(input);
+  const counts = { sourceKeys: 0, targetKeys: 0 };
+  let batch: { key: string; s: RunRow; t: RunRow }[] = [];
+  const flush = async (): Promise<void> => {
+    const baseStates = await lookupStates(
+      input.base,
+      batch.map((x) => x.key),
+      input.load,
+    );
+    for (const { key, s, t } of batch) km.key(key, baseStates.get(key), s, t, s, true);
+    batch = [];
   };
-  if (conflicts.count > 0) return { table: type.name, version: target, scratch: [], conflicts: conflicts.list, conflictCount: conflicts.count, changes, merged, stats };
-  const runs = [...target.runs, ...sourceDelta];
-  const scratch: RunRef[] = [];
-  if (fix.length > 0) {
-    const ref = await input.writeRun(fix);
-    scratch.push(ref);
-    runs.push(ref);
+  const si = mergeHeads(sourceDelta, input.load, undefined, { readAhead: true })[Symbol.asyncIterator]();
+  const ti = mergeHeads(targetDelta, input.load, undefined, { readAhead: true })[Symbol.asyncIterator]();
+  let [hs, ht] = await Promise.all([si.next(), ti.next()]);
+  while (hs.done !== true || ht.done !== true) {
+    km.walked.step();
+    const c = hs.done === true ? 1 : ht.done === true ? -1 : compareKey(hs.value.key, ht.value.key);
+    if (c < 0 && hs.done !== true) {
+      counts.sourceKeys++;
+      if (input.sourceTrusted !== true) km.changes.set(hs.value.key, stateRow(hs.value.data.rowAt(hs.value.pos)));
+      hs = await si.next();
+    } else if (c > 0 && ht.done !== true) {
+      counts.targetKeys++;
+      ht = await ti.next();
+    } else if (hs.done !== true && ht.done !== true) {
+      counts.sourceKeys++;
+      counts.targetKeys++;
+      batch.push({ key: hs.value.key, s: hs.value.data.rowAt(hs.value.pos), t: ht.value.data.rowAt(ht.value.pos) });
+      [hs, ht] = await Promise.all([si.next(), ti.next()]);
+      if (batch.length >= BOTH_BATCH) await flush();
+    }
   }
-  return { table: type.name, version: { runs }, scratch, conflicts: conflicts.list, conflictCount: 0, changes, merged, stats };
+  if (batch.length > 0) await flush();
+  return km.finish(sourceDelta, counts);
 }

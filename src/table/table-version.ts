@@ -161,6 +161,25 @@ export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promis
  * so a scan holds about one segment per run in memory.
  */
 export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, withTombstones = false): AsyncGenerator<RunRow> {
+  for await (const h of mergeHeads(runs, load, startAfter)) if (withTombstones || !h.tomb) yield h.data.rowAt(h.pos);
+}
+
+/** Each key's newest entry in a k-way merge: its key, whether it is a tombstone, its stored hash, and where to decode it. */
+export interface MergeHead {
+  key: string;
+  tomb: boolean;
+  hash: string;
+  data: RunData;
+  pos: number;
+}
+
+/**
+ * The k-way merge of `mergeRuns` without decoding rows: callers that need only keys and hashes
+ * (most of a big merge) decode the few rows they need with `data.rowAt(pos)`, before the next step.
+ * `readAhead` (for walks that will read the whole of their runs) loads each run's next segment
+ * while the current one is merged; short scans leave it off, as it costs them a read.
+ */
+export async function* mergeHeads(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, opts: { readAhead?: boolean } = {}): AsyncGenerator<MergeHead> {
   // Source i: one run's segments; a higher `rank` is a newer run.
   const sources: Source[] = [];
   for (const [rank, run] of runs.entries()) {
@@ -188,6 +207,9 @@ export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAf
       await Promise.all(
         toLoad.map(async (src) => {
           const data = await load(src.parts[src.at] as RunRef);
+          // A long walk reads the next segment while this one is merged, so it rarely waits on the store.
+          const next = src.parts[src.at + 1];
+          if (opts.readAhead === true && next !== undefined) load(next).catch(() => undefined);
           src.data = data;
           src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
           if (src.pos >= data.length) {
@@ -204,9 +226,10 @@ export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAf
       if (winner === undefined || src.rank > winner.rank) winner = src;
     }
     const w = winner as Source;
-    const row = (w.data as RunData).rowAt(w.pos);
+    const data = w.data as RunData;
+    const head: MergeHead = { key: min, tomb: data.tombs[w.pos] === true, hash: data.hashes[w.pos] as string, data, pos: w.pos };
     for (const src of sources) if (src.data !== null && src.data.keys[src.pos] === min) advance(src);
-    if (withTombstones || !row.tomb) yield row;
+    yield head;
   }
 }
 
