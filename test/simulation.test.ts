@@ -30,6 +30,7 @@ import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { allRows } from '../src/graph/reads.js';
 import { indexProblems } from '../src/graph/index-maintenance.js';
+import { encodeUnique, uniqueSpec } from '../src/table/secondary-index.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { findType } from '../src/model/schema.js';
@@ -113,6 +114,15 @@ async function engineState(g: Graph): Promise<Map<string, State>> {
       if (u !== `${key}#${String(row.b)}`) throw new Error(`branch ${b.record.name}: ${key} has u ${String(u)}`);
       return { key, row: rest };
     });
+    // Lookups through the index (and the tail of runs above it) find each value's one holder.
+    const byValue = await g.table(head, 'P').indexes.holders(
+      uniqueSpec('u'),
+      rows.map((r) => encodeUnique(`${r.key}#${String(r.row.b)}`)),
+    );
+    for (const r of rows) {
+      const found = byValue.get(encodeUnique(`${r.key}#${String(r.row.b)}`));
+      if (JSON.stringify(found) !== JSON.stringify([r.key])) throw new Error(`branch ${b.record.name}: the u index finds ${JSON.stringify(found)} for ${r.key}`);
+    }
     const edges = (await allRows(g, head, 'E')).map((e) => `${String(e.row.from)}>${String(e.row.to)}`);
     if (JSON.stringify(edges) !== JSON.stringify(rows.map((r) => `${r.key}>${r.key}`))) throw new Error(`branch ${b.record.name}: edges ${JSON.stringify(edges)} are not one self-edge per row`);
     const tight = findType(head.schema, 'P')?.props.some((p) => p.name === 'a' && p.range !== null) === true;

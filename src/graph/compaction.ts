@@ -89,7 +89,10 @@ async function compactTable(graph: Graph, type: TableType, entry: IndexedVersion
   const name = type.name;
   const own = await compactUnit(graph, name, type, entry.runs, mode, chosen, written, signal);
   const runs = own?.after ?? entry.runs;
-  const ix = validIndexes(entry);
+  // Indexes are compacted when they describe every run; with a tail of writes above them, the
+  // publication folds the tail in first (index-maintenance.ts) and a later round compacts them.
+  const valid = validIndexes(entry);
+  const ix = valid?.covers === entry.runs.length ? valid : undefined;
   const sets: Record<string, TableVersion> = {};
   let indexRunsMerged = 0;
   for (const spec of indexSpecs(type)) {
@@ -101,7 +104,7 @@ async function compactTable(graph: Graph, type: TableType, entry: IndexedVersion
   }
   if (own === undefined && indexRunsMerged === 0) return undefined;
   // The table's rows read the same, so its indexes still hold: they now describe the compacted runs.
-  const version: IndexedVersion = ix === undefined ? { runs } : { runs, indexes: { of: runsFingerprint(runs), sets } };
+  const version: IndexedVersion = ix === undefined ? { runs } : { runs, indexes: { of: runsFingerprint(runs), covers: runs.length, sets } };
   return { version, line: { table: name, runsBefore: entry.runs.length, runsAfter: runs.length, runsMerged: own?.merged ?? 0, indexRunsMerged } };
 }
 

@@ -68,13 +68,25 @@ function hasAll(v: IndexedVersion, specs: readonly IndexSpec[]): boolean {
   return ix !== undefined && Object.keys(ix.sets).length === specs.length && specs.every((s) => ix.sets[s.name] !== undefined);
 }
 
+/** A tail of at most this many runs and rows above what the indexes describe is left for lookups to read. */
+export const INDEX_TAIL_RUNS = 8;
+export const INDEX_TAIL_ROWS = 2048;
+
 /** `t` with the indexes its type wants, reusing what the plan or the head already holds. */
 async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVersion, rebuild: boolean, scratch: RunRef[], signal?: AbortSignal): Promise<IndexedVersion> {
   const specs = indexSpecs(type);
   if (specs.length === 0) return { runs: t.runs };
   if (!rebuild && hasAll(t, specs)) return t;
   const before: IndexedVersion = head.manifest.tables[type.name] ?? EMPTY_TABLE;
-  const beforeSets = rebuild ? undefined : validIndexes(before)?.sets;
+  const ix = rebuild ? undefined : validIndexes(before);
+  // What the head's indexes describe: its first `covers` runs.
+  const described: TableVersion = { runs: before.runs.slice(0, ix?.covers ?? 0) };
+  const kept = ix !== undefined && specs.every((s) => ix.sets[s.name] !== undefined) && described.runs.every((r, i) => t.runs[i]?.key === r.key);
+  const tail = t.runs.slice(described.runs.length);
+  // A small tail above unchanged indexes: lookups read it, and no index run is written.
+  if (kept && tail.length <= INDEX_TAIL_RUNS && tail.reduce((n, r) => n + r.rows, 0) <= INDEX_TAIL_ROWS) {
+    return { runs: t.runs, indexes: { of: ix.of, covers: described.runs.length, sets: Object.fromEntries(specs.map((s) => [s.name, ix.sets[s.name] as TableVersion])) } };
+  }
   const load = runs.loader(type, signal);
   const write = async (spec: IndexSpec, rows: RunRow[]): Promise<RunRef | undefined> => {
     if (rows.length === 0) return undefined;
@@ -82,19 +94,22 @@ async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVe
     scratch.push(ref);
     return ref;
   };
-  const delta = specs.some((s) => beforeSets?.[s.name] !== undefined) ? await indexDeltas(specs, before, t, load) : undefined;
+  const priorSets = ix?.sets;
+  const delta = specs.some((s) => priorSets?.[s.name] !== undefined) ? await indexDeltas(specs, described, t, load) : undefined;
   const sets: TableIndexes['sets'] = {};
-  for (const spec of specs) {
-    const prior = beforeSets?.[spec.name];
-    if (prior !== undefined && delta !== undefined) {
-      const ref = await write(spec, delta.get(spec.name) ?? []);
-      sets[spec.name] = { runs: ref === undefined ? prior.runs : [...prior.runs, ref] };
-    } else {
-      const ref = await write(spec, await buildIndexRows(spec, mergeRuns(t.runs, load, undefined)));
-      sets[spec.name] = { runs: ref === undefined ? [] : [ref] };
-    }
-  }
-  return { runs: t.runs, indexes: { of: runsFingerprint(t.runs), sets } };
+  await Promise.all(
+    specs.map(async (spec) => {
+      const prior = priorSets?.[spec.name];
+      if (prior !== undefined && delta !== undefined) {
+        const ref = await write(spec, delta.get(spec.name) ?? []);
+        sets[spec.name] = { runs: ref === undefined ? prior.runs : [...prior.runs, ref] };
+      } else {
+        const ref = await write(spec, await buildIndexRows(spec, mergeRuns(t.runs, load, undefined)));
+        sets[spec.name] = { runs: ref === undefined ? [] : [ref] };
+      }
+    }),
+  );
+  return { runs: t.runs, indexes: { of: runsFingerprint(t.runs), covers: t.runs.length, sets } };
 }
 
 /** Per index, the sorted rows that take it from `before`'s table to `after`'s. */
@@ -130,55 +145,15 @@ function deltaRows(specs: readonly IndexSpec[], changes: readonly { key: string;
   return out;
 }
 
-/**
- * A write's new run and its index runs, written together: when the head's entry is indexed and
- * the write appends one run to it, the write already knows each changed key's old and new state,
- * so its index rows need no read and its runs no second round of writes. Undefined when the entry
- * is not indexed (or pending rows sit above it): the publication loop then indexes the plan.
- */
-export async function appendIndexed(
-  runs: RunWriter,
-  type: TableType,
-  head: Snapshot,
-  rows: readonly RunRow[],
-  prior: ReadonlyMap<string, Row>,
-  written: RunRef[],
-  signal?: AbortSignal,
-): Promise<IndexedVersion> {
-  const published: IndexedVersion | undefined = head.manifest.tables[type.name];
-  const current = head.tables[type.name] ?? EMPTY_TABLE;
-  const specs = indexSpecs(type);
-  const sets = validIndexes(published)?.sets;
-  const track = async (t: TableType, r: readonly RunRow[]): Promise<RunRef> => {
-    const ref = await runs.write(t, r, signal);
-    written.push(ref);
-    return ref;
-  };
-  const indexable = specs.length > 0 && sets !== undefined && specs.every((s) => sets[s.name] !== undefined) && sameRunKeys(current.runs, published?.runs ?? []);
-  if (!indexable) return { runs: [...current.runs, await track(type, rows)] };
-  const delta = deltaRows(
-    specs,
-    rows.map((r) => ({ key: r.key, before: prior.get(r.key) ?? null, after: r.tomb ? null : (r.props as Row) })),
-  );
-  const [ref, ...ixRefs] = await Promise.all([track(type, rows), ...specs.map((s) => ((delta.get(s.name)?.length ?? 0) > 0 ? track(indexType(type, s), delta.get(s.name) as RunRow[]) : undefined))]);
-  const tableRuns = [...current.runs, ref as RunRef];
-  const out: TableIndexes['sets'] = {};
-  specs.forEach((s, i) => {
-    const prev = (sets as TableIndexes['sets'])[s.name] as TableVersion;
-    const added = ixRefs[i];
-    out[s.name] = added === undefined ? prev : { runs: [...prev.runs, added] };
-  });
-  return { runs: tableRuns, indexes: { of: runsFingerprint(tableRuns), sets: out } };
-}
-
-const sameRunKeys = (a: readonly RunRef[], b: readonly RunRef[]): boolean => a.length === b.length && a.every((r, i) => r.key === b[i]?.key);
-
 /** The `to` node key inside an edge key (`[from, to, ...]`, see model/values.ts). */
 function edgeTo(key: string): string {
   return String((JSON.parse(key) as unknown[])[1]);
 }
 
-/** Where a snapshot's published indexes disagree with its tables: for the simulation, the crash sweeps and `check`. */
+/**
+ * Where a snapshot's published indexes disagree with the table runs they describe (a tail above
+ * them is read from its rows at lookup), for the simulation and the crash sweeps.
+ */
 export async function indexProblems(runs: RunReader, snap: Snapshot, signal?: AbortSignal): Promise<string[]> {
   const out: string[] = [];
   for (const type of snap.schema.types) {
@@ -197,7 +172,7 @@ export async function indexProblems(runs: RunReader, snap: Snapshot, signal?: Ab
         out.push(`${type.name}: index ${spec.name} is missing`);
         continue;
       }
-      const want = (await buildIndexRows(spec, mergeRuns(entry.runs, load, undefined))).map((r) => r.key);
+      const want = (await buildIndexRows(spec, mergeRuns(entry.runs.slice(0, ix.covers), load, undefined))).map((r) => r.key);
       const have: string[] = [];
       for await (const r of mergeRuns(set.runs, runs.loader(indexType(type, spec), signal), undefined)) have.push(r.key);
       const haveSet = new Set(have);

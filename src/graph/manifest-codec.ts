@@ -43,7 +43,12 @@ function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
   const ib = b.indexes;
   if (ia === undefined || ib === undefined) return ia === ib;
   const names = Object.keys(ia.sets);
-  return ia.of === ib.of && names.length === Object.keys(ib.sets).length && names.every((n) => ib.sets[n] !== undefined && sameRuns((ia.sets[n] as TableEntry).runs, (ib.sets[n] as TableEntry).runs));
+  return (
+    ia.of === ib.of &&
+    ia.covers === ib.covers &&
+    names.length === Object.keys(ib.sets).length &&
+    names.every((n) => ib.sets[n] !== undefined && sameRuns((ia.sets[n] as TableEntry).runs, (ib.sets[n] as TableEntry).runs))
+  );
 }
 
 export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {

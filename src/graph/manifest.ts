@@ -83,11 +83,12 @@ export function partBodyZ<T extends z.ZodTypeAny>(value: T) {
 
 /**
  * A table's runs, and its secondary indexes once built (table/secondary-index.ts):
- * `of` fingerprints the runs they describe, each set is an index's runs.
+ * they describe the first `covers` runs (all when absent), whose keys `of`
+ * fingerprints; each set is an index's runs.
  */
 export const TableEntryZ = z.object({
   runs: z.array(RunRefZ),
-  indexes: z.object({ of: z.string(), sets: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })) }).optional(),
+  indexes: z.object({ of: z.string(), covers: z.number().int().min(0).optional(), sets: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })) }).optional(),
 });
 export type TableEntry = z.infer<typeof TableEntryZ>;
 const VersionZ = z.number().int().min(1);

@@ -21,9 +21,8 @@ import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType }
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { encodeNodeKey, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
-import { appendIndexed } from './index-maintenance.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult, Snapshot } from './graph.js';
 import type { RunWriter, TableReader, TableView } from './ports.js';
@@ -116,8 +115,6 @@ export interface ResolvedWrite {
   summary: WriteSummary;
   /** Per changed table, the new state of every key whose state really changes, sorted by key. */
   rows: [TableType, RunRow[]][];
-  /** Per changed table, the live rows those keys had before the batch (absent: none). */
-  prior: Map<string, Map<string, Row>>;
 }
 
 type TypedOp = ReturnType<typeof checkOps>[number];
@@ -131,7 +128,7 @@ export async function planWrite(
   maxOps = MAX_BATCH_OPS,
   validated?: () => void,
 ): Promise<PlanResult<WriteSummary>> {
-  const { summary, rows: rowsByTable, prior } = await resolveWrite(tables, head, ops, signal, maxOps);
+  const { summary, rows: rowsByTable } = await resolveWrite(tables, head, ops, signal, maxOps);
   validated?.();
   if (rowsByTable.length === 0) return { unchanged: summary };
   const changed: Record<string, TableVersion> = {};
@@ -139,7 +136,9 @@ export async function planWrite(
   try {
     await Promise.all(
       rowsByTable.map(async ([type, rows]) => {
-        changed[type.name] = await appendIndexed(runs, type, head, rows, prior.get(type.name) ?? new Map(), scratch, signal);
+        const ref = await runs.write(type, rows, signal);
+        scratch.push(ref);
+        changed[type.name] = { runs: [...(head.tables[type.name] ?? EMPTY_TABLE).runs, ref] };
       }),
     );
   } catch (e) {
@@ -184,8 +183,7 @@ export async function resolveWrite(tables: TableReader, head: Snapshot, ops: rea
   summary.cascaded = await cascadeDeletes(head, view, deletedNodes, overlay);
   await checkConstraints(tables, head, overlay.changes, issues, signal);
   issues.throwIfAny('write refused');
-  const prior = new Map<string, Map<string, Row>>();
-  return { summary, rows: await changedRows(head, view, overlay, summary, prior), prior };
+  return { summary, rows: await changedRows(head, view, overlay, summary) };
 }
 
 /** The current state of every key the batch names. */
@@ -263,7 +261,7 @@ async function cascadeDeletes(head: Snapshot, view: (name: string) => TableView,
 }
 
 /** One run's rows per changed table, holding only keys whose state really changed; counts them into `summary`. */
-async function changedRows(head: Snapshot, view: (name: string) => TableView, overlay: Overlay, summary: WriteSummary, priorOut: Map<string, Map<string, Row>>): Promise<[TableType, RunRow[]][]> {
+async function changedRows(head: Snapshot, view: (name: string) => TableView, overlay: Overlay, summary: WriteSummary): Promise<[TableType, RunRow[]][]> {
   const rowsByTable: [TableType, RunRow[]][] = [];
   for (const [name, changes] of overlay.changes) {
     const type = findType(head.schema, name) as TableType;
@@ -287,7 +285,6 @@ async function changedRows(head: Snapshot, view: (name: string) => TableView, ov
       }
     }
     if (rows.length > 0) rowsByTable.push([type, rows]);
-    priorOut.set(name, prior);
   }
   return rowsByTable;
 }

@@ -13,10 +13,13 @@
  * `value NUL` names exactly one value. A live index row means "this entity
  * holds this value"; a tombstone shadows an older run's row, as in tables.
  *
- * An entry's indexes are exact for the runs it has: `of` is a fingerprint of
- * those run keys, so an entry whose runs changed without its indexes
- * (anything built by hand from another entry) reads as unindexed, and is
- * indexed again before publication (graph/index-maintenance.ts), never used.
+ * An entry's indexes describe its first `covers` runs exactly: `of` is a
+ * fingerprint of those run keys, so an entry whose runs changed under its
+ * indexes (anything built by hand from another entry) reads as unindexed,
+ * and is indexed again before publication (graph/index-maintenance.ts),
+ * never used. The few newest runs above `covers` (a tail of small writes)
+ * are read from their rows at lookup, so a small write needs no index write
+ * of its own; the tail is folded into the indexes once it grows.
  *
  * Reads (`IndexReader`) take a table as a reader sees it: a published entry
  * with its indexes, plus newer runs on top (pending WAL rows, a batch's
@@ -35,9 +38,11 @@ import { mergeRuns, newestRows, type LoadRun, type TableVersion } from './table-
 
 export type IndexSpec = { name: string; kind: 'unique'; prop: string } | { name: 'in'; kind: 'in' };
 
-/** What an entry records of its indexes: the run keys they describe, and each index's version. */
+/** What an entry records of its indexes: how many of its first runs they describe, those runs' fingerprint, and each index's version. */
 export interface TableIndexes {
   of: string;
+  /** The leading table runs described; absent means all of them. */
+  covers?: number;
   sets: Record<string, TableVersion>;
 }
 
@@ -71,10 +76,12 @@ export function runsFingerprint(runs: readonly RunRef[]): string {
   return contentHash(runs.map((r) => r.key).join('\n'));
 }
 
-/** The indexes of `v`, when they were built for exactly its runs. */
-export function validIndexes(v: IndexedVersion | undefined): TableIndexes | undefined {
+/** The indexes of `v` and how many of its leading runs they describe, when they were built for exactly those. */
+export function validIndexes(v: IndexedVersion | undefined): (TableIndexes & { covers: number }) | undefined {
   const ix = v?.indexes;
-  return ix !== undefined && ix.of === runsFingerprint(v?.runs ?? []) ? ix : undefined;
+  if (v === undefined || ix === undefined) return undefined;
+  const covers = ix.covers ?? v.runs.length;
+  return covers <= v.runs.length && ix.of === runsFingerprint(v.runs.slice(0, covers)) ? { ...ix, covers } : undefined;
 }
 
 /** The encoded value a spec looks up for a row, or undefined when the row holds none. */
@@ -185,21 +192,19 @@ export class IndexReader {
 
   constructor(private readonly t: IndexedTable) {}
 
-  /** The usable index for `spec`: published, built for the published runs, which the version extends. */
-  private usable(spec: IndexSpec): TableVersion | undefined {
+  /** The usable index for `spec`: published, and describing leading runs of what is read. */
+  private usable(spec: IndexSpec): { set: TableVersion; covers: number } | undefined {
     const { published, version } = this.t;
-    const ix = validIndexes(published)?.sets[spec.name];
-    if (ix === undefined || published === undefined) return undefined;
-    const prefix = published.runs.every((r, i) => version.runs[i]?.key === r.key);
-    return prefix ? ix : undefined;
+    const ix = validIndexes(published);
+    const set = ix?.sets[spec.name];
+    if (ix === undefined || set === undefined || published === undefined) return undefined;
+    const prefix = published.runs.slice(0, ix.covers).every((r, i) => version.runs[i]?.key === r.key);
+    return prefix ? { set, covers: ix.covers } : undefined;
   }
 
-  /** Newest rows of the runs above the published entry: keys whose state the index does not describe. */
-  private newer(): Promise<Map<string, RunRow>> {
-    this.extras ??= (async () => {
-      const above = this.t.version.runs.slice(this.t.published?.runs.length ?? 0);
-      return new Map((await newestRows(above, this.t.load)).map((r) => [r.key, r] as const));
-    })();
+  /** Newest rows of the runs above those the index describes: keys whose state it does not know. */
+  private newer(covers: number): Promise<Map<string, RunRow>> {
+    this.extras ??= (async () => new Map((await newestRows(this.t.version.runs.slice(covers), this.t.load)).map((r) => [r.key, r] as const)))();
     return this.extras;
   }
 
@@ -222,7 +227,7 @@ export class IndexReader {
       }
       return out;
     }
-    const [indexed, newer] = await Promise.all([indexHolders(ix, wanted, this.t.indexLoad(spec)), this.newer()]);
+    const [indexed, newer] = await Promise.all([indexHolders(ix.set, wanted, this.t.indexLoad(spec)), this.newer(ix.covers)]);
     for (const [enc, ks] of indexed) for (const k of ks) if (!newer.has(k)) add(enc, k);
     for (const [k, r] of newer) {
       const enc = encodedValue(spec, r.tomb ? null : r.props);
