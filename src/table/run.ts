@@ -269,9 +269,9 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
     const tombCol = t.getChild('_tomb');
     const hashCol = t.getChild('_hash');
     if (keyCol === null || tombCol === null || hashCol === null) throw new Error('missing _key, _tomb or _hash column');
-    const keys = keyCol.toArray() as string[];
+    const keys = utf8Strings(keyCol);
     const tombs: boolean[] = new Array(t.numRows);
-    const hashes: string[] = hashCol.toArray() as string[];
+    const hashes: string[] = utf8Strings(hashCol);
     for (let i = 0; i < t.numRows; i++) {
       tombs[i] = tombCol.get(i) === true;
       if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
@@ -280,13 +280,47 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
       throw new Error('its key range differs from the manifest');
     }
     const columns = rowProps(table).map((prop) => ({ prop, vector: t.getChild(prop.name) }));
-    return new RunData(Array.from(keys), tombs, Array.from(hashes), columns, bytes.length);
+    return new RunData(keys, tombs, hashes, columns, bytes.length);
   } catch (e) {
     throw new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
       cause: e,
       details: { key: objectKey },
     });
   }
+}
+
+/**
+ * A utf8 column's values as strings. Keys and hashes are decoded for every run a read touches, and
+ * Arrow's reader decodes each value on its own; an all-ASCII chunk without nulls (every hash, most
+ * keys) is decoded once and sliced by its offsets instead, which reads the same strings.
+ */
+function utf8Strings(v: Vector): string[] {
+  const out: string[] = [];
+  for (const d of v.data) {
+    const offsets = d.valueOffsets as Int32Array | undefined;
+    const bytes = d.values as Uint8Array | undefined;
+    if (d.nullCount > 0 || d.offset !== 0 || offsets === undefined || bytes === undefined) {
+      for (let i = 0; i < d.length; i++) out.push(v.get(out.length) as string);
+      continue;
+    }
+    const start = offsets[0] as number;
+    const end = offsets[d.length] as number;
+    const region = bytes.subarray(start, end);
+    if (!isAscii(region)) {
+      for (let i = 0; i < d.length; i++) out.push(TEXT.decode(bytes.subarray(offsets[i] as number, offsets[i + 1] as number)));
+      continue;
+    }
+    const text = Buffer.from(region.buffer, region.byteOffset, region.byteLength).toString('latin1');
+    for (let i = 0; i < d.length; i++) out.push(text.slice((offsets[i] as number) - start, (offsets[i + 1] as number) - start));
+  }
+  return out;
+}
+
+const TEXT = new TextDecoder('utf-8', { fatal: false });
+
+function isAscii(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if ((b[i] as number) > 0x7f) return false;
+  return true;
 }
 
 /** A run's key range as its entry records it: whole, or both ends cut when either is long. */
