@@ -8,8 +8,9 @@
  * RSS, as a table and as JSON; a headline `ratios` object holds the targets.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { catchUpFixture, conflictFixture, historyFixture, mergeFixture, scaleFixture, type CatchUpWorkload } from './fixtures.js';
 
@@ -376,6 +377,57 @@ export function mergeChart(results: Result[]): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}<line x1="${left}" y1="${H - bottom}" x2="${W - 10}" y2="${H - bottom}" stroke="#333"/><text x="14" y="${H / 2}" font-size="12" transform="rotate(-90 14 ${H / 2})">median merge ms (17 ms per store call)</text>${bars}</svg>\n`;
 }
 
+/** The bulk matrix's goals: at most (`max`) or at least (`min`) this figure; keys with the quick size. */
+const BULK_GOALS: [key: string, goal: number, kind: 'max' | 'min'][] = [
+  ['unique_insert_SIZE_over_plain', 1.5, 'max'],
+  ['cascade_delete_SIZE_over_insert', 2, 'max'],
+  ['skewed_merge_over_small_merge', 3, 'max'],
+  ['both_big_rows_per_second', 200_000, 'min'],
+  ['conflicts_SIZE_first_page_ms_over_small_merge', 10, 'max'],
+  ['peak_rss_over_budget_mib', 250, 'max'],
+  ['git_over_branchgraph_skewed', 1, 'min'],
+  ['git_over_branchgraph_both', 1, 'min'],
+];
+
+/**
+ * The bulk matrix as SVG: each goal's figure as a multiple of the goal, on a log scale (the line at
+ * 1 is the goal; below it is met), now beside a baseline run when one is given.
+ */
+export function bulkChart(now: Record<string, number | boolean>, size: string, baseline?: Record<string, number | boolean>): string {
+  const W = 800;
+  const H = 360;
+  const left = 140;
+  const bottom = 100;
+  const top = 30;
+  const bw = 28;
+  const lo = Math.log10(0.01);
+  const hi = Math.log10(1000);
+  const y = (v: number): number => top + ((hi - Math.log10(Math.min(1000, Math.max(0.01, v)))) / (hi - lo)) * (H - top - bottom);
+  const of = (r: Record<string, number | boolean> | undefined, key: string, goal: number, kind: 'max' | 'min'): number | undefined => {
+    const v = r?.[key];
+    if (typeof v !== 'number') return undefined;
+    return kind === 'max' ? v / goal : goal / Math.max(v, 1e-9);
+  };
+  let bars = '';
+  BULK_GOALS.forEach(([k, goal, kind], i) => {
+    const x0 = left + 10 + i * 80;
+    const pairs: [number | undefined, string][] = [
+      [of(baseline, k.replace('SIZE', '100k'), goal, kind), '#95a5a6'],
+      [of(now, k.replace('SIZE', size), goal, kind), '#2e86de'],
+    ];
+    pairs.forEach(([v, color], j) => {
+      if (v === undefined) return;
+      const x = x0 + j * (bw + 4);
+      const [a, b] = [y(Math.max(v, 1)), y(Math.min(v, 1))];
+      bars += `<rect x="${x}" y="${Math.min(a, b)}" width="${bw}" height="${Math.max(1, Math.abs(b - a))}" fill="${color}"/><text x="${x + bw / 2}" y="${v >= 1 ? a - 3 : b + 11}" font-size="9" text-anchor="middle">${v >= 10 ? v.toFixed(0) : v.toFixed(2)}</text>`;
+    });
+    bars += `<text x="${x0 + bw}" y="${H - bottom + 14}" font-size="9" text-anchor="end" transform="rotate(-35 ${x0 + bw} ${H - bottom + 14})">${k.replace('SIZE', size).replace(/_/g, ' ')}</text>`;
+  });
+  const legend = `<rect x="${left}" y="8" width="12" height="12" fill="#95a5a6"/><text x="${left + 16}" y="18" font-size="12">baseline (before indexes and merge plans)</text><rect x="${left + 300}" y="8" width="12" height="12" fill="#2e86de"/><text x="${left + 316}" y="18" font-size="12">now</text>`;
+  const goalLine = `<line x1="${left}" y1="${y(1)}" x2="${W - 10}" y2="${y(1)}" stroke="#c0392b" stroke-dasharray="4 3"/><text x="${W - 12}" y="${y(1) - 4}" font-size="10" text-anchor="end" fill="#c0392b">goal</text>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}${goalLine}<text x="24" y="${(H - bottom) / 2 + top}" font-size="11" text-anchor="middle" transform="rotate(-90 24 ${(H - bottom) / 2 + top})">figure ÷ goal, log scale</text>${bars}</svg>\n`;
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { quick: { type: 'boolean' }, out: { type: 'string' } } });
   const which = positionals[0] ?? 'all';
@@ -404,7 +456,13 @@ async function main(): Promise<void> {
   const file = path.join(out, `${which}${quick ? '-quick' : ''}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   if (names.includes('merge')) await writeFile(path.join(out, 'merge-chart.svg'), mergeChart(all));
+  if (names.includes('bulk')) {
+    // The quick run is drawn beside the baseline measured before indexes and merge plans existed.
+    const baseline = quick ? ((JSON.parse(await readFile('bench/results/bulk-baseline-quick.json', 'utf8').catch(() => '{}')) as { ratios?: { bulk?: Record<string, number> } }).ratios?.bulk ?? undefined) : undefined;
+    await writeFile(path.join(out, `bulk${quick ? '-quick' : ''}-chart.svg`), bulkChart(ratios.bulk ?? {}, quick ? '100k' : '400k', baseline));
+  }
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
 }
 
-await main();
+// Run when executed, not when a script imports the chart functions.
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

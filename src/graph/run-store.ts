@@ -230,26 +230,32 @@ export class RunStore implements RunReader, RunWriter {
     });
   }
 
-  load(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {
-    return this.shared.runs.get(
-      runCacheKey(table, ref.key),
-      () =>
-        isPendingRun(ref)
-          ? this.generation(ref.source.generation, signal).then(({ generation, hash }) => {
-              // The generation's hash was computed once when it was read: the same object the ref was made from.
-              if (hash !== ref.checksum) throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
-              return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
-            })
-          : this.store.get(ref.key, { signal }).then((bytes) => {
-              verifyChecksum(ref, bytes);
-              return decodeRun(table, bytes, ref.key, ref);
-            }),
-      ref.bytes,
-    );
+  /** A run, from the cache or the store; `cache: false` reads it without keeping it (a walk that passes once). */
+  load(table: TableType, ref: RunRef, signal?: AbortSignal, cache = true): Promise<RunData> {
+    const key = runCacheKey(table, ref.key);
+    if (!cache) return this.shared.runs.peek(key) ?? this.read(table, ref, signal);
+    return this.shared.runs.get(key, () => this.read(table, ref, signal), ref.bytes);
+  }
+
+  private read(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {
+    return isPendingRun(ref)
+      ? this.generation(ref.source.generation, signal).then(({ generation, hash }) => {
+          // The generation's hash was computed once when it was read: the same object the ref was made from.
+          if (hash !== ref.checksum) throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
+          return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
+        })
+      : this.store.get(ref.key, { signal }).then((bytes) => {
+          verifyChecksum(ref, bytes);
+          return decodeRun(table, bytes, ref.key, ref);
+        });
   }
 
   loader(table: TableType, signal?: AbortSignal): LoadRun {
-    return Object.assign((ref: RunRef) => this.load(table, ref, signal), { segments: (ref: RunRef) => this.segments(ref, signal), replaced: (ref: RunRef) => this.replacedBy(ref, signal) });
+    return Object.assign((ref: RunRef) => this.load(table, ref, signal), {
+      segments: (ref: RunRef) => this.segments(ref, signal),
+      replaced: (ref: RunRef) => this.replacedBy(ref, signal),
+      uncached: (ref: RunRef) => this.load(table, ref, signal, false),
+    });
   }
 
   async delete(refs: readonly RunRef[], signal?: AbortSignal): Promise<void> {

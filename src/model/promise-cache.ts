@@ -41,6 +41,11 @@ export class PromiseCache<K, V> {
     this.put(key, Promise.resolve(value), weight ?? this.opts.weigh?.(value) ?? 1);
   }
 
+  /** The cached value of `key`, if any, without making it recent (a one-off read should not keep it). */
+  peek(key: K): Promise<V> | undefined {
+    return this.entries.get(key)?.value;
+  }
+
   has(key: K): boolean {
     return this.entries.has(key);
   }

@@ -27,6 +27,8 @@ export const EMPTY_TABLE: TableVersion = { runs: [] };
  */
 export type LoadRun = ((ref: RunRef) => Promise<RunData>) & {
   segments: (ref: RunRef) => Promise<RunRef[]>;
+  /** Load without keeping the run in a cache (a walk that reads each segment once); `load` when absent. */
+  uncached?: (ref: RunRef) => Promise<RunData>;
   /** The runs a compacted run replaced, oldest first. */
   replaced?: (ref: RunRef) => Promise<RunRef[]>;
 };
@@ -177,10 +179,13 @@ export interface MergeHead {
  * The k-way merge of `mergeRuns` without decoding rows: callers that need only keys and hashes
  * (most of a big merge) decode the few rows they need with `data.rowAt(pos)`, before the next step.
  * `readAhead` (for walks that will read the whole of their runs) loads each run's next segment
- * while the current one is merged; short scans leave it off, as it costs them a read.
+ * while the current one is merged, and keeps what it reads out of the run cache (`uncached`);
+ * short scans leave it off, as it costs them a read.
  */
 export async function* mergeHeads(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, opts: { readAhead?: boolean } = {}): AsyncGenerator<MergeHead> {
-  // Source i: one run's segments; a higher `rank` is a newer run.
+  // Source i: one run's segments; a higher `rank` is a newer run. A walk through whole runs reads
+  // each segment once, so it does not fill the run cache with them.
+  const fetch = opts.readAhead === true ? (load.uncached ?? load) : load;
   const sources: Source[] = [];
   for (const [rank, run] of runs.entries()) {
     if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
@@ -206,10 +211,14 @@ export async function* mergeHeads(runs: readonly RunRef[], load: LoadRun, startA
     if (toLoad.length > 0) {
       await Promise.all(
         toLoad.map(async (src) => {
-          const data = await load(src.parts[src.at] as RunRef);
+          const data = await (src.ahead ?? fetch(src.parts[src.at] as RunRef));
+          src.ahead = undefined;
           // A long walk reads the next segment while this one is merged, so it rarely waits on the store.
           const next = src.parts[src.at + 1];
-          if (opts.readAhead === true && next !== undefined) load(next).catch(() => undefined);
+          if (opts.readAhead === true && next !== undefined) {
+            src.ahead = fetch(next);
+            src.ahead.catch(() => undefined);
+          }
           src.data = data;
           src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
           if (src.pos >= data.length) {
@@ -236,6 +245,8 @@ export async function* mergeHeads(runs: readonly RunRef[], load: LoadRun, startA
 /** One run in a k-way merge: its segments, the one being read, and the position in it. */
 interface Source {
   parts: RunRef[];
+  /** The next segment, being read ahead. */
+  ahead?: Promise<RunData> | undefined;
   at: number;
   rank: number;
   data: RunData | null;
