@@ -458,7 +458,9 @@ async function main(): Promise<void> {
   if (names.includes('merge')) await writeFile(path.join(out, 'merge-chart.svg'), mergeChart(all));
   if (names.includes('bulk')) {
     // The quick run is drawn beside the baseline measured before indexes and merge plans existed.
-    const baseline = quick ? ((JSON.parse(await readFile('bench/results/bulk-baseline-quick.json', 'utf8').catch(() => '{}')) as { ratios?: { bulk?: Record<string, number> } }).ratios?.bulk ?? undefined) : undefined;
+    const baseline = quick
+      ? ((JSON.parse(await readFile('bench/results/bulk-baseline-quick.json', 'utf8').catch(() => '{}')) as { ratios?: { bulk?: Record<string, number> } }).ratios?.bulk ?? undefined)
+      : undefined;
     await writeFile(path.join(out, `bulk${quick ? '-quick' : ''}-chart.svg`), bulkChart(ratios.bulk ?? {}, quick ? '100k' : '400k', baseline));
   }
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
