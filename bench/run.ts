@@ -423,7 +423,8 @@ export function bulkChart(now: Record<string, number | boolean>, size: string, b
     });
     bars += `<text x="${x0 + bw}" y="${H - bottom + 14}" font-size="9" text-anchor="end" transform="rotate(-35 ${x0 + bw} ${H - bottom + 14})">${k.replace('SIZE', size).replace(/_/g, ' ')}</text>`;
   });
-  const legend = `<rect x="${left}" y="8" width="12" height="12" fill="#95a5a6"/><text x="${left + 16}" y="18" font-size="12">baseline (before indexes and merge plans)</text><rect x="${left + 300}" y="8" width="12" height="12" fill="#2e86de"/><text x="${left + 316}" y="18" font-size="12">now</text>`;
+  const nowKey = `<rect x="${left + 300}" y="8" width="12" height="12" fill="#2e86de"/><text x="${left + 316}" y="18" font-size="12">now</text>`;
+  const legend = `${baseline === undefined ? '' : `<rect x="${left}" y="8" width="12" height="12" fill="#95a5a6"/><text x="${left + 16}" y="18" font-size="12">baseline (before indexes and merge plans)</text>`}${nowKey}`;
   const goalLine = `<line x1="${left}" y1="${y(1)}" x2="${W - 10}" y2="${y(1)}" stroke="#c0392b" stroke-dasharray="4 3"/><text x="${W - 12}" y="${y(1) - 4}" font-size="10" text-anchor="end" fill="#c0392b">goal</text>`;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}${goalLine}<text x="24" y="${(H - bottom) / 2 + top}" font-size="11" text-anchor="middle" transform="rotate(-90 24 ${(H - bottom) / 2 + top})">figure ÷ goal, log scale</text>${bars}</svg>\n`;
 }
