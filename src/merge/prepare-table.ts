@@ -225,8 +225,15 @@ class KeyMerge {
   key(key: string, b: RunRow | undefined, s: RunRow | undefined, t: RunRow | undefined, layout: RunRow | undefined, changed: boolean): void {
     const { input } = this;
     const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
-    const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target);
+    // Conflicts past the report's page, with nothing to resolve them, are only counted.
+    const brief = input.conflicts !== undefined && input.resolver?.empty !== false && !input.conflicts.wants(input.type.name, key);
+    const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target, brief);
     let result: Row | null;
+    if ('conflicts' in m && brief) {
+      for (const c of m.conflicts) (input.conflicts as ConflictCollector).count(c.kind);
+      this.conflicts.count += m.conflicts.length;
+      return;
+    }
     if ('conflicts' in m) {
       const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
       if (resolved === undefined) {

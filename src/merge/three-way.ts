@@ -37,12 +37,16 @@ function same(a: Row | null, b: Row | null): boolean {
   return ka.length === kb.length && ka.every((k) => b[k] !== undefined && sameValue(a[k], b[k]));
 }
 
-export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null): EntityMerge {
+/**
+ * `brief` leaves every conflict's message empty, for conflicts only counted (a report holds one
+ * page of them; describing the rest is most of their cost).
+ */
+export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null, brief = false): EntityMerge {
   if (same(source, base)) return { row: target };
   if (same(target, base)) return { row: source };
   if (same(source, target)) return { row: source };
   if (base === null) {
-    const props = changedProps(source as Row, target as Row);
+    const props = brief ? [] : changedProps(source as Row, target as Row);
     return {
       conflicts: [
         {
@@ -53,7 +57,7 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
           base: null,
           source,
           target,
-          message: `${table} ${key} was inserted on both sides with different ${props.join(', ')}`,
+          message: brief ? '' : `${table} ${key} was inserted on both sides with different ${props.join(', ')}`,
         },
       ],
     };
@@ -71,7 +75,7 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
           base,
           source,
           target,
-          message: `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})`,
+          message: brief ? '' : `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})`,
         },
       ],
     };
@@ -83,7 +87,7 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
     if (sameValue(source[p], base[p])) merged[p] = target[p] ?? null;
     else if (sameValue(target[p], base[p]) || sameValue(source[p], target[p])) merged[p] = source[p] ?? null;
     else {
-      const [b, s, t] = [base[p], source[p], target[p]].map((v) => canonicalJson(v ?? null));
+      const [b, s, t] = brief ? ['', '', ''] : [base[p], source[p], target[p]].map((v) => canonicalJson(v ?? null));
       merged[p] = target[p] ?? null;
       conflicts.push({
         kind: 'DivergentUpdate',

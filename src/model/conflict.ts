@@ -89,6 +89,23 @@ export class ConflictCollector {
     }
   }
 
+  /**
+   * Whether a conflict of this table and key could be among those held: false once the heap is full
+   * and its greatest is an earlier key, so a caller may count the key's conflicts (`count`) without
+   * describing them.
+   */
+  wants(table: string, key: string): boolean {
+    const top = this.heap[0];
+    if (this.heap.length < this.keep || top === undefined) return true;
+    return table < top.table || (table === top.table && key <= top.key);
+  }
+
+  /** Count a conflict that cannot be held (see `wants`). */
+  count(kind: ConflictKind): void {
+    this.total++;
+    this.counts[kind]++;
+  }
+
   addAll(cs: readonly Conflict[]): void {
     for (const c of cs) this.add(c);
   }

@@ -210,11 +210,38 @@ export class RunData {
     const tomb = this.tombs[i] as boolean;
     let props: Row | null = null;
     if (!tomb) {
+      // A reader that walks many rows of this run gets its columns decoded once, whole.
+      if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
       props = {};
-      for (const c of this.columns) props[c.prop.name] = c.vector === null ? null : fromArrow(c.prop, c.vector.get(i));
+      const values = this.values;
+      if (values !== undefined) for (const [n, c] of this.columns.entries()) props[c.prop.name] = (values[n] as Value[])[i] as Value;
+      else for (const c of this.columns) props[c.prop.name] = c.vector === null ? null : fromArrow(c.prop, c.vector.get(i));
     }
     return { key: this.keys[i] as string, tomb, hash: this.hashes[i] as string, props };
   }
+
+  private rowsRead = 0;
+  private values: Value[][] | undefined;
+}
+
+/** Rows of one run read one by one before its columns are decoded whole (a point lookup reads one or two). */
+const MATERIALIZE_AFTER = 64;
+
+/** A property column's values, decoded in one pass (utf8 columns through `utf8Strings`). */
+function columnValues(p: PropDef, v: Vector | null, length: number): Value[] {
+  if (v === null) return new Array<Value>(length).fill(null);
+  if (runColumnType(p) instanceof Utf8 && p.type.kind !== 'json') {
+    const strings = v.nullCount === 0 ? utf8Strings(v) : undefined;
+    if (strings !== undefined) return strings;
+  }
+  // Numbers without nulls come out of their typed arrays in one pass.
+  if (v.nullCount === 0 && (p.type.kind === 'int' || p.type.kind === 'float')) {
+    const typed = v.toArray() as BigInt64Array | Float64Array;
+    return p.type.kind === 'int' ? Array.from(typed as BigInt64Array, (x) => Number(x)) : Array.from(typed as Float64Array);
+  }
+  const out = new Array<Value>(length);
+  for (let i = 0; i < length; i++) out[i] = fromArrow(p, v.get(i));
+  return out;
 }
 
 /**
