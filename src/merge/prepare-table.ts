@@ -12,6 +12,14 @@
  * in order inside the result, a later merge from the source's branch still
  * finds its delta by run keys alone.
  *
+ * How much is read depends on the plan by size (merge-plan.ts `planBySize`),
+ * in the usual layout: with one side much bigger, only the other side's keys
+ * are merged, each looked up on the big side and at the base
+ * (`prepareOneSide`); otherwise both deltas are streamed once in key order
+ * and only keys both sides changed are decoded (`prepareStreaming`). Every
+ * plan gives the same rows and conflicts as reading both deltas whole, the
+ * fallback below, which also serves histories whose sharing was lost.
+ *
  * When sharing is lost (compaction), both deltas come from a full sorted
  * comparison and the result is target runs ++ [fix run with every source
  * change].
