@@ -45,7 +45,8 @@ export async function maintainIndexes<T>(runs: Runs, head: Snapshot, plan: Chang
   for (const type of schema.types) {
     const entry = head.manifest.tables[type.name];
     if (entry === undefined || type.name in tables) continue;
-    if (typeChanged(head.schema, type, schemaChanged) || !hasAll(entry, indexSpecs(type))) todo.push([type, entry]);
+    // The head's entries were indexed when published: only their index names need checking here.
+    if (typeChanged(head.schema, type, schemaChanged) || !sameNames(entry, indexSpecs(type))) todo.push([type, entry]);
   }
   await Promise.all(
     todo.map(async ([type, t]) => {
@@ -60,6 +61,12 @@ function typeChanged(before: Schema, type: TableType, schemaChanged: boolean): b
   if (!schemaChanged) return false;
   const old = findType(before, type.name);
   return old === undefined || canonicalJson(old) !== canonicalJson(type);
+}
+
+function sameNames(v: IndexedVersion, specs: readonly IndexSpec[]): boolean {
+  const names = Object.keys(v.indexes?.sets ?? {});
+  if (specs.length === 0) return v.indexes === undefined;
+  return v.indexes !== undefined && names.length === specs.length && specs.every((s) => v.indexes?.sets[s.name] !== undefined);
 }
 
 function hasAll(v: IndexedVersion, specs: readonly IndexSpec[]): boolean {
