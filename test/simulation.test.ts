@@ -21,8 +21,8 @@
  * named differently (fast-forward instead of already up to date, merged
  * with no net change); the state must still be exactly the model's.
  *
- * SIM_SEEDS (default 300, which keeps `npm test` inside its time budget; CI
- * runs 1,700 more), SIM_FIRST_SEED, SIM_OPS and SIM_PARALLEL (seeds at a
+ * SIM_SEEDS (default 200, which keeps `npm test` inside its time budget; CI
+ * runs 1,800 more), SIM_FIRST_SEED, SIM_OPS and SIM_PARALLEL (seeds at a
  * time, default 4) tune a run; a failure prints the one line that
  * reproduces it.
  */
@@ -43,7 +43,7 @@ import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 
-const SEEDS = Number(process.env.SIM_SEEDS ?? 300);
+const SEEDS = Number(process.env.SIM_SEEDS ?? 200);
 const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const OPS = Number(process.env.SIM_OPS ?? 16);
 // Keys from across the UTF-16 space: NUL, an astral character, the last BMP code point.
