@@ -23,10 +23,10 @@
  */
 import { canonicalJson } from '../model/canonical.js';
 import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
-import type { RunRef, RunRow } from '../table/run.js';
+import { compareKey, type RunRef, type RunRow } from '../table/run.js';
 import type { Row } from '../model/values.js';
-import { buildIndexRows, encodeNodeKey, indexChange, indexSpecs, indexType, runsFingerprint, validIndexes, type IndexedVersion, type IndexSpec, type TableIndexes } from '../table/secondary-index.js';
-import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, type TableVersion } from '../table/table-version.js';
+import { buildIndexRows, inChange, indexChange, indexSpecs, indexType, runsFingerprint, validIndexes, type IndexedVersion, type IndexSpec, type TableIndexes } from '../table/secondary-index.js';
+import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
 import type { ChangePlan, Snapshot } from './graph.js';
 import type { RunReader, RunWriter } from './ports.js';
 
@@ -63,16 +63,16 @@ function typeChanged(before: Schema, type: TableType, schemaChanged: boolean): b
   return old === undefined || canonicalJson(old) !== canonicalJson(type);
 }
 
+/** Does `v` carry exactly the indexes `specs` names (none when there are none)? */
 function sameNames(v: IndexedVersion, specs: readonly IndexSpec[]): boolean {
-  const names = Object.keys(v.indexes?.sets ?? {});
-  if (specs.length === 0) return v.indexes === undefined;
-  return v.indexes !== undefined && names.length === specs.length && specs.every((s) => v.indexes?.sets[s.name] !== undefined);
+  const sets = v.indexes?.sets;
+  if (specs.length === 0 || sets === undefined) return specs.length === 0 && sets === undefined;
+  return Object.keys(sets).length === specs.length && specs.every((s) => sets[s.name] !== undefined);
 }
 
+/** Those indexes, and built for `v`'s runs. */
 function hasAll(v: IndexedVersion, specs: readonly IndexSpec[]): boolean {
-  const ix = validIndexes(v);
-  if (specs.length === 0) return v.indexes === undefined;
-  return ix !== undefined && Object.keys(ix.sets).length === specs.length && specs.every((s) => ix.sets[s.name] !== undefined);
+  return sameNames(v, specs) && (specs.length === 0 || validIndexes(v) !== undefined);
 }
 
 /** A tail of at most this many runs and rows above what the indexes describe is left for lookups to read. */
@@ -120,41 +120,21 @@ async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVe
 }
 
 /** Per index, the sorted rows that take it from `before`'s table to `after`'s. */
-async function indexDeltas(specs: readonly IndexSpec[], before: TableVersion, after: TableVersion, load: Parameters<typeof changedStates>[2]): Promise<Map<string, RunRow[]>> {
+async function indexDeltas(specs: readonly IndexSpec[], before: TableVersion, after: TableVersion, load: LoadRun): Promise<Map<string, RunRow[]>> {
   const changed = await changedStates(before, after, load);
-  // An edge's `to` is part of its key, so its `in` entry follows from the key; @unique values need the old rows.
+  // @unique values need the old rows; an edge's `in` entry follows from its key.
   const priors = specs.some((s) => s.kind === 'unique') && changed.size > 0 ? await lookupStates(before, changed.keys(), load) : new Map<string, RunRow>();
   const live = (r: RunRow | undefined): Row | null => (r === undefined || r.tomb ? null : (r.props as Row));
-  return deltaRows(
-    specs,
-    [...changed].map(([key, r]) => ({ key, before: live(priors.get(key)), after: live(r) })),
-  );
-}
-
-/** Per index, the sorted rows for these changes of state (`before` is unused by `in`, whose entry follows from the key). */
-function deltaRows(specs: readonly IndexSpec[], changes: readonly { key: string; before: Row | null; after: Row | null }[]): Map<string, RunRow[]> {
   const out = new Map<string, RunRow[]>();
   for (const spec of specs) {
     const rows: RunRow[] = [];
-    for (const { key, before, after } of changes) {
-      if (spec.kind === 'unique') {
-        rows.push(...indexChange(spec, key, before, after));
-        continue;
-      }
-      const entry = `${encodeNodeKey(edgeTo(key))}\u0000${key}`;
-      rows.push(after === null ? { key: entry, tomb: true, hash: '', props: null } : { key: entry, tomb: false, hash: '1', props: {} });
-    }
+    for (const [key, r] of changed) rows.push(...(spec.kind === 'unique' ? indexChange(spec, key, live(priors.get(key)), live(r)) : [inChange(key, live(r) !== null)]));
     out.set(
       spec.name,
-      rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+      rows.sort((a, b) => compareKey(a.key, b.key)),
     );
   }
   return out;
-}
-
-/** The `to` node key inside an edge key (`[from, to, ...]`, see model/values.ts). */
-function edgeTo(key: string): string {
-  return String((JSON.parse(key) as unknown[])[1]);
 }
 
 /**

@@ -15,6 +15,7 @@ import { bodyOf, nodeOf, entriesOf, treeOf, unstoredNodes, type PartBody, type P
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { Ancestry, ancestryTreeOptions, ANCESTRY_PART_BYTES } from './ancestry.js';
 import { keys } from './keys.js';
+import { sameRuns } from '../table/table-version.js';
 import { MANIFEST_FORMAT, StoredManifestZ, partBodyZ, TableEntryZ, type Manifest, type TableEntry } from './manifest.js';
 
 /** Largest leaf of a manifest's table tree: a one-row write in a graph of any number of tables writes about this much metadata, plus its path. */
@@ -37,18 +38,12 @@ export interface TreeOptions {
 /** A run key names one immutable run, stats included: two entries with the same run keys (indexes' too) are the same. */
 function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
   if (a === b) return true;
-  const sameRuns = (x: readonly { key: string }[], y: readonly { key: string }[]): boolean => x.length === y.length && x.every((r, i) => r.key === y[i]?.key);
-  if (!sameRuns(a.runs, b.runs)) return false;
+  if (!sameRuns(a, b)) return false;
   const ia = a.indexes;
   const ib = b.indexes;
   if (ia === undefined || ib === undefined) return ia === ib;
   const names = Object.keys(ia.sets);
-  return (
-    ia.of === ib.of &&
-    ia.covers === ib.covers &&
-    names.length === Object.keys(ib.sets).length &&
-    names.every((n) => ib.sets[n] !== undefined && sameRuns((ia.sets[n] as TableEntry).runs, (ib.sets[n] as TableEntry).runs))
-  );
+  return ia.of === ib.of && ia.covers === ib.covers && names.length === Object.keys(ib.sets).length && names.every((n) => ib.sets[n] !== undefined && sameRuns(ia.sets[n], ib.sets[n]));
 }
 
 export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {

@@ -166,7 +166,8 @@ export async function edgesOf(
     }
     if (direction !== 'out' && et.to === nodeTable) {
       // By the `in` index: the work is this node's edges, not the edge table.
-      const ks = (await t.indexes.holders(IN_SPEC, [encodeNodeKey(key)])).get(encodeNodeKey(key)) ?? [];
+      const enc = encodeNodeKey(key);
+      const ks = (await t.indexes.holders(IN_SPEC, [enc])).get(enc) ?? [];
       const rows = await lookupRows(t.version, ks, t.load);
       for (const k of ks) {
         const r = rows.get(k);

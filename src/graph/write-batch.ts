@@ -138,7 +138,8 @@ export async function planWrite(
       rowsByTable.map(async ([type, rows]) => {
         const ref = await runs.write(type, rows, signal);
         scratch.push(ref);
-        changed[type.name] = { runs: [...(head.tables[type.name] ?? EMPTY_TABLE).runs, ref] };
+        const cur = head.tables[type.name] ?? EMPTY_TABLE;
+        changed[type.name] = { runs: [...cur.runs, ref] };
       }),
     );
   } catch (e) {

@@ -134,9 +134,14 @@ export function planBySize(sourceRows: number, targetRows: number, sourceRowsTru
  * node table edges refer to) none of them deletes a node. `sourceTombstones` counts deletions in
  * the source's delta runs.
  */
+/** Does `schema` define `type` exactly so (its rows read the same under either)? */
+export function sameTypeIn(schema: Schema, type: TableType | undefined): boolean {
+  return type !== undefined && canonicalJson(findType(schema, type.name) ?? null) === canonicalJson(type);
+}
+
 export function sourceRowsTrusted(schema: Schema, sourceSchema: Schema, type: TableType, sourceTombstones: number): boolean {
   if (type.kind === 'edge' || type.props.some((p) => p.unique)) return false;
-  if (canonicalJson(findType(sourceSchema, type.name) ?? null) !== canonicalJson(type)) return false;
+  if (!sameTypeIn(sourceSchema, type)) return false;
   const referenced = schema.types.some((t) => t.kind === 'edge' && (t.from === type.name || t.to === type.name));
   return !referenced || sourceTombstones === 0;
 }

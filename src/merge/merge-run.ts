@@ -20,7 +20,6 @@ import { NO_PENDING } from '../pending/pending-wal.js';
 import { ConflictCollector, type Conflict } from '../model/conflict.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
-import { canonicalJson } from '../model/canonical.js';
 import type { Row } from '../model/values.js';
 import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
 import { refOf, type Commit, type Manifest } from '../graph/manifest.js';
@@ -31,7 +30,7 @@ import { runPreparations, type Fallback, type PreparationGauges, type Width } fr
 import { prepareTable, type PreparedTable } from './prepare-table.js';
 import { validateMerged } from './validate.js';
 import { mergeBaseView } from './virtual-base.js';
-import { classifyMerge, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
+import { classifyMerge, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, sameTypeIn, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
 import { recheckTightened, sideValues } from './merge-recheck.js';
 import { Resolver, type AppliedResolution, type MergeResolutions } from './resolutions.js';
 import type { ProgressSink } from '../model/progress.js';
@@ -358,7 +357,7 @@ export class MergeRun {
     const targetIndexes = (name: string) => g.indexes(m.target, findType(schema, name) as TableType, signal);
     // The source's rows were checked against its schema when written: a row the merge takes from it
     // as is needs no second check unless the merged schema reads that table differently.
-    const sameType = new Map([...changes.keys()].map((name) => [name, canonicalJson(findType(source.schema, name) ?? null) === canonicalJson(findType(schema, name) ?? null)]));
+    const sameType = new Map([...changes.keys()].map((name) => [name, sameTypeIn(source.schema, findType(schema, name))]));
     const mergedKeys = new Map(m.prepared.map((p) => [p.table, p.merged]));
     const needsValueCheck = (table: string, key: string): boolean => sameType.get(table) !== true || mergedKeys.get(table)?.has(key) === true;
     const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides, targetIndexes, needsValueCheck });

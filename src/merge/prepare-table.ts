@@ -123,7 +123,7 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     const planned = input.bySize === 'both' ? await prepareStreaming(input) : await prepareOneSide(input, input.bySize === 'source-big' ? 'target' : 'source');
     if (planned !== undefined) return planned;
   }
-  const { type, base, source, target, load } = input;
+  const { base, source, target, load } = input;
   const [sourceStates, targetStates] = await Promise.all([changedStates(base, source, load), changedStates(base, target, load)]);
   // Sides compacted since the base still share its runs once unfolded (see alignForDelta).
   const [alignedSource, alignedTarget] = await Promise.all([alignForDelta(base, source, load), alignForDelta(base, target, load)]);
@@ -143,62 +143,28 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   const both = [...sourceStates.keys()].filter((k) => targetStates.has(k));
   const baseStates = await lookupStates(base, both, load);
 
-  const conflicts = new Found(input.conflicts);
-  const changes = new Map<string, Row | null>();
-  const fix: RunRow[] = [];
+  const km = new KeyMerge(input);
   const allKeys = [...new Set([...sourceStates.keys(), ...targetStates.keys()])].sort(compareKey);
-  const walkedKeys = new Walked(input.progress);
   for (const key of allKeys) {
-    walkedKeys.step();
+    km.walked.step();
     const inSource = sourceStates.has(key);
     const inTarget = targetStates.has(key);
-    const t = stateRow(targetStates.get(key));
-    let result: Row | null;
-    // The result's hash when it is one side's stored state; undefined when the merge made a new row.
-    let resultHash: string | undefined;
-    let targetKnown = true;
-    if (inSource && inTarget) {
-      const sides = { base: stateRow(baseStates.get(key)), source: stateRow(sourceStates.get(key)), target: t };
-      const m = mergeEntity(type.name, key, sides.base, sides.source, t);
-      if ('conflicts' in m) {
-        const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
-        if (resolved === undefined) {
-          conflicts.push(...m.conflicts);
-          continue;
-        }
-        result = resolved.supplied ? suppliedRow(type, key, resolved.row) : resolved.row;
-      } else result = m.row;
-    } else if (inSource) {
-      // The target did not touch this key: it still has the base's state, unknown here without a read.
-      result = stateRow(sourceStates.get(key));
-      resultHash = hashOf(sourceStates.get(key));
-      targetKnown = false;
-    } else {
-      result = t;
-      resultHash = hashOf(targetStates.get(key));
-    }
-    if (inSource) changes.set(key, result);
     const layout = underLayout(key);
-    const effective = layout !== null ? hashOf(layout) : targetKnown ? hashOf(targetStates.get(key)) : undefined;
-    const hash = resultHash ?? stateHash(result);
-    if (effective === undefined || effective !== hash) {
-      // A stored hash may predate a property added since; a row written now carries its own.
-      fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: resultHash === undefined ? hash : rowHash(result), props: result });
+    if (inSource && inTarget) {
+      km.merged.add(key);
+      km.key(key, baseStates.get(key), sourceStates.get(key), targetStates.get(key), layout !== null ? layout : targetStates.get(key), true);
+      continue;
     }
+    // One side changed the key: the result is that side's stored row. A key only the source changed
+    // still has the base's state on the target, unknown here without a read, so it is written.
+    const own = inSource ? sourceStates.get(key) : targetStates.get(key);
+    const result = stateRow(own);
+    if (inSource) km.changes.set(key, result);
+    const effective = layout !== null ? hashOf(layout) : inSource ? undefined : hashOf(own);
+    // A stored hash may predate a property added since; a row written now carries its own.
+    if (effective !== hashOf(own)) km.fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: rowHash(result), props: result });
   }
-
-  walkedKeys.done();
-  const stats = { sourceKeys: sourceStates.size, targetKeys: targetStates.size, bothKeys: both.length, fixRows: fix.length, adoptedRuns: adopted.length };
-  const merged = new Set(both);
-  if (conflicts.count > 0) return { table: type.name, version: target, scratch: [], conflicts: conflicts.list, conflictCount: conflicts.count, changes, merged, stats };
-  const scratch: RunRef[] = [];
-  const runs = [...target.runs, ...adopted];
-  if (fix.length > 0) {
-    const ref = await input.writeRun(fix);
-    scratch.push(ref);
-    runs.push(ref);
-  }
-  return { table: type.name, version: { runs }, scratch, conflicts: conflicts.list, conflictCount: 0, changes, merged, stats };
+  return km.finish(adopted, { sourceKeys: sourceStates.size, targetKeys: targetStates.size });
 }
 
 /** The usual layout: every source delta run adoptable and above the base's runs on both sides; undefined otherwise. */

@@ -211,7 +211,11 @@ export class RunData {
     let props: Row | null = null;
     if (!tomb) {
       // A reader that walks many rows of this run gets its columns decoded once, whole.
-      if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
+      if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) {
+        this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
+        // The decoded values replace the vectors, so the file's bytes are not held twice.
+        for (const c of this.columns) c.vector = null;
+      }
       props = {};
       const values = this.values;
       if (values !== undefined) for (const [n, c] of this.columns.entries()) props[c.prop.name] = (values[n] as Value[])[i] as Value;

@@ -87,9 +87,9 @@ export function validIndexes(v: IndexedVersion | undefined): (TableIndexes & { c
 /** The encoded value a spec looks up for a row, or undefined when the row holds none. */
 function encodedValue(spec: IndexSpec, row: Row | null): string | undefined {
   if (row === null) return undefined;
-  if (spec.kind === 'in') return JSON.stringify(String(row[EDGE_TO]));
+  if (spec.kind === 'in') return encodeNodeKey(String(row[EDGE_TO]));
   const v = row[spec.prop];
-  return v === null || v === undefined ? undefined : canonicalJson(v);
+  return v === null || v === undefined ? undefined : encodeUnique(v);
 }
 
 /** How a @unique value is looked up. */
@@ -115,6 +115,15 @@ export function indexChange(spec: IndexSpec, key: string, before: Row | null, af
   if (was !== undefined) out.push({ key: entryKey(was, key), ...TOMB });
   if (now !== undefined) out.push({ key: entryKey(now, key), ...LIVE });
   return out;
+}
+
+/**
+ * The `in` index row of one edge, from its key alone (an edge's `to` is part of its key, so the
+ * old row is never needed): live while the edge is, a tombstone once it is gone.
+ */
+export function inChange(edgeKey: string, live: boolean): RunRow {
+  const to = String((JSON.parse(edgeKey) as unknown[])[1]);
+  return { key: entryKey(encodeNodeKey(to), edgeKey), ...(live ? LIVE : TOMB) };
 }
 
 /** The index rows of every live row, sorted: an index built from scratch. */
@@ -189,13 +198,16 @@ export interface IndexedTable {
  */
 export class IndexReader {
   private extras: Promise<Map<string, RunRow>> | undefined;
+  private described: ReturnType<typeof validIndexes> | null = null;
 
   constructor(private readonly t: IndexedTable) {}
 
   /** The usable index for `spec`: published, and describing leading runs of what is read. */
   private usable(spec: IndexSpec): { set: TableVersion; covers: number } | undefined {
     const { published, version } = this.t;
-    const ix = validIndexes(published);
+    // Checked once per reader: the fingerprint hashes the run keys.
+    if (this.described === null) this.described = validIndexes(published);
+    const ix = this.described;
     const set = ix?.sets[spec.name];
     if (ix === undefined || set === undefined || published === undefined) return undefined;
     const prefix = published.runs.slice(0, ix.covers).every((r, i) => version.runs[i]?.key === r.key);
