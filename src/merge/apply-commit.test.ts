@@ -57,4 +57,26 @@ describe('cherry-pick and revert', () => {
     expect(await mergeBranches(g, { source: c, into: 'main', apply: 'revert', dryRun: true })).toMatchObject({ outcome: 'reverted', dryRun: true, commit: null });
     expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
   });
+
+  it('regression: a cherry-pick or revert whose change the target already holds is already up to date, and publishes nothing', async () => {
+    const g = await peopleGraph();
+    await mustWrite(g, 'main', [person('a', { age: 1 }), person('b', { age: 2 })]);
+    await g.createBranch('f', { branch: 'main' });
+    // The same change made on main by hand, not by a pick: the pick's rows differ in runs, not in content.
+    const picked = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 }), person('c')]);
+    await mustWrite(g, 'main', [upd({ id: 'a', age: 10 }), person('c')]);
+    const head = (await g.branchHead('main')).manifest.commit.id;
+    expect(await mergeBranches(g, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'already_up_to_date', commit: null });
+    // A revert whose change was already undone by later writes.
+    const bad = await mustWrite(g, 'main', [upd({ id: 'b', age: 99 })]);
+    await mustWrite(g, 'main', [upd({ id: 'b', age: 2 })]);
+    const before = (await g.branchHead('main')).manifest.commit.id;
+    expect(await mergeBranches(g, { source: bad, into: 'main', apply: 'revert' })).toMatchObject({ outcome: 'already_up_to_date', commit: null });
+    expect((await g.branchHead('main')).manifest.commit.id).toBe(before);
+    expect(before).not.toBe(head);
+    // A pick that changes one row of several still lands.
+    const more = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 }), upd({ id: 'b', age: 7 })]);
+    expect(await mergeBranches(g, { source: more, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'cherry_picked' });
+    expect((await rowsOf(g, 'main', 'Person')).b?.age).toBe(7);
+  });
 });

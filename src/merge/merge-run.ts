@@ -19,12 +19,13 @@
 import { NO_PENDING } from '../pending/pending-wal.js';
 import { ConflictCollector, type Conflict } from '../model/conflict.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
-import { findType, type Schema, type TableType } from '../model/schema.js';
+import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
 import { refOf, type Commit, type Manifest } from '../graph/manifest.js';
 import type { RunRef } from '../table/run.js';
-import { changedStates, EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
+import { changedStates, EMPTY_TABLE, lookupStates, type TableVersion } from '../table/table-version.js';
+import type { RunRow } from '../table/run.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import { runPreparations, type Fallback, type PreparationGauges, type Width } from './preparation-scheduler.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
@@ -115,6 +116,8 @@ class ScratchLedger {
   }
 }
 
+/** A stored state's content hash: '' for absent or deleted. */
+const stateHashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
 const sideOf = (s: Snapshot): MergeSide => ({ ref: s.ref, ancestry: s.manifest.ancestry, pending: s.pending.generations.length, schemaHash: s.manifest.schema, schema: s.schema, tables: s.tables });
 
 export class MergeRun {
@@ -232,7 +235,7 @@ export class MergeRun {
     const outcome: MergeOutcome = opts.apply === undefined ? 'merged' : opts.apply.kind === 'revert' ? 'reverted' : 'cherry_picked';
     const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver) };
     // An applied change the target already holds changes nothing: say so rather than publish an empty commit.
-    if (opts.apply !== undefined && plan.summaries.length === 0 && prepared.every((p) => p.stats.fixRows === 0 && p.stats.adoptedRuns === 0)) {
+    if (opts.apply !== undefined && (await this.changesNothing(target, schema, tables))) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'up_to_date' } };
     }
@@ -259,6 +262,25 @@ export class MergeRun {
     };
     if (source.readAt !== undefined) published.readAt = source.readAt;
     return published;
+  }
+
+  /**
+   * Whether the merged tables and schema read exactly as the target's: every key above the
+   * target's runs looked up in them (an applied change is small, so this is a few lookups). Used
+   * for cherry-pick and revert, which, as in Git, stop on an empty change instead of committing it.
+   */
+  private async changesNothing(target: Snapshot, schema: Schema, tables: Record<string, TableVersion>): Promise<boolean> {
+    if (schemaHashOf(schema) !== target.manifest.schema) return false;
+    for (const [name, version] of Object.entries(tables)) {
+      const type = findType(schema, name) as TableType;
+      const before = target.tables[name] ?? EMPTY_TABLE;
+      const load = this.g.runs.loader(type, this.opts.signal);
+      const after = await changedStates(before, version, load);
+      if (after.size === 0) continue;
+      const was = await lookupStates(before, after.keys(), load);
+      for (const [key, r] of after) if (stateHashOf(r) !== stateHashOf(was.get(key))) return false;
+    }
+    return true;
   }
 
   /** A cherry-pick or revert lands as an ordinary one-parent commit: the applied commit's history is not the target's. */
