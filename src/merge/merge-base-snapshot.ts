@@ -8,17 +8,12 @@ import { mergeBaseView } from './virtual-base.js';
  * The state two snapshots diverged from, as a snapshot to diff against: the
  * merge base a merge of them would use (virtual, for criss-cross history),
  * so a three-dot diff shows exactly what merging would bring. Its commit
- * is the newest base's. Bases that cannot be merged into one leave the
- * diff ambiguous, and the caller is told which commits to diff from.
+ * is the newest base's. A key the bases disagree on is marked in that base
+ * (virtual-base.ts), so it shows as changed on both sides.
  */
 export async function mergeBaseSnapshot(g: Graph, a: Snapshot, b: Snapshot, signal?: AbortSignal): Promise<Snapshot> {
   const found = await mergeBaseView(g, a.manifest.ancestry, b.manifest.ancestry, [a.manifest.lineage, b.manifest.lineage], [a.schema, b.schema], signal);
   if (found === undefined) throw new BranchgraphError('invalid_input', `${a.manifest.commit.id} and ${b.manifest.commit.id} share no history: a three-dot diff needs a merge base`);
-  if ('conflicts' in found) {
-    throw new BranchgraphError('invalid_input', 'the merge bases of these refs conflict with each other, so there is no single state they diverged from; diff from one of the refs instead (two-dot)', {
-      issues: found.conflicts.slice(0, 20).map((c) => ({ path: `${c.table} ${c.key}`, message: c.message })),
-    });
-  }
   const manifest = found.base.manifests[0] as Manifest;
   // The diff only needs the type of each base table: the sides' types cover every table either kept.
   const types = [...b.schema.types, ...a.schema.types.filter((t) => !b.schema.types.some((u) => u.name === t.name))];

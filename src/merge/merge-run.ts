@@ -184,7 +184,6 @@ export class MergeRun {
     }
     const found = await mergeBaseView(this.g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], opts.signal);
     if (found === undefined) throw new BranchgraphError('not_found', `${opts.source} and ${opts.into} share no history`);
-    if ('conflicts' in found) return { conflicts: found.conflicts };
     const baseManifest = found.base.manifests[0] as Manifest;
     const hash = found.base.schema ?? '';
     // The base's schema document is read only when both sides changed theirs.

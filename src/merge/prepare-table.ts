@@ -32,7 +32,7 @@ import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { alignForDelta, changedStates, deltaRuns, lookupStates, mergeHeads, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
 import type { Resolver } from './resolutions.js';
-import { mergeEntity } from './three-way.js';
+import { markedHash, marksOf, mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
 import type { ProgressSink } from '../model/progress.js';
 
@@ -54,6 +54,8 @@ export interface PrepareInput {
   conflicts?: ConflictCollector;
   /** Where rows walked are reported, and how many were planned for this table (all reported by the end). */
   progress?: { sink: ProgressSink; plannedRows: number };
+  /** Keep each conflict in the result as marked properties instead of reporting it: a virtual base's inner merges (three-way.ts `Marks`). */
+  keepConflicts?: boolean;
 }
 
 /** Where a preparation's conflicts go: the merge's collector when it has one, else a list returned with the table. */
@@ -201,24 +203,33 @@ class KeyMerge {
     const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
     // Conflicts past the report's page, with nothing to resolve them, are only counted.
     const brief = input.conflicts !== undefined && input.resolver?.empty !== false && !input.conflicts.wants(input.type.name, key);
-    const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target, brief);
+    const marks = { base: marksOf(hashOf(b)), source: marksOf(hashOf(s)), target: marksOf(hashOf(t)) };
+    const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target, brief, marks);
     let result: Row | null;
-    if ('conflicts' in m && brief) {
+    let resultMarks = m.marks;
+    if (!('conflicts' in m)) result = m.row;
+    else if (input.keepConflicts === true) {
+      // The conflicting properties (every property, for a row conflict) become marked: the outer merge decides them.
+      const rowConflict = m.merged === undefined;
+      result = m.merged ?? sides.target ?? sides.source;
+      const conflicted = m.conflicts.flatMap((c) => (rowConflict ? [...Object.keys(sides.source ?? {}), ...Object.keys(sides.target ?? {})] : [c.property as string]));
+      resultMarks = new Set([...(m.marks ?? []), ...conflicted]);
+    } else if (brief) {
       for (const c of m.conflicts) (input.conflicts as ConflictCollector).count(c.kind);
       this.conflicts.count += m.conflicts.length;
       return;
-    }
-    if ('conflicts' in m) {
+    } else {
       const resolved = input.resolver?.resolve(m.conflicts, sides, m.merged);
       if (resolved === undefined) {
         this.conflicts.push(...m.conflicts);
         return;
       }
       result = resolved.supplied ? suppliedRow(input.type, key, resolved.row) : resolved.row;
-    } else result = m.row;
+      resultMarks = undefined;
+    }
     if (hashOf(s) !== hashOf(b) && hashOf(t) !== hashOf(b)) this.merged.add(key);
     if (changed) this.changes.set(key, result);
-    const hash = stateHash(result);
+    const hash = result !== null && resultMarks !== undefined ? markedHash(result, resultMarks) : stateHash(result);
     if (hashOf(layout) !== hash) this.fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
   }
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../model/values.js';
-import { mergeEntity } from './three-way.js';
+import { markedHash, marksOf, mergeEntity } from './three-way.js';
 
 const B: Row = { id: 'k', name: 'base', age: 1 };
 const S: Row = { id: 'k', name: 'src', age: 1 };
@@ -74,5 +74,34 @@ describe('three-way merge: the truth table', () => {
         }
       }),
     );
+  });
+});
+
+describe('three-way merge over a marked (virtual) base', () => {
+  const marked = new Set(['name']);
+  const mm = (b: Row, s: Row | null, t: Row | null) => mergeEntity('Person', 'k', b, s, t, false, { base: marked });
+
+  it('a marked property is decided by the two sides: agreeing sides are clean, differing sides conflict', () => {
+    expect(mm(B, S, S)).toEqual({ row: S });
+    // The base's own value of a marked property counts for nothing: a side holding it still changed it.
+    const r = mm(B, B, T);
+    expect('conflicts' in r && r.conflicts.map((c) => [c.kind, c.property])).toEqual([['DivergentUpdate', 'name']]);
+    expect('conflicts' in r && r.conflicts[0]?.message).toContain('the common ancestors disagree');
+    // Unmarked properties merge as always.
+    expect(mm(B, { ...S, age: 2 }, S)).toEqual({ row: { ...S, age: 2 } });
+  });
+
+  it('a side deleting a row whose base is marked conflicts with a side that kept it; both deleting is clean', () => {
+    expect(mm(B, null, null)).toEqual({ row: null });
+    expect('conflicts' in mm(B, null, B) && mm(B, null, B)).toMatchObject({ conflicts: [{ kind: 'DeleteVsUpdate' }] });
+  });
+
+  it('a value taken from a marked side keeps its mark, and marks ride in the stored hash', () => {
+    const r = mergeEntity('Person', 'k', B, B, T, false, { target: marked });
+    expect(r).toEqual({ row: T, marks: marked });
+    const h = markedHash(T, marked);
+    expect(h.startsWith('~')).toBe(true);
+    expect(marksOf(h)).toEqual(marked);
+    expect(marksOf(markedHash(T, new Set()))).toBeUndefined();
   });
 });

@@ -14,11 +14,42 @@
  */
 import { canonicalJson } from '../model/canonical.js';
 import type { Conflict } from '../model/conflict.js';
-import { changedProps, type Row } from '../model/values.js';
+import { changedProps, rowHash, type Row } from '../model/values.js';
 import { sameRuns, type TableVersion } from '../table/table-version.js';
 
-/** A merged state, or conflicts; for a row both sides updated, `merged` holds the property-wise merge with the target's value where they conflict. */
-export type EntityMerge = { row: Row | null } | { conflicts: Conflict[]; merged?: Row };
+/**
+ * Properties whose value is unknown: a virtual merge base (virtual-base.ts) keeps a conflict between
+ * the common ancestors it merged as marked properties, as Git keeps conflict markers in its virtual
+ * base. A marked value equals nothing, not even another marked value, so a side that holds it has
+ * changed it and a side that changed it from a marked base changed it for certain: the outer sides
+ * decide, cleanly where they agree and as an ordinary conflict where they differ.
+ */
+export type Marks = ReadonlySet<string>;
+
+/** The marks of each state of one key (none on stored rows; only a virtual base's staged rows carry them). */
+export interface StateMarks {
+  base?: Marks;
+  source?: Marks;
+  target?: Marks;
+}
+
+/** A merged state, or conflicts; for a row both sides updated, `merged` holds the property-wise merge with the target's value where they conflict. `marks` are the result's marked properties, taken from a marked side. */
+export type EntityMerge = { row: Row | null; marks?: Marks } | { conflicts: Conflict[]; merged?: Row; marks?: Marks };
+
+/**
+ * The stored hash of a marked row: a prefix no content hash has, naming the marked properties, so
+ * a virtual base's staged row differs from every stored row and its marks travel with it.
+ */
+export function markedHash(row: Row, marks: Marks): string {
+  return marks.size === 0 ? rowHash(row) : `~${[...marks].sort().join(',')}~${rowHash(row)}`;
+}
+
+/** The marks a stored hash carries (undefined for an ordinary content hash). */
+export function marksOf(hash: string): Marks | undefined {
+  if (!hash.startsWith('~')) return undefined;
+  const end = hash.indexOf('~', 1);
+  return new Set(hash.slice(1, end).split(','));
+}
 
 /** Equal by canonical encoding, without encoding the common case (two equal or unequal scalars). */
 function sameValue(a: unknown, b: unknown): boolean {
@@ -28,9 +59,10 @@ function sameValue(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
-/** Rows equal as their canonical encodings are: the same defined properties, each the same value. */
-function same(a: Row | null, b: Row | null): boolean {
+/** Rows equal as their canonical encodings are: the same defined properties, each the same value; a marked row equals nothing. */
+function same(a: Row | null, b: Row | null, am?: Marks, bm?: Marks): boolean {
   if (a === null || b === null) return a === b;
+  if ((am?.size ?? 0) > 0 || (bm?.size ?? 0) > 0) return false;
   if (a === b) return true;
   const ka = Object.keys(a).filter((k) => a[k] !== undefined);
   const kb = Object.keys(b).filter((k) => b[k] !== undefined);
@@ -39,12 +71,14 @@ function same(a: Row | null, b: Row | null): boolean {
 
 /**
  * `brief` leaves every conflict's message empty, for conflicts only counted (a report holds one
- * page of them; describing the rest is most of their cost).
+ * page of them; describing the rest is most of their cost). `marks` are the states' marked
+ * properties (a virtual base's, see `Marks`).
  */
-export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null, brief = false): EntityMerge {
-  if (same(source, base)) return { row: target };
-  if (same(target, base)) return { row: source };
-  if (same(source, target)) return { row: source };
+export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null, brief = false, marks: StateMarks = {}): EntityMerge {
+  if (same(source, base, marks.source, marks.base)) return { row: target, ...(marks.target !== undefined ? { marks: marks.target } : {}) };
+  if (same(target, base, marks.target, marks.base)) return { row: source, ...(marks.source !== undefined ? { marks: marks.source } : {}) };
+  if (same(source, target, marks.source, marks.target)) return { row: source };
+  const unknownBase = (marks.base?.size ?? 0) > 0 ? ' (the common ancestors disagree on it)' : '';
   if (base === null) {
     const props = brief ? [] : changedProps(source as Row, target as Row);
     return {
@@ -75,20 +109,27 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
           base,
           source,
           target,
-          message: brief ? '' : `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})`,
+          message: brief ? '' : `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})${unknownBase}`,
         },
       ],
     };
   }
   const names = [...new Set([...Object.keys(base), ...Object.keys(source), ...Object.keys(target)])].sort();
   const merged: Row = {};
+  const resultMarks = new Set<string>();
   const conflicts: Conflict[] = [];
+  // A marked value equals nothing: `eq` is sameValue with marks.
+  const eq = (a: Row, am: Marks | undefined, b: Row, bm: Marks | undefined, p: string): boolean => am?.has(p) !== true && bm?.has(p) !== true && sameValue(a[p], b[p]);
+  const take = (side: 'source' | 'target', p: string): void => {
+    merged[p] = (side === 'source' ? source : target)[p] ?? null;
+    if (marks[side]?.has(p) === true) resultMarks.add(p);
+  };
   for (const p of names) {
-    if (sameValue(source[p], base[p])) merged[p] = target[p] ?? null;
-    else if (sameValue(target[p], base[p]) || sameValue(source[p], target[p])) merged[p] = source[p] ?? null;
+    if (eq(source, marks.source, base, marks.base, p)) take('target', p);
+    else if (eq(target, marks.target, base, marks.base, p) || eq(source, marks.source, target, marks.target, p)) take('source', p);
     else {
       const [b, s, t] = brief ? ['', '', ''] : [base[p], source[p], target[p]].map((v) => canonicalJson(v ?? null));
-      merged[p] = target[p] ?? null;
+      take('target', p);
       conflicts.push({
         kind: 'DivergentUpdate',
         table,
@@ -97,11 +138,12 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
         base: base[p] ?? null,
         source: source[p] ?? null,
         target: target[p] ?? null,
-        message: `${table} ${key}: ${p} changed to ${s} on the source and to ${t} on the target (base ${b})`,
+        message: `${table} ${key}: ${p} changed to ${s} on the source and to ${t} on the target (base ${b}${marks.base?.has(p) === true ? ', on which the common ancestors disagree' : ''})`,
       });
     }
   }
-  return conflicts.length > 0 ? { conflicts, merged } : { row: merged };
+  const withMarks = resultMarks.size > 0 ? { marks: resultMarks } : {};
+  return conflicts.length > 0 ? { conflicts, merged, ...withMarks } : { row: merged, ...withMarks };
 }
 
 /**

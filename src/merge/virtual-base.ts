@@ -15,13 +15,18 @@
  * folded in a fixed order (generation, then time, then id, as chooseBase
  * orders them), so the result does not depend on the merge direction.
  *
- * A conflict while merging the best bases is not resolved silently: the
- * outer merge reports it, with a message that names the bases.
+ * A conflict while merging the best bases stays inside the virtual base, as
+ * Git keeps conflict markers in its virtual base: the conflicting properties
+ * (every property, for a row conflict) are marked (three-way.ts `Marks`), in
+ * the staged row's hash, so they equal nothing. The outer merge then decides
+ * them from the two outer sides alone: where the sides agree there is no
+ * conflict, and where they differ it is an ordinary conflict that strategies
+ * and choices resolve. So a criss-cross whose ancestors disagree can always
+ * be merged, and a three-dot diff over it shows such a key as changed.
  */
 import type { Graph } from '../graph/graph.js';
 import { Ancestry } from '../graph/ancestry.js';
 import type { Manifest, ManifestRef } from '../graph/manifest.js';
-import type { Conflict } from '../model/conflict.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import { tableMergeAction } from './three-way.js';
@@ -75,7 +80,7 @@ export async function mergeBaseView(
   /** The sides' schemas, for the table types of staged rows (the first that has the table). */
   schemas: readonly Schema[],
   signal?: AbortSignal,
-): Promise<{ base: BaseView } | { conflicts: Conflict[] } | undefined> {
+): Promise<{ base: BaseView } | undefined> {
   const best = await bestBasesOf(g, a, b, lineages, signal);
   const [first, ...rest] = best;
   if (first === undefined) return undefined;
@@ -83,29 +88,16 @@ export async function mergeBaseView(
   for (const next of rest) {
     // Each level's best bases are strictly older than the last, so the recursion ends with the history.
     const inner = await mergeBaseView(g, acc.ancestry, next.ancestry, [next.lineage], schemas, signal);
-    if (inner !== undefined && 'conflicts' in inner) return inner;
     const innerBase: BaseView = inner?.base ?? { tables: {}, schema: undefined, ancestry: Ancestry.EMPTY, manifests: [] };
-    const merged = await mergeViews(g, innerBase, acc, viewOf(next), schemas, signal);
-    if ('conflicts' in merged) {
-      const names = [...acc.manifests, next].map((m) => m.commit.id).join(', ');
-      return { conflicts: merged.conflicts.map((c) => ({ ...c, message: `while merging the common ancestors ${names} into a virtual base: ${c.message}` })) };
-    }
-    acc = { tables: merged.tables, schema: acc.schema === next.schema ? acc.schema : undefined, ancestry: Ancestry.union(acc.ancestry, next.ancestry), manifests: [...acc.manifests, next] };
+    const tables = await mergeViews(g, innerBase, acc, viewOf(next), schemas, signal);
+    acc = { tables, schema: acc.schema === next.schema ? acc.schema : undefined, ancestry: Ancestry.union(acc.ancestry, next.ancestry), manifests: [...acc.manifests, next] };
   }
   return { base: acc };
 }
 
-/** Three-way merge of two base views against theirs, table by table, rows staged in memory. */
-async function mergeViews(
-  g: Graph,
-  base: BaseView,
-  x: BaseView,
-  y: BaseView,
-  schemas: readonly Schema[],
-  signal?: AbortSignal,
-): Promise<{ tables: Record<string, TableVersion> } | { conflicts: Conflict[] }> {
+/** Three-way merge of two base views against theirs, table by table, rows staged in memory, conflicts kept as marks. */
+async function mergeViews(g: Graph, base: BaseView, x: BaseView, y: BaseView, schemas: readonly Schema[], signal?: AbortSignal): Promise<Record<string, TableVersion>> {
   const tables: Record<string, TableVersion> = {};
-  const conflicts: Conflict[] = [];
   const names = [...new Set([...Object.keys(x.tables), ...Object.keys(y.tables)])].sort();
   for (const name of names) {
     const b = base.tables[name] ?? EMPTY_TABLE;
@@ -117,10 +109,9 @@ async function mergeViews(
     else {
       const type = schemas.map((sc) => findType(sc, name)).find((t): t is TableType => t !== undefined);
       if (type === undefined) continue;
-      const p = await prepareTable({ type, base: b, source: s, target: t, load: g.runs.loader(type, signal), writeRun: async (rows) => g.runs.stage(type, rows) });
-      conflicts.push(...p.conflicts);
+      const p = await prepareTable({ type, base: b, source: s, target: t, load: g.runs.loader(type, signal), writeRun: async (rows) => g.runs.stage(type, rows), keepConflicts: true });
       tables[name] = p.version;
     }
   }
-  return conflicts.length > 0 ? { conflicts } : { tables };
+  return tables;
 }

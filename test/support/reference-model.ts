@@ -25,6 +25,8 @@ const eq = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JS
 export class ReferenceModel {
   /** Merges (over all models) whose heads had several best common ancestors. */
   static crissCrosses = 0;
+  /** Virtual bases (over all models) whose best bases conflicted with each other. */
+  static conflictingBases = 0;
   readonly commits: Commit[] = [];
   readonly branches = new Map<string, number>();
 
@@ -112,8 +114,8 @@ export class ReferenceModel {
 
   /**
    * The base state of two commits: their best common ancestor, or, with
-   * several, those merged recursively into a virtual base (undefined when
-   * that merge conflicts). Virtual commits live only in this computation.
+   * several, those merged recursively into a virtual base, where a conflict
+   * between them stays as a marker. Virtual commits live only in this computation.
    */
   private baseState(a: number, b: number, virtual: Map<number, number[]>, states: Map<number, { state: State; tight: boolean | undefined }>): { state: State; tight: boolean | undefined } | undefined {
     const ancestorsOf = (c: number): Set<number> => this.ancestors(c, (x) => virtual.get(x) ?? this.commits[x]?.parents ?? []);
@@ -123,9 +125,9 @@ export class ReferenceModel {
     let acc = first as number;
     for (const next of rest) {
       const inner = this.baseState(acc, next, virtual, states);
-      if (inner === undefined) return undefined;
-      const merged = mergeStates(inner.state, stateOf(acc).state, stateOf(next).state);
-      if (merged === undefined) return undefined;
+      // Bases that conflict with each other keep the conflict as markers (never undefined).
+      const merged = mergeStates(inner?.state ?? new Map(), stateOf(acc).state, stateOf(next).state, 'mark') as State;
+      if ([...merged.values()].some(rowMarked)) ReferenceModel.conflictingBases++;
       const id = -1 - virtual.size;
       virtual.set(id, [acc, next]);
       // Bases with different schemas make a virtual base with none (as the engine's).
@@ -136,7 +138,7 @@ export class ReferenceModel {
   }
 
   /** The result of merging `source` into `into`: an outcome with the target's new state, or 'conflicts'. */
-  mergeOutcomes(source: string, into: string): MergeOutcome[] {
+  mergeOutcomes(source: string, into: string, strategy?: 'source' | 'target'): MergeOutcome[] {
     const s = this.branches.get(source) as number;
     const t = this.branches.get(into) as number;
     if (this.ancestors(t).has(s)) return [{ outcome: 'already_up_to_date' }];
@@ -149,7 +151,7 @@ export class ReferenceModel {
     if (st === tt || st === base.tight) tight = tt;
     else if (tt === base.tight) tight = st;
     else return [{ outcome: 'schema_incompatible' }];
-    const merged = mergeStates(base.state, this.state(source), this.state(into));
+    const merged = mergeStates(base.state, this.state(source), this.state(into), strategy ?? 'fail');
     // A head never breaks its own schema: rows the tight schema refuses are conflicts.
     if (merged === undefined || (tight && [...merged.values()].some(breaksTight))) return [{ outcome: 'conflicts' }];
     return [{ outcome: 'merged', state: merged, tight }];
@@ -160,22 +162,44 @@ export class ReferenceModel {
   }
 }
 
-function mergeStates(base: State, source: State, target: State): State | undefined {
+/**
+ * A value the common ancestors disagree on, kept in a virtual base as Git keeps conflict markers:
+ * it equals nothing, not even another marker, so the outer sides decide it.
+ */
+class Marker {}
+const marked = (v: unknown): boolean => v instanceof Marker;
+const rowMarked = (r: Row | null): boolean => r !== null && Object.values(r).some(marked);
+const valueEq = (a: unknown, b: unknown): boolean => !marked(a) && !marked(b) && eq(a, b);
+const rowEq = (a: Row | null, b: Row | null): boolean => !rowMarked(a) && !rowMarked(b) && eq(a, b);
+
+/**
+ * Three-way merge of whole states. A conflict makes it undefined (`fail`), a marked value (`mark`, a
+ * virtual base), or the named side's value (a strategy: per property, or the whole row for a row conflict).
+ */
+function mergeStates(base: State, source: State, target: State, onConflict: 'fail' | 'mark' | 'source' | 'target' = 'fail'): State | undefined {
   const out = new Map<string, Row>();
   for (const key of new Set([...base.keys(), ...source.keys(), ...target.keys()])) {
     const b = base.get(key) ?? null;
     const s = source.get(key) ?? null;
     const t = target.get(key) ?? null;
     let r: Row | null;
-    if (eq(s, b)) r = t;
-    else if (eq(t, b) || eq(s, t)) r = s;
-    else if (b === null || s === null || t === null) return undefined;
-    else {
+    if (rowEq(s, b)) r = t;
+    else if (rowEq(t, b) || rowEq(s, t)) r = s;
+    else if (b === null || s === null || t === null) {
+      if (onConflict === 'fail') return undefined;
+      if (onConflict === 'source' || onConflict === 'target') r = onConflict === 'source' ? s : t;
+      else {
+        // A row conflict marks every property either side has.
+        r = { ...(t ?? s) };
+        for (const p of new Set([...Object.keys(s ?? {}), ...Object.keys(t ?? {})])) r[p] = new Marker();
+      }
+    } else {
       r = {};
       for (const p of new Set([...Object.keys(b), ...Object.keys(s), ...Object.keys(t)])) {
-        if (eq(s[p], b[p])) r[p] = t[p] ?? null;
-        else if (eq(t[p], b[p]) || eq(s[p], t[p])) r[p] = s[p] ?? null;
-        else return undefined;
+        if (valueEq(s[p], b[p])) r[p] = t[p] ?? null;
+        else if (valueEq(t[p], b[p]) || valueEq(s[p], t[p])) r[p] = s[p] ?? null;
+        else if (onConflict === 'fail') return undefined;
+        else r[p] = onConflict === 'mark' ? new Marker() : ((onConflict === 'source' ? s : t)[p] ?? null);
       }
     }
     if (r !== null) out.set(key, r);
