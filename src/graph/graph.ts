@@ -437,8 +437,9 @@ export class Graph implements TableReader, ManifestReader {
           maybePublished = true;
           outcome = await this.repo.publish(manifest, opts.signal);
         } catch (e) {
-          // A lost response: the manifest may have landed. Look before deciding anything.
-          if (await this.repo.isPublished(manifest)) return this.published(manifest, rec, planned, attempt, folded);
+          // A lost response: the manifest may have landed. Look before deciding anything. A store that
+          // answers not_found to a publication says the graph itself is gone: whatever landed is nobody's.
+          if (!isBranchgraphError(e, 'not_found') && (await this.repo.isPublished(manifest))) return this.published(manifest, rec, planned, attempt, folded);
           throw e;
         }
         if (outcome === 'published') return this.published(manifest, rec, planned, attempt, folded);

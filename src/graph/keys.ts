@@ -46,6 +46,14 @@ export const keys = {
   runReplaced: (table: string, id: string): string => `runs/${table}/${id}.replaced.json`,
 };
 
+/**
+ * Where an acknowledged change becomes visible: a create-only write (or a deletion, for tags) under
+ * one of these is what a client is told succeeded. A hosted graph checks that it still exists
+ * after each of them (service/live-graph-store.ts); runs, parts and hints are invisible until a
+ * manifest names them.
+ */
+export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/'] as const;
+
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
 export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', parts: 'parts/', wal: 'wal/', idempotency: 'idempotency/' } as const;
 

@@ -1,30 +1,48 @@
 /**
  * The graphs one server hosts in one store: the default graph at the
- * store's root, and named graphs, each under `graphs/<name>/` with a
- * service of its own (its own caches, WAL writer and catch-up).
+ * store's root, and named graphs, each under `graphs/<name>/i-<incarnation>/`
+ * with a service of its own (its own caches, WAL writer and catch-up).
  *
  * A named graph exists while its registry entry `hosted-graphs/<name>.json`
- * does. Creating one writes the entry create-only (so two creators cannot
- * both win), clears anything a half-finished deletion left under the
- * prefix, then opens the graph, which creates its `main`. Deleting one
- * removes the entry first, so the graph stops existing at once, then every
- * object under its prefix; a deletion that stopped half-way is finished by
- * deleting the name again. The default graph never lists, reads or
+ * does. The entry names the graph's incarnation (a ULID made at creation),
+ * and every key the graph writes lives under that incarnation's prefix, so
+ * a graph deleted and created again is a new graph in every process: a
+ * process still holding the old one writes where nobody reads.
+ *
+ * Creating one writes the entry create-only (so two creators cannot both
+ * win), clears what older incarnations left under the name, then opens the
+ * graph, which creates its `main`. Deleting one removes the entry first, so
+ * the graph stops existing at once, then every object under its name; a
+ * deletion that stopped half-way is finished by deleting the name again.
+ *
+ * Other processes learn of a deletion without any message: every request
+ * reads the entry before it is served (one small read), and every
+ * publication reads it again before it is acknowledged (live-graph-store.ts),
+ * so no process acknowledges anything for a deleted graph. Graphs created
+ * before incarnations existed keep their entry without one and their keys
+ * directly under `graphs/<name>/`. The default graph never lists, reads or
  * collects keys under these prefixes.
  */
-import { BranchgraphError } from '../model/errors.js';
+import { ulid } from 'ulid';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { PrefixStore } from '../store/prefix-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { z } from 'zod';
+import { LiveGraphStore } from './live-graph-store.js';
 import type { BranchgraphService } from './service.js';
 
 export const GRAPH_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const REGISTRY = 'hosted-graphs/';
-const dataPrefix = (name: string): string => `graphs/${name}/`;
+const namePrefix = (name: string): string => `graphs/${name}/`;
+/** Where one incarnation's keys live; an entry from before incarnations keeps its keys right under the name. */
+const dataPrefix = (name: string, incarnation: string | undefined): string => (incarnation === undefined ? namePrefix(name) : `${namePrefix(name)}i-${incarnation}/`);
 const entryKey = (name: string): string => `${REGISTRY}${name}.json`;
-const EntryZ = z.object({ name: z.string(), created: z.string() });
+const EntryZ = z.object({ name: z.string(), created: z.string(), incarnation: z.string().optional() });
+type Entry = z.infer<typeof EntryZ>;
 const DELETE_BATCH = 1000;
+
+const gone = (name: string): BranchgraphError => new BranchgraphError('not_found', `graph ${name} does not exist`, { details: { graph: name } });
 
 /** A named graph: its name and when it was created. */
 export interface HostedGraph {
@@ -42,7 +60,8 @@ export function validateGraphName(name: string): void {
 
 /** The default graph and the named graphs one server hosts in one store, each named graph with its own service. */
 export class GraphHost {
-  private readonly services = new Map<string, Promise<BranchgraphService>>();
+  /** Open services by graph name, each with the incarnation it serves. */
+  private readonly services = new Map<string, { incarnation: string | undefined; service: Promise<BranchgraphService> }>();
 
   constructor(
     /** The default graph, at the store's root. */
@@ -55,53 +74,63 @@ export class GraphHost {
   async list(signal?: AbortSignal): Promise<HostedGraph[]> {
     const out: HostedGraph[] = [];
     for await (const o of this.store.list(REGISTRY, { signal })) {
-      out.push(await this.entry(o.key, signal));
+      const e = await this.readEntry(o.key, signal);
+      if (e !== undefined) out.push({ name: e.name, created: e.created });
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   async create(name: string, signal?: AbortSignal): Promise<HostedGraph> {
     validateGraphName(name);
-    const entry: HostedGraph = { name, created: new Date(this.clock()).toISOString() };
+    const entry: Entry = { name, created: new Date(this.clock()).toISOString(), incarnation: ulid(this.clock()) };
     try {
       await this.store.putIfAbsent(entryKey(name), encodeJson(entry), { signal });
     } catch (e) {
-      if (e instanceof BranchgraphError && e.code === 'object_exists') throw new BranchgraphError('graph_exists', `graph ${name} already exists`, { details: { graph: name } });
+      if (isBranchgraphError(e, 'object_exists')) throw new BranchgraphError('graph_exists', `graph ${name} already exists`, { details: { graph: name } });
       throw e;
     }
-    await this.clear(name, signal);
+    // What older incarnations left; the new one's prefix is spared, since another process may already be opening it.
+    await this.clear(name, dataPrefix(name, entry.incarnation), signal);
     await this.service(name, signal);
-    return entry;
+    return { name, created: entry.created };
   }
 
   async delete(name: string, signal?: AbortSignal): Promise<{ deleted: string }> {
     validateGraphName(name);
     const existed = (await this.store.head(entryKey(name), { signal })) !== undefined;
     await this.store.deleteMany([entryKey(name)], { signal });
-    const open = this.services.get(name);
-    this.services.delete(name);
-    await open?.then((s) => s.close()).catch(() => undefined);
-    const cleared = await this.clear(name, signal);
-    if (!existed && cleared === 0) throw new BranchgraphError('not_found', `graph ${name} does not exist`, { details: { graph: name } });
+    this.evict(name);
+    const cleared = await this.clear(name, undefined, signal);
+    if (!existed && cleared === 0) throw gone(name);
     return { deleted: name };
   }
 
-  /** The service of a named graph, opened on first use; `not_found` unless the graph was created. */
-  service(name: string, signal?: AbortSignal): Promise<BranchgraphService> {
+  /**
+   * The service of a named graph, `not_found` unless the graph exists now. The registry entry is
+   * read on every call, so a graph another process deleted or created again is never served from
+   * this process's caches: a new incarnation gets a new service, and the old one is closed.
+   */
+  async service(name: string, signal?: AbortSignal): Promise<BranchgraphService> {
+    validateGraphName(name);
+    const entry = await this.readEntry(entryKey(name), signal);
+    if (entry === undefined) {
+      this.evict(name);
+      throw gone(name);
+    }
     const open = this.services.get(name);
-    if (open !== undefined) return open;
-    const opening = (async () => {
-      validateGraphName(name);
-      if ((await this.store.head(entryKey(name), { signal })) === undefined) throw new BranchgraphError('not_found', `graph ${name} does not exist`, { details: { graph: name } });
-      const service = await this.open(new PrefixStore(this.store, dataPrefix(name)));
+    if (open !== undefined && open.incarnation === entry.incarnation) return open.service;
+    if (open !== undefined) this.evict(name);
+    const { incarnation } = entry;
+    const store = new LiveGraphStore(new PrefixStore(this.store, dataPrefix(name, incarnation)), (sig) => this.assertLive(name, incarnation, sig));
+    const opening = this.open(store).then((service) => {
       // A hosted graph runs its background work (the catch-up trigger) as the default graph does.
       service.start();
       return service;
-    })();
-    this.services.set(name, opening);
+    });
+    this.services.set(name, { incarnation, service: opening });
     // A failed open is not remembered: the next request tries again.
     opening.catch(() => {
-      if (this.services.get(name) === opening) this.services.delete(name);
+      if (this.services.get(name)?.service === opening) this.services.delete(name);
     });
     return opening;
   }
@@ -109,14 +138,37 @@ export class GraphHost {
   async close(): Promise<void> {
     const open = [...this.services.values()];
     this.services.clear();
-    await Promise.all(open.map((p) => p.then((s) => s.close()).catch(() => undefined)));
+    await Promise.all(open.map((o) => o.service.then((s) => s.close()).catch(() => undefined)));
   }
 
-  /** Delete every object under the graph's prefix; returns how many there were. */
-  private async clear(name: string, signal?: AbortSignal): Promise<number> {
+  /** Throw `not_found` unless the graph's entry still names `incarnation` (after every publication, see live-graph-store.ts). */
+  private async assertLive(name: string, incarnation: string | undefined, signal?: AbortSignal): Promise<void> {
+    const entry = await this.readEntry(entryKey(name), signal);
+    if (entry !== undefined && entry.incarnation === incarnation) return;
+    this.evict(name, incarnation);
+    // What the dead incarnation wrote after its deletion was cleared is nobody's: remove it, best effort.
+    if (incarnation !== undefined) void this.clearPrefix(dataPrefix(name, incarnation), undefined).catch(() => undefined);
+    throw new BranchgraphError('not_found', `graph ${name} was deleted${entry !== undefined ? ' and created again' : ''}; nothing was acknowledged`, { details: { graph: name } });
+  }
+
+  /** Forget (and close, in the background) the open service of `name`, if it serves `incarnation` (any, when not given). */
+  private evict(name: string, incarnation?: string): void {
+    const open = this.services.get(name);
+    if (open === undefined || (incarnation !== undefined && open.incarnation !== incarnation)) return;
+    this.services.delete(name);
+    void open.service.then((s) => s.close()).catch(() => undefined);
+  }
+
+  /** Delete every object under the graph's name but those under `keep`; returns how many there were. */
+  private clear(name: string, keep: string | undefined, signal?: AbortSignal): Promise<number> {
+    return this.clearPrefix(namePrefix(name), keep, signal);
+  }
+
+  private async clearPrefix(prefix: string, keep: string | undefined, signal?: AbortSignal): Promise<number> {
     let n = 0;
     let batch: string[] = [];
-    for await (const o of this.store.list(dataPrefix(name), { signal })) {
+    for await (const o of this.store.list(prefix, { signal })) {
+      if (keep !== undefined && o.key.startsWith(keep)) continue;
       batch.push(o.key);
       if (batch.length >= DELETE_BATCH) {
         await this.store.deleteMany(batch, { signal });
@@ -128,7 +180,13 @@ export class GraphHost {
     return n + batch.length;
   }
 
-  private async entry(key: string, signal?: AbortSignal): Promise<HostedGraph> {
-    return decodeJson(EntryZ, await this.store.get(key, { signal }), key);
+  /** A registry entry, or undefined when it does not exist. */
+  private async readEntry(key: string, signal?: AbortSignal): Promise<Entry | undefined> {
+    try {
+      return decodeJson(EntryZ, await this.store.get(key, { signal }), key);
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_not_found')) return undefined;
+      throw e;
+    }
   }
 }
