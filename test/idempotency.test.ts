@@ -5,6 +5,9 @@
  * at the same time; a different request under the key is refused, and GC
  * collects records once no lookup can reach them.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitLog } from '../src/graph/reads.js';
 import { serviceOnStore } from '../src/service/open-service.js';
@@ -97,6 +100,41 @@ describe('idempotent merges', () => {
     expect(kept).toBe(0);
     const later = await s.graph.gc({ dryRun: true, now: Date.now() + 2 * IDEMPOTENCY_LIFETIME_MS + 2 * 3600_000 });
     expect(later.deleted.idempotency).toBe((await listAll(s.graph.store, 'idempotency/')).length);
+  });
+});
+
+describe('idempotent merges across two servers on one store', () => {
+  let dir: string;
+  let servers: TestServer[];
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'bg-idem-'));
+    servers = [await testServer({ store: `file://${dir}` }), await testServer({ store: `file://${dir}` })];
+    await new RestClient(servers[0]?.url as string).applySchema('main', { schema: 'node Item { id: string @key\n v: int }' });
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((x) => x.close()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('regression: one key sent at once to both, 50 rounds: exactly one merge commit, and every response is it, the replays marked', async () => {
+    const [a, b] = servers.map((x) => new RestClient(x.url)) as [RestClient, RestClient];
+    for (let round = 0; round < 50; round++) {
+      const name = `x${round}`;
+      await a.createBranch(name);
+      await b.write(name, { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-x`, v: 1 } }] });
+      await a.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-m`, v: 1 } }] });
+      const key = `round-${round}`;
+      // Alternate which server hears first, and sometimes send a third copy, so the interleavings vary.
+      const targets = round % 2 === 0 ? servers : [...servers].reverse();
+      const sends = [...targets, ...(round % 5 === 0 ? [servers[0] as TestServer] : [])].map((x) =>
+        fetch(`${x.url}/branches/${name}/merge`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: '{}' }),
+      );
+      const bodies = (await Promise.all((await Promise.all(sends)).map((r) => r.json()))) as { outcome: string; commit: { id: string } | null; replayed?: boolean }[];
+      const merges = (await a.log({ branch: 'main' }, 20)).filter((c) => c.kind === 'merge' && c.message === `merge ${name} into main`);
+      expect(merges, `round ${round}`).toHaveLength(1);
+      for (const body of bodies) expect(body, `round ${round}`).toMatchObject({ outcome: 'merged', commit: { id: merges[0]?.id } });
+      expect(bodies.filter((x) => x.replayed !== true), `round ${round}`).toHaveLength(1);
+    }
   });
 });
 

@@ -143,6 +143,10 @@ export class MergeRun {
     this.timer.enter('base');
     // A fresh resolver per attempt: a lost race may change which conflicts there are.
     const resolver = new Resolver(this.opts.resolutions ?? {});
+    // A keyed merge that lost the race to a commit made under its own key (a retry running in another
+    // process) is done: merging again, were the source to have moved, would land a second commit.
+    const key = this.opts.idempotency?.keyHash;
+    if (key !== undefined && target.manifest.commit.idempotency?.keyHash === key) return { unchanged: { kind: 'up_to_date' } };
     if (this.opts.apply !== undefined) return this.threeWay(target, resolver);
     const kind = classifyMerge(sideOf(this.source), sideOf(target));
     if (kind !== 'three_way') resolver.checkAllUsed();

@@ -20,13 +20,13 @@ import { commitLog, diffSnapshots, edgesOf, getRow, liveRows, scanRows, type Fil
 import { checkExportSize, exportTable, type ExportFormat } from '../graph/table-export.js';
 import { pageDiff, type DiffPage } from '../graph/diff-page.js';
 import { mergeBaseSnapshot } from '../merge/merge-base-snapshot.js';
-import { BranchgraphError } from '../model/errors.js';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { formatSchema } from '../model/schema-parser.js';
 import type { Schema } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 import { Operations, type OperationDto, type OperationKind } from './operations.js';
 import { mergeBranches, type MergeConflicts, type MergeMetrics, type MergeSuccess } from '../merge/merge.js';
-import { IdempotencyRecords, idempotencyKeyHash } from '../graph/idempotency.js';
+import { IdempotencyRecords, idempotencyKeyHash, type IdempotencyRecord } from '../graph/idempotency.js';
 import type { TagRecord } from '../graph/tags.js';
 import { canonicalJson, contentHash } from '../model/canonical.js';
 import { MERGE_PHASES } from '../model/phase-timer.js';
@@ -101,6 +101,19 @@ export interface DiffOptions {
 
 /** A diff page with the commits it compared: `from` and `to` as resolved, and for three-dot the merge base the changes start from. */
 export type DiffResultDto = DiffPage & { mode: 'two-dot' | 'three-dot'; from: string; to: string; base: string | null };
+
+/** The same Idempotency-Key with a different request is refused: the key names one request. */
+function refuseOtherRequest(stored: string, fingerprint: string): void {
+  if (stored === fingerprint) return;
+  throw new BranchgraphError('invalid_input', 'this Idempotency-Key was used for a different merge request; use a new key for a new request', {
+    issues: [{ path: 'idempotencyKey', message: 'already used for another request' }],
+  });
+}
+
+function replayedRecord(record: IdempotencyRecord, key: { fingerprint: string }): MergeResultDto {
+  refuseOtherRequest(record.fingerprint, key.fingerprint);
+  return { ...(record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
+}
 
 /** A merge result as transports return it: commits in their public shape; `replayed` on an idempotent retry's stored result. */
 export type MergeResultDto = (Omit<MergeSuccess, 'commit'> & { commit: CommitDto | null; replayed?: true }) | MergeConflicts;
@@ -348,32 +361,40 @@ export class BranchgraphService {
   }
 
   private async idempotentMerge(source: string, input: MergeInput, key: { keyHash: string; fingerprint: string }, ctx: RequestContext): Promise<MergeResultDto> {
-    const refuseOther = (fingerprint: string): void => {
-      if (fingerprint !== key.fingerprint) {
-        throw new BranchgraphError('invalid_input', 'this Idempotency-Key was used for a different merge request; use a new key for a new request', {
-          issues: [{ path: 'idempotencyKey', message: 'already used for another request' }],
-        });
-      }
-    };
     const found = await this.idempotency.find(key.keyHash, ctx.signal);
-    if (found.record !== undefined) {
-      refuseOther(found.record.fingerprint);
-      return { ...(found.record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
-    }
+    if (found.record !== undefined) return replayedRecord(found.record, key);
     if (found.started) {
       // An earlier attempt may have published and lost its record: its commit carries the key.
-      const recent = await commitLog(this.graph, await this.snapshot({ branch: input.into ?? 'main' }, ctx), { limit: IDEMPOTENT_COMMIT_SEARCH, signal: ctx.signal });
-      const landed = recent.find((c) => c.idempotency?.keyHash === key.keyHash);
-      if (landed !== undefined) {
-        refuseOther(landed.idempotency?.fingerprint ?? '');
-        return replayedFromCommit(landed);
-      }
+      const landed = await this.landedWithKey(key, input, ctx);
+      if (landed !== undefined) return landed;
     } else await this.idempotency.start(key.keyHash, ctx.signal);
-    const result = await this.runMerge(source, input, ctx, key);
+    let result: MergeResultDto;
+    try {
+      result = await this.runMerge(source, input, ctx, key);
+    } catch (e) {
+      // A concurrent attempt (another process) that published first moves the target under this one.
+      const landed = isBranchgraphError(e, 'aborted') ? undefined : await this.landedWithKey(key, input, ctx);
+      if (landed !== undefined) return landed;
+      throw e;
+    }
     if (result.status === 'success' && result.commit !== null) {
       await this.idempotency.save({ ...key, result }, ctx.signal).catch((e: unknown) => ctx.log?.warn({ err: e }, 'idempotency record not written; a retry finds the merge by its commit'));
+      return result;
     }
-    return result;
+    // Not a commit of ours ("already up to date", most often): an attempt with this key running at
+    // the same time in another process may have landed the merge first. Then that is the result.
+    return (await this.landedWithKey(key, input, ctx)) ?? result;
+  }
+
+  /** The replay of a merge with this key that already landed: its record, else its commit among the target's recent ones. */
+  private async landedWithKey(key: { keyHash: string; fingerprint: string }, input: MergeInput, ctx: RequestContext): Promise<MergeResultDto | undefined> {
+    const found = await this.idempotency.find(key.keyHash, ctx.signal);
+    if (found.record !== undefined) return replayedRecord(found.record, key);
+    const recent = await commitLog(this.graph, await this.snapshot({ branch: input.into ?? 'main' }, ctx), { limit: IDEMPOTENT_COMMIT_SEARCH, signal: ctx.signal });
+    const landed = recent.find((c) => c.idempotency?.keyHash === key.keyHash);
+    if (landed === undefined) return undefined;
+    refuseOtherRequest(landed.idempotency?.fingerprint ?? '', key.fingerprint);
+    return replayedFromCommit(landed);
   }
 
   /**
