@@ -133,7 +133,10 @@ describe('idempotent merges across two servers on one store', () => {
       const merges = (await a.log({ branch: 'main' }, 20)).filter((c) => c.kind === 'merge' && c.message === `merge ${name} into main`);
       expect(merges, `round ${round}`).toHaveLength(1);
       for (const body of bodies) expect(body, `round ${round}`).toMatchObject({ outcome: 'merged', commit: { id: merges[0]?.id } });
-      expect(bodies.filter((x) => x.replayed !== true), `round ${round}`).toHaveLength(1);
+      expect(
+        bodies.filter((x) => x.replayed !== true),
+        `round ${round}`,
+      ).toHaveLength(1);
     }
   });
 });

@@ -6,7 +6,8 @@
  * change reverted between the two best bases), schemas tightened and
  * loosened on one branch, concurrent writers on one branch (group commit),
  * merges at widths 1/2/4, dry runs, GC at grace 0
- * beside other operations while the clock jumps past GC's floor, keys from
+ * beside other operations while the clock jumps past GC's floor and each
+ * process's clock is skewed up to an hour from the store's, keys from
  * the whole UTF-16 space, and restarts, run against the real engine on a
  * memory store that injects transient failures, lost responses and slow
  * calls, and checked after every step against a reference model that keeps
@@ -139,20 +140,23 @@ const canon = (s: Map<string, State>): string => JSON.stringify([...s].sort(([a]
 
 async function simulate(seed: number): Promise<void> {
   const rng = new Prng(seed);
-  const inner = new MemoryStore();
+  // The true time: the store stamps objects with it, and each process reads it skewed by up to an
+  // hour either way, as unsynchronised hosts would. GC must judge ages by the store's clock alone.
+  let wall = Date.UTC(2026, 0, 1);
+  const inner = new MemoryStore(() => wall);
+  const skews = [rng.int(7_200_001) - 3_600_000, rng.int(7_200_001) - 3_600_000];
+  const processClock = (i: number) => () => wall + (skews[i] as number);
   const setup = await Graph.open(inner, { partBytes: PART_BYTES });
   await setup.applySchema('main', LOOSE);
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
-  // The wall clock every process reads; it jumps between steps, past GC's floor at times, so GC
-  // (asked for grace 0, concurrently with other operations) really deletes what it judges garbage.
-  let wall = Date.UTC(2026, 0, 1);
-  const wallClock = () => wall;
-  let g = await openRetrying(faulty, wallClock);
+  // The wall clock jumps between steps, past GC's floor at times, so GC (asked for grace 0,
+  // concurrently with other operations) really deletes what it judges garbage.
+  let g = await openRetrying(faulty, processClock(0));
   // One clock for every writer, across restarts, so stamps order ingest exactly as the program does.
   let clock = 1_000_000;
   // A second process on the same store, misconfigured with the first one's shard name `w1`:
   // nothing either acknowledges may be lost.
-  let twin = await openRetrying(faulty, wallClock);
+  let twin = await openRetrying(faulty, processClock(1));
   const writersFor = (graph: Graph, other: Graph) => [...['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock })), new WalWriter(other, { shard: 'w1', now: () => ++clock })];
   let writers = writersFor(g, twin);
   let model = new ReferenceModel();
@@ -364,8 +368,8 @@ async function simulate(seed: number): Promise<void> {
       after = model.clone();
       run = () => g.gc({ graceMs: 0 });
     } else {
-      g = await openRetrying(faulty, wallClock);
-      twin = await openRetrying(faulty, wallClock);
+      g = await openRetrying(faulty, processClock(0));
+      twin = await openRetrying(faulty, processClock(1));
       writers = writersFor(g, twin);
       continue;
     }

@@ -58,8 +58,8 @@ describe('compaction', () => {
   });
 
   it('what compaction replaced stays readable after GC, so later merges across it still find their base', async () => {
-    const store = new MemoryStore();
     let now = Date.UTC(2026, 0, 1);
+    const store = new MemoryStore(() => now);
     const g = await Graph.open(store, { clock: () => now });
     await g.applySchema('main', PEOPLE_SCHEMA);
     for (let i = 0; i < 6; i++) await mustWrite(g, 'main', [person(`p${i}`)]);

@@ -7,10 +7,15 @@
  * to its runs). Reachable: every manifest on a path of parents from a live
  * head, with the runs, parts, schemas and commit index entries they name; every
  * manifest of a live lineage is kept outright, since one may be published
- * while GC runs. Ages come from the ULIDs in keys (runs, commits, lineages),
- * so a run written by a change still in progress is never old enough to go.
- * Branch records and schemas are never deleted: they are tiny and
- * records number a branch name's history.
+ * while GC runs. Branch records and schemas are never deleted: they are
+ * tiny and records number a branch name's history.
+ *
+ * Ages come from the store's clock, never a writer's: each object's age is
+ * the store's time now (store/store-clock.ts) less the `lastModified` the
+ * store stamped on it, and a deletion's age is that of its branch record.
+ * Processes whose clocks disagree by any amount agree on these, so no skew
+ * between hosts can make GC delete what a publication in flight names. An
+ * object the store reports no time for is kept.
  *
  * Safety against publications in flight. GC decides from a snapshot of the
  * heads, so an object it finds unreferenced may still be named by a
@@ -21,10 +26,12 @@
  * publication refuses to publish when its snapshots are older than
  * MAX_PUBLICATION_MS (graph.ts). An object younger than the grace is kept,
  * and anything a publication still in time can reference is younger than
- * that; the difference leaves ten minutes for clock skew between replicas.
+ * that. The publication's bound is elapsed time on one process's clock (a
+ * monotonic one), the grace is elapsed time on the store's: neither compares
+ * two hosts' clocks, and the ten minutes between them absorb clock drift.
  */
-import { decodeTime } from 'ulid';
-import type { ObjectStore } from '../store/object-store.js';
+import type { ObjectInfo, ObjectStore } from '../store/object-store.js';
+import { storeTime } from '../store/store-clock.js';
 import type { Graph } from './graph.js';
 import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
 import { IDEMPOTENCY_LIFETIME_MS, idempotencyBucketTime } from './idempotency.js';
@@ -38,6 +45,7 @@ export interface GcOptions {
   graceMs?: number;
   /** Report what would be deleted without deleting. */
   dryRun?: boolean;
+  /** The store's time now (tests); read from the store when absent. */
   now?: number;
   signal?: AbortSignal;
 }
@@ -65,17 +73,8 @@ export const MIN_GC_GRACE_MS = 15 * 60 * 1000;
 /** The longest a publication may take from reading its snapshots to its manifest PUT. */
 export const MAX_PUBLICATION_MS = 5 * 60 * 1000;
 
-function ulidTime(id: string | undefined): number | undefined {
-  if (id === undefined) return undefined;
-  try {
-    return decodeTime(id.slice(0, 26));
-  } catch {
-    return undefined;
-  }
-}
-
-async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal): Promise<{ key: string; size: number }[]> {
-  const out: { key: string; size: number }[] = [];
+async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal): Promise<ObjectInfo[]> {
+  const out: ObjectInfo[] = [];
   for await (const o of store.list(prefix, { signal })) out.push(o);
   return out;
 }
@@ -130,16 +129,18 @@ async function reachableFrom(graph: GcTarget, roots: ManifestRef[], signal?: Abo
 }
 
 export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Promise<GcReport> {
-  const now = opts.now ?? graph.clock();
-  const grace = Math.max(opts.graceMs ?? DEFAULT_GC_GRACE_MS, MIN_GC_GRACE_MS);
   const signal = opts.signal;
+  const now = opts.now ?? (await storeTime(graph.store, signal));
+  const grace = Math.max(opts.graceMs ?? DEFAULT_GC_GRACE_MS, MIN_GC_GRACE_MS);
+  /** Written longer than the grace ago, by the store's clock; unknown is never old. */
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
-  const [{ records, damaged: damagedBranches }, tagged] = await Promise.all([graph.repo.allBranchRecords(signal), graph.tags.all(signal)]);
+  const [{ records, damaged: damagedBranches, writtenAt }, tagged] = await Promise.all([graph.repo.allBranchRecords(signal), graph.tags.all(signal)]);
   // A tag that cannot be read may be the only root of some history: like a damaged branch, it stops deletion.
   const damaged = [...damagedBranches, ...tagged.damaged.map((d) => ({ name: d.key, key: d.key, error: d.error }))];
   // A deletion that names no lineage (an admin deleting a damaged branch) keeps nothing alive.
-  const live = records.filter((r) => r.lineage !== '' && (!r.deleted || !old(Date.parse(r.time))));
+  const deletedLongAgo = (name: string): boolean => old(writtenAt.get(name));
+  const live = records.filter((r) => r.lineage !== '' && (!r.deleted || !deletedLongAgo(r.name)));
   const liveLineages = new Set(live.map((r) => r.lineage));
   const byName = new Map(records.map((r) => [r.name, r]));
 
@@ -162,38 +163,40 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     const at = parseGenerationKey(o.key);
     if (at === undefined) continue;
     const marks = liveMarks.get(at.lineage);
-    if (marks !== undefined ? at.seq <= (marks[at.shard] ?? 0) : !liveLineages.has(at.lineage) && old(ulidTime(at.lineage))) candidates.push({ ...o, kind: 'wal' });
+    if (marks !== undefined ? at.seq <= (marks[at.shard] ?? 0) : !liveLineages.has(at.lineage) && old(o.lastModified)) candidates.push({ ...o, kind: 'wal' });
   }
   // Keys outside the layout are never candidates: they are not ours to judge.
   for (const o of manifests ?? []) {
     const k = parseKey(o.key);
     if (k?.kind !== 'manifest' || liveLineages.has(k.lineage) || seen.has(`${k.lineage}/${k.version}`)) continue;
-    if (old(ulidTime(k.lineage))) candidates.push({ ...o, kind: 'manifests' });
+    if (old(o.lastModified)) candidates.push({ ...o, kind: 'manifests' });
   }
   for (const o of runs ?? []) {
     const k = parseKey(o.key);
-    if (k?.kind === 'run' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'runs' });
+    if (k?.kind === 'run' && !keep.has(o.key) && old(o.lastModified)) candidates.push({ ...o, kind: 'runs' });
   }
   for (const o of commits ?? []) {
     const k = parseKey(o.key);
-    if (k?.kind === 'commit' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'commits' });
+    if (k?.kind === 'commit' && !keep.has(o.key) && old(o.lastModified)) candidates.push({ ...o, kind: 'commits' });
   }
   for (const o of parts ?? []) {
     const k = parseKey(o.key);
-    if (k?.kind === 'part' && !keep.has(o.key) && old(ulidTime(k.id))) candidates.push({ ...o, kind: 'parts' });
+    if (k?.kind === 'part' && !keep.has(o.key) && old(o.lastModified)) candidates.push({ ...o, kind: 'parts' });
   }
   for (const o of hints ?? []) {
     const k = parseKey(o.key);
-    if (k?.kind === 'hint' && !liveLineages.has(k.lineage) && old(ulidTime(k.lineage))) candidates.push({ ...o, kind: 'hints' });
+    if (k?.kind === 'hint' && !liveLineages.has(k.lineage) && old(o.lastModified)) candidates.push({ ...o, kind: 'hints' });
     // A branch's head hint goes once the branch has been deleted for longer than the grace.
     const rec = k?.kind === 'branchHint' ? byName.get(k.name) : undefined;
-    if (rec?.deleted === true && old(Date.parse(rec.time))) candidates.push({ ...o, kind: 'hints' });
+    if (rec?.deleted === true && deletedLongAgo(rec.name)) candidates.push({ ...o, kind: 'hints' });
   }
 
   // Idempotency records go by their day bucket, once a lookup can no longer reach them.
   for (const o of idempotency ?? []) {
     const t = idempotencyBucketTime(o.key);
-    if (t !== undefined && old(t + 2 * IDEMPOTENCY_LIFETIME_MS)) candidates.push({ ...o, kind: 'idempotency' });
+    // The bucket names a writer's day; the record's own age, by the store, must agree.
+    if (t !== undefined && old(t + 2 * IDEMPOTENCY_LIFETIME_MS) && old(o.lastModified === undefined ? undefined : o.lastModified - 2 * IDEMPOTENCY_LIFETIME_MS))
+      candidates.push({ ...o, kind: 'idempotency' });
   }
 
   const report: GcReport = {

@@ -97,6 +97,33 @@ describe('garbage collection', () => {
     }
     expect((await g.gc({ now: later })).keys).toEqual([]);
   });
+
+  it('regression: a GC process whose clock is far ahead (or behind) deletes nothing a published or in-flight change references', async () => {
+    let now = Date.UTC(2026, 5, 1);
+    const store = new MemoryStore(() => now);
+    for (const skew of [20 * 60_000, 60 * 60_000, -60 * 60_000]) {
+      const writer = await peopleGraph(store);
+      const gcer = await Graph.open(store, { clock: () => now + skew });
+      await mustWrite(writer, 'main', [person(`a${skew}`)]);
+      await writer.createBranch(`f${skew}`, { branch: 'main' });
+      await mustWrite(writer, `f${skew}`, [person(`b${skew}`)]);
+      await mustWrite(writer, 'main', [person(`c${skew}`)]);
+      const merged = await mergeOk(writer, `f${skew}`, { into: 'main' });
+      // GC at its smallest grace, from a host whose clock says everything above is long past it.
+      const report = await gcer.gc({ graceMs: 0 });
+      expect(report.keys).toEqual([]);
+      const fresh = await Graph.open(store);
+      expect(Object.keys(await rowsOf(fresh, 'main', 'Person'))).toEqual(expect.arrayContaining([`a${skew}`, `b${skew}`, `c${skew}`]));
+      for (const key of (await listAll(store, 'commits/')).map((o) => o.key)) await fresh.commitSnapshot(key.slice('commits/'.length, -'.json'.length));
+      expect((await fresh.branchHead('main')).manifest.commit.id).toBe(merged.commit?.id);
+      now += 1000;
+    }
+    // Once the store's own clock has passed the grace, what is unreferenced goes, whatever the GC host's clock says.
+    await (await Graph.open(store)).deleteBranch('f1200000');
+    now += MIN_GC_GRACE_MS + 60_000;
+    const late = await (await Graph.open(store, { clock: () => now - 3_600_000 })).gc({ graceMs: 0 });
+    expect(late.deleted.hints).toBe(1);
+  });
 });
 
 describe('NDJSON loads under hostile input', () => {
@@ -162,8 +189,8 @@ describe('GC never deletes what a publication references', () => {
   });
 
   it('a publication that outlives the deadline does not publish, so GC may take its scratch; the branch stays readable', async () => {
-    const store = new MemoryStore();
     let now = Date.UTC(2026, 0, 1);
+    const store = new MemoryStore(() => now);
     const g = await Graph.open(store, { clock: () => now });
     await g.applySchema('main', PEOPLE_SCHEMA);
     await mustWrite(g, 'main', [person('a')]);
@@ -185,8 +212,8 @@ describe('GC never deletes what a publication references', () => {
   });
 
   it('GC keeps the runs of a branch deleted while a merge from it is being planned, within the deadline', async () => {
-    const store = new MemoryStore();
     let now = Date.UTC(2026, 0, 1);
+    const store = new MemoryStore(() => now);
     const g = await Graph.open(store, { clock: () => now });
     await g.applySchema('main', PEOPLE_SCHEMA);
     await g.createBranch('f', { branch: 'main' });

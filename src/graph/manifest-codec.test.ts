@@ -110,8 +110,8 @@ describe('manifest format 2: part trees', () => {
   });
 
   it('GC keeps every part a retained manifest names and deletes the rest once old', async () => {
-    const store = new MemoryStore();
     let now = Date.UTC(2026, 0, 1);
+    const store = new MemoryStore(() => now);
     const g = await Graph.open(store, { partBytes: 128, clock: () => now });
     await g.applySchema('main', 'node P { id: string @key\n v: int }');
     for (let i = 0; i < 10; i++) {

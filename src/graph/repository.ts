@@ -217,12 +217,17 @@ export class Repository implements ManifestReader {
    * `branches/` that no branch name encodes are not branches and are
    * passed over.
    */
-  async allBranchRecords(signal?: AbortSignal): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[] }> {
+  async allBranchRecords(signal?: AbortSignal): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; writtenAt: Map<string, number | undefined> }> {
     const newest = new Map<string, string>();
+    // When each newest record was written, by the store's clock (GC judges a deletion's age by it).
+    const writtenAt = new Map<string, number | undefined>();
     for await (const o of this.store.list(keys.allBranches(), { signal })) {
       const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
       const name = m === null ? undefined : decodeBranchSegment(m[1] as string);
-      if (name !== undefined) newest.set(name, o.key);
+      if (name !== undefined) {
+        newest.set(name, o.key);
+        writtenAt.set(name, o.lastModified);
+      }
     }
     const records: BranchRecord[] = [];
     const damaged: DamagedBranch[] = [];
@@ -238,7 +243,7 @@ export class Repository implements ManifestReader {
     );
     for (const r of records) this.branchRecords.set(r.name, r);
     const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-    return { records: records.sort(byName), damaged: damaged.sort(byName) };
+    return { records: records.sort(byName), damaged: damaged.sort(byName), writtenAt };
   }
 
   /**

@@ -159,7 +159,7 @@ export class FsStore implements ObjectStore {
     throwIfAborted(opts.signal);
     try {
       const st = await fsp.stat(this.filePath(key));
-      return { key, size: st.size };
+      return { key, size: st.size, lastModified: st.mtimeMs };
     } catch (e) {
       if (errno(e) === 'ENOENT') return undefined;
       throw storeError('head', key, e);
@@ -239,7 +239,7 @@ export class FsStore implements ObjectStore {
         if (!key.startsWith(prefix)) continue;
         if (startAfter !== undefined && compareKeys(key, startAfter) <= 0) continue;
         const st = await fsp.stat(path.join(dir, entry.name)).catch(() => undefined);
-        if (st !== undefined) out.push({ key, size: st.size });
+        if (st !== undefined) out.push({ key, size: st.size, lastModified: st.mtimeMs });
       }
     }
   }

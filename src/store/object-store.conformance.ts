@@ -4,6 +4,7 @@
  * honour must be skipped here with the reason written down.
  */
 import { describe, expect, it } from 'vitest';
+import { storeTime } from './store-clock.js';
 import { BranchgraphError } from '../model/errors.js';
 import { listAll, type ObjectStore } from './object-store.js';
 
@@ -38,7 +39,7 @@ export function describeObjectStore(name: string, open: () => Promise<ObjectStor
       await s.putIfAbsent('a/b.json', enc('first'));
       expect(await codeOf(s.putIfAbsent('a/b.json', enc('second')))).toBe('object_exists');
       expect(dec(await s.get('a/b.json'))).toBe('first');
-      expect(await s.head('a/b.json')).toEqual({ key: 'a/b.json', size: 5 });
+      expect(await s.head('a/b.json')).toMatchObject({ key: 'a/b.json', size: 5 });
     });
 
     it('stores empty and binary bodies exactly', async () => {
@@ -48,7 +49,7 @@ export function describeObjectStore(name: string, open: () => Promise<ObjectStor
       await s.putIfAbsent('empty', new Uint8Array(0));
       expect(Buffer.from(await s.get('bin')).equals(Buffer.from(bin))).toBe(true);
       expect((await s.get('empty')).length).toBe(0);
-      expect(await s.head('empty')).toEqual({ key: 'empty', size: 0 });
+      expect(await s.head('empty')).toMatchObject({ key: 'empty', size: 0 });
     });
 
     it('reads byte ranges: offset+length, open-ended, suffix, past the end', async () => {
@@ -90,6 +91,22 @@ export function describeObjectStore(name: string, open: () => Promise<ObjectStor
       for (const k of keys) await s.putIfAbsent(k, enc(k));
       for (const k of keys) expect(dec(await s.get(k))).toBe(k);
       expect((await listAll(s, 'odd/')).map((o) => o.key).sort()).toEqual([...keys].sort());
+    });
+
+    it('list and head say when each object was written, by the store clock, and a rewrite moves it', async () => {
+      const s = await open();
+      const before = Date.now();
+      await s.putIfAbsent('t/1', enc('one'));
+      const [listed] = await listAll(s, 't/');
+      const headed = await s.head('t/1');
+      for (const t of [listed?.lastModified, headed?.lastModified]) {
+        expect(typeof t).toBe('number');
+        // S3 reports whole seconds; a store on this host agrees with its clock to within that and a little skew.
+        expect(Math.abs((t as number) - before)).toBeLessThan(60_000);
+      }
+      expect(await storeTime(s)).toBeGreaterThanOrEqual(Math.floor((listed?.lastModified as number) / 1000) * 1000);
+      // The probe storeTime wrote is gone.
+      expect((await listAll(s, 'clock/')).length).toBe(0);
     });
 
     it('deleteMany removes keys and ignores missing ones', async () => {

@@ -18,6 +18,12 @@
 export interface ObjectInfo {
   key: string;
   size: number;
+  /**
+   * When the object was last written, in ms since the epoch, by the store's own clock (S3's
+   * `LastModified`, a file's mtime): the one clock every process sharing a store agrees on. GC
+   * judges ages by it, never by a writer's clock. Every adapter sets it.
+   */
+  lastModified?: number;
 }
 
 /** A byte range: `{ offset, length? }` from the start, or the last `suffix` bytes. */

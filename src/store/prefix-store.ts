@@ -23,7 +23,7 @@ export class PrefixStore implements ObjectStore {
   }
 
   head(key: string, opts?: CallOptions): Promise<ObjectInfo | undefined> {
-    return this.inner.head(this.prefix + key, opts).then((i) => (i === undefined ? undefined : { key, size: i.size }));
+    return this.inner.head(this.prefix + key, opts).then((i) => (i === undefined ? undefined : { ...i, key }));
   }
 
   putIfAbsent(key: string, body: Uint8Array, opts?: CallOptions): Promise<void> {
@@ -36,7 +36,7 @@ export class PrefixStore implements ObjectStore {
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
     const startAfter = opts.startAfter === undefined ? undefined : this.prefix + opts.startAfter;
-    for await (const o of this.inner.list(this.prefix + prefix, { ...opts, startAfter })) yield { key: o.key.slice(this.prefix.length), size: o.size };
+    for await (const o of this.inner.list(this.prefix + prefix, { ...opts, startAfter })) yield { ...o, key: o.key.slice(this.prefix.length) };
   }
 
   deleteMany(keys: readonly string[], opts?: CallOptions): Promise<void> {

@@ -203,7 +203,7 @@ export class S3Store implements ObjectStore {
         const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }), {
           abortSignal: opts.signal,
         });
-        return { key, size: res.ContentLength ?? 0 };
+        return { key, size: res.ContentLength ?? 0, ...(res.LastModified !== undefined ? { lastModified: res.LastModified.getTime() } : {}) };
       } catch (e) {
         if (statusOf(e) === 404) return undefined;
         throw e;
@@ -279,7 +279,7 @@ export class S3Store implements ObjectStore {
       );
       for (const obj of res.Contents ?? []) {
         if (obj.Key === undefined) continue;
-        yield { key: obj.Key.slice(this.prefix.length), size: obj.Size ?? 0 };
+        yield { key: obj.Key.slice(this.prefix.length), size: obj.Size ?? 0, ...(obj.LastModified !== undefined ? { lastModified: obj.LastModified.getTime() } : {}) };
       }
       token = res.IsTruncated ? res.NextContinuationToken : undefined;
     } while (token !== undefined);
