@@ -313,3 +313,73 @@ describe('request bodies', () => {
     }
   });
 });
+
+describe('streaming parsers', () => {
+  /** A body of `head` then one line of `lineBytes` bytes, made as it is read; `pulled` counts what the server asked for. */
+  function hostileBody(head: string, lineBytes: number): { body: ReadableStream<Uint8Array>; pulled: () => number } {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    let pulled = 0;
+    const first = new TextEncoder().encode(`${head}{"op":"upsert","table":"T","values":{"id":"`);
+    return {
+      pulled: () => pulled,
+      body: new ReadableStream<Uint8Array>({
+        pull(ctl) {
+          const next = sent === 0 ? first : sent < lineBytes ? chunk : undefined;
+          if (next === undefined) return ctl.close();
+          sent += next.length;
+          pulled += next.length;
+          ctl.enqueue(next);
+        },
+      }),
+    };
+  }
+
+  it('regression: a 150 MB NDJSON line is refused at once as 413 naming its line, without reading the rest, while /healthz answers', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    const s = await testServer();
+    try {
+      await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
+      const ok = '{"op":"upsert","table":"T","values":{"id":"a"}}\n{"op":"upsert","table":"T","values":{"id":"b"}}\n';
+      const { body, pulled } = hostileBody(ok, 150 * 1024 * 1024);
+      const health: number[] = [];
+      let done = false;
+      const probe = (async () => {
+        while (!done) {
+          const t = performance.now();
+          expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+          health.push(performance.now() - t);
+        }
+      })();
+      const r = await fetch(`${s.url}/branches/main/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body, duplex: 'half' } as RequestInit);
+      done = true;
+      await probe;
+      const e = (await r.json()) as { error: { code: string; message: string; details: { line: number; limit: number } } };
+      expect([r.status, e.error.code, e.error.details.line]).toEqual([413, 'payload_too_large', 3]);
+      expect(e.error.message).toContain('NDJSON line 3');
+      // The server stopped asking for the body a little past the line limit (1 MiB and a bit).
+      expect(pulled()).toBeLessThan(8 * 1024 * 1024);
+      expect(health.length).toBeGreaterThan(0);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('an ingest body over the configured byte limit is refused with 413 naming where it stopped; a load line over the limit too', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    const s = await testServer({ maxIngestBytes: 4096 });
+    try {
+      await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
+      const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ op: 'upsert', table: 'T', values: { id: `k${i}` } })).join('\n');
+      const r = await fetch(`${s.url}/branches/main/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: lines });
+      const e = (await r.json()) as { error: { code: string; details: { limit: number } } };
+      expect([r.status, e.error.code, e.error.details.limit]).toEqual([413, 'payload_too_large', 4096]);
+      const long = `${JSON.stringify({ table: 'T', values: { id: 'a' } })}\n${JSON.stringify({ table: 'T', values: { id: 'x'.repeat(1_200_000) } })}\n`;
+      const l = await fetch(`${s.url}/branches/main/load`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: long });
+      const le = (await l.json()) as { error: { code: string; details: { line: number } } };
+      expect([l.status, le.error.code, le.error.details.line]).toEqual([413, 'payload_too_large', 2]);
+    } finally {
+      await s.close();
+    }
+  });
+});

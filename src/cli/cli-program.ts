@@ -105,6 +105,7 @@ const SERVE_OPTIONS: [flags: string, key: string, description: string][] = [
   ['--budget-bytes <n>', 'budget-bytes', 'preparation memory budget (BRANCHGRAPH_PREP_BUDGET_BYTES)'],
   ['--store-latency-ms <n>', 'store-latency-ms', 'inject latency per store call (benchmarks)'],
   ['--max-body-bytes <n>', 'max-body-bytes', 'largest request body (BRANCHGRAPH_MAX_BODY_BYTES)'],
+  ['--max-ingest-bytes <n>', 'max-ingest-bytes', 'most bytes one ingest request may stream (BRANCHGRAPH_MAX_INGEST_BYTES)'],
   ['--drain-timeout-ms <n>', 'drain-timeout-ms', 'on SIGTERM, wait this long for in-flight requests'],
   ['--seal-after-ms <n>', 'seal-after-ms', 'seal an open WAL generation after this long'],
   ['--generation-rows <n>', 'generation-rows', 'seal a WAL generation at this many rows'],

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GqtSyntaxError, parseGqt } from './gqt-parser.js';
+import { GqtSyntaxError, MAX_GQT_LINE_CHARS, parseGqt } from './gqt-parser.js';
 
 function errorsOf(text: string): string[] {
   try {
@@ -179,6 +179,13 @@ merge g into main -> merged
       { kind: 'expect-diff', from: { label: 'l' }, to: { branch: 'f' }, threeDot: false, changes: [] },
       expect.objectContaining({ kind: 'merge', idempotencyKey: 'k-1', expectReplayed: true }),
     ]);
+  });
+
+  it('regression: refuses a file or a line over its limit before parsing it (a 3 MB line or a 20 MB file is one quick error, not a long parse)', () => {
+    expect(errorsOf(`case c\nwrite main\n  insert P {"id": "${'x'.repeat(3 * 1024 * 1024)}"}\nend\n`)).toEqual([
+      `3:1 the line is ${3 * 1024 * 1024 + 19} characters; GQT lines are limited to ${MAX_GQT_LINE_CHARS}`,
+    ]);
+    expect(errorsOf(`case c\n${'# comment\n'.repeat(2_000_000)}`)[0]).toMatch(/^1:1 the file is \d+ characters; GQT files are limited to/);
   });
 
   it('reports every error with line and column, and returns no case', () => {

@@ -98,6 +98,10 @@ export class GqtSyntaxError extends Error {
   }
 }
 
+/** The largest GQT file and line, in characters: a case is a readable script, and rows are limited to 1 MiB. */
+export const MAX_GQT_CHARS = 16 * 1024 * 1024;
+export const MAX_GQT_LINE_CHARS = 2 * 1024 * 1024;
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._\-/]*$/;
 const OUTCOMES = ['merged', 'fast_forward', 'already_up_to_date', 'cherry_picked', 'reverted'] as const;
 
@@ -114,10 +118,15 @@ export function parseGqt(source: string, file: string): GqtCase {
     const col = column ?? (typeof line === 'number' ? 1 : line.indent + 1);
     errors.push({ file, line: l, column: col, message });
   };
+  // A hostile file costs time linear in its size: it is split once, and a file or a line over its
+  // limit is refused before any line is parsed (regexes and JSON on a huge line would cost more).
+  if (source.length > MAX_GQT_CHARS) throw new GqtSyntaxError([{ file, line: 1, column: 1, message: `the file is ${source.length} characters; GQT files are limited to ${MAX_GQT_CHARS}` }]);
   const lines: Line[] = source.split('\n').map((raw, i) => {
     const text = raw.replace(/\r$/, '');
     return { n: i + 1, text: text.trim(), indent: text.length - text.trimStart().length };
   });
+  const long = lines.find((l) => l.text.length > MAX_GQT_LINE_CHARS);
+  if (long !== undefined) throw new GqtSyntaxError([{ file, line: long.n, column: 1, message: `the line is ${long.text.length} characters; GQT lines are limited to ${MAX_GQT_LINE_CHARS}` }]);
   let i = 0;
   const content = (): Line | undefined => {
     while (i < lines.length) {

@@ -3,12 +3,18 @@
  *   {"table":"Person","values":{"id":"a","name":"Ann"}}
  *   {"op":"delete","table":"Person","values":{"id":"b"}}
  * `op` defaults to upsert. Blank lines are skipped. Every problem is reported
- * with its line number and nothing is applied unless every line parses.
+ * with its line number and nothing is applied unless every line parses. A
+ * line is at most MAX_LINE_BYTES: a longer one is refused by its number
+ * (`payload_too_large`) before it is parsed.
  */
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
+import { LineSplitter } from '../model/line-splitter.js';
+import { MAX_ROW_BYTES } from '../model/values.js';
 import type { WriteOp } from './write-batch.js';
 
 export const MAX_LOAD_ROWS = 1_000_000;
+/** The longest NDJSON line: a row at its limit, with room for its operation and table. */
+export const MAX_LINE_BYTES = MAX_ROW_BYTES + 64 * 1024;
 const OPS = new Set(['insert', 'update', 'upsert', 'delete']);
 
 /** One line: an operation, an issue, or undefined for a blank line. */
@@ -38,7 +44,15 @@ export function parseNdjson(text: string): WriteOp[] {
   const issues: ErrorIssue[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const parsed = parseNdjsonLine(lines[i] as string, i + 1);
+    const line = lines[i] as string;
+    // A string has at least as many UTF-8 bytes as characters: count bytes only where it can matter.
+    if (line.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(line) > MAX_LINE_BYTES) {
+      throw new BranchgraphError('payload_too_large', `NDJSON line ${i + 1} is longer than ${MAX_LINE_BYTES} bytes`, {
+        details: { limit: MAX_LINE_BYTES, line: i + 1 },
+        issues: [{ path: `line ${i + 1}`, message: `longer than ${MAX_LINE_BYTES} bytes` }],
+      });
+    }
+    const parsed = parseNdjsonLine(line, i + 1);
     if (parsed === undefined) continue;
     if (isIssue(parsed)) issues.push(parsed);
     else ops.push(parsed);
@@ -49,17 +63,38 @@ export function parseNdjson(text: string): WriteOp[] {
   return ops;
 }
 
+/** Options of a streamed NDJSON body. */
+export interface NdjsonStreamOptions {
+  /** The longest line, in bytes (default MAX_LINE_BYTES). */
+  maxLineBytes?: number;
+  /** The most bytes one body may hold (default DEFAULT_MAX_INGEST_BYTES). */
+  maxBytes?: number;
+}
+
+/** One request's ingest body is refused past this many bytes unless configured otherwise. */
+export const DEFAULT_MAX_INGEST_BYTES = 1 << 30;
+
 /**
  * Operations from an NDJSON byte stream, one line at a time, for ingest:
  * rows before a bad line are already on their way, so a bad line stops the
  * stream with its line number instead of being collected with the others.
+ * Lines are split in time linear in the bytes received (model/line-splitter.ts);
+ * a line over the limit, or a body over its byte limit, is refused
+ * (`payload_too_large`) at once, without reading the rest.
  */
-export async function* ndjsonStream(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<WriteOp> {
+export async function* ndjsonStream(chunks: AsyncIterable<Uint8Array>, opts: NdjsonStreamOptions = {}): AsyncGenerator<WriteOp> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  let rest = '';
-  let lineNo = 0;
-  const one = (line: string): WriteOp | undefined => {
-    lineNo++;
+  const splitter = new LineSplitter(opts.maxLineBytes ?? MAX_LINE_BYTES, 'NDJSON line');
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES;
+  let received = 0;
+  const one = (bytes: Uint8Array): WriteOp | undefined => {
+    const lineNo = splitter.lines;
+    let line: string;
+    try {
+      line = decoder.decode(bytes);
+    } catch {
+      throw new BranchgraphError('invalid_input', `the NDJSON body is not valid UTF-8 at line ${lineNo}`, { issues: [{ path: `line ${lineNo}`, message: 'invalid UTF-8' }] });
+    }
     const parsed = parseNdjsonLine(line, lineNo);
     if (parsed !== undefined && isIssue(parsed)) throw new BranchgraphError('invalid_input', `bad NDJSON at ${parsed.path}: ${parsed.message}`, { issues: [parsed] });
     return parsed;
@@ -72,32 +107,25 @@ export async function* ndjsonStream(chunks: AsyncIterable<Uint8Array>): AsyncGen
         step = await reader.next();
       } catch (e) {
         // The body stopped arriving: the client went away or the connection broke.
-        throw new BranchgraphError('aborted', `the request body ended before it was complete (after line ${lineNo})`, { cause: e });
+        throw new BranchgraphError('aborted', `the request body ended before it was complete (after line ${splitter.lines})`, { cause: e });
       }
       if (step.done === true) break;
-      const chunk = step.value;
-      let text: string;
-      try {
-        text = rest + decoder.decode(chunk, { stream: true });
-      } catch {
-        throw new BranchgraphError('invalid_input', `the NDJSON body is not valid UTF-8 after line ${lineNo}`);
+      received += step.value.length;
+      if (received > maxBytes) {
+        throw new BranchgraphError('payload_too_large', `an ingest body is limited to ${maxBytes} bytes (at line ${splitter.lines + 1})`, {
+          details: { limit: maxBytes, line: splitter.lines + 1 },
+        });
       }
-      const lines = text.split('\n');
-      rest = lines.pop() as string;
-      for (const line of lines) {
+      for (const line of splitter.push(step.value)) {
         const op = one(line);
         if (op !== undefined) yield op;
       }
     }
   } finally {
-    // Stopped early (a bad line, or the consumer gave up): release the body.
+    // Stopped early (a bad line, a line too long, or the consumer gave up): release the body.
     void Promise.resolve(reader.return?.()).catch(() => undefined);
   }
-  try {
-    rest += decoder.decode();
-  } catch {
-    throw new BranchgraphError('invalid_input', `the NDJSON body ends inside a UTF-8 character (line ${lineNo + 1})`);
-  }
-  const op = one(rest);
+  const last = splitter.finish();
+  const op = last === undefined ? undefined : one(last);
   if (op !== undefined) yield op;
 }

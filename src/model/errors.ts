@@ -88,7 +88,7 @@ export interface ErrorDetailsByCode {
   graph_exists: CommonDetails & { graph?: string };
   tag_exists: CommonDetails & { tag?: string };
   head_moved: CommonDetails & { branch?: string; expected?: string; actual?: string };
-  payload_too_large: CommonDetails & { limit?: number };
+  payload_too_large: CommonDetails & { limit?: number; line?: number };
   unauthorized: CommonDetails;
   forbidden: CommonDetails;
   publish_contention: CommonDetails & { branch?: string; shard?: string; attempts?: number; ageMs?: number; key?: string };

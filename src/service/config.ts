@@ -8,6 +8,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { parseStoreUrl } from '../store/open-store.js';
 import { parseTokens, type Grant } from './auth.js';
 import { LIMITS } from './inputs.js';
+import { DEFAULT_MAX_INGEST_BYTES } from '../graph/ndjson.js';
 import { isValidShard } from '../pending/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';
 import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
@@ -26,6 +27,8 @@ export interface Config {
   budgetBytes: number;
   storeLatencyMs: number;
   maxBodyBytes: number;
+  /** The most bytes one ingest body may stream (ingest is never buffered, so it has its own limit). */
+  maxIngestBytes: number;
   /** How long a stopping server waits for in-flight requests before it closes their connections. */
   drainTimeoutMs: number;
   /** This process's WAL writer identity; stable across restarts, unique among running writers. */
@@ -49,6 +52,7 @@ export const CONFIG_HELP = `
   --budget-bytes N     BRANCHGRAPH_PREP_BUDGET_BYTES  preparation memory budget, default 134217728
   --store-latency-ms N BRANCHGRAPH_STORE_LATENCY_MS   inject latency per store call (benchmarks)
   --max-body-bytes N   BRANCHGRAPH_MAX_BODY_BYTES     default 16777216
+  --max-ingest-bytes N BRANCHGRAPH_MAX_INGEST_BYTES   bytes one ingest request may stream, default 1073741824
   --drain-timeout-ms N BRANCHGRAPH_DRAIN_TIMEOUT_MS   on SIGTERM, wait this long for in-flight requests, then close them (10000)
   --shard NAME         BRANCHGRAPH_SHARD              WAL writer identity, one per running server (default: host name)
   --seal-after-ms N    WAL_SEAL_AFTER_MS              seal an open WAL generation after this long, default 1000
@@ -122,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     budgetBytes: int('budget-bytes', 'BRANCHGRAPH_PREP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES, 1, Number.MAX_SAFE_INTEGER),
     storeLatencyMs: int('store-latency-ms', 'BRANCHGRAPH_STORE_LATENCY_MS', 0, 0, 60_000),
     maxBodyBytes: int('max-body-bytes', 'BRANCHGRAPH_MAX_BODY_BYTES', LIMITS.maxBodyBytes, 1024, 1 << 30),
+    maxIngestBytes: int('max-ingest-bytes', 'BRANCHGRAPH_MAX_INGEST_BYTES', DEFAULT_MAX_INGEST_BYTES, 1024, Number.MAX_SAFE_INTEGER),
     drainTimeoutMs: int('drain-timeout-ms', 'BRANCHGRAPH_DRAIN_TIMEOUT_MS', 10_000, 0, 3_600_000),
     shard,
     sealAfterMs: int('seal-after-ms', 'WAL_SEAL_AFTER_MS', DEFAULT_SEAL_AFTER_MS, 1, 3_600_000),

@@ -23,6 +23,7 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
     wal: { shard: config.shard, sealAfterMs: config.sealAfterMs, generationRows: config.generationRows },
     catchUp: config.catchUp,
     compaction: config.compaction,
+    maxIngestBytes: config.maxIngestBytes,
     ...(log ? { log } : {}),
   };
 }

@@ -169,6 +169,8 @@ export interface ServiceOptions {
   log?: Logger;
   /** How often a long merge or load logs its progress (default 5 s). */
   progressLogMs?: number;
+  /** The most bytes one NDJSON ingest body may stream (default 1 GiB). */
+  maxIngestBytes?: number;
 }
 
 /** What a compaction did: its commit (null when nothing was due) and runs per table before and after. */
@@ -519,7 +521,7 @@ export class BranchgraphService {
 
   /** Ingest an NDJSON byte stream (a request body, a file), parsed as it arrives and never buffered whole. */
   ingestNdjson(branch: string, body: AsyncIterable<Uint8Array>, ctx: RequestContext): Promise<IngestResultDto> {
-    return this.ingest(branch, ndjsonStream(body), ctx);
+    return this.ingest(branch, ndjsonStream(body, { maxBytes: this.opts.maxIngestBytes }), ctx);
   }
 
   async ingest(branch: string, ops: Iterable<WriteOpInput> | AsyncIterable<WriteOpInput>, ctx: RequestContext): Promise<IngestResultDto> {

@@ -16,7 +16,7 @@ export interface TestServer extends RunningServer {
  * compare the whole store before and after.
  */
 export async function testServer(
-  opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; drainTimeoutMs?: number; sealAfterMs?: number; compaction?: boolean } = {},
+  opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; maxIngestBytes?: number; drainTimeoutMs?: number; sealAfterMs?: number; compaction?: boolean } = {},
 ): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
@@ -34,6 +34,7 @@ export async function testServer(
       ...(opts.latencyMs ? { 'store-latency-ms': String(opts.latencyMs) } : {}),
       ...(opts.tokens ? { tokens: opts.tokens } : {}),
       ...(opts.maxBodyBytes ? { 'max-body-bytes': String(opts.maxBodyBytes) } : {}),
+      ...(opts.maxIngestBytes ? { 'max-ingest-bytes': String(opts.maxIngestBytes) } : {}),
       ...(opts.drainTimeoutMs !== undefined ? { 'drain-timeout-ms': String(opts.drainTimeoutMs) } : {}),
       ...(opts.sealAfterMs !== undefined ? { 'seal-after-ms': String(opts.sealAfterMs) } : {}),
     },
