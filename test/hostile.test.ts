@@ -383,3 +383,56 @@ describe('streaming parsers', () => {
     }
   });
 });
+
+describe('deep nesting', () => {
+  const DEPTH = 100_000;
+  const deepText = `${'['.repeat(DEPTH)}1${']'.repeat(DEPTH)}`;
+  const deep = (): unknown => JSON.parse(deepText);
+
+  it('regression: a value nested 100,000 levels deep is a typed invalid_input on every REST and GraphQL path, and changes nothing', async () => {
+    const { app: a, service } = await app();
+    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, { transport: 'embedded' });
+    await service.createBranch('side', undefined, { transport: 'embedded' });
+    const head = (await service.getBranch('main', { transport: 'embedded' })).head.id;
+    const json = { 'content-type': 'application/json' };
+    const nd = { 'content-type': 'application/x-ndjson' };
+    const line = `{"op":"insert","table":"T","values":{"id":"t","v":${deepText}}}\n`;
+    const gqlBody = JSON.stringify({
+      query: 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }',
+      variables: { i: { ops: [{ op: 'insert', table: 'T', values: { id: 't', v: 0 } }] } },
+    }).replace('"v":0', `"v":${deepText}`);
+    const requests: [string, string, Record<string, string>, string][] = [
+      ['write', '/branches/main/writes', json, `{"ops":[{"op":"insert","table":"T","values":{"id":"t","v":${deepText}}}]}`],
+      ['ingest', '/branches/main/ingest', nd, line],
+      ['load', '/branches/main/load', nd, line],
+      ['merge resolutions', '/branches/side/merge', json, `{"resolutions":{"conflicts":[{"table":"T","key":"t","property":"v","take":"value","value":${deepText}}]}}`],
+      ['schema defaults', '/branches/main/schema', json, `{"schema":"node T { id: string @key\\n v: json?\\n w: json }","migration":{"defaults":{"T.w":${deepText}}}}`],
+      ['filter', '/tables/T/rows?where=' + encodeURIComponent(deepText), json, ''],
+    ];
+    for (const [what, path, headers, body] of requests) {
+      const r = await a.request(path, body === '' ? { headers } : { method: 'POST', headers, body });
+      const e = (await r.json()) as { error?: { code: string } };
+      expect([what, r.status, e.error?.code]).toEqual([what, 400, 'invalid_input']);
+    }
+    const g = await a.request('/graphql', { method: 'POST', headers: json, body: gqlBody });
+    const ge = (await g.json()) as { errors: { extensions: { code: string } }[] };
+    expect(ge.errors[0]?.extensions.code).toBe('invalid_input');
+    expect((await service.getBranch('main', { transport: 'embedded' })).head.id).toBe(head);
+  });
+
+  it('regression: the same through the embedded service, which no HTTP layer validated first', async () => {
+    const { service } = await app();
+    const ctx = { transport: 'embedded' as const };
+    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, ctx);
+    await service.createBranch('side', undefined, ctx);
+    const values = { id: 't', v: deep() };
+    const calls: [string, () => Promise<unknown>][] = [
+      ['write', () => service.write('main', { ops: [{ op: 'insert', table: 'T', values }] }, ctx)],
+      ['ingest', () => service.ingest('main', [{ op: 'insert', table: 'T', values }], ctx)],
+      ['merge', () => service.mergeBranch('side', { resolutions: { conflicts: [{ table: 'T', key: 't', property: 'v', take: 'value', value: deep() }] } }, ctx)],
+      ['keyed merge', () => service.mergeBranch('side', { idempotencyKey: 'k1', resolutions: { conflicts: [{ table: 'T', key: 't', property: 'v', take: 'value', value: deep() }] } }, ctx)],
+      ['schema', () => service.applySchema('main', { schema: 'node T { id: string @key\n v: json?\n w: json }', migration: { defaults: { 'T.w': deep() as never } } }, ctx)],
+    ];
+    for (const [what, call] of calls) await expect(call(), what).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+});

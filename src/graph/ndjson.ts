@@ -9,6 +9,7 @@
  */
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { LineSplitter } from '../model/line-splitter.js';
+import { findInputProblem } from '../model/text.js';
 import { MAX_ROW_BYTES } from '../model/values.js';
 import type { WriteOp } from './write-batch.js';
 
@@ -29,6 +30,9 @@ export function parseNdjsonLine(raw: string, lineNo: number): WriteOp | ErrorIss
     return { path: at, message: `not valid JSON: ${(e as Error).message}` };
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return { path: at, message: 'each line must be an object {"table", "values", "op"?}' };
+  // Before anything walks the value (sizing, hashing): a line nested 100,000 deep is one issue.
+  const bad = findInputProblem(v, at);
+  if (bad !== undefined) return bad;
   const o = v as Record<string, unknown>;
   const op = o.op ?? 'upsert';
   if (typeof op !== 'string' || !OPS.has(op)) return { path: `${at}.op`, message: 'op must be insert, update, upsert or delete' };

@@ -4,23 +4,32 @@
  * -0 is written as 0. Types stay distinct: null, "", [] and {} all differ.
  */
 import { createHash } from 'node:crypto';
+import { BranchgraphError } from './errors.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
-export function canonicalJson(v: unknown): string {
+/** Nesting beyond which a value has no canonical form: inputs are refused far earlier (text.ts MAX_INPUT_DEPTH), so only a caller that skipped validation meets it, and gets a typed error instead of a stack overflow. */
+const MAX_CANONICAL_DEPTH = 1000;
+
+export function canonicalJson(v: unknown, depth = 0): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new TypeError('non-finite number has no canonical form');
     return Object.is(v, -0) ? '0' : JSON.stringify(v);
   }
   if (typeof v === 'string' || typeof v === 'boolean') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (typeof v === 'object' && depth >= MAX_CANONICAL_DEPTH) {
+    throw new BranchgraphError('invalid_input', `a value nests arrays and objects deeper than ${MAX_CANONICAL_DEPTH} levels`, {
+      issues: [{ path: 'value', message: 'nested too deep' }],
+    });
+  }
+  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x, depth + 1)).join(',')}]`;
   if (typeof v === 'object') {
     const obj = v as Record<string, unknown>;
     const keys = Object.keys(obj)
       .filter((k) => obj[k] !== undefined)
       .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k], depth + 1)}`).join(',')}}`;
   }
   throw new TypeError(`no canonical form for ${typeof v}`);
 }

@@ -14,7 +14,7 @@
 import { canonicalJson } from './canonical.js';
 import { BranchgraphError, type ErrorIssue } from './errors.js';
 import { findType, type PropDef, type Schema, type TableType } from './schema.js';
-import type { Value } from './values.js';
+import { checkValue, type Value } from './values.js';
 
 export interface SchemaMigration {
   /** `Type` or `Type.prop` names to remove, with their data. */
@@ -114,8 +114,14 @@ function planTable(old: TableType, next: TableType, drop: Set<string>, defaults:
     if (old.props.some((p) => p.name === q.name)) continue;
     if (q.optional) continue;
     const key = `${name}.${q.name}`;
-    if (Object.hasOwn(defaults, key)) fill[q.name] = defaults[key] as Value;
-    else issues.push({ path: key, message: `new required property ${key} needs a value for existing rows in migration.defaults` });
+    if (Object.hasOwn(defaults, key)) {
+      // A default is a value like any other, checked whether or not a row takes it.
+      const checked = checkValue(q, defaults[key]);
+      if (!('error' in checked)) fill[q.name] = checked.value;
+      else if (checked.malformed === true) {
+        throw new BranchgraphError('invalid_input', `migration.defaults.${key}: ${checked.error}`, { issues: [{ path: `migration.defaults.${key}`, message: checked.error }] });
+      } else issues.push({ path: `migration.defaults.${key}`, message: checked.error });
+    } else issues.push({ path: key, message: `new required property ${key} needs a value for existing rows in migration.defaults` });
   }
   if (old.kind === 'edge' && next.kind === 'edge') {
     const a = old.cardinality;

@@ -28,17 +28,27 @@ export function isReservedName(name: string): boolean {
 }
 
 /**
- * The first problem of a request value that no schema could accept: a
- * string or object key that is not well-formed Unicode, or an object key
- * `__proto__` (a JSON parser keeps it as a key, but copying the object
- * turns it into a prototype, so the value would silently vanish).
+ * How deep arrays and objects may nest in any request value, envelope included: json properties
+ * may nest MAX_JSON_DEPTH (64), and a request wraps them in a few levels of its own. Every walker of
+ * input values runs after this check, so none of them can be driven into a stack overflow.
  */
-export function findInputProblem(value: unknown, path: string): { path: string; message: string } | undefined {
+export const MAX_INPUT_DEPTH = 128;
+
+/**
+ * The first problem of a request value that no schema could accept: nesting
+ * deeper than MAX_INPUT_DEPTH, a string or object key that is not
+ * well-formed Unicode, or an object key `__proto__` (a JSON parser keeps it
+ * as a key, but copying the object turns it into a prototype, so the value
+ * would silently vanish). The walk checks the depth before it recurses, so
+ * a value nested a million levels deep costs MAX_INPUT_DEPTH frames.
+ */
+export function findInputProblem(value: unknown, path: string, depth = 0): { path: string; message: string } | undefined {
   if (typeof value === 'string') return isWellFormed(value) ? undefined : { path, message: ILL_FORMED_MESSAGE };
   if (value === null || typeof value !== 'object') return undefined;
+  if (depth >= MAX_INPUT_DEPTH) return { path: path.length > 100 ? `${path.slice(0, 100)}…` : path, message: `nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels` };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const bad = findInputProblem(value[i], `${path}[${i}]`);
+      const bad = findInputProblem(value[i], `${path}[${i}]`, depth + 1);
       if (bad !== undefined) return bad;
     }
     return undefined;
@@ -46,7 +56,7 @@ export function findInputProblem(value: unknown, path: string): { path: string; 
   for (const k of Object.keys(value)) {
     if (!isWellFormed(k)) return { path: `${path}.${JSON.stringify(k)}`, message: ILL_FORMED_MESSAGE };
     if (k === '__proto__') return { path: `${path}.__proto__`, message: '__proto__ is not a usable name' };
-    const bad = findInputProblem((value as Record<string, unknown>)[k], `${path}.${k}`);
+    const bad = findInputProblem((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
     if (bad !== undefined) return bad;
   }
   return undefined;

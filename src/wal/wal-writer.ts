@@ -23,6 +23,7 @@
 import { BranchgraphError, throwIfAborted, type ErrorIssue } from '../model/errors.js';
 import { findType } from '../model/schema.js';
 import { checkRow } from '../model/values.js';
+import { findInputProblem } from '../model/text.js';
 import type { Manifest } from '../graph/manifest.js';
 import type { Graph, Snapshot } from '../graph/graph.js';
 import type { BranchRecord } from '../graph/repository.js';
@@ -119,6 +120,9 @@ export class WalWriter {
         opts.signal,
         report,
         (op) => {
+          // Checked before it is sized (JSON.stringify recurses): an op no schema could accept is refused here.
+          const bad = findInputProblem(op, `ops[${report.operations}]`);
+          if (bad !== undefined) throw new BranchgraphError('invalid_input', `ingest refused: ${bad.path}: ${bad.message}`, { issues: [bad] });
           if (buffer.length === 0) openedAt = this.now();
           buffer.push(op);
           bufferBytes += JSON.stringify(op.values ?? null).length;
