@@ -407,7 +407,7 @@ describe('deep nesting', () => {
       ['load', '/branches/main/load', nd, line],
       ['merge resolutions', '/branches/side/merge', json, `{"resolutions":{"conflicts":[{"table":"T","key":"t","property":"v","take":"value","value":${deepText}}]}}`],
       ['schema defaults', '/branches/main/schema', json, `{"schema":"node T { id: string @key\\n v: json?\\n w: json }","migration":{"defaults":{"T.w":${deepText}}}}`],
-      ['filter', '/tables/T/rows?where=' + encodeURIComponent(deepText), json, ''],
+      ['filter', `/tables/T/rows?where=${encodeURIComponent(deepText)}`, json, ''],
     ];
     for (const [what, path, headers, body] of requests) {
       const r = await a.request(path, body === '' ? { headers } : { method: 'POST', headers, body });
