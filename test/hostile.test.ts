@@ -137,6 +137,66 @@ describe('cursors and sizes', () => {
     }
   });
 
+  it('regression: a cursor made for one query is refused on another: another filter, table, diff or merge', async () => {
+    const { app: a, service } = await app();
+    const ctx = { transport: 'embedded' as const };
+    await service.applySchema('main', { schema: 'node T { id: string @key\n v: int? }\nnode U { id: string @key }' }, ctx);
+    await service.write(
+      'main',
+      {
+        ops: ['a', 'b', 'c'].flatMap((id) => [
+          { op: 'insert' as const, table: 'T', values: { id, v: 1 } },
+          { op: 'insert' as const, table: 'U', values: { id } },
+        ]),
+      },
+      ctx,
+    );
+    await service.createBranch('f', undefined, ctx);
+    await service.write('f', { ops: ['x', 'y'].map((id) => ({ op: 'insert' as const, table: 'T', values: { id } })) }, ctx);
+    const rows = ((await (await a.request('/tables/T/rows?limit=1')).json()) as { nextCursor: string }).nextCursor;
+    const diff = ((await (await a.request('/diff?from=main&to=f&limit=1')).json()) as { nextCursor: string }).nextCursor;
+    const where = encodeURIComponent(JSON.stringify({ v: { op: 'eq', value: 1 } }));
+    const refused = [
+      `/tables/T/rows?limit=1&where=${where}&cursor=${encodeURIComponent(rows)}`,
+      `/tables/U/rows?limit=1&cursor=${encodeURIComponent(rows)}`,
+      `/diff?from=main&to=f&limit=1&cursor=${encodeURIComponent(rows)}`,
+      `/diff?from=main&to=f&mode=three-dot&limit=1&cursor=${encodeURIComponent(diff)}`,
+      `/tables/T/rows?limit=1&cursor=${encodeURIComponent(diff)}`,
+    ];
+    for (const path of refused) {
+      const r = await a.request(path);
+      expect([path, r.status, ((await r.json()) as { error?: { code: string } }).error?.code]).toEqual([path, 400, 'invalid_input']);
+    }
+    // The same query takes it.
+    expect((await a.request(`/diff?from=main&to=f&limit=1&cursor=${encodeURIComponent(diff)}`)).status).toBe(200);
+  });
+
+  it('regression: edges by an edge table that does not exist, or that is a node table, are refused, never an empty list', async () => {
+    const { app: a, service } = await app();
+    const ctx = { transport: 'embedded' as const };
+    await service.applySchema('main', { schema: 'node P { id: string @key }\nedge K: P -> P {}' }, ctx);
+    await service.write(
+      'main',
+      {
+        ops: [
+          { op: 'insert', table: 'P', values: { id: 'p' } },
+          { op: 'insert', table: 'K', values: { from: 'p', to: 'p' } },
+        ],
+      },
+      ctx,
+    );
+    expect((await a.request('/tables/P/rows/p/edges?edgeTable=K')).status).toBe(200);
+    for (const [q, status, code] of [
+      ['edgeTable=..%2Fx', 404, 'not_found'],
+      ['edgeTable=P', 400, 'invalid_input'],
+    ] as const) {
+      const r = await a.request(`/tables/P/rows/p/edges?${q}`);
+      expect([q, r.status, ((await r.json()) as { error: { code: string } }).error.code]).toEqual([q, status, code]);
+    }
+    const e = await a.request('/tables/K/rows/p/edges');
+    expect(e.status).toBe(404);
+  });
+
   it('regression: keys over 1 KiB and rows over 1 MiB are refused with invalid_input, and manifests stay small', async () => {
     const { service } = await app();
     const ctx = { transport: 'embedded' as const };

@@ -59,6 +59,15 @@ describe('/metrics', () => {
     expect(text).toMatch(/^branchgraph_operation_rows_done\{kind="merge"\} 0$/m);
   });
 
+  it('regression: the WAL pending gauge drops the series of a deleted branch', async () => {
+    const rest = new RestClient(s.url);
+    await rest.createBranch('gone');
+    await rest.ingest('gone', '{"table":"Item","values":{"id":"g","v":1}}\n');
+    expect(await (await fetch(`${s.url}/metrics`)).text()).toMatch(/^branchgraph_wal_pending_generations\{branch="gone"\} 1$/m);
+    await rest.deleteBranch('gone');
+    expect(await (await fetch(`${s.url}/metrics`)).text()).not.toMatch(/branch="gone"/);
+  });
+
   it('counts GraphQL errors by stable code', () => {
     expect(text).toMatch(/^branchgraph_graphql_errors_total\{code="not_found"\} 1$/m);
     expect(text).toMatch(/^branchgraph_graphql_errors_total\{code="invalid_input"\} 1$/m);

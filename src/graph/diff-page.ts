@@ -1,11 +1,13 @@
 /**
  * Paging a diff: the per-table counts of the whole diff, and one page of
  * its changes in (table, key) order. A page ends after `limit` changes;
- * its cursor names the last (table, key) it holds, so the next page starts
- * right after it even if the refs' heads moved in between (pin both refs
- * to the commits a page reports to read one state). Pure: no I/O.
+ * its cursor names the last (table, key) it holds. A cursor is bound to the
+ * diff that made it (`scope`: the two commits it read and the mode), so the
+ * next page is of exactly that state: ask with the commits the first page
+ * reports (or with refs that still resolve to them); a cursor passed with
+ * refs that moved, or to another diff, is `invalid_input`. Pure: no I/O.
  */
-import { contentHash } from '../model/canonical.js';
+import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { TableDiff } from './reads.js';
 
@@ -26,34 +28,28 @@ export interface DiffPage {
 
 export const MAX_DIFF_PAGE = 10_000;
 
-const CURSOR = 'd1';
-
-function check(body: string): string {
-  return contentHash(`${CURSOR}:${body}`).slice(0, 12);
+function encode(scope: string, table: string, key: string): string {
+  return encodePageCursor('diff', scope, JSON.stringify([table, key]));
 }
 
-function encode(table: string, key: string): string {
-  const body = Buffer.from(JSON.stringify([table, key]), 'utf8').toString('base64url');
-  return `${CURSOR}.${body}.${check(body)}`;
-}
-
-function decode(cursor: string): [string, string] {
-  const m = /^d1\.([A-Za-z0-9_-]{1,8000})\.([0-9a-f]{12})$/.exec(cursor);
-  if (m === null || check(m[1] as string) !== m[2]) {
-    throw new BranchgraphError('invalid_input', 'invalid cursor: pass back a nextCursor from a previous page of this diff', { issues: [{ path: 'cursor', message: 'not a diff cursor' }] });
+function decode(scope: string, cursor: string): [string, string] {
+  const pos = JSON.parse(decodePageCursor('diff', scope, cursor)) as unknown;
+  if (!Array.isArray(pos) || pos.length !== 2 || typeof pos[0] !== 'string' || typeof pos[1] !== 'string') {
+    throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'not a diff cursor' }] });
   }
-  return JSON.parse(Buffer.from(m[1] as string, 'base64url').toString('utf8')) as [string, string];
+  return pos as [string, string];
 }
 
 type Change = { table: string; key: string; put: (d: TableDiff) => void };
 
 /** The page of `diff` after `cursor` (from the start without one), at most `limit` changes (all when undefined). */
-export function pageDiff(diff: readonly TableDiff[], opts: { limit?: number; cursor?: string } = {}): DiffPage {
+export function pageDiff(diff: readonly TableDiff[], opts: { limit?: number; cursor?: string; scope?: string } = {}): DiffPage {
   const { limit } = opts;
+  const scope = opts.scope ?? '';
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_DIFF_PAGE)) {
     throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${MAX_DIFF_PAGE}`, { issues: [{ path: 'limit', message: `1..${MAX_DIFF_PAGE}` }] });
   }
-  const after = opts.cursor === undefined ? undefined : decode(opts.cursor);
+  const after = opts.cursor === undefined ? undefined : decode(scope, opts.cursor);
   const summary = diff.map((t) => ({ table: t.table, inserted: t.inserted.length, updated: t.updated.length, deleted: t.deleted.length }));
   const changes: Change[] = [];
   for (const t of diff) {
@@ -76,5 +72,5 @@ export function pageDiff(diff: readonly TableDiff[], opts: { limit?: number; cur
     c.put(d);
   }
   const last = changes[end - 1];
-  return { tables: [...tables.values()], summary, nextCursor: end < changes.length && last !== undefined ? encode(last.table, last.key) : null };
+  return { tables: [...tables.values()], summary, nextCursor: end < changes.length && last !== undefined ? encode(scope, last.table, last.key) : null };
 }

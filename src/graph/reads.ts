@@ -5,7 +5,8 @@
  * Cursors are the last key returned, encoded; because runs are immutable, a
  * cursor taken at a commit pages through exactly that commit's rows.
  */
-import { canonicalJson, contentHash } from '../model/canonical.js';
+import { canonicalJson } from '../model/canonical.js';
+import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { TableType } from '../model/schema.js';
 import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row, type Value } from '../model/values.js';
@@ -25,33 +26,6 @@ export type Filter = Record<string, Value | { op: FilterOp; value: Value }>;
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
-}
-
-/**
- * Page cursors: opaque, versioned, checksummed, and bounded (keys are at
- * most MAX_KEY_BYTES, so a cursor is at most about 1.4 KB, inside any URL
- * limit). Anything that is not a cursor this server issued (`AAAA`, a
- * truncated or edited one) is `invalid_input`, never a full or empty page.
- */
-const CURSOR_VERSION = 'c1';
-
-export function encodeCursor(key: string): string {
-  const body = Buffer.from(key, 'utf8').toString('base64url');
-  return `${CURSOR_VERSION}.${body}.${cursorCheck(body)}`;
-}
-
-function cursorCheck(body: string): string {
-  return contentHash(`${CURSOR_VERSION}:${body}`).slice(0, 12);
-}
-
-export function decodeCursor(cursor: string): string {
-  const bad = (): BranchgraphError =>
-    new BranchgraphError('invalid_input', 'invalid cursor: pass back a nextCursor from a previous page', { issues: [{ path: 'cursor', message: 'not a cursor from a previous page' }] });
-  const m = /^c1\.([A-Za-z0-9_-]*)\.([0-9a-f]{12})$/.exec(cursor);
-  if (m === null || cursorCheck(m[1] as string) !== m[2]) throw bad();
-  const key = Buffer.from(m[1] as string, 'base64url').toString('utf8');
-  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES || encodeCursor(key) !== cursor) throw bad();
-  return key;
 }
 
 function clampLimit(limit: number | undefined, dflt = 100): number {
@@ -124,12 +98,15 @@ export async function scanRows(
   const t = tables.table(snap, table, opts.signal);
   const limit = clampLimit(opts.limit);
   const test = compileFilter(t.type, opts.where);
-  const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+  // A cursor is bound to the table and filter it pages through (model/page-cursor.ts).
+  const scope = canonicalJson({ table, where: opts.where ?? null });
+  const after = opts.cursor === undefined ? undefined : decodePageCursor('rows', scope, opts.cursor);
+  if (after !== undefined && Buffer.byteLength(after, 'utf8') > MAX_KEY_BYTES) throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'too long' }] });
   const items: { key: string; row: Row }[] = [];
   for await (const r of mergeRuns(t.version.runs, t.load, after)) {
     const row = r.props as Row;
     if (!test(row)) continue;
-    if (items.length === limit) return { items, nextCursor: encodeCursor((items[items.length - 1] as { key: string }).key) };
+    if (items.length === limit) return { items, nextCursor: encodePageCursor('rows', scope, (items[items.length - 1] as { key: string }).key) };
     items.push({ key: r.key, row });
   }
   return { items, nextCursor: null };
@@ -148,6 +125,8 @@ export async function allRows(tables: TableReader, snap: Snapshot, table: string
   return out;
 }
 
+const notKind = (name: string, what: string, path: string): BranchgraphError => new BranchgraphError('invalid_input', `${name} is not ${what}`, { issues: [{ path, message: `not ${what}` }] });
+
 export async function edgesOf(
   tables: TableReader,
   snap: Snapshot,
@@ -155,7 +134,9 @@ export async function edgesOf(
   key: string,
   opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string; signal?: AbortSignal } = {},
 ): Promise<{ table: string; key: string; row: Row }[]> {
-  tables.table(snap, nodeTable, opts.signal);
+  if (tables.table(snap, nodeTable, opts.signal).type.kind !== 'node') throw notKind(nodeTable, 'a node table', 'table');
+  // A named edge table must be one: a typo or a node table is an error, never an empty list.
+  if (opts.edgeTable !== undefined && tables.table(snap, opts.edgeTable, opts.signal).type.kind !== 'edge') throw notKind(opts.edgeTable, 'an edge table', 'edgeTable');
   const direction = opts.direction ?? 'both';
   const out: { table: string; key: string; row: Row }[] = [];
   for (const et of snap.schema.types) {

@@ -117,6 +117,8 @@ function checkRequest(req: MergeRequest, into: string): void {
 export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeEnvironment = {}): Promise<MergeResult> {
   const into = req.into ?? 'main';
   checkRequest(req, into);
+  // A conflict cursor pages through the report of one merge: this source into this target.
+  const cursorScope = JSON.stringify([req.source, into, req.apply ?? 'merge']);
   const started = performance.now();
   const counting = new CountingStore(graph.store);
   const g = graph.withStore(counting);
@@ -145,7 +147,7 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
       budgetBytes: req.budgetBytes,
       signal,
       gauges: env.gauges ?? new PreparationGauges(),
-      conflictWindow: conflictWindow(req.conflictLimit ?? 100, req.conflictCursor),
+      conflictWindow: conflictWindow(req.conflictLimit ?? 100, req.conflictCursor, cursorScope),
       ...(req.progress !== undefined ? { progress: req.progress } : {}),
       ...(applied !== undefined ? { apply: applied.apply } : {}),
       ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),
@@ -182,7 +184,13 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
   const decided = published.result;
   const heads = { sourceHead: run.source.manifest.commit.id, targetHead };
   if (decided.kind === 'conflicts') {
-    return { status: 'conflicts', ...heads, base: decided.base?.commit.id ?? null, report: conflictPage(decided.conflicts, req.conflictLimit ?? 100, req.conflictCursor), metrics: metrics() };
+    return {
+      status: 'conflicts',
+      ...heads,
+      base: decided.base?.commit.id ?? null,
+      report: conflictPage(decided.conflicts, req.conflictLimit ?? 100, req.conflictCursor, cursorScope),
+      metrics: metrics(),
+    };
   }
   const deletion = req.deleteBranch === true && decided.kind !== 'dry_run' ? await deleteSource(graph, req, run) : { branchDeleted: false, branchDeleteError: null };
   return {

@@ -2,6 +2,8 @@
  * Merge conflicts: the closed set of kinds, and paginated reports with
  * counts per kind. A conflict is a value returned by a merge, never thrown.
  */
+import { BranchgraphError } from './errors.js';
+import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { Row, Value } from './values.js';
 
 /** Every kind of merge conflict, in report order. */
@@ -117,22 +119,26 @@ export class ConflictCollector {
 }
 
 /** How many conflicts a page at `cursor` (an offset) of `limit` needs held. */
-export function conflictWindow(limit: number, cursor: string | null | undefined): number {
-  return offsetOf(cursor) + limit;
+export function conflictWindow(limit: number, cursor: string | null | undefined, scope = ''): number {
+  return offsetOf(cursor, scope) + limit;
 }
 
-function offsetOf(cursor: string | null | undefined): number {
-  const start = cursor === null || cursor === undefined || cursor === '' ? 0 : Number.parseInt(cursor, 10);
-  return Number.isFinite(start) && start > 0 ? start : 0;
+/** The offset a conflict cursor names; `scope` is the merge it was made for (model/page-cursor.ts), so another merge's cursor, or an edited one, is refused. */
+function offsetOf(cursor: string | null | undefined, scope: string): number {
+  if (cursor === null || cursor === undefined || cursor === '') return 0;
+  const pos = decodePageCursor('conflicts', scope, cursor);
+  const start = /^\d{1,9}$/.test(pos) ? Number(pos) : Number.NaN;
+  if (!Number.isSafeInteger(start)) throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'conflictCursor', message: 'not a conflict cursor' }] });
+  return start;
 }
 
-/** One page of a report; the cursor is the offset, so pages are stable for a given set of conflicts. */
-export function conflictPage(conflicts: readonly Conflict[] | ConflictCollector, limit: number, cursor: string | null | undefined): ConflictReport {
+/** One page of a report; the cursor names the offset, so pages are stable for a given set of conflicts. */
+export function conflictPage(conflicts: readonly Conflict[] | ConflictCollector, limit: number, cursor: string | null | undefined, scope = ''): ConflictReport {
   const col = conflicts instanceof ConflictCollector ? conflicts : collectAll(conflicts);
-  const from = offsetOf(cursor);
+  const from = offsetOf(cursor, scope);
   const items = col.kept().slice(from, from + limit);
   const next = from + items.length;
-  return { total: col.total, counts: { ...col.counts }, items, nextCursor: next < col.total ? String(next) : null };
+  return { total: col.total, counts: { ...col.counts }, items, nextCursor: next < col.total ? encodePageCursor('conflicts', scope, String(next)) : null };
 }
 
 function collectAll(conflicts: readonly Conflict[]): ConflictCollector {

@@ -86,10 +86,8 @@ const mergeCommon = {
   author: text(200).optional(),
   message: text(2000).optional(),
   conflictLimit: z.number().int().min(1).max(LIMITS.maxConflictPage).optional(),
-  conflictCursor: z
-    .string()
-    .regex(/^\d{1,9}$/)
-    .optional(),
+  /** A report's nextCursor (model/page-cursor.ts checks it belongs to this merge). */
+  conflictCursor: z.string().max(8200).optional(),
   resolutions: MergeResolutionsZ.optional(),
 };
 

@@ -165,6 +165,10 @@ export class ServiceMetrics implements CatchUpObserver {
     this.walPending.set(branch, generations);
   }
 
+  branchGone(branch: string): void {
+    this.walPending.delete(branch);
+  }
+
   recordGraphqlError(code: string): void {
     this.graphqlErrors.inc({ code });
   }

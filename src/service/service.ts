@@ -338,6 +338,7 @@ export class BranchgraphService {
   /** Delete a branch; one whose record is damaged can be deleted too (admins only over HTTP). */
   async deleteBranch(name: string, ctx: RequestContext): Promise<{ deleted: string }> {
     await this.graph.deleteBranch(name, { signal: ctx.signal, actor: ctx.actor });
+    this.catchUps.forget(name);
     return { deleted: name };
   }
 
@@ -439,6 +440,7 @@ export class BranchgraphService {
       ok = true;
       this.metrics.recordMerge(result.status === 'success' ? result.outcome : 'conflicts', seconds(), result.metrics);
       if (result.status === 'success' && result.commit !== null) this.compactor.touched(input.into ?? 'main');
+      if (result.status === 'success' && result.branchDeleted) this.catchUps.forget(source);
       log?.info(
         {
           outcome: result.status === 'success' ? result.outcome : 'conflicts',
@@ -616,7 +618,9 @@ export class BranchgraphService {
     const [a, b] = await Promise.all([this.snapshot(from, ctx), this.snapshot(to, ctx)]);
     const mode = opts.mode ?? 'two-dot';
     const base = mode === 'three-dot' ? await mergeBaseSnapshot(this.graph, a, b, ctx.signal) : a;
-    const page = pageDiff(await diffSnapshots(this.graph.runs, base, b, ctx.signal), opts);
+    // A cursor pages through one diff: these two commits, this mode (graph/diff-page.ts).
+    const scope = canonicalJson({ mode, from: a.manifest.commit.id, to: b.manifest.commit.id });
+    const page = pageDiff(await diffSnapshots(this.graph.runs, base, b, ctx.signal), { ...opts, scope });
     return { mode, from: a.manifest.commit.id, to: b.manifest.commit.id, base: mode === 'three-dot' ? base.manifest.commit.id : null, ...page };
   }
 

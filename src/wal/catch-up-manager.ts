@@ -38,6 +38,8 @@ export const DEFAULT_CATCHUP_SETTINGS: CatchUpSettings = {
 export interface CatchUpObserver {
   catchUpFinished(branch: string, trigger: LastCatchUp['trigger'], outcome: LastCatchUp['outcome'], seconds: number, report: CatchUpReport | undefined): void;
   walPendingSeen(branch: string, generations: number): void;
+  /** The branch is gone (deleted here or by another process): its series end. */
+  branchGone(branch: string): void;
 }
 
 export interface LastCatchUp {
@@ -115,6 +117,13 @@ export class CatchUpManager {
     return this.running.has(branch);
   }
 
+  /** A branch deleted (here, or seen gone): no longer watched, its last run and series forgotten. */
+  forget(branch: string): void {
+    this.watched.delete(branch);
+    this.last.delete(branch);
+    this.observer?.branchGone(branch);
+  }
+
   /** A branch this process ingested into: the background trigger watches it. */
   watch(branch: string): void {
     this.watched.add(branch);
@@ -136,7 +145,7 @@ export class CatchUpManager {
         if (head.pending.generations.length >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
       } catch (e) {
         // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).
-        if (e instanceof BranchgraphError && e.code === 'not_found') this.watched.delete(branch);
+        if (e instanceof BranchgraphError && e.code === 'not_found') this.forget(branch);
       }
     }
   }

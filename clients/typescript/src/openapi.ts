@@ -833,6 +833,7 @@ export interface components {
              */
             width?: 1 | 2 | 4;
             conflictLimit?: number;
+            /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
             conflictCursor?: string;
             resolutions?: components["schemas"]["MergeResolutions"];
             /** @description The Idempotency-Key header's value in a body (the header wins). */
@@ -846,6 +847,7 @@ export interface components {
             author?: string;
             message?: string;
             conflictLimit?: number;
+            /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
             conflictCursor?: string;
             resolutions?: components["schemas"]["MergeResolutions"];
         };
