@@ -572,8 +572,14 @@ export class BranchgraphService {
    * resolved, and the table found, before the first byte, so a bad ref or table is an error
    * rather than a broken stream.
    */
+  /**
+   * A table at a ref, as a file. A branch with rows pending in the WAL has them folded into a
+   * commit first (as a merge does before it takes a branch's rows): the commit the export names then
+   * holds exactly the rows exported, so exporting at it again, or another table, reads the same state.
+   */
   async exportTable(ref: Ref, table: string, format: ExportFormat, ctx: RequestContext): Promise<{ commit: string; body: AsyncIterable<Uint8Array> }> {
-    const snap = await this.snapshot(ref, ctx);
+    const head = await this.snapshot(ref, ctx);
+    const snap = 'branch' in ref ? await this.graph.foldExactly(ref.branch, head, `fold pending WAL generations for an export of ${table}`, { signal: ctx.signal, actor: ctx.actor }) : head;
     const { type, version } = this.graph.table(snap, table, ctx.signal);
     checkExportSize(
       format,
