@@ -49,11 +49,11 @@ describe('a hosted graph deleted by one process', () => {
     await a.create('crm');
     const fresh = await b.service('crm');
     expect(fresh).not.toBe(held);
-    expect((await fresh.listBranches(ctx)).branches.map((x) => x.name)).toEqual(['main']);
+    expect((await fresh.listBranches({}, ctx)).branches.map((x) => x.name)).toEqual(['main']);
     await expect(fresh.getRow({ branch: 'main' }, 'P', 'x', ctx)).rejects.toMatchObject({ code: expect.stringMatching(/not_found|invalid_input/) });
     // The old service's late writes are refused and invisible to the new graph.
     await expect(held.createBranch('late2', undefined, ctx)).rejects.toMatchObject({ code: 'not_found' });
-    expect((await (await a.service('crm')).listBranches(ctx)).branches.map((x) => x.name)).toEqual(['main']);
+    expect((await (await a.service('crm')).listBranches({}, ctx)).branches.map((x) => x.name)).toEqual(['main']);
     // Both processes now agree on one graph.
     await (await b.service('crm')).applySchema('main', { schema: SCHEMA }, ctx);
     await (await b.service('crm')).write('main', put('n', 9), ctx);

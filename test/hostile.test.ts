@@ -37,7 +37,7 @@ describe('internal errors', () => {
     expect(body.error.code).toBe('internal');
     expect(body.error.message).toContain('req-1');
     expect(JSON.stringify(body)).not.toContain('secret');
-    const g = await a.request('/graphql', { ...gql('{ branches { name } }'), headers: { 'content-type': 'application/json', 'x-request-id': 'req-2' } });
+    const g = await a.request('/graphql', { ...gql('{ branches { items { name } } }'), headers: { 'content-type': 'application/json', 'x-request-id': 'req-2' } });
     const gb = (await g.json()) as { errors: { message: string; extensions: { code: string } }[] };
     expect(gb.errors[0]?.extensions.code).toBe('internal');
     expect(gb.errors[0]?.message).toContain('req-2');

@@ -288,7 +288,7 @@ describe('auth', () => {
     await expect(c('writer-token').applySchema('main', { schema: PEOPLE_SCHEMA })).rejects.toMatchObject({ code: 'forbidden' });
     await expect(c('writer-token').gc({})).rejects.toMatchObject({ code: 'forbidden' });
     await c('admin-token').applySchema('main', { schema: PEOPLE_SCHEMA });
-    expect((await gql(s.url, '{ branches { name } }')).status).toBe(401);
+    expect((await gql(s.url, '{ branches { items { name } } }')).status).toBe(401);
     const denied = await gql(s.url, 'mutation { gc { dryRun } }', {}, 'writer-token');
     expect(denied.body.errors?.[0]?.extensions?.code).toBe('forbidden');
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
@@ -310,8 +310,8 @@ describe('hosted graphs', () => {
     await crm.write('f', { ops: [{ op: 'insert', table: 'Person', values: { id: 'b', name: 'Bob' } }] });
     expect(await crm.mergeBranch('f', {})).toMatchObject({ status: 'success', outcome: 'fast_forward' });
     expect((await allRows(crm, 'Person', { branch: 'main' })).map((r) => r.key)).toEqual(['a', 'b']);
-    const viaGraphql = await gql(`${s.url}/graphs/crm`, '{ branches { name } }');
-    expect(viaGraphql.body.data).toEqual({ branches: [{ name: 'f' }, { name: 'main' }] });
+    const viaGraphql = await gql(`${s.url}/graphs/crm`, '{ branches { items { name } } }');
+    expect(viaGraphql.body.data).toEqual({ branches: { items: [{ name: 'f' }, { name: 'main' }] } });
     // The default graph never sees the hosted one, and GC of it deletes nothing of it.
     expect((await call(s, 'GET', '/branches', '/branches')).body.branches.map((b: { name: string }) => b.name)).toEqual(['main']);
     expect((await call(s, 'POST', '/gc', '/gc', { graceSeconds: 0 })).body.keys).toEqual([]);
@@ -347,9 +347,9 @@ describe('GraphQL', () => {
 
   it('refuses queries deeper than the limit with a stable code', async () => {
     const s = await testServer();
-    const deep = `{ branches { head { id } } ${'{'.repeat(0)} }`;
+    const deep = `{ branches { items { head { id } } } ${'{'.repeat(0)} }`;
     expect((await gql(s.url, deep)).body.errors).toBeUndefined();
-    const tooDeep = `{ ${'a: branches { name } '.repeat(60)}}`;
+    const tooDeep = `{ ${'a: branches { items { name } } '.repeat(60)}}`;
     const r = await gql(s.url, tooDeep);
     expect(r.body.errors?.[0]?.extensions?.code).toBe('invalid_input');
     await s.close();

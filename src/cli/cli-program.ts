@@ -160,11 +160,24 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
   });
 
   const branch = command(program, 'branch', 'list, create and delete branches');
-  command(branch, 'list', 'every branch with its head').action(async (_o, cmd: Command) => {
-    const { branches, damaged } = await (await connect(cmd)).listBranches();
-    for (const d of damaged) io.stderr(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
-    print(outOf(cmd), branches, human.branches);
-  });
+  command(branch, 'list', 'branches by name with their heads, one page at a time')
+    .option('--limit <n>', 'branches per page, 1-1000 (default 100)')
+    .option('--cursor <cursor>', 'the page after a previous one (its next cursor)')
+    .option('--all', 'every page, one after the other')
+    .action(async (o: { limit?: string; cursor?: string; all?: boolean }, cmd: Command) => {
+      const api = await connect(cmd);
+      const limit = intOption('--limit', o.limit);
+      const out: Awaited<ReturnType<BranchgraphApi['listBranches']>>['branches'] = [];
+      let cursor: string | null | undefined = o.cursor;
+      do {
+        const page = await api.listBranches({ ...(limit !== undefined ? { limit } : {}), ...(cursor != null ? { cursor } : {}) });
+        for (const d of page.damaged) io.stderr(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
+        out.push(...page.branches);
+        cursor = page.nextCursor;
+      } while (o.all === true && cursor !== null);
+      print(outOf(cmd), out, human.branches);
+      if (o.all !== true && cursor !== null && cursor !== undefined) io.stderr(`more branches follow: --cursor ${cursor}\n`);
+    });
   command(branch, 'create', 'create a branch; it shares its parent data and copies nothing')
     .argument('<name>')
     .option('--from <ref>', 'branch or commit:<id> to start from (default main)')

@@ -314,24 +314,27 @@ export class Graph implements TableReader, ManifestReader {
   // ---- branches ----------------------------------------------------------
 
   /** Live branches with their heads, and the branches whose record or head cannot be read. */
-  async listBranches(signal?: AbortSignal): Promise<{ branches: { record: BranchRecord; head: ManifestRef; commit: Commit }[]; damaged: DamagedBranch[] }> {
-    const { records, damaged } = await this.repo.allBranchRecords(signal);
+  /** One page of live branches by name, after `after` (see `Repository.branchRecordPage`); `next` names the last one when more follow. */
+  async listBranches(
+    page: { after?: string; limit?: number; signal?: AbortSignal } = {},
+  ): Promise<{ branches: { record: BranchRecord; head: ManifestRef; commit: Commit }[]; damaged: DamagedBranch[]; next: string | undefined }> {
+    const { signal } = page;
+    const { records, damaged, more } = await this.repo.branchRecordPage(page.after, page.limit ?? Number.MAX_SAFE_INTEGER, signal);
     const branches: { record: BranchRecord; head: ManifestRef; commit: Commit }[] = [];
     await Promise.all(
-      records
-        .filter((r) => !r.deleted)
-        .map(async (record) => {
-          try {
-            const head = await this.repo.headRef(record, signal);
-            branches.push({ record, head, commit: (await this.repo.readManifest(head, signal)).commit });
-          } catch (e) {
-            if (!isBranchgraphError(e, 'corrupt_object') && !isBranchgraphError(e, 'not_found')) throw e;
-            damaged.push({ name: record.name, key: keys.branchRecord(record.name, record.seq), error: (e as Error).message });
-          }
-        }),
+      records.map(async (record) => {
+        try {
+          const head = await this.repo.headRef(record, signal);
+          branches.push({ record, head, commit: (await this.repo.readManifest(head, signal)).commit });
+        } catch (e) {
+          if (!isBranchgraphError(e, 'corrupt_object') && !isBranchgraphError(e, 'not_found')) throw e;
+          damaged.push({ name: record.name, key: keys.branchRecord(record.name, record.seq), error: (e as Error).message });
+        }
+      }),
     );
     const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
-    return { branches: branches.sort((a, b) => order(a.record.name, b.record.name)), damaged: damaged.sort((a, b) => order(a.name, b.name)) };
+    const last = records[records.length - 1];
+    return { branches: branches.sort((a, b) => order(a.record.name, b.record.name)), damaged: damaged.sort((a, b) => order(a.name, b.name)), next: more && last !== undefined ? last.name : undefined };
   }
 
   async createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {

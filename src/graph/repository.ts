@@ -247,6 +247,59 @@ export class Repository implements ManifestReader {
   }
 
   /**
+   * One page of live branch records in key order, after the branch named `after`: the listing
+   * starts right after that name's records and stops once the page is full and one more live name
+   * was seen, so a page costs its own names (and any deleted names between them), never the rest
+   * of the graph. Deleted names are skipped; unreadable records are reported as damaged.
+   */
+  async branchRecordPage(after: string | undefined, limit: number, signal?: AbortSignal): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; more: boolean }> {
+    const records: BranchRecord[] = [];
+    const damaged: DamagedBranch[] = [];
+    // Names whose newest record is known, waiting to be read in one parallel batch.
+    let batch: [string, string][] = [];
+    let current: [string, string] | undefined;
+    let more = false;
+    const flush = async (): Promise<void> => {
+      const read = await Promise.all(
+        batch.map(async ([name, key]) => {
+          try {
+            return readRecord(await this.store.get(key, { signal }), key);
+          } catch (e) {
+            if (!isBranchgraphError(e, 'corrupt_object')) throw e;
+            damaged.push({ name, key, error: e.message });
+            return undefined;
+          }
+        }),
+      );
+      for (const r of read) {
+        if (r === undefined || r.deleted) continue;
+        this.branchRecords.set(r.name, r);
+        if (records.length < limit) records.push(r);
+        else more = true;
+      }
+      batch = [];
+    };
+    const startAfter = after === undefined ? undefined : keys.branchRecord(after, 99_999_999);
+    for await (const o of this.store.list(keys.allBranches(), { signal, startAfter, pageSize: Math.min(1000, 2 * limit + 2) })) {
+      const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
+      const name = m === null ? undefined : decodeBranchSegment(m[1] as string);
+      if (name === undefined) continue;
+      if (current !== undefined && current[0] !== name) {
+        batch.push(current);
+        if (batch.length >= limit + 1 - records.length) await flush();
+        if (more) break;
+      }
+      current = [name, o.key];
+    }
+    // The listing ended (no break): the last name is still waiting.
+    if (!more) {
+      if (current !== undefined) batch.push(current);
+      await flush();
+    }
+    return { records, damaged, more };
+  }
+
+  /**
    * The newest record key of `name` and its sequence number when that
    * record cannot be read: an admin may still delete the branch (a new
    * deletion record above it), after which the name can be used again.

@@ -12,6 +12,7 @@ import { requireRole, type Role } from '../service/auth.js';
 import {
   CatchUpInputZ,
   CompactInputZ,
+  BranchPageInputZ,
   CreateBranchZ,
   CreateTagZ,
   ApplyCommitZ,
@@ -113,8 +114,10 @@ export function graphqlSchema() {
         __resolveType: (obj: { __typename: string }) => obj.__typename,
       },
       Query: {
-        branches: op('read', async (_p, _a, c) => (await c.service.listBranches(c.requestCtx)).branches),
-        damagedBranches: op('read', async (_p, _a, c) => (await c.service.listBranches(c.requestCtx)).damaged),
+        branches: op('read', async (_p, a, c) => {
+          const page = await c.service.listBranches(parseInput(BranchPageInputZ, { limit: a.limit ?? undefined, cursor: str(a.cursor) }, 'branches'), c.requestCtx);
+          return { items: page.branches, damaged: page.damaged, nextCursor: page.nextCursor };
+        }),
         branch: op('read', (_p, a, c) => c.service.getBranch(String(a.name), c.requestCtx)),
         row: op('read', (_p, a, c) => c.service.getRow(parseRef(str(a.at)), String(a.table), String(a.key), c.requestCtx)),
         rows: op('read', async (_p, a, c) => {

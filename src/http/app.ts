@@ -19,6 +19,7 @@ import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { BodyBudget, readBodyText } from './request-body.js';
 import {
+  BranchPageInputZ,
   CatchUpInputZ,
   CompactInputZ,
   CreateBranchZ,
@@ -45,9 +46,12 @@ import type { GraphHost } from '../service/graph-host.js';
 /** What GraphiQL opens with: something that runs on any graph and shows its shape. */
 export const GRAPHIQL_DEFAULT_QUERY = `# Run with the play button or Ctrl-Enter.
 query Branches {
-  branches {
-    name
-    head { id kind message time }
+  branches(limit: 100) {
+    items {
+      name
+      head { id kind message time }
+    }
+    nextCursor
   }
 }
 `;
@@ -242,7 +246,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   );
 
   // ---- branches ----
-  app.get('/branches', role('read'), async (c) => c.json(await service.listBranches(ctxOf(c))));
+  app.get('/branches', role('read'), async (c) => c.json(await service.listBranches(parseInput(BranchPageInputZ, { limit: intQuery(c, 'limit'), cursor: c.req.query('cursor') }, 'query'), ctxOf(c))));
   app.post('/branches', role('write'), async (c) => {
     const body = parseInput(CreateBranchZ, await jsonBody(c), 'body');
     return c.json(await service.createBranch(body.name, body.from as never, ctxOf(c)), 201);

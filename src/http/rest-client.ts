@@ -13,10 +13,11 @@ import type { ApplyCommitInput, CatchUpInput, CompactInput, DiffInput, MergeInpu
 import type { OperationDto } from '../service/operations.js';
 import type {
   BranchDto,
+  BranchPageDto,
+  BranchPageInput,
   CatchUpReport,
   CommitDto,
   CompactResultDto,
-  DamagedBranch,
   DiffResultDto,
   GcInput,
   GcReportDto,
@@ -79,8 +80,9 @@ export class RestClient implements BranchgraphApi {
     };
   }
 
-  listBranches(): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }> {
-    return this.call('GET /branches', () => this.typed.GET('/branches'));
+  listBranches(page: BranchPageInput = {}): Promise<BranchPageDto> {
+    const query = { ...(page.limit !== undefined ? { limit: page.limit } : {}), ...(page.cursor != null ? { cursor: page.cursor } : {}) };
+    return this.call('GET /branches', () => this.typed.GET('/branches', { params: { query } }));
   }
 
   getBranch(name: string): Promise<BranchDto> {

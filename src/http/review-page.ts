@@ -90,7 +90,8 @@ export const REVIEW_PAGE = `<!doctype html>
   function errorText(body) { return body && body.error ? body.error.code + ': ' + body.error.message : JSON.stringify(body); }
 
   function load() {
-    return api('GET', '/branches').then(function (r) {
+    // The first 1,000 branches by name; a graph with more says so (the CLI and API page through all).
+    return api('GET', '/branches?limit=1000').then(function (r) {
       var list = el('branches');
       list.innerHTML = '';
       if (r.status !== 200) { list.appendChild(node('div', { class: 'status bad', text: errorText(r.body) })); return; }
@@ -100,6 +101,7 @@ export const REVIEW_PAGE = `<!doctype html>
         btn.addEventListener('click', function () { review(b.name); });
         list.appendChild(btn);
       });
+      if (r.body.nextCursor) list.appendChild(node('div', { class: 'muted', text: 'more branches follow; the first 1,000 are listed' }));
     });
   }
 

@@ -11,11 +11,12 @@ import type { ApplyCommitInput, CatchUpInput, CompactInput, DiffInput, MergeInpu
 import type { OperationDto } from './operations.js';
 import type {
   BranchDto,
+  BranchPageDto,
+  BranchPageInput,
   BranchgraphService,
   CatchUpReport,
   CommitDto,
   CompactResultDto,
-  DamagedBranch,
   DiffResultDto,
   GcInput,
   GcReportDto,
@@ -50,7 +51,8 @@ export type NdjsonBody = string | AsyncIterable<Uint8Array>;
 
 /** Every operation a client can ask for, whatever carries it. */
 export interface BranchgraphApi {
-  listBranches(): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }>;
+  /** One page of branches (default 100); follow `nextCursor` for the next. */
+  listBranches(page?: BranchPageInput): Promise<BranchPageDto>;
   getBranch(name: string): Promise<BranchDto>;
   createBranch(name: string, from?: Ref): Promise<BranchDto>;
   deleteBranch(name: string): Promise<{ deleted: string }>;
@@ -88,7 +90,7 @@ export interface BranchgraphApi {
 /** The service as the API, every call made under `ctx`. */
 export function embeddedApi(service: BranchgraphService, ctx: RequestContext): BranchgraphApi {
   return {
-    listBranches: () => service.listBranches(ctx),
+    listBranches: (page = {}) => service.listBranches(page, ctx),
     getBranch: (name) => service.getBranch(name, ctx),
     createBranch: (name, from) => service.createBranch(name, from, ctx),
     deleteBranch: (name) => service.deleteBranch(name, ctx),

@@ -181,6 +181,14 @@ export const GcInputZ = z
   })
   .strict();
 
+/** A page of branches: at most `limit` (default 100), after a `nextCursor`. */
+export const BranchPageInputZ = z
+  .object({
+    limit: z.number().int().min(1).max(LIMITS.maxPage).optional(),
+    cursor: z.string().max(4096).optional(),
+  })
+  .strict();
+
 export const ScanInputZ = z
   .object({
     where: z.record(z.string(), z.unknown()).optional(),

@@ -34,7 +34,8 @@ import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import { ndjsonStream } from '../graph/ndjson.js';
-import type { ApplyCommitInput, CatchUpInput, CompactInput, MergeInput, SchemaApplyInput, WriteInput, WriteOpInput } from './inputs.js';
+import { LIMITS, type ApplyCommitInput, type CatchUpInput, type CompactInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './inputs.js';
+import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
 import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
 import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
 import type { CatchUpReport } from '../wal/catch-up.js';
@@ -113,6 +114,22 @@ function refuseOtherRequest(stored: string, fingerprint: string): void {
 function replayedRecord(record: IdempotencyRecord, key: { fingerprint: string }): MergeResultDto {
   refuseOtherRequest(record.fingerprint, key.fingerprint);
   return { ...(record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
+}
+
+/** Branches listed by default on one page. */
+export const DEFAULT_BRANCH_PAGE = 100;
+
+/** Which page of branches to list. */
+export interface BranchPageInput {
+  limit?: number;
+  cursor?: string | null;
+}
+
+/** One page of branches: the live ones, the damaged ones in its range, and the cursor of the next page. */
+export interface BranchPageDto {
+  branches: BranchDto[];
+  damaged: DamagedBranch[];
+  nextCursor: string | null;
 }
 
 /** A merge result as transports return it: commits in their public shape; `replayed` on an idempotent retry's stored result. */
@@ -292,10 +309,23 @@ export class BranchgraphService {
 
   // ---- branches ----------------------------------------------------------
 
-  /** Live branches, and those whose record or head cannot be read (listed, never fatal to the listing). */
-  async listBranches(ctx: RequestContext): Promise<{ branches: BranchDto[]; damaged: DamagedBranch[] }> {
-    const { branches, damaged } = await this.graph.listBranches(ctx.signal);
-    return { branches: await Promise.all(branches.map(async (b) => this.branchDto(b.record.name, b.commit, b.record, ctx))), damaged };
+  /**
+   * One page of live branches by name (default 100, at most 1,000), and those in its range whose
+   * record or head cannot be read (listed, never fatal to the listing). A page costs its own
+   * branches, whatever the graph holds; `nextCursor` continues after its last name.
+   */
+  async listBranches(page: BranchPageInput, ctx: RequestContext): Promise<BranchPageDto> {
+    const limit = page.limit ?? DEFAULT_BRANCH_PAGE;
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.maxPage) {
+      throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${LIMITS.maxPage}`, { issues: [{ path: 'limit', message: `1..${LIMITS.maxPage}` }] });
+    }
+    const after = page.cursor === undefined || page.cursor === null ? undefined : decodePageCursor('branches', '', page.cursor);
+    const { branches, damaged, next } = await this.graph.listBranches({ ...(after !== undefined ? { after } : {}), limit, signal: ctx.signal });
+    return {
+      branches: await Promise.all(branches.map(async (b) => this.branchDto(b.record.name, b.commit, b.record, ctx))),
+      damaged,
+      nextCursor: next === undefined ? null : encodePageCursor('branches', '', next),
+    };
   }
 
   private async branchDto(name: string, head: Commit, rec: { time: string; from: { lineage: string; version: number } | null }, ctx: RequestContext): Promise<BranchDto> {
@@ -527,9 +557,17 @@ export class BranchgraphService {
   }
 
   async ingest(branch: string, ops: Iterable<WriteOpInput> | AsyncIterable<WriteOpInput>, ctx: RequestContext): Promise<IngestResultDto> {
-    // Watched even if the request fails part-way: generations sealed before the failure are pending too.
-    this.catchUps.watch(branch);
-    const r: IngestReport = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, { signal: ctx.signal, actor: ctx.actor });
+    let r: IngestReport;
+    try {
+      r = await this.writer.ingest(branch, ops as Iterable<WriteOp> | AsyncIterable<WriteOp>, { signal: ctx.signal, actor: ctx.actor });
+    } catch (e) {
+      // Generations sealed before a failure part-way are pending too.
+      const acknowledged = (e as { details?: { acknowledged?: { generations?: number } } }).details?.acknowledged?.generations ?? 0;
+      this.catchUps.sealed(branch, acknowledged);
+      this.metrics.recordIngest(branch, acknowledged);
+      throw e;
+    }
+    this.catchUps.sealed(branch, r.generations.length);
     this.metrics.recordIngest(branch, r.generations.length);
     return {
       branch,

@@ -202,22 +202,22 @@ export class FsStore implements ObjectStore {
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
     throwIfAborted(opts.signal);
-    // Walk only the deepest directory the prefix fully names.
+    // Walk only the deepest directory the prefix fully names, in key order and lazily: a listing
+    // that stops after a page reads the directories (and stats the files) that page needs, and one
+    // that starts after a key skips every directory wholly before it without opening it.
     const segs = prefix.split('/');
     segs.pop();
     const keyBase = segs.length === 0 ? '' : `${segs.join('/')}/`;
     const dir = path.join(this.root, ...segs.map(encodeSegment));
-    const found: ObjectInfo[] = [];
     try {
-      await this.walk(dir, keyBase, segs.length === 0, prefix, opts.startAfter, found, opts.signal);
+      yield* this.walk(dir, keyBase, segs.length === 0, prefix, opts.startAfter, opts.signal);
     } catch (e) {
+      if (e instanceof BranchgraphError) throw e;
       throw storeError('list', prefix, e);
     }
-    found.sort((a, b) => compareKeys(a.key, b.key));
-    for (const info of found) yield info;
   }
 
-  private async walk(dir: string, keyBase: string, atRoot: boolean, prefix: string, startAfter: string | undefined, out: ObjectInfo[], signal: AbortSignal | undefined): Promise<void> {
+  private async *walk(dir: string, keyBase: string, atRoot: boolean, prefix: string, startAfter: string | undefined, signal: AbortSignal | undefined): AsyncGenerator<ObjectInfo> {
     throwIfAborted(signal);
     let entries;
     try {
@@ -226,20 +226,26 @@ export class FsStore implements ObjectStore {
       if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return;
       throw e;
     }
+    // Each entry by where its keys sort: a file at its key, a directory at its key plus '/', below
+    // which all of its keys lie (no other entry's key can fall among them: names hold no '/').
+    const items: { at: string; dir: boolean; name: string }[] = [];
     for (const entry of entries) {
       if (atRoot && entry.name === TMP_DIR) continue;
-      if (entry.isDirectory()) {
-        const sub = `${keyBase + decodeSegment(entry.name)}/`;
-        // Descend only where keys under `sub` can still match the prefix.
-        if (sub.startsWith(prefix) || prefix.startsWith(sub)) {
-          await this.walk(path.join(dir, entry.name), sub, false, prefix, startAfter, out, signal);
-        }
-      } else if (entry.isFile() && entry.name.endsWith(FILE_SUFFIX)) {
-        const key = keyBase + decodeSegment(entry.name.slice(0, -FILE_SUFFIX.length));
-        if (!key.startsWith(prefix)) continue;
-        if (startAfter !== undefined && compareKeys(key, startAfter) <= 0) continue;
-        const st = await fsp.stat(path.join(dir, entry.name)).catch(() => undefined);
-        if (st !== undefined) out.push({ key, size: st.size, lastModified: st.mtimeMs });
+      if (entry.isDirectory()) items.push({ at: `${keyBase + decodeSegment(entry.name)}/`, dir: true, name: entry.name });
+      else if (entry.isFile() && entry.name.endsWith(FILE_SUFFIX)) items.push({ at: keyBase + decodeSegment(entry.name.slice(0, -FILE_SUFFIX.length)), dir: false, name: entry.name });
+    }
+    items.sort((x, y) => compareKeys(x.at, y.at));
+    for (const item of items) {
+      if (item.dir) {
+        // Descend only where keys under it can still match the prefix and come after startAfter.
+        if (!(item.at.startsWith(prefix) || prefix.startsWith(item.at))) continue;
+        if (startAfter !== undefined && !startAfter.startsWith(item.at) && compareKeys(item.at, startAfter) < 0) continue;
+        yield* this.walk(path.join(dir, item.name), item.at, false, prefix, startAfter, signal);
+      } else {
+        if (!item.at.startsWith(prefix)) continue;
+        if (startAfter !== undefined && compareKeys(item.at, startAfter) <= 0) continue;
+        const st = await fsp.stat(path.join(dir, item.name)).catch(() => undefined);
+        if (st !== undefined) yield { key: item.at, size: st.size, lastModified: st.mtimeMs };
       }
     }
   }

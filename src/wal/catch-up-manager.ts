@@ -54,7 +54,8 @@ export interface LastCatchUp {
 export class CatchUpManager {
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly last = new Map<string, LastCatchUp>();
-  private readonly watched = new Set<string>();
+  /** Branches this process sealed generations into, with how many it sealed since it last looked. */
+  private readonly watched = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly stopping = new AbortController();
 
@@ -124,9 +125,14 @@ export class CatchUpManager {
     this.observer?.branchGone(branch);
   }
 
-  /** A branch this process ingested into: the background trigger watches it. */
-  watch(branch: string): void {
-    this.watched.add(branch);
+  /**
+   * This process sealed `generations` into `branch`: the background trigger looks at the branch
+   * once what it sealed there since it last looked reaches the trigger. A pass costs the branches
+   * that may be due, not every branch ever ingested into, so an idle server costs nothing.
+   */
+  sealed(branch: string, generations: number): void {
+    if (generations <= 0) return;
+    this.watched.set(branch, (this.watched.get(branch) ?? 0) + generations);
   }
 
   start(): void {
@@ -137,12 +143,16 @@ export class CatchUpManager {
 
   /** One background pass; exported for tests, which drive time themselves. */
   async tick(): Promise<void> {
-    for (const branch of [...this.watched]) {
-      if (this.running.has(branch) || this.stopping.signal.aborted) continue;
+    for (const [branch, sealed] of [...this.watched]) {
+      if (sealed < this.settings.triggerGenerations || this.running.has(branch) || this.stopping.signal.aborted) continue;
       try {
         const head = await this.graph.branchHead(branch, this.stopping.signal, { pendingListedOnly: true });
-        this.observer?.walPendingSeen(branch, head.pending.generations.length);
-        if (head.pending.generations.length >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
+        const pending = head.pending.generations.length;
+        this.observer?.walPendingSeen(branch, pending);
+        // What is pending now (another process may have folded some) is what counts from here on.
+        if (pending === 0) this.watched.delete(branch);
+        else this.watched.set(branch, pending);
+        if (pending >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
       } catch (e) {
         // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).
         if (e instanceof BranchgraphError && e.code === 'not_found') this.forget(branch);

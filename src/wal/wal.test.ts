@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../graph/graph.js';
+import { CountingStore } from '../store/counting-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll } from '../store/object-store.js';
 import { BranchgraphError } from '../model/errors.js';
@@ -277,15 +278,32 @@ describe('WAL housekeeping', () => {
     const g = await peopleGraph();
     const m = new CatchUpManager(g, { maxGenerations: 64, maxBytes: 1 << 26, pipeline: true, budgetBytes: 1 << 28, triggerGenerations: 3, intervalMs: 1000 });
     const w = new WalWriter(g, { shard: 'a' });
-    m.watch('main');
-    await w.ingest('main', [upsert('p1', 'x')]);
-    await w.ingest('main', [upsert('p2', 'x')]);
+    const ingest = async (id: string) => m.sealed('main', (await w.ingest('main', [upsert(id, 'x')])).generations.length);
+    await ingest('p1');
+    await ingest('p2');
     await m.tick();
     expect(m.lastRun('main')).toBeNull();
-    await w.ingest('main', [upsert('p3', 'x')]);
+    await ingest('p3');
     await m.tick();
     expect(m.lastRun('main')).toMatchObject({ trigger: 'background', outcome: 'caught_up', report: { generations: 3 } });
     expect((await g.branchHead('main')).pending.generations).toHaveLength(0);
+    await m.stop();
+  });
+
+  it('regression: a pass reads no branch whose sealed generations are below the trigger, however many branches were ingested into', async () => {
+    const { CatchUpManager } = await import('./catch-up-manager.js');
+    const store = new CountingStore(new MemoryStore());
+    const g = await peopleGraph(store);
+    const m = new CatchUpManager(g, { maxGenerations: 64, maxBytes: 1 << 26, pipeline: true, budgetBytes: 1 << 28, triggerGenerations: 3, intervalMs: 1000 });
+    const w = new WalWriter(g, { shard: 'a' });
+    for (let i = 0; i < 40; i++) {
+      await g.createBranch(`b${i}`, { branch: 'main' });
+      m.sealed(`b${i}`, (await w.ingest(`b${i}`, [upsert('p', 'x')])).generations.length);
+    }
+    store.reset();
+    await m.tick();
+    await m.tick();
+    expect(store.snapshot().total.calls).toBe(0);
     await m.stop();
   });
 

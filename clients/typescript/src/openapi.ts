@@ -100,7 +100,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List branches. */
+        /**
+         * List branches by name, one page at a time.
+         * @description A page costs its own branches, whatever the graph holds. Follow nextCursor for the next page.
+         */
         get: operations["listBranches"];
         put?: never;
         /** Create a branch from a branch head or a commit (default main). Shares the parent's data; copies nothing. */
@@ -1187,14 +1190,18 @@ export interface operations {
     };
     listBranches: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Every branch with its head. */
+            /** @description One page of branches with their heads. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1202,7 +1209,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         branches: components["schemas"]["Branch"][];
-                        /** @description Branches whose record or head cannot be read. They are left out of branches; an admin may delete them. */
+                        /** @description Where the next page starts; null on the last page. */
+                        nextCursor: string | null;
+                        /** @description Branches in this page's range whose record or head cannot be read. They are left out of branches; an admin may delete them. */
                         damaged: {
                             name: string;
                             key: string;
