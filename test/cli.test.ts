@@ -78,7 +78,7 @@ describe('command line', () => {
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     expect(code).toBe(0);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
-  }, 60_000);
+  }, 120_000);
 
   it('refuses a port in use with a clear message and exit 2, not a stack trace', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-port-'));
@@ -89,7 +89,7 @@ describe('command line', () => {
     expect(second.stderr).toBe(`error [invalid_input]: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); choose another with --port or PORT\n`);
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-  }, 60_000);
+  }, 120_000);
 
   it('stops the server started by npm start when npm is signalled', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-npm-'));
@@ -107,5 +107,5 @@ describe('command line', () => {
       if (up) await new Promise((r) => setTimeout(r, 200));
     }
     expect(up).toBe(false);
-  }, 60_000);
+  }, 120_000);
 });

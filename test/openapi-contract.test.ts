@@ -6,7 +6,7 @@
  * openapi-typescript makes of the document now.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
@@ -41,11 +41,22 @@ describe('openapi.yaml', () => {
     expect(operations.filter((o) => !Object.keys(o.op.responses).some((s) => s.startsWith('4'))).map((o) => o.where)).toEqual([]);
   });
 
-  it('is what the typed client was generated from', () => {
+  it('regression: is what a stock openapi-typescript run generates, so a third party gets the types the README compiles against', () => {
+    // Default options, as anyone would run it: request fields the server defaults must not come out required.
     const out = path.join(mkdtempSync(path.join(tmpdir(), 'bg-client-')), 'openapi.ts');
     const bin = path.resolve('clients/typescript/node_modules/openapi-typescript/bin/cli.js');
-    execFileSync(process.execPath, [bin, 'openapi.yaml', '--default-non-nullable', 'false', '-o', out], { stdio: 'pipe' });
+    execFileSync(process.execPath, [bin, 'openapi.yaml', '-o', out], { stdio: 'pipe' });
+    expect(readFileSync(out, 'utf8')).toMatch(/into\?: string/);
     const committed = readFileSync('clients/typescript/src/openapi.ts', 'utf8');
     expect(readFileSync(out, 'utf8'), 'run `npm run generate -w clients/typescript` and commit the result').toBe(committed);
   });
+
+  it('regression: the client package builds on its own, writing only into its output folder', () => {
+    const outDir = mkdtempSync(path.join(tmpdir(), 'bg-client-build-'));
+    const tsc = path.resolve('clients/typescript/node_modules/typescript/bin/tsc');
+    execFileSync(process.execPath, [tsc, '-p', 'clients/typescript/tsconfig.json', '--outDir', outDir], { stdio: 'pipe' });
+    expect(readdirSync(outDir).sort()).toEqual(['index.d.ts', 'index.js', 'openapi.d.ts', 'openapi.js']);
+    // Nothing beside the sources: the build never follows a test's imports into the server.
+    expect(readdirSync('clients/typescript/src').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))).toEqual([]);
+  }, 120_000);
 });

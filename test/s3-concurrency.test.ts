@@ -41,8 +41,8 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
       // Both replicas compact in the background too, racing each other and every writer.
       // Tiny manifest parts: the replicas race over multi-part manifests, not one inline object.
       const compacting = { COMPACTION_BACKGROUND: 'true', COMPACTION_DELAY_MS: '20', MANIFEST_PART_BYTES: '128' };
-      servers.push(await processServer(url, ['--shard', 'replica-0'], compacting)());
-      servers.push(await processServer(url, ['--shard', 'replica-1'], compacting)());
+      servers.push(await processServer(url, { args: ['--shard', 'replica-0'], env: compacting })());
+      servers.push(await processServer(url, { args: ['--shard', 'replica-1'], env: compacting })());
       const clients = servers.map((s) => new RestClient(s.url));
       const c = (i: number) => clients[i % 2] as RestClient;
       await c(0).applySchema('main', { schema: 'node P { id: string @key\n v: int\n w: int? }' });

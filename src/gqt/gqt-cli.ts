@@ -77,7 +77,7 @@ export async function openGqtPass(opts: GqtRunOptions): Promise<GqtPass> {
   }
   if (opts.store === 'memory') throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
   const store = await freshStore(opts.store);
-  const server = new PassServer((opts.servers ?? 'process') === 'process' ? processServer(store.url) : inProcessServer(store.url));
+  const server = new PassServer((opts.servers ?? 'process') === 'process' ? processServer(store.url, { warm: opts.via }) : inProcessServer(store.url));
   await server.restart();
   return {
     async run(c) {

@@ -8,14 +8,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
-import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { ulid } from 'ulid';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError, isMasked, publicError, toBranchgraphError } from '../model/errors.js';
 import { HTTP_STATUS } from './error-status.js';
-import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
-import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
+import type { GraphqlEndpoint } from './graphql-endpoint.js';
 import { authenticate, requireRole, type Role, type TokenTable } from '../service/auth.js';
 import { BodyBudget, readBodyText } from './request-body.js';
 import {
@@ -42,19 +40,6 @@ import { REVIEW_PAGE } from './review-page.js';
 import { EXPORT_EXTENSIONS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../service/api.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
-
-/** What GraphiQL opens with: something that runs on any graph and shows its shape. */
-export const GRAPHIQL_DEFAULT_QUERY = `# Run with the play button or Ctrl-Enter.
-query Branches {
-  branches(limit: 100) {
-    items {
-      name
-      head { id kind message time }
-    }
-    nextCursor
-  }
-}
-`;
 
 export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
@@ -363,40 +348,25 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   app.post('/gc', role('admin'), async (c) => c.json(await service.gc(parseInput(GcInputZ, await jsonBody(c), 'body'), ctxOf(c))));
 
   // ---- GraphQL ----
-  const yoga = createYoga<{ requestCtx: RequestContext; role: Role }, GraphqlContext>({
-    schema: graphqlSchema(),
-    graphqlEndpoint: `${base}/graphql`,
-    logging: {
-      debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
-      info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
-      warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
-      error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
-    },
-    maskedErrors: true,
-    // GraphiQL with its scripts, styles and editor workers inlined, so the page works with no internet.
-    // The module is ~9 MB of JavaScript: loaded when someone first opens the page, not by every process.
-    renderGraphiQL: async (opts) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(opts),
-    graphiql: { title: 'branchgraph GraphiQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
-    plugins: [
-      nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
-      costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
-      depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
-      closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
-    ],
-    context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
-  });
+  // Built on the first GraphQL request: Yoga and the schema take about a quarter of a second to
+  // load, which a process that only serves REST (or is about to) should not pay at boot.
+  let yoga: Promise<GraphqlEndpoint> | undefined;
+  const endpoint = (): Promise<GraphqlEndpoint> => {
+    yoga ??= import('./graphql-endpoint.js').then((m) => m.graphqlEndpoint({ service, logger, base }));
+    return yoga;
+  };
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     // Reads need a token too; the resolvers check the role each field needs.
     // Documents were authenticated by the middleware and every field checks the role it needs; the
     // bare GraphiQL page is public, has no role, and runs nothing.
     const role = c.get('role') as Role;
-    if (c.req.method !== 'POST') return yoga.fetch(c.req.raw, { requestCtx: ctxOf(c), role });
+    if (c.req.method !== 'POST') return (await endpoint()).fetch(c.req.raw, { requestCtx: ctxOf(c), role });
     const { text, release } = await bodyText(c);
     const operation = operationName(text);
     if (operation !== undefined) c.set('graphqlOperation', operation);
     try {
       const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal });
-      return await yoga.fetch(req, { requestCtx: ctxOf(c), role });
+      return await (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role });
     } finally {
       release();
     }

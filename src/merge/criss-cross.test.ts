@@ -227,5 +227,5 @@ describe('criss-cross merges against a full-history reference', () => {
     expect(crossings).toBeGreaterThan(20);
     // (4 to 14 of them per 300 histories: any is enough to have tested the case.)
     expect(ReferenceModel.conflictingBases - conflictingBefore).toBeGreaterThan(0);
-  }, 60_000);
+  }, 120_000);
 });

@@ -822,7 +822,7 @@ export interface components {
             };
         };
         MergeRequest: {
-            /** @default main */
+            /** @description The branch merged into; main when absent. */
             into?: string;
             dryRun?: boolean;
             expectedSourceHead?: string;
@@ -1191,6 +1191,7 @@ export interface operations {
     listBranches: {
         parameters: {
             query?: {
+                /** @description 100 when absent. */
                 limit?: number;
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
@@ -1868,6 +1869,7 @@ export interface operations {
                 at?: components["parameters"]["At"];
                 /** @description JSON object: {"prop": value} for equality, or {"prop": {"op": "gte", "value": 3}} with eq, ne, lt, lte, gt, gte, in. */
                 where?: string;
+                /** @description 100 when absent. */
                 limit?: number;
                 cursor?: string;
             };
@@ -1897,6 +1899,7 @@ export interface operations {
             query?: {
                 /** @description Ref to read at; default `main`. */
                 at?: components["parameters"]["At"];
+                /** @description ndjson when absent. */
                 format?: "ndjson" | "arrow" | "arrow-stream" | "parquet";
             };
             header?: never;
@@ -1959,6 +1962,7 @@ export interface operations {
             query?: {
                 /** @description Ref to read at; default `main`. */
                 at?: components["parameters"]["At"];
+                /** @description both when absent. */
                 direction?: "out" | "in" | "both";
                 edgeTable?: string;
             };
@@ -1998,6 +2002,7 @@ export interface operations {
             query?: {
                 /** @description Ref to read at; default `main`. */
                 at?: components["parameters"]["At"];
+                /** @description 50 when absent. */
                 limit?: number;
             };
             header?: never;
@@ -2050,6 +2055,7 @@ export interface operations {
             query: {
                 from: string;
                 to: string;
+                /** @description two-dot when absent. */
                 mode?: "two-dot" | "three-dot";
                 limit?: number;
                 cursor?: string;
