@@ -296,6 +296,20 @@ describe('auth', () => {
   });
 });
 
+describe('the index page', () => {
+  it('GET / links the review page, GraphiQL, the contract, /healthz and /metrics, without a token', async () => {
+    const s = await testServer({ tokens: 'read:reader-token' });
+    try {
+      const r = await fetch(`${s.url}/`);
+      expect([r.status, r.headers.get('content-type')]).toEqual([200, 'text/html; charset=UTF-8']);
+      const html = await r.text();
+      for (const path of ['/ui', '/graphql', '/openapi.yaml', '/healthz', '/metrics']) expect(html).toContain(`href="${path}"`);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('hosted graphs', () => {
   it('a named graph is created, used over REST and GraphQL apart from the default graph, listed, and deleted with everything it stored', async () => {
     const s = await testServer({ store: `file://${await mkdtemp(path.join(tmpdir(), 'hosted-'))}` });

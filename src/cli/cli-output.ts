@@ -47,10 +47,13 @@ export function print(out: Output, value: unknown, human: (v: never) => string =
 const counts = (r: { inserted: number; updated: number; deleted: number; cascaded: number }): string =>
   `${r.inserted} inserted, ${r.updated} updated, ${r.deleted} deleted${r.cascaded > 0 ? ` (${r.cascaded} edges with their nodes)` : ''}`;
 
+/** `1 operation`, `2 operations`. */
+const many = (n: number, noun: string): string => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+
 export const human = {
   branch: (b: BranchDto): string => `branch ${b.name} at ${b.head.id}${b.forkedFrom !== null ? ` (from ${b.forkedFrom})` : ''}\n`,
   write: (r: WriteResultDto): string => (r.commit === null ? 'nothing changed\n' : `committed ${r.commit.id}: ${counts(r)}\n`),
-  ingest: (r: IngestResultDto): string => `${r.operations} operations acknowledged in ${r.generations.length} generations on shard ${r.shard}: ${counts(r)}\n`,
+  ingest: (r: IngestResultDto): string => `${many(r.operations, 'operation')} acknowledged in ${many(r.generations.length, 'generation')} on shard ${r.shard}: ${counts(r)}\n`,
   schema: (r: SchemaApplyDto): string =>
     `${r.commit === null ? 'the schema was already this' : `applied as ${r.commit.id}`}\n${table(
       Object.entries(r.tables).map(([name, action]) => ({ table: name, action })),

@@ -17,6 +17,7 @@ const op = (done: number, planned: number, state: OperationDto['state'] = 'runni
   state,
   rowsPlanned: planned,
   rowsDone: done,
+  phase: null,
 });
 
 describe('progress bar', () => {

@@ -13,10 +13,10 @@ const WIDTH = 30;
 const POLL_MS = 250;
 
 /** One line of the bar: `merge f -> main [#######.......]  52% 52,000 of 100,000 rows`. */
-export function renderBar(op: Pick<OperationDto, 'kind' | 'branch' | 'source' | 'rowsPlanned' | 'rowsDone' | 'state'>): string {
+export function renderBar(op: Pick<OperationDto, 'kind' | 'branch' | 'source' | 'rowsPlanned' | 'rowsDone' | 'state'> & { phase?: string | null }): string {
   const fraction = op.rowsPlanned === 0 ? (op.state === 'running' ? 0 : 1) : Math.min(1, op.rowsDone / op.rowsPlanned);
   const filled = Math.round(fraction * WIDTH);
-  const what = op.kind === 'merge' ? `merge ${op.source ?? '?'} -> ${op.branch}` : `load into ${op.branch}`;
+  const what = `${op.kind === 'merge' ? `merge ${op.source ?? '?'} -> ${op.branch}` : `load into ${op.branch}`}${op.phase != null ? ` (${op.phase})` : ''}`;
   const pct = `${Math.floor(fraction * 100)}%`.padStart(4);
   return `${what} [${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${pct} ${op.rowsDone.toLocaleString('en-US')} of ${op.rowsPlanned.toLocaleString('en-US')} rows`;
 }

@@ -601,14 +601,21 @@ export class Graph implements TableReader, ManifestReader {
   }
 
   /**
-   * Load NDJSON operations as one all-or-nothing commit. Progress counts each operation twice:
-   * once when the batch is validated, once when its rows are written.
+   * Load NDJSON operations as one all-or-nothing commit. Progress counts the operations through
+   * three phases: `parse` (lines), `validate` and `write`, each of all of them.
    */
   load(branch: string, ndjson: string, opts: ChangeOptions & { progress?: ProgressSink } = {}): Promise<ChangeResult<WriteSummary>> {
+    // Lines, counted without splitting, so a watcher sees the size of the load before parsing ends.
+    let lines = 0;
+    for (let at = ndjson.indexOf('\n'); at >= 0; at = ndjson.indexOf('\n', at + 1)) lines++;
+    opts.progress?.restart(lines + (ndjson.endsWith('\n') ? 0 : 1), 'parse');
     const ops = parseNdjson(ndjson);
     return this.commitChange(branch, opts, async (head) => {
-      opts.progress?.restart(2 * ops.length);
-      const plan = await planWrite(this, this.runs, head, ops, opts.signal, MAX_LOAD_ROWS, () => opts.progress?.advance(ops.length));
+      opts.progress?.restart(ops.length, 'validate');
+      const plan = await planWrite(this, this.runs, head, ops, opts.signal, MAX_LOAD_ROWS, () => {
+        opts.progress?.advance(ops.length);
+        opts.progress?.restart(ops.length, 'write');
+      });
       opts.progress?.advance(ops.length);
       return plan;
     });

@@ -37,6 +37,7 @@ import {
 } from '../service/inputs.js';
 import { packageRoot } from '../service/package-root.js';
 import { REVIEW_PAGE } from './review-page.js';
+import { indexPage } from './index-page.js';
 import { EXPORT_EXTENSIONS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../service/api.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
@@ -68,7 +69,7 @@ interface GraphAppOptions {
 type Env = { Variables: { requestId: string; log: Logger; role: Role; identity?: string; maxBodyBytes: number; bodyBudget: BodyBudget; dispatched?: boolean; graphqlOperation?: string } };
 
 /** Routes anyone may call: health, metrics, the contract, and the GraphiQL page. */
-const PUBLIC_ROUTES = new Set(['GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
+const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
 const HOSTED_PATH = /^\/graphs\/([^/]+)(\/.*)$/;
 
 /** A path relative to the graph it addresses. */
@@ -220,6 +221,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   });
   app.notFound((c) => c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404));
 
+  app.get('/', (c) => c.html(indexPage(base), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'" }));
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));

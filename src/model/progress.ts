@@ -12,8 +12,8 @@
 
 /** What the engine reports into. */
 export interface ProgressSink {
-  /** A new attempt: this many rows are planned, none done yet. */
-  restart(planned: number): void;
+  /** A new attempt, or a new phase of one (`parse`, `validate`, `write`): this many rows are planned, none done yet. */
+  restart(planned: number, phase?: string): void;
   /** This many more rows are done. */
   advance(rows: number): void;
 }
@@ -21,11 +21,14 @@ export interface ProgressSink {
 export interface ProgressState {
   planned: number;
   done: number;
+  /** What the rows are going through now, for operations of several phases (a load); null for one. */
+  phase: string | null;
 }
 
 export class Progress implements ProgressSink {
   planned = 0;
   done = 0;
+  phase: string | null = null;
   private lastReport = -Infinity;
 
   constructor(
@@ -34,9 +37,10 @@ export class Progress implements ProgressSink {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
-  restart(planned: number): void {
+  restart(planned: number, phase?: string): void {
     this.planned = Math.max(0, planned);
     this.done = 0;
+    this.phase = phase ?? null;
   }
 
   advance(rows: number): void {
@@ -44,7 +48,7 @@ export class Progress implements ProgressSink {
     const now = this.clock();
     if (this.onReport !== undefined && now - this.lastReport >= this.everyMs) {
       this.lastReport = now;
-      this.onReport({ planned: this.planned, done: this.done });
+      this.onReport({ planned: this.planned, done: this.done, phase: this.phase });
     }
   }
 

@@ -23,6 +23,8 @@ export interface OperationDto {
   state: 'running' | 'succeeded' | 'failed';
   rowsPlanned: number;
   rowsDone: number;
+  /** What the rows are going through now, for a load: parse, validate or write; null for a merge. */
+  phase: string | null;
 }
 
 const KEEP_FINISHED = 100;
@@ -31,7 +33,7 @@ const KEEP_FINISHED_MS = 10 * 60_000;
 const ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 interface Entry {
-  dto: Omit<OperationDto, 'rowsPlanned' | 'rowsDone'>;
+  dto: Omit<OperationDto, 'rowsPlanned' | 'rowsDone' | 'phase'>;
   progress: Progress;
   finishedAt?: number;
 }
@@ -109,5 +111,5 @@ export class Operations {
 }
 
 function dtoOf(e: Entry): OperationDto {
-  return { ...e.dto, rowsPlanned: e.progress.planned, rowsDone: e.progress.done };
+  return { ...e.dto, rowsPlanned: e.progress.planned, rowsDone: e.progress.done, phase: e.progress.phase };
 }

@@ -529,7 +529,7 @@ export class BranchgraphService {
       signal: ctx.signal,
       actor: ctx.actor,
       author: input.author,
-      message: input.message ?? `write ${input.ops.length} operations`,
+      message: input.message ?? `write ${input.ops.length} ${input.ops.length === 1 ? 'operation' : 'operations'}`,
       expectedHead: input.expectedHead,
     });
     if (r.status === 'published') this.compactor.touched(branch);

@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A small page linking the review page, GraphiQL, this contract, /healthz and /metrics. */
+        get: operations["getIndex"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -683,9 +700,14 @@ export interface components {
             startedAt: string;
             /** @enum {string} */
             state: "running" | "succeeded" | "failed";
-            /** @description Rows this attempt plans to walk; a merge that plans again after a lost race starts over. */
+            /** @description Rows this attempt (or phase) plans to walk; a merge that plans again after a lost race starts over. */
             rowsPlanned: number;
             rowsDone: number;
+            /**
+             * @description What the rows are going through now (a load: parse, validate or write); null for a merge.
+             * @enum {string|null}
+             */
+            phase: "parse" | "validate" | "write" | null;
         };
         /** @description An immutable name for a commit; usable wherever a ref is, as `tag:<name>`. */
         Tag: {
@@ -1049,6 +1071,27 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getIndex: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
