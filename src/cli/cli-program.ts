@@ -43,7 +43,13 @@ function inputFile(file: string): string {
 }
 
 function readInput(file: string): string {
-  return readFileSync(inputFile(file), 'utf8');
+  // Text that is not UTF-8 is refused, never read with replacement characters in place of what it held.
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(inputFile(file)));
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    throw new BranchgraphError('invalid_input', `${file} is not valid UTF-8`, { issues: [{ path: file, message: 'not valid UTF-8' }] });
+  }
 }
 
 type MergeFlags = {
@@ -55,6 +61,8 @@ type MergeFlags = {
   author?: string;
   strategy?: string;
   resolutions?: string;
+  conflictLimit?: string;
+  conflictCursor?: string;
   expectSourceHead?: string;
   expectTargetHead?: string;
   idempotencyKey?: string;
@@ -112,6 +120,8 @@ const SERVE_OPTIONS: [flags: string, key: string, description: string][] = [
 ];
 
 export function cliProgram(io: CliIo, setExit: (code: number) => void): Command {
+  // A usage mistake carries the stable code every transport gives bad input.
+  const output = { writeOut: io.stdout, writeErr: io.stderr, outputError: (text: string, write: (t: string) => void) => write(text.replace(/^error: /, 'error [invalid_input]: ')) };
   const program = new Command('branchgraph');
   program
     .description('A typed graph store with Git-style branches and three-way entity merges.')
@@ -122,7 +132,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .option('--actor <name>', 'who commits made here are by (embedded only; BRANCHGRAPH_ACTOR)')
     .option('--json', 'print results as JSON for programs')
     .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput(output)
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
     .exitOverride();
 
@@ -146,7 +156,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
   };
   /** A subcommand with the shared conventions: exit override, output, its own --help. */
   const command = (parent: Command, name: string, description: string): Command =>
-    parent.command(name).description(description).exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr }).showHelpAfterError('(run with --help for usage)');
+    parent.command(name).description(description).exitOverride().configureOutput(output).showHelpAfterError('(run with --help for usage)');
 
   const serve = command(program, 'serve', 'run the HTTP server: REST, GraphQL and GraphiQL at /graphql, /metrics').option('--shard <name>', 'WAL writer identity (BRANCHGRAPH_SHARD)');
   for (const [flags, , description] of SERVE_OPTIONS) serve.option(flags, description);
@@ -213,7 +223,9 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .option('--delete-branch', 'delete SOURCE after a successful merge')
     .option('--message <text>', 'commit message')
     .option('--author <name>', 'who the commit is for')
-    .addOption(new Option('--strategy <strategy>', 'resolve every conflict no choice names').choices(['source-wins', 'target-wins']))
+    .option('--strategy <strategy>', 'resolve every conflict no choice names: source-wins or target-wins')
+    .option('--conflict-limit <n>', 'conflicts per page of the report, at most 1000 (default 100)')
+    .option('--conflict-cursor <cursor>', "the next page of a report: the previous report's next cursor")
     .option('--resolutions <file>', 'JSON file of conflict choices: [{"table","key","property"?,"take","value"?,"expected"?}, ...]')
     .option('--expect-source-head <commit>', 'refuse unless the source is at this commit (as previewed)')
     .option('--expect-target-head <commit>', 'refuse unless the target is at this commit (as previewed)')
@@ -228,6 +240,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
         {
           ...rest,
           width: o.width === undefined ? undefined : Number(o.width),
+          conflictLimit: intOption('--conflict-limit', o.conflictLimit),
           ...(resolutions ? { resolutions } : {}),
           ...(expectSourceHead ? { expectedSourceHead: expectSourceHead } : {}),
           ...(expectTargetHead ? { expectedTargetHead: expectTargetHead } : {}),
@@ -249,7 +262,9 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
       .option(`${on} <branch>`, 'the branch (default main)')
       .option('--dry-run', 'say what would happen; publish nothing')
       .option('--message <text>', 'commit message')
-      .addOption(new Option('--strategy <strategy>', 'resolve every conflict no choice names').choices(['source-wins', 'target-wins']))
+      .option('--strategy <strategy>', 'resolve every conflict no choice names: source-wins or target-wins')
+      .option('--conflict-limit <n>', 'conflicts per page of the report, at most 1000 (default 100)')
+      .option('--conflict-cursor <cursor>', "the next page of a report: the previous report's next cursor")
       .option('--resolutions <file>', 'JSON file of conflict choices, as for merge')
       .option('--expect-target-head <commit>', 'refuse unless the branch is at this commit (as previewed)')
       .action(async (commit: string, o: { onto?: string; on?: string; dryRun?: boolean; message?: string; strategy?: string; resolutions?: string; expectTargetHead?: string }, cmd: Command) => {

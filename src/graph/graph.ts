@@ -273,6 +273,9 @@ export class Graph implements TableReader, ManifestReader {
   /** Name the commit `from` resolves to; tags never move (see tags.ts). */
   async createTag(name: string, from: Ref, opts: ChangeOptions = {}): Promise<TagRecord> {
     validateTagName(name);
+    // Tag metadata is stored text, as a commit's is: refused before anything is read or folded.
+    const bad = findInputProblem({ actor: opts.actor, message: opts.message }, 'tag');
+    if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
     const snap = await this.resolve(from, opts.signal);
     // A tag names a commit, so a branch's pending WAL rows are folded into one first.
     const at = 'branch' in from ? await this.foldExactly(from.branch, snap, `fold pending WAL generations before tagging ${name}`, opts) : snap;

@@ -34,7 +34,27 @@ import { effectiveWidth, type Width } from '../merge/preparation-scheduler.js';
 import type { GcReport } from '../graph/gc.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import { ndjsonStream } from '../graph/ndjson.js';
-import { LIMITS, type ApplyCommitInput, type CatchUpInput, type CompactInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './inputs.js';
+import type { z } from 'zod';
+import {
+  ApplyCommitZ,
+  CatchUpInputZ,
+  CompactInputZ,
+  DiffInputZ,
+  GcInputZ,
+  LIMITS,
+  MergeInputZ,
+  parseInput,
+  ScanInputZ,
+  SchemaApplyZ,
+  WriteInputZ,
+  type ApplyCommitInput,
+  type CatchUpInput,
+  type CompactInput,
+  type MergeInput,
+  type SchemaApplyInput,
+  type WriteInput,
+  type WriteOpInput,
+} from './inputs.js';
 import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
 import { WalWriter, type IngestReport } from '../wal/wal-writer.js';
 import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings, type LastCatchUp } from '../wal/catch-up-manager.js';
@@ -114,6 +134,15 @@ function refuseOtherRequest(stored: string, fingerprint: string): void {
 function replayedRecord(record: IdempotencyRecord, key: { fingerprint: string }): MergeResultDto {
   refuseOtherRequest(record.fingerprint, key.fingerprint);
   return { ...(record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
+}
+
+/**
+ * Input no edge validated (the embedded API, the CLI, GQT) goes through the same contract the HTTP
+ * edge applies before anything else reads it, so a bad input gets the same code on every
+ * transport; HTTP input was parsed with these very schemas already.
+ */
+function validated<T>(schema: z.ZodType<T>, input: unknown, ctx: RequestContext): T {
+  return ctx.transport === 'http' ? (input as T) : parseInput(schema, input, 'input');
 }
 
 /** Branches listed by default on one page. */
@@ -292,7 +321,8 @@ export class BranchgraphService {
   }
 
   /** Compact a branch's tables now (tiered by default; `full` rewrites each table as one run). */
-  async compact(branch: string, input: CompactInput, ctx: RequestContext): Promise<CompactResultDto> {
+  async compact(branch: string, raw: CompactInput, ctx: RequestContext): Promise<CompactResultDto> {
+    const input = validated(CompactInputZ, raw, ctx);
     const r = await this.compactor.run(branch, input, ctx.signal, ctx.actor);
     return { commit: r.status === 'published' ? commitDto(r.commit) : null, tables: r.result.tables };
   }
@@ -379,8 +409,8 @@ export class BranchgraphService {
    * result (marked `replayed`) instead of merging again; the same key with a different request is
    * refused. Requests with one key run one at a time in this process (graph/idempotency.ts).
    */
-  async mergeBranch(source: string, input: MergeInput, ctx: RequestContext): Promise<MergeResultDto> {
-    const { idempotencyKey, ...request } = input;
+  async mergeBranch(source: string, raw: MergeInput, ctx: RequestContext): Promise<MergeResultDto> {
+    const { idempotencyKey, ...request } = validated(MergeInputZ, raw, ctx);
     if (idempotencyKey === undefined || request.dryRun === true) return this.runMerge(source, request, ctx);
     const keyHash = idempotencyKeyHash(idempotencyKey);
     const fingerprint = mergeFingerprint(source, request);
@@ -435,8 +465,8 @@ export class BranchgraphService {
    * the commit's parent, with the same conflicts, resolutions and validation as any merge, landing
    * as a one-parent commit of that kind.
    */
-  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput, ctx: RequestContext): Promise<MergeResultDto> {
-    const { commit, ...rest } = input;
+  async applyCommit(kind: 'cherry_pick' | 'revert', branch: string, raw: ApplyCommitInput, ctx: RequestContext): Promise<MergeResultDto> {
+    const { commit, ...rest } = validated(ApplyCommitZ, raw, ctx);
     return this.runMerge(commit, { ...rest, into: branch }, ctx, undefined, kind);
   }
 
@@ -524,7 +554,8 @@ export class BranchgraphService {
     return { commit: r.status === 'published' ? commitDto(r.commit) : null, inserted: s.inserted, updated: s.updated, deleted: s.deleted, cascaded: s.cascaded };
   }
 
-  async write(branch: string, input: WriteInput, ctx: RequestContext): Promise<WriteResultDto> {
+  async write(branch: string, raw: WriteInput, ctx: RequestContext): Promise<WriteResultDto> {
+    const input = validated(WriteInputZ, raw, ctx);
     const r = await this.graph.write(branch, input.ops as WriteOp[], {
       signal: ctx.signal,
       actor: ctx.actor,
@@ -578,7 +609,8 @@ export class BranchgraphService {
     };
   }
 
-  async catchUp(branch: string, input: CatchUpInput, ctx: RequestContext): Promise<CatchUpReport> {
+  async catchUp(branch: string, raw: CatchUpInput, ctx: RequestContext): Promise<CatchUpReport> {
+    const input = validated(CatchUpInputZ, raw, ctx);
     const report = await this.catchUps.run(branch, input, ctx.signal);
     if (report.batches > 0) this.compactor.touched(branch);
     return report;
@@ -601,7 +633,8 @@ export class BranchgraphService {
     return row;
   }
 
-  async scan(ref: Ref, table: string, opts: { where?: Filter; limit?: number; cursor?: string }, ctx: RequestContext) {
+  async scan(ref: Ref, table: string, raw: { where?: Filter; limit?: number; cursor?: string }, ctx: RequestContext) {
+    const opts = validated(ScanInputZ, raw, ctx) as typeof raw;
     return scanRows(this.graph, await this.snapshot(ref, ctx), table, { ...opts, signal: ctx.signal });
   }
 
@@ -658,7 +691,8 @@ export class BranchgraphService {
    * what changed on `to` since it and `from` diverged (the diff from their merge base to `to`),
    * which is what merging `to` into `from` would bring.
    */
-  async diffPage(from: Ref, to: Ref, opts: DiffOptions, ctx: RequestContext): Promise<DiffResultDto> {
+  async diffPage(from: Ref, to: Ref, raw: DiffOptions, ctx: RequestContext): Promise<DiffResultDto> {
+    const opts = validated(DiffInputZ, raw, ctx);
     const [a, b] = await Promise.all([this.snapshot(from, ctx), this.snapshot(to, ctx)]);
     const mode = opts.mode ?? 'two-dot';
     const base = mode === 'three-dot' ? await mergeBaseSnapshot(this.graph, a, b, ctx.signal) : a;
@@ -675,7 +709,8 @@ export class BranchgraphService {
     return { commit: snap.manifest.commit.id, text: formatSchema(snap.schema), schema: snap.schema };
   }
 
-  async applySchema(branch: string, input: SchemaApplyInput, ctx: RequestContext): Promise<SchemaApplyDto> {
+  async applySchema(branch: string, raw: SchemaApplyInput, ctx: RequestContext): Promise<SchemaApplyDto> {
+    const input = validated(SchemaApplyZ, raw, ctx);
     const r = await this.graph.applySchema(branch, input.schema, {
       signal: ctx.signal,
       actor: ctx.actor,
@@ -687,7 +722,8 @@ export class BranchgraphService {
     return { commit: r.status === 'published' ? commitDto(r.commit) : null, tables: res.tables };
   }
 
-  async gc(input: GcInput, ctx: RequestContext): Promise<GcReportDto> {
+  async gc(raw: GcInput, ctx: RequestContext): Promise<GcReportDto> {
+    const input = validated(GcInputZ, raw, ctx);
     const r = await this.graph.gc({ graceMs: input.graceSeconds === undefined ? undefined : input.graceSeconds * 1000, dryRun: input.dryRun ?? false, signal: ctx.signal });
     const { graceMs, ...rest } = r;
     return { ...rest, graceSeconds: graceMs / 1000, keys: r.keys.slice(0, 1000) };
