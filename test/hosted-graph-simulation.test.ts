@@ -8,7 +8,7 @@
  * re-created one holds nothing of its predecessor, and no write that was acknowledged for a live
  * graph is missing.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { Prng } from '../src/model/prng.js';
