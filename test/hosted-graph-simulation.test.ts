@@ -108,8 +108,11 @@ async function simulate(seed: number): Promise<void> {
       const r = await outcome(
         h
           .service('g')
-          .then((s) =>
-            ingest ? s.ingest('main', [{ op: 'upsert', table: 'P', values: { id: key, v: step } }], ctx) : s.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }, ctx),
+          .then(
+            (s): Promise<unknown> =>
+              ingest
+                ? s.ingest('main', [{ op: 'upsert', table: 'P', values: { id: key, v: step } }], ctx)
+                : s.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }, ctx),
           ),
       );
       if (!r.ok) fail(step, `${ingest ? 'ingest' : 'write'} to the live graph failed: ${r.code}`);
