@@ -117,6 +117,10 @@ function suppliedRow(type: TableType, key: string, row: Row | null): Row | null 
 }
 const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 
+const NO_MARKS = {};
+/** Whether a stored state carries marks (three-way.ts `markedHash`). */
+const isMarked = (r: RunRow | undefined): boolean => r !== undefined && r.hash.charCodeAt(0) === 126;
+
 /** A state's content hash: '' for absent or deleted. */
 const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
 
@@ -203,7 +207,9 @@ class KeyMerge {
     const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
     // Conflicts past the report's page, with nothing to resolve them, are only counted.
     const brief = input.conflicts !== undefined && input.resolver?.empty !== false && !input.conflicts.wants(input.type.name, key);
-    const marks = { base: marksOf(hashOf(b)), source: marksOf(hashOf(s)), target: marksOf(hashOf(t)) };
+    // Only a virtual base's staged rows carry marks: the common case allocates nothing for them.
+    const marked = isMarked(b) || isMarked(s) || isMarked(t);
+    const marks = marked ? { base: marksOf(hashOf(b)), source: marksOf(hashOf(s)), target: marksOf(hashOf(t)) } : NO_MARKS;
     const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target, brief, marks);
     let result: Row | null;
     let resultMarks = m.marks;

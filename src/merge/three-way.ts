@@ -116,13 +116,15 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
   }
   const names = [...new Set([...Object.keys(base), ...Object.keys(source), ...Object.keys(target)])].sort();
   const merged: Row = {};
-  const resultMarks = new Set<string>();
   const conflicts: Conflict[] = [];
   // A marked value equals nothing: `eq` is sameValue with marks.
-  const eq = (a: Row, am: Marks | undefined, b: Row, bm: Marks | undefined, p: string): boolean => am?.has(p) !== true && bm?.has(p) !== true && sameValue(a[p], b[p]);
+  // Marked states are rare (a virtual base's): without them a property compares as plain values.
+  const plain = marks.base === undefined && marks.source === undefined && marks.target === undefined;
+  const resultMarks = plain ? undefined : new Set<string>();
+  const eq = (a: Row, am: Marks | undefined, b: Row, bm: Marks | undefined, p: string): boolean => (plain || (am?.has(p) !== true && bm?.has(p) !== true)) && sameValue(a[p], b[p]);
   const take = (side: 'source' | 'target', p: string): void => {
     merged[p] = (side === 'source' ? source : target)[p] ?? null;
-    if (marks[side]?.has(p) === true) resultMarks.add(p);
+    if (resultMarks !== undefined && marks[side]?.has(p) === true) resultMarks.add(p);
   };
   for (const p of names) {
     if (eq(source, marks.source, base, marks.base, p)) take('target', p);
@@ -142,7 +144,7 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
       });
     }
   }
-  const withMarks = resultMarks.size > 0 ? { marks: resultMarks } : {};
+  const withMarks = resultMarks !== undefined && resultMarks.size > 0 ? { marks: resultMarks } : {};
   return conflicts.length > 0 ? { conflicts, merged, ...withMarks } : { row: merged, ...withMarks };
 }
 
