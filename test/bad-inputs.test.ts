@@ -46,25 +46,21 @@ const mergeDoc = (input: Record<string, unknown>, source = 'side') => ({
   query: 'mutation($s: String!, $i: MergeInput) { mergeBranch(source: $s, input: $i) { __typename } }',
   variables: { s: source, i: input },
 });
+/** A bad row written: `write` through the API and GraphQL, `load` of one NDJSON line on the command line. */
+const writeCase = (name: string, code: string, values: Record<string, unknown>, table = 'P'): Case => ({
+  name,
+  code,
+  api: (a) => a.write('main', upsert(values, table)),
+  gql: writeDoc(values, table),
+  cli: ['load', 'main', line(values, table)],
+});
 const resolution = (value: unknown) => ({ conflicts: [{ table: 'P', key: 'p1', property: 'n', take: 'value' as const, value }] });
 
 const CASES: Case[] = [
   // Malformed text: a lone UTF-16 surrogate anywhere a string goes.
-  {
-    name: 'lone surrogate in a value',
-    code: 'invalid_input',
-    api: (a) => a.write('main', upsert({ id: 'x', s: LONE })),
-    gql: writeDoc({ id: 'x', s: LONE }),
-    cli: ['load', 'main', line({ id: 'x', s: LONE })],
-  },
-  { name: 'lone surrogate in a key', code: 'invalid_input', api: (a) => a.write('main', upsert({ id: LONE })), gql: writeDoc({ id: LONE }), cli: ['load', 'main', line({ id: LONE })] },
-  {
-    name: 'lone surrogate in a property name',
-    code: 'invalid_input',
-    api: (a) => a.write('main', upsert({ id: 'x', [LONE]: 1 })),
-    gql: writeDoc({ id: 'x', [LONE]: 1 }),
-    cli: ['load', 'main', line({ id: 'x', [LONE]: 1 })],
-  },
+  writeCase('lone surrogate in a value', 'invalid_input', { id: 'x', s: LONE }),
+  writeCase('lone surrogate in a key', 'invalid_input', { id: LONE }),
+  writeCase('lone surrogate in a property name', 'invalid_input', { id: 'x', [LONE]: 1 }),
   {
     name: 'lone surrogate in a resolution value',
     code: 'invalid_input',
@@ -108,21 +104,9 @@ const CASES: Case[] = [
     cli: ['rows', 'P', '--where', JSON.stringify({ s: LONE })],
   },
   // Sizes and depths.
-  { name: 'a key over 1 KiB', code: 'invalid_input', api: (a) => a.write('main', upsert({ id: BIG_KEY })), gql: writeDoc({ id: BIG_KEY }), cli: ['load', 'main', line({ id: BIG_KEY })] },
-  {
-    name: 'a row over 1 MiB',
-    code: 'invalid_input',
-    api: (a) => a.write('main', upsert({ id: 'x', s: 'y'.repeat(1_100_000) })),
-    gql: writeDoc({ id: 'x', s: 'y'.repeat(1_100_000) }),
-    cli: ['load', 'main', line({ id: 'x', s: 'y'.repeat(1_100_000) })],
-  },
-  {
-    name: 'json nested 100 deep',
-    code: 'invalid_input',
-    api: (a) => a.write('main', upsert({ id: 'x', j: JSON.parse(`${'['.repeat(100)}1${']'.repeat(100)}`) })),
-    gql: writeDoc({ id: 'x', j: JSON.parse(`${'['.repeat(100)}1${']'.repeat(100)}`) }),
-    cli: ['load', 'main', line({ id: 'x', j: JSON.parse(`${'['.repeat(100)}1${']'.repeat(100)}`) })],
-  },
+  writeCase('a key over 1 KiB', 'invalid_input', { id: BIG_KEY }),
+  writeCase('a row over 1 MiB', 'invalid_input', { id: 'x', s: 'y'.repeat(1_100_000) }),
+  writeCase('json nested 100 deep', 'invalid_input', { id: 'x', j: JSON.parse(`${'['.repeat(100)}1${']'.repeat(100)}`) }),
   {
     name: 'a value nested 100,000 deep',
     code: 'invalid_input',
@@ -183,20 +167,8 @@ const CASES: Case[] = [
   },
   // Unknown names.
   { name: 'an unknown table', code: 'not_found', api: (a) => a.rows('Nope', { branch: 'main' }), gql: '{ rows(table: "Nope") { items { key } } }', cli: ['rows', 'Nope'] },
-  {
-    name: 'a write to an unknown table',
-    code: 'constraint_violation',
-    api: (a) => a.write('main', upsert({ id: 'x' }, 'Nope')),
-    gql: writeDoc({ id: 'x' }, 'Nope'),
-    cli: ['load', 'main', line({ id: 'x' }, 'Nope')],
-  },
-  {
-    name: 'an unknown property',
-    code: 'constraint_violation',
-    api: (a) => a.write('main', upsert({ id: 'x', zz: 1 })),
-    gql: writeDoc({ id: 'x', zz: 1 }),
-    cli: ['load', 'main', line({ id: 'x', zz: 1 })],
-  },
+  writeCase('a write to an unknown table', 'constraint_violation', { id: 'x' }, 'Nope'),
+  writeCase('an unknown property', 'constraint_violation', { id: 'x', zz: 1 }),
   { name: 'an unknown branch', code: 'not_found', api: (a) => a.rows('P', { branch: 'nope' }), gql: '{ rows(table: "P", at: "nope") { items { key } } }', cli: ['rows', 'P', '--at', 'nope'] },
   {
     name: 'an unknown commit',
@@ -222,34 +194,10 @@ const CASES: Case[] = [
     cli: ['merge', 'side', '--resolutions', '@file:[{"table":"P","key":"zz","property":"n","take":"source"}]'],
   },
   // Wrong types and values.
-  {
-    name: 'a string for an int',
-    code: 'constraint_violation',
-    api: (a) => a.write('main', upsert({ id: 'x', n: 'five' })),
-    gql: writeDoc({ id: 'x', n: 'five' }),
-    cli: ['load', 'main', line({ id: 'x', n: 'five' })],
-  },
-  {
-    name: 'an int out of its range',
-    code: 'constraint_violation',
-    api: (a) => a.write('main', upsert({ id: 'x', n: 11 })),
-    gql: writeDoc({ id: 'x', n: 11 }),
-    cli: ['load', 'main', line({ id: 'x', n: 11 })],
-  },
-  {
-    name: 'a value outside an enum',
-    code: 'constraint_violation',
-    api: (a) => a.write('main', upsert({ id: 'x', c: 'green' })),
-    gql: writeDoc({ id: 'x', c: 'green' }),
-    cli: ['load', 'main', line({ id: 'x', c: 'green' })],
-  },
-  {
-    name: 'an impossible date',
-    code: 'constraint_violation',
-    api: (a) => a.write('main', upsert({ id: 'x', d: '2026-02-30' })),
-    gql: writeDoc({ id: 'x', d: '2026-02-30' }),
-    cli: ['load', 'main', line({ id: 'x', d: '2026-02-30' })],
-  },
+  writeCase('a string for an int', 'constraint_violation', { id: 'x', n: 'five' }),
+  writeCase('an int out of its range', 'constraint_violation', { id: 'x', n: 11 }),
+  writeCase('a value outside an enum', 'constraint_violation', { id: 'x', c: 'green' }),
+  writeCase('an impossible date', 'constraint_violation', { id: 'x', d: '2026-02-30' }),
   {
     name: 'an unknown operation',
     code: 'invalid_input',
