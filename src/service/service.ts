@@ -37,11 +37,11 @@ import { ndjsonStream } from '../graph/ndjson.js';
 import type { z } from 'zod';
 import {
   ApplyCommitZ,
+  BranchPageInputZ,
   CatchUpInputZ,
   CompactInputZ,
   DiffInputZ,
   GcInputZ,
-  LIMITS,
   MergeInputZ,
   parseInput,
   ScanInputZ,
@@ -345,11 +345,8 @@ export class BranchgraphService {
    * branches, whatever the graph holds; `nextCursor` continues after its last name.
    */
   async listBranches(page: BranchPageInput, ctx: RequestContext): Promise<BranchPageDto> {
-    const limit = page.limit ?? DEFAULT_BRANCH_PAGE;
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.maxPage) {
-      throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${LIMITS.maxPage}`, { issues: [{ path: 'limit', message: `1..${LIMITS.maxPage}` }] });
-    }
-    const after = page.cursor === undefined || page.cursor === null ? undefined : decodePageCursor('branches', '', page.cursor);
+    const { limit = DEFAULT_BRANCH_PAGE, cursor } = validated(BranchPageInputZ, { ...page, cursor: page.cursor ?? undefined }, ctx);
+    const after = cursor === undefined ? undefined : decodePageCursor('branches', '', cursor);
     const { branches, damaged, next } = await this.graph.listBranches({ ...(after !== undefined ? { after } : {}), limit, signal: ctx.signal });
     return {
       branches: await Promise.all(branches.map(async (b) => this.branchDto(b.record.name, b.commit, b.record, ctx))),
