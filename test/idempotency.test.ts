@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitLog } from '../src/graph/reads.js';
 import { serviceOnStore } from '../src/service/open-service.js';
+import type { BranchgraphService, MergeResultDto } from '../src/service/service.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
+import { StoreWrapper, type CallContext } from '../src/store/store-wrapper.js';
 import { cloneMemoryStore } from './support/stores.js';
 import { IDEMPOTENCY_LIFETIME_MS } from '../src/graph/idempotency.js';
 import { RestClient } from '../src/http/rest-client.js';
@@ -138,6 +140,63 @@ describe('idempotent merges across two servers on one store', () => {
         `round ${round}`,
       ).toHaveLength(1);
     }
+  });
+});
+
+describe('a keyed retry that loses its race', () => {
+  it('regression: to a commit under its key that pinned an older source, with another commit on top, replays it instead of merging again', async () => {
+    const ctx = { transport: 'embedded' as const, actor: 't' };
+    const inner = new MemoryStore();
+    /** A store whose next manifest PUT waits until `release` is called. */
+    class Gated extends StoreWrapper {
+      private gate: Promise<void> | undefined;
+      release: () => void = () => undefined;
+      arm(): void {
+        this.gate = new Promise((resolve) => {
+          this.release = resolve;
+        });
+      }
+      get waiting(): boolean {
+        return this.gate === undefined;
+      }
+      protected async around<T>(c: CallContext, call: () => Promise<T>): Promise<T> {
+        if (this.gate !== undefined && c.op === 'putIfAbsent' && c.key.startsWith('manifests/')) {
+          const g = this.gate;
+          this.gate = undefined;
+          await g;
+        }
+        return call();
+      }
+    }
+    const setup = await serviceOnStore(inner, { actor: 't', shard: 's' });
+    const [ga, gb] = [new Gated(inner), new Gated(inner)];
+    const [a, b] = [await serviceOnStore(ga, { actor: 't', shard: 'a' }), await serviceOnStore(gb, { actor: 't', shard: 'b' })];
+    await setup.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' }, ctx);
+    await setup.createBranch('f', undefined, ctx);
+    await setup.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] }, ctx);
+    await setup.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] }, ctx);
+    const input = { idempotencyKey: 'raced', message: 'keyed' };
+    /** Start a keyed merge and wait until it stalls at its publication; the merge itself is returned unawaited. */
+    const stalled = async (g: Gated, s: BranchgraphService): Promise<{ merge: Promise<MergeResultDto> }> => {
+      g.arm();
+      const merge = s.mergeBranch('f', input, ctx);
+      while (!g.waiting) await new Promise((r) => setTimeout(r, 1));
+      return { merge };
+    };
+    // The first attempt pins the source as it is and stalls; the source moves; the retry pins the newer source and stalls.
+    const first = await stalled(ga, a);
+    await setup.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'later', v: 1 } }] }, ctx);
+    const retry = await stalled(gb, b);
+    ga.release();
+    const landed = await first.merge;
+    // Another commit lands on the target above the keyed one before the retry publishes.
+    await setup.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'c', v: 1 } }] }, ctx);
+    gb.release();
+    const r = await retry.merge;
+    expect(landed).toMatchObject({ status: 'success', outcome: 'merged' });
+    expect(r).toMatchObject({ status: 'success', outcome: 'merged', replayed: true, commit: { id: landed.status === 'success' ? landed.commit?.id : 'none' } });
+    const merges = (await commitLog(setup.graph, await setup.graph.branchHead('main'), { limit: 20 })).filter((c) => c.kind === 'merge');
+    expect(merges).toHaveLength(1);
   });
 });
 

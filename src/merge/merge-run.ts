@@ -22,7 +22,7 @@ import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
-import { refOf, type Commit, type Manifest } from '../graph/manifest.js';
+import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupStates, type TableVersion } from '../table/table-version.js';
 import type { RunRow } from '../table/run.js';
@@ -118,12 +118,16 @@ class ScratchLedger {
 
 /** A stored state's content hash: '' for absent or deleted. */
 const stateHashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
+/** Commits a keyed re-plan reads back for its key at most (a publication race is lost to a few). */
+const MAX_KEYED_RECHECK = 64;
 const sideOf = (s: Snapshot): MergeSide => ({ ref: s.ref, ancestry: s.manifest.ancestry, pending: s.pending.generations.length, schemaHash: s.manifest.schema, schema: s.schema, tables: s.tables });
 
 export class MergeRun {
   readonly timer: PhaseTimer<MergePhase>;
   readonly stats: MergeRunStats = { attempts: 0, tablesPrepared: 0, tablesAdopted: 0, maxWidth: 0, fallbacks: [] };
   private readonly scratch: ScratchLedger;
+  /** The target head the previous attempt planned against (a keyed merge reads back from it). */
+  private lastTarget: ManifestRef | undefined;
 
   constructor(
     private readonly g: Graph,
@@ -145,14 +149,34 @@ export class MergeRun {
     const resolver = new Resolver(this.opts.resolutions ?? {});
     // A keyed merge that lost the race to a commit made under its own key (a retry running in another
     // process) is done: merging again, were the source to have moved, would land a second commit.
-    const key = this.opts.idempotency?.keyHash;
-    if (key !== undefined && target.manifest.commit.idempotency?.keyHash === key) return { unchanged: { kind: 'up_to_date' } };
+    if (await this.landedUnderKey(target)) return { unchanged: { kind: 'up_to_date' } };
     if (this.opts.apply !== undefined) return this.threeWay(target, resolver);
     const kind = classifyMerge(sideOf(this.source), sideOf(target));
     if (kind !== 'three_way') resolver.checkAllUsed();
     if (kind === 'up_to_date') return { unchanged: { kind: 'up_to_date' } };
     if (kind === 'fast_forward') return this.fastForward(target);
     return this.threeWay(target, resolver);
+  }
+
+  /**
+   * Whether a commit made under this merge's idempotency key landed on the target since the head
+   * the previous attempt planned against: the commits between the two heads (first parents, usually
+   * one) are read. A first attempt checks only its head; the service looks further back before it.
+   */
+  private async landedUnderKey(target: Snapshot): Promise<boolean> {
+    const key = this.opts.idempotency?.keyHash;
+    const seen = this.lastTarget;
+    this.lastTarget = refOf(target.manifest);
+    if (key === undefined) return false;
+    let m: Manifest | undefined = target.manifest;
+    for (let i = 0; m !== undefined && i < MAX_KEYED_RECHECK; i++) {
+      if (m.commit.idempotency?.keyHash === key) return true;
+      const parent: ManifestRef | undefined = m.commit.parents[0];
+      if (seen === undefined || parent === undefined || (parent.lineage === seen.lineage && parent.version === seen.version) || (m.lineage === seen.lineage && m.version === seen.version))
+        return false;
+      m = await this.g.repo.readManifest(parent, this.opts.signal);
+    }
+    return false;
   }
 
   /** The run is over (published, refused or failed): nothing it wrote is pending any more. */
