@@ -80,7 +80,7 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
 }
 
 /** What GC reads and deletes through (a `Graph` is one). */
-export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'clock' | 'tags'>;
+export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'tags'>;
 
 /** Every object key the manifests name: commit index entries, parts, runs and a run's side objects. */
 async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], signal?: AbortSignal): Promise<Set<string>> {
@@ -193,10 +193,8 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
 
   // Idempotency records go by their day bucket, once a lookup can no longer reach them.
   for (const o of idempotency ?? []) {
-    const t = idempotencyBucketTime(o.key);
-    // The bucket names a writer's day; the record's own age, by the store, must agree.
-    if (t !== undefined && old(t + 2 * IDEMPOTENCY_LIFETIME_MS) && old(o.lastModified === undefined ? undefined : o.lastModified - 2 * IDEMPOTENCY_LIFETIME_MS))
-      candidates.push({ ...o, kind: 'idempotency' });
+    // A key in the layout, written longer ago than any lookup reaches (two lifetimes) and the grace, by the store's clock.
+    if (idempotencyBucketTime(o.key) !== undefined && o.lastModified !== undefined && old(o.lastModified + 2 * IDEMPOTENCY_LIFETIME_MS)) candidates.push({ ...o, kind: 'idempotency' });
   }
 
   const report: GcReport = {

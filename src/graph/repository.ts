@@ -93,6 +93,12 @@ class RepositoryCaches {
 }
 
 /** A branch record, which must name the branch and sequence number its key says. */
+/** The branch a record key belongs to (`branches/<name>/<seq>.json`), or undefined for any other key. */
+function recordName(key: string): string | undefined {
+  const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(key);
+  return m === null ? undefined : decodeBranchSegment(m[1] as string);
+}
+
 function readRecord(bytes: Uint8Array, key: string): BranchRecord {
   const rec = decodeJson(BranchRecordZ, bytes, key);
   if (key !== keys.branchRecord(rec.name, rec.seq)) {
@@ -222,26 +228,14 @@ export class Repository implements ManifestReader {
     // When each newest record was written, by the store's clock (GC judges a deletion's age by it).
     const writtenAt = new Map<string, number | undefined>();
     for await (const o of this.store.list(keys.allBranches(), { signal })) {
-      const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
-      const name = m === null ? undefined : decodeBranchSegment(m[1] as string);
+      const name = recordName(o.key);
       if (name !== undefined) {
         newest.set(name, o.key);
         writtenAt.set(name, o.lastModified);
       }
     }
-    const records: BranchRecord[] = [];
     const damaged: DamagedBranch[] = [];
-    await Promise.all(
-      [...newest].map(async ([name, key]) => {
-        try {
-          records.push(readRecord(await this.store.get(key, { signal }), key));
-        } catch (e) {
-          if (!isBranchgraphError(e, 'corrupt_object')) throw e;
-          damaged.push({ name, key, error: e.message });
-        }
-      }),
-    );
-    for (const r of records) this.branchRecords.set(r.name, r);
+    const records = (await this.readNewest([...newest], damaged, signal)).filter((r): r is BranchRecord => r !== undefined);
     const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     return { records: records.sort(byName), damaged: damaged.sort(byName), writtenAt };
   }
@@ -260,20 +254,8 @@ export class Repository implements ManifestReader {
     let current: [string, string] | undefined;
     let more = false;
     const flush = async (): Promise<void> => {
-      const read = await Promise.all(
-        batch.map(async ([name, key]) => {
-          try {
-            return readRecord(await this.store.get(key, { signal }), key);
-          } catch (e) {
-            if (!isBranchgraphError(e, 'corrupt_object')) throw e;
-            damaged.push({ name, key, error: e.message });
-            return undefined;
-          }
-        }),
-      );
-      for (const r of read) {
+      for (const r of await this.readNewest(batch, damaged, signal)) {
         if (r === undefined || r.deleted) continue;
-        this.branchRecords.set(r.name, r);
         if (records.length < limit) records.push(r);
         else more = true;
       }
@@ -281,8 +263,7 @@ export class Repository implements ManifestReader {
     };
     const startAfter = after === undefined ? undefined : keys.branchRecord(after, 99_999_999);
     for await (const o of this.store.list(keys.allBranches(), { signal, startAfter, pageSize: Math.min(1000, 2 * limit + 2) })) {
-      const m = /^branches\/([^/]+)\/\d{8}\.json$/.exec(o.key);
-      const name = m === null ? undefined : decodeBranchSegment(m[1] as string);
+      const name = recordName(o.key);
       if (name === undefined) continue;
       if (current !== undefined && current[0] !== name) {
         batch.push(current);
@@ -297,6 +278,26 @@ export class Repository implements ManifestReader {
       await flush();
     }
     return { records, damaged, more };
+  }
+
+  /**
+   * The records at `[name, key]` pairs, read in parallel and cached; one that cannot be read is
+   * undefined in its place and reported in `damaged`.
+   */
+  private async readNewest(pairs: readonly [string, string][], damaged: DamagedBranch[], signal?: AbortSignal): Promise<(BranchRecord | undefined)[]> {
+    const read = await Promise.all(
+      pairs.map(async ([name, key]) => {
+        try {
+          return readRecord(await this.store.get(key, { signal }), key);
+        } catch (e) {
+          if (!isBranchgraphError(e, 'corrupt_object')) throw e;
+          damaged.push({ name, key, error: e.message });
+          return undefined;
+        }
+      }),
+    );
+    for (const r of read) if (r !== undefined) this.branchRecords.set(r.name, r);
+    return read;
   }
 
   /**

@@ -25,10 +25,9 @@ import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js'
 import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupStates, type TableVersion } from '../table/table-version.js';
-import type { RunRow } from '../table/run.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import { runPreparations, type Fallback, type PreparationGauges, type Width } from './preparation-scheduler.js';
-import { prepareTable, type PreparedTable } from './prepare-table.js';
+import { hashOf, prepareTable, type PreparedTable } from './prepare-table.js';
 import { validateMerged } from './validate.js';
 import { mergeBaseView } from './virtual-base.js';
 import { classifyMerge, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, sameTypeIn, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
@@ -116,8 +115,6 @@ class ScratchLedger {
   }
 }
 
-/** A stored state's content hash: '' for absent or deleted. */
-const stateHashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
 /** Commits a keyed re-plan reads back for its key at most (a publication race is lost to a few). */
 const MAX_KEYED_RECHECK = 64;
 const sideOf = (s: Snapshot): MergeSide => ({ ref: s.ref, ancestry: s.manifest.ancestry, pending: s.pending.generations.length, schemaHash: s.manifest.schema, schema: s.schema, tables: s.tables });
@@ -305,7 +302,7 @@ export class MergeRun {
       const after = await changedStates(before, version, load);
       if (after.size === 0) continue;
       const was = await lookupStates(before, after.keys(), load);
-      for (const [key, r] of after) if (stateHashOf(r) !== stateHashOf(was.get(key))) return false;
+      for (const [key, r] of after) if (hashOf(r) !== hashOf(was.get(key))) return false;
     }
     return true;
   }

@@ -122,7 +122,7 @@ const NO_MARKS = {};
 const isMarked = (r: RunRow | undefined): boolean => r !== undefined && r.hash.charCodeAt(0) === 126;
 
 /** A state's content hash: '' for absent or deleted. */
-const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
+export const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
 
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
   if (input.bySize !== undefined) {

@@ -90,7 +90,7 @@ export class GraphHost {
       throw e;
     }
     // What older incarnations left; the new one's prefix is spared, since another process may already be opening it.
-    await this.clear(name, dataPrefix(name, entry.incarnation), signal);
+    await this.clear(namePrefix(name), dataPrefix(name, entry.incarnation), signal);
     await this.service(name, signal);
     return { name, created: entry.created };
   }
@@ -100,7 +100,7 @@ export class GraphHost {
     const existed = (await this.store.head(entryKey(name), { signal })) !== undefined;
     await this.store.deleteMany([entryKey(name)], { signal });
     this.evict(name);
-    const cleared = await this.clear(name, undefined, signal);
+    const cleared = await this.clear(namePrefix(name), undefined, signal);
     if (!existed && cleared === 0) throw gone(name);
     return { deleted: name };
   }
@@ -147,7 +147,7 @@ export class GraphHost {
     if (entry !== undefined && entry.incarnation === incarnation) return;
     this.evict(name, incarnation);
     // What the dead incarnation wrote after its deletion was cleared is nobody's: remove it, best effort.
-    if (incarnation !== undefined) void this.clearPrefix(dataPrefix(name, incarnation), undefined).catch(() => undefined);
+    if (incarnation !== undefined) void this.clear(dataPrefix(name, incarnation), undefined).catch(() => undefined);
     throw new BranchgraphError('not_found', `graph ${name} was deleted${entry !== undefined ? ' and created again' : ''}; nothing was acknowledged`, { details: { graph: name } });
   }
 
@@ -159,12 +159,8 @@ export class GraphHost {
     void open.service.then((s) => s.close()).catch(() => undefined);
   }
 
-  /** Delete every object under the graph's name but those under `keep`; returns how many there were. */
-  private clear(name: string, keep: string | undefined, signal?: AbortSignal): Promise<number> {
-    return this.clearPrefix(namePrefix(name), keep, signal);
-  }
-
-  private async clearPrefix(prefix: string, keep: string | undefined, signal?: AbortSignal): Promise<number> {
+  /** Delete every object under `prefix` but those under `keep`; returns how many there were. */
+  private async clear(prefix: string, keep: string | undefined, signal?: AbortSignal): Promise<number> {
     let n = 0;
     let batch: string[] = [];
     for await (const o of this.store.list(prefix, { signal })) {
