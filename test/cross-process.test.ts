@@ -19,6 +19,14 @@ async function service(store: ObjectStore, shard: string): Promise<BranchgraphSe
   return new BranchgraphService(await Graph.open(store, { actor: shard }), { wal: { shard, sealAfterMs: 5 } });
 }
 
+/** Two processes' services on one store, the schema applied. */
+async function services(): Promise<[BranchgraphService, BranchgraphService]> {
+  const store = new MemoryStore();
+  const pair: [BranchgraphService, BranchgraphService] = [await service(store, 'a'), await service(store, 'b')];
+  await pair[0].applySchema('main', { schema: SCHEMA }, ctx);
+  return pair;
+}
+
 async function hosts(): Promise<{ store: MemoryStore; a: GraphHost; b: GraphHost }> {
   const store = new MemoryStore();
   const host = async (shard: string) => new GraphHost(await service(store, shard), store, (s) => service(s, shard));
@@ -64,9 +72,7 @@ describe('a hosted graph deleted by one process', () => {
 
 describe('caches across processes', () => {
   it('a branch deleted (and created again) by one process: the other refuses writes to the old one and writes to the new one', async () => {
-    const store = new MemoryStore();
-    const [a, b] = [await service(store, 'a'), await service(store, 'b')];
-    await a.applySchema('main', { schema: SCHEMA }, ctx);
+    const [a, b] = await services();
     await a.createBranch('f', undefined, ctx);
     await b.write('f', put('x', 1), ctx);
     await a.deleteBranch('f', ctx);
@@ -80,9 +86,7 @@ describe('caches across processes', () => {
   });
 
   it('a head moved by one process is seen by the other at its next read, and its next write lands on top of it', async () => {
-    const store = new MemoryStore();
-    const [a, b] = [await service(store, 'a'), await service(store, 'b')];
-    await a.applySchema('main', { schema: SCHEMA }, ctx);
+    const [a, b] = await services();
     await b.write('main', put('x', 1), ctx);
     await a.write('main', put('x', 2), ctx);
     expect(await b.getRow({ branch: 'main' }, 'P', 'x', ctx)).toMatchObject({ v: 2 });
@@ -91,9 +95,7 @@ describe('caches across processes', () => {
   });
 
   it('a tag deleted and created again by one process is read afresh by the other', async () => {
-    const store = new MemoryStore();
-    const [a, b] = [await service(store, 'a'), await service(store, 'b')];
-    await a.applySchema('main', { schema: SCHEMA }, ctx);
+    const [a, b] = await services();
     const first = await a.createTag('v1', undefined, undefined, ctx);
     expect((await b.getTag('v1', ctx)).commit).toBe(first.commit);
     await a.deleteTag('v1', ctx);
@@ -105,9 +107,7 @@ describe('caches across processes', () => {
   });
 
   it("a schema applied by one process governs the other process's next write", async () => {
-    const store = new MemoryStore();
-    const [a, b] = [await service(store, 'a'), await service(store, 'b')];
-    await a.applySchema('main', { schema: SCHEMA }, ctx);
+    const [a, b] = await services();
     await b.write('main', put('x', 1), ctx);
     await a.applySchema('main', { schema: 'node P { id: string @key\n v: int?\n w: string? }' }, ctx);
     await b.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: 'y', v: 1, w: 'new' } }] }, ctx);
