@@ -42,7 +42,8 @@ async function graphIn(schema: string): Promise<{ g: Graph; dir: string }> {
 }
 
 /** Write `n` operations from `op(i)` on `branch`, in batches of at most BATCH (one commit each). */
-async function load(g: Graph, branch: string, n: number, op: (i: number) => WriteOp): Promise<void> {
+async function load(a: { g: Graph; branch: string; n: number; op: (i: number) => WriteOp }): Promise<void> {
+  const { g, branch, n, op } = a;
   for (let start = 0; start < n; start += BATCH) {
     await g.write(
       branch,
@@ -54,7 +55,12 @@ async function load(g: Graph, branch: string, n: number, op: (i: number) => Writ
 /** The unique arm's table, built in a child process. */
 async function uniqueFixture(n: number, withUnique: boolean): Promise<Record<string, number | string>> {
   const { g, dir } = await graphIn(`node Item { id: string @key\n email: string${withUnique ? ' @unique' : ''}\n v: int }`);
-  await load(g, 'main', n, (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), email: `${id(i)}@example.com`, v: i } }));
+  await load({
+    g,
+    branch: 'main',
+    n,
+    op: (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), email: `${id(i)}@example.com`, v: i } }),
+  });
   await g.close();
   return { dir };
 }
@@ -79,9 +85,14 @@ const VICTIMS = Array.from({ length: 5 }, (_, k) => `victim${k}`);
 async function cascadeFixture(n: number): Promise<Record<string, number | string>> {
   const { g, dir } = await graphIn('node P { id: string @key }\nedge E: P -> P');
   const nodes = Math.ceil(n / 2) + 2;
-  await load(g, 'main', nodes, (i) => ({ op: 'insert', table: 'P', values: { id: id(i) } }));
+  await load({ g, branch: 'main', n: nodes, op: (i) => ({ op: 'insert', table: 'P', values: { id: id(i) } }) });
   // Two edges out of each of the first n / 2 nodes: n edges in all.
-  await load(g, 'main', n, (i) => ({ op: 'insert', table: 'E', values: { from: id(i >> 1), to: id((i >> 1) + 1 + (i & 1)) } }));
+  await load({
+    g,
+    branch: 'main',
+    n,
+    op: (i) => ({ op: 'insert', table: 'E', values: { from: id(i >> 1), to: id((i >> 1) + 1 + (i & 1)) } }),
+  });
   await g.write(
     'main',
     VICTIMS.map((v) => ({ op: 'insert', table: 'P', values: { id: v } })),
@@ -109,7 +120,8 @@ async function cascade(n: number): Promise<Record<string, number>> {
     t0 = performance.now();
     const r = await g.write('main', [{ op: 'delete', table: 'P', values: { id: v } }]);
     deletes.push(performance.now() - t0);
-    if (r.status !== 'published' || r.result.cascaded !== 2) throw new Error(`expected a cascade of 2 edges, got ${JSON.stringify(r).slice(0, 200)}`);
+    if (r.status !== 'published' || r.result.cascaded !== 2)
+      throw new Error(`expected a cascade of 2 edges, got ${JSON.stringify(r).slice(0, 200)}`);
   }
   await g.close();
   await rm(dir, { recursive: true, force: true });
@@ -118,7 +130,10 @@ async function cascade(n: number): Promise<Record<string, number>> {
 
 /** Run a fixture arm of this script in a child process, so the measuring process holds only what it measures. */
 function fixture(arm: string, n: number, kind: string): { dir: string; changed?: number } {
-  const built = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), arm, String(n), kind], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const built = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), arm, String(n), kind], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   if (built.status !== 0) throw new Error(`the fixture failed: ${built.stderr}`);
   return JSON.parse(built.stdout.trim().split('\n').at(-1) as string) as { dir: string; changed?: number };
 }
@@ -126,12 +141,12 @@ function fixture(arm: string, n: number, kind: string): { dir: string; changed?:
 /** Build a merge fixture in a directory; run in its own process, so the merge's process holds only the merge. */
 async function mergeFixture(n: number, kind: string): Promise<Record<string, number | string>> {
   const { g, dir } = await graphIn('node Item { id: string @key\n v: int }');
-  await load(g, 'main', n, (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), v: 0 } }));
+  await load({ g, branch: 'main', n, op: (i) => ({ op: 'insert', table: 'Item', values: { id: id(i), v: 0 } }) });
   await g.createBranch('f', { branch: 'main' });
   const upd = (i: number, v: number): WriteOp => ({ op: 'update', table: 'Item', values: { id: id(i), v } });
   const [sourceKeys, targetKeys] = mergeKeys(n, kind);
-  await load(g, 'f', sourceKeys.length, (j) => upd(sourceKeys[j] as number, 1));
-  await load(g, 'main', targetKeys.length, (j) => upd(targetKeys[j] as number, 2));
+  await load({ g, branch: 'f', n: sourceKeys.length, op: (j) => upd(sourceKeys[j] as number, 1) });
+  await load({ g, branch: 'main', n: targetKeys.length, op: (j) => upd(targetKeys[j] as number, 2) });
   await g.close();
   return { dir, changed: sourceKeys.length + targetKeys.length };
 }
@@ -150,10 +165,11 @@ async function merge(n: number, kind: string): Promise<Record<string, number>> {
   // A cold process's view of the merge: a fresh graph on the directory the fixture left.
   const cold = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const t0 = performance.now();
-  const r = await mergeBranches(cold, { source: 'f', into: 'main', conflictLimit: 100 });
+  const r = await mergeBranches(cold.ports, { source: 'f', into: 'main', conflictLimit: 100 });
   const ms = performance.now() - t0;
   const expected = kind === 'conflict' ? 'conflicts' : 'merged';
-  if ((r.status === 'success' ? r.outcome : 'conflicts') !== expected) throw new Error(`unexpected merge result ${JSON.stringify(r).slice(0, 200)}`);
+  if ((r.status === 'success' ? r.outcome : 'conflicts') !== expected)
+    throw new Error(`unexpected merge result ${JSON.stringify(r).slice(0, 200)}`);
   await cold.close();
   await rm(dir, { recursive: true, force: true });
   return {
@@ -207,5 +223,6 @@ const arms: Record<string, () => Promise<Record<string, number | string>>> = {
   git: () => gitMerge(n, b as string),
 };
 const out = await arms[arm as string]?.();
-if (out === undefined) throw new Error(`unknown arm ${arm}: unique N 1|0, cascade N, merge N small|skewed|both|conflict, git N skewed|both`);
+if (out === undefined)
+  throw new Error(`unknown arm ${arm}: unique N 1|0, cascade N, merge N small|skewed|both|conflict, git N skewed|both`);
 process.stdout.write(`${JSON.stringify(out)}\n`);

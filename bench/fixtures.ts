@@ -34,7 +34,13 @@ async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promise<void
  * 121 tables of 4 rows; on `touched` of them the feature branch and main
  * each make their own updates (`feature`, `main`, per table) after the fork.
  */
-async function twoSidedFixture(name: string, touched: number, feature: (t: string) => WriteOp[], main: (t: string) => WriteOp[]): Promise<string> {
+async function twoSidedFixture(a: {
+  name: string;
+  touched: number;
+  feature: (t: string) => WriteOp[];
+  main: (t: string) => WriteOp[];
+}): Promise<string> {
+  const { name, touched, feature, main } = a;
   const dir = path.join(FIXTURE_ROOT, name);
   if (await exists(path.join(dir, 'ready'))) return dir;
   await rm(dir, { recursive: true, force: true });
@@ -54,16 +60,20 @@ async function twoSidedFixture(name: string, touched: number, feature: (t: strin
   return dir;
 }
 
-const upd = (t: string, id: string, prop: 'a' | 'b', v = 1): WriteOp => ({ op: 'update', table: t, values: { id, [prop]: v } });
+const upd = (u: { t: string; id: string; prop: 'a' | 'b'; v?: number | undefined }): WriteOp => ({
+  op: 'update',
+  table: u.t,
+  values: { id: u.id, [u.prop]: u.v ?? 1 },
+});
 
 /** The merge matrix's fixture: disjoint changes on `touched` tables (two rows per side), so the merge lands. */
 export function mergeFixture(touched: number): Promise<string> {
-  return twoSidedFixture(
-    `merge-t${touched}`,
+  return twoSidedFixture({
+    name: `merge-t${touched}`,
     touched,
-    (t) => [upd(t, 'r1', 'a'), upd(t, 'r2', 'a')],
-    (t) => [upd(t, 'r3', 'b'), upd(t, 'r4', 'b')],
-  );
+    feature: (t) => [upd({ t, id: 'r1', prop: 'a' }), upd({ t, id: 'r2', prop: 'a' })],
+    main: (t) => [upd({ t, id: 'r3', prop: 'b' }), upd({ t, id: 'r4', prop: 'b' })],
+  });
 }
 
 /**
@@ -71,12 +81,12 @@ export function mergeFixture(touched: number): Promise<string> {
  * DivergentUpdate each), besides disjoint changes; merged unresolved (a report) and resolved.
  */
 export function conflictFixture(touched: number): Promise<string> {
-  return twoSidedFixture(
-    `conflict-t${touched}`,
+  return twoSidedFixture({
+    name: `conflict-t${touched}`,
     touched,
-    (t) => [upd(t, 'r1', 'a', 1), upd(t, 'r2', 'a', 1)],
-    (t) => [upd(t, 'r1', 'a', 2), upd(t, 'r3', 'b', 2)],
-  );
+    feature: (t) => [upd({ t, id: 'r1', prop: 'a', v: 1 }), upd({ t, id: 'r2', prop: 'a', v: 1 })],
+    main: (t) => [upd({ t, id: 'r1', prop: 'a', v: 2 }), upd({ t, id: 'r3', prop: 'b', v: 2 })],
+  });
 }
 
 /** 4 touched tables of 4 rows, with `extra` commits of history on main before the branch. */
@@ -99,7 +109,7 @@ export async function historyFixture(extra: number): Promise<string> {
       await mustWrite(g, `old${i}`, [{ op: 'update', table: tables[i % 4] as string, values: { id: 'r1', h: i } }]);
       await mustWrite(g, 'main', [{ op: 'update', table: tables[(i + 1) % 4] as string, values: { id: 'r2', h: i } }]);
       const { mergeBranches } = await import('../src/merge/merge.js');
-      await mergeBranches(g, { source: `old${i}`, deleteBranch: true });
+      await mergeBranches(g.ports, { source: `old${i}`, deleteBranch: true });
     } else {
       await mustWrite(g, 'main', [{ op: 'update', table: tables[i % 4] as string, values: { id: 'r3', h: i + 1 } }]);
     }
@@ -140,13 +150,13 @@ export async function scaleFixture(rows: number): Promise<string> {
   const head = await g.branchHead('main');
   const type = findType(head.schema, 'Item') as TableType;
   // Bulk load straight into one run: per-row write checks are not what this measures.
-  await g.commitChange('main', { message: 'bulk load' }, async () => {
+  await g.ports.publication.commitChange('main', { message: 'bulk load' }, async () => {
     const out: RunRow[] = [];
     for (let i = 0; i < rows; i++) {
       const props = { id: `i${String(i).padStart(7, '0')}`, a: 0, b: 0, label: `item number ${i}` };
       out.push({ key: props.id, tomb: false, hash: rowHash(props), props });
     }
-    const ref = await g.runs.write(type, out);
+    const ref = await g.ports.runFiles.write(type, out);
     return { kind: 'write', tables: { Item: { runs: [ref] } }, scratch: [ref], result: null };
   });
   await g.createBranch('feature', { branch: 'main' });
@@ -191,7 +201,10 @@ export async function catchUpFixture(workload: CatchUpWorkload): Promise<string>
   let t = Date.parse('2026-01-01T00:00:00Z');
   const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
   await g.applySchema('main', 'node Doc { id: string @key\n shard: string\n gen: int\n payload: string }');
-  const writers = Array.from({ length: CATCHUP_SHARDS }, (_, s) => new WalWriter(g, { shard: `s${s}`, maxGenerationRows: CATCHUP_ROWS, now: () => t }));
+  const writers = Array.from(
+    { length: CATCHUP_SHARDS },
+    (_, s) => new WalWriter(g.ports, { shard: `s${s}`, maxGenerationRows: CATCHUP_ROWS, now: () => t }),
+  );
   const expected: Record<string, { shard: string; gen: number }> = {};
   for (let gen = 0; gen < CATCHUP_GENERATIONS; gen++) {
     for (let s = 0; s < CATCHUP_SHARDS; s++) {

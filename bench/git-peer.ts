@@ -17,7 +17,13 @@ import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.org', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.org' };
+const ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.org',
+  GIT_COMMITTER_NAME: 'bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.org',
+};
 
 export function entityPath(key: string): string {
   const h = createHash('sha1').update(key).digest('hex');
@@ -46,7 +52,9 @@ export class GitPeer {
         err += d.toString();
       });
       p.on('error', reject);
-      p.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`git ${args[0]} exited ${code}: ${err.slice(0, 500)}`))));
+      p.on('close', (code) =>
+        code === 0 ? resolve(out.trim()) : reject(new Error(`git ${args[0]} exited ${code}: ${err.slice(0, 500)}`)),
+      );
       p.stdin.end(input);
     });
   }

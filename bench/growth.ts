@@ -34,6 +34,7 @@ import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
 import { entityPath, GitPeer } from './git-peer.js';
+import { embeddedApi } from '../src/service/api.js';
 
 const SCHEMA = 'node Item { id: string @key\n v: int\n note: string? }';
 const id = (i: number): string => `item${String(i).padStart(7, '0')}`;
@@ -42,7 +43,8 @@ const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 
 async function dirBytes(dir: string): Promise<number> {
   let n = 0;
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size;
   return n;
 }
 
@@ -60,7 +62,7 @@ async function cold<T>(store: ObjectStore, fn: (g: Graph) => Promise<T>): Promis
   return { ms: performance.now() - t0, calls: counting.snapshot().total.calls - before, value };
 }
 
-const scan1000 = (g: Graph) => g.branchHead('main').then((h) => scanRows(g, h, 'Item', { limit: 1000 }));
+const scan1000 = (g: Graph) => g.branchHead('main').then((h) => scanRows({ tables: g.ports.tables, snap: h, table: 'Item', limit: 1000 }));
 
 /** Writes go through a started service, as a server runs them: background compaction included unless `compaction` is off. */
 async function writes(n: number, compaction: boolean): Promise<Record<string, number>> {
@@ -70,24 +72,31 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
   service.start();
   const ctx = { transport: 'embedded' as const };
   const g = service.graph;
-  await service.applySchema('main', { schema: SCHEMA }, ctx);
+  await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: SCHEMA });
   const written: number[] = [];
   const ms: number[] = [];
   let pointCallsAfter10 = 0;
   for (let i = 0; i < n; i++) {
     const before = counting.snapshot().total.bytesWritten;
     const t0 = performance.now();
-    await service.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: id(i), v: i } }] }, ctx);
+    await embeddedApi(service, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: id(i), v: i } }] });
     ms.push(performance.now() - t0);
     // Bytes the write itself and any compaction it caused have written since the last write.
     written.push(counting.snapshot().total.bytesWritten - before);
-    if (i === 9) pointCallsAfter10 = (await cold(new FsStore(dir), (c) => c.branchHead('main').then((h) => getRow(c, h, 'Item', id(5))))).calls;
+    if (i === 9)
+      pointCallsAfter10 = (
+        await cold(new FsStore(dir), (c) =>
+          c.branchHead('main').then((h) => getRow({ tables: c.ports.tables, snap: h, table: 'Item', key: id(5) })),
+        )
+      ).calls;
   }
   // Older heads have no background compaction to wait for.
   await (service as { compactor?: { settled?: () => Promise<void> } }).compactor?.settled?.();
   const head = await g.branchHead('main');
   const storage = await dirBytes(dir);
-  const point = await cold(new FsStore(dir), (c) => c.branchHead('main').then((h) => getRow(c, h, 'Item', id(5))));
+  const point = await cold(new FsStore(dir), (c) =>
+    c.branchHead('main').then((h) => getRow({ tables: c.ports.tables, snap: h, table: 'Item', key: id(5) })),
+  );
   const scanAfter = await cold(new FsStore(dir), scan1000);
   // The same rows loaded in one write.
   const freshDirPath = await freshDir();
@@ -98,7 +107,8 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
     Array.from({ length: n }, (_, i) => ({ op: 'upsert' as const, table: 'Item', values: { id: id(i), v: i } })),
   );
   const scanFresh = await cold(new FsStore(freshDirPath), scan1000);
-  const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`)).length;
+  const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`))
+    .length;
   await service.close();
   await rm(dir, { recursive: true, force: true });
   await rm(freshDirPath, { recursive: true, force: true });
@@ -145,19 +155,19 @@ async function branches(rounds: number): Promise<Record<string, number>> {
   const ctx = { transport: 'embedded' as const };
   const g = service.graph;
   const upsert = (i: number, v: number) => ({ ops: [{ op: 'upsert' as const, table: 'Item', values: { id: id(i), v } }] });
-  await service.applySchema('main', { schema: SCHEMA }, ctx);
-  await service.write('main', upsert(0, 0), ctx);
+  await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: SCHEMA });
+  await embeddedApi(service, ctx).write({ branch: 'main', ...upsert(0, 0) });
   const mergeMs: number[] = [];
   const manifestBytes: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const b = `b${r}`;
-    await service.createBranch(b, { branch: 'main' }, ctx);
-    await service.write(b, upsert(r + 1, r), ctx);
+    await embeddedApi(service, ctx).createBranch({ name: b, from: { branch: 'main' } });
+    await embeddedApi(service, ctx).write({ branch: b, ...upsert(r + 1, r) });
     // Main moves too, so every merge is a real three-way merge.
-    await service.write('main', upsert(0, r + 1), ctx);
+    await embeddedApi(service, ctx).write({ branch: 'main', ...upsert(0, r + 1) });
     const t0 = performance.now();
     const metaBefore = store.manifestBytes();
-    const m = await service.mergeBranch(b, { deleteBranch: true }, ctx);
+    const m = await embeddedApi(service, ctx).mergeBranch({ source: b, deleteBranch: true });
     mergeMs.push(performance.now() - t0);
     if (m.status !== 'success' || m.outcome !== 'merged') throw new Error(`round ${r}: ${JSON.stringify(m).slice(0, 200)}`);
     // What the merge published: its manifest and any part tree nodes it wrote (a background compaction in between may add its own).
@@ -185,7 +195,10 @@ async function tables(t: number): Promise<Record<string, number>> {
   const dir = await freshDir();
   const counting = new CountingStore(new FsStore(dir));
   const g = await Graph.open(counting, { actor: 'bench' });
-  await g.applySchema('main', Array.from({ length: t }, (_, i) => `node T${String(i).padStart(4, '0')} { id: string @key\n v: int }`).join('\n'));
+  await g.applySchema(
+    'main',
+    Array.from({ length: t }, (_, i) => `node T${String(i).padStart(4, '0')} { id: string @key\n v: int }`).join('\n'),
+  );
   // Every table holds rows, as in a real graph: each has a run the manifest lists.
   await g.write(
     'main',
@@ -198,14 +211,19 @@ async function tables(t: number): Promise<Record<string, number>> {
   await rm(dir, { recursive: true, force: true });
   const byKind = split.byKind;
   const total = sum([...byKind.values()]);
-  return { tables: t, write_bytes_total: total, write_run_bytes: byKind.get('runs') ?? 0, write_meta_bytes_1000_tables: total - (byKind.get('runs') ?? 0) };
+  return {
+    tables: t,
+    write_bytes_total: total,
+    write_run_bytes: byKind.get('runs') ?? 0,
+    write_meta_bytes_1000_tables: total - (byKind.get('runs') ?? 0),
+  };
 }
 
 async function writers(w: number, latencyMs: number): Promise<Record<string, number>> {
   const dir = await freshDir();
   const service = await serviceOnStore(new LatencyStore(new FsStore(dir), latencyMs), { actor: 'bench', shard: 'bench' });
   const ctx = { transport: 'embedded' as const };
-  await service.applySchema('main', { schema: SCHEMA }, ctx);
+  await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: SCHEMA });
   const perWriter = Math.max(4, Math.round(48 / w));
   let commits = 0;
   let contention = 0;
@@ -214,7 +232,10 @@ async function writers(w: number, latencyMs: number): Promise<Record<string, num
     Array.from({ length: w }, async (_, k) => {
       for (let i = 0; i < perWriter; i++) {
         try {
-          await service.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `w${k}-${i}`, v: i } }] }, ctx);
+          await embeddedApi(service, ctx).write({
+            branch: 'main',
+            ops: [{ op: 'upsert', table: 'Item', values: { id: `w${k}-${i}`, v: i } }],
+          });
           commits++;
         } catch (e) {
           if (isBranchgraphError(e, 'publish_contention')) contention++;
@@ -226,12 +247,20 @@ async function writers(w: number, latencyMs: number): Promise<Record<string, num
   const seconds = (performance.now() - t0) / 1000;
   await service.close();
   await rm(dir, { recursive: true, force: true });
-  return { writers: w, latencyMs, writes: w * perWriter, commits, commits_per_second: round(commits / seconds, 2), contention_errors: contention };
+  return {
+    writers: w,
+    latencyMs,
+    writes: w * perWriter,
+    commits,
+    commits_per_second: round(commits / seconds, 2),
+    contention_errors: contention,
+  };
 }
 
 const row = (i: number, v: number) => ({ id: id(i), v, note: null });
 /** The keys each side of the scale merges changes: disjoint, spread over the table. */
-const sideKeys = (n: number, side: 0 | 1): number[] => Array.from({ length: 500 }, (_, j) => (Math.floor((n / 1000) * (2 * j + side)) + 1) % n);
+const sideKeys = (n: number, side: 0 | 1): number[] =>
+  Array.from({ length: 500 }, (_, j) => (Math.floor((n / 1000) * (2 * j + side)) + 1) % n);
 
 async function compactedMerge(n: number): Promise<Record<string, number>> {
   const dir = await freshDir();
@@ -260,7 +289,7 @@ async function compactedMerge(n: number): Promise<Record<string, number>> {
   const cold = await Graph.open(counting, { actor: 'bench' });
   const before = counting.snapshot().total.bytesRead;
   const t0 = performance.now();
-  const r = await mergeBranches(cold, { source: 'f' });
+  const r = await mergeBranches(cold.ports, { source: 'f' });
   const ms = performance.now() - t0;
   if (r.status !== 'success') throw new Error('the compacted merge conflicted');
   const read = counting.snapshot().total.bytesRead - before;

@@ -57,13 +57,18 @@ const median = (xs: number[]): number => {
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 
 async function sample(arm: Arm, fixtureDir: string): Promise<Sample> {
-  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve('bench/sample.ts'), fixtureDir, arm.mode, String(arm.latencyMs)], {
-    maxBuffer: 1 << 20,
-  });
+  const { stdout } = await run(
+    path.resolve('node_modules/.bin/tsx'),
+    [path.resolve('bench/sample.ts'), fixtureDir, arm.mode, String(arm.latencyMs)],
+    {
+      maxBuffer: 1 << 20,
+    },
+  );
   return JSON.parse(stdout.trim().split('\n').pop() as string) as Sample;
 }
 
-async function runGroup(matrix: string, arms: Arm[], pairs: number, label: string): Promise<Result[]> {
+async function runGroup(a: { matrix: string; arms: Arm[]; pairs: number; label: string }): Promise<Result[]> {
+  const { matrix, arms, pairs, label } = a;
   const dirs: string[] = [];
   for (const a of arms) {
     process.stderr.write(`[${matrix} ${label}] building fixture ${a.variant} ...\n`);
@@ -109,8 +114,19 @@ async function mergeMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
   const results: Result[] = [];
   const ratios: Record<string, number | boolean> = {};
   for (const touched of [1, 8, 29]) {
-    const arm = (mode: Arm['mode']): Arm => ({ variant: `${mode}-t${touched}`, params: { touched, latencyMs: 17, tables: 121 }, fixture: () => mergeFixture(touched), mode, latencyMs: 17 });
-    const group = await runGroup('merge', [arm('width1'), arm('width4'), arm('http')], quick ? 2 : 5, `touched=${touched}`);
+    const arm = (mode: Arm['mode']): Arm => ({
+      variant: `${mode}-t${touched}`,
+      params: { touched, latencyMs: 17, tables: 121 },
+      fixture: () => mergeFixture(touched),
+      mode,
+      latencyMs: 17,
+    });
+    const group = await runGroup({
+      matrix: 'merge',
+      arms: [arm('width1'), arm('width4'), arm('http')],
+      pairs: quick ? 2 : 5,
+      label: `touched=${touched}`,
+    });
     results.push(...group);
     const [w1, w4, http] = [find(group, `width1-t${touched}`), find(group, `width4-t${touched}`), find(group, `http-t${touched}`)];
     ratios[`width4_speedup_t${touched}`] = round(w1.medianMs / w4.medianMs, 3);
@@ -132,7 +148,12 @@ async function reviewMatrix(quick: boolean): Promise<{ results: Result[]; ratios
     mode,
     latencyMs: 17,
   });
-  const results = await runGroup('review', [arm('unresolved'), arm('resolved')], quick ? 3 : 7, `touched=${touched}`);
+  const results = await runGroup({
+    matrix: 'review',
+    arms: [arm('unresolved'), arm('resolved')],
+    pairs: quick ? 3 : 7,
+    label: `touched=${touched}`,
+  });
   const [unresolved, resolved] = [find(results, `unresolved-t${touched}`), find(results, `resolved-t${touched}`)];
   return {
     results,
@@ -148,8 +169,16 @@ async function reviewMatrix(quick: boolean): Promise<{ results: Result[]; ratios
 
 async function historyMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const depths = [0, 16, 64];
-  const arms = depths.map((h): Arm => ({ variant: `h${h}`, params: { extraCommits: h, touched: 4, rows: 16, latencyMs: 17 }, fixture: () => historyFixture(h), mode: 'width1', latencyMs: 17 }));
-  const results = await runGroup('history', arms, quick ? 2 : 5, 'depth');
+  const arms = depths.map(
+    (h): Arm => ({
+      variant: `h${h}`,
+      params: { extraCommits: h, touched: 4, rows: 16, latencyMs: 17 },
+      fixture: () => historyFixture(h),
+      mode: 'width1',
+      latencyMs: 17,
+    }),
+  );
+  const results = await runGroup({ matrix: 'history', arms, pairs: quick ? 2 : 5, label: 'depth' });
   const [h0, h64] = [find(results, 'h0'), find(results, 'h64')];
   return {
     results,
@@ -165,12 +194,24 @@ async function historyMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 async function scaleMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const large = quick ? 100_000 : 1_000_000;
-  const arms = [1000, large].map((rows): Arm => ({ variant: `rows${rows}`, params: { rows, changesPerSide: 1000, latencyMs: 0 }, fixture: () => scaleFixture(rows), mode: 'width1', latencyMs: 0 }));
-  const results = await runGroup('scale', arms, quick ? 2 : 5, 'rows');
+  const arms = [1000, large].map(
+    (rows): Arm => ({
+      variant: `rows${rows}`,
+      params: { rows, changesPerSide: 1000, latencyMs: 0 },
+      fixture: () => scaleFixture(rows),
+      mode: 'width1',
+      latencyMs: 0,
+    }),
+  );
+  const results = await runGroup({ matrix: 'scale', arms, pairs: quick ? 2 : 5, label: 'rows' });
   const [small, big] = [find(results, 'rows1000'), find(results, `rows${large}`)];
   return {
     results,
-    ratios: { large_over_small: round(big.medianMs / small.medianMs, 3), large_bytes_read: big.bytesRead, large_peak_rss_mib: big.peakRssMiB },
+    ratios: {
+      large_over_small: round(big.medianMs / small.medianMs, 3),
+      large_bytes_read: big.bytesRead,
+      large_peak_rss_mib: big.peakRssMiB,
+    },
   };
 }
 
@@ -187,13 +228,22 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
       const arms = variants.map(
         ([mode, cap]): Arm => ({
           variant: `${workload}-l${latencyMs}-${mode}${cap}`,
-          params: { workload, latencyMs, shards: 4, generations: 32, rowsPerGeneration: 8, payloadKiB: 8, pipeline: mode === 'pipeline' ? 'on' : 'off', maxGenerations: cap },
+          params: {
+            workload,
+            latencyMs,
+            shards: 4,
+            generations: 32,
+            rowsPerGeneration: 8,
+            payloadKiB: 8,
+            pipeline: mode === 'pipeline' ? 'on' : 'off',
+            maxGenerations: cap,
+          },
           fixture: () => catchUpFixture(workload),
           mode: `catchup-${mode}-${cap}`,
           latencyMs,
         }),
       );
-      const group = await runGroup('catchup', arms, quick ? 2 : 5, `${workload} latency=${latencyMs}`);
+      const group = await runGroup({ matrix: 'catchup', arms, pairs: quick ? 2 : 5, label: `${workload} latency=${latencyMs}` });
       results.push(...group);
       const [serial8, pipe8, pipe64] = group as [Result, Result, Result];
       ratios[`pipeline64_over_serial8_${workload}_l${latencyMs}`] = round(serial8.medianMs / pipe64.medianMs, 3);
@@ -208,7 +258,9 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(matrix: 'growth' | 'bulk', args: string[]): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
-  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], { maxBuffer: 1 << 20 });
+  const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], {
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, number>;
 }
 
@@ -313,7 +365,10 @@ async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
       skewed_merge_over_small_merge: round(f('merge-skewed', 'merge_ms') / f('merge-small', 'merge_ms'), 3),
       both_big_rows_per_second: Math.round(f('merge-both', 'changed') / (f('merge-both', 'merge_ms') / 1000)),
       [`conflicts_${size}_first_page_ms_over_small_merge`]: round(f('merge-conflict', 'merge_ms') / f('merge-small', 'merge_ms'), 3),
-      peak_rss_over_budget_mib: round(Math.max(...arms.filter(([name]) => !name.startsWith('git')).map(([name]) => f(name, 'peakRssMiB'))) - BUDGET_MIB, 1),
+      peak_rss_over_budget_mib: round(
+        Math.max(...arms.filter(([name]) => !name.startsWith('git')).map(([name]) => f(name, 'peakRssMiB'))) - BUDGET_MIB,
+        1,
+      ),
       // Git's time for the same merge over ours: above 1, we are faster than the tool users would otherwise script.
       git_over_branchgraph_skewed: round(f('git-skewed', 'git_merge_ms') / f('merge-skewed', 'merge_ms'), 3),
       git_over_branchgraph_both: round(f('git-both', 'git_merge_ms') / f('merge-both', 'merge_ms'), 3),
@@ -322,7 +377,16 @@ async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
 }
 
 function table(results: Result[]): string {
-  const head = ['matrix', 'variant', 'median ms', 'pair ratios', 'calls', 'bytes read', 'rss MiB', 'phases ms (resolve/base/prepare/validate/publish/cleanup)'];
+  const head = [
+    'matrix',
+    'variant',
+    'median ms',
+    'pair ratios',
+    'calls',
+    'bytes read',
+    'rss MiB',
+    'phases ms (resolve/base/prepare/validate/publish/cleanup)',
+  ];
   const rows = results.map((r) => [
     r.matrix,
     r.variant,
@@ -403,7 +467,13 @@ export function bulkChart(now: Record<string, number | boolean>, size: string, b
   const lo = Math.log10(0.01);
   const hi = Math.log10(1000);
   const y = (v: number): number => top + ((hi - Math.log10(Math.min(1000, Math.max(0.01, v)))) / (hi - lo)) * (H - top - bottom);
-  const of = (r: Record<string, number | boolean> | undefined, key: string, goal: number, kind: 'max' | 'min'): number | undefined => {
+  const of = (o: {
+    r?: Record<string, number | boolean> | undefined;
+    key: string;
+    goal: number;
+    kind: 'max' | 'min';
+  }): number | undefined => {
+    const { r, key, goal, kind } = o;
     const v = r?.[key];
     if (typeof v !== 'number') return undefined;
     return kind === 'max' ? v / goal : goal / Math.max(v, 1e-9);
@@ -412,8 +482,8 @@ export function bulkChart(now: Record<string, number | boolean>, size: string, b
   BULK_GOALS.forEach(([k, goal, kind], i) => {
     const x0 = left + 10 + i * 80;
     const pairs: [number | undefined, string][] = [
-      [of(baseline, k.replace('SIZE', '100k'), goal, kind), '#95a5a6'],
-      [of(now, k.replace('SIZE', size), goal, kind), '#2e86de'],
+      [of({ r: baseline, key: k.replace('SIZE', '100k'), goal, kind }), '#95a5a6'],
+      [of({ r: now, key: k.replace('SIZE', size), goal, kind }), '#2e86de'],
     ];
     pairs.forEach(([v, color], j) => {
       if (v === undefined) return;
@@ -443,7 +513,8 @@ async function main(): Promise<void> {
     bulk: bulkMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
-  for (const n of names) if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk or all`);
+  for (const n of names)
+    if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];
@@ -460,9 +531,16 @@ async function main(): Promise<void> {
   if (names.includes('bulk')) {
     // The quick run is drawn beside the baseline measured before indexes and merge plans existed.
     const baseline = quick
-      ? ((JSON.parse(await readFile('bench/results/bulk-baseline-quick.json', 'utf8').catch(() => '{}')) as { ratios?: { bulk?: Record<string, number> } }).ratios?.bulk ?? undefined)
+      ? ((
+          JSON.parse(await readFile('bench/results/bulk-baseline-quick.json', 'utf8').catch(() => '{}')) as {
+            ratios?: { bulk?: Record<string, number> };
+          }
+        ).ratios?.bulk ?? undefined)
       : undefined;
-    await writeFile(path.join(out, `bulk${quick ? '-quick' : ''}-chart.svg`), bulkChart(ratios.bulk ?? {}, quick ? '100k' : '400k', baseline));
+    await writeFile(
+      path.join(out, `bulk${quick ? '-quick' : ''}-chart.svg`),
+      bulkChart(ratios.bulk ?? {}, quick ? '100k' : '400k', baseline),
+    );
   }
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
 }

@@ -18,18 +18,20 @@ import { catchUp } from '../src/wal/catch-up.js';
 import { allRows } from '../src/graph/reads.js';
 
 /** `catchup-<serial|pipeline>-<cap>`: fold every pending generation, then verify every row. */
-async function catchUpSample(variant: string, dir: string, latency: number, fixtureDir: string): Promise<void> {
+async function catchUpSample(a: { variant: string; dir: string; latency: number; fixtureDir: string }): Promise<void> {
+  const { variant, dir, latency, fixtureDir } = a;
   const [, mode, cap] = variant.split('-');
   const store = latency > 0 ? new LatencyStore(new FsStore(dir), latency) : new FsStore(dir);
   const g = await Graph.open(store, { actor: 'bench' });
   const t0 = performance.now();
-  const r = await catchUp(g, 'main', { pipeline: mode === 'pipeline', maxGenerations: Number(cap) });
+  const r = await catchUp(g.ports, 'main', { pipeline: mode === 'pipeline', maxGenerations: Number(cap) });
   const ms = performance.now() - t0;
   // Verification is outside the timing: zero pending, and every row exactly as the fixture wrote it last.
   const expected = JSON.parse(await readFile(`${fixtureDir}.expected.json`, 'utf8')) as Record<string, { shard: string; gen: number }>;
   const head = await g.branchHead('main');
-  if (head.pending.generations.length !== 0 || r.pendingAfter !== 0) throw new Error(`${head.pending.generations.length} generations still pending`);
-  const rows = await allRows(g, head, 'Doc');
+  if (head.pending.generations.length !== 0 || r.pendingAfter !== 0)
+    throw new Error(`${head.pending.generations.length} generations still pending`);
+  const rows = await allRows({ tables: g.ports.tables, snap: head, table: 'Doc' });
   if (rows.length !== Object.keys(expected).length) throw new Error(`expected ${Object.keys(expected).length} rows, found ${rows.length}`);
   for (const row of rows) {
     const want = expected[row.key];
@@ -39,7 +41,12 @@ async function catchUpSample(variant: string, dir: string, latency: number, fixt
   process.stdout.write(
     `${JSON.stringify({
       ms,
-      phasesMs: { ...r.phasesMs, batches: r.batches, overlapped: r.overlapped, generationsPerSecond: Math.round((r.generations / ms) * 1000 * 10) / 10 },
+      phasesMs: {
+        ...r.phasesMs,
+        batches: r.batches,
+        overlapped: r.overlapped,
+        generationsPerSecond: Math.round((r.generations / ms) * 1000 * 10) / 10,
+      },
       storeCalls: Object.fromEntries(Object.entries(r.storeCalls).map(([op, c]) => [op, c.calls])),
       bytesRead: r.storeCalls.total.bytesRead,
       maxWidth: r.maxAlive,
@@ -54,21 +61,28 @@ const latency = Number(latencyArg ?? 0);
 const dir = await copyFixture(fixture as string);
 try {
   if (variant?.startsWith('catchup-')) {
-    await catchUpSample(variant, dir, latency, fixture as string);
+    await catchUpSample({ variant, dir, latency, fixtureDir: fixture as string });
     process.exit(0);
   }
   let result;
   let ms: number;
   if (variant === 'http') {
-    const server = await startServer(loadConfig({}, { store: `file://${dir}`, port: '0', 'store-latency-ms': String(latency) }), pino({ level: 'silent' }));
+    const server = await startServer(
+      loadConfig({}, { store: `file://${dir}`, port: '0', 'store-latency-ms': String(latency) }),
+      pino({ level: 'silent' }),
+    );
     // Warm the HTTP client and the request path (routing, body parsing, input validation, error
     // envelope) once, as in any long-running server: a merge request refused for its input never
     // reaches the engine or the store, so caches stay as cold as in the embedded arm.
     await fetch(`${server.url}/healthz`);
-    const refused = await fetch(`${server.url}/branches/feature/merge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ width: 3 }) });
+    const refused = await fetch(`${server.url}/branches/feature/merge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ width: 3 }),
+    });
     if (refused.status !== 400) throw new Error(`warm-up request was not refused: ${refused.status}`);
     const t0 = performance.now();
-    result = await new RestClient(server.url).mergeBranch('feature', {});
+    result = await new RestClient(server.url).mergeBranch({ source: 'feature' });
     ms = performance.now() - t0;
     await server.close();
   } else {
@@ -77,13 +91,18 @@ try {
     const g = await Graph.open(store, { actor: 'bench' });
     const t0 = performance.now();
     // `unresolved` expects the conflict report; `resolved` lands the same merge with a strategy.
-    result = await mergeBranches(g, { source: 'feature', width, ...(variant === 'resolved' ? { resolutions: { strategy: 'source-wins' as const } } : {}) });
+    result = await mergeBranches(g.ports, {
+      source: 'feature',
+      width,
+      ...(variant === 'resolved' ? { resolutions: { strategy: 'source-wins' as const } } : {}),
+    });
     ms = performance.now() - t0;
     // Outside the timing: best-effort writes the merge started (its branch hint) finish before the copy goes.
     await g.close();
   }
   const expected = variant === 'unresolved' ? 'conflicts' : 'merged';
-  if ((result.status === 'success' ? result.outcome : 'conflicts') !== expected) throw new Error(`unexpected merge result ${JSON.stringify(result).slice(0, 300)}`);
+  if ((result.status === 'success' ? result.outcome : 'conflicts') !== expected)
+    throw new Error(`unexpected merge result ${JSON.stringify(result).slice(0, 300)}`);
   const m = result.metrics;
   process.stdout.write(
     `${JSON.stringify({

@@ -20,28 +20,37 @@
 
 // The service: one handler per operation, shared by every transport.
 export { BranchgraphService } from './service/service.js';
+export type { RequestContext, ServiceOptions, Transport } from './service/service.js';
 export type {
   BranchDto,
   CatchUpReport,
   CommitDto,
   CompactResultDto,
   DamagedBranch,
-  GcInput,
   GcReportDto,
   IngestResultDto,
   MergeResultDto,
-  RequestContext,
   SchemaApplyDto,
-  ServiceOptions,
-  Transport,
   WalStatusDto,
   WriteResultDto,
-} from './service/service.js';
+} from './service/dtos.js';
 export { openGraphHost, openService, serviceOnStore } from './service/open-service.js';
-export { allRows, embeddedApi, type BranchgraphApi, type NdjsonBody, type RowItem } from './service/api.js';
+export {
+  allRows,
+  embeddedApi,
+  type BranchgraphApi,
+  type CatchUpInput,
+  type CompactInput,
+  type MergeInput,
+  type NdjsonBody,
+  type RowItem,
+  type SchemaApplyInput,
+  type WriteInput,
+} from './service/api.js';
+export { OPERATIONS, type OperationName } from './service/operation-table.js';
 export { GraphHost, type HostedGraph } from './service/graph-host.js';
 export { loadConfig, type Config } from './service/config.js';
-export { LIMITS, parseRef, type CatchUpInput, type CompactInput, type MergeInput, type SchemaApplyInput, type WriteInput, type WriteOpInput } from './service/inputs.js';
+export { LIMITS, parseRef, type WriteOpInput } from './service/inputs.js';
 
 // Stores.
 export type { ObjectStore, ObjectInfo } from './store/object-store.js';

@@ -19,7 +19,8 @@ import { FsStore } from '../src/store/fs-store.js';
 import { listAll } from '../src/store/object-store.js';
 import { gql, testServer, type TestServer } from './support/test-server.js';
 
-const SCHEMA = 'node P { id: string @key\n n: int? @range(0, 10)\n s: string?\n j: json?\n c: enum(red, blue)?\n d: date?\n u: string? @unique }\nedge K: P -> P {}';
+const SCHEMA =
+  'node P { id: string @key\n n: int? @range(0, 10)\n s: string?\n j: json?\n c: enum(red, blue)?\n d: date?\n u: string? @unique }\nedge K: P -> P {}';
 const LONE = '\ud800';
 const DEEP = `${'['.repeat(100_000)}1${']'.repeat(100_000)}`;
 const BIG_KEY = 'k'.repeat(1100);
@@ -50,7 +51,7 @@ const mergeDoc = (input: Record<string, unknown>, source = 'side') => ({
 const writeCase = (name: string, code: string, values: Record<string, unknown>, table = 'P'): Case => ({
   name,
   code,
-  api: (a) => a.write('main', upsert(values, table)),
+  api: (a) => a.write({ branch: 'main', ...upsert(values, table) }),
   gql: writeDoc(values, table),
   cli: ['load', 'main', line(values, table)],
 });
@@ -64,42 +65,45 @@ const CASES: Case[] = [
   {
     name: 'lone surrogate in a resolution value',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { resolutions: resolution(LONE) }),
+    api: (a) => a.mergeBranch({ source: 'side', resolutions: resolution(LONE) }),
     gql: mergeDoc({ resolutions: resolution(LONE) }),
     cli: ['merge', 'side', '--resolutions', `@file:${JSON.stringify(resolution(LONE).conflicts)}`],
   },
   {
     name: 'lone surrogate in a commit message',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { message: `m${LONE}` }),
+    api: (a) => a.mergeBranch({ source: 'side', message: `m${LONE}` }),
     gql: mergeDoc({ message: `m${LONE}` }),
     cli: ['merge', 'side', '--message', `m${LONE}`],
   },
   {
     name: 'lone surrogate in a branch name',
     code: 'invalid_input',
-    api: (a) => a.createBranch(`b${LONE}`),
+    api: (a) => a.createBranch({ name: `b${LONE}` }),
     gql: { query: 'mutation($n: String!) { createBranch(name: $n) { name } }', variables: { n: `b${LONE}` } },
     cli: ['branch', 'create', `b${LONE}`],
   },
   {
     name: 'lone surrogate in a tag message',
     code: 'invalid_input',
-    api: (a) => a.createTag('t1', undefined, `m${LONE}`),
+    api: (a) => a.createTag({ name: 't1', message: `m${LONE}` }),
     gql: { query: 'mutation($m: String) { createTag(name: "t1", message: $m) { name } }', variables: { m: `m${LONE}` } },
     cli: ['tag', 'create', 't1', '--message', `m${LONE}`],
   },
   {
     name: 'lone surrogate in schema text',
     code: 'invalid_input',
-    api: (a) => a.applySchema('main', { schema: `${SCHEMA}\nnode Q${LONE} { id: string @key }` }),
-    gql: { query: 'mutation($i: SchemaApplyInput!) { applySchema(branch: "main", input: $i) { tables } }', variables: { i: { schema: `node Q${LONE} { id: string @key }` } } },
+    api: (a) => a.applySchema({ branch: 'main', schema: `${SCHEMA}\nnode Q${LONE} { id: string @key }` }),
+    gql: {
+      query: 'mutation($i: SchemaApplyInput!) { applySchema(branch: "main", input: $i) { tables } }',
+      variables: { i: { schema: `node Q${LONE} { id: string @key }` } },
+    },
     cli: ['schema', 'apply', 'main', `@file:node Q${LONE} { id: string @key }`],
   },
   {
     name: 'lone surrogate in a filter',
     code: 'invalid_input',
-    api: (a) => a.rows('P', { branch: 'main' }, { where: { s: LONE } }),
+    api: (a) => a.rows({ table: 'P', at: { branch: 'main' }, where: { s: LONE } }),
     gql: { query: 'query($w: JSON) { rows(table: "P", where: $w) { items { key } } }', variables: { w: { s: LONE } } },
     cli: ['rows', 'P', '--where', JSON.stringify({ s: LONE })],
   },
@@ -110,7 +114,7 @@ const CASES: Case[] = [
   {
     name: 'a value nested 100,000 deep',
     code: 'invalid_input',
-    api: (a) => a.write('main', upsert({ id: 'x', j: JSON.parse(DEEP) })),
+    api: (a) => a.write({ branch: 'main', ...upsert({ id: 'x', j: JSON.parse(DEEP) }) }),
     gql: '',
     cli: ['load', 'main', `@file:{"table":"P","values":{"id":"x","j":${DEEP}}}\n`],
     raw: {
@@ -121,25 +125,28 @@ const CASES: Case[] = [
   {
     name: 'a resolution nested 100,000 deep',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { resolutions: resolution(JSON.parse(DEEP)) }),
+    api: (a) => a.mergeBranch({ source: 'side', resolutions: resolution(JSON.parse(DEEP)) }),
     gql: '',
     cli: ['merge', 'side', '--resolutions', `@file:[{"table":"P","key":"p1","property":"n","take":"value","value":${DEEP}}]`],
     raw: {
-      rest: { path: '/branches/side/merge', body: `{"resolutions":{"conflicts":[{"table":"P","key":"p1","property":"n","take":"value","value":${DEEP}}]}}` },
+      rest: {
+        path: '/branches/side/merge',
+        body: `{"resolutions":{"conflicts":[{"table":"P","key":"p1","property":"n","take":"value","value":${DEEP}}]}}`,
+      },
       gql: `{"query":"mutation($i: MergeInput) { mergeBranch(source: \\"side\\", input: $i) { __typename } }","variables":{"i":{"resolutions":{"conflicts":[{"table":"P","key":"p1","property":"n","take":"value","value":${DEEP}}]}}}}`,
     },
   },
   {
     name: 'a page limit of 0',
     code: 'invalid_input',
-    api: (a) => a.rows('P', { branch: 'main' }, { limit: 0 }),
+    api: (a) => a.rows({ table: 'P', at: { branch: 'main' }, limit: 0 }),
     gql: '{ rows(table: "P", limit: 0) { items { key } } }',
     cli: ['rows', 'P', '--limit', '0'],
   },
   {
     name: 'a page limit of 1,001',
     code: 'invalid_input',
-    api: (a) => a.rows('P', { branch: 'main' }, { limit: 1001 }),
+    api: (a) => a.rows({ table: 'P', at: { branch: 'main' }, limit: 1001 }),
     gql: '{ rows(table: "P", limit: 1001) { items { key } } }',
     cli: ['rows', 'P', '--limit', '1001'],
   },
@@ -153,43 +160,73 @@ const CASES: Case[] = [
   {
     name: 'a conflict page of 0',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { conflictLimit: 0 }),
+    api: (a) => a.mergeBranch({ source: 'side', conflictLimit: 0 }),
     gql: mergeDoc({ conflictLimit: 0 }),
     cli: ['merge', 'side', '--conflict-limit', '0'],
   },
-  { name: 'a merge width of 3', code: 'invalid_input', api: (a) => a.mergeBranch('side', { width: 3 as never }), gql: mergeDoc({ width: 3 }), cli: ['merge', 'side', '--width', '3'] },
+  {
+    name: 'a merge width of 3',
+    code: 'invalid_input',
+    api: (a) => a.mergeBranch({ source: 'side', width: 3 as never }),
+    gql: mergeDoc({ width: 3 }),
+    cli: ['merge', 'side', '--width', '3'],
+  },
   {
     name: 'a diff page of 20,000',
     code: 'invalid_input',
-    api: (a) => a.diff({ branch: 'main' }, { branch: 'side' }, { limit: 20_000 }),
+    api: (a) => a.diff({ from: { branch: 'main' }, to: { branch: 'side' }, limit: 20_000 }),
     gql: '{ changes(from: "main", to: "side", limit: 20000) { nextCursor } }',
     cli: ['diff', 'main', 'side', '--limit', '20000'],
   },
   // Unknown names.
-  { name: 'an unknown table', code: 'not_found', api: (a) => a.rows('Nope', { branch: 'main' }), gql: '{ rows(table: "Nope") { items { key } } }', cli: ['rows', 'Nope'] },
+  {
+    name: 'an unknown table',
+    code: 'not_found',
+    api: (a) => a.rows({ table: 'Nope', at: { branch: 'main' } }),
+    gql: '{ rows(table: "Nope") { items { key } } }',
+    cli: ['rows', 'Nope'],
+  },
   writeCase('a write to an unknown table', 'constraint_violation', { id: 'x' }, 'Nope'),
   writeCase('an unknown property', 'constraint_violation', { id: 'x', zz: 1 }),
-  { name: 'an unknown branch', code: 'not_found', api: (a) => a.rows('P', { branch: 'nope' }), gql: '{ rows(table: "P", at: "nope") { items { key } } }', cli: ['rows', 'P', '--at', 'nope'] },
+  {
+    name: 'an unknown branch',
+    code: 'not_found',
+    api: (a) => a.rows({ table: 'P', at: { branch: 'nope' } }),
+    gql: '{ rows(table: "P", at: "nope") { items { key } } }',
+    cli: ['rows', 'P', '--at', 'nope'],
+  },
   {
     name: 'an unknown commit',
     code: 'not_found',
-    api: (a) => a.rows('P', { commit: NOT_A_COMMIT }),
+    api: (a) => a.rows({ table: 'P', at: { commit: NOT_A_COMMIT } }),
     gql: `{ rows(table: "P", at: "commit:${NOT_A_COMMIT}") { items { key } } }`,
     cli: ['rows', 'P', '--at', `commit:${NOT_A_COMMIT}`],
   },
-  { name: 'an unknown tag', code: 'not_found', api: (a) => a.rows('P', { tag: 'nope' }), gql: '{ rows(table: "P", at: "tag:nope") { items { key } } }', cli: ['rows', 'P', '--at', 'tag:nope'] },
-  { name: 'a merge from an unknown branch', code: 'not_found', api: (a) => a.mergeBranch('nope', {}), gql: mergeDoc({}, 'nope'), cli: ['merge', 'nope'] },
+  {
+    name: 'an unknown tag',
+    code: 'not_found',
+    api: (a) => a.rows({ table: 'P', at: { tag: 'nope' } }),
+    gql: '{ rows(table: "P", at: "tag:nope") { items { key } } }',
+    cli: ['rows', 'P', '--at', 'tag:nope'],
+  },
+  {
+    name: 'a merge from an unknown branch',
+    code: 'not_found',
+    api: (a) => a.mergeBranch({ source: 'nope' }),
+    gql: mergeDoc({}, 'nope'),
+    cli: ['merge', 'nope'],
+  },
   {
     name: 'a cherry-pick of an unknown commit',
     code: 'not_found',
-    api: (a) => a.applyCommit('cherry_pick', 'main', { commit: NOT_A_COMMIT }),
+    api: (a) => a.cherryPick({ branch: 'main', commit: NOT_A_COMMIT }),
     gql: { query: `mutation { cherryPick(branch: "main", input: { commit: "${NOT_A_COMMIT}" }) { __typename } }` },
     cli: ['cherry-pick', NOT_A_COMMIT, '--onto', 'main'],
   },
   {
     name: 'a resolution naming no conflict',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { resolutions: { conflicts: [{ table: 'P', key: 'zz', property: 'n', take: 'source' }] } }),
+    api: (a) => a.mergeBranch({ source: 'side', resolutions: { conflicts: [{ table: 'P', key: 'zz', property: 'n', take: 'source' }] } }),
     gql: mergeDoc({ resolutions: { conflicts: [{ table: 'P', key: 'zz', property: 'n', take: 'source' }] } }),
     cli: ['merge', 'side', '--resolutions', '@file:[{"table":"P","key":"zz","property":"n","take":"source"}]'],
   },
@@ -201,51 +238,69 @@ const CASES: Case[] = [
   {
     name: 'an unknown operation',
     code: 'invalid_input',
-    api: (a) => a.write('main', { ops: [{ op: 'frob' as never, table: 'P', values: { id: 'x' } }] }),
-    gql: { query: 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', variables: { i: { ops: [{ op: 'frob', table: 'P', values: { id: 'x' } }] } } },
+    api: (a) => a.write({ branch: 'main', ops: [{ op: 'frob' as never, table: 'P', values: { id: 'x' } }] }),
+    gql: {
+      query: 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }',
+      variables: { i: { ops: [{ op: 'frob', table: 'P', values: { id: 'x' } }] } },
+    },
     cli: ['load', 'main', '@file:{"op":"frob","table":"P","values":{"id":"x"}}\n'],
   },
   {
     name: 'values that are not an object',
     code: 'invalid_input',
-    api: (a) => a.write('main', { ops: [{ op: 'upsert', table: 'P', values: [1] as never }] }),
-    gql: { query: 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', variables: { i: { ops: [{ op: 'upsert', table: 'P', values: [1] }] } } },
+    api: (a) => a.write({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: [1] as never }] }),
+    gql: {
+      query: 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }',
+      variables: { i: { ops: [{ op: 'upsert', table: 'P', values: [1] }] } },
+    },
     cli: ['load', 'main', '@file:{"table":"P","values":[1]}\n'],
   },
   {
     name: 'an unknown strategy',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { resolutions: { strategy: 'mine-wins' as never } }),
+    api: (a) => a.mergeBranch({ source: 'side', resolutions: { strategy: 'mine-wins' as never } }),
     gql: mergeDoc({ resolutions: { strategy: 'mine-wins' } }),
     cli: ['merge', 'side', '--strategy', 'mine-wins'],
   },
   {
     name: 'a diff mode of four dots',
     code: 'invalid_input',
-    api: (a) => a.diff({ branch: 'main' }, { branch: 'side' }, { mode: 'four-dot' as never }),
+    api: (a) => a.diff({ from: { branch: 'main' }, to: { branch: 'side' }, mode: 'four-dot' as never }),
     gql: '{ changes(from: "main", to: "side", mode: "four-dot") { nextCursor } }',
     cli: ['diff', 'main....side'],
   },
   {
     name: 'a malformed commit id',
     code: 'invalid_input',
-    api: (a) => a.rows('P', { commit: 'nope' }),
+    api: (a) => a.rows({ table: 'P', at: { commit: 'nope' } }),
     gql: '{ rows(table: "P", at: "commit:nope") { items { key } } }',
     cli: ['rows', 'P', '--at', 'commit:nope'],
   },
-  { name: 'a branch name with ..', code: 'invalid_input', api: (a) => a.createBranch('../x'), gql: 'mutation { createBranch(name: "../x") { name } }', cli: ['branch', 'create', '../x'] },
-  { name: 'a tag name that is not a name', code: 'invalid_input', api: (a) => a.createTag(' t'), gql: 'mutation { createTag(name: " t") { name } }', cli: ['tag', 'create', ' t'] },
+  {
+    name: 'a branch name with ..',
+    code: 'invalid_input',
+    api: (a) => a.createBranch({ name: '../x' }),
+    gql: 'mutation { createBranch(name: "../x") { name } }',
+    cli: ['branch', 'create', '../x'],
+  },
+  {
+    name: 'a tag name that is not a name',
+    code: 'invalid_input',
+    api: (a) => a.createTag({ name: ' t' }),
+    gql: 'mutation { createTag(name: " t") { name } }',
+    cli: ['tag', 'create', ' t'],
+  },
   {
     name: 'schema text that does not parse',
     code: 'schema_invalid',
-    api: (a) => a.applySchema('main', { schema: 'node {' }),
+    api: (a) => a.applySchema({ branch: 'main', schema: 'node {' }),
     gql: 'mutation { applySchema(branch: "main", input: { schema: "node {" }) { tables } }',
     cli: ['schema', 'apply', 'main', '@file:node {'],
   },
   {
     name: 'a schema change that drops data',
     code: 'schema_incompatible',
-    api: (a) => a.applySchema('main', { schema: 'node P { id: string @key }' }),
+    api: (a) => a.applySchema({ branch: 'main', schema: 'node P { id: string @key }' }),
     gql: 'mutation { applySchema(branch: "main", input: { schema: "node P { id: string @key }" }) { tables } }',
     cli: ['schema', 'apply', 'main', '@file:node P { id: string @key }'],
   },
@@ -260,28 +315,28 @@ const CASES: Case[] = [
   {
     name: 'a forged rows cursor',
     code: 'invalid_input',
-    api: (a) => a.rows('P', { branch: 'main' }, { cursor: 'AAAA' }),
+    api: (a) => a.rows({ table: 'P', at: { branch: 'main' }, cursor: 'AAAA' }),
     gql: '{ rows(table: "P", cursor: "AAAA") { items { key } } }',
     cli: ['rows', 'P', '--cursor', 'AAAA'],
   },
   {
     name: 'a rows cursor passed to another table',
     code: 'invalid_input',
-    api: async (a) => a.rows('K', { branch: 'main' }, { cursor: await rowsCursor(a) }),
+    api: async (a) => a.rows({ table: 'K', at: { branch: 'main' }, cursor: await rowsCursor(a) }),
     gql: 'cursor-of-P-for-K',
     cli: ['rows', 'K', '--cursor', '@cursor'],
   },
   {
     name: 'a bare number as a conflict cursor',
     code: 'invalid_input',
-    api: (a) => a.mergeBranch('side', { conflictCursor: '5' }),
+    api: (a) => a.mergeBranch({ source: 'side', conflictCursor: '5' }),
     gql: mergeDoc({ conflictCursor: '5' }),
     cli: ['merge', 'side', '--conflict-cursor', '5'],
   },
   {
     name: 'a forged diff cursor',
     code: 'invalid_input',
-    api: (a) => a.diff({ branch: 'main' }, { branch: 'side' }, { limit: 1, cursor: 'd2.AAAA.000000000000' }),
+    api: (a) => a.diff({ from: { branch: 'main' }, to: { branch: 'side' }, limit: 1, cursor: 'd2.AAAA.000000000000' }),
     gql: '{ changes(from: "main", to: "side", limit: 1, cursor: "d2.AAAA.000000000000") { nextCursor } }',
     cli: ['diff', 'main', 'side', '--limit', '1', '--cursor', 'd2.AAAA.000000000000'],
   },
@@ -296,7 +351,7 @@ const CASES: Case[] = [
 
 /** A real rows cursor of table P (a page of one). */
 async function rowsCursor(a: BranchgraphApi): Promise<string> {
-  return (await a.rows('P', { branch: 'main' }, { limit: 1 })).nextCursor as string;
+  return (await a.rows({ table: 'P', at: { branch: 'main' }, limit: 1 })).nextCursor as string;
 }
 
 describe('bad inputs on every transport', () => {
@@ -310,17 +365,21 @@ describe('bad inputs on every transport', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'bg-bad-'));
     service = await serviceOnStore(new FsStore(path.join(dir, 'data')), { actor: 'test', shard: 'embedded' });
     embedded = embeddedApi(service, { transport: 'embedded', actor: 'test' });
-    await embedded.applySchema('main', { schema: SCHEMA });
-    await embedded.write('main', { ops: ['p1', 'p2', 'p3'].map((id) => ({ op: 'upsert' as const, table: 'P', values: { id, n: 1 } })) });
-    await embedded.write('main', {
+    await embedded.applySchema({ branch: 'main', schema: SCHEMA });
+    await embedded.write({
+      branch: 'main',
+      ops: ['p1', 'p2', 'p3'].map((id) => ({ op: 'upsert' as const, table: 'P', values: { id, n: 1 } })),
+    });
+    await embedded.write({
+      branch: 'main',
       ops: [
         { op: 'upsert', table: 'K', values: { from: 'p1', to: 'p2' } },
         { op: 'upsert', table: 'K', values: { from: 'p2', to: 'p3' } },
       ],
     });
-    await embedded.createBranch('side');
-    await embedded.write('side', upsert({ id: 'p1', n: 2 }));
-    await embedded.write('main', upsert({ id: 'p1', n: 3 }));
+    await embedded.createBranch({ name: 'side' });
+    await embedded.write({ branch: 'side', ...upsert({ id: 'p1', n: 2 }) });
+    await embedded.write({ branch: 'main', ...upsert({ id: 'p1', n: 3 }) });
     server = await testServer({ store: `file://${path.join(dir, 'data')}` });
     rest = new RestClient(server.url);
     storeBefore = await storeKeys(dir);
@@ -358,7 +417,11 @@ describe('bad inputs on every transport', () => {
 
   async function restCode(c: Case): Promise<string> {
     if (c.raw === undefined) return codeOf(() => c.api(rest));
-    const r = await fetch(`${server.url}${c.raw.rest.path}`, { method: 'POST', headers: { 'content-type': c.raw.rest.type ?? 'application/json' }, body: c.raw.rest.body });
+    const r = await fetch(`${server.url}${c.raw.rest.path}`, {
+      method: 'POST',
+      headers: { 'content-type': c.raw.rest.type ?? 'application/json' },
+      body: c.raw.rest.body,
+    });
     return r.status >= 500 ? `HTTP ${r.status}` : (((await r.json()) as { error?: { code: string } }).error?.code ?? 'no error');
   }
 
@@ -369,7 +432,8 @@ describe('bad inputs on every transport', () => {
       return r.status >= 500 ? `HTTP ${r.status}` : (body.errors?.[0]?.extensions?.code ?? 'no error');
     }
     let doc = c.gql;
-    if (doc === 'cursor-of-P-for-K') doc = { query: 'query($c: String) { rows(table: "K", cursor: $c) { items { key } } }', variables: { c: await rowsCursor(embedded) } };
+    if (doc === 'cursor-of-P-for-K')
+      doc = { query: 'query($c: String) { rows(table: "K", cursor: $c) { items { key } } }', variables: { c: await rowsCursor(embedded) } };
     const { query, variables } = typeof doc === 'string' ? { query: doc, variables: {} } : doc;
     const r = await gql(server.url, query, variables);
     const code = (r.body.errors as { extensions?: { code?: string } }[] | undefined)?.[0]?.extensions?.code;
@@ -402,15 +466,18 @@ describe('bad inputs on every transport', () => {
     expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);
   });
 
-  it.each(CASES.map((c) => [c.name, c] as const))('%s: the same code embedded, over REST, over GraphQL and on the command line', async (_name, c) => {
-    const codes = {
-      embedded: await codeOf(() => c.api(embedded)),
-      rest: await restCode(c),
-      graphql: await gqlCode(c),
-      cli: await cliCode(c),
-    };
-    expect(codes).toEqual({ embedded: c.code, rest: c.code, graphql: c.code, cli: c.code });
-  });
+  it.each(CASES.map((c) => [c.name, c] as const))(
+    '%s: the same code embedded, over REST, over GraphQL and on the command line',
+    async (_name, c) => {
+      const codes = {
+        embedded: await codeOf(() => c.api(embedded)),
+        rest: await restCode(c),
+        graphql: await gqlCode(c),
+        cli: await cliCode(c),
+      };
+      expect(codes).toEqual({ embedded: c.code, rest: c.code, graphql: c.code, cli: c.code });
+    },
+  );
 
   it('changed nothing stored', async () => {
     expect(await storeKeys(dir)).toBe(storeBefore);

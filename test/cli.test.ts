@@ -86,14 +86,19 @@ describe('command line', () => {
     const port = new URL(url).port;
     const second = await cli(['serve', '--port', port, '--store', `file://${dir}/b`, '--log-level', 'silent']);
     expect(second.code).toBe(2);
-    expect(second.stderr).toBe(`error [invalid_input]: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); choose another with --port or PORT\n`);
+    expect(second.stderr).toBe(
+      `error [invalid_input]: cannot listen on 127.0.0.1:${port}: the port is in use (EADDRINUSE); choose another with --port or PORT\n`,
+    );
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
   }, 120_000);
 
   it('stops the server started by npm start when npm is signalled', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-npm-'));
-    const npm = spawn('npm', ['start', '--silent'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', BRANCHGRAPH_STORE: `file://${dir}/data` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const npm = spawn('npm', ['start', '--silent'], {
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', BRANCHGRAPH_STORE: `file://${dir}/data` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const url = await listeningUrl(npm);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     npm.kill('SIGTERM');

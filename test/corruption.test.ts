@@ -16,7 +16,7 @@ async function readEverything(store: MemoryStore): Promise<void> {
   const g = await Graph.open(store);
   for (const b of (await g.listBranches()).branches) {
     const snap = await g.branchHead(b.record.name);
-    for (const t of snap.schema.types) await allRows(g, snap, t.name);
+    for (const t of snap.schema.types) await allRows({ tables: g.ports.tables, snap, table: t.name });
   }
 }
 
@@ -28,32 +28,44 @@ describe('corrupted stored objects', () => {
     await g.createBranch('f', { branch: 'main' });
     const keys = (await listAll(store, '')).map((o) => o.key);
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...keys), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean(), async (key, at, byte, truncate) => {
-        const copy = new MemoryStore();
-        for (const k of keys) await copy.putIfAbsent(k, await store.get(k));
-        const original = await copy.get(key);
-        let bad: Uint8Array;
-        if (truncate) bad = original.slice(0, original.length === 0 ? 0 : at % original.length);
-        else {
-          bad = original.slice();
-          if (bad.length > 0) bad[at % bad.length] = byte;
-        }
-        copy.corrupt(key, bad);
-        try {
-          // A corrupted object must never hang a read.
-          let timer: NodeJS.Timeout | undefined;
-          const hang = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`reading after corrupting ${key} (${truncate ? 'truncated' : 'byte flip'} at ${at}) did not finish in 10 s`)), 10_000);
-          });
-          await Promise.race([readEverything(copy), hang]).finally(() => clearTimeout(timer));
-        } catch (e) {
-          if (String(e).includes('did not finish')) throw e;
-          expect(e, `${key}: ${String(e)}`).toBeInstanceOf(BranchgraphError);
-          expect(['corrupt_object', 'not_found', 'object_not_found']).toContain((e as BranchgraphError).code);
-        }
-        // Nothing else was touched.
-        for (const k of keys) if (k !== key) expect(Buffer.from(await copy.get(k)).equals(Buffer.from(await store.get(k)))).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...keys),
+        fc.nat(),
+        fc.integer({ min: 0, max: 255 }),
+        fc.boolean(),
+        async (key, at, byte, truncate) => {
+          const copy = new MemoryStore();
+          for (const k of keys) await copy.putIfAbsent(k, await store.get(k));
+          const original = await copy.get(key);
+          let bad: Uint8Array;
+          if (truncate) bad = original.slice(0, original.length === 0 ? 0 : at % original.length);
+          else {
+            bad = original.slice();
+            if (bad.length > 0) bad[at % bad.length] = byte;
+          }
+          copy.corrupt(key, bad);
+          try {
+            // A corrupted object must never hang a read.
+            let timer: NodeJS.Timeout | undefined;
+            const hang = new Promise<never>((_, reject) => {
+              timer = setTimeout(
+                () =>
+                  reject(
+                    new Error(`reading after corrupting ${key} (${truncate ? 'truncated' : 'byte flip'} at ${at}) did not finish in 10 s`),
+                  ),
+                10_000,
+              );
+            });
+            await Promise.race([readEverything(copy), hang]).finally(() => clearTimeout(timer));
+          } catch (e) {
+            if (String(e).includes('did not finish')) throw e;
+            expect(e, `${key}: ${String(e)}`).toBeInstanceOf(BranchgraphError);
+            expect(['corrupt_object', 'not_found', 'object_not_found']).toContain((e as BranchgraphError).code);
+          }
+          // Nothing else was touched.
+          for (const k of keys) if (k !== key) expect(Buffer.from(await copy.get(k)).equals(Buffer.from(await store.get(k)))).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   }, 120_000);
@@ -62,8 +74,8 @@ describe('corrupted stored objects', () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer();
     await s.graph.applySchema('main', 'node P { id: string @key }');
-    const key = (await listAll(s.graph.store, 'manifests/')).map((o) => o.key).pop() as string;
-    (innermostStore(s.graph.store) as MemoryStore).corrupt(key, new TextEncoder().encode('{"format": 99}'));
+    const key = (await listAll(s.store, 'manifests/')).map((o) => o.key).pop() as string;
+    (innermostStore(s.store) as MemoryStore).corrupt(key, new TextEncoder().encode('{"format": 99}'));
     s.graph.dropCaches();
     const res = await fetch(`${s.url}/tables/P/rows`);
     expect(res.status).toBe(500);
@@ -104,14 +116,21 @@ describe('checksums on stored JSON', () => {
       .filter((k) => k.startsWith('manifests/'))
       .sort()
       .at(-1) as string;
-    for (const key of [manifestKey, keys.find((k) => k.startsWith('branches/')) as string, keys.find((k) => k.startsWith('commits/')) as string]) {
+    for (const key of [
+      manifestKey,
+      keys.find((k) => k.startsWith('branches/')) as string,
+      keys.find((k) => k.startsWith('commits/')) as string,
+    ]) {
       const original = new TextDecoder().decode(await store.get(key));
-      const edited = original.includes('"version":') ? original.replace(/"version":(\d+)/, (_m, v: string) => `"version":${Number(v) + 0}0`) : original.replace('"actor":"test"', '"actor":"mallory"');
+      const edited = original.includes('"version":')
+        ? original.replace(/"version":(\d+)/, (_m, v: string) => `"version":${Number(v) + 0}0`)
+        : original.replace('"actor":"test"', '"actor":"mallory"');
       expect(edited).not.toBe(original);
       expect(() => JSON.parse(edited)).not.toThrow();
       await store.putOverwrite(key, new TextEncoder().encode(edited));
       const fresh = await Graph.open(store).catch((e: unknown) => e);
-      const reading = (gr: Graph) => (key.startsWith('commits/') ? gr.commitSnapshot(key.slice('commits/'.length, -'.json'.length)) : gr.branchHead('main'));
+      const reading = (gr: Graph) =>
+        key.startsWith('commits/') ? gr.commitSnapshot(key.slice('commits/'.length, -'.json'.length)) : gr.branchHead('main');
       const read =
         fresh instanceof Graph
           ? await reading(fresh).then(
@@ -126,6 +145,18 @@ describe('checksums on stored JSON', () => {
     const legacy = JSON.parse(new TextDecoder().decode(await store.get(manifestKey))) as Record<string, unknown>;
     delete legacy.$checksum;
     await store.putOverwrite(manifestKey, new TextEncoder().encode(JSON.stringify(legacy)));
-    expect(Object.keys(Object.fromEntries((await allRows(await Graph.open(store), await (await Graph.open(store)).branchHead('main'), 'Person')).map((r) => [r.key, r])))).toEqual(['a']);
+    expect(
+      Object.keys(
+        Object.fromEntries(
+          (
+            await allRows({
+              tables: (await Graph.open(store)).ports.tables,
+              snap: await (await Graph.open(store)).branchHead('main'),
+              table: 'Person',
+            })
+          ).map((r) => [r.key, r]),
+        ),
+      ),
+    ).toEqual(['a']);
   });
 });

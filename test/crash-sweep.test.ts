@@ -32,7 +32,12 @@ interface SweepReport {
  * with the crash, unless the crash struck best-effort work started after
  * the operation completed (a head hint), which does not fail it.
  */
-async function crashAt(op: (store: ObjectStore) => Promise<unknown>, inner: MemoryStore, k: number, crashEffect: 'before' | 'after'): Promise<void> {
+async function crashAt(
+  op: (store: ObjectStore) => Promise<unknown>,
+  inner: MemoryStore,
+  k: number,
+  crashEffect: 'before' | 'after',
+): Promise<void> {
   const outcome = await op(new FaultStore(inner, { crashAtCall: k, crashEffect })).then(
     () => 'completed',
     (e: unknown) => e,
@@ -78,7 +83,11 @@ async function sweep(setup: () => Promise<MemoryStore>, op: Op, check?: (o: Obse
  * crash point the rows read as before, and a retry succeeds with the rows
  * still as before; `retried` checks what else the retry must leave.
  */
-async function sweepPreserving<R>(initial: MemoryStore, op: (store: ObjectStore) => Promise<R>, retried: (store: MemoryStore, result: R) => Promise<void>): Promise<{ points: number; clean: R }> {
+async function sweepPreserving<R>(
+  initial: MemoryStore,
+  op: (store: ObjectStore) => Promise<R>,
+  retried: (store: MemoryStore, result: R) => Promise<void>,
+): Promise<{ points: number; clean: R }> {
   const before = await observe(initial);
   const counter = new FaultStore(await clone(initial));
   const clean = await op(counter);
@@ -101,7 +110,10 @@ async function mergeSetup(): Promise<MemoryStore> {
   const store = new MemoryStore();
   const g = await Graph.open(store, SMALL_PARTS);
   // `L` is an edge table, so the merge also maintains an index (incoming edges) through every crash point.
-  await g.applySchema('main', `${['A', 'B', 'C', 'D', 'E'].map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n')}\nedge L: A -> B {}`);
+  await g.applySchema(
+    'main',
+    `${['A', 'B', 'C', 'D', 'E'].map((t) => `node ${t} { id: string @key\n a: int\n b: int }`).join('\n')}\nedge L: A -> B {}`,
+  );
   for (const t of ['A', 'B', 'C', 'D', 'E'])
     await mustWrite(
       g,
@@ -129,7 +141,7 @@ describe('crash sweeps', () => {
   for (const width of [1, 4] as const) {
     it(`a merge of five tables and an edge table at width ${width}`, async () => {
       const r = await sweep(mergeSetup, async (store) => {
-        const res = await mergeBranches(await Graph.open(store, SMALL_PARTS), { source: 'f', width });
+        const res = await mergeBranches((await Graph.open(store, SMALL_PARTS)).ports, { source: 'f', width });
         if (res.status !== 'success') throw new Error('expected a clean merge');
       });
       expect(r.crashPoints).toBeGreaterThan(20);
@@ -192,7 +204,9 @@ describe('crash sweeps', () => {
               'main',
               ops.map((o) => ({ ...o, op: 'upsert' as const })),
             );
-        expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a', ...writes.flatMap((_, i) => [`w${i + 1}-x`, `w${i + 1}-y`])].sort());
+        expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(
+          ['a', ...writes.flatMap((_, i) => [`w${i + 1}-x`, `w${i + 1}-y`])].sort(),
+        );
       }
     }
     expect(points).toBeGreaterThan(5);
@@ -206,7 +220,8 @@ describe('crash sweeps', () => {
     for (const id of ['b', 'c', 'd', 'e']) await mustWrite(seed, 'main', [person(id)]);
     await mustWrite(seed, 'main', [{ op: 'delete', table: 'Person', values: { id: 'b' } }]);
     const compact = async (store: ObjectStore) => (await Graph.open(store, SMALL_PARTS)).compact('main', { mode: 'full' });
-    const runsOf = async (store: ObjectStore) => (await (await Graph.open(store, SMALL_PARTS)).branchHead('main')).manifest.tables.Person?.runs.length;
+    const runsOf = async (store: ObjectStore) =>
+      (await (await Graph.open(store, SMALL_PARTS)).branchHead('main')).manifest.tables.Person?.runs.length;
     const { points, clean } = await sweepPreserving(initial, compact, async (inner) => {
       // Wherever it stopped, a retry leaves one run.
       expect(await runsOf(inner)).toBe(1);
@@ -216,20 +231,27 @@ describe('crash sweeps', () => {
   }, 60_000);
 
   it('a schema apply with a migration that rewrites a table', async () => {
-    const setup = () => seededStore('node P { id: string @key\n name: string }', [{ op: 'insert', table: 'P', values: { id: 'a', name: 'A' } }]);
+    const setup = () =>
+      seededStore('node P { id: string @key\n name: string }', [{ op: 'insert', table: 'P', values: { id: 'a', name: 'A' } }]);
     await sweep(setup, async (store) => {
-      await (await Graph.open(store, SMALL_PARTS)).applySchema('main', 'node P { id: string @key\n name: string\n level: int }', { migration: { defaults: { 'P.level': 1 } } });
+      await (await Graph.open(store, SMALL_PARTS)).applySchema('main', 'node P { id: string @key\n name: string\n level: int }', {
+        migration: { defaults: { 'P.level': 1 } },
+      });
     });
   }, 60_000);
 
   it('WAL ingest of one generation: a crash leaves it either absent or whole', async () => {
     const setup = async () => {
       const store = await seededStore(PEOPLE_SCHEMA, [person('a')]);
-      await new WalWriter(await Graph.open(store, SMALL_PARTS), { shard: 's1' }).ingest('main', [person('w0')]);
+      await new WalWriter((await Graph.open(store, SMALL_PARTS)).ports, { shard: 's1' }).ingest('main', [person('w0')]);
       return store;
     };
     const r = await sweep(setup, async (store) => {
-      await new WalWriter(await Graph.open(store, SMALL_PARTS), { shard: 's1' }).ingest('main', [person('w1'), person('w2'), { op: 'upsert', table: 'Person', values: { id: 'a', name: 'new' } }]);
+      await new WalWriter((await Graph.open(store, SMALL_PARTS)).ports, { shard: 's1' }).ingest('main', [
+        person('w1'),
+        person('w2'),
+        { op: 'upsert', table: 'Person', values: { id: 'a', name: 'new' } },
+      ]);
     });
     expect(r.crashPoints).toBeGreaterThan(5);
     console.log(`ingest: ${r.crashPoints} crash points`);
@@ -241,16 +263,20 @@ describe('crash sweeps', () => {
         const store = await seededStore(PEOPLE_SCHEMA, [person('a')]);
         const g = await Graph.open(store, SMALL_PARTS);
         let t = 1_000;
-        const writers = ['s1', 's2', 's3'].map((shard) => new WalWriter(g, { shard, now: () => t }));
+        const writers = ['s1', 's2', 's3'].map((shard) => new WalWriter(g.ports, { shard, now: () => t }));
         for (let i = 0; i < 9; i++) {
           t += 1;
           // Overlapping keys across shards: the newest stamp must win before and after folding.
-          await (writers[i % 3] as WalWriter).ingest('main', [{ op: 'upsert', table: 'Person', values: { id: `k${i % 4}`, name: `v${i}` } }, person(`u${i}`)]);
+          await (writers[i % 3] as WalWriter).ingest('main', [
+            { op: 'upsert', table: 'Person', values: { id: `k${i % 4}`, name: `v${i}` } },
+            person(`u${i}`),
+          ]);
         }
         return store;
       };
       const initial = await setup();
-      const run = async (store: ObjectStore) => catchUp(await Graph.open(store, SMALL_PARTS), 'main', { maxGenerations: 3, pipeline });
+      const run = async (store: ObjectStore) =>
+        catchUp((await Graph.open(store, SMALL_PARTS)).ports, 'main', { maxGenerations: 3, pipeline });
       const { points, clean } = await sweepPreserving(initial, run, async (inner, retried) => {
         expect(retried.pendingAfter).toBe(0);
         expect((await listAll(inner, 'wal/')).length).toBe(0);

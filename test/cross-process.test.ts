@@ -10,6 +10,7 @@ import { GraphHost } from '../src/service/graph-host.js';
 import { BranchgraphService, type RequestContext } from '../src/service/service.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
+import { embeddedApi } from '../src/service/api.js';
 
 const ctx: RequestContext = { transport: 'embedded', actor: 'test' };
 const SCHEMA = 'node P { id: string @key\n v: int? }';
@@ -23,13 +24,13 @@ async function service(store: ObjectStore, shard: string): Promise<BranchgraphSe
 async function services(): Promise<[BranchgraphService, BranchgraphService]> {
   const store = new MemoryStore();
   const pair: [BranchgraphService, BranchgraphService] = [await service(store, 'a'), await service(store, 'b')];
-  await pair[0].applySchema('main', { schema: SCHEMA }, ctx);
+  await embeddedApi(pair[0], ctx).applySchema({ branch: 'main', schema: SCHEMA });
   return pair;
 }
 
 async function hosts(): Promise<{ store: MemoryStore; a: GraphHost; b: GraphHost }> {
   const store = new MemoryStore();
-  const host = async (shard: string) => new GraphHost(await service(store, shard), store, (s) => service(s, shard));
+  const host = async (shard: string) => new GraphHost({ root: await service(store, shard), store, open: (s) => service(s, shard) });
   return { store, a: await host('a'), b: await host('b') };
 }
 
@@ -41,31 +42,43 @@ describe('a hosted graph deleted by one process', () => {
   it('regression: is not_found in the other for writes, ingests and reads, and a graph created again under the name is a new graph there too', async () => {
     const { a, b } = await hosts();
     await a.create('crm');
-    await (await a.service('crm')).applySchema('main', { schema: SCHEMA }, ctx);
+    await embeddedApi(await a.service('crm'), ctx).applySchema({ branch: 'main', schema: SCHEMA });
     const held = await b.service('crm');
-    await held.write('main', put('x', 1), ctx);
+    await embeddedApi(held, ctx).write({ branch: 'main', ...put('x', 1) });
     await a.delete('crm');
     // Every request reads the registry entry first.
     await expect(b.service('crm')).rejects.toMatchObject({ code: 'not_found' });
     // A request already holding the old service publishes, and is refused before it is acknowledged.
-    await expect(held.write('main', put('y', 2), ctx)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(held.ingest('main', [{ op: 'upsert', table: 'P', values: { id: 'z', v: 3 } }], ctx)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(held.ingestNdjson('main', lines(JSON.stringify({ op: 'upsert', table: 'P', values: { id: 'w', v: 4 } })), ctx)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(held.createBranch('late', undefined, ctx)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(embeddedApi(held, ctx).write({ branch: 'main', ...put('y', 2) })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      embeddedApi(held, ctx).ingest({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: 'z', v: 3 } }] }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      embeddedApi(held, ctx).ingest({
+        branch: 'main',
+        ndjson: lines(JSON.stringify({ op: 'upsert', table: 'P', values: { id: 'w', v: 4 } })),
+      }),
+    ).rejects.toMatchObject({ code: 'not_found' });
+    await expect(embeddedApi(held, ctx).createBranch({ name: 'late' })).rejects.toMatchObject({ code: 'not_found' });
 
     // Created again: B serves the new graph, never the old lineage.
     await a.create('crm');
     const fresh = await b.service('crm');
     expect(fresh).not.toBe(held);
-    expect((await fresh.listBranches({}, ctx)).branches.map((x) => x.name)).toEqual(['main']);
-    await expect(fresh.getRow({ branch: 'main' }, 'P', 'x', ctx)).rejects.toMatchObject({ code: expect.stringMatching(/not_found|invalid_input/) });
+    expect((await embeddedApi(fresh, ctx).listBranches({})).branches.map((x) => x.name)).toEqual(['main']);
+    await expect(embeddedApi(fresh, ctx).getRow({ table: 'P', key: 'x', at: { branch: 'main' } })).rejects.toMatchObject({
+      code: expect.stringMatching(/not_found|invalid_input/),
+    });
     // The old service's late writes are refused and invisible to the new graph.
-    await expect(held.createBranch('late2', undefined, ctx)).rejects.toMatchObject({ code: 'not_found' });
-    expect((await (await a.service('crm')).listBranches({}, ctx)).branches.map((x) => x.name)).toEqual(['main']);
+    await expect(embeddedApi(held, ctx).createBranch({ name: 'late2' })).rejects.toMatchObject({ code: 'not_found' });
+    expect((await embeddedApi(await a.service('crm'), ctx).listBranches({})).branches.map((x) => x.name)).toEqual(['main']);
     // Both processes now agree on one graph.
-    await (await b.service('crm')).applySchema('main', { schema: SCHEMA }, ctx);
-    await (await b.service('crm')).write('main', put('n', 9), ctx);
-    expect(await (await a.service('crm')).getRow({ branch: 'main' }, 'P', 'n', ctx)).toMatchObject({ id: 'n', v: 9 });
+    await embeddedApi(await b.service('crm'), ctx).applySchema({ branch: 'main', schema: SCHEMA });
+    await embeddedApi(await b.service('crm'), ctx).write({ branch: 'main', ...put('n', 9) });
+    expect((await embeddedApi(await a.service('crm'), ctx).getRow({ table: 'P', key: 'n', at: { branch: 'main' } })).row).toMatchObject({
+      id: 'n',
+      v: 9,
+    });
     await Promise.all([a.close(), b.close()]);
   });
 });
@@ -73,45 +86,47 @@ describe('a hosted graph deleted by one process', () => {
 describe('caches across processes', () => {
   it('a branch deleted (and created again) by one process: the other refuses writes to the old one and writes to the new one', async () => {
     const [a, b] = await services();
-    await a.createBranch('f', undefined, ctx);
-    await b.write('f', put('x', 1), ctx);
-    await a.deleteBranch('f', ctx);
-    await expect(b.write('f', put('y', 2), ctx)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(b.getRow({ branch: 'f' }, 'P', 'x', ctx)).rejects.toMatchObject({ code: 'not_found' });
-    await a.createBranch('f', undefined, ctx);
-    await b.write('f', put('z', 3), ctx);
+    await embeddedApi(a, ctx).createBranch({ name: 'f' });
+    await embeddedApi(b, ctx).write({ branch: 'f', ...put('x', 1) });
+    await embeddedApi(a, ctx).deleteBranch({ name: 'f' });
+    await expect(embeddedApi(b, ctx).write({ branch: 'f', ...put('y', 2) })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(embeddedApi(b, ctx).getRow({ table: 'P', key: 'x', at: { branch: 'f' } })).rejects.toMatchObject({ code: 'not_found' });
+    await embeddedApi(a, ctx).createBranch({ name: 'f' });
+    await embeddedApi(b, ctx).write({ branch: 'f', ...put('z', 3) });
     // The new f forked from main: it has z, not the old f's x.
-    await expect(a.getRow({ branch: 'f' }, 'P', 'x', ctx)).rejects.toMatchObject({ code: 'not_found' });
-    expect(await a.getRow({ branch: 'f' }, 'P', 'z', ctx)).toMatchObject({ v: 3 });
+    await expect(embeddedApi(a, ctx).getRow({ table: 'P', key: 'x', at: { branch: 'f' } })).rejects.toMatchObject({ code: 'not_found' });
+    expect((await embeddedApi(a, ctx).getRow({ table: 'P', key: 'z', at: { branch: 'f' } })).row).toMatchObject({ v: 3 });
   });
 
   it('a head moved by one process is seen by the other at its next read, and its next write lands on top of it', async () => {
     const [a, b] = await services();
-    await b.write('main', put('x', 1), ctx);
-    await a.write('main', put('x', 2), ctx);
-    expect(await b.getRow({ branch: 'main' }, 'P', 'x', ctx)).toMatchObject({ v: 2 });
-    await b.write('main', put('y', 1), ctx);
-    expect(await a.getRow({ branch: 'main' }, 'P', 'x', ctx)).toMatchObject({ v: 2 });
+    await embeddedApi(b, ctx).write({ branch: 'main', ...put('x', 1) });
+    await embeddedApi(a, ctx).write({ branch: 'main', ...put('x', 2) });
+    expect((await embeddedApi(b, ctx).getRow({ table: 'P', key: 'x', at: { branch: 'main' } })).row).toMatchObject({ v: 2 });
+    await embeddedApi(b, ctx).write({ branch: 'main', ...put('y', 1) });
+    expect((await embeddedApi(a, ctx).getRow({ table: 'P', key: 'x', at: { branch: 'main' } })).row).toMatchObject({ v: 2 });
   });
 
   it('a tag deleted and created again by one process is read afresh by the other', async () => {
     const [a, b] = await services();
-    const first = await a.createTag('v1', undefined, undefined, ctx);
-    expect((await b.getTag('v1', ctx)).commit).toBe(first.commit);
-    await a.deleteTag('v1', ctx);
-    await expect(b.getTag('v1', ctx)).rejects.toMatchObject({ code: 'not_found' });
-    await a.write('main', put('x', 1), ctx);
-    const second = await a.createTag('v1', undefined, undefined, ctx);
-    expect((await b.getTag('v1', ctx)).commit).toBe(second.commit);
-    expect(await b.getRow({ tag: 'v1' }, 'P', 'x', ctx)).toMatchObject({ v: 1 });
+    const first = await embeddedApi(a, ctx).createTag({ name: 'v1' });
+    expect((await embeddedApi(b, ctx).getTag({ name: 'v1' })).commit).toBe(first.commit);
+    await embeddedApi(a, ctx).deleteTag({ name: 'v1' });
+    await expect(embeddedApi(b, ctx).getTag({ name: 'v1' })).rejects.toMatchObject({ code: 'not_found' });
+    await embeddedApi(a, ctx).write({ branch: 'main', ...put('x', 1) });
+    const second = await embeddedApi(a, ctx).createTag({ name: 'v1' });
+    expect((await embeddedApi(b, ctx).getTag({ name: 'v1' })).commit).toBe(second.commit);
+    expect((await embeddedApi(b, ctx).getRow({ table: 'P', key: 'x', at: { tag: 'v1' } })).row).toMatchObject({ v: 1 });
   });
 
   it("a schema applied by one process governs the other process's next write", async () => {
     const [a, b] = await services();
-    await b.write('main', put('x', 1), ctx);
-    await a.applySchema('main', { schema: 'node P { id: string @key\n v: int?\n w: string? }' }, ctx);
-    await b.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: 'y', v: 1, w: 'new' } }] }, ctx);
-    await a.applySchema('main', { schema: SCHEMA, migration: { drop: ['P.w'] } }, ctx);
-    await expect(b.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: 'z', v: 1, w: 'gone' } }] }, ctx)).rejects.toMatchObject({ code: 'constraint_violation' });
+    await embeddedApi(b, ctx).write({ branch: 'main', ...put('x', 1) });
+    await embeddedApi(a, ctx).applySchema({ branch: 'main', schema: 'node P { id: string @key\n v: int?\n w: string? }' });
+    await embeddedApi(b, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: 'y', v: 1, w: 'new' } }] });
+    await embeddedApi(a, ctx).applySchema({ branch: 'main', schema: SCHEMA, migration: { drop: ['P.w'] } });
+    await expect(
+      embeddedApi(b, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: 'z', v: 1, w: 'gone' } }] }),
+    ).rejects.toMatchObject({ code: 'constraint_violation' });
   });
 });

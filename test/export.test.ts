@@ -53,24 +53,39 @@ describe('table export', () => {
   beforeAll(async () => {
     s = await testServer();
     rest = new RestClient(s.url);
-    await rest.applySchema('main', { schema: SCHEMA });
-    await rest.write('main', {
+    await rest.applySchema({ branch: 'main', schema: SCHEMA });
+    await rest.write({
+      branch: 'main',
       ops: [
-        { op: 'insert', table: 'Thing', values: { id: 'a', n: 9007199254740991, f: 1.5, b: true, d: '2026-01-31', t: '2026-01-31T12:00:00.000001Z', e: 'red', j: { x: [1, 'two'] } } },
+        {
+          op: 'insert',
+          table: 'Thing',
+          values: {
+            id: 'a',
+            n: 9007199254740991,
+            f: 1.5,
+            b: true,
+            d: '2026-01-31',
+            t: '2026-01-31T12:00:00.000001Z',
+            e: 'red',
+            j: { x: [1, 'two'] },
+          },
+        },
         { op: 'insert', table: 'Thing', values: { id: 'b', n: -3 } },
         { op: 'insert', table: 'Thing', values: { id: 'gone' } },
         { op: 'insert', table: 'Near', values: { from: 'a', to: 'b', w: 1 } },
       ],
     });
     // A superseded version, a tombstone, and rows that are still only in the WAL.
-    await rest.write('main', {
+    await rest.write({
+      branch: 'main',
       ops: [
         { op: 'update', table: 'Thing', values: { id: 'b', n: 4, t: '1969-12-31T23:59:59.999999Z' } },
         { op: 'delete', table: 'Thing', values: { id: 'gone' } },
       ],
     });
-    await rest.ingest('main', `${JSON.stringify({ table: 'Thing', values: { id: 'c', f: -0.25, e: 'blue' } })}\n`);
-    expect((await rest.walStatus('main')).pendingGenerations).toBe(1);
+    await rest.ingest({ branch: 'main', ndjson: `${JSON.stringify({ table: 'Thing', values: { id: 'c', f: -0.25, e: 'blue' } })}\n` });
+    expect((await rest.walStatus({ branch: 'main' })).pendingGenerations).toBe(1);
     expected = (await allRows(rest, 'Thing', { branch: 'main' })).map((r) => normalized(r.row, PROPS));
     expect(expected.map((r) => r.id)).toEqual(['a', 'b', 'c']);
   });
@@ -79,7 +94,7 @@ describe('table export', () => {
   it('NDJSON holds the API rows, and DuckDB reads it', async () => {
     const { res, bytes } = await download(s, 'Thing', 'ndjson');
     expect(res.headers.get('content-type')).toBe('application/x-ndjson');
-    expect(res.headers.get('x-branchgraph-commit')).toBe((await rest.getBranch('main')).head.id);
+    expect(res.headers.get('x-branchgraph-commit')).toBe((await rest.getBranch({ name: 'main' })).head.id);
     const lines = new TextDecoder().decode(bytes).trim().split('\n');
     expect(lines.map((l) => normalized(JSON.parse(l), PROPS))).toEqual(expected);
     const file = path.join(dir, 'thing.ndjson');
@@ -110,13 +125,17 @@ describe('table export', () => {
       e: 'VARCHAR',
       j: 'VARCHAR',
     });
-    const rows = await db.runAndReadAll(`SELECT id, n::VARCHAR AS n, f, b, d::VARCHAR AS d, epoch_us(t)::VARCHAR AS t, e, j FROM read_parquet('${file}') ORDER BY id`);
+    const rows = await db.runAndReadAll(
+      `SELECT id, n::VARCHAR AS n, f, b, d::VARCHAR AS d, epoch_us(t)::VARCHAR AS t, e, j FROM read_parquet('${file}') ORDER BY id`,
+    );
     const micros = (t: unknown): string | null => {
       if (typeof t !== 'string') return null;
       const [whole, frac] = t.slice(0, -1).split('.') as [string, string];
       return String(BigInt(Date.parse(`${whole}Z`)) * 1000n + BigInt(frac));
     };
-    expect(rows.getRowObjectsJS()).toEqual(expected.map((r) => ({ ...r, n: r.n === null ? null : String(r.n), t: micros(r.t), j: r.j === null ? null : JSON.stringify(r.j) })));
+    expect(rows.getRowObjectsJS()).toEqual(
+      expected.map((r) => ({ ...r, n: r.n === null ? null : String(r.n), t: micros(r.t), j: r.j === null ? null : JSON.stringify(r.j) })),
+    );
   });
 
   it('the Arrow file and stream read back as the API rows', async () => {
@@ -140,8 +159,8 @@ describe('table export', () => {
   });
 
   it('regression: with rows pending in the WAL, the commit an export names reproduces exactly the rows it exported', async () => {
-    await rest.ingest('main', `${JSON.stringify({ table: 'Thing', values: { id: 'p1', n: 1 } })}\n`);
-    expect((await rest.walStatus('main')).pendingGenerations).toBeGreaterThan(0);
+    await rest.ingest({ branch: 'main', ndjson: `${JSON.stringify({ table: 'Thing', values: { id: 'p1', n: 1 } })}\n` });
+    expect((await rest.walStatus({ branch: 'main' })).pendingGenerations).toBeGreaterThan(0);
     const { res, bytes } = await download(s, 'Thing', 'ndjson');
     const commit = res.headers.get('x-branchgraph-commit') as string;
     const again = await download(s, 'Thing', 'ndjson', `commit:${commit}`);
@@ -157,7 +176,7 @@ describe('table export', () => {
     const { bytes } = await download(s, 'Near', 'ndjson');
     expect(JSON.parse(new TextDecoder().decode(bytes))).toEqual({ from: 'a', to: 'b', w: 1 });
     // The first write's commit: a, b and gone (the WAL row belongs to the branch, not to a commit).
-    const first = (await rest.log({ branch: 'main' })).find((c) => c.message === 'write 4 operations')?.id as string;
+    const first = (await rest.log({ at: { branch: 'main' } })).commits.find((c) => c.message === 'write 4 operations')?.id as string;
     const old = await download(s, 'Thing', 'ndjson', `commit:${first}`);
     expect(new TextDecoder().decode(old.bytes).trim().split('\n')).toHaveLength(3);
     expect((await download(s, 'Nope', 'ndjson')).res.status).toBe(404);

@@ -24,7 +24,7 @@ for (const sut of storesUnderTest()) {
       await g.createBranch('review/2026-07', { branch: 'main' });
       await mustWrite(g, 'review/2026-07', [{ op: 'update', table: 'Person', values: { id: 'b', age: 9 } }]);
       await mustWrite(g, 'main', [person('c')]);
-      const merged = await mergeBranches(g, { source: 'review/2026-07' });
+      const merged = await mergeBranches(g.ports, { source: 'review/2026-07' });
       expect(merged.status).toBe('success');
       const expectMain = await rowsOf(g, 'main', 'Person');
       const expectKnows = await rowsOf(g, 'main', 'Knows');
@@ -34,7 +34,10 @@ for (const sut of storesUnderTest()) {
       expect(await rowsOf(g2, 'main', 'Knows')).toEqual({ '["a","b"]': { from: 'a', to: 'b', since: '2024-02-29' } });
       expect(expectKnows).toEqual(await rowsOf(g2, 'main', 'Knows'));
       expect(expectMain.b?.age).toBe(9);
-      expect((await allRows(g2, await g2.commitSnapshot(c1), 'Person')).map((r) => r.key)).toEqual(['a', 'b']);
+      expect((await allRows({ tables: g2.ports.tables, snap: await g2.commitSnapshot(c1), table: 'Person' })).map((r) => r.key)).toEqual([
+        'a',
+        'b',
+      ]);
       expect((await g2.listBranches()).branches.map((b) => b.record.name)).toEqual(['main', 'review/2026-07']);
       await g2.close();
     });
@@ -56,10 +59,25 @@ describe('concurrency across processes', () => {
 });
 
 describe('model-based property test', () => {
-  type Op = { kind: 'upsert'; branch: number; id: string; age: number } | { kind: 'delete'; branch: number; id: string } | { kind: 'branch'; from: number } | { kind: 'reopen' };
+  type Op =
+    | { kind: 'upsert'; branch: number; id: string; age: number }
+    | { kind: 'delete'; branch: number; id: string }
+    | { kind: 'branch'; from: number }
+    | { kind: 'reopen' };
   const opArb: fc.Arbitrary<Op> = fc.oneof(
-    { weight: 5, arbitrary: fc.record({ kind: fc.constant('upsert' as const), branch: fc.nat(3), id: fc.constantFrom('a', 'b', 'c', 'd'), age: fc.nat(5) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), branch: fc.nat(3), id: fc.constantFrom('a', 'b', 'c', 'd') }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        kind: fc.constant('upsert' as const),
+        branch: fc.nat(3),
+        id: fc.constantFrom('a', 'b', 'c', 'd'),
+        age: fc.nat(5),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('delete' as const), branch: fc.nat(3), id: fc.constantFrom('a', 'b', 'c', 'd') }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('branch' as const), from: fc.nat(3) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('reopen' as const) }) },
   );

@@ -19,7 +19,7 @@ describe('GraphiQL offline', () => {
   let browser: Browser | undefined;
   beforeAll(async () => {
     s = await testServer();
-    await new RestClient(s.url).createBranch('feature');
+    await new RestClient(s.url).createBranch({ name: 'feature' });
   });
   afterAll(async () => {
     await browser?.close();
@@ -46,7 +46,9 @@ describe('GraphiQL offline', () => {
       await page.screenshot({ path: path.join(OUT, 'graphiql-1-editor.png') });
       await page.click('.graphiql-execute-button');
       // The result pane shows the branches the server has.
-      await page.waitForFunction(() => document.querySelector('.result-window, .graphiql-response')?.textContent?.includes('feature'), { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelector('.result-window, .graphiql-response')?.textContent?.includes('feature'), {
+        timeout: 30_000,
+      });
       await page.screenshot({ path: path.join(OUT, 'graphiql-2-result.png') });
       console.log(`GraphiQL screenshots: ${path.join(OUT, 'graphiql-1-editor.png')}, ${path.join(OUT, 'graphiql-2-result.png')}`);
       expect(refused).toEqual([]);

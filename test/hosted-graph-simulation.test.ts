@@ -17,6 +17,7 @@ import { BranchgraphService, type RequestContext } from '../src/service/service.
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
+import { embeddedApi } from '../src/service/api.js';
 
 // 20 seeds in `npm test` (about 7 s); CI runs 100 more (HOSTED_SIM_FIRST_SEED=21).
 const SEEDS = Number(process.env.HOSTED_SIM_SEEDS ?? 20);
@@ -27,14 +28,14 @@ const SCHEMA = 'node P { id: string @key\n v: int }';
 
 async function host(store: ObjectStore, shard: string): Promise<GraphHost> {
   const open = async (s: ObjectStore) => new BranchgraphService(await Graph.open(s, { actor: shard }), { wal: { shard, sealAfterMs: 1 } });
-  return new GraphHost(await open(store), store, open);
+  return new GraphHost({ root: await open(store), store, open });
 }
 
 /** The rows a process reads from the graph, or 'absent' when it says the graph does not exist. */
 async function observe(h: GraphHost): Promise<Record<string, number> | 'absent'> {
   try {
     const s = await h.service('g');
-    const rows = await s.scan({ branch: 'main' }, 'P', { limit: 1000 }, ctx);
+    const rows = await embeddedApi(s, ctx).rows({ table: 'P', at: { branch: 'main' }, limit: 1000 });
     return Object.fromEntries(rows.items.map((r) => [r.key, r.row.v as number]));
   } catch (e) {
     if (isBranchgraphError(e, 'not_found')) return 'absent';
@@ -70,7 +71,7 @@ async function simulate(seed: number): Promise<void> {
         h
           .create('g')
           .then(() => h.service('g'))
-          .then((s) => s.applySchema('main', { schema: SCHEMA }, ctx)),
+          .then((s) => embeddedApi(s, ctx).applySchema({ branch: 'main', schema: SCHEMA })),
       );
       if (live && (r.ok || r.code !== 'graph_exists')) fail(step, `create of a live graph: ${JSON.stringify(r)}`);
       if (!live) {
@@ -90,15 +91,28 @@ async function simulate(seed: number): Promise<void> {
       // A request that took its service before the graph changed under it.
       const { service, incarnation: at } = rng.pick(held);
       const key = `h${step}`;
-      const r = await outcome(service.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }, ctx));
-      if (r.ok && (!live || at !== incarnation)) fail(step, `a write through a handle of incarnation ${at} was acknowledged while the graph is ${live ? `at incarnation ${incarnation}` : 'deleted'}`);
+      const r = await outcome(
+        embeddedApi(service, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }),
+      );
+      if (r.ok && (!live || at !== incarnation))
+        fail(
+          step,
+          `a write through a handle of incarnation ${at} was acknowledged while the graph is ${live ? `at incarnation ${incarnation}` : 'deleted'}`,
+        );
       if (!r.ok && r.code !== 'not_found') fail(step, `held write failed with ${r.code}`);
       if (r.ok) rows.set(key, step);
     } else if (roll < 0.7 && live) {
       // A write racing a deletion by the other process: acknowledged or not_found, and nothing of it survives the deletion.
       const other = hosts[(hosts.indexOf(h) + 1) % 2] as GraphHost;
       const key = `r${step}`;
-      const [w, d] = await Promise.all([outcome(h.service('g').then((s) => s.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }, ctx))), outcome(other.delete('g'))]);
+      const [w, d] = await Promise.all([
+        outcome(
+          h
+            .service('g')
+            .then((s) => embeddedApi(s, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] })),
+        ),
+        outcome(other.delete('g')),
+      ]);
       if (!d.ok) fail(step, `racing delete failed: ${d.code}`);
       if (!w.ok && w.code !== 'not_found') fail(step, `a write racing a deletion failed with ${w.code}`);
       live = false;
@@ -111,8 +125,8 @@ async function simulate(seed: number): Promise<void> {
           .then(
             (s): Promise<unknown> =>
               ingest
-                ? s.ingest('main', [{ op: 'upsert', table: 'P', values: { id: key, v: step } }], ctx)
-                : s.write('main', { ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }, ctx),
+                ? embeddedApi(s, ctx).ingest({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] })
+                : embeddedApi(s, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: key, v: step } }] }),
           ),
       );
       if (!r.ok) fail(step, `${ingest ? 'ingest' : 'write'} to the live graph failed: ${r.code}`);
@@ -123,7 +137,8 @@ async function simulate(seed: number): Promise<void> {
     for (const [i, x] of hosts.entries()) {
       const seen = await observe(x);
       const sorted = seen === 'absent' ? seen : Object.fromEntries(Object.entries(seen).sort());
-      if (JSON.stringify(sorted) !== JSON.stringify(expected)) fail(step, `process ${i} reads ${JSON.stringify(sorted)}; the model holds ${JSON.stringify(expected)}`);
+      if (JSON.stringify(sorted) !== JSON.stringify(expected))
+        fail(step, `process ${i} reads ${JSON.stringify(sorted)}; the model holds ${JSON.stringify(expected)}`);
     }
   }
   await Promise.all(hosts.map((x) => x.close()));

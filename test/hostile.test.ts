@@ -10,6 +10,7 @@ import { Graph } from '../src/graph/graph.js';
 import { createApp } from '../src/http/app.js';
 import { BranchgraphService } from '../src/service/service.js';
 import { MemoryStore } from '../src/store/memory-store.js';
+import { embeddedApi } from '../src/service/api.js';
 
 async function app() {
   const logs: Record<string, unknown>[] = [];
@@ -23,12 +24,16 @@ async function app() {
   return { service, logs, app: createApp({ service, logger: pino({ level: 'info' }, sink), tokens: new Map() }) };
 }
 
-const gql = (query: string, variables: Record<string, unknown> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+const gql = (query: string, variables: Record<string, unknown> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ query, variables }),
+});
 
 describe('internal errors', () => {
   it('regression: an unexpected failure reaches REST and GraphQL clients as a generic message with the request id; the detail is only in the log', async () => {
     const { service, logs, app: a } = await app();
-    service.listBranches = async () => {
+    service.graph.listBranches = async () => {
       throw new Error('secret detail: /var/lib/data at offset 42');
     };
     const rest = await a.request('/branches', { headers: { 'x-request-id': 'req-1' } });
@@ -37,7 +42,10 @@ describe('internal errors', () => {
     expect(body.error.code).toBe('internal');
     expect(body.error.message).toContain('req-1');
     expect(JSON.stringify(body)).not.toContain('secret');
-    const g = await a.request('/graphql', { ...gql('{ branches { items { name } } }'), headers: { 'content-type': 'application/json', 'x-request-id': 'req-2' } });
+    const g = await a.request('/graphql', {
+      ...gql('{ branches { items { name } } }'),
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-2' },
+    });
     const gb = (await g.json()) as { errors: { message: string; extensions: { code: string } }[] };
     expect(gb.errors[0]?.extensions.code).toBe('internal');
     expect(gb.errors[0]?.message).toContain('req-2');
@@ -52,7 +60,7 @@ describe('internal errors', () => {
 describe('GraphQL documents', () => {
   it('regression: a selection or an input literal nested thousands deep is a 400 invalid_input, not a 500', async () => {
     const { app: a, service } = await app();
-    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, { transport: 'embedded' });
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key\n v: json? }' });
     const deepSelection = `{ ${'branches { head { '.repeat(1500)}id${' } }'.repeat(1500)} }`;
     const deepLiteral = `mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "t", v: ${'['.repeat(3000)}1${']'.repeat(3000)} } }] }) { inserted } }`;
     const deepVariables = gql('mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', {
@@ -72,7 +80,7 @@ describe('GraphQL documents', () => {
       body: `{"ops":[{"op":"insert","table":"T","values":{"id":"t","v":${'['.repeat(3000)}1${']'.repeat(3000)}}}]}`,
     });
     expect(rest.status).toBe(400);
-    expect((await service.scan({ branch: 'main' }, 'T', {}, { transport: 'embedded' })).items).toEqual([]);
+    expect((await embeddedApi(service, { transport: 'embedded' }).rows({ table: 'T', at: { branch: 'main' } })).items).toEqual([]);
   });
 });
 
@@ -82,7 +90,7 @@ describe('names that collide with Object.prototype', () => {
 
   it('regression: are refused as type, property and shard names, and as keys in request values, with a clear 4xx; lookups by such names are not found', async () => {
     const { app: a, service } = await app();
-    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, { transport: 'embedded' });
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key\n v: json? }' });
     for (const n of NAMES) {
       for (const schema of [`node ${n} { id: string @key }`, `node T { id: string @key\n ${n}: int? }`]) {
         const r = await a.request('/branches/main/schema', post(JSON.stringify({ schema })));
@@ -95,13 +103,21 @@ describe('names that collide with Object.prototype', () => {
       expect(where.status).toBe(400);
       const write = await a.request('/branches/main/writes', post(`{"ops":[{"op":"insert","table":"T","values":{"id":"x","${n}":1}}]}`));
       expect([400, 422]).toContain(write.status);
-      const nested = await a.request('/branches/main/writes', post(`{"ops":[{"op":"insert","table":"T","values":{"id":"x","v":{"${n}":1}}}]}`));
+      const nested = await a.request(
+        '/branches/main/writes',
+        post(`{"ops":[{"op":"insert","table":"T","values":{"id":"x","v":{"${n}":1}}}]}`),
+      );
       if (n === '__proto__') expect(nested.status).toBe(400);
       else expect(nested.status).toBe(200);
-      await service.write('main', { ops: [{ op: 'delete', table: 'T', values: { id: 'x' } }] }, { transport: 'embedded' }).catch(() => undefined);
+      await embeddedApi(service, { transport: 'embedded' })
+        .write({ branch: 'main', ops: [{ op: 'delete', table: 'T', values: { id: 'x' } }] })
+        .catch(() => undefined);
     }
     // __proto__ in values is refused by name, not silently dropped.
-    const r = await a.request('/branches/main/writes', post('{"ops":[{"op":"insert","table":"T","values":{"id":"y","__proto__":{"v":1}}}]}'));
+    const r = await a.request(
+      '/branches/main/writes',
+      post('{"ops":[{"op":"insert","table":"T","values":{"id":"y","__proto__":{"v":1}}}]}'),
+    );
     expect(((await r.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path).toBe('body.ops[0].values.__proto__');
     const { validateShard } = await import('../src/pending/generation.js');
     for (const n of NAMES) expect(() => validateShard(n)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
@@ -112,18 +128,15 @@ describe('cursors and sizes', () => {
   it('regression: cursors are bounded and validated; AAAA, an edited or a forged cursor is invalid_input, never a full or empty page', async () => {
     const { app: a, service } = await app();
     const ctx = { transport: 'embedded' as const };
-    await service.applySchema('main', { schema: 'node T { id: string @key }' }, ctx);
+    await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: 'node T { id: string @key }' });
     const long = 'k'.repeat(1000);
-    await service.write(
-      'main',
-      {
-        ops: [
-          { op: 'insert', table: 'T', values: { id: `${long}1` } },
-          { op: 'insert', table: 'T', values: { id: `${long}2` } },
-        ],
-      },
-      ctx,
-    );
+    await embeddedApi(service, ctx).write({
+      branch: 'main',
+      ops: [
+        { op: 'insert', table: 'T', values: { id: `${long}1` } },
+        { op: 'insert', table: 'T', values: { id: `${long}2` } },
+      ],
+    });
     const first = (await (await a.request('/tables/T/rows?limit=1')).json()) as { items: { key: string }[]; nextCursor: string };
     expect(first.nextCursor.length).toBeLessThan(1500);
     const second = (await (await a.request(`/tables/T/rows?limit=1&cursor=${first.nextCursor}`)).json()) as { items: { key: string }[] };
@@ -140,19 +153,22 @@ describe('cursors and sizes', () => {
   it('regression: a cursor made for one query is refused on another: another filter, table, diff or merge', async () => {
     const { app: a, service } = await app();
     const ctx = { transport: 'embedded' as const };
-    await service.applySchema('main', { schema: 'node T { id: string @key\n v: int? }\nnode U { id: string @key }' }, ctx);
-    await service.write(
-      'main',
-      {
-        ops: ['a', 'b', 'c'].flatMap((id) => [
-          { op: 'insert' as const, table: 'T', values: { id, v: 1 } },
-          { op: 'insert' as const, table: 'U', values: { id } },
-        ]),
-      },
-      ctx,
-    );
-    await service.createBranch('f', undefined, ctx);
-    await service.write('f', { ops: ['x', 'y'].map((id) => ({ op: 'insert' as const, table: 'T', values: { id } })) }, ctx);
+    await embeddedApi(service, ctx).applySchema({
+      branch: 'main',
+      schema: 'node T { id: string @key\n v: int? }\nnode U { id: string @key }',
+    });
+    await embeddedApi(service, ctx).write({
+      branch: 'main',
+      ops: ['a', 'b', 'c'].flatMap((id) => [
+        { op: 'insert' as const, table: 'T', values: { id, v: 1 } },
+        { op: 'insert' as const, table: 'U', values: { id } },
+      ]),
+    });
+    await embeddedApi(service, ctx).createBranch({ name: 'f' });
+    await embeddedApi(service, ctx).write({
+      branch: 'f',
+      ops: ['x', 'y'].map((id) => ({ op: 'insert' as const, table: 'T', values: { id } })),
+    });
     const rows = ((await (await a.request('/tables/T/rows?limit=1')).json()) as { nextCursor: string }).nextCursor;
     const diff = ((await (await a.request('/diff?from=main&to=f&limit=1')).json()) as { nextCursor: string }).nextCursor;
     const where = encodeURIComponent(JSON.stringify({ v: { op: 'eq', value: 1 } }));
@@ -174,17 +190,14 @@ describe('cursors and sizes', () => {
   it('regression: edges by an edge table that does not exist, or that is a node table, are refused, never an empty list', async () => {
     const { app: a, service } = await app();
     const ctx = { transport: 'embedded' as const };
-    await service.applySchema('main', { schema: 'node P { id: string @key }\nedge K: P -> P {}' }, ctx);
-    await service.write(
-      'main',
-      {
-        ops: [
-          { op: 'insert', table: 'P', values: { id: 'p' } },
-          { op: 'insert', table: 'K', values: { from: 'p', to: 'p' } },
-        ],
-      },
-      ctx,
-    );
+    await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: 'node P { id: string @key }\nedge K: P -> P {}' });
+    await embeddedApi(service, ctx).write({
+      branch: 'main',
+      ops: [
+        { op: 'insert', table: 'P', values: { id: 'p' } },
+        { op: 'insert', table: 'K', values: { from: 'p', to: 'p' } },
+      ],
+    });
     expect((await a.request('/tables/P/rows/p/edges?edgeTable=K')).status).toBe(200);
     for (const [q, status, code] of [
       ['edgeTable=..%2Fx', 404, 'not_found'],
@@ -200,11 +213,20 @@ describe('cursors and sizes', () => {
   it('regression: keys over 1 KiB and rows over 1 MiB are refused with invalid_input, and manifests stay small', async () => {
     const { service } = await app();
     const ctx = { transport: 'embedded' as const };
-    await service.applySchema('main', { schema: 'node T { id: string @key\n v: string? }' }, ctx);
-    await expect(service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'k'.repeat(4 * 1024 * 1024) } }] }, ctx)).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'k', v: 'v'.repeat(2 * 1024 * 1024) } }] }, ctx)).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(service.ingest('main', [{ op: 'insert', table: 'T', values: { id: 'é'.repeat(600) } }], ctx)).rejects.toMatchObject({ code: 'invalid_input' });
-    await service.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'k'.repeat(1024) } }] }, ctx);
+    await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: 'node T { id: string @key\n v: string? }' });
+    await expect(
+      embeddedApi(service, ctx).write({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: 'k'.repeat(4 * 1024 * 1024) } }] }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(
+      embeddedApi(service, ctx).write({
+        branch: 'main',
+        ops: [{ op: 'insert', table: 'T', values: { id: 'k', v: 'v'.repeat(2 * 1024 * 1024) } }],
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(
+      embeddedApi(service, ctx).ingest({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: 'é'.repeat(600) } }] }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
+    await embeddedApi(service, ctx).write({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: 'k'.repeat(1024) } }] });
     const head = await service.graph.branchHead('main');
     expect(JSON.stringify(head.manifest).length).toBeLessThan(8192);
   });
@@ -218,7 +240,15 @@ describe('identity', () => {
     const { tokens } = parseTokens('admin:admin-secret-1:alice,write:writer-secret-1');
     const a = createApp({ service, logger: pino({ level: 'silent' }), tokens });
     const auth = (t: string) => ({ authorization: `Bearer ${t}`, 'content-type': 'application/json' });
-    expect((await a.request('/branches/main/schema', { method: 'POST', headers: auth('admin-secret-1'), body: JSON.stringify({ schema: 'node T { id: string @key }' }) })).status).toBe(200);
+    expect(
+      (
+        await a.request('/branches/main/schema', {
+          method: 'POST',
+          headers: auth('admin-secret-1'),
+          body: JSON.stringify({ schema: 'node T { id: string @key }' }),
+        })
+      ).status,
+    ).toBe(200);
     const w = await a.request('/branches/main/writes', {
       method: 'POST',
       headers: auth('writer-secret-1'),
@@ -228,7 +258,9 @@ describe('identity', () => {
     expect(commit.actor).toMatch(/^write-[0-9a-f]{8}$/);
     expect(commit.actor).not.toContain('writer-secret');
     expect(commit.author).toBe('the-ceo');
-    const log = (await (await a.request('/commits?at=main', { headers: auth('writer-secret-1') })).json()) as { commits: { actor: string; author: string; kind: string }[] };
+    const log = (await (await a.request('/commits?at=main', { headers: auth('writer-secret-1') })).json()) as {
+      commits: { actor: string; author: string; kind: string }[];
+    };
     expect(log.commits.map((c) => [c.kind, c.actor, c.author])).toEqual([
       ['write', commit.actor, 'the-ceo'],
       ['schema', 'alice', 'alice'],
@@ -237,7 +269,10 @@ describe('identity', () => {
     const g = await a.request('/graphql', {
       method: 'POST',
       headers: auth('admin-secret-1'),
-      body: JSON.stringify({ query: 'mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "y" } }], author: "mallory" }) { commit { actor author } } }' }),
+      body: JSON.stringify({
+        query:
+          'mutation { write(branch: "main", input: { ops: [{ op: "insert", table: "T", values: { id: "y" } }], author: "mallory" }) { commit { actor author } } }',
+      }),
     });
     expect(((await g.json()) as { data: { write: { commit: unknown } } }).data.write.commit).toEqual({ actor: 'alice', author: 'mallory' });
   });
@@ -246,16 +281,24 @@ describe('identity', () => {
 describe('GraphQL cost', () => {
   it('regression: fifty aliased pages of 1,000 rows are refused before they run; one page of 1,000 is fine', async () => {
     const { app: a, service } = await app();
-    await service.applySchema('main', { schema: 'node T { id: string @key }' }, { transport: 'embedded' });
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key }' });
     const many = `{ ${Array.from({ length: 50 }, (_, i) => `a${i}: rows(table: "T", limit: 1000) { items { key } }`).join(' ')} }`;
-    const viaVariable = gql(`query($n: Int) { ${Array.from({ length: 8 }, (_, i) => `v${i}: rows(table: "T", limit: $n) { items { key row } }`).join(' ')} }`, { n: 1000 });
+    const viaVariable = gql(
+      `query($n: Int) { ${Array.from({ length: 8 }, (_, i) => `v${i}: rows(table: "T", limit: $n) { items { key row } }`).join(' ')} }`,
+      { n: 1000 },
+    );
     for (const init of [gql(many), viaVariable]) {
-      const b = (await (await a.request('/graphql', init)).json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+      const b = (await (await a.request('/graphql', init)).json()) as {
+        data?: unknown;
+        errors: { message: string; extensions: { code: string } }[];
+      };
       expect(b.errors[0]?.extensions.code).toBe('invalid_input');
       expect(b.errors[0]?.message).toContain('costs more than');
       expect(b.data ?? null).toBeNull();
     }
-    const one = (await (await a.request('/graphql', gql('{ rows(table: "T", limit: 1000) { items { key row } nextCursor } }'))).json()) as { errors?: unknown };
+    const one = (await (await a.request('/graphql', gql('{ rows(table: "T", limit: 1000) { items { key row } nextCursor } }'))).json()) as {
+      errors?: unknown;
+    };
     expect(one.errors).toBeUndefined();
   });
 });
@@ -274,7 +317,10 @@ describe('slow and vanishing clients', () => {
   it('regression: a stopping server waits for a trickling body only until its drain deadline, then closes it', async () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer({ drainTimeoutMs: 300 });
-    const sock = await rawRequest(s.url, 'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ncontent-length: 100000\r\n\r\n{"op":');
+    const sock = await rawRequest(
+      s.url,
+      'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ncontent-length: 100000\r\n\r\n{"op":',
+    );
     await new Promise((r) => setTimeout(r, 100));
     const started = Date.now();
     await s.close();
@@ -289,7 +335,10 @@ describe('slow and vanishing clients', () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer();
     try {
-      const sock = await rawRequest(s.url, 'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"op"\r\n');
+      const sock = await rawRequest(
+        s.url,
+        'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"op"\r\n',
+      );
       await new Promise((r) => setTimeout(r, 100));
       sock.destroy();
       for (let i = 0; i < 50 && !s.logs.some((l) => l.msg === 'request'); i++) await new Promise((r) => setTimeout(r, 20));
@@ -322,8 +371,14 @@ describe('request bodies', () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer({ tokens: 'write:writer-secret-1' });
     try {
-      const declared = await rawRequest(s.url, 'POST /branches/main/writes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 15728640\r\n\r\n{"ops":');
-      const chunked = await rawRequest(s.url, 'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{"op\r\n');
+      const declared = await rawRequest(
+        s.url,
+        'POST /branches/main/writes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 15728640\r\n\r\n{"ops":',
+      );
+      const chunked = await rawRequest(
+        s.url,
+        'POST /branches/main/load HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{"op\r\n',
+      );
       await waitFor(() => declared.response().includes('\r\n\r\n') && chunked.response().includes('\r\n\r\n'));
       for (const r of [declared, chunked]) {
         expect(r.response()).toMatch(/^HTTP\/1\.1 401/);
@@ -351,7 +406,11 @@ describe('request bodies', () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer({ sealAfterMs: 50 });
     try {
-      await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
+      await fetch(`${s.url}/branches/main/schema`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ schema: 'node T { id: string @key }' }),
+      });
       const line = '{"op":"upsert","table":"T","values":{"id":"a"}}\n';
       const r = await rawRequest(
         s.url,
@@ -399,7 +458,11 @@ describe('streaming parsers', () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer();
     try {
-      await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
+      await fetch(`${s.url}/branches/main/schema`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ schema: 'node T { id: string @key }' }),
+      });
       const ok = '{"op":"upsert","table":"T","values":{"id":"a"}}\n{"op":"upsert","table":"T","values":{"id":"b"}}\n';
       const { body, pulled } = hostileBody(ok, 150 * 1024 * 1024);
       const health: number[] = [];
@@ -411,7 +474,12 @@ describe('streaming parsers', () => {
           health.push(performance.now() - t);
         }
       })();
-      const r = await fetch(`${s.url}/branches/main/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body, duplex: 'half' } as RequestInit);
+      const r = await fetch(`${s.url}/branches/main/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
       done = true;
       await probe;
       const e = (await r.json()) as { error: { code: string; message: string; details: { line: number; limit: number } } };
@@ -429,13 +497,25 @@ describe('streaming parsers', () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer({ maxIngestBytes: 4096 });
     try {
-      await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: 'node T { id: string @key }' }) });
+      await fetch(`${s.url}/branches/main/schema`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ schema: 'node T { id: string @key }' }),
+      });
       const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ op: 'upsert', table: 'T', values: { id: `k${i}` } })).join('\n');
-      const r = await fetch(`${s.url}/branches/main/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: lines });
+      const r = await fetch(`${s.url}/branches/main/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: lines,
+      });
       const e = (await r.json()) as { error: { code: string; details: { limit: number } } };
       expect([r.status, e.error.code, e.error.details.limit]).toEqual([413, 'payload_too_large', 4096]);
       const long = `${JSON.stringify({ table: 'T', values: { id: 'a' } })}\n${JSON.stringify({ table: 'T', values: { id: 'x'.repeat(1_200_000) } })}\n`;
-      const l = await fetch(`${s.url}/branches/main/load`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: long });
+      const l = await fetch(`${s.url}/branches/main/load`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: long,
+      });
       const le = (await l.json()) as { error: { code: string; details: { line: number } } };
       expect([l.status, le.error.code, le.error.details.line]).toEqual([413, 'payload_too_large', 2]);
     } finally {
@@ -451,9 +531,9 @@ describe('deep nesting', () => {
 
   it('regression: a value nested 100,000 levels deep is a typed invalid_input on every REST and GraphQL path, and changes nothing', async () => {
     const { app: a, service } = await app();
-    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, { transport: 'embedded' });
-    await service.createBranch('side', undefined, { transport: 'embedded' });
-    const head = (await service.getBranch('main', { transport: 'embedded' })).head.id;
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key\n v: json? }' });
+    await embeddedApi(service, { transport: 'embedded' }).createBranch({ name: 'side' });
+    const head = (await embeddedApi(service, { transport: 'embedded' }).getBranch({ name: 'main' })).head.id;
     const json = { 'content-type': 'application/json' };
     const nd = { 'content-type': 'application/x-ndjson' };
     const line = `{"op":"insert","table":"T","values":{"id":"t","v":${deepText}}}\n`;
@@ -465,8 +545,18 @@ describe('deep nesting', () => {
       ['write', '/branches/main/writes', json, `{"ops":[{"op":"insert","table":"T","values":{"id":"t","v":${deepText}}}]}`],
       ['ingest', '/branches/main/ingest', nd, line],
       ['load', '/branches/main/load', nd, line],
-      ['merge resolutions', '/branches/side/merge', json, `{"resolutions":{"conflicts":[{"table":"T","key":"t","property":"v","take":"value","value":${deepText}}]}}`],
-      ['schema defaults', '/branches/main/schema', json, `{"schema":"node T { id: string @key\\n v: json?\\n w: json }","migration":{"defaults":{"T.w":${deepText}}}}`],
+      [
+        'merge resolutions',
+        '/branches/side/merge',
+        json,
+        `{"resolutions":{"conflicts":[{"table":"T","key":"t","property":"v","take":"value","value":${deepText}}]}}`,
+      ],
+      [
+        'schema defaults',
+        '/branches/main/schema',
+        json,
+        `{"schema":"node T { id: string @key\\n v: json?\\n w: json }","migration":{"defaults":{"T.w":${deepText}}}}`,
+      ],
       ['filter', `/tables/T/rows?where=${encodeURIComponent(deepText)}`, json, ''],
     ];
     for (const [what, path, headers, body] of requests) {
@@ -477,21 +567,44 @@ describe('deep nesting', () => {
     const g = await a.request('/graphql', { method: 'POST', headers: json, body: gqlBody });
     const ge = (await g.json()) as { errors: { extensions: { code: string } }[] };
     expect(ge.errors[0]?.extensions.code).toBe('invalid_input');
-    expect((await service.getBranch('main', { transport: 'embedded' })).head.id).toBe(head);
+    expect((await embeddedApi(service, { transport: 'embedded' }).getBranch({ name: 'main' })).head.id).toBe(head);
   });
 
   it('regression: the same through the embedded service, which no HTTP layer validated first', async () => {
     const { service } = await app();
     const ctx = { transport: 'embedded' as const };
-    await service.applySchema('main', { schema: 'node T { id: string @key\n v: json? }' }, ctx);
-    await service.createBranch('side', undefined, ctx);
+    await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: 'node T { id: string @key\n v: json? }' });
+    await embeddedApi(service, ctx).createBranch({ name: 'side' });
     const values = { id: 't', v: deep() };
     const calls: [string, () => Promise<unknown>][] = [
-      ['write', () => service.write('main', { ops: [{ op: 'insert', table: 'T', values }] }, ctx)],
-      ['ingest', () => service.ingest('main', [{ op: 'insert', table: 'T', values }], ctx)],
-      ['merge', () => service.mergeBranch('side', { resolutions: { conflicts: [{ table: 'T', key: 't', property: 'v', take: 'value', value: deep() }] } }, ctx)],
-      ['keyed merge', () => service.mergeBranch('side', { idempotencyKey: 'k1', resolutions: { conflicts: [{ table: 'T', key: 't', property: 'v', take: 'value', value: deep() }] } }, ctx)],
-      ['schema', () => service.applySchema('main', { schema: 'node T { id: string @key\n v: json?\n w: json }', migration: { defaults: { 'T.w': deep() as never } } }, ctx)],
+      ['write', () => embeddedApi(service, ctx).write({ branch: 'main', ops: [{ op: 'insert', table: 'T', values }] })],
+      ['ingest', () => embeddedApi(service, ctx).ingest({ branch: 'main', ops: [{ op: 'insert', table: 'T', values }] })],
+      [
+        'merge',
+        () =>
+          embeddedApi(service, ctx).mergeBranch({
+            source: 'side',
+            resolutions: { conflicts: [{ table: 'T', key: 't', property: 'v', take: 'value', value: deep() }] },
+          }),
+      ],
+      [
+        'keyed merge',
+        () =>
+          embeddedApi(service, ctx).mergeBranch({
+            source: 'side',
+            idempotencyKey: 'k1',
+            resolutions: { conflicts: [{ table: 'T', key: 't', property: 'v', take: 'value', value: deep() }] },
+          }),
+      ],
+      [
+        'schema',
+        () =>
+          embeddedApi(service, ctx).applySchema({
+            branch: 'main',
+            schema: 'node T { id: string @key\n v: json?\n w: json }',
+            migration: { defaults: { 'T.w': deep() as never } },
+          }),
+      ],
     ];
     for (const [what, call] of calls) await expect(call(), what).rejects.toMatchObject({ code: 'invalid_input' });
   });

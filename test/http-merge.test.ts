@@ -7,6 +7,7 @@ import { BranchgraphService } from '../src/service/service.js';
 import { listAll } from '../src/store/object-store.js';
 import { mustWrite, PEOPLE_SCHEMA } from './support/fixtures.js';
 import { gql, testServer } from './support/test-server.js';
+import { embeddedApi } from '../src/service/api.js';
 
 const TABLES = ['A', 'B', 'C', 'D', 'E', 'F'];
 
@@ -38,21 +39,24 @@ describe('one merge handler for REST and GraphQL', () => {
     async function scenario(via: 'rest' | 'graphql') {
       const s = await testServer();
       const rest = new RestClient(s.url);
-      await rest.applySchema('main', { schema: PEOPLE_SCHEMA });
-      await rest.write('main', {
+      await rest.applySchema({ branch: 'main', schema: PEOPLE_SCHEMA });
+      await rest.write({
+        branch: 'main',
         ops: [
           { op: 'insert', table: 'Person', values: { id: 'a', name: 'A', age: 1 } },
           { op: 'insert', table: 'Person', values: { id: 'b', name: 'B' } },
         ],
       });
-      await rest.createBranch('f');
-      await rest.write('f', {
+      await rest.createBranch({ name: 'f' });
+      await rest.write({
+        branch: 'f',
         ops: [
           { op: 'update', table: 'Person', values: { id: 'a', age: 2 } },
           { op: 'insert', table: 'Person', values: { id: 'n', name: 'x' } },
         ],
       });
-      await rest.write('main', {
+      await rest.write({
+        branch: 'main',
         ops: [
           { op: 'update', table: 'Person', values: { id: 'a', age: 3 } },
           { op: 'insert', table: 'Person', values: { id: 'n', name: 'y' } },
@@ -60,14 +64,19 @@ describe('one merge handler for REST and GraphQL', () => {
       });
       const merge = async () => {
         if (via === 'rest') {
-          const r = await rest.mergeBranch('f', {});
-          return r.status === 'success' ? { kind: 'success', outcome: r.outcome } : { kind: 'conflicts', total: r.report.total, conflicts: r.report.items.map(({ message: _m, ...c }) => c) };
+          const r = await rest.mergeBranch({ source: 'f' });
+          return r.status === 'success'
+            ? { kind: 'success', outcome: r.outcome }
+            : { kind: 'conflicts', total: r.report.total, conflicts: r.report.items.map(({ message: _m, ...c }) => c) };
         }
         const r = (await gql(s.url, MERGE_GQL, { source: 'f' })).body.data?.mergeBranch as Record<string, any>;
-        return r.__typename === 'MergeSuccess' ? { kind: 'success', outcome: r.outcome } : { kind: 'conflicts', total: r.total, conflicts: r.conflicts };
+        return r.__typename === 'MergeSuccess'
+          ? { kind: 'success', outcome: r.outcome }
+          : { kind: 'conflicts', total: r.total, conflicts: r.conflicts };
       };
       const first = await merge();
-      await rest.write('f', {
+      await rest.write({
+        branch: 'f',
         ops: [
           { op: 'update', table: 'Person', values: { id: 'a', age: 3 } },
           { op: 'upsert', table: 'Person', values: { id: 'n', name: 'y' } },
@@ -90,10 +99,16 @@ describe('one merge handler for REST and GraphQL', () => {
       const s = await testServer();
       await multiTable(s.graph);
       let maxWidth: number;
-      if (via === 'rest') maxWidth = (await new RestClient(s.url).mergeBranch('f', { width: 4 })).metrics.maxWidth;
+      if (via === 'rest') maxWidth = (await new RestClient(s.url).mergeBranch({ source: 'f', width: 4 })).metrics.maxWidth;
       else if (via === 'graphql')
-        maxWidth = ((await gql(s.url, MERGE_GQL, { source: 'f', input: { width: 4 } })).body.data as { mergeBranch: { summary: { maxWidth: number } } }).mergeBranch.summary.maxWidth;
-      else maxWidth = (await new BranchgraphService(s.graph).mergeBranch('f', { width: 4 }, { transport: 'embedded' })).metrics.maxWidth;
+        maxWidth = (
+          (await gql(s.url, MERGE_GQL, { source: 'f', input: { width: 4 } })).body.data as {
+            mergeBranch: { summary: { maxWidth: number } };
+          }
+        ).mergeBranch.summary.maxWidth;
+      else
+        maxWidth = (await embeddedApi(new BranchgraphService(s.graph), { transport: 'embedded' }).mergeBranch({ source: 'f', width: 4 }))
+          .metrics.maxWidth;
       expect([via, maxWidth]).toEqual([via, via === 'embedded' ? 4 : 1]);
       await s.close();
     }
@@ -108,14 +123,16 @@ describe('client disconnects', () => {
       await multiTable(s.graph);
       // A cold server, as after a restart: the merge reads its runs through the slow store.
       s.graph.dropCaches();
-      const before = (await listAll(s.graph.store, '')).map((o) => o.key);
+      const before = (await listAll(s.store, '')).map((o) => o.key);
       const head = (await s.graph.branchHead('main')).manifest.commit.id;
       const { port } = new URL(s.url);
       const body = via === 'rest' ? '{}' : JSON.stringify({ query: MERGE_GQL, variables: { source: 'f' } });
       const path = via === 'rest' ? '/branches/f/merge' : '/graphql';
       const socket = net.connect(Number(port), '127.0.0.1');
       await new Promise<void>((r) => socket.once('connect', () => r()));
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       // Wait until preparation is under way, then hang up.
       const t0 = Date.now();
       while (gauges.inFlight === 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 2));
@@ -127,11 +144,11 @@ describe('client disconnects', () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(gauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
       expect((await s.graph.branchHead('main')).manifest.commit.id).toBe(head);
-      expect((await listAll(s.graph.store, '')).map((o) => o.key)).toEqual(before);
+      expect((await listAll(s.store, '')).map((o) => o.key)).toEqual(before);
       expect(s.logs.some((l) => l.outcome === 'aborted' && String(l.msg).includes('aborted'))).toBe(true);
       const metrics = await (await fetch(`${s.url}/metrics`)).text();
       expect(metrics).toMatch(/^branchgraph_preparations_in_flight 0$/m);
-      const retry = await new RestClient(s.url).mergeBranch('f', {});
+      const retry = await new RestClient(s.url).mergeBranch({ source: 'f' });
       expect(retry).toMatchObject({ status: 'success', outcome: 'merged' });
       await s.close();
     }, 60_000);

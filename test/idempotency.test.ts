@@ -21,6 +21,7 @@ import { IDEMPOTENCY_LIFETIME_MS } from '../src/graph/idempotency.js';
 import { RestClient } from '../src/http/rest-client.js';
 import { listAll } from '../src/store/object-store.js';
 import { gql, testServer, type TestServer } from './support/test-server.js';
+import { embeddedApi } from '../src/service/api.js';
 
 describe('idempotent merges', () => {
   let s: TestServer;
@@ -29,34 +30,49 @@ describe('idempotent merges', () => {
   beforeAll(async () => {
     s = await testServer();
     rest = new RestClient(s.url);
-    await rest.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' });
+    await rest.applySchema({ branch: 'main', schema: 'node Item { id: string @key\n v: int }' });
   });
   afterAll(async () => s.close());
 
   /** A fresh branch with a change that merges into main, and main moved so the merge is a real one. */
   async function branchToMerge(): Promise<string> {
     const name = `b${++n}`;
-    await rest.createBranch(name);
-    await rest.write(name, { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-x`, v: 1 } }] });
-    await rest.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-m`, v: 1 } }] });
+    await rest.createBranch({ name });
+    await rest.write({ branch: name, ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-x`, v: 1 } }] });
+    await rest.write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-m`, v: 1 } }] });
     return name;
   }
 
   const mergeWithKey = (branch: string, key: string, body: Record<string, unknown> = {}) =>
-    fetch(`${s.url}/branches/${branch}/merge`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) });
+    fetch(`${s.url}/branches/${branch}/merge`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
 
   it('a retry returns the first result, marked replayed, and merges nothing', async () => {
     const b = await branchToMerge();
     const first = await mergeWithKey(b, 'key-1', { message: 'land' });
     const firstBody = (await first.json()) as { outcome: string; commit: { id: string }; replayed?: boolean };
-    expect([first.status, firstBody.outcome, firstBody.replayed, first.headers.get('idempotent-replayed')]).toEqual([200, 'merged', undefined, null]);
-    const head = (await rest.getBranch('main')).head.id;
+    expect([first.status, firstBody.outcome, firstBody.replayed, first.headers.get('idempotent-replayed')]).toEqual([
+      200,
+      'merged',
+      undefined,
+      null,
+    ]);
+    const head = (await rest.getBranch({ name: 'main' })).head.id;
     const again = await mergeWithKey(b, 'key-1', { message: 'land', width: 1 });
     const againBody = (await again.json()) as { outcome: string; commit: { id: string }; replayed?: boolean };
-    expect([again.status, againBody.outcome, againBody.commit.id, againBody.replayed, again.headers.get('idempotent-replayed')]).toEqual([200, 'merged', firstBody.commit.id, true, 'true']);
-    expect((await rest.getBranch('main')).head.id).toBe(head);
+    expect([again.status, againBody.outcome, againBody.commit.id, againBody.replayed, again.headers.get('idempotent-replayed')]).toEqual([
+      200,
+      'merged',
+      firstBody.commit.id,
+      true,
+      'true',
+    ]);
+    expect((await rest.getBranch({ name: 'main' })).head.id).toBe(head);
     // Without the key, the same request is an ordinary merge: already up to date.
-    expect(await rest.mergeBranch(b, { message: 'land' })).toMatchObject({ outcome: 'already_up_to_date' });
+    expect(await rest.mergeBranch({ source: b, message: 'land' })).toMatchObject({ outcome: 'already_up_to_date' });
   });
 
   it('refuses the key for a different request, and a malformed key, without merging', async () => {
@@ -65,16 +81,19 @@ describe('idempotent merges', () => {
     const other = await mergeWithKey(b, 'key-2', { message: 'something else' });
     expect([other.status, ((await other.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_input']);
     const bad = await mergeWithKey(await branchToMerge(), 'has space');
-    expect([bad.status, ((await bad.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path]).toEqual([400, 'body.idempotencyKey']);
+    expect([bad.status, ((await bad.json()) as { error: { issues: { path: string }[] } }).error.issues[0]?.path]).toEqual([
+      400,
+      'body.idempotencyKey',
+    ]);
   });
 
   it('finds the first merge by its commit when the record of it was lost', async () => {
     const b = await branchToMerge();
     const first = (await (await mergeWithKey(b, 'key-3')).json()) as { commit: { id: string } };
-    const records = (await listAll(s.graph.store, 'idempotency/')).map((o) => o.key).filter((k) => !k.includes('.started'));
+    const records = (await listAll(s.store, 'idempotency/')).map((o) => o.key).filter((k) => !k.includes('.started'));
     expect(records).toHaveLength(3);
     // The crash window: the commit landed, the record of it did not.
-    await s.graph.store.deleteMany(records);
+    await s.store.deleteMany(records);
     const again = (await (await mergeWithKey(b, 'key-3')).json()) as { commit: { id: string }; replayed: boolean; outcome: string };
     expect(again).toMatchObject({ replayed: true, outcome: 'merged', commit: { id: first.commit.id } });
   });
@@ -85,7 +104,9 @@ describe('idempotent merges', () => {
     const bodies = (await Promise.all(rs.map((r) => r.json()))) as { commit: { id: string }; replayed?: boolean }[];
     expect(new Set(bodies.map((x) => x.commit.id)).size).toBe(1);
     expect(bodies.filter((x) => x.replayed === true)).toHaveLength(2);
-    const merges = (await rest.log({ branch: 'main' }, 100)).filter((c) => c.kind === 'merge' && c.message.includes(b));
+    const merges = (await rest.log({ at: { branch: 'main' }, limit: 100 })).commits.filter(
+      (c) => c.kind === 'merge' && c.message.includes(b),
+    );
     expect(merges).toHaveLength(1);
   });
 
@@ -101,7 +122,7 @@ describe('idempotent merges', () => {
     const kept = (await s.graph.gc({ dryRun: true })).deleted.idempotency;
     expect(kept).toBe(0);
     const later = await s.graph.gc({ dryRun: true, now: Date.now() + 2 * IDEMPOTENCY_LIFETIME_MS + 2 * 3600_000 });
-    expect(later.deleted.idempotency).toBe((await listAll(s.graph.store, 'idempotency/')).length);
+    expect(later.deleted.idempotency).toBe((await listAll(s.store, 'idempotency/')).length);
   });
 });
 
@@ -111,7 +132,7 @@ describe('idempotent merges across two servers on one store', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'bg-idem-'));
     servers = [await testServer({ store: `file://${dir}` }), await testServer({ store: `file://${dir}` })];
-    await new RestClient(servers[0]?.url as string).applySchema('main', { schema: 'node Item { id: string @key\n v: int }' });
+    await new RestClient(servers[0]?.url as string).applySchema({ branch: 'main', schema: 'node Item { id: string @key\n v: int }' });
   });
   afterAll(async () => {
     await Promise.all(servers.map((x) => x.close()));
@@ -122,17 +143,27 @@ describe('idempotent merges across two servers on one store', () => {
     const [a, b] = servers.map((x) => new RestClient(x.url)) as [RestClient, RestClient];
     for (let round = 0; round < 50; round++) {
       const name = `x${round}`;
-      await a.createBranch(name);
-      await b.write(name, { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-x`, v: 1 } }] });
-      await a.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-m`, v: 1 } }] });
+      await a.createBranch({ name });
+      await b.write({ branch: name, ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-x`, v: 1 } }] });
+      await a.write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: `${name}-m`, v: 1 } }] });
       const key = `round-${round}`;
       // Alternate which server hears first, and sometimes send a third copy, so the interleavings vary.
       const targets = round % 2 === 0 ? servers : [...servers].reverse();
       const sends = [...targets, ...(round % 5 === 0 ? [servers[0] as TestServer] : [])].map((x) =>
-        fetch(`${x.url}/branches/${name}/merge`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: '{}' }),
+        fetch(`${x.url}/branches/${name}/merge`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          body: '{}',
+        }),
       );
-      const bodies = (await Promise.all((await Promise.all(sends)).map((r) => r.json()))) as { outcome: string; commit: { id: string } | null; replayed?: boolean }[];
-      const merges = (await a.log({ branch: 'main' }, 20)).filter((c) => c.kind === 'merge' && c.message === `merge ${name} into main`);
+      const bodies = (await Promise.all((await Promise.all(sends)).map((r) => r.json()))) as {
+        outcome: string;
+        commit: { id: string } | null;
+        replayed?: boolean;
+      }[];
+      const merges = (await a.log({ at: { branch: 'main' }, limit: 20 })).commits.filter(
+        (c) => c.kind === 'merge' && c.message === `merge ${name} into main`,
+      );
       expect(merges, `round ${round}`).toHaveLength(1);
       for (const body of bodies) expect(body, `round ${round}`).toMatchObject({ outcome: 'merged', commit: { id: merges[0]?.id } });
       expect(
@@ -171,31 +202,38 @@ describe('a keyed retry that loses its race', () => {
     const setup = await serviceOnStore(inner, { actor: 't', shard: 's' });
     const [ga, gb] = [new Gated(inner), new Gated(inner)];
     const [a, b] = [await serviceOnStore(ga, { actor: 't', shard: 'a' }), await serviceOnStore(gb, { actor: 't', shard: 'b' })];
-    await setup.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' }, ctx);
-    await setup.createBranch('f', undefined, ctx);
-    await setup.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] }, ctx);
-    await setup.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] }, ctx);
+    await embeddedApi(setup, ctx).applySchema({ branch: 'main', schema: 'node Item { id: string @key\n v: int }' });
+    await embeddedApi(setup, ctx).createBranch({ name: 'f' });
+    await embeddedApi(setup, ctx).write({ branch: 'f', ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] });
+    await embeddedApi(setup, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] });
     const input = { idempotencyKey: 'raced', message: 'keyed' };
     /** Start a keyed merge and wait until it stalls at its publication; the merge itself is returned unawaited. */
     const stalled = async (g: Gated, s: BranchgraphService): Promise<{ merge: Promise<MergeResultDto> }> => {
       g.arm();
-      const merge = s.mergeBranch('f', input, ctx);
+      const merge = embeddedApi(s, ctx).mergeBranch({ source: 'f', ...input });
       while (!g.waiting) await new Promise((r) => setTimeout(r, 1));
       return { merge };
     };
     // The first attempt pins the source as it is and stalls; the source moves; the retry pins the newer source and stalls.
     const first = await stalled(ga, a);
-    await setup.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'later', v: 1 } }] }, ctx);
+    await embeddedApi(setup, ctx).write({ branch: 'f', ops: [{ op: 'upsert', table: 'Item', values: { id: 'later', v: 1 } }] });
     const retry = await stalled(gb, b);
     ga.release();
     const landed = await first.merge;
     // Another commit lands on the target above the keyed one before the retry publishes.
-    await setup.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'c', v: 1 } }] }, ctx);
+    await embeddedApi(setup, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: 'c', v: 1 } }] });
     gb.release();
     const r = await retry.merge;
     expect(landed).toMatchObject({ status: 'success', outcome: 'merged' });
-    expect(r).toMatchObject({ status: 'success', outcome: 'merged', replayed: true, commit: { id: landed.status === 'success' ? landed.commit?.id : 'none' } });
-    const merges = (await commitLog(setup.graph, await setup.graph.branchHead('main'), { limit: 20 })).filter((c) => c.kind === 'merge');
+    expect(r).toMatchObject({
+      status: 'success',
+      outcome: 'merged',
+      replayed: true,
+      commit: { id: landed.status === 'success' ? landed.commit?.id : 'none' },
+    });
+    const merges = (await commitLog(setup.graph.ports.manifests, await setup.graph.branchHead('main'), { limit: 20 })).filter(
+      (c) => c.kind === 'merge',
+    );
     expect(merges).toHaveLength(1);
   });
 });
@@ -206,16 +244,16 @@ describe('idempotent merges under crashes', () => {
     const ctx = { transport: 'embedded' as const };
     const open = (store: ObjectStore) => serviceOnStore(store, { actor: 't', shard: 's' });
     const setup = await open(initial);
-    await setup.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' }, ctx);
-    await setup.createBranch('f', undefined, ctx);
-    await setup.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] }, ctx);
-    await setup.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] }, ctx);
+    await embeddedApi(setup, ctx).applySchema({ branch: 'main', schema: 'node Item { id: string @key\n v: int }' });
+    await embeddedApi(setup, ctx).createBranch({ name: 'f' });
+    await embeddedApi(setup, ctx).write({ branch: 'f', ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] });
+    await embeddedApi(setup, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] });
     const input = { idempotencyKey: 'crash-key', message: 'keyed' };
     // Calls are counted from the merge on: the service is opened first.
     const counter = new FaultStore(await cloneMemoryStore(initial));
     const counted = await open(counter);
     const opening = counter.callCount;
-    await counted.mergeBranch('f', input, ctx);
+    await embeddedApi(counted, ctx).mergeBranch({ source: 'f', ...input });
     let landedBeforeRetry = 0;
     for (let k = opening + 1; k <= counter.callCount; k++) {
       for (const crashEffect of ['before', 'after'] as const) {
@@ -223,13 +261,18 @@ describe('idempotent merges under crashes', () => {
         const fault = new FaultStore(inner);
         const doomed = await open(fault);
         fault.setSchedule({ crashAtCall: k, crashEffect });
-        await doomed.mergeBranch('f', input, ctx).catch((e: unknown) => expect(e).toMatchObject({ code: 'store_crashed' }));
+        await embeddedApi(doomed, ctx)
+          .mergeBranch({ source: 'f', ...input })
+          .catch((e: unknown) => expect(e).toMatchObject({ code: 'store_crashed' }));
         // Restart, and retry as a client whose response was lost would.
         const service = await open(inner);
-        const keyed = async () => (await commitLog(service.graph, await service.graph.branchHead('main'), { limit: 50 })).filter((c) => c.idempotency !== undefined);
+        const keyed = async () =>
+          (await commitLog(service.graph.ports.manifests, await service.graph.branchHead('main'), { limit: 50 })).filter(
+            (c) => c.idempotency !== undefined,
+          );
         const before = await keyed();
         if (before.length > 0) landedBeforeRetry++;
-        const r = await service.mergeBranch('f', input, ctx);
+        const r = await embeddedApi(service, ctx).mergeBranch({ source: 'f', ...input });
         expect(r.status === 'success' && r.outcome, `crash at ${k} (${crashEffect})`).toBe('merged');
         const after = await keyed();
         expect(

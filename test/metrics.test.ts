@@ -18,12 +18,12 @@ describe('/metrics', () => {
   beforeAll(async () => {
     s = await testServer();
     const rest = new RestClient(s.url);
-    await rest.applySchema('main', { schema: 'node Item { id: string @key\n v: int }' });
-    await rest.createBranch('f');
-    await rest.write('f', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] });
-    await rest.write('main', { ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] });
-    await rest.mergeBranch('f', {});
-    await rest.ingest('main', '{"table":"Item","values":{"id":"c","v":2}}\n');
+    await rest.applySchema({ branch: 'main', schema: 'node Item { id: string @key\n v: int }' });
+    await rest.createBranch({ name: 'f' });
+    await rest.write({ branch: 'f', ops: [{ op: 'upsert', table: 'Item', values: { id: 'a', v: 1 } }] });
+    await rest.write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: 'b', v: 1 } }] });
+    await rest.mergeBranch({ source: 'f' });
+    await rest.ingest({ branch: 'main', ndjson: '{"table":"Item","values":{"id":"c","v":2}}\n' });
     await gql(s.url, 'query Broken { branch(name: "nope") { name } }');
     await gql(s.url, '{ nosuchfield }');
     text = await (await fetch(`${s.url}/metrics`)).text();
@@ -37,7 +37,8 @@ describe('/metrics', () => {
   });
 
   it('has latency histograms for requests, merges and store calls, with observations', () => {
-    const count = (name: string, labels: string): number => Number(new RegExp(`^${name}_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    const count = (name: string, labels: string): number =>
+      Number(new RegExp(`^${name}_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
     expect(count('branchgraph_http_request_duration_seconds', 'method="POST",route="/branches/:id/merge"')).toBe(1);
     expect(count('branchgraph_merge_duration_seconds', 'outcome="merged"')).toBe(1);
     expect(count('branchgraph_store_call_duration_seconds', 'op="putIfAbsent",outcome="ok"')).toBeGreaterThan(0);
@@ -61,10 +62,10 @@ describe('/metrics', () => {
 
   it('regression: the WAL pending gauge drops the series of a deleted branch', async () => {
     const rest = new RestClient(s.url);
-    await rest.createBranch('gone');
-    await rest.ingest('gone', '{"table":"Item","values":{"id":"g","v":1}}\n');
+    await rest.createBranch({ name: 'gone' });
+    await rest.ingest({ branch: 'gone', ndjson: '{"table":"Item","values":{"id":"g","v":1}}\n' });
     expect(await (await fetch(`${s.url}/metrics`)).text()).toMatch(/^branchgraph_wal_pending_generations\{branch="gone"\} 1$/m);
-    await rest.deleteBranch('gone');
+    await rest.deleteBranch({ name: 'gone' });
     expect(await (await fetch(`${s.url}/metrics`)).text()).not.toMatch(/branch="gone"/);
   });
 
@@ -74,7 +75,9 @@ describe('/metrics', () => {
   });
 
   it('logs merges with the commit id and both heads, and GraphQL operations by name', () => {
-    const line = s.logs.find((l) => l.msg === 'merge finished') as { commit: string; sourceHead: string; targetHead: string; outcome: string } | undefined;
+    const line = s.logs.find((l) => l.msg === 'merge finished') as
+      | { commit: string; sourceHead: string; targetHead: string; outcome: string }
+      | undefined;
     expect(line).toMatchObject({ outcome: 'merged' });
     expect(line?.commit).toMatch(/^[0-9A-Z]{26}$/);
     expect(line?.sourceHead).toMatch(/^[0-9A-Z]{26}$/);

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as api from '../src/index.js';
+import { embeddedApi } from '../src/service/api.js';
 
 /** Every name src/index.ts exports, with the file that declares or re-exports it. */
 function exportedNames(): { name: string; file: string }[] {
@@ -30,6 +31,7 @@ describe('public API', () => {
       'GraphHost',
       'LIMITS',
       'MemoryStore',
+      'OPERATIONS',
       'PrefixStore',
       'RestClient',
       'allRows',
@@ -69,12 +71,17 @@ describe('public API', () => {
   it('runs the documented embedded round: schema, branch, write, merge', async () => {
     const service = await api.serviceOnStore(new api.MemoryStore(), { actor: 'me', shard: 'me' });
     const ctx = { transport: 'embedded' as const };
-    await service.applySchema('main', { schema: 'node Person { id: string @key\n name: string }' }, ctx);
-    await service.createBranch('feature', { branch: 'main' }, ctx);
-    await service.write('feature', { ops: [{ op: 'insert', table: 'Person', values: { id: 'a', name: 'Ann' } }] }, ctx);
-    const r = await service.mergeBranch('feature', { into: 'main' }, ctx);
+    await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: 'node Person { id: string @key\n name: string }' });
+    await embeddedApi(service, ctx).createBranch({ name: 'feature', from: { branch: 'main' } });
+    await embeddedApi(service, ctx).write({
+      branch: 'feature',
+      ops: [{ op: 'insert', table: 'Person', values: { id: 'a', name: 'Ann' } }],
+    });
+    const r = await embeddedApi(service, ctx).mergeBranch({ source: 'feature', into: 'main' });
     expect(r.status === 'success' && r.outcome).toBe('fast_forward');
-    expect((await service.scan({ branch: 'main' }, 'Person', {}, ctx)).items).toEqual([{ key: 'a', row: { id: 'a', name: 'Ann' } }]);
+    expect((await embeddedApi(service, ctx).rows({ table: 'Person', at: { branch: 'main' } })).items).toEqual([
+      { key: 'a', row: { id: 'a', name: 'Ann' } },
+    ]);
     // The same service as the one API every transport speaks.
     const bound = api.embeddedApi(service, ctx);
     expect(await api.allRows(bound, 'Person', { branch: 'main' })).toEqual([{ key: 'a', row: { id: 'a', name: 'Ann' } }]);
@@ -87,7 +94,11 @@ describe('the built package', () => {
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
     // The suite's global setup built dist/; Node resolves the package's own name through its exports map.
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', "import('branchgraph').then((m) => console.log(Object.keys(m).sort().join(',')))"]);
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--input-type=module',
+      '-e',
+      "import('branchgraph').then((m) => console.log(Object.keys(m).sort().join(',')))",
+    ]);
     expect(stdout.trim()).toBe(Object.keys(api).sort().join(','));
   });
 });

@@ -22,22 +22,25 @@ describe('merge review page', () => {
   beforeAll(async () => {
     s = await testServer({ tokens: `admin:${TOKEN}` });
     const api = new RestClient(s.url, TOKEN);
-    await api.applySchema('main', { schema: 'node Person { id: string @key\n name: string\n age: int? }' });
-    await api.write('main', {
+    await api.applySchema({ branch: 'main', schema: 'node Person { id: string @key\n name: string\n age: int? }' });
+    await api.write({
+      branch: 'main',
       ops: [
         { op: 'insert', table: 'Person', values: { id: 'ann', name: 'Ann', age: 30 } },
         { op: 'insert', table: 'Person', values: { id: 'bob', name: 'Bob', age: 40 } },
       ],
     });
-    await api.createBranch('review');
-    await api.write('review', {
+    await api.createBranch({ name: 'review' });
+    await api.write({
+      branch: 'review',
       ops: [
         { op: 'update', table: 'Person', values: { id: 'ann', age: 31 } },
         { op: 'update', table: 'Person', values: { id: 'bob', age: 41 } },
         { op: 'insert', table: 'Person', values: { id: 'cy', name: 'Cy' } },
       ],
     });
-    await api.write('main', {
+    await api.write({
+      branch: 'main',
       ops: [
         { op: 'update', table: 'Person', values: { id: 'ann', age: 32 } },
         { op: 'update', table: 'Person', values: { id: 'bob', age: 42 } },
@@ -86,7 +89,9 @@ describe('merge review page', () => {
       await page.waitForSelector('select.choice');
       const conflicts = await page.$$eval('tr[data-conflict]', (rows) => rows.map((r) => r.getAttribute('data-conflict')));
       expect(conflicts).toEqual(['Person ann age', 'Person bob age']);
-      const annRow = await page.$eval('tr[data-conflict="Person ann age"]', (r) => Array.from(r.querySelectorAll('td')).map((td) => td.textContent));
+      const annRow = await page.$eval('tr[data-conflict="Person ann age"]', (r) =>
+        Array.from(r.querySelectorAll('td')).map((td) => td.textContent),
+      );
       expect(annRow.slice(2, 5)).toEqual(['30', '31', '32']);
       await shot(page, '3-preview');
 
@@ -102,7 +107,7 @@ describe('merge review page', () => {
       await shot(page, '5-merged');
       console.log(`review page screenshots: ${OUT}/review-{1-branches,2-diff,3-preview,4-resolved,5-merged}.png`);
 
-      const rows = await new RestClient(s.url, TOKEN).rows('Person', { branch: 'main' });
+      const rows = await new RestClient(s.url, TOKEN).rows({ table: 'Person', at: { branch: 'main' } });
       expect(rows.items.map((r) => [r.key, r.row.age])).toEqual([
         ['ann', 35],
         ['bob', 41],

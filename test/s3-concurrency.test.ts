@@ -45,42 +45,47 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
       servers.push(await processServer(url, { args: ['--shard', 'replica-1'], env: compacting })());
       const clients = servers.map((s) => new RestClient(s.url));
       const c = (i: number) => clients[i % 2] as RestClient;
-      await c(0).applySchema('main', { schema: 'node P { id: string @key\n v: int\n w: int? }' });
-      await c(0).write('main', { ops: Array.from({ length: 16 }, (_, i) => ({ op: 'insert' as const, table: 'P', values: { id: `k${i}`, v: 0 } })) });
+      await c(0).applySchema({ branch: 'main', schema: 'node P { id: string @key\n v: int\n w: int? }' });
+      await c(0).write({
+        branch: 'main',
+        ops: Array.from({ length: 16 }, (_, i) => ({ op: 'insert' as const, table: 'P', values: { id: `k${i}`, v: 0 } })),
+      });
       for (let i = 0; i < 8; i++) {
-        await c(i).createBranch(`client${i}`);
+        await c(i).createBranch({ name: `client${i}` });
         const ops = [
           { op: 'update' as const, table: 'P', values: { id: `k${i}`, v: i + 1 } },
           { op: 'insert' as const, table: 'P', values: { id: `new${i}`, v: i } },
         ];
         // Clients 0 and 1 also change the same property of k15 to different values.
         if (i < 2) ops.push({ op: 'update' as const, table: 'P', values: { id: 'k15', v: 100 + i } });
-        await c(i).write(`client${i}`, { ops });
+        await c(i).write({ branch: `client${i}`, ops });
       }
 
       const writers = [0, 1].map(async (w) => {
         for (let j = 0; j < 6; j++) {
-          await retrying(() => c(w).write('main', { ops: [{ op: 'insert', table: 'P', values: { id: `w${w}-${j}`, v: j } }] }));
+          await retrying(() => c(w).write({ branch: 'main', ops: [{ op: 'insert', table: 'P', values: { id: `w${w}-${j}`, v: j } }] }));
         }
       });
       const ingesters = [0, 1].map(async (r) => {
         for (let j = 0; j < 6; j++) {
           const lines = [0, 1, 2].map((n) => JSON.stringify({ table: 'P', values: { id: `i${r}-${j}-${n}`, v: j } })).join('\n');
-          const res = (await retrying(() => c(r).ingest('main', lines))).value;
+          const res = (await retrying(() => c(r).ingest({ branch: 'main', ndjson: lines }))).value;
           expect(res?.shard).toBe(`replica-${r}`);
           // Catch-up races the merges and writes folding the same generations; it may only fail retryably.
-          if (j % 2 === 1) await retrying(() => c(r + 1).catchUp('main'));
+          if (j % 2 === 1) await retrying(() => c(r + 1).catchUp({ branch: 'main' }));
         }
       });
-      const merges = Array.from({ length: 8 }, (_, i) => retrying(() => c(i + 1).mergeBranch(`client${i}`, {})));
+      const merges = Array.from({ length: 8 }, (_, i) => retrying(() => c(i + 1).mergeBranch({ source: `client${i}` })));
       const [results] = await Promise.all([Promise.all(merges), Promise.all(writers), Promise.all(ingesters)]);
       // Fold what is left; catch-up competing with nothing now must finish.
-      const final = (await retrying(() => c(0).catchUp('main'))).value;
+      const final = (await retrying(() => c(0).catchUp({ branch: 'main' }))).value;
       expect(final?.pendingAfter).toBe(0);
-      expect((await c(1).walStatus('main')).pendingGenerations).toBe(0);
+      expect((await c(1).walStatus({ branch: 'main' })).pendingGenerations).toBe(0);
 
       const outcomes = results.map((r) => r.value);
-      console.log(`merge attempts: ${results.map((r) => r.attempts).join(' ')}; merge store-level re-plans: ${outcomes.map((o) => o?.metrics.attempts).join(' ')}`);
+      console.log(
+        `merge attempts: ${results.map((r) => r.attempts).join(' ')}; merge store-level re-plans: ${outcomes.map((o) => o?.metrics.attempts).join(' ')}`,
+      );
       for (const [i, o] of outcomes.entries()) {
         if (i >= 2) expect(o, `client ${i}`).toMatchObject({ status: 'success', outcome: 'merged' });
       }
@@ -109,8 +114,8 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
         expect(Object.fromEntries(rows.map((r) => [r.key, r.row.v]))).toEqual(expected);
       }
       // Each merge is in the log exactly once.
-      const log = await c(0).log({ branch: 'main' }, 1000);
-      expect(log.filter((x) => x.kind === 'merge')).toHaveLength(7);
+      const log = await c(0).log({ at: { branch: 'main' }, limit: 1000 });
+      expect(log.commits.filter((x) => x.kind === 'merge')).toHaveLength(7);
     } finally {
       for (const s of servers) await s.stop();
     }

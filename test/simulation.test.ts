@@ -96,7 +96,12 @@ function engineOps(ops: readonly ModelOp[]): WriteOp[] {
       return { op: 'delete', table: 'P', values: { id: o.id } };
     }
     const u = o.b !== undefined ? { u: `${o.id}#${o.b}` } : {};
-    if (o.op === 'update') return { op: 'update', table: 'P', values: { id: o.id, ...(o.a !== undefined ? { a: o.a } : {}), ...(o.b !== undefined ? { b: o.b } : {}), ...u } };
+    if (o.op === 'update')
+      return {
+        op: 'update',
+        table: 'P',
+        values: { id: o.id, ...(o.a !== undefined ? { a: o.a } : {}), ...(o.b !== undefined ? { b: o.b } : {}), ...u },
+      };
     kept.add(o.id);
     return { op: 'upsert', table: 'P', values: { id: o.id, a: o.a ?? null, b: o.b ?? null, ...u } };
   });
@@ -108,24 +113,28 @@ async function engineState(g: Graph): Promise<Map<string, State>> {
   for (const b of (await g.listBranches()).branches) {
     const head = await g.branchHead(b.record.name);
     // Index and table agree after every step, on every branch.
-    const wrong = await indexProblems(g.runs, head);
+    const wrong = await indexProblems(g.ports.runFiles, head);
     if (wrong.length > 0) throw new Error(`branch ${b.record.name}: ${wrong.join('; ')}`);
-    const rows = (await allRows(g, head, 'P')).map(({ key, row }) => {
+    const rows = (await allRows({ tables: g.ports.tables, snap: head, table: 'P' })).map(({ key, row }) => {
       const { u, ...rest } = row;
       if (u !== `${key}#${String(row.b)}`) throw new Error(`branch ${b.record.name}: ${key} has u ${String(u)}`);
       return { key, row: rest };
     });
     // Lookups through the index (and the tail of runs above it) find each value's one holder.
-    const byValue = await g.table(head, 'P').indexes.holders(
+    const byValue = await g.ports.tables.table(head, 'P').indexes.holders(
       uniqueSpec('u'),
       rows.map((r) => encodeUnique(`${r.key}#${String(r.row.b)}`)),
     );
     for (const r of rows) {
       const found = byValue.get(encodeUnique(`${r.key}#${String(r.row.b)}`));
-      if (JSON.stringify(found) !== JSON.stringify([r.key])) throw new Error(`branch ${b.record.name}: the u index finds ${JSON.stringify(found)} for ${r.key}`);
+      if (JSON.stringify(found) !== JSON.stringify([r.key]))
+        throw new Error(`branch ${b.record.name}: the u index finds ${JSON.stringify(found)} for ${r.key}`);
     }
-    const edges = (await allRows(g, head, 'E')).map((e) => `${String(e.row.from)}>${String(e.row.to)}`);
-    if (JSON.stringify(edges) !== JSON.stringify(rows.map((r) => `${r.key}>${r.key}`))) throw new Error(`branch ${b.record.name}: edges ${JSON.stringify(edges)} are not one self-edge per row`);
+    const edges = (await allRows({ tables: g.ports.tables, snap: head, table: 'E' })).map(
+      (e) => `${String(e.row.from)}>${String(e.row.to)}`,
+    );
+    if (JSON.stringify(edges) !== JSON.stringify(rows.map((r) => `${r.key}>${r.key}`)))
+      throw new Error(`branch ${b.record.name}: edges ${JSON.stringify(edges)} are not one self-edge per row`);
     const tight = findType(head.schema, 'P')?.props.some((p) => p.name === 'a' && p.range !== null) === true;
     out.set(b.record.name, new Map([...rows.map((r) => [r.key, r.row] as [string, unknown]), [SCHEMA_ENTRY, { tight }]]) as State);
   }
@@ -136,7 +145,8 @@ function modelState(m: ReferenceModel): Map<string, State> {
   return new Map([...m.branches.keys()].sort().map((b) => [b, new Map([...m.state(b), [SCHEMA_ENTRY, { tight: m.tight(b) }]]) as State]));
 }
 
-const canon = (s: Map<string, State>): string => JSON.stringify([...s].sort(([a], [b]) => (a < b ? -1 : 1)).map(([b, st]) => [b, [...st].sort(([x], [y]) => (x < y ? -1 : 1))]));
+const canon = (s: Map<string, State>): string =>
+  JSON.stringify([...s].sort(([a], [b]) => (a < b ? -1 : 1)).map(([b, st]) => [b, [...st].sort(([x], [y]) => (x < y ? -1 : 1))]));
 
 async function simulate(seed: number): Promise<void> {
   const rng = new Prng(seed);
@@ -157,7 +167,10 @@ async function simulate(seed: number): Promise<void> {
   // A second process on the same store, misconfigured with the first one's shard name `w1`:
   // nothing either acknowledges may be lost.
   let twin = await openRetrying(faulty, processClock(1));
-  const writersFor = (graph: Graph, other: Graph) => [...['w1', 'w2'].map((shard) => new WalWriter(graph, { shard, now: () => ++clock })), new WalWriter(other, { shard: 'w1', now: () => ++clock })];
+  const writersFor = (graph: Graph, other: Graph) => [
+    ...['w1', 'w2'].map((shard) => new WalWriter(graph.ports, { shard, now: () => ++clock })),
+    new WalWriter(other.ports, { shard: 'w1', now: () => ++clock }),
+  ];
   let writers = writersFor(g, twin);
   let model = new ReferenceModel();
   let branchNo = 0;
@@ -173,7 +186,10 @@ async function simulate(seed: number): Promise<void> {
     // A criss-cross in progress dictates the next merges; otherwise the dice do.
     const queued = forced.shift();
     // A queued step whose branches are gone (a step before it failed) is dropped.
-    const next = queued !== undefined && 'source' in queued && model.branches.has(queued.source) && model.branches.has(queued.into) ? queued : undefined;
+    const next =
+      queued !== undefined && 'source' in queued && model.branches.has(queued.source) && model.branches.has(queued.into)
+        ? queued
+        : undefined;
     const nextWrite = queued !== undefined && 'branch' in queued && model.branches.has(queued.branch) ? queued : undefined;
     const roll = next !== undefined ? 0.7 : nextWrite !== undefined ? 0 : rng.next();
     const before = model.clone();
@@ -188,12 +204,15 @@ async function simulate(seed: number): Promise<void> {
       // but each lands whole or not at all, in the order they arrived, and none that was
       // acknowledged is missing. Upserts of a in {0, 1} are never refused, so the model needs no order of refusals.
       const branch = pick();
-      const parts = Array.from({ length: 2 + rng.int(2) }, () => Array.from({ length: 1 + rng.int(2) }, () => ({ op: 'upsert' as const, id: rng.pick(KEYS), a: rng.int(2), b: rng.int(3) })));
+      const parts = Array.from({ length: 2 + rng.int(2) }, () =>
+        Array.from({ length: 1 + rng.int(2) }, () => ({ op: 'upsert' as const, id: rng.pick(KEYS), a: rng.int(2), b: rng.int(3) })),
+      );
       label = `concurrent writes ${branch} ${JSON.stringify(parts)}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
       const results = await Promise.allSettled(parts.map((ops) => g.write(branch, engineOps(ops))));
       for (const r of results) {
-        if (r.status === 'rejected' && !(isBranchgraphError(r.reason) && RETRYABLE.has(r.reason.code))) throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.reason)}`);
+        if (r.status === 'rejected' && !(isBranchgraphError(r.reason) && RETRYABLE.has(r.reason.code)))
+          throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.reason)}`);
       }
       const observed = canon(await engineState(clean));
       // Every subset of the writes that includes the acknowledged ones, applied in order.
@@ -207,7 +226,9 @@ async function simulate(seed: number): Promise<void> {
         if (canon(modelState(m)) === observed) match = m;
       }
       if (match === undefined)
-        throw new Error(`seed ${seed} step ${step} ${label}: the state is not the model's after any ordered subset of the writes including every acknowledged one\n  engine ${observed}`);
+        throw new Error(
+          `seed ${seed} step ${step} ${label}: the state is not the model's after any ordered subset of the writes including every acknowledged one\n  engine ${observed}`,
+        );
       model = match;
       continue;
     } else if (roll < 0.45) {
@@ -216,13 +237,19 @@ async function simulate(seed: number): Promise<void> {
       // A criss-cross's writes add (or take back) a key of their own, so its merges are three-way and clean.
       const ops =
         nextWrite !== undefined
-          ? [nextWrite.remove ? { op: 'delete' as const, id: nextWrite.key } : { op: 'upsert' as const, id: nextWrite.key, a: rng.int(2), b: rng.int(3) }]
+          ? [
+              nextWrite.remove
+                ? { op: 'delete' as const, id: nextWrite.key }
+                : { op: 'upsert' as const, id: nextWrite.key, a: rng.int(2), b: rng.int(3) },
+            ]
           : Array.from({ length: 1 + rng.int(3) }, () => {
               const r = rng.next();
               const id = rng.chance(0.05) ? anyUnits(rng) : rng.pick(KEYS);
               if (r < 0.5) return { op: 'upsert' as const, id, a: rng.int(3), b: rng.int(3) };
               if (r < 0.8 && existing.length > 0)
-                return rng.chance(0.5) ? { op: 'update' as const, id: rng.pick(existing), a: rng.int(3) } : { op: 'update' as const, id: rng.pick(existing), b: rng.int(3) };
+                return rng.chance(0.5)
+                  ? { op: 'update' as const, id: rng.pick(existing), a: rng.int(3) }
+                  : { op: 'update' as const, id: rng.pick(existing), b: rng.int(3) };
               return { op: 'delete' as const, id };
             });
       // Updates must target rows that exist when they run, in order.
@@ -282,17 +309,19 @@ async function simulate(seed: number): Promise<void> {
       label = `merge ${source} into ${into} width ${width}${dryRun ? ' dry-run' : ''}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
       const outcomes = model.mergeOutcomes(source, into);
-      const r = await mergeBranches(g, { source, into, width, dryRun }).then(
+      const r = await mergeBranches(g.ports, { source, into, width, dryRun }).then(
         (x) => ({ ok: x }),
         (e: unknown) => ({ err: e }),
       );
       const observed = await engineState(clean);
       if ('err' in r && outcomes.every((o) => o.outcome === 'schema_incompatible') && isBranchgraphError(r.err, 'schema_incompatible')) {
-        if (canon(observed) !== canon(modelState(before))) throw new Error(`seed ${seed} step ${step} ${label}: a refused merge changed something`);
+        if (canon(observed) !== canon(modelState(before)))
+          throw new Error(`seed ${seed} step ${step} ${label}: a refused merge changed something`);
         continue;
       }
       if ('err' in r) {
-        if (!isBranchgraphError(r.err) || !RETRYABLE.has(r.err.code)) throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.err)}`);
+        if (!isBranchgraphError(r.err) || !RETRYABLE.has(r.err.code))
+          throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.err)}`);
         // Unknown outcome: before, or any landed result.
         const candidates = [
           before,
@@ -305,7 +334,8 @@ async function simulate(seed: number): Promise<void> {
             }),
         ];
         const match = candidates.find((m) => canon(modelState(m)) === canon(observed));
-        if (match === undefined) throw new Error(`seed ${seed} step ${step} ${label} failed (${r.err.code}) and left a state that is neither before nor after`);
+        if (match === undefined)
+          throw new Error(`seed ${seed} step ${step} ${label} failed (${r.err.code}) and left a state that is neither before nor after`);
         model = match;
       } else {
         const got = r.ok.status === 'success' ? r.ok.outcome : 'conflicts';
@@ -315,7 +345,10 @@ async function simulate(seed: number): Promise<void> {
           // model does not have: the engine may name the outcome differently, but the state must agree.
           matching = outcomes.map((o) => ({ ...o, state: o.state ?? before.state(into) }));
         }
-        if (matching.length === 0) throw new Error(`seed ${seed} step ${step} ${label}: engine says ${got}, model says ${outcomes.map((o) => o.outcome).join(' or ')}`);
+        if (matching.length === 0)
+          throw new Error(
+            `seed ${seed} step ${step} ${label}: engine says ${got}, model says ${outcomes.map((o) => o.outcome).join(' or ')}`,
+          );
         if (!dryRun && (got === 'merged' || got === 'fast_forward')) {
           const options = matching.map((o) => {
             const m = before.clone();
@@ -334,7 +367,7 @@ async function simulate(seed: number): Promise<void> {
       label = `catch-up ${branch} ${JSON.stringify(opts)}`;
       after = model.clone();
       const by = rng.chance(0.3) ? twin : g;
-      run = () => catchUp(by, branch, opts);
+      run = () => catchUp(by.ports, branch, opts);
     } else if (roll < 0.93) {
       // Compaction changes no state; merges after it must still find their deltas.
       const branch = pick();
@@ -379,7 +412,8 @@ async function simulate(seed: number): Promise<void> {
       const sweep = rng.chance(0.15) ? (rng.chance(0.5) ? g : twin).gc({ graceMs: 0 }).catch((e: unknown) => e) : undefined;
       await run();
       const swept = await sweep;
-      if (swept instanceof Error && !(isBranchgraphError(swept) && RETRYABLE.has(swept.code))) throw new Error(`seed ${seed} step ${step} gc beside ${label}: ${String(swept)}`);
+      if (swept instanceof Error && !(isBranchgraphError(swept) && RETRYABLE.has(swept.code)))
+        throw new Error(`seed ${seed} step ${step} gc beside ${label}: ${String(swept)}`);
     } catch (e) {
       failed = e;
     }
@@ -387,17 +421,22 @@ async function simulate(seed: number): Promise<void> {
     if (refused) {
       // A transient fault may strike before validation does; either way nothing changes.
       const expected = isBranchgraphError(failed) && (REFUSALS.has(failed.code) || RETRYABLE.has(failed.code));
-      if (!expected || observed !== canon(modelState(before))) throw new Error(`seed ${seed} step ${step} ${label}: ill-formed text was not refused cleanly (${String(failed)})`);
+      if (!expected || observed !== canon(modelState(before)))
+        throw new Error(`seed ${seed} step ${step} ${label}: ill-formed text was not refused cleanly (${String(failed)})`);
       model = before;
     } else if (failed !== undefined) {
-      if (!isBranchgraphError(failed) || !RETRYABLE.has(failed.code)) throw new Error(`seed ${seed} step ${step} ${label}: ${String(failed)}`);
+      if (!isBranchgraphError(failed) || !RETRYABLE.has(failed.code))
+        throw new Error(`seed ${seed} step ${step} ${label}: ${String(failed)}`);
       if (historyOnly && observed === canon(modelState(before))) model = after as ReferenceModel;
       else if (observed === canon(modelState(before))) model = before;
       else if (after !== undefined && observed === canon(modelState(after))) model = after;
       else throw new Error(`seed ${seed} step ${step} ${label} failed (${failed.code}) and left a state that is neither before nor after`);
     } else {
       model = after as ReferenceModel;
-      if (observed !== canon(modelState(model))) throw new Error(`seed ${seed} step ${step} ${label}: state differs from the model\n  engine ${observed}\n  model  ${canon(modelState(model))}`);
+      if (observed !== canon(modelState(model)))
+        throw new Error(
+          `seed ${seed} step ${step} ${label}: state differs from the model\n  engine ${observed}\n  model  ${canon(modelState(model))}`,
+        );
     }
   }
 }
@@ -421,13 +460,17 @@ describe('deterministic simulation', () => {
         try {
           await simulate(seed);
         } catch (e) {
-          throw new Error(`${(e as Error).message}\nreproduce: SIM_FIRST_SEED=${seed} SIM_SEEDS=1 SIM_OPS=${OPS} npx vitest run test/simulation.test.ts`);
+          throw new Error(
+            `${(e as Error).message}\nreproduce: SIM_FIRST_SEED=${seed} SIM_SEEDS=1 SIM_OPS=${OPS} npx vitest run test/simulation.test.ts`,
+          );
         }
         ran++;
       }
     };
     await Promise.all(Array.from({ length: PARALLEL_SEEDS }, lane));
     expect(ran).toBe(SEEDS);
-    console.log(`simulation: ${ran} seeds × ${OPS} operations in ${Date.now() - started} ms; ${ReferenceModel.crissCrosses} merges over criss-cross histories`);
+    console.log(
+      `simulation: ${ran} seeds × ${OPS} operations in ${Date.now() - started} ms; ${ReferenceModel.crissCrosses} merges over criss-cross histories`,
+    );
   }, 600_000);
 });

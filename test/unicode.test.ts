@@ -14,6 +14,7 @@ import { catchUp } from '../src/wal/catch-up.js';
 import { BranchgraphService } from '../src/service/service.js';
 import { mergeOk, rowsOf } from './support/fixtures.js';
 import { gql, testServer } from './support/test-server.js';
+import { embeddedApi } from '../src/service/api.js';
 
 const SCHEMA = 'node T { id: string @key\n v: string?\n j: json? }';
 /** Any sequence of UTF-16 code units: lone surrogates, pairs, NUL and all. */
@@ -43,7 +44,7 @@ describe('well-formed Unicode', () => {
           for (const [i, key] of keys.entries()) {
             const op = { op: 'upsert' as const, table: 'T', values: { id: key, v: value, j: { [value]: [value] } } };
             const ok = isWellFormed(key) && isWellFormed(value);
-            const via = i % 2 === 0 ? g.write('side', [op]) : new WalWriter(g, { shard: 's' }).ingest('side', [op]);
+            const via = i % 2 === 0 ? g.write('side', [op]) : new WalWriter(g.ports, { shard: 's' }).ingest('side', [op]);
             if (!ok) {
               await expect(via).rejects.toMatchObject({ code: 'invalid_input' });
               continue;
@@ -51,7 +52,7 @@ describe('well-formed Unicode', () => {
             await via;
             expected[key] = { id: key, v: value, j: { [value]: [value] } };
           }
-          await catchUp(g, 'side');
+          await catchUp(g.ports, 'side');
           await mergeOk(g, 'side');
           const reopened = await Graph.open(store);
           for (const graph of [g, reopened]) {
@@ -68,12 +69,15 @@ describe('well-formed Unicode', () => {
     const svc = new BranchgraphService(await graphWithSchema(store), { wal: { shard: 's' } });
     const ctx = { transport: 'embedded' as const };
     const cases: [Promise<unknown>, string][] = [
-      [svc.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: LONE } }] }, ctx), 'id'],
-      [svc.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'a', v: `x${LONE}y` } }] }, ctx), 'v'],
-      [svc.write('main', { ops: [{ op: 'insert', table: 'T', values: { id: 'a', j: { [`k${LONE}`]: 1 } } }] }, ctx), 'j'],
-      [svc.load('main', `{"op":"insert","table":"T","values":{"id":"\\udfff"}}\n`, ctx), 'id'],
-      [svc.ingest('main', [{ op: 'insert', table: 'T', values: { id: '\ud800' } }], ctx), 'id'],
-      [svc.applySchema('main', { schema: `node U { id: string @key } # ${LONE}` }, ctx), 'schema'],
+      [embeddedApi(svc, ctx).write({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: LONE } }] }), 'id'],
+      [embeddedApi(svc, ctx).write({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: 'a', v: `x${LONE}y` } }] }), 'v'],
+      [
+        embeddedApi(svc, ctx).write({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: 'a', j: { [`k${LONE}`]: 1 } } }] }),
+        'j',
+      ],
+      [embeddedApi(svc, ctx).load({ branch: 'main', ndjson: `{"op":"insert","table":"T","values":{"id":"\\udfff"}}\n` }), 'id'],
+      [embeddedApi(svc, ctx).ingest({ branch: 'main', ops: [{ op: 'insert', table: 'T', values: { id: '\ud800' } }] }), 'id'],
+      [embeddedApi(svc, ctx).applySchema({ branch: 'main', schema: `node U { id: string @key } # ${LONE}` }), 'schema'],
     ];
     for (const [p, field] of cases) {
       const e = (await p.then(
@@ -84,29 +88,51 @@ describe('well-formed Unicode', () => {
       expect(e?.issues.some((i) => i.path.includes(field))).toBe(true);
     }
     expect(await rowsOf(svc.graph, 'main', 'T')).toEqual({});
-    expect((await svc.walStatus('main', ctx)).pendingGenerations).toBe(0);
+    expect((await embeddedApi(svc, ctx).walStatus({ branch: 'main' })).pendingGenerations).toBe(0);
   });
 
   it('REST JSON, NDJSON load and ingest, and GraphQL variables refuse lone surrogates with 400 invalid_input', async () => {
     const s = await testServer();
     try {
-      expect((await fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ schema: SCHEMA }) })).status).toBe(200);
+      expect(
+        (
+          await fetch(`${s.url}/branches/main/schema`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ schema: SCHEMA }),
+          })
+        ).status,
+      ).toBe(200);
       const body = '{"op":"insert","table":"T","values":{"id":"\\udfff"}}';
       const rest = [
-        await fetch(`${s.url}/branches/main/writes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"ops":[${body}]}` }),
+        await fetch(`${s.url}/branches/main/writes`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: `{"ops":[${body}]}`,
+        }),
         await fetch(`${s.url}/branches/main/writes`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: `{"ops":[{"op":"insert","table":"T","values":{"id":"a"}}],"message":"m\\ud800"}`,
         }),
-        await fetch(`${s.url}/branches/main/load`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: `${body}\n` }),
-        await fetch(`${s.url}/branches/main/ingest`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: `${body}\n` }),
+        await fetch(`${s.url}/branches/main/load`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-ndjson' },
+          body: `${body}\n`,
+        }),
+        await fetch(`${s.url}/branches/main/ingest`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-ndjson' },
+          body: `${body}\n`,
+        }),
       ];
       for (const r of rest) {
         expect(r.status).toBe(400);
         expect(((await r.json()) as { error: { code: string } }).error.code).toBe('invalid_input');
       }
-      const g = await gql(s.url, 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', { i: { ops: [{ op: 'insert', table: 'T', values: { id: LONE } }] } });
+      const g = await gql(s.url, 'mutation($i: WriteInput!) { write(branch: "main", input: $i) { inserted } }', {
+        i: { ops: [{ op: 'insert', table: 'T', values: { id: LONE } }] },
+      });
       expect(g.body.errors?.[0]?.extensions?.code).toBe('invalid_input');
       expect(await rowsOf(s.graph, 'main', 'T')).toEqual({});
     } finally {
@@ -120,8 +146,14 @@ describe('commit metadata', () => {
     const g = await graphWithSchema();
     const before = (await g.branchHead('main')).manifest.commit.id;
     const op = { op: 'insert' as const, table: 'T', values: { id: 'a' } };
-    await expect(g.write('main', [op], { message: `m${LONE}` })).rejects.toMatchObject({ code: 'invalid_input', issues: [{ path: 'commit.message' }] });
-    await expect(g.write('main', [op], { author: '\ud800' })).rejects.toMatchObject({ code: 'invalid_input', issues: [{ path: 'commit.author' }] });
+    await expect(g.write('main', [op], { message: `m${LONE}` })).rejects.toMatchObject({
+      code: 'invalid_input',
+      issues: [{ path: 'commit.message' }],
+    });
+    await expect(g.write('main', [op], { author: '\ud800' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      issues: [{ path: 'commit.author' }],
+    });
     expect((await g.branchHead('main')).manifest.commit.id).toBe(before);
   });
 });

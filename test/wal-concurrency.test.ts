@@ -20,7 +20,7 @@ async function ingestLoad(g: Graph, branch: string, shards: string[], rounds: nu
   const last = new Map<string, string>();
   await Promise.all(
     shards.map(async (shard) => {
-      const w = new WalWriter(g, { shard, maxGenerationRows: 3 });
+      const w = new WalWriter(g.ports, { shard, maxGenerationRows: 3 });
       for (let i = 0; i < rounds; i++) {
         const own = `${shard}-own-${i % 5}`;
         const value = `${shard}:${i}`;
@@ -44,7 +44,7 @@ describe('catch-up with continuous ingestion', () => {
       const reports: CatchUpReport[] = [];
       const catching = (async () => {
         while (ingesting) {
-          reports.push(await catchUp(g, 'main', { maxGenerations: 4, budgetBytes }));
+          reports.push(await catchUp(g.ports, 'main', { maxGenerations: 4, budgetBytes }));
           await new Promise((r) => setTimeout(r, 2));
         }
       })();
@@ -52,7 +52,7 @@ describe('catch-up with continuous ingestion', () => {
       ingesting = false;
       await catching;
       const beforeFinal = await rowsOf(g, 'main', 'Person');
-      const final = await catchUp(g, 'main', { budgetBytes });
+      const final = await catchUp(g.ports, 'main', { budgetBytes });
       expect(final.pendingAfter).toBe(0);
       g.dropCaches();
       const rows = await rowsOf(g, 'main', 'Person');
@@ -75,7 +75,7 @@ describe('catch-up with continuous ingestion', () => {
     const background = (async () => {
       let n = 0;
       while (ingesting) {
-        await catchUp(g, 'feature', { maxGenerations: 2 });
+        await catchUp(g.ports, 'feature', { maxGenerations: 2 });
         if (n++ % 2 === 0) await mergeOk(g, 'feature');
         else await g.write('main', [upsert(`main-${n}`, 'm')]).then(() => mergeOk(g, 'main', { into: 'feature' }));
         // The memory store answers in microtasks; give the writers' turns a chance to run.
@@ -85,7 +85,7 @@ describe('catch-up with continuous ingestion', () => {
     const last = await ingestLoad(g, 'feature', ['f1', 'f2'], 16);
     ingesting = false;
     await background;
-    await catchUp(g, 'feature');
+    await catchUp(g.ports, 'feature');
     await mergeOk(g, 'feature');
     const feature = await rowsOf(g, 'feature', 'Person');
     const main = await rowsOf(g, 'main', 'Person');

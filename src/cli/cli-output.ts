@@ -3,8 +3,19 @@
  * programs; otherwise people get aligned tables for lists and `key: value`
  * lines for records, with long values cut to the terminal's width.
  */
-import type { BranchDto, CommitDto, DiffResultDto, TagDto, IngestResultDto, MergeResultDto, SchemaApplyDto, WalStatusDto, WriteResultDto } from '../service/service.js';
-import type { CommitDetailDto, RowItem } from '../service/api.js';
+import type {
+  BranchDto,
+  CommitDto,
+  DiffResultDto,
+  TagDto,
+  IngestResultDto,
+  MergeResultDto,
+  SchemaApplyDto,
+  WalStatusDto,
+  WriteResultDto,
+} from '../service/service.js';
+import type { RowItem } from '../service/api.js';
+import type { CommitDetailDto } from '../service/service.js';
 
 export interface Output {
   json: boolean;
@@ -53,7 +64,8 @@ const many = (n: number, noun: string): string => `${n.toLocaleString('en-US')} 
 export const human = {
   branch: (b: BranchDto): string => `branch ${b.name} at ${b.head.id}${b.forkedFrom !== null ? ` (from ${b.forkedFrom})` : ''}\n`,
   write: (r: WriteResultDto): string => (r.commit === null ? 'nothing changed\n' : `committed ${r.commit.id}: ${counts(r)}\n`),
-  ingest: (r: IngestResultDto): string => `${many(r.operations, 'operation')} acknowledged in ${many(r.generations.length, 'generation')} on shard ${r.shard}: ${counts(r)}\n`,
+  ingest: (r: IngestResultDto): string =>
+    `${many(r.operations, 'operation')} acknowledged in ${many(r.generations.length, 'generation')} on shard ${r.shard}: ${counts(r)}\n`,
   schema: (r: SchemaApplyDto): string =>
     `${r.commit === null ? 'the schema was already this' : `applied as ${r.commit.id}`}\n${table(
       Object.entries(r.tables).map(([name, action]) => ({ table: name, action })),
@@ -92,7 +104,8 @@ export const human = {
       const t = page.get(s.table);
       if (t === undefined) continue;
       for (const r of t.inserted) lines.push(`  + ${r.key}  ${cell(r.row)}`);
-      for (const u of t.updated) lines.push(`  ~ ${u.key}  ${u.changed.map((p) => `${p}: ${cell(u.before[p])} → ${cell(u.after[p])}`).join(', ')}`);
+      for (const u of t.updated)
+        lines.push(`  ~ ${u.key}  ${u.changed.map((p) => `${p}: ${cell(u.before[p])} → ${cell(u.after[p])}`).join(', ')}`);
       for (const r of t.deleted) lines.push(`  - ${r.key}`);
     }
     if (d.nextCursor !== null) lines.push(`more: --cursor ${d.nextCursor} (with commit:${d.from} commit:${d.to} for the same state)`);
@@ -100,11 +113,22 @@ export const human = {
   },
   merge: (r: MergeResultDto): string => {
     if (r.status === 'conflicts') {
-      const items = r.report.items.map((c) => ({ kind: c.kind, table: c.table, key: c.key, property: c.property, base: c.base, source: c.source, target: c.target }));
+      const items = r.report.items.map((c) => ({
+        kind: c.kind,
+        table: c.table,
+        key: c.key,
+        property: c.property,
+        base: c.base,
+        source: c.source,
+        target: c.target,
+      }));
       const more = r.report.nextCursor !== null ? `(${r.report.total - r.report.items.length} more; --json for the full report)\n` : '';
       return `conflicts: ${r.report.total}; nothing was published\n${table(items, ['kind', 'table', 'key', 'property', 'base', 'source', 'target'])}${more}`;
     }
-    const resolved = r.resolved !== null ? `; ${r.resolved.total} conflict(s) resolved${r.resolved.strategy ? ` (${r.resolved.strategy} where no choice named one)` : ''}` : '';
+    const resolved =
+      r.resolved !== null
+        ? `; ${r.resolved.total} conflict(s) resolved${r.resolved.strategy ? ` (${r.resolved.strategy} where no choice named one)` : ''}`
+        : '';
     const head = r.dryRun ? `dry run: would be ${r.outcome}` : r.outcome;
     const tables = r.tables.length > 0 ? table(r.tables, ['table', 'action', 'sourceChanges', 'targetChanges', 'rowsWritten']) : '';
     return `${head}${r.commit !== null ? ` as ${r.commit.id}` : ''} (source ${r.sourceHead}, target ${r.targetHead})${resolved}\n${tables}`;

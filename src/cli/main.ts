@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 /** The `branchgraph` executable: the command line over this process's standard streams (see run-cli.ts). */
-import type { CliIo } from './cli-program.js';
+import type { CliIo } from './cli-context.js';
 import { EXIT } from './exit-codes.js';
 import { runCli } from './run-cli.js';
 
-const io: CliIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t), stdoutStream: process.stdout, stderrIsTTY: process.stderr.isTTY === true };
+const io: CliIo = {
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+  stdoutStream: process.stdout,
+  stderrIsTTY: process.stderr.isTTY === true,
+};
 runCli(process.argv.slice(2), io).then(
   (code) => {
     // Let standard output drain (a pipe may still hold an export) before exiting.

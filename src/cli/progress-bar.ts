@@ -7,13 +7,15 @@
  */
 import { ulid } from 'ulid';
 import { isBranchgraphError } from '../model/errors.js';
-import type { OperationDto } from '../service/operations.js';
+import type { OperationDto } from '../service/long-operations.js';
 
 const WIDTH = 30;
 const POLL_MS = 250;
 
 /** One line of the bar: `merge f -> main [#######.......]  52% 52,000 of 100,000 rows`. */
-export function renderBar(op: Pick<OperationDto, 'kind' | 'branch' | 'source' | 'rowsPlanned' | 'rowsDone' | 'state'> & { phase?: string | null }): string {
+export function renderBar(
+  op: Pick<OperationDto, 'kind' | 'branch' | 'source' | 'rowsPlanned' | 'rowsDone' | 'state'> & { phase?: string | null },
+): string {
   const fraction = op.rowsPlanned === 0 ? (op.state === 'running' ? 0 : 1) : Math.min(1, op.rowsDone / op.rowsPlanned);
   const filled = Math.round(fraction * WIDTH);
   const what = `${op.kind === 'merge' ? `merge ${op.source ?? '?'} -> ${op.branch}` : `load into ${op.branch}`}${op.phase != null ? ` (${op.phase})` : ''}`;
@@ -25,7 +27,13 @@ export function renderBar(op: Pick<OperationDto, 'kind' | 'branch' | 'source' | 
  * Run `start` (given a fresh operation id) while drawing its progress on `write`; the result is
  * `start`'s. Polling failures are ignored: progress is a courtesy, never a reason to fail.
  */
-export async function withProgress<T>(get: (id: string) => Promise<OperationDto>, write: (text: string) => void, tty: boolean, start: (operationId: string) => Promise<T>): Promise<T> {
+export async function withProgress<T>(a: {
+  get: (id: string) => Promise<OperationDto>;
+  write: (text: string) => void;
+  tty: boolean;
+  start: (operationId: string) => Promise<T>;
+}): Promise<T> {
+  const { get, write, tty, start } = a;
   const id = ulid();
   let shown = -1;
   let last = '';

@@ -113,7 +113,9 @@ describe('command line: help, version and mistakes', () => {
     await new Promise((resolve) => probe.close(resolve));
     const r = await cli(['branch', 'list', '--server', `http://127.0.0.1:${port}`]);
     expect(r.code).toBe(EXIT.unreachable);
-    expect(r.stderr).toBe(`error [server_unreachable]: cannot reach the server at http://127.0.0.1:${port} (GET /branches): ECONNREFUSED\n`);
+    expect(r.stderr).toBe(
+      `error [server_unreachable]: cannot reach the server at http://127.0.0.1:${port} (GET /branches): ECONNREFUSED\n`,
+    );
   });
 });
 
@@ -140,11 +142,21 @@ describe('command line: the embedded engine', () => {
     expect(bad.stderr).toContain('invalid_input');
     expect((await cli(['frobnicate'])).code).toBe(2);
     // WAL: ingest streams a file into this shard; status shows it pending; catch-up folds it.
-    await writeFile(path.join(dir, 'more.ndjson'), '{"table":"Person","values":{"id":"b","name":"Bo"}}\n{"table":"Person","values":{"id":"c","name":"Cy"}}\n');
+    await writeFile(
+      path.join(dir, 'more.ndjson'),
+      '{"table":"Person","values":{"id":"b","name":"Bo"}}\n{"table":"Person","values":{"id":"c","name":"Cy"}}\n',
+    );
     const ingested = await cli(['ingest', 'main', path.join(dir, 'more.ndjson'), '--shard', 'cli-1', '--json', ...store]);
     expect(JSON.parse(ingested.stdout)).toMatchObject({ shard: 'cli-1', operations: 2, inserted: 2 });
-    expect(JSON.parse((await cli(['wal', 'main', '--json', ...store])).stdout)).toMatchObject({ pendingGenerations: 1, shards: [{ shard: 'cli-1', pendingGenerations: 1 }] });
-    expect(JSON.parse((await cli(['catchup', 'main', '--serial', '--json', ...store])).stdout)).toMatchObject({ outcome: 'caught_up', generations: 1, pendingAfter: 0 });
+    expect(JSON.parse((await cli(['wal', 'main', '--json', ...store])).stdout)).toMatchObject({
+      pendingGenerations: 1,
+      shards: [{ shard: 'cli-1', pendingGenerations: 1 }],
+    });
+    expect(JSON.parse((await cli(['catchup', 'main', '--serial', '--json', ...store])).stdout)).toMatchObject({
+      outcome: 'caught_up',
+      generations: 1,
+      pendingAfter: 0,
+    });
     expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
   });
 });
@@ -184,24 +196,49 @@ describe('command line: a round against a server', () => {
 
     const merge = await cli(['merge', 'review']);
     expect(merge.code).toBe(EXIT.conflicts);
-    expect(merge.stdout).toMatch(/^conflicts: 1; nothing was published\nKIND +TABLE +KEY +PROPERTY +BASE +SOURCE +TARGET\nDivergentUpdate +Person +ann +age +30 +31 +32\n$/);
+    expect(merge.stdout).toMatch(
+      /^conflicts: 1; nothing was published\nKIND +TABLE +KEY +PROPERTY +BASE +SOURCE +TARGET\nDivergentUpdate +Person +ann +age +30 +31 +32\n$/,
+    );
     const asJson = await cli(['merge', 'review', '--json']);
     expect(JSON.parse(asJson.stdout)).toMatchObject({ status: 'conflicts', report: { total: 1 } });
 
     // Resolve it from a file of choices, pinned to the previewed heads; a stale pin is refused.
     const preview = JSON.parse(asJson.stdout) as { sourceHead: string; targetHead: string };
     const choices = path.join(dir, 'choices.json');
-    await writeFile(choices, JSON.stringify([{ table: 'Person', key: 'ann', property: 'age', take: 'value', value: 32, expected: { base: 30, source: 31, target: 32 } }]));
+    await writeFile(
+      choices,
+      JSON.stringify([
+        { table: 'Person', key: 'ann', property: 'age', take: 'value', value: 32, expected: { base: 30, source: 31, target: 32 } },
+      ]),
+    );
     const stale = await cli(['merge', 'review', '--resolutions', choices, '--expect-target-head', preview.sourceHead]);
     expect([stale.code, stale.stderr]).toEqual([EXIT.failed, expect.stringMatching(/^error \[head_moved\]/)]);
-    const landed = await cli(['merge', 'review', '--resolutions', choices, '--expect-source-head', preview.sourceHead, '--expect-target-head', preview.targetHead, '--dry-run']);
+    const landed = await cli([
+      'merge',
+      'review',
+      '--resolutions',
+      choices,
+      '--expect-source-head',
+      preview.sourceHead,
+      '--expect-target-head',
+      preview.targetHead,
+      '--dry-run',
+    ]);
     expect(landed.stdout).toMatch(/^dry run: would be merged \(source [0-9A-Z]{26}, target [0-9A-Z]{26}\); 1 conflict\(s\) resolved\n/);
     const bad = await cli(['merge', 'review', '--strategy', 'mine-wins']);
-    expect([bad.code, bad.stderr]).toEqual([EXIT.usage, expect.stringContaining('error [invalid_input]: invalid flags: flags.resolutions.strategy')]);
+    expect([bad.code, bad.stderr]).toEqual([
+      EXIT.usage,
+      expect.stringContaining('error [invalid_input]: invalid flags: flags.resolutions.strategy'),
+    ]);
 
-    expect(await ok(['rows', 'Person', '--limit', '2'])).toMatch(/^KEY +ID +NAME +AGE +EMAIL\nann +ann +Ann +32 +ann@example\.com\nbob +bob +Bob\nmore: --cursor \S+\n$/);
+    expect(await ok(['rows', 'Person', '--limit', '2'])).toMatch(
+      /^KEY +ID +NAME +AGE +EMAIL\nann +ann +Ann +32 +ann@example\.com\nbob +bob +Bob\nmore: --cursor \S+\n$/,
+    );
     expect(await ok(['rows', 'Person', '--where', '{"name":"Cy"}', '--json'])).toContain('"cy@example.com"');
-    expect(JSON.parse(await ok(['get', 'Person', 'ann', '--at', 'review', '--json']))).toEqual({ key: 'ann', row: { id: 'ann', name: 'Ann', age: 31, email: null } });
+    expect(JSON.parse(await ok(['get', 'Person', 'ann', '--at', 'review', '--json']))).toEqual({
+      key: 'ann',
+      row: { id: 'ann', name: 'Ann', age: 31, email: null },
+    });
     const missing = await cli(['get', 'Person', 'zed']);
     expect([missing.code, missing.stderr]).toEqual([EXIT.notFound, 'error [not_found]: Person zed does not exist\n']);
 
@@ -209,7 +246,9 @@ describe('command line: a round against a server', () => {
     expect(log.map((c) => c.kind)).toEqual(['write', 'write', 'schema', 'init']);
     expect(await ok(['log', '--limit', '1'])).toMatch(/^ID +KIND +TIME +AUTHOR +MESSAGE\n[0-9A-Z]{26} +write +/);
     expect(await ok(['show', `commit:${log[0]?.id}`])).toMatch(new RegExp(`^id: +${log[0]?.id}\nkind: +write\n`));
-    expect(await ok(['diff', 'main', 'review'])).toBe('Person: 0 inserted, 1 updated, 0 deleted\n  ~ ann  age: 32 → 31, email: ann@example.com → \n');
+    expect(await ok(['diff', 'main', 'review'])).toBe(
+      'Person: 0 inserted, 1 updated, 0 deleted\n  ~ ann  age: 32 → 31, email: ann@example.com → \n',
+    );
     expect(await ok(['compact', 'main', '--full', '--json'])).toContain('"tables"');
 
     const out = path.join(dir, 'people.arrow');
@@ -225,12 +264,16 @@ describe('command line: a round against a server', () => {
     // Land the resolved merge: the commit shows what was resolved and how.
     const real = await cli(['merge', 'review', '--resolutions', choices, '--json']);
     const commitId = (JSON.parse(real.stdout) as { commit: { id: string } }).commit.id;
-    expect(await ok(['show', commitId])).toMatch(/\nresolved 1 conflict\(s\):\nTABLE +KEY +PROPERTY +KIND +TAKE +BY\nPerson +ann +age +DivergentUpdate +value +choice\n$/);
+    expect(await ok(['show', commitId])).toMatch(
+      /\nresolved 1 conflict\(s\):\nTABLE +KEY +PROPERTY +KIND +TAKE +BY\nPerson +ann +age +DivergentUpdate +value +choice\n$/,
+    );
   });
 
   it('draws the progress of a merge and a load with --progress, and lists the operations it followed', async () => {
     await cli(['branch', 'create', 'wide']);
-    const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ table: 'Person', values: { id: `p${i}`, name: `P${i}` } })).join('\n');
+    const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ table: 'Person', values: { id: `p${i}`, name: `P${i}` } })).join(
+      '\n',
+    );
     const file = path.join(dir, 'wide.ndjson');
     await writeFile(file, rows);
     const load = await cli(['load', 'wide', file, '--progress']);

@@ -8,7 +8,7 @@
 import pino from 'pino';
 import type { Config } from '../service/config.js';
 import { BranchgraphError } from '../model/errors.js';
-import type { CliIo } from './cli-program.js';
+import type { CliIo } from './cli-context.js';
 
 export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stderr'>): Promise<void> {
   const logger = pino({ level: config.logLevel });
@@ -20,7 +20,11 @@ export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stder
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
       const why = code === 'EADDRINUSE' ? 'the port is in use' : code === 'EACCES' ? 'permission denied' : 'no such address here';
-      throw new BranchgraphError('invalid_input', `cannot listen on ${config.host}:${config.port}: ${why} (${code}); choose another with --port or PORT`, { cause: e });
+      throw new BranchgraphError(
+        'invalid_input',
+        `cannot listen on ${config.host}:${config.port}: ${why} (${code}); choose another with --port or PORT`,
+        { cause: e },
+      );
     }
     throw e;
   }

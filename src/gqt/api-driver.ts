@@ -4,7 +4,7 @@
  * transports is only where the API comes from and what a restart does.
  */
 import { allRows, type BranchgraphApi, type Ref } from '../service/api.js';
-import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/inputs.js';
+import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
 import type { DriverRef, GqtDriver } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
 
@@ -30,43 +30,43 @@ export class ApiDriver implements GqtDriver {
   }
 
   async applySchema(branch: string, text: string): Promise<void> {
-    await this.api.applySchema(branch, { schema: text });
+    await this.api.applySchema({ branch, schema: text });
   }
 
   async write(branch: string, ops: WriteLine[]): Promise<void> {
-    await this.api.write(branch, { ops });
+    await this.api.write({ branch, ops });
   }
 
   async ingest(branch: string, ops: WriteLine[]): Promise<void> {
-    await this.api.ingest(branch, ops.map((o) => JSON.stringify(o)).join('\n'));
+    await this.api.ingest({ branch, ndjson: ops.map((o) => JSON.stringify(o)).join('\n') });
   }
 
   async catchUp(branch: string, input: CatchUpInput): Promise<void> {
-    await this.api.catchUp(branch, input);
+    await this.api.catchUp({ branch, ...input });
   }
 
   async pendingGenerations(branch: string): Promise<number> {
-    return (await this.api.walStatus(branch)).pendingGenerations;
+    return (await this.api.walStatus({ branch })).pendingGenerations;
   }
 
   async createTag(name: string, from: DriverRef): Promise<void> {
-    await this.api.createTag(name, toRef(from));
+    await this.api.createTag({ name, from: toRef(from) });
   }
 
   async createBranch(name: string, from: DriverRef): Promise<void> {
-    await this.api.createBranch(name, toRef(from));
+    await this.api.createBranch({ name, from: toRef(from) });
   }
 
   async deleteBranch(name: string): Promise<void> {
-    await this.api.deleteBranch(name);
+    await this.api.deleteBranch({ name });
   }
 
   applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput) {
-    return this.api.applyCommit(kind, branch, input);
+    return kind === 'revert' ? this.api.revert({ ...input, branch }) : this.api.cherryPick({ ...input, branch });
   }
 
   merge(source: string, input: MergeInput) {
-    return this.api.mergeBranch(source, input);
+    return this.api.mergeBranch({ ...input, source });
   }
 
   rows(table: string, at: DriverRef) {
@@ -74,19 +74,19 @@ export class ApiDriver implements GqtDriver {
   }
 
   diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot') {
-    return this.api.diff(toRef(from), toRef(to), { mode });
+    return this.api.diff({ from: toRef(from), to: toRef(to), mode });
   }
 
   async schemaText(at: DriverRef): Promise<string> {
-    return (await this.api.getSchema(toRef(at))).text;
+    return (await this.api.getSchema({ at: toRef(at) })).text;
   }
 
-  log(branch: string) {
-    return this.api.log({ branch }, 1000);
+  async log(branch: string) {
+    return (await this.api.log({ at: { branch }, limit: 1000 })).commits;
   }
 
   async head(branch: string): Promise<string> {
-    return (await this.api.getBranch(branch)).head.id;
+    return (await this.api.getBranch({ name: branch })).head.id;
   }
 
   restart(): Promise<void> {

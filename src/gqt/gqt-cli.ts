@@ -77,7 +77,9 @@ export async function openGqtPass(opts: GqtRunOptions): Promise<GqtPass> {
   }
   if (opts.store === 'memory') throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
   const store = await freshStore(opts.store);
-  const server = new PassServer((opts.servers ?? 'process') === 'process' ? processServer(store.url, { warm: opts.via }) : inProcessServer(store.url));
+  const server = new PassServer(
+    (opts.servers ?? 'process') === 'process' ? processServer(store.url, { warm: opts.via }) : inProcessServer(store.url),
+  );
   await server.restart();
   return {
     async run(c) {
@@ -130,7 +132,10 @@ export async function defaultFiles(dir = 'gqt'): Promise<string[]> {
 export async function runGqtCli(opts: { via: Via; store: StoreKind; files: string[] }): Promise<number> {
   const { via, store } = opts;
   if (store === 'memory' && via !== 'embedded') {
-    throw new BranchgraphError('invalid_input', 'gqt: a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
+    throw new BranchgraphError(
+      'invalid_input',
+      'gqt: a memory store lives inside one process; use --store fs or s3 with --via rest or graphql',
+    );
   }
   const files = opts.files.length > 0 ? opts.files : await defaultFiles();
   const { cases, errors } = await loadCases(files);

@@ -4,7 +4,7 @@
  * server; `GraphqlDriver` speaks GraphQL documents. The runner replays the
  * same case over any of them.
  */
-import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/inputs.js';
+import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import type { WriteLine } from './gqt-parser.js';
 

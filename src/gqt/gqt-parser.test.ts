@@ -150,7 +150,11 @@ merge g into main -> merged
       },
       undefined,
     ]);
-    expect(errorsOf('case x\nresolve\n  Person ann\n  Person ann age source 3\n  Person ann age value {nope\nend\nmerge f into main strategy sideways -> merged\nresolve\nend\n')).toEqual([
+    expect(
+      errorsOf(
+        'case x\nresolve\n  Person ann\n  Person ann age source 3\n  Person ann age value {nope\nend\nmerge f into main strategy sideways -> merged\nresolve\nend\n',
+      ),
+    ).toEqual([
       '3:3 expected "TABLE KEY PROPERTY|* source|target|base|value [JSON] [expected {JSON}]"',
       '4:25 source takes no value',
       expect.stringMatching(/^5:18 value takes a JSON value: /),
@@ -213,19 +217,27 @@ schema
       '11:1 block opened here has no closing "end"',
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
-    expect(errorsOf('case x\nfly away')).toEqual(['2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart or expect']);
+    expect(errorsOf('case x\nfly away')).toEqual([
+      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart or expect',
+    ]);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });
 
   it('never throws anything but a syntax error on arbitrary text', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.string(), fc.constantFrom('case x', 'end', 'merge a into b -> merged', 'write main', 'expect table T', 'schema')), { maxLength: 12 }), (lines) => {
-        try {
-          parseGqt(lines.join('\n'), 'f.gqt');
-        } catch (e) {
-          expect(e).toBeInstanceOf(GqtSyntaxError);
-        }
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(fc.string(), fc.constantFrom('case x', 'end', 'merge a into b -> merged', 'write main', 'expect table T', 'schema')),
+          { maxLength: 12 },
+        ),
+        (lines) => {
+          try {
+            parseGqt(lines.join('\n'), 'f.gqt');
+          } catch (e) {
+            expect(e).toBeInstanceOf(GqtSyntaxError);
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });

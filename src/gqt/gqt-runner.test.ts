@@ -45,13 +45,19 @@ describe('GQT runner', () => {
   it('fails when an expected error does not happen, and when an unexpected one does', async () => {
     const store = new MemoryStore();
     const wrong = parseGqt(`${CASE}branch create f -> error branch_exists\n`, 'w.gqt');
-    expect((await runCase(wrong, await openEmbeddedDriver(() => store))).failure).toBe('w.gqt:10: expected error branch_exists, but the step succeeded');
+    expect((await runCase(wrong, await openEmbeddedDriver(() => store))).failure).toBe(
+      'w.gqt:10: expected error branch_exists, but the step succeeded',
+    );
     const boom = parseGqt(`${CASE}write main\n  insert P {"id": "a", "v": 1}\nend\n`, 'b.gqt');
-    expect((await runCase(boom, await openEmbeddedDriver(() => new MemoryStore()))).failure).toMatch(/^b.gqt:10: unexpected error constraint_violation/);
+    expect((await runCase(boom, await openEmbeddedDriver(() => new MemoryStore()))).failure).toMatch(
+      /^b.gqt:10: unexpected error constraint_violation/,
+    );
   });
 
   it('refuses a memory store over HTTP, where a restart could not keep it', async () => {
-    await expect(runGqtCase(parseGqt(CASE, 'c.gqt'), { via: 'rest', store: 'memory' })).rejects.toThrow(/memory store lives inside one process/);
+    await expect(runGqtCase(parseGqt(CASE, 'c.gqt'), { via: 'rest', store: 'memory' })).rejects.toThrow(
+      /memory store lives inside one process/,
+    );
     await expect(runGqtCli({ via: 'rest', store: 'memory', files: [] })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });

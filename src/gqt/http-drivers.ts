@@ -15,7 +15,7 @@ import { errorFromBody, type ErrorBody } from '../model/errors.js';
 import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
-import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/inputs.js';
+import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
 import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
@@ -29,15 +29,22 @@ export interface ServerHandle {
 export type ServerLauncher = () => Promise<ServerHandle>;
 
 /** `branchgraph serve` as a child process on a free port. */
-export function processServer(storeUrl: string, opts: { args?: string[]; env?: Record<string, string>; warm?: 'rest' | 'graphql' } = {}): ServerLauncher {
+export function processServer(
+  storeUrl: string,
+  opts: { args?: string[]; env?: Record<string, string>; warm?: 'rest' | 'graphql' } = {},
+): ServerLauncher {
   const { args: extraArgs = [], env = {} } = opts;
   return async () => {
     const cli = cliCommand();
     // Cases check logs exactly: no background compaction adding commits of its own.
-    const child: ChildProcess = spawn(cli.command, [...cli.args, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt', ...extraArgs], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, COMPACTION_BACKGROUND: 'false', ...env },
-    });
+    const child: ChildProcess = spawn(
+      cli.command,
+      [...cli.args, 'serve', '--port', '0', '--store', storeUrl, '--log-level', 'warn', '--actor', 'gqt', ...extraArgs],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, COMPACTION_BACKGROUND: 'false', ...env },
+      },
+    );
     const url = await new Promise<string>((resolve, reject) => {
       let err = '';
       const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${err}`)), 30_000);
@@ -70,7 +77,10 @@ export function processServer(storeUrl: string, opts: { args?: string[]; env?: R
 /** The same server in this process, with its own graph and caches. */
 export function inProcessServer(storeUrl: string): ServerLauncher {
   return async () => {
-    const s = await startServer(loadConfig({ COMPACTION_BACKGROUND: 'false' }, { store: storeUrl, port: '0', actor: 'gqt' }), pino({ level: 'silent' }));
+    const s = await startServer(
+      loadConfig({ COMPACTION_BACKGROUND: 'false' }, { store: storeUrl, port: '0', actor: 'gqt' }),
+      pino({ level: 'silent' }),
+    );
     return { url: s.url, stop: () => s.close() };
   };
 }
@@ -136,19 +146,25 @@ export async function warmUp(url: string, graphql: boolean): Promise<void> {
   await root.createGraph(name);
   const api = new RestClient(`${url}/graphs/${name}`);
   try {
-    await api.applySchema('main', { schema: 'node P { id: string @key\n n: int?\n u: string? @unique }\nedge K: P -> P {}' });
-    const rows = (side: string) => ({ ops: [0, 1, 2].map((i) => ({ op: 'upsert' as const, table: 'P', values: { id: `${side}${i}`, n: i, u: `${side}${i}` } })) });
-    await api.write('main', rows('m'));
-    await api.createBranch('w');
-    await api.write('w', rows('w'));
-    await api.write('main', { ops: [{ op: 'insert', table: 'K', values: { from: 'm0', to: 'm1' } }] });
-    await api.mergeBranch('w', { dryRun: true });
-    await api.mergeBranch('w', {});
-    await api.rows('P', { branch: 'main' });
-    await api.diff({ branch: 'main' }, { branch: 'w' });
-    await api.log({ branch: 'main' }, 10);
+    await api.applySchema({ branch: 'main', schema: 'node P { id: string @key\n n: int?\n u: string? @unique }\nedge K: P -> P {}' });
+    const rows = (side: string) => ({
+      ops: [0, 1, 2].map((i) => ({ op: 'upsert' as const, table: 'P', values: { id: `${side}${i}`, n: i, u: `${side}${i}` } })),
+    });
+    await api.write({ branch: 'main', ...rows('m') });
+    await api.createBranch({ name: 'w' });
+    await api.write({ branch: 'w', ...rows('w') });
+    await api.write({ branch: 'main', ops: [{ op: 'insert', table: 'K', values: { from: 'm0', to: 'm1' } }] });
+    await api.mergeBranch({ source: 'w', dryRun: true });
+    await api.mergeBranch({ source: 'w' });
+    await api.rows({ table: 'P', at: 'main' });
+    await api.diff({ from: 'main', to: 'w' });
+    await api.log({ limit: 10 });
     if (graphql)
-      await fetch(`${url}/graphs/${name}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ branches { items { name } } }"}' }).then((r) => r.text());
+      await fetch(`${url}/graphs/${name}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ branches { items { name } } }"}',
+      }).then((r) => r.text());
   } finally {
     await root.deleteGraph(name).catch(() => undefined);
   }
@@ -233,7 +249,10 @@ export class GraphqlDriver implements GqtDriver {
   }
 
   async applySchema(branch: string, text: string): Promise<void> {
-    await this.gql('mutation($b: String!, $s: String!) { applySchema(branch: $b, input: { schema: $s }) { tables } }', { b: branch, s: text });
+    await this.gql('mutation($b: String!, $s: String!) { applySchema(branch: $b, input: { schema: $s }) { tables } }', {
+      b: branch,
+      s: text,
+    });
   }
 
   async write(branch: string, ops: WriteLine[]): Promise<void> {
@@ -253,7 +272,11 @@ export class GraphqlDriver implements GqtDriver {
   }
 
   async pendingGenerations(branch: string): Promise<number> {
-    return (await this.gql<{ walStatus: { pendingGenerations: number } }>('query($b: String!) { walStatus(branch: $b) { pendingGenerations } }', { b: branch })).walStatus.pendingGenerations;
+    return (
+      await this.gql<{ walStatus: { pendingGenerations: number } }>('query($b: String!) { walStatus(branch: $b) { pendingGenerations } }', {
+        b: branch,
+      })
+    ).walStatus.pendingGenerations;
   }
 
   async createTag(name: string, from: DriverRef): Promise<void> {
@@ -273,7 +296,10 @@ export class GraphqlDriver implements GqtDriver {
   }
 
   applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto> {
-    return this.mergeLike(`${kind === 'revert' ? 'revert' : 'cherryPick'}(branch: $s, input: $i)`, '$s: String!, $i: ApplyCommitInput!', { s: branch, i: input });
+    return this.mergeLike(`${kind === 'revert' ? 'revert' : 'cherryPick'}(branch: $s, input: $i)`, '$s: String!, $i: ApplyCommitInput!', {
+      s: branch,
+      i: input,
+    });
   }
 
   /** A mutation answering MergeResult, reshaped into the service's result so the runner checks one form. */
@@ -288,7 +314,8 @@ export class GraphqlDriver implements GqtDriver {
       variables,
     );
     const m = r.result;
-    if (m.__typename === 'MergeSuccess') return { status: 'success', ...m, metrics: { maxWidth: m.summary.maxWidth } } as unknown as MergeResultDto;
+    if (m.__typename === 'MergeSuccess')
+      return { status: 'success', ...m, metrics: { maxWidth: m.summary.maxWidth } } as unknown as MergeResultDto;
     return {
       status: 'conflicts',
       sourceHead: m.sourceHead,
@@ -328,10 +355,12 @@ export class GraphqlDriver implements GqtDriver {
   }
 
   async schemaText(at: DriverRef): Promise<string> {
-    return (await this.gql<{ schema: { text: string } }>('query($a: String) { schema(at: $a) { text } }', { a: refString(at) })).schema.text;
+    return (await this.gql<{ schema: { text: string } }>('query($a: String) { schema(at: $a) { text } }', { a: refString(at) })).schema
+      .text;
   }
 
   async head(branch: string): Promise<string> {
-    return (await this.gql<{ branch: { head: { id: string } } }>('query($n: String!) { branch(name: $n) { head { id } } }', { n: branch })).branch.head.id;
+    return (await this.gql<{ branch: { head: { id: string } } }>('query($n: String!) { branch(name: $n) { head { id } } }', { n: branch }))
+      .branch.head.id;
   }
 }

@@ -11,13 +11,30 @@
  * share, writing one path. Lookups are in memory: a manifest is read with
  * its whole tree, whose nodes are shared between manifests by part id.
  */
-import { emptyTree, entriesOf, getEntry, mergeTrees, sharedEntries, treeOf, withChanges, type PartNode, type PartTreeOptions } from '../model/part-tree.js';
-import type { ManifestRef } from './manifest.js';
+import {
+  emptyTree,
+  entriesOf,
+  getEntry,
+  mergeTrees,
+  sharedEntries,
+  treeOf,
+  withChanges,
+  type PartNode,
+  type PartTreeOptions,
+} from '../model/part-tree.js';
+/** A published manifest's place: its lineage and version there (manifest.ts validates the stored form). */
+export interface ManifestRef {
+  lineage: string;
+  version: number;
+}
 
 /** Leaves of the ancestry tree: about a hundred lineages each. */
 export const ANCESTRY_PART_BYTES = 4096;
 
-export const ancestryTreeOptions = (limit = ANCESTRY_PART_BYTES): PartTreeOptions<number> => ({ limit, sizeOf: (k, v) => k.length + String(v).length + 4 });
+export const ancestryTreeOptions = (limit = ANCESTRY_PART_BYTES): PartTreeOptions<number> => ({
+  limit,
+  sizeOf: (k, v) => k.length + String(v).length + 4,
+});
 
 export class Ancestry {
   private constructor(
@@ -83,7 +100,11 @@ export class Ancestry {
   /** The tree with `own` folded in: what another snapshot inherits from this one. */
   private inherited(): PartNode<number> {
     if (this.own === undefined || getEntry(this.tree, this.own.lineage) === this.own.version) return this.tree;
-    return withChanges(this.tree, new Map([[this.own.lineage, Math.max(this.own.version, getEntry(this.tree, this.own.lineage) ?? 0)]]), this.options);
+    return withChanges(
+      this.tree,
+      new Map([[this.own.lineage, Math.max(this.own.version, getEntry(this.tree, this.own.lineage) ?? 0)]]),
+      this.options,
+    );
   }
 
   /**
@@ -93,12 +114,13 @@ export class Ancestry {
    */
   static next(own: ManifestRef, first: Ancestry, second?: Ancestry): Ancestry {
     const fromFirst = first.own?.lineage === own.lineage ? first.tree : first.inherited();
-    const tree = second === undefined ? fromFirst : mergeTrees(fromFirst, second.inherited(), Math.max, first.options);
+    const tree =
+      second === undefined ? fromFirst : mergeTrees({ a: fromFirst, b: second.inherited(), combine: Math.max, o: first.options });
     return new Ancestry(tree, own, first.options);
   }
 
   /** Everything either contains (a virtual base's ancestry). */
   static union(a: Ancestry, b: Ancestry): Ancestry {
-    return new Ancestry(mergeTrees(a.inherited(), b.inherited(), Math.max, a.options), undefined, a.options);
+    return new Ancestry(mergeTrees({ a: a.inherited(), b: b.inherited(), combine: Math.max, o: a.options }), undefined, a.options);
   }
 }

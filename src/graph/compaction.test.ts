@@ -106,7 +106,7 @@ describe('compaction', () => {
     const g = await Graph.open(new MemoryStore());
     await g.applySchema('main', ITEMS);
     for (let i = 0; i < 8; i++) await mustWrite(g, 'main', [item(i, 1)]);
-    await new WalWriter(g, { shard: 'a' }).ingest('main', [item(3, 2), item(100, 2)]);
+    await new WalWriter(g.ports, { shard: 'a' }).ingest('main', [item(3, 2), item(100, 2)]);
     const r = await g.compact('main', { mode: 'full' });
     expect(r.status).toBe('published');
     const head = await g.branchHead('main');

@@ -22,7 +22,9 @@ import { indexSpecs, indexType, runsFingerprint, validIndexes, type IndexedVersi
 import { compactionStart } from '../table/compaction-policy.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
-import type { ChangeOptions, ChangeResult, Graph, PlanResult, Snapshot } from './graph.js';
+import type { ChangeOptions, ChangeResult, PlanResult } from './change.js';
+import type { GraphPorts } from './ports.js';
+import type { Snapshot } from './snapshot.js';
 
 export interface CompactOptions {
   /** Tables to consider (default: every table). */
@@ -52,21 +54,26 @@ function indexOfStretch(runs: readonly RunRef[], stretch: readonly RunRef[]): nu
 
 type Chosen = Map<string, { stretch: RunRef[]; fromOldest: boolean; ref: RunRef | null }>;
 
+/** One compaction's state across attempts: the stretches chosen and the runs written, and how to write them. */
+interface Round {
+  runFiles: GraphPorts['runFiles'];
+  mode: 'tiered' | 'full';
+  chosen: Chosen;
+  written: RunRef[];
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * One stretch of `runs` compacted under `unit` (a table, or one of its indexes): the runs after, and
  * how many were merged; undefined when nothing is due. A stretch chosen by an earlier attempt is
  * reused while it is still in place.
  */
 async function compactUnit(
-  graph: Graph,
-  unit: string,
-  type: TableType,
-  runs: RunRef[],
-  mode: 'tiered' | 'full',
-  chosen: Chosen,
-  written: RunRef[],
-  signal?: AbortSignal,
+  round: Round,
+  target: { unit: string; type: TableType; runs: RunRef[] },
 ): Promise<{ after: RunRef[]; merged: number } | undefined> {
+  const { mode, chosen, written, signal } = round;
+  const { unit, type, runs } = target;
   let pick = chosen.get(unit);
   let at = pick === undefined ? -1 : indexOfStretch(runs, pick.stretch);
   // Tombstones were dropped only because the stretch began at the oldest run; it still must.
@@ -75,19 +82,22 @@ async function compactUnit(
     const start = stretchStart(runs, mode);
     if (start === undefined) return undefined;
     const stretch = runs.slice(start);
-    const ref = (await graph.runs.writeCompacted(type, stretch, start === 0, signal)) ?? null;
+    const ref = (await round.runFiles.writeCompacted({ type, refs: stretch, dropTombstones: start === 0, signal })) ?? null;
     if (ref !== null) written.push(ref);
     pick = { stretch, fromOldest: start === 0, ref };
     chosen.set(unit, pick);
     at = start;
   }
-  return { after: [...runs.slice(0, at), ...(pick.ref === null ? [] : [pick.ref]), ...runs.slice(at + pick.stretch.length)], merged: pick.stretch.length };
+  return {
+    after: [...runs.slice(0, at), ...(pick.ref === null ? [] : [pick.ref]), ...runs.slice(at + pick.stretch.length)],
+    merged: pick.stretch.length,
+  };
 }
 
 /** Compact one table and its indexes; undefined when nothing is due. */
-async function compactTable(graph: Graph, type: TableType, entry: IndexedVersion, mode: 'tiered' | 'full', chosen: Chosen, written: RunRef[], signal?: AbortSignal) {
+async function compactTable(round: Round, type: TableType, entry: IndexedVersion) {
   const name = type.name;
-  const own = await compactUnit(graph, name, type, entry.runs, mode, chosen, written, signal);
+  const own = await compactUnit(round, { unit: name, type, runs: entry.runs });
   const runs = own?.after ?? entry.runs;
   // Indexes are compacted when they describe every run; with a tail of writes above them, the
   // publication folds the tail in first (index-maintenance.ts) and a later round compacts them.
@@ -98,34 +108,42 @@ async function compactTable(graph: Graph, type: TableType, entry: IndexedVersion
   for (const spec of indexSpecs(type)) {
     const set = ix?.sets[spec.name];
     if (set === undefined) continue;
-    const done = await compactUnit(graph, `${name}\u0000${spec.name}`, indexType(type, spec), set.runs, mode, chosen, written, signal);
+    const done = await compactUnit(round, { unit: `${name}\u0000${spec.name}`, type: indexType(type, spec), runs: set.runs });
     sets[spec.name] = done === undefined ? set : { runs: done.after };
     indexRunsMerged += done?.merged ?? 0;
   }
   if (own === undefined && indexRunsMerged === 0) return undefined;
   // The table's rows read the same, so its indexes still hold: they now describe the compacted runs.
   const version: IndexedVersion = ix === undefined ? { runs } : { runs, indexes: { of: runsFingerprint(runs), covers: runs.length, sets } };
-  return { version, line: { table: name, runsBefore: entry.runs.length, runsAfter: runs.length, runsMerged: own?.merged ?? 0, indexRunsMerged } };
+  return {
+    version,
+    line: { table: name, runsBefore: entry.runs.length, runsAfter: runs.length, runsMerged: own?.merged ?? 0, indexRunsMerged },
+  };
 }
 
-export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions & CompactOptions): Promise<ChangeResult<CompactionResult>> {
-  const mode = opts.mode ?? 'tiered';
+export function compactBranch(
+  ports: Pick<GraphPorts, 'publication' | 'runFiles' | 'clock'>,
+  branch: string,
+  opts: ChangeOptions & CompactOptions,
+): Promise<ChangeResult<CompactionResult>> {
   // Per table and index, the stretch chosen and the run it became: kept across attempts, because
   // writers only append, so the same stretch stays in place and one compacted run serves every re-plan.
-  const chosen: Chosen = new Map();
-  const written: RunRef[] = [];
+  const round: Round = { runFiles: ports.runFiles, mode: opts.mode ?? 'tiered', chosen: new Map(), written: [], signal: opts.signal };
+  const { written } = round;
   // Reused runs were written after this: the publication deadline counts from here (see gc.ts).
-  const startedAt = graph.clock();
-  return graph
+  const startedAt = ports.clock();
+  return ports.publication
     .commitChange<CompactionResult>(branch, { ...opts, withoutPending: true }, async (head): Promise<PlanResult<CompactionResult>> => {
-      for (const name of opts.tables ?? []) if (findType(head.schema, name) === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
+      for (const name of opts.tables ?? [])
+        if (findType(head.schema, name) === undefined)
+          throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
       const tables: Record<string, TableVersion> = {};
       const result: CompactionResult = { tables: [] };
       for (const name of (opts.tables ?? Object.keys(head.manifest.tables)).slice().sort()) {
         const type = findType(head.schema, name);
         const entry = head.manifest.tables[name];
         if (type === undefined || entry === undefined) continue;
-        const done = await compactTable(graph, type, entry, mode, chosen, written, opts.signal);
+        const done = await compactTable(round, type, entry);
         if (done === undefined) continue;
         tables[name] = done.version;
         result.tables.push(done.line);
@@ -140,7 +158,7 @@ export function compactBranch(graph: Graph, branch: string, opts: ChangeOptions 
       // would have thrown), so what only they used can go. On a failure nothing is deleted: the last
       // manifest may have landed unseen (a lost response), and GC removes what nothing references.
       const used = new Set(r.status === 'published' ? Object.values(r.manifest.tables).flatMap((t) => entryRuns(t).map((x) => x.key)) : []);
-      await graph.runs.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
+      await ports.runFiles.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
       return r;
     });
 }

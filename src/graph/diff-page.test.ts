@@ -21,7 +21,14 @@ describe('diff pages', () => {
       { table: 'A', inserted: 2, updated: 1, deleted: 1 },
       { table: 'B', inserted: 1, updated: 0, deleted: 0 },
     ]);
-    expect(p1.tables).toEqual([{ table: 'A', inserted: [{ key: 'b', row: { id: 'b' } }], updated: [expect.objectContaining({ key: 'a' })], deleted: [{ key: 'c', row: { id: 'c' } }] }]);
+    expect(p1.tables).toEqual([
+      {
+        table: 'A',
+        inserted: [{ key: 'b', row: { id: 'b' } }],
+        updated: [expect.objectContaining({ key: 'a' })],
+        deleted: [{ key: 'c', row: { id: 'c' } }],
+      },
+    ]);
     const p2 = pageDiff(d, { limit: 3, cursor: p1.nextCursor as string });
     expect(p2.tables.map((t) => [t.table, t.inserted.map((r) => r.key)])).toEqual([
       ['A', ['d']],
@@ -34,25 +41,36 @@ describe('diff pages', () => {
   it('property: the pages of any diff at any size add up to the diff, once each', () => {
     const keys = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 3 }), { maxLength: 12 });
     fc.assert(
-      fc.property(fc.dictionary(fc.constantFrom('A', 'B', 'C'), fc.record({ ins: keys, upd: keys, del: keys })), fc.integer({ min: 1, max: 7 }), (tables, limit) => {
-        // One change per key within a table, as a real diff has.
-        const clean = Object.fromEntries(
-          Object.entries(tables).map(([t, x]) => [t, { ins: x.ins, upd: x.upd.filter((k) => !x.ins.includes(k)), del: x.del.filter((k) => !x.ins.includes(k) && !x.upd.includes(k)) }]),
-        );
-        const d = diffOf(clean).filter((t) => t.inserted.length + t.updated.length + t.deleted.length > 0);
-        const seen: string[] = [];
-        let cursor: string | undefined;
-        do {
-          const p = pageDiff(d, { limit, ...(cursor ? { cursor } : {}) });
-          const n = p.tables.reduce((s, t) => s + t.inserted.length + t.updated.length + t.deleted.length, 0);
-          expect(n).toBeLessThanOrEqual(limit);
-          for (const t of p.tables) for (const r of [...t.inserted, ...t.updated, ...t.deleted]) seen.push(`${t.table}/${r.key}`);
-          cursor = p.nextCursor ?? undefined;
-        } while (cursor !== undefined);
-        const all = d.flatMap((t) => [...t.inserted, ...t.updated, ...t.deleted].map((r) => `${t.table}/${r.key}`)).sort();
-        expect([...seen].sort()).toEqual(all);
-        expect(new Set(seen).size).toBe(seen.length);
-      }),
+      fc.property(
+        fc.dictionary(fc.constantFrom('A', 'B', 'C'), fc.record({ ins: keys, upd: keys, del: keys })),
+        fc.integer({ min: 1, max: 7 }),
+        (tables, limit) => {
+          // One change per key within a table, as a real diff has.
+          const clean = Object.fromEntries(
+            Object.entries(tables).map(([t, x]) => [
+              t,
+              {
+                ins: x.ins,
+                upd: x.upd.filter((k) => !x.ins.includes(k)),
+                del: x.del.filter((k) => !x.ins.includes(k) && !x.upd.includes(k)),
+              },
+            ]),
+          );
+          const d = diffOf(clean).filter((t) => t.inserted.length + t.updated.length + t.deleted.length > 0);
+          const seen: string[] = [];
+          let cursor: string | undefined;
+          do {
+            const p = pageDiff(d, { limit, ...(cursor ? { cursor } : {}) });
+            const n = p.tables.reduce((s, t) => s + t.inserted.length + t.updated.length + t.deleted.length, 0);
+            expect(n).toBeLessThanOrEqual(limit);
+            for (const t of p.tables) for (const r of [...t.inserted, ...t.updated, ...t.deleted]) seen.push(`${t.table}/${r.key}`);
+            cursor = p.nextCursor ?? undefined;
+          } while (cursor !== undefined);
+          const all = d.flatMap((t) => [...t.inserted, ...t.updated, ...t.deleted].map((r) => `${t.table}/${r.key}`)).sort();
+          expect([...seen].sort()).toEqual(all);
+          expect(new Set(seen).size).toBe(seen.length);
+        },
+      ),
     );
   });
 

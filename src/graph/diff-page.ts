@@ -47,7 +47,9 @@ export function pageDiff(diff: readonly TableDiff[], opts: { limit?: number; cur
   const { limit } = opts;
   const scope = opts.scope ?? '';
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_DIFF_PAGE)) {
-    throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${MAX_DIFF_PAGE}`, { issues: [{ path: 'limit', message: `1..${MAX_DIFF_PAGE}` }] });
+    throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${MAX_DIFF_PAGE}`, {
+      issues: [{ path: 'limit', message: `1..${MAX_DIFF_PAGE}` }],
+    });
   }
   const after = opts.cursor === undefined ? undefined : decode(scope, opts.cursor);
   const summary = diff.map((t) => ({ table: t.table, inserted: t.inserted.length, updated: t.updated.length, deleted: t.deleted.length }));
@@ -72,5 +74,9 @@ export function pageDiff(diff: readonly TableDiff[], opts: { limit?: number; cur
     c.put(d);
   }
   const last = changes[end - 1];
-  return { tables: [...tables.values()], summary, nextCursor: end < changes.length && last !== undefined ? encode(scope, last.table, last.key) : null };
+  return {
+    tables: [...tables.values()],
+    summary,
+    nextCursor: end < changes.length && last !== undefined ? encode(scope, last.table, last.key) : null,
+  };
 }

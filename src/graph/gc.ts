@@ -32,7 +32,9 @@
  */
 import type { ObjectInfo, ObjectStore } from '../store/object-store.js';
 import { storeTime } from '../store/store-clock.js';
-import type { Graph } from './graph.js';
+import type { BranchRecord, Repository } from './repository.js';
+import type { RunStore } from './run-store.js';
+import type { Tags } from './tags.js';
 import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
 import { IDEMPOTENCY_LIFETIME_MS, idempotencyBucketTime } from './idempotency.js';
 import type { Manifest, ManifestRef } from './manifest.js';
@@ -80,7 +82,13 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
 }
 
 /** What GC reads and deletes through (a `Graph` is one). */
-export type GcTarget = Pick<Graph, 'store' | 'repo' | 'runs' | 'tags'>;
+/** What GC reads and deletes: every object of the graph's store, through its repository, runs and tags. */
+export interface GcTarget {
+  store: ObjectStore;
+  repo: Repository;
+  runs: RunStore;
+  tags: Tags;
+}
 
 /** Every object key the manifests name: commit index entries, parts, runs and a run's side objects. */
 async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], signal?: AbortSignal): Promise<Set<string>> {
@@ -114,7 +122,11 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
 }
 
 /** Every manifest reachable from `roots` through parents, and the set of them as `lineage/version`. */
-async function reachableFrom(graph: GcTarget, roots: ManifestRef[], signal?: AbortSignal): Promise<{ seen: Set<string>; reachable: Manifest[] }> {
+async function reachableFrom(
+  graph: GcTarget,
+  roots: ManifestRef[],
+  signal?: AbortSignal,
+): Promise<{ seen: Set<string>; reachable: Manifest[] }> {
   const seen = new Set<string>();
   const reachable: Manifest[] = [];
   let frontier = roots;
@@ -135,7 +147,10 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   /** Written longer than the grace ago, by the store's clock; unknown is never old. */
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
-  const [{ records, damaged: damagedBranches, writtenAt }, tagged] = await Promise.all([graph.repo.allBranchRecords(signal), graph.tags.all(signal)]);
+  const [{ records, damaged: damagedBranches, writtenAt }, tagged] = await Promise.all([
+    graph.repo.allBranchRecords(signal),
+    graph.tags.all(signal),
+  ]);
   // A tag that cannot be read may be the only root of some history: like a damaged branch, it stops deletion.
   const damaged = [...damagedBranches, ...tagged.damaged.map((d) => ({ name: d.key, key: d.key, error: d.error }))];
   // A deletion that names no lineage (an admin deleting a damaged branch) keeps nothing alive.
@@ -150,20 +165,61 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
 
   const keep = await referencedKeys(graph, reachable, signal);
 
-  const candidates: { key: string; size: number; kind: keyof GcReport['deleted'] }[] = [];
-  const [manifests, runs, commits, hints, parts, wal, idempotency] = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
-  // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
+  const listed = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
   const byRef = new Map(reachable.map((m) => [`${m.lineage}/${m.version}`, m]));
   const liveMarks = new Map<string, Record<string, number>>();
   live.forEach((r, i) => {
     const head = byRef.get(`${headRefs[i]?.lineage}/${headRefs[i]?.version}`);
     liveMarks.set(r.lineage, head !== undefined ? watermarksFor(head, r.lineage) : {});
   });
+  const candidates = garbageAmong({ listed, keep, seen, liveLineages, liveMarks, byName, old, deletedLongAgo });
+
+  const report: GcReport = {
+    // A branch whose record cannot be read may own any of the candidates: then nothing is deleted.
+    dryRun: opts.dryRun === true || damaged.length > 0,
+    damagedBranches: damaged.map((d) => d.name),
+    graceMs: grace,
+    reachableManifests: reachable.length,
+    scanned: listed.reduce((n, xs) => n + xs.length, 0),
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0 },
+    bytesFreed: 0,
+    keys: candidates.map((c) => c.key).sort(),
+  };
+  for (const c of candidates) {
+    report.deleted[c.kind]++;
+    report.bytesFreed += c.size;
+  }
+  if (!report.dryRun && candidates.length > 0) await graph.store.deleteMany(report.keys, { signal });
+  if (!report.dryRun) await graph.store.sweepTemps?.(grace, now).catch(() => undefined);
+  return report;
+}
+
+/** What GC knows when it judges keys: every key listed (by prefix), what the reachable manifests reference, and the live lineages' state. */
+interface Judgement {
+  listed: ObjectInfo[][];
+  keep: Set<string>;
+  seen: Set<string>;
+  liveLineages: Set<string>;
+  liveMarks: Map<string, Record<string, number>>;
+  byName: Map<string, BranchRecord>;
+  old: (t: number | undefined) => boolean;
+  deletedLongAgo: (name: string) => boolean;
+}
+
+type Candidate = ObjectInfo & { kind: keyof GcReport['deleted'] };
+
+/** The listed keys GC may delete: unreferenced and older than the grace, by kind. */
+function garbageAmong(j: Judgement): Candidate[] {
+  const { keep, seen, liveLineages, liveMarks, byName, old, deletedLongAgo } = j;
+  const [manifests, runs, commits, hints, parts, wal, idempotency] = j.listed;
+  const candidates: Candidate[] = [];
+  // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
   for (const o of wal ?? []) {
     const at = parseGenerationKey(o.key);
     if (at === undefined) continue;
     const marks = liveMarks.get(at.lineage);
-    if (marks !== undefined ? at.seq <= (marks[at.shard] ?? 0) : !liveLineages.has(at.lineage) && old(o.lastModified)) candidates.push({ ...o, kind: 'wal' });
+    if (marks !== undefined ? at.seq <= (marks[at.shard] ?? 0) : !liveLineages.has(at.lineage) && old(o.lastModified))
+      candidates.push({ ...o, kind: 'wal' });
   }
   // Keys outside the layout are never candidates: they are not ours to judge.
   for (const o of manifests ?? []) {
@@ -194,25 +250,9 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   // Idempotency records go by their day bucket, once a lookup can no longer reach them.
   for (const o of idempotency ?? []) {
     // A key in the layout, written longer ago than any lookup reaches (two lifetimes) and the grace, by the store's clock.
-    if (idempotencyBucketTime(o.key) !== undefined && o.lastModified !== undefined && old(o.lastModified + 2 * IDEMPOTENCY_LIFETIME_MS)) candidates.push({ ...o, kind: 'idempotency' });
+    if (idempotencyBucketTime(o.key) !== undefined && o.lastModified !== undefined && old(o.lastModified + 2 * IDEMPOTENCY_LIFETIME_MS))
+      candidates.push({ ...o, kind: 'idempotency' });
   }
 
-  const report: GcReport = {
-    // A branch whose record cannot be read may own any of the candidates: then nothing is deleted.
-    dryRun: opts.dryRun === true || damaged.length > 0,
-    damagedBranches: damaged.map((d) => d.name),
-    graceMs: grace,
-    reachableManifests: reachable.length,
-    scanned: [manifests, runs, commits, hints, parts, wal, idempotency].reduce((n, xs) => n + (xs?.length ?? 0), 0),
-    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0 },
-    bytesFreed: 0,
-    keys: candidates.map((c) => c.key).sort(),
-  };
-  for (const c of candidates) {
-    report.deleted[c.kind]++;
-    report.bytesFreed += c.size;
-  }
-  if (!report.dryRun && candidates.length > 0) await graph.store.deleteMany(report.keys, { signal });
-  if (!report.dryRun) await graph.store.sweepTemps?.(grace, now).catch(() => undefined);
-  return report;
+  return candidates;
 }

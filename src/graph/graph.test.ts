@@ -12,13 +12,21 @@ describe('Graph: writes and reads', () => {
     await mustWrite(g, 'main', [person('alice', { age: 30 }), person('bob')]);
     await mustWrite(g, 'main', [{ op: 'update', table: 'Person', values: { id: 'alice', email: 'a@x.io' } }]);
     const head = await g.branchHead('main');
-    expect(await getRow(g, head, 'Person', 'alice')).toEqual({ id: 'alice', name: 'ALICE', email: 'a@x.io', age: 30, role: null });
+    expect(await getRow({ tables: g.ports.tables, snap: head, table: 'Person', key: 'alice' })).toEqual({
+      id: 'alice',
+      name: 'ALICE',
+      email: 'a@x.io',
+      age: 30,
+      role: null,
+    });
     await mustWrite(g, 'main', [
       { op: 'upsert', table: 'Person', values: { id: 'alice', name: 'Al' } },
       { op: 'delete', table: 'Person', values: { id: 'bob' } },
     ]);
     const h2 = await g.branchHead('main');
-    expect(await allRows(g, h2, 'Person')).toEqual([{ key: 'alice', row: { id: 'alice', name: 'Al', email: null, age: null, role: null } }]);
+    expect(await allRows({ tables: g.ports.tables, snap: h2, table: 'Person' })).toEqual([
+      { key: 'alice', row: { id: 'alice', name: 'Al', email: null, age: null, role: null } },
+    ]);
   });
 
   it('a failing batch changes nothing and lists every failing operation', async () => {
@@ -26,7 +34,12 @@ describe('Graph: writes and reads', () => {
     await mustWrite(g, 'main', [person('alice', { email: 'a@x.io' })]);
     const before = (await g.branchHead('main')).manifest.commit.id;
     const err = await g
-      .write('main', [person('alice'), person('carol', { age: 200 }), person('dave', { email: 'a@x.io' }), { op: 'update', table: 'Person', values: { id: 'zed', name: 'Z' } }])
+      .write('main', [
+        person('alice'),
+        person('carol', { age: 200 }),
+        person('dave', { email: 'a@x.io' }),
+        { op: 'update', table: 'Person', values: { id: 'zed', name: 'Z' } },
+      ])
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'constraint_violation' });
     const paths = (err as { issues: { path: string }[] }).issues.map((i) => i.path);
@@ -52,7 +65,7 @@ describe('Graph: writes and reads', () => {
     const r = await g.write('main', [{ op: 'delete', table: 'Person', values: { id: 'b' } }]);
     expect(r.status === 'published' && r.result).toMatchObject({ deleted: 1, cascaded: 2 });
     const head = await g.branchHead('main');
-    expect((await allRows(g, head, 'Knows')).map((e) => e.key)).toEqual(['["c","a"]']);
+    expect((await allRows({ tables: g.ports.tables, snap: head, table: 'Knows' })).map((e) => e.key)).toEqual(['["c","a"]']);
   });
 
   it('scans with filters and stable cursors, and lists edges of a node', async () => {
@@ -67,32 +80,52 @@ describe('Graph: writes and reads', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (;;) {
-      const page = await scanRows(g, head, 'Person', { where: { age: { op: 'gte', value: 10 } }, limit: 4, ...(cursor ? { cursor } : {}) });
+      const page = await scanRows({
+        tables: g.ports.tables,
+        snap: head,
+        table: 'Person',
+        where: { age: { op: 'gte', value: 10 } },
+        limit: 4,
+        ...(cursor ? { cursor } : {}),
+      });
       seen.push(...page.items.map((i) => i.key));
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
     }
     expect(seen).toEqual(Array.from({ length: 15 }, (_, i) => `p${i + 10}`));
-    expect((await edgesOf(g, head, 'Person', 'p01')).map((e) => e.key).sort()).toEqual(['["p01","p02"]', '["p03","p01"]']);
-    expect((await edgesOf(g, head, 'Person', 'p01', { direction: 'out' })).map((e) => e.key)).toEqual(['["p01","p02"]']);
-    await expect(scanRows(g, head, 'Person', { where: { nope: 1 } })).rejects.toMatchObject({ code: 'invalid_input' });
+    expect((await edgesOf({ tables: g.ports.tables, snap: head, nodeTable: 'Person', key: 'p01' })).map((e) => e.key).sort()).toEqual([
+      '["p01","p02"]',
+      '["p03","p01"]',
+    ]);
+    expect(
+      (await edgesOf({ tables: g.ports.tables, snap: head, nodeTable: 'Person', key: 'p01', direction: 'out' })).map((e) => e.key),
+    ).toEqual(['["p01","p02"]']);
+    await expect(scanRows({ tables: g.ports.tables, snap: head, table: 'Person', where: { nope: 1 } })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
   });
 
   it('reads at any commit, shows the log newest first and diffs two refs', async () => {
     const g = await peopleGraph();
     const c1 = await mustWrite(g, 'main', [person('a'), person('b')]);
-    const c2 = await mustWrite(g, 'main', [{ op: 'update', table: 'Person', values: { id: 'a', age: 5 } }, { op: 'delete', table: 'Person', values: { id: 'b' } }, person('c')]);
+    const c2 = await mustWrite(g, 'main', [
+      { op: 'update', table: 'Person', values: { id: 'a', age: 5 } },
+      { op: 'delete', table: 'Person', values: { id: 'b' } },
+      person('c'),
+    ]);
     const at1 = await g.commitSnapshot(c1);
-    expect((await allRows(g, at1, 'Person')).map((r) => r.key)).toEqual(['a', 'b']);
-    const log = await commitLog(g, await g.branchHead('main'));
+    expect((await allRows({ tables: g.ports.tables, snap: at1, table: 'Person' })).map((r) => r.key)).toEqual(['a', 'b']);
+    const log = await commitLog(g.ports.manifests, await g.branchHead('main'));
     expect(log.map((c) => c.id).slice(0, 2)).toEqual([c2, c1]);
     expect(log.map((c) => c.kind)).toEqual(['write', 'write', 'schema', 'init']);
-    const d = await diffSnapshots(g.runs, at1, await g.commitSnapshot(c2));
+    const d = await diffSnapshots({ runs: g.ports.runFiles, from: at1, to: await g.commitSnapshot(c2) });
     expect(d).toEqual([
       {
         table: 'Person',
         inserted: [{ key: 'c', row: { id: 'c', name: 'C', email: null, age: null, role: null } }],
-        updated: [{ key: 'a', before: expect.objectContaining({ age: null }), after: expect.objectContaining({ age: 5 }), changed: ['age'] }],
+        updated: [
+          { key: 'a', before: expect.objectContaining({ age: null }), after: expect.objectContaining({ age: 5 }), changed: ['age'] },
+        ],
         deleted: [{ key: 'b', row: expect.objectContaining({ id: 'b' }) }],
       },
     ]);
@@ -122,7 +155,8 @@ describe('Graph: branches', () => {
     await g.createBranch('review/2026-07', { commit: c1 });
     expect((await listAll(store, 'runs/')).length).toBe(runsBefore);
     await mustWrite(g, 'review/2026-07', [person('x')]);
-    const keysOf = async (b: string) => (await allRows(g, await g.branchHead(b), 'Person')).map((r) => r.key);
+    const keysOf = async (b: string) =>
+      (await allRows({ tables: g.ports.tables, snap: await g.branchHead(b), table: 'Person' })).map((r) => r.key);
     expect(await keysOf('review/2026-07')).toEqual(['a', 'x']);
     expect(await keysOf('review')).toEqual(['a', 'b']);
     expect(await keysOf('main')).toEqual(['a', 'b']);
@@ -141,7 +175,7 @@ describe('Graph: branches', () => {
     await g.deleteBranch('f');
     await expect(g.branchHead('f')).rejects.toMatchObject({ code: 'not_found' });
     await g.createBranch('f', { branch: 'main' });
-    expect(await allRows(g, await g.branchHead('f'), 'Person')).toEqual([]);
+    expect(await allRows({ tables: g.ports.tables, snap: await g.branchHead('f'), table: 'Person' })).toEqual([]);
   });
 });
 
@@ -153,8 +187,14 @@ describe('Graph: durability and cost', () => {
     await g.createBranch('dev', { branch: 'main' });
     await mustWrite(g, 'dev', [person('c')]);
     const g2 = await Graph.open(store);
-    expect((await allRows(g2, await g2.branchHead('main'), 'Knows')).map((r) => r.key)).toEqual(['["a","b"]']);
-    expect((await allRows(g2, await g2.branchHead('dev'), 'Person')).map((r) => r.key)).toEqual(['a', 'b', 'c']);
+    expect((await allRows({ tables: g2.ports.tables, snap: await g2.branchHead('main'), table: 'Knows' })).map((r) => r.key)).toEqual([
+      '["a","b"]',
+    ]);
+    expect((await allRows({ tables: g2.ports.tables, snap: await g2.branchHead('dev'), table: 'Person' })).map((r) => r.key)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
   });
 
   it('head lookup and reads cost the same store calls at 1 and at 1,000 commits', async () => {
@@ -165,7 +205,7 @@ describe('Graph: durability and cost', () => {
       const fresh = await Graph.open(counting);
       const before = counting.snapshot();
       const head = await fresh.branchHead('main');
-      await getRow(fresh, head, 'Person', 'p0');
+      await getRow({ tables: fresh.ports.tables, snap: head, table: 'Person', key: 'p0' });
       return diffCounts(counting.snapshot(), before).total.calls;
     }
     const small = await costAfter(1);
@@ -195,7 +235,9 @@ describe('Graph: durability and cost', () => {
     }
     await Promise.all([writer('w1'), writer('w2')]);
     const g = await Graph.open(store);
-    expect((await allRows(g, await g.branchHead('main'), 'Person')).map((r) => r.key).sort()).toEqual([...acked].sort());
+    expect((await allRows({ tables: g.ports.tables, snap: await g.branchHead('main'), table: 'Person' })).map((r) => r.key).sort()).toEqual(
+      [...acked].sort(),
+    );
     expect(acked).toHaveLength(30);
   });
 });
@@ -217,6 +259,8 @@ describe('Graph: regressions found by simulation', () => {
     const r = await g.write('main', [person('a')]);
     expect(r.status).toBe('published');
     const fresh = await Graph.open(store);
-    expect(await getRow(fresh, await fresh.branchHead('main'), 'Person', 'a')).toMatchObject({ id: 'a' });
+    expect(await getRow({ tables: fresh.ports.tables, snap: await fresh.branchHead('main'), table: 'Person', key: 'a' })).toMatchObject({
+      id: 'a',
+    });
   });
 });

@@ -26,16 +26,13 @@ import type { TableType } from '../model/schema.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
-import type { ChangeOptions, ChangePlan, ChangeResult, PlanResult, Snapshot } from './graph.js';
-import type { RunWriter, TableReader } from './ports.js';
+import type { ChangeOptions, ChangePlan, ChangeResult, PlanResult } from './change.js';
+import type { GraphPorts } from './ports.js';
+import type { Snapshot } from './snapshot.js';
 import { MAX_BATCH_OPS, planWrite, resolveWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 
-/** What the queue needs of a graph. */
-export interface GroupHost extends TableReader {
-  readonly runs: RunWriter & { stage(type: TableType, rows: readonly RunRow[]): RunRef };
-  readonly actor: string;
-  commitChange<T>(branch: string, opts: ChangeOptions, plan: (head: Snapshot) => Promise<PlanResult<T>>): Promise<ChangeResult<T>>;
-}
+/** What the queue needs of a graph: its tables, runs, default actor and publication loop. */
+export type GroupPorts = Pick<GraphPorts, 'tables' | 'runFiles' | 'actor' | 'publication'>;
 
 interface Queued {
   ops: readonly WriteOp[];
@@ -57,7 +54,7 @@ export class GroupCommit {
   private readonly queues = new Map<string, Queued[]>();
   private readonly leading = new Set<string>();
 
-  constructor(private readonly graph: GroupHost) {}
+  constructor(private readonly ports: GroupPorts) {}
 
   write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions): Promise<ChangeResult<WriteSummary>> {
     // A batch pinned to a head is about that head alone.
@@ -71,7 +68,8 @@ export class GroupCommit {
   }
 
   private alone(branch: string, ops: readonly WriteOp[], opts: ChangeOptions): Promise<ChangeResult<WriteSummary>> {
-    return this.graph.commitChange(branch, opts, (head) => planWrite(this.graph, this.graph.runs, head, ops, opts.signal));
+    const { tables, runFiles: runs, publication } = this.ports;
+    return publication.commitChange(branch, opts, (head) => planWrite({ tables, runs, head, ops, signal: opts.signal }));
   }
 
   private async lead(branch: string): Promise<void> {
@@ -119,7 +117,7 @@ export class GroupCommit {
     try {
       // The head the published group was planned on: what a member that changed nothing saw.
       let planned: Snapshot | undefined;
-      const r = await this.graph.commitChange<Outcome[]>(branch, { actor: group[0]?.opts.actor }, (head) => {
+      const r = await this.ports.publication.commitChange<Outcome[]>(branch, { actor: group[0]?.opts.actor }, (head) => {
         planned = head;
         return this.plan(head, group);
       });
@@ -149,14 +147,14 @@ export class GroupCommit {
         // Commit metadata is stored text: refused per caller, as an ungrouped write refuses it.
         const bad = findInputProblem({ author: q.opts.author, message: q.opts.message }, 'commit');
         if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
-        const r = await resolveWrite(this.graph, view, q.ops);
+        const r = await resolveWrite({ tables: this.ports.tables, head: view, ops: q.ops });
         outcomes.push({ summary: r.summary, changed: r.rows.length > 0 });
         for (const [type, changed] of r.rows) {
           const t = rows.get(type.name) ?? { type, byKey: new Map<string, RunRow>() };
           for (const row of changed) t.byKey.set(row.key, row);
           rows.set(type.name, t);
           // Later batches see this one's rows, as if it had been published first.
-          const staged = this.graph.runs.stage(type, changed);
+          const staged = this.ports.runFiles.stage(type, changed);
           view = { ...view, tables: { ...view.tables, [type.name]: { runs: [...(view.tables[type.name] ?? EMPTY_TABLE).runs, staged] } } };
         }
       } catch (e) {
@@ -168,7 +166,7 @@ export class GroupCommit {
     const scratch: RunRef[] = [];
     try {
       for (const [name, { type, byKey }] of rows) {
-        const ref = await this.graph.runs.write(
+        const ref = await this.ports.runFiles.write(
           type,
           [...byKey.values()].sort((a, b) => compareKey(a.key, b.key)),
         );
@@ -176,7 +174,7 @@ export class GroupCommit {
         tables[name] = { runs: [...(head.tables[name] ?? EMPTY_TABLE).runs, ref] };
       }
     } catch (e) {
-      await this.graph.runs.delete(scratch).catch(() => undefined);
+      await this.ports.runFiles.delete(scratch).catch(() => undefined);
       throw e;
     }
     const published = group.filter((_, i) => {
@@ -189,8 +187,11 @@ export class GroupCommit {
       tables,
       scratch,
       result: outcomes,
-      message: published.length === 1 ? (published[0]?.opts.message ?? 'write') : `${published.length} writes: ${messages.slice(0, MAX_GROUP_MESSAGE)}`,
-      group: published.map((q) => ({ author: q.opts.author ?? q.opts.actor ?? this.graph.actor, message: q.opts.message ?? 'write' })),
+      message:
+        published.length === 1
+          ? (published[0]?.opts.message ?? 'write')
+          : `${published.length} writes: ${messages.slice(0, MAX_GROUP_MESSAGE)}`,
+      group: published.map((q) => ({ author: q.opts.author ?? q.opts.actor ?? this.ports.actor, message: q.opts.message ?? 'write' })),
     };
     return plan;
   }

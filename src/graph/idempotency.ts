@@ -36,7 +36,8 @@ function day(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10).replace(/-/g, '');
 }
 
-function recordKey(keyHash: string, ms: number, started = false): string {
+function recordKey(keyHash: string, ms: number, which: { started?: boolean } = {}): string {
+  const started = which.started === true;
   return `${IDEMPOTENCY_PREFIX}${day(ms)}/${keyHash}${started ? '.started' : ''}.json`;
 }
 
@@ -70,15 +71,15 @@ export class IdempotencyRecords {
     const [today, yesterday, startedToday, startedBefore] = await Promise.all([
       read(recordKey(keyHash, now)),
       read(recordKey(keyHash, before)),
-      exists(recordKey(keyHash, now, true)),
-      exists(recordKey(keyHash, before, true)),
+      exists(recordKey(keyHash, now, { started: true })),
+      exists(recordKey(keyHash, before, { started: true })),
     ]);
     return { record: today ?? yesterday, started: startedToday || startedBefore };
   }
 
   /** Mark that a merge with this key is about to run (see the file header). */
   async start(keyHash: string, signal?: AbortSignal): Promise<void> {
-    await this.put(recordKey(keyHash, this.clock(), true), { format: 1, keyHash }, signal);
+    await this.put(recordKey(keyHash, this.clock(), { started: true }), { format: 1, keyHash }, signal);
   }
 
   private async put(key: string, body: unknown, signal?: AbortSignal): Promise<void> {
@@ -92,6 +93,10 @@ export class IdempotencyRecords {
   /** Store a record; one already there (a concurrent retry's) wins. */
   async save(record: Omit<IdempotencyRecord, 'format' | 'created'>, signal?: AbortSignal): Promise<void> {
     const now = this.clock();
-    await this.put(recordKey(record.keyHash, now), { format: 1, created: new Date(now).toISOString(), ...record } satisfies IdempotencyRecord, signal);
+    await this.put(
+      recordKey(record.keyHash, now),
+      { format: 1, created: new Date(now).toISOString(), ...record } satisfies IdempotencyRecord,
+      signal,
+    );
   }
 }

@@ -4,6 +4,7 @@
  * rebuilding them from the tables), and used so that a @unique check or a
  * cascade reads what the change touches rather than the table.
  */
+import { RunStore } from './run-store.js';
 import { describe, expect, it } from 'vitest';
 import { knows, mergeOk, mustWrite, person, PEOPLE_SCHEMA } from '../../test/support/fixtures.js';
 import type { RunRef } from '../table/run.js';
@@ -22,10 +23,11 @@ async function people(): Promise<{ g: Graph; store: MemoryStore }> {
 }
 
 async function expectExact(g: Graph, branch = 'main'): Promise<void> {
-  expect(await indexProblems(g.runs, await g.branchHead(branch))).toEqual([]);
+  expect(await indexProblems(g.ports.runFiles, await g.branchHead(branch))).toEqual([]);
 }
 
-const indexNames = async (g: Graph, table: string): Promise<string[]> => Object.keys((await g.branchHead('main')).manifest.tables[table]?.indexes?.sets ?? {}).sort();
+const indexNames = async (g: Graph, table: string): Promise<string[]> =>
+  Object.keys((await g.branchHead('main')).manifest.tables[table]?.indexes?.sets ?? {}).sort();
 
 describe('secondary indexes in the engine', () => {
   it('are built when a schema makes a property @unique over existing rows, and refuse a clash from then on', async () => {
@@ -39,7 +41,9 @@ describe('secondary indexes in the engine', () => {
     await g.applySchema('main', 'node U { id: string @key\n email: string? @unique }');
     expect(await indexNames(g, 'U')).toEqual(['unique:email']);
     await expectExact(g);
-    await expect(g.write('main', [{ op: 'insert', table: 'U', values: { id: 'c', email: 'a@x' } }])).rejects.toMatchObject({ code: 'constraint_violation' });
+    await expect(g.write('main', [{ op: 'insert', table: 'U', values: { id: 'c', email: 'a@x' } }])).rejects.toMatchObject({
+      code: 'constraint_violation',
+    });
     // Moving a value frees it: the index forgets the old entry.
     await mustWrite(g, 'main', [{ op: 'update', table: 'U', values: { id: 'a', email: 'z@x' } }]);
     await mustWrite(g, 'main', [{ op: 'insert', table: 'U', values: { id: 'c', email: 'a@x' } }]);
@@ -65,7 +69,7 @@ describe('secondary indexes in the engine', () => {
     );
     const cold = await Graph.open(store, { actor: 'test' });
     await cold.branchHead('main');
-    const segments = (await cold.runs.segments((await cold.branchHead('main')).manifest.tables.Knows?.runs[0] as RunRef)).length;
+    const segments = (await new RunStore(store).segments((await cold.branchHead('main')).manifest.tables.Knows?.runs[0] as RunRef)).length;
     expect(segments).toBeGreaterThanOrEqual(6);
     // Which objects each change reads, from a cold cache.
     const read: string[] = [];
@@ -89,10 +93,12 @@ describe('secondary indexes in the engine', () => {
   it('see WAL rows not yet folded, and agree once they are', async () => {
     const { g } = await people();
     await mustWrite(g, 'main', [person('a', { email: 'a@x' }), person('b'), knows('a', 'b')]);
-    const w = new WalWriter(g, { shard: 's1' });
+    const w = new WalWriter(g.ports, { shard: 's1' });
     await w.ingest('main', [person('c', { email: 'c@x' }), knows('c', 'b')]);
     const head = await g.branchHead('main');
-    expect((await edgesOf(g, head, 'Person', 'b', { direction: 'in' })).map((e) => e.row.from)).toEqual(['a', 'c']);
+    expect(
+      (await edgesOf({ tables: g.ports.tables, snap: head, nodeTable: 'Person', key: 'b', direction: 'in' })).map((e) => e.row.from),
+    ).toEqual(['a', 'c']);
     await expect(g.write('main', [person('d', { email: 'c@x' })])).rejects.toMatchObject({ code: 'constraint_violation' });
     // A write folds the pending rows into runs; the publication indexes them.
     await mustWrite(g, 'main', [person('d', { email: 'd@x' })]);
@@ -118,7 +124,7 @@ describe('secondary indexes in the engine', () => {
     await mustWrite(g, 'f', [person('x', { email: 'x@x' })]);
     await mustWrite(g, 'main', [person('y', { email: 'x@x' })]);
     const clash = await g.branchHead('main');
-    const refused = await mergeBranches(g, { source: 'f', into: 'main' });
+    const refused = await mergeBranches(g.ports, { source: 'f', into: 'main' });
     expect(refused.status === 'conflicts' && refused.report.items.map((c) => [c.kind, c.key])).toEqual([
       ['UniqueViolation', 'x'],
       ['UniqueViolation', 'y'],
@@ -129,8 +135,10 @@ describe('secondary indexes in the engine', () => {
     await g.createBranch('g2', { branch: 'main' });
     await mustWrite(g, 'g2', [{ op: 'delete', table: 'Person', values: { id: 'c' } }]);
     await mustWrite(g, 'main', [knows('e', 'c')]);
-    const orphan = await mergeBranches(g, { source: 'g2', into: 'main' });
-    expect(orphan.status === 'conflicts' && orphan.report.items.map((c) => [c.kind, c.key, c.property])).toEqual([['OrphanEdge', JSON.stringify(['e', 'c']), 'to']]);
+    const orphan = await mergeBranches(g.ports, { source: 'g2', into: 'main' });
+    expect(orphan.status === 'conflicts' && orphan.report.items.map((c) => [c.kind, c.key, c.property])).toEqual([
+      ['OrphanEdge', JSON.stringify(['e', 'c']), 'to'],
+    ]);
     await g.createBranch('ff', { branch: 'main' });
     await mustWrite(g, 'ff', [person('z', { email: 'z@x' })]);
     await mergeOk(g, 'ff', { into: 'main' });

@@ -25,15 +25,33 @@ import { canonicalJson } from '../model/canonical.js';
 import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
 import { compareKey, type RunRef, type RunRow } from '../table/run.js';
 import type { Row } from '../model/values.js';
-import { buildIndexRows, inChange, indexChange, indexSpecs, indexType, runsFingerprint, validIndexes, type IndexedVersion, type IndexSpec, type TableIndexes } from '../table/secondary-index.js';
+import {
+  buildIndexRows,
+  inChange,
+  indexChange,
+  indexSpecs,
+  indexType,
+  runsFingerprint,
+  validIndexes,
+  type IndexedVersion,
+  type IndexSpec,
+  type TableIndexes,
+} from '../table/secondary-index.js';
 import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
-import type { ChangePlan, Snapshot } from './graph.js';
+import type { ChangePlan } from './change.js';
+import type { Snapshot } from './snapshot.js';
 import type { RunReader, RunWriter } from './ports.js';
 
 type Runs = RunReader & RunWriter;
 
 /** `plan` with every table it publishes indexed; index runs written are pushed onto `plan.scratch`. */
-export async function maintainIndexes<T>(runs: Runs, head: Snapshot, plan: ChangePlan<T>, signal?: AbortSignal): Promise<ChangePlan<T>> {
+export async function maintainIndexes<T>(a: {
+  runs: Runs;
+  head: Snapshot;
+  plan: ChangePlan<T>;
+  signal?: AbortSignal | undefined;
+}): Promise<ChangePlan<T>> {
+  const { runs, head, plan, signal } = a;
   const schema = plan.schema ?? head.schema;
   const schemaChanged = plan.schema !== undefined && schemaHashOf(plan.schema) !== head.manifest.schema;
   const tables: Record<string, TableVersion | null> = { ...plan.tables };
@@ -50,7 +68,15 @@ export async function maintainIndexes<T>(runs: Runs, head: Snapshot, plan: Chang
   }
   await Promise.all(
     todo.map(async ([type, t]) => {
-      tables[type.name] = await indexed(runs, head, type, t, typeChanged(head.schema, type, schemaChanged), plan.scratch, signal);
+      tables[type.name] = await indexed({
+        runs,
+        head,
+        type,
+        t,
+        rebuild: typeChanged(head.schema, type, schemaChanged),
+        scratch: plan.scratch,
+        signal,
+      });
     }),
   );
   return { ...plan, tables };
@@ -80,7 +106,16 @@ export const INDEX_TAIL_RUNS = 8;
 export const INDEX_TAIL_ROWS = 2048;
 
 /** `t` with the indexes its type wants, reusing what the plan or the head already holds. */
-async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVersion, rebuild: boolean, scratch: RunRef[], signal?: AbortSignal): Promise<IndexedVersion> {
+async function indexed(a: {
+  runs: Runs;
+  head: Snapshot;
+  type: TableType;
+  t: IndexedVersion;
+  rebuild: boolean;
+  scratch: RunRef[];
+  signal?: AbortSignal | undefined;
+}): Promise<IndexedVersion> {
+  const { runs, head, type, t, rebuild, scratch, signal } = a;
   const specs = indexSpecs(type);
   if (specs.length === 0) return { runs: t.runs };
   if (!rebuild && hasAll(t, specs)) return t;
@@ -88,11 +123,19 @@ async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVe
   const ix = rebuild ? undefined : validIndexes(before);
   // What the head's indexes describe: its first `covers` runs.
   const described: TableVersion = { runs: before.runs.slice(0, ix?.covers ?? 0) };
-  const kept = ix !== undefined && specs.every((s) => ix.sets[s.name] !== undefined) && described.runs.every((r, i) => t.runs[i]?.key === r.key);
+  const kept =
+    ix !== undefined && specs.every((s) => ix.sets[s.name] !== undefined) && described.runs.every((r, i) => t.runs[i]?.key === r.key);
   const tail = t.runs.slice(described.runs.length);
   // A small tail above unchanged indexes: lookups read it, and no index run is written.
   if (kept && tail.length <= INDEX_TAIL_RUNS && tail.reduce((n, r) => n + r.rows, 0) <= INDEX_TAIL_ROWS) {
-    return { runs: t.runs, indexes: { of: ix.of, covers: described.runs.length, sets: Object.fromEntries(specs.map((s) => [s.name, ix.sets[s.name] as TableVersion])) } };
+    return {
+      runs: t.runs,
+      indexes: {
+        of: ix.of,
+        covers: described.runs.length,
+        sets: Object.fromEntries(specs.map((s) => [s.name, ix.sets[s.name] as TableVersion])),
+      },
+    };
   }
   const load = runs.loader(type, signal);
   const write = async (spec: IndexSpec, rows: RunRow[]): Promise<RunRef | undefined> => {
@@ -102,7 +145,9 @@ async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVe
     return ref;
   };
   const priorSets = ix?.sets;
-  const delta = specs.some((s) => priorSets?.[s.name] !== undefined) ? await indexDeltas(specs, described, t, load) : undefined;
+  const delta = specs.some((s) => priorSets?.[s.name] !== undefined)
+    ? await indexDeltas({ specs, before: described, after: t, load })
+    : undefined;
   const sets: TableIndexes['sets'] = {};
   await Promise.all(
     specs.map(async (spec) => {
@@ -111,7 +156,7 @@ async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVe
         const ref = await write(spec, delta.get(spec.name) ?? []);
         sets[spec.name] = { runs: ref === undefined ? prior.runs : [...prior.runs, ref] };
       } else {
-        const ref = await write(spec, await buildIndexRows(spec, mergeRuns(t.runs, load, undefined)));
+        const ref = await write(spec, await buildIndexRows(spec, mergeRuns({ runs: t.runs, load })));
         sets[spec.name] = { runs: ref === undefined ? [] : [ref] };
       }
     }),
@@ -120,15 +165,29 @@ async function indexed(runs: Runs, head: Snapshot, type: TableType, t: IndexedVe
 }
 
 /** Per index, the sorted rows that take it from `before`'s table to `after`'s. */
-async function indexDeltas(specs: readonly IndexSpec[], before: TableVersion, after: TableVersion, load: LoadRun): Promise<Map<string, RunRow[]>> {
+async function indexDeltas(a: {
+  specs: readonly IndexSpec[];
+  before: TableVersion;
+  after: TableVersion;
+  load: LoadRun;
+}): Promise<Map<string, RunRow[]>> {
+  const { specs, before, after, load } = a;
   const changed = await changedStates(before, after, load);
   // @unique values need the old rows; an edge's `in` entry follows from its key.
-  const priors = specs.some((s) => s.kind === 'unique') && changed.size > 0 ? await lookupStates(before, changed.keys(), load) : new Map<string, RunRow>();
+  const priors =
+    specs.some((s) => s.kind === 'unique') && changed.size > 0
+      ? await lookupStates(before, changed.keys(), load)
+      : new Map<string, RunRow>();
   const live = (r: RunRow | undefined): Row | null => (r === undefined || r.tomb ? null : (r.props as Row));
   const out = new Map<string, RunRow[]>();
   for (const spec of specs) {
     const rows: RunRow[] = [];
-    for (const [key, r] of changed) rows.push(...(spec.kind === 'unique' ? indexChange(spec, key, live(priors.get(key)), live(r)) : [inChange(key, live(r) !== null)]));
+    for (const [key, r] of changed)
+      rows.push(
+        ...(spec.kind === 'unique'
+          ? indexChange({ spec, key, before: live(priors.get(key)), after: live(r) })
+          : [inChange(key, live(r) !== null)]),
+      );
     out.set(
       spec.name,
       rows.sort((a, b) => compareKey(a.key, b.key)),
@@ -159,15 +218,17 @@ export async function indexProblems(runs: RunReader, snap: Snapshot, signal?: Ab
         out.push(`${type.name}: index ${spec.name} is missing`);
         continue;
       }
-      const want = (await buildIndexRows(spec, mergeRuns(entry.runs.slice(0, ix.covers), load, undefined))).map((r) => r.key);
+      const want = (await buildIndexRows(spec, mergeRuns({ runs: entry.runs.slice(0, ix.covers), load }))).map((r) => r.key);
       const have: string[] = [];
-      for await (const r of mergeRuns(set.runs, runs.loader(indexType(type, spec), signal), undefined)) have.push(r.key);
+      for await (const r of mergeRuns({ runs: set.runs, load: runs.loader(indexType(type, spec), signal) })) have.push(r.key);
       const haveSet = new Set(have);
       const wantSet = new Set(want);
       const missing = want.filter((k) => !haveSet.has(k));
       const extra = have.filter((k) => !wantSet.has(k));
       if (missing.length > 0 || extra.length > 0)
-        out.push(`${type.name}: index ${spec.name} lacks ${missing.length} and has ${extra.length} extra entries (first: ${JSON.stringify(missing[0] ?? extra[0])})`);
+        out.push(
+          `${type.name}: index ${spec.name} lacks ${missing.length} and has ${extra.length} extra entries (first: ${JSON.stringify(missing[0] ?? extra[0])})`,
+        );
     }
   }
   return out;

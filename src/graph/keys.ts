@@ -55,7 +55,15 @@ export const keys = {
 export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/'] as const;
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
-export const COLLECTABLE_PREFIXES = { manifests: 'manifests/', runs: 'runs/', commits: 'commits/', hints: 'hints/', parts: 'parts/', wal: 'wal/', idempotency: 'idempotency/' } as const;
+export const COLLECTABLE_PREFIXES = {
+  manifests: 'manifests/',
+  runs: 'runs/',
+  commits: 'commits/',
+  hints: 'hints/',
+  parts: 'parts/',
+  wal: 'wal/',
+  idempotency: 'idempotency/',
+} as const;
 
 /** What a key of a collectable kind names; undefined for a key outside the layout. */
 export type ParsedKey =
@@ -79,15 +87,21 @@ export function parseKey(key: string): ParsedKey | undefined {
       return (parts.length === 3 || parts.length === 4) && id !== undefined ? { kind: 'run', table: parts[1] as string, id } : undefined;
     }
     case 'commits':
-      return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'commit', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+      return parts.length === 2 && parts[1]?.endsWith('.json')
+        ? { kind: 'commit', id: (parts[1] as string).slice(0, -'.json'.length) }
+        : undefined;
     case 'parts':
-      return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'part', id: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+      return parts.length === 2 && parts[1]?.endsWith('.json')
+        ? { kind: 'part', id: (parts[1] as string).slice(0, -'.json'.length) }
+        : undefined;
     case 'hints': {
       if (parts.length === 3 && parts[1] === 'branches' && parts[2]?.endsWith('.json')) {
         const name = decodeBranchSegment((parts[2] as string).slice(0, -'.json'.length));
         return name === undefined ? undefined : { kind: 'branchHint', name };
       }
-      return parts.length === 2 && parts[1]?.endsWith('.json') ? { kind: 'hint', lineage: (parts[1] as string).slice(0, -'.json'.length) } : undefined;
+      return parts.length === 2 && parts[1]?.endsWith('.json')
+        ? { kind: 'hint', lineage: (parts[1] as string).slice(0, -'.json'.length) }
+        : undefined;
     }
     default:
       return undefined;

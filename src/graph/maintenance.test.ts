@@ -12,21 +12,29 @@ describe('schema apply', () => {
     const g = await peopleGraph();
     await mustWrite(g, 'main', [person('a', { age: 120 })]);
     const head = (await g.branchHead('main')).manifest.commit.id;
-    await expect(g.applySchema('main', PEOPLE_SCHEMA.replace('@range(0, 150)', '@range(0, 100)'))).rejects.toMatchObject({ code: 'schema_incompatible' });
+    await expect(g.applySchema('main', PEOPLE_SCHEMA.replace('@range(0, 150)', '@range(0, 100)'))).rejects.toMatchObject({
+      code: 'schema_incompatible',
+    });
     await expect(g.applySchema('main', 'node Person { id: string @key }')).rejects.toMatchObject({ code: 'schema_incompatible' });
     await expect(g.applySchema('main', 'node {')).rejects.toMatchObject({ code: 'schema_invalid' });
     expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
     const r = await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?'));
     expect(r.status === 'published' && r.commit.kind).toBe('schema');
-    expect((await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?'))).status).toBe('unchanged');
+    expect((await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {', 'node Company {\n  founded: date?'))).status).toBe(
+      'unchanged',
+    );
   });
 
   it('migrations drop properties and fill defaults by rewriting the table', async () => {
     const g = await peopleGraph();
     await mustWrite(g, 'main', [{ op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } }]);
-    await g.applySchema('main', PEOPLE_SCHEMA.replace('node Company {\n  id: string @key\n  name: string\n}', 'node Company {\n  id: string @key\n  size: int\n}'), {
-      migration: { drop: ['Company.name'], defaults: { 'Company.size': 10 } },
-    });
+    await g.applySchema(
+      'main',
+      PEOPLE_SCHEMA.replace('node Company {\n  id: string @key\n  name: string\n}', 'node Company {\n  id: string @key\n  size: int\n}'),
+      {
+        migration: { drop: ['Company.name'], defaults: { 'Company.size': 10 } },
+      },
+    );
     expect(await rowsOf(g, 'main', 'Company')).toEqual({ acme: { id: 'acme', size: 10 } });
   });
 });
@@ -37,7 +45,9 @@ describe('NDJSON loads', () => {
     const good = '{"table":"Person","values":{"id":"a","name":"A"}}\n\n{"op":"insert","table":"Person","values":{"id":"b","name":"B"}}\n';
     const r = await g.load('main', good);
     expect(r.status === 'published' && r.result.inserted).toBe(2);
-    expect(() => parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}')).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(() => parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}')).toThrow(
+      expect.objectContaining({ code: 'invalid_input' }),
+    );
     try {
       parseNdjson('{"table":"Person","values":{}}\nnot json\n{"op":"drop","table":"X","values":{}}');
     } catch (e) {
@@ -114,7 +124,8 @@ describe('garbage collection', () => {
       expect(report.keys).toEqual([]);
       const fresh = await Graph.open(store);
       expect(Object.keys(await rowsOf(fresh, 'main', 'Person'))).toEqual(expect.arrayContaining([`a${skew}`, `b${skew}`, `c${skew}`]));
-      for (const key of (await listAll(store, 'commits/')).map((o) => o.key)) await fresh.commitSnapshot(key.slice('commits/'.length, -'.json'.length));
+      for (const key of (await listAll(store, 'commits/')).map((o) => o.key))
+        await fresh.commitSnapshot(key.slice('commits/'.length, -'.json'.length));
       expect((await fresh.branchHead('main')).manifest.commit.id).toBe(merged.commit?.id);
       now += 1000;
     }
@@ -151,7 +162,9 @@ describe('NDJSON loads under hostile input', () => {
           await g.load('main', lines.join('\n'));
         } catch (e) {
           expect(e).toBeInstanceOf(BranchgraphError);
-          expect(['invalid_input', 'constraint_violation', 'payload_too_large']).toContain((e as InstanceType<typeof BranchgraphError>).code);
+          expect(['invalid_input', 'constraint_violation', 'payload_too_large']).toContain(
+            (e as InstanceType<typeof BranchgraphError>).code,
+          );
           expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
           expect(await rowsOf(g, 'main', 'Person')).toEqual(before);
         }
@@ -197,9 +210,11 @@ describe('GC never deletes what a publication references', () => {
     const before = (await g.branchHead('main')).manifest.commit.id;
     // The writer stalls between planning (its run is written) and its manifest PUT; meanwhile the
     // clock passes GC's floor and GC deletes the run, which no manifest references yet.
-    const stalled = g.commitChange('main', {}, async (head) => {
-      const type = g.table(head, 'Person').type;
-      const run = await g.runs.write(type, [{ key: 'b', tomb: false, hash: 'h', props: { id: 'b', name: 'B', email: null, age: null, role: null } }]);
+    const stalled = g.ports.publication.commitChange('main', {}, async (head) => {
+      const type = g.ports.tables.table(head, 'Person').type;
+      const run = await g.ports.runFiles.write(type, [
+        { key: 'b', tomb: false, hash: 'h', props: { id: 'b', name: 'B', email: null, age: null, role: null } },
+      ]);
       now += MIN_GC_GRACE_MS + 60_000;
       const swept = await g.gc({ graceMs: 0 });
       expect(swept.keys).toContain(run.key);

@@ -11,7 +11,16 @@
  */
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
-import { bodyOf, nodeOf, entriesOf, treeOf, unstoredNodes, type PartBody, type PartNode, type PartTreeOptions } from '../model/part-tree.js';
+import {
+  bodyOf,
+  nodeOf,
+  entriesOf,
+  treeOf,
+  unstoredNodes,
+  type PartBody,
+  type PartNode,
+  type PartTreeOptions,
+} from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { Ancestry, ancestryTreeOptions, ANCESTRY_PART_BYTES } from './ancestry.js';
 import { keys } from './keys.js';
@@ -43,7 +52,12 @@ function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
   const ib = b.indexes;
   if (ia === undefined || ib === undefined) return ia === ib;
   const names = Object.keys(ia.sets);
-  return ia.of === ib.of && ia.covers === ib.covers && names.length === Object.keys(ib.sets).length && names.every((n) => ib.sets[n] !== undefined && sameRuns(ia.sets[n], ib.sets[n]));
+  return (
+    ia.of === ib.of &&
+    ia.covers === ib.covers &&
+    names.length === Object.keys(ib.sets).length &&
+    names.every((n) => ib.sets[n] !== undefined && sameRuns(ia.sets[n], ib.sets[n]))
+  );
 }
 
 export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {
@@ -69,7 +83,8 @@ export interface PartWrite {
 export function partsToWrite(m: Manifest, newId: () => string): PartWrite[] {
   const parts: PartWrite[] = [];
   const add = <V>(kind: PartKind, root: PartNode<V>): void => {
-    for (const n of unstoredNodes(root, newId)) parts.push({ key: keys.part(n.id as string), bytes: encodeJson({ format: 1, kind, ...bodyOf(n) }), node: n as PartNode<unknown> });
+    for (const n of unstoredNodes(root, newId))
+      parts.push({ key: keys.part(n.id as string), bytes: encodeJson({ format: 1, kind, ...bodyOf(n) }), node: n as PartNode<unknown> });
   };
   add('tables', m.tableTree);
   add('ancestry', m.ancestry.tree);
@@ -83,13 +98,30 @@ export function encodeManifest(m: Manifest): Uint8Array {
 }
 
 /** Loads the part `id` at `depth` on `path` of a `kind` tree, usually through a cache. */
-export type PartLoader = (kind: PartKind, id: string, depth: number, path: string) => Promise<PartNode<unknown>>;
+export type PartLoader = (part: { kind: PartKind; id: string; depth: number; path: string }) => Promise<PartNode<unknown>>;
 
 /** A tree node from its body, loading its children (in parallel) through `load`. */
-export async function nodeFromBody<V>(kind: PartKind, body: PartBody<V>, depth: number, path: string, load: PartLoader, o: PartTreeOptions<V>, where: string): Promise<PartNode<V>> {
+export async function nodeFromBody<V>(a: {
+  kind: PartKind;
+  body: PartBody<V>;
+  depth: number;
+  path: string;
+  load: PartLoader;
+  o: PartTreeOptions<V>;
+  where: string;
+}): Promise<PartNode<V>> {
+  const { kind, body, depth, path, load, o, where } = a;
   const children =
-    body.c === undefined ? undefined : new Map(await Promise.all(Object.entries(body.c).map(async ([d, id]) => [d, (await load(kind, id, depth + 1, path + d)) as PartNode<V>] as const)));
-  const node = nodeOf(body, depth, children, o, path);
+    body.c === undefined
+      ? undefined
+      : new Map(
+          await Promise.all(
+            Object.entries(body.c).map(
+              async ([d, id]) => [d, (await load({ kind, id, depth: depth + 1, path: path + d })) as PartNode<V>] as const,
+            ),
+          ),
+        );
+  const node = nodeOf({ body, depth, children, o, path });
   if (typeof node === 'string') throw new BranchgraphError('corrupt_object', `${where}: ${node}`, { details: { key: where } });
   return node;
 }
@@ -100,7 +132,8 @@ export function decodePart(kind: PartKind, bytes: Uint8Array, key: string): Part
 }
 
 /** A stored manifest, read in full. */
-export async function decodeManifest(bytes: Uint8Array, key: string, load: PartLoader, o: TreeOptions): Promise<Manifest> {
+export async function decodeManifest(a: { bytes: Uint8Array; key: string; load: PartLoader; o: TreeOptions }): Promise<Manifest> {
+  const { bytes, key, load, o } = a;
   const s = decodeJson(StoredManifestZ, bytes, key);
   const own = { lineage: s.lineage, version: s.version };
   if (s.format === 1) {
@@ -108,7 +141,10 @@ export async function decodeManifest(bytes: Uint8Array, key: string, load: PartL
     return { ...rest, tables, tableTree: treeOf(Object.entries(tables), o.tables), ancestry: Ancestry.of(ancestry, own, o.ancestry) };
   }
   const { format: _f, tables: tablesBody, ancestry: ancestryBody, ...rest } = s;
-  const [tableTree, ancestryTree] = await Promise.all([nodeFromBody('tables', tablesBody, 0, '', load, o.tables, key), nodeFromBody('ancestry', ancestryBody, 0, '', load, o.ancestry, key)]);
+  const [tableTree, ancestryTree] = await Promise.all([
+    nodeFromBody({ kind: 'tables', body: tablesBody, depth: 0, path: '', load, o: o.tables, where: key }),
+    nodeFromBody({ kind: 'ancestry', body: ancestryBody, depth: 0, path: '', load, o: o.ancestry, where: key }),
+  ]);
   const tables = Object.fromEntries([...entriesOf(tableTree)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return { ...rest, tables, tableTree, ancestry: Ancestry.fromTree(ancestryTree, own, o.ancestry) };
 }

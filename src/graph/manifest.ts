@@ -88,7 +88,13 @@ export function partBodyZ<T extends z.ZodTypeAny>(value: T) {
  */
 export const TableEntryZ = z.object({
   runs: z.array(RunRefZ),
-  indexes: z.object({ of: z.string(), covers: z.number().int().min(0).optional(), sets: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })) }).optional(),
+  indexes: z
+    .object({
+      of: z.string(),
+      covers: z.number().int().min(0).optional(),
+      sets: z.record(z.string(), z.object({ runs: z.array(RunRefZ) })),
+    })
+    .optional(),
 });
 export type TableEntry = z.infer<typeof TableEntryZ>;
 const VersionZ = z.number().int().min(1);
@@ -122,7 +128,12 @@ const manifestFields = {
 };
 
 /** Format 1: every table's runs and the whole ancestry vector inline. Still read; never written. */
-export const ManifestV1Z = z.object({ format: z.literal(1), ...manifestFields, tables: z.record(z.string(), TableEntryZ), ancestry: z.record(z.string(), VersionZ) });
+export const ManifestV1Z = z.object({
+  format: z.literal(1),
+  ...manifestFields,
+  tables: z.record(z.string(), TableEntryZ),
+  ancestry: z.record(z.string(), VersionZ),
+});
 
 /**
  * Format 2: the tables and the ancestry are part trees whose roots ride in
@@ -131,7 +142,12 @@ export const ManifestV1Z = z.object({ format: z.literal(1), ...manifestFields, t
  * them. The ancestry leaves out the manifest's own lineage, so a write
  * leaves it untouched.
  */
-export const ManifestV2Z = z.object({ format: z.literal(MANIFEST_FORMAT), ...manifestFields, tables: partBodyZ(TableEntryZ), ancestry: partBodyZ(VersionZ) });
+export const ManifestV2Z = z.object({
+  format: z.literal(MANIFEST_FORMAT),
+  ...manifestFields,
+  tables: partBodyZ(TableEntryZ),
+  ancestry: partBodyZ(VersionZ),
+});
 
 export const StoredManifestZ = z.discriminatedUnion('format', [ManifestV1Z, ManifestV2Z]);
 

@@ -19,7 +19,10 @@ describe('NDJSON ingest stream', () => {
   });
 
   it('a bad line, bad UTF-8 or a broken body is a typed error naming where', async () => {
-    await expect(collect(['{"table":"P","values":{}}\n', 'nope\n'])).rejects.toMatchObject({ code: 'invalid_input', issues: [{ path: 'line 2' }] });
+    await expect(collect(['{"table":"P","values":{}}\n', 'nope\n'])).rejects.toMatchObject({
+      code: 'invalid_input',
+      issues: [{ path: 'line 2' }],
+    });
     await expect(collect([new Uint8Array([0x7b, 0xff, 0x0a])])).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(collect(['{"table":"P","values":{"id":"', new Uint8Array([0xc3])])).rejects.toMatchObject({ code: 'invalid_input' });
     const broken = async function* (): AsyncGenerator<Uint8Array> {

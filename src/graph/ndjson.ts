@@ -29,7 +29,8 @@ export function parseNdjsonLine(raw: string, lineNo: number): WriteOp | ErrorIss
   } catch (e) {
     return { path: at, message: `not valid JSON: ${(e as Error).message}` };
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { path: at, message: 'each line must be an object {"table", "values", "op"?}' };
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    return { path: at, message: 'each line must be an object {"table", "values", "op"?}' };
   // Before anything walks the value (sizing, hashing): a line nested 100,000 deep is one issue.
   const bad = findInputProblem(v, at);
   if (bad !== undefined) return bad;
@@ -37,7 +38,8 @@ export function parseNdjsonLine(raw: string, lineNo: number): WriteOp | ErrorIss
   const op = o.op ?? 'upsert';
   if (typeof op !== 'string' || !OPS.has(op)) return { path: `${at}.op`, message: 'op must be insert, update, upsert or delete' };
   if (typeof o.table !== 'string') return { path: `${at}.table`, message: 'table must be a string' };
-  if (o.values === null || typeof o.values !== 'object' || Array.isArray(o.values)) return { path: `${at}.values`, message: 'values must be an object' };
+  if (o.values === null || typeof o.values !== 'object' || Array.isArray(o.values))
+    return { path: `${at}.values`, message: 'values must be an object' };
   return { op: op as WriteOp['op'], table: o.table, values: o.values as Record<string, unknown> };
 }
 
@@ -97,10 +99,13 @@ export async function* ndjsonStream(chunks: AsyncIterable<Uint8Array>, opts: Ndj
     try {
       line = decoder.decode(bytes);
     } catch {
-      throw new BranchgraphError('invalid_input', `the NDJSON body is not valid UTF-8 at line ${lineNo}`, { issues: [{ path: `line ${lineNo}`, message: 'invalid UTF-8' }] });
+      throw new BranchgraphError('invalid_input', `the NDJSON body is not valid UTF-8 at line ${lineNo}`, {
+        issues: [{ path: `line ${lineNo}`, message: 'invalid UTF-8' }],
+      });
     }
     const parsed = parseNdjsonLine(line, lineNo);
-    if (parsed !== undefined && isIssue(parsed)) throw new BranchgraphError('invalid_input', `bad NDJSON at ${parsed.path}: ${parsed.message}`, { issues: [parsed] });
+    if (parsed !== undefined && isIssue(parsed))
+      throw new BranchgraphError('invalid_input', `bad NDJSON at ${parsed.path}: ${parsed.message}`, { issues: [parsed] });
     return parsed;
   };
   const reader = chunks[Symbol.asyncIterator]();

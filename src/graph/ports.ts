@@ -1,17 +1,32 @@
 /**
- * The small interfaces plans and reads are written against, so each takes
- * only what it uses. `Graph` implements `TableReader` and
- * `ManifestReader`; `RunStore` implements `RunReader` and `RunWriter`;
- * `Repository` implements `ManifestReader` too. Tests
- * may pass anything that fits.
+ * The small interfaces the layers above the graph are written against, so
+ * each orchestrator (a merge run, the WAL writer, catch-up, compaction,
+ * group commit) takes exactly the ports it uses and never the `Graph`:
+ *
+ * - `Heads`: snapshots of branch heads, commits, tags and manifests;
+ * - `TableReader`: a snapshot's tables (type, version, loader, indexes);
+ * - `ManifestReader` and `SchemaReader`: published manifests and schemas;
+ * - `RunFiles`: stored runs (load, stage, write, fold, delete) and WAL
+ *   generation files;
+ * - `Publication`: the one publication loop (`commitChange`) and the fold
+ *   of a head's pending rows;
+ * - `Generations`: the WAL's own objects (create-only puts, listing,
+ *   deletion).
+ *
+ * `Graph` builds one `GraphPorts` from its parts. Tests may pass anything
+ * that fits.
  */
-import type { TableType } from '../model/schema.js';
+import type { Schema, TableType } from '../model/schema.js';
+import type { CountingStore } from '../store/counting-store.js';
+import type { ObjectInfo } from '../store/object-store.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import type { LoadRun, TableVersion } from '../table/table-version.js';
 import type { IndexReader } from '../table/secondary-index.js';
-import type { Snapshot } from './graph.js';
+import type { GenerationReader } from '../pending/pending-wal.js';
+import type { ChangeOptions, ChangeResult, Plan, PublishOptions } from './change.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { BranchRecord } from './repository.js';
+import type { PendingMode, Ref, Snapshot } from './snapshot.js';
 
 /** A table of a snapshot: its type, its version, how to load its runs, and its index lookups. */
 export interface TableView {
@@ -25,6 +40,8 @@ export interface TableView {
 /** Reads a snapshot's tables; `table` throws `not_found` for a table the schema lacks. */
 export interface TableReader {
   table(snap: Snapshot, name: string, signal?: AbortSignal): TableView;
+  /** Index lookups over a snapshot's table, read as `type` (a merge reads the target's tables as the merged schema's). */
+  indexes(snap: Snapshot, type: TableType, signal?: AbortSignal): IndexReader;
 }
 
 /** Loads a table's runs. */
@@ -38,8 +55,83 @@ export interface RunWriter {
   delete(refs: readonly RunRef[], signal?: AbortSignal): Promise<void>;
 }
 
+/** Every run operation an orchestrator needs: rows held in memory, folds of pending runs, compaction, WAL files. */
+export interface RunFiles extends RunReader, RunWriter, GenerationReader {
+  /** Rows held in memory as a run (dry runs, a virtual merge base); never published. */
+  stage(type: TableType, rows: readonly RunRow[]): RunRef;
+  /** The newest state of each key over `refs`, written as one run (undefined when there is no row). */
+  writeNewest(type: TableType, refs: readonly RunRef[], signal?: AbortSignal): Promise<{ ref: RunRef; rows: number } | undefined>;
+  /** `refs` merged into one run (tombstones dropped when nothing older lies below). */
+  writeCompacted(request: {
+    type: TableType;
+    refs: readonly RunRef[];
+    dropTombstones: boolean;
+    signal?: AbortSignal | undefined;
+  }): Promise<RunRef | undefined>;
+}
+
 /** Reads published manifests and branch heads. */
 export interface ManifestReader {
   readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest>;
   headRef(rec: BranchRecord, signal?: AbortSignal): Promise<ManifestRef>;
+  /** The newest published version of a lineage (0 when none). */
+  latestVersion(lineage: string, signal?: AbortSignal): Promise<number>;
+}
+
+/** Reads a content-addressed schema. */
+export interface SchemaReader {
+  readSchema(hash: string, signal?: AbortSignal): Promise<Schema>;
+}
+
+/** What a head read may ask for: the branch's pending rows as a view (the default), listed only, or not at all. */
+export interface HeadOptions {
+  withoutPending?: boolean;
+  pendingListedOnly?: boolean;
+}
+
+/** Snapshots: of a manifest, a branch head, a commit, or any ref. */
+export interface Heads {
+  snapshotAt(ref: ManifestRef, opts?: { signal?: AbortSignal; branch?: BranchRecord; pending?: PendingMode }): Promise<Snapshot>;
+  branchHead(name: string, signal?: AbortSignal, opts?: HeadOptions): Promise<Snapshot>;
+  commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot>;
+  resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot>;
+}
+
+/** What folding a head's pending rows needs: the branch, the head read, and the commit's message. */
+export interface FoldRequest extends ChangeOptions {
+  branch: string;
+  head: Snapshot;
+  message: string;
+}
+
+/** The publication loop (see publisher.ts). */
+export interface Publication {
+  commitChange<T>(branch: string, opts: PublishOptions, plan: Plan<T>): Promise<ChangeResult<T>>;
+  /** Publish exactly `head`'s pending generations; the snapshot that holds them, or `head` when none are pending. */
+  foldExactly(request: FoldRequest): Promise<Snapshot>;
+}
+
+/** The WAL's objects in the store: sealed generations are created once, listed by prefix and deleted when folded. */
+export interface Generations {
+  /** Create-only; `object_exists` when the key is taken. */
+  create(key: string, bytes: Uint8Array, signal?: AbortSignal): Promise<void>;
+  list(prefix: string, signal?: AbortSignal): AsyncIterable<ObjectInfo>;
+  /** Best effort: tidying, never needed for correctness. */
+  discard(keys: readonly string[], signal?: AbortSignal): Promise<void>;
+}
+
+/** The ports of one graph, and the same ports over a store that counts every call (one merge's, one catch-up's). */
+export interface GraphPorts {
+  heads: Heads;
+  tables: TableReader;
+  manifests: ManifestReader & SchemaReader;
+  runFiles: RunFiles;
+  publication: Publication;
+  generations: Generations;
+  /** Branch records a merge deletes a merged source from. */
+  branches: { delete(name: string, opts?: ChangeOptions): Promise<BranchRecord> };
+  clock: () => number;
+  /** Who changes are made by when a request names no one. */
+  actor: string;
+  counted(): { ports: GraphPorts; counting: CountingStore };
 }

@@ -13,7 +13,7 @@ import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row, type Value } from
 import { compareKey } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
 import { encodeNodeKey, IN_SPEC } from '../table/secondary-index.js';
-import type { Snapshot } from './graph.js';
+import type { Snapshot } from './snapshot.js';
 import type { ManifestReader, RunReader, TableReader } from './ports.js';
 import type { Commit, Manifest } from './manifest.js';
 
@@ -31,7 +31,9 @@ export interface Page<T> {
 function clampLimit(limit: number | undefined, dflt = 100): number {
   if (limit === undefined) return dflt;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-    throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${MAX_PAGE}`, { issues: [{ path: 'limit', message: `1..${MAX_PAGE}` }] });
+    throw new BranchgraphError('invalid_input', `limit must be an integer from 1 to ${MAX_PAGE}`, {
+      issues: [{ path: 'limit', message: `1..${MAX_PAGE}` }],
+    });
   }
   return limit;
 }
@@ -49,8 +51,14 @@ export function compileFilter(type: TableType, filter: Filter | undefined): (row
   const props = new Set([...(type.kind === 'edge' ? ['from', 'to'] : []), ...type.props.map((p) => p.name)]);
   const tests: ((row: Row) => boolean)[] = [];
   for (const [name, cond] of Object.entries(filter)) {
-    if (!props.has(name)) throw new BranchgraphError('invalid_input', `${type.name} has no property ${name}`, { issues: [{ path: `where.${name}`, message: 'unknown property' }] });
-    const { op, value } = cond !== null && typeof cond === 'object' && !Array.isArray(cond) && 'op' in cond ? (cond as { op: FilterOp; value: Value }) : { op: 'eq' as const, value: cond as Value };
+    if (!props.has(name))
+      throw new BranchgraphError('invalid_input', `${type.name} has no property ${name}`, {
+        issues: [{ path: `where.${name}`, message: 'unknown property' }],
+      });
+    const { op, value } =
+      cond !== null && typeof cond === 'object' && !Array.isArray(cond) && 'op' in cond
+        ? (cond as { op: FilterOp; value: Value })
+        : { op: 'eq' as const, value: cond as Value };
     const v = (row: Row): Value => row[name] ?? null;
     switch (op) {
       case 'eq':
@@ -60,7 +68,10 @@ export function compileFilter(type: TableType, filter: Filter | undefined): (row
         tests.push((r) => canonicalJson(v(r)) !== canonicalJson(value));
         break;
       case 'in': {
-        if (!Array.isArray(value)) throw new BranchgraphError('invalid_input', `where.${name}: "in" takes a list`, { issues: [{ path: `where.${name}`, message: 'expected a list' }] });
+        if (!Array.isArray(value))
+          throw new BranchgraphError('invalid_input', `where.${name}: "in" takes a list`, {
+            issues: [{ path: `where.${name}`, message: 'expected a list' }],
+          });
         const allowed = new Set(value.map((x) => canonicalJson(x)));
         tests.push((r) => allowed.has(canonicalJson(v(r))));
         break;
@@ -77,73 +88,90 @@ export function compileFilter(type: TableType, filter: Filter | undefined): (row
         });
         break;
       default:
-        throw new BranchgraphError('invalid_input', `where.${name}: unknown operator ${String(op)}`, { issues: [{ path: `where.${name}.op`, message: 'eq, ne, lt, lte, gt, gte or in' }] });
+        throw new BranchgraphError('invalid_input', `where.${name}: unknown operator ${String(op)}`, {
+          issues: [{ path: `where.${name}.op`, message: 'eq, ne, lt, lte, gt, gte or in' }],
+        });
     }
   }
   return (row) => tests.every((t) => t(row));
 }
 
-export async function getRow(tables: TableReader, snap: Snapshot, table: string, key: string, signal?: AbortSignal): Promise<Row | null> {
+/** Where a read looks: the tables of one snapshot, one table of them, and the caller's signal. */
+export interface TableRead {
+  tables: TableReader;
+  snap: Snapshot;
+  table: string;
+  signal?: AbortSignal | undefined;
+}
+
+export async function getRow(read: TableRead & { key: string }): Promise<Row | null> {
+  const { tables, snap, table, key, signal } = read;
   const t = tables.table(snap, table, signal);
   const found = await lookupRows(t.version, [key], t.load);
   return (found.get(key)?.props as Row | undefined) ?? null;
 }
 
 export async function scanRows(
-  tables: TableReader,
-  snap: Snapshot,
-  table: string,
-  opts: { where?: Filter; limit?: number; cursor?: string; signal?: AbortSignal } = {},
+  opts: TableRead & { where?: Filter; limit?: number; cursor?: string },
 ): Promise<Page<{ key: string; row: Row }>> {
+  const { tables, snap, table } = opts;
   const t = tables.table(snap, table, opts.signal);
   const limit = clampLimit(opts.limit);
   const test = compileFilter(t.type, opts.where);
   // A cursor is bound to the table and filter it pages through (model/page-cursor.ts).
   const scope = canonicalJson({ table, where: opts.where ?? null });
   const after = opts.cursor === undefined ? undefined : decodePageCursor('rows', scope, opts.cursor);
-  if (after !== undefined && Buffer.byteLength(after, 'utf8') > MAX_KEY_BYTES) throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'too long' }] });
+  if (after !== undefined && Buffer.byteLength(after, 'utf8') > MAX_KEY_BYTES)
+    throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'too long' }] });
   const items: { key: string; row: Row }[] = [];
-  for await (const r of mergeRuns(t.version.runs, t.load, after)) {
+  for await (const r of mergeRuns({ runs: t.version.runs, load: t.load, startAfter: after })) {
     const row = r.props as Row;
     if (!test(row)) continue;
-    if (items.length === limit) return { items, nextCursor: encodePageCursor('rows', scope, (items[items.length - 1] as { key: string }).key) };
+    if (items.length === limit)
+      return { items, nextCursor: encodePageCursor('rows', scope, (items[items.length - 1] as { key: string }).key) };
     items.push({ key: r.key, row });
   }
   return { items, nextCursor: null };
 }
 
 /** Every live row of a table, in key order, as it is read (exports): pending WAL rows in, tombstones and older versions out. */
-export async function* liveRows(tables: TableReader, snap: Snapshot, table: string, signal?: AbortSignal): AsyncIterable<{ key: string; row: Row }> {
-  const t = tables.table(snap, table, signal);
-  for await (const r of mergeRuns(t.version.runs, t.load, undefined)) yield { key: r.key, row: r.props as Row };
+export async function* liveRows(read: TableRead): AsyncIterable<{ key: string; row: Row }> {
+  const t = read.tables.table(read.snap, read.table, read.signal);
+  for await (const r of mergeRuns({ runs: t.version.runs, load: t.load })) yield { key: r.key, row: r.props as Row };
 }
 
 /** Every live row of a table, in key order, in memory (exact checks). */
-export async function allRows(tables: TableReader, snap: Snapshot, table: string, signal?: AbortSignal): Promise<{ key: string; row: Row }[]> {
+export async function allRows(read: TableRead): Promise<{ key: string; row: Row }[]> {
   const out: { key: string; row: Row }[] = [];
-  for await (const r of liveRows(tables, snap, table, signal)) out.push(r);
+  for await (const r of liveRows(read)) out.push(r);
   return out;
 }
 
-const notKind = (name: string, what: string, path: string): BranchgraphError => new BranchgraphError('invalid_input', `${name} is not ${what}`, { issues: [{ path, message: `not ${what}` }] });
+const notKind = (name: string, what: string, path: string): BranchgraphError =>
+  new BranchgraphError('invalid_input', `${name} is not ${what}`, { issues: [{ path, message: `not ${what}` }] });
 
-export async function edgesOf(
-  tables: TableReader,
-  snap: Snapshot,
-  nodeTable: string,
-  key: string,
-  opts: { direction?: 'out' | 'in' | 'both'; edgeTable?: string; signal?: AbortSignal } = {},
-): Promise<{ table: string; key: string; row: Row }[]> {
+export async function edgesOf(opts: {
+  tables: TableReader;
+  snap: Snapshot;
+  nodeTable: string;
+  key: string;
+  direction?: 'out' | 'in' | 'both';
+  edgeTable?: string;
+  signal?: AbortSignal | undefined;
+}): Promise<{ table: string; key: string; row: Row }[]> {
+  const { tables, snap, nodeTable, key } = opts;
   if (tables.table(snap, nodeTable, opts.signal).type.kind !== 'node') throw notKind(nodeTable, 'a node table', 'table');
   // A named edge table must be one: a typo or a node table is an error, never an empty list.
-  if (opts.edgeTable !== undefined && tables.table(snap, opts.edgeTable, opts.signal).type.kind !== 'edge') throw notKind(opts.edgeTable, 'an edge table', 'edgeTable');
+  if (opts.edgeTable !== undefined && tables.table(snap, opts.edgeTable, opts.signal).type.kind !== 'edge')
+    throw notKind(opts.edgeTable, 'an edge table', 'edgeTable');
   const direction = opts.direction ?? 'both';
   const out: { table: string; key: string; row: Row }[] = [];
   for (const et of snap.schema.types) {
     if (et.kind !== 'edge' || (opts.edgeTable !== undefined && et.name !== opts.edgeTable)) continue;
     const t = tables.table(snap, et.name, opts.signal);
     if (direction !== 'in' && et.from === nodeTable) {
-      for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(key))) out.push({ table: et.name, key: r.key, row: r.props as Row });
+      for await (const r of scanPrefix(t.version, t.load, edgeKeyPrefix(key)))
+        out.push({ table: et.name, key: r.key, row: r.props as Row });
     }
     if (direction !== 'out' && et.to === nodeTable) {
       // By the `in` index: the work is this node's edges, not the edge table.
@@ -152,7 +180,8 @@ export async function edgesOf(
       const rows = await lookupRows(t.version, ks, t.load);
       for (const k of ks) {
         const r = rows.get(k);
-        if (r !== undefined && !(direction === 'both' && et.from === nodeTable && out.some((o) => o.table === et.name && o.key === k))) out.push({ table: et.name, key: k, row: r.props as Row });
+        if (r !== undefined && !(direction === 'both' && et.from === nodeTable && out.some((o) => o.table === et.name && o.key === k)))
+          out.push({ table: et.name, key: k, row: r.props as Row });
       }
     }
   }
@@ -167,7 +196,13 @@ export interface TableDiff {
 }
 
 /** What changed from `from` to `to`, per table (tables sorted by name). */
-export async function diffSnapshots(runs: RunReader, from: Snapshot, to: Snapshot, signal?: AbortSignal): Promise<TableDiff[]> {
+export async function diffSnapshots(d: {
+  runs: RunReader;
+  from: Snapshot;
+  to: Snapshot;
+  signal?: AbortSignal | undefined;
+}): Promise<TableDiff[]> {
+  const { runs, from, to, signal } = d;
   const names = [...new Set([...Object.keys(from.tables), ...Object.keys(to.tables)])].sort();
   const out: TableDiff[] = [];
   for (const name of names) {
@@ -204,7 +239,11 @@ export async function diffSnapshots(runs: RunReader, from: Snapshot, to: Snapsho
  * through parents, ordered by generation then time. Costs one manifest read
  * per commit listed.
  */
-export async function commitLog(manifests: ManifestReader, snap: Snapshot, opts: { limit?: number; signal?: AbortSignal } = {}): Promise<Commit[]> {
+export async function commitLog(
+  manifests: ManifestReader,
+  snap: Snapshot,
+  opts: { limit?: number; signal?: AbortSignal } = {},
+): Promise<Commit[]> {
   const limit = clampLimit(opts.limit, 50);
   const seen = new Set<string>([snap.manifest.commit.id]);
   const frontier: Manifest[] = [snap.manifest];

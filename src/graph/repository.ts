@@ -33,9 +33,17 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { EMPTY_SCHEMA, SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
-import type { ManifestReader } from './ports.js';
 import { ManifestRefZ, type Manifest, type ManifestRef } from './manifest.js';
-import { decodeManifest, decodePart, encodeManifest, nodeFromBody, partsToWrite, treeOptions, type PartKind, type TreeOptions } from './manifest-codec.js';
+import {
+  decodeManifest,
+  decodePart,
+  encodeManifest,
+  nodeFromBody,
+  partsToWrite,
+  treeOptions,
+  type PartKind,
+  type TreeOptions,
+} from './manifest-codec.js';
 import { Ancestry } from './ancestry.js';
 import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
@@ -72,9 +80,13 @@ const CommitIndexZ = z.object({ lineage: z.string(), version: z.number().int().m
 export function validateBranchName(name: string): void {
   const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.includes('..') && !name.endsWith('/') && !name.endsWith('.');
   if (!ok) {
-    throw new BranchgraphError('invalid_input', `invalid branch name ${JSON.stringify(name)}: use letters, digits, '.', '_', '-' and '/' separators (no '..' or '//'), up to 200 characters`, {
-      issues: [{ path: 'branch', message: 'invalid branch name' }],
-    });
+    throw new BranchgraphError(
+      'invalid_input',
+      `invalid branch name ${JSON.stringify(name)}: use letters, digits, '.', '_', '-' and '/' separators (no '..' or '//'), up to 200 characters`,
+      {
+        issues: [{ path: 'branch', message: 'invalid branch name' }],
+      },
+    );
   }
 }
 
@@ -102,12 +114,14 @@ function recordName(key: string): string | undefined {
 function readRecord(bytes: Uint8Array, key: string): BranchRecord {
   const rec = decodeJson(BranchRecordZ, bytes, key);
   if (key !== keys.branchRecord(rec.name, rec.seq)) {
-    throw new BranchgraphError('corrupt_object', `${key} holds the record of ${JSON.stringify(rec.name)} #${rec.seq}`, { details: { key } });
+    throw new BranchgraphError('corrupt_object', `${key} holds the record of ${JSON.stringify(rec.name)} #${rec.seq}`, {
+      details: { key },
+    });
   }
   return rec;
 }
 
-export class Repository implements ManifestReader {
+export class Repository {
   private readonly manifests: PromiseCache<string, Manifest>;
   private readonly schemas: PromiseCache<string, Schema>;
   private readonly parts: PromiseCache<string, PartNode<unknown>>;
@@ -116,14 +130,24 @@ export class Repository implements ManifestReader {
   /** Per lineage, a version a branch hint named, to be confirmed by the next listing. */
   private readonly hintedVersion = new Map<string, number>();
 
+  readonly trees: TreeOptions;
+  private readonly clock: () => number;
+  private readonly caches: RepositoryCaches;
+
   constructor(
     readonly store: ObjectStore,
-    /** How the trees this repository writes are shaped. */
-    readonly trees: TreeOptions = treeOptions(),
-    /** Ids of new parts come from this clock: GC reads them as ages. */
-    private readonly clock: () => number = Date.now,
-    private readonly caches = new RepositoryCaches(),
+    opts: {
+      /** How the trees this repository writes are shaped. */
+      trees?: TreeOptions;
+      /** Ids of new parts come from this clock: GC reads them as ages. */
+      clock?: () => number;
+      caches?: RepositoryCaches;
+    } = {},
   ) {
+    this.trees = opts.trees ?? treeOptions();
+    this.clock = opts.clock ?? Date.now;
+    const caches = opts.caches ?? new RepositoryCaches();
+    this.caches = caches;
     this.manifests = caches.manifests;
     this.schemas = caches.schemas;
     this.parts = caches.parts;
@@ -133,7 +157,7 @@ export class Repository implements ManifestReader {
 
   /** The same repository seen through another store (for example a per-request counting wrapper). */
   withStore(store: ObjectStore): Repository {
-    return new Repository(store, this.trees, this.clock, this.caches);
+    return new Repository(store, { trees: this.trees, clock: this.clock, caches: this.caches });
   }
 
   /** Drop every in-memory cache, as a restarted process would have none. */
@@ -163,7 +187,10 @@ export class Repository implements ManifestReader {
     }
     if (newestKey !== undefined) {
       const copy = await hinted;
-      latest = copy !== undefined && keys.branchRecord(copy.name, copy.seq) === newestKey ? copy : readRecord(await this.store.get(newestKey, { signal }), newestKey);
+      latest =
+        copy !== undefined && keys.branchRecord(copy.name, copy.seq) === newestKey
+          ? copy
+          : readRecord(await this.store.get(newestKey, { signal }), newestKey);
       this.branchRecords.set(name, latest);
     }
     return latest;
@@ -212,7 +239,8 @@ export class Repository implements ManifestReader {
   async liveBranch(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord> {
     validateBranchName(name);
     const rec = await this.branchRecord(name, signal, hinted);
-    if (rec === undefined || rec.deleted) throw new BranchgraphError('not_found', `branch ${name} does not exist`, { details: { branch: name } });
+    if (rec === undefined || rec.deleted)
+      throw new BranchgraphError('not_found', `branch ${name} does not exist`, { details: { branch: name } });
     return rec;
   }
 
@@ -223,7 +251,9 @@ export class Repository implements ManifestReader {
    * `branches/` that no branch name encodes are not branches and are
    * passed over.
    */
-  async allBranchRecords(signal?: AbortSignal): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; writtenAt: Map<string, number | undefined> }> {
+  async allBranchRecords(
+    signal?: AbortSignal,
+  ): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; writtenAt: Map<string, number | undefined> }> {
     const newest = new Map<string, string>();
     // When each newest record was written, by the store's clock (GC judges a deletion's age by it).
     const writtenAt = new Map<string, number | undefined>();
@@ -246,7 +276,11 @@ export class Repository implements ManifestReader {
    * was seen, so a page costs its own names (and any deleted names between them), never the rest
    * of the graph. Deleted names are skipped; unreadable records are reported as damaged.
    */
-  async branchRecordPage(after: string | undefined, limit: number, signal?: AbortSignal): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; more: boolean }> {
+  async branchRecordPage(
+    after: string | undefined,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; more: boolean }> {
     const records: BranchRecord[] = [];
     const damaged: DamagedBranch[] = [];
     // Names whose newest record is known, waiting to be read in one parallel batch.
@@ -284,7 +318,11 @@ export class Repository implements ManifestReader {
    * The records at `[name, key]` pairs, read in parallel and cached; one that cannot be read is
    * undefined in its place and reported in `damaged`.
    */
-  private async readNewest(pairs: readonly [string, string][], damaged: DamagedBranch[], signal?: AbortSignal): Promise<(BranchRecord | undefined)[]> {
+  private async readNewest(
+    pairs: readonly [string, string][],
+    damaged: DamagedBranch[],
+    signal?: AbortSignal,
+  ): Promise<(BranchRecord | undefined)[]> {
     const read = await Promise.all(
       pairs.map(async ([name, key]) => {
         try {
@@ -323,7 +361,11 @@ export class Repository implements ManifestReader {
    * the record the caller decided on (0 for none); a lost race is reported as
    * `lost` so the caller can re-read and decide again.
    */
-  async writeBranchRecord(rec: Omit<BranchRecord, 'format' | 'seq'>, expectSeq: number, signal?: AbortSignal): Promise<BranchRecord | 'lost'> {
+  async writeBranchRecord(
+    rec: Omit<BranchRecord, 'format' | 'seq'>,
+    expectSeq: number,
+    signal?: AbortSignal,
+  ): Promise<BranchRecord | 'lost'> {
     const full: BranchRecord = { format: 1, seq: expectSeq + 1, ...rec };
     try {
       await this.store.putIfAbsent(keys.branchRecord(rec.name, full.seq), encodeJson(full), { signal });
@@ -346,7 +388,10 @@ export class Repository implements ManifestReader {
     // cost never grows with the lineage, where a directory listing reads every version's entry.
     const known = this.knownVersion.get(lineage) ?? hinted;
     if (known !== undefined && known > 0) {
-      const [exists, moved] = await Promise.all([known === this.knownVersion.get(lineage) ? true : this.hasVersion(lineage, known, signal), this.hasVersion(lineage, known + 1, signal)]);
+      const [exists, moved] = await Promise.all([
+        known === this.knownVersion.get(lineage) ? true : this.hasVersion(lineage, known, signal),
+        this.hasVersion(lineage, known + 1, signal),
+      ]);
       if (exists) {
         // A head a few versions on (a hint left one behind by a compaction or catch-up) is found by
         // name too; only a longer way is listed.
@@ -409,7 +454,9 @@ export class Repository implements ManifestReader {
         (bytes) => this.decodeManifest(bytes, key, signal),
         (e: unknown) => {
           if (isBranchgraphError(e, 'object_not_found')) {
-            throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
+            throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, {
+              details: { ...ref },
+            });
           }
           throw e;
         },
@@ -418,17 +465,30 @@ export class Repository implements ManifestReader {
   }
 
   private async decodeManifest(bytes: Uint8Array, key: string, signal?: AbortSignal): Promise<Manifest> {
-    const m = await decodeManifest(bytes, key, (kind, id, depth, path) => this.readPart(kind, id, depth, path, signal), this.trees);
+    const m = await decodeManifest({
+      bytes,
+      key,
+      load: (part) => this.readPart({ ...part, signal }),
+      o: this.trees,
+    });
     if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
       const parsed = SchemaIR.safeParse(m.schemaDoc);
-      if (!parsed.success || schemaHashOf(parsed.data) !== m.schema) throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
+      if (!parsed.success || schemaHashOf(parsed.data) !== m.schema)
+        throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
       this.schemas.set(m.schema, parsed.data);
     }
     return m;
   }
 
   /** A part tree node with everything below it, read once per process (parts are immutable). */
-  private async readPart(kind: PartKind, id: string, depth: number, path: string, signal?: AbortSignal): Promise<PartNode<unknown>> {
+  private async readPart(a: {
+    kind: PartKind;
+    id: string;
+    depth: number;
+    path: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<PartNode<unknown>> {
+    const { kind, id, depth, path, signal } = a;
     const key = keys.part(id);
     const node = await this.parts.get(id, async () => {
       let bytes: Uint8Array;
@@ -436,15 +496,27 @@ export class Repository implements ManifestReader {
         bytes = await this.store.get(key, { signal });
       } catch (e) {
         // A manifest naming a part that is not there is damaged, like one naming a missing run.
-        if (isBranchgraphError(e, 'object_not_found')) throw new BranchgraphError('corrupt_object', `${key} is missing`, { details: { key } });
+        if (isBranchgraphError(e, 'object_not_found'))
+          throw new BranchgraphError('corrupt_object', `${key} is missing`, { details: { key } });
         throw e;
       }
       const o = kind === 'tables' ? this.trees.tables : this.trees.ancestry;
-      const n = await nodeFromBody(kind, decodePart(kind, bytes, key), depth, path, (k, i, d, p) => this.readPart(k, i, d, p, signal), o as never, key);
+      const n = await nodeFromBody({
+        kind,
+        body: decodePart(kind, bytes, key),
+        depth,
+        path,
+        load: (part) => this.readPart({ ...part, signal }),
+        o: o as never,
+        where: key,
+      });
       n.id = id;
       return n;
     });
-    if (node.depth !== depth) throw new BranchgraphError('corrupt_object', `${key} is named at depth ${depth} but is a part at depth ${node.depth}`, { details: { key } });
+    if (node.depth !== depth)
+      throw new BranchgraphError('corrupt_object', `${key} is named at depth ${depth} but is a part at depth ${node.depth}`, {
+        details: { key },
+      });
     return node;
   }
 
@@ -518,12 +590,15 @@ export class Repository implements ManifestReader {
 
   async commitRef(commitId: string, signal?: AbortSignal): Promise<ManifestRef> {
     if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(commitId)) {
-      throw new BranchgraphError('invalid_input', `${JSON.stringify(commitId)} is not a commit id`, { issues: [{ path: 'commit', message: 'expected a 26-character ULID' }] });
+      throw new BranchgraphError('invalid_input', `${JSON.stringify(commitId)} is not a commit id`, {
+        issues: [{ path: 'commit', message: 'expected a 26-character ULID' }],
+      });
     }
     try {
       return decodeJson(CommitIndexZ, await this.store.get(keys.commit(commitId), { signal }), keys.commit(commitId));
     } catch (e) {
-      if (isBranchgraphError(e, 'object_not_found')) throw new BranchgraphError('not_found', `commit ${commitId} does not exist`, { details: { commit: commitId } });
+      if (isBranchgraphError(e, 'object_not_found'))
+        throw new BranchgraphError('not_found', `commit ${commitId} does not exist`, { details: { commit: commitId } });
       throw e;
     }
   }
@@ -545,7 +620,10 @@ export class Repository implements ManifestReader {
       this.store.get(keys.schema(hash), { signal }).then((bytes) => {
         const schema = decodeJson(SchemaIR, bytes, keys.schema(hash));
         // A schema's address is the hash of its content: that is its checksum.
-        if (schemaHashOf(schema) !== hash) throw new BranchgraphError('corrupt_object', `${keys.schema(hash)} does not match its content address`, { details: { key: keys.schema(hash) } });
+        if (schemaHashOf(schema) !== hash)
+          throw new BranchgraphError('corrupt_object', `${keys.schema(hash)} does not match its content address`, {
+            details: { key: keys.schema(hash) },
+          });
         return schema;
       }),
     );

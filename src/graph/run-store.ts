@@ -12,13 +12,31 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { PromiseCache } from '../model/promise-cache.js';
 import { bytesHash } from '../model/canonical.js';
-import { decodeRun, encodeRun, MemoryRunData, runRefOf, SEGMENT_ROWS, verifyChecksum, type RunData, type RunRef, type RunRow } from '../table/run.js';
+import {
+  decodeRun,
+  encodeRun,
+  MemoryRunData,
+  runRefOf,
+  SEGMENT_ROWS,
+  verifyChecksum,
+  type RunData,
+  type RunRef,
+  type RunRow,
+} from '../table/run.js';
 import { newestRows, type LoadRun } from '../table/table-version.js';
 import { keys, parseKey } from './keys.js';
 import type { RunReader, RunWriter } from './ports.js';
 import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
-import { decodeGeneration, GenerationFoldedError, generationRows, isPendingRun, readGenerationHeader, type Generation, type GenerationHeader } from '../pending/generation.js';
+import {
+  decodeGeneration,
+  GenerationFoldedError,
+  generationRows,
+  isPendingRun,
+  readGenerationHeader,
+  type Generation,
+  type GenerationHeader,
+} from '../pending/generation.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
@@ -63,16 +81,14 @@ export class RunStore implements RunReader, RunWriter {
 
   constructor(
     private readonly store: ObjectStore,
-    cacheBytes = DEFAULT_RUN_CACHE_BYTES,
-    shared?: RunCache,
-    clock: () => number = Date.now,
+    opts: { cacheBytes?: number | undefined; shared?: RunCache; clock?: () => number } = {},
   ) {
-    this.shared = shared ?? new RunCache(cacheBytes, clock);
+    this.shared = opts.shared ?? new RunCache(opts.cacheBytes ?? DEFAULT_RUN_CACHE_BYTES, opts.clock ?? Date.now);
   }
 
   /** The same cache, with calls going through another store. */
   withStore(store: ObjectStore): RunStore {
-    return new RunStore(store, this.shared.limit, this.shared, this.shared.clock);
+    return new RunStore(store, { shared: this.shared });
   }
 
   private get indexes(): PromiseCache<string, RunRef[]> {
@@ -86,8 +102,8 @@ export class RunStore implements RunReader, RunWriter {
   stage(table: TableType, rows: readonly RunRow[]): RunRef {
     const key = `staged/${table.name}/${ulid()}`;
     const bytes = encodeRun(table, rows);
-    const ref: RunRef = { ...runRefOf(key, rows, bytes), source: { kind: 'staged' } };
-    this.shared.runs.set(runCacheKey(table, key), decodeRun(table, bytes, key), bytes.length);
+    const ref: RunRef = { ...runRefOf({ key, rows, file: bytes }), source: { kind: 'staged' } };
+    this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
     return ref;
   }
 
@@ -104,17 +120,19 @@ export class RunStore implements RunReader, RunWriter {
       const bytes = encodeRun(table, rows);
       await this.store.putIfAbsent(key, bytes, { signal });
       // The next write or merge on the table reads this run first: keep it rather than read it back.
-      this.shared.runs.set(runCacheKey(table, key), decodeRun(table, bytes, key), bytes.length);
-      return runRefOf(key, rows, bytes);
+      this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
+      return runRefOf({ key, rows, file: bytes });
     }
-    const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) => rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS));
+    const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) =>
+      rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS),
+    );
     const written: string[] = [];
     const segments = await mapLimit(parts, WRITE_CONCURRENCY, async (part, n) => {
       const key = keys.runSegment(table.name, id, n);
       const bytes = encodeRun(table, part);
       await this.store.putIfAbsent(key, bytes, { signal });
       written.push(key);
-      return runRefOf(key, part, bytes);
+      return runRefOf({ key, rows: part, file: bytes });
     }).catch(async (e: unknown) => {
       // No segment is still being written (mapLimit settles first): remove the ones that landed.
       await this.store.deleteMany(written).catch(() => undefined);
@@ -124,12 +142,7 @@ export class RunStore implements RunReader, RunWriter {
     const index = encodeJson({ format: 1, segments });
     await this.store.putIfAbsent(indexKey, index, { signal });
     this.indexes.set(indexKey, segments);
-    const ref = runRefOf(
-      indexKey,
-      rows,
-      index,
-      segments.reduce((n, s) => n + s.bytes, 0),
-    );
+    const ref = runRefOf({ key: indexKey, rows, file: index, bytes: segments.reduce((n, s) => n + s.bytes, 0) });
     return { ...ref, segmented: true };
   }
 
@@ -152,7 +165,9 @@ export class RunStore implements RunReader, RunWriter {
         verifyChecksum(ref, b);
         const segments = decodeJson(RunIndexZ, b, ref.key).segments;
         if (segments.reduce((n, x) => n + x.rows, 0) !== ref.rows)
-          throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, { details: { key: ref.key } });
+          throw new BranchgraphError('corrupt_object', `run index ${ref.key} does not add up to ${ref.rows} rows`, {
+            details: { key: ref.key },
+          });
         return segments;
       }),
     );
@@ -171,7 +186,13 @@ export class RunStore implements RunReader, RunWriter {
    * oldest run (`dropTombstones`), where they shadow nothing. Undefined when
    * nothing is left to store.
    */
-  async writeCompacted(table: TableType, refs: readonly RunRef[], dropTombstones: boolean, signal?: AbortSignal): Promise<RunRef | undefined> {
+  async writeCompacted(request: {
+    type: TableType;
+    refs: readonly RunRef[];
+    dropTombstones: boolean;
+    signal?: AbortSignal | undefined;
+  }): Promise<RunRef | undefined> {
+    const { type: table, refs, dropTombstones, signal } = request;
     const newest = await newestRows(refs, this.loader(table, signal));
     const rows = dropTombstones ? newest.filter((r) => !r.tomb) : newest;
     if (rows.length === 0) return undefined;
@@ -207,7 +228,11 @@ export class RunStore implements RunReader, RunWriter {
           if (header !== undefined) return { file, hash, header };
           const generation = decodeGeneration(file, key);
           this.shared.generations.set(key, { generation, file, hash, header: generation });
-          return { file, hash, header: { lineage: generation.lineage, shard: generation.shard, seq: generation.seq, stamp: generation.stamp } };
+          return {
+            file,
+            hash,
+            header: { lineage: generation.lineage, shard: generation.shard, seq: generation.seq, stamp: generation.stamp },
+          };
         },
         (e: unknown) => {
           // Listed as pending, gone now: a publication folded it and deleted the object. The branch
@@ -225,13 +250,15 @@ export class RunStore implements RunReader, RunWriter {
       const f = await this.generationFile(key, signal);
       const generation = decodeGeneration(f.file, key);
       // The rows' header must be the one the listing ordered by.
-      if (generation.stamp !== f.header.stamp) throw new BranchgraphError('corrupt_object', `${key}: its stamp differs from its header`, { details: { key } });
+      if (generation.stamp !== f.header.stamp)
+        throw new BranchgraphError('corrupt_object', `${key}: its stamp differs from its header`, { details: { key } });
       return { ...f, generation };
     });
   }
 
   /** A run, from the cache or the store; `cache: false` reads it without keeping it (a walk that passes once). */
-  load(table: TableType, ref: RunRef, signal?: AbortSignal, cache = true): Promise<RunData> {
+  load(table: TableType, ref: RunRef, opts: { signal?: AbortSignal | undefined; cache?: boolean } = {}): Promise<RunData> {
+    const { signal, cache = true } = opts;
     const key = runCacheKey(table, ref.key);
     if (!cache) return this.shared.runs.peek(key) ?? this.read(table, ref, signal);
     return this.shared.runs.get(key, () => this.read(table, ref, signal), ref.bytes);
@@ -241,20 +268,21 @@ export class RunStore implements RunReader, RunWriter {
     return isPendingRun(ref)
       ? this.generation(ref.source.generation, signal).then(({ generation, hash }) => {
           // The generation's hash was computed once when it was read: the same object the ref was made from.
-          if (hash !== ref.checksum) throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
+          if (hash !== ref.checksum)
+            throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
           return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
         })
       : this.store.get(ref.key, { signal }).then((bytes) => {
           verifyChecksum(ref, bytes);
-          return decodeRun(table, bytes, ref.key, ref);
+          return decodeRun({ table, bytes, objectKey: ref.key, expected: ref });
         });
   }
 
   loader(table: TableType, signal?: AbortSignal): LoadRun {
-    return Object.assign((ref: RunRef) => this.load(table, ref, signal), {
+    return Object.assign((ref: RunRef) => this.load(table, ref, { signal }), {
       segments: (ref: RunRef) => this.segments(ref, signal),
       replaced: (ref: RunRef) => this.replacedBy(ref, signal),
-      uncached: (ref: RunRef) => this.load(table, ref, signal, false),
+      uncached: (ref: RunRef) => this.load(table, ref, { signal, cache: false }),
     });
   }
 

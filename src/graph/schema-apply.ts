@@ -14,7 +14,8 @@ import { findType, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { EMPTY_TABLE, mergeRuns, type TableVersion } from '../table/table-version.js';
-import type { PlanResult, Snapshot } from './graph.js';
+import type { PlanResult } from './change.js';
+import type { Snapshot } from './snapshot.js';
 import type { RunReader, RunWriter } from './ports.js';
 
 export interface SchemaApplyResult {
@@ -22,16 +23,23 @@ export interface SchemaApplyResult {
   tables: Record<string, 'keep' | 'check' | 'rewrite' | 'drop'>;
 }
 
-export async function planSchemaApply(
-  runs: RunReader & RunWriter,
-  head: Snapshot,
-  input: string | Schema,
-  migration: SchemaMigration | undefined,
-  signal?: AbortSignal,
-): Promise<PlanResult<SchemaApplyResult>> {
+/** A schema change to plan: the new schema (text or IR) and its migration, against a head. */
+export interface SchemaApplyRequest {
+  runs: RunReader & RunWriter;
+  head: Snapshot;
+  schema: string | Schema;
+  migration?: SchemaMigration | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export async function planSchemaApply(request: SchemaApplyRequest): Promise<PlanResult<SchemaApplyResult>> {
+  const { runs, head, schema: input, migration, signal } = request;
   const next = typeof input === 'string' ? parseSchema(input) : input;
   const plan = planSchemaChange(head.schema, next, migration);
-  const result: SchemaApplyResult = { schema: next, tables: Object.fromEntries(Object.entries(plan.tables).map(([k, v]) => [k, v.action])) };
+  const result: SchemaApplyResult = {
+    schema: next,
+    tables: Object.fromEntries(Object.entries(plan.tables).map(([k, v]) => [k, v.action])),
+  };
   if (canonicalJson(next) === canonicalJson(head.schema)) return { unchanged: result };
 
   const tables: Record<string, TableVersion | null> = {};
@@ -42,10 +50,13 @@ export async function planSchemaApply(
     if (p.action === 'drop') tables[name] = null;
     if (p.action !== 'rewrite') continue;
     const rows: RunRow[] = [];
-    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, runs.loader(findType(head.schema, name) as TableType, signal), undefined)) {
+    for await (const r of mergeRuns({
+      runs: (head.tables[name] ?? EMPTY_TABLE).runs,
+      load: runs.loader(findType(head.schema, name) as TableType, signal),
+    })) {
       const row = { ...(r.props as Row), ...p.defaults };
       for (const d of p.dropProps) delete row[d];
-      const normalized = checkRow(findType(next, name) as TableType, row, 'full', '').row;
+      const normalized = checkRow({ table: findType(next, name) as TableType, input: row, mode: 'full', path: '' }).row;
       rows.push({ key: r.key, tomb: false, hash: rowHash(normalized), props: normalized });
     }
     rewritten.set(name, rows);
@@ -58,16 +69,22 @@ export async function planSchemaApply(
     }
     const type = findType(head.schema, name) ?? findType(next, name);
     if (type === undefined) return;
-    for await (const r of mergeRuns((head.tables[name] ?? EMPTY_TABLE).runs, runs.loader(type, signal), undefined)) yield { key: r.key, row: r.props as Row };
+    for await (const r of mergeRuns({ runs: (head.tables[name] ?? EMPTY_TABLE).runs, load: runs.loader(type, signal) }))
+      yield { key: r.key, row: r.props as Row };
   };
   const issues: ErrorIssue[] = [];
   for (const [name, p] of Object.entries(plan.tables).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (p.action !== 'check' && p.action !== 'rewrite') continue;
-    for (const v of await checkTable(next, name, rowsOf, 200 - issues.length)) issues.push({ path: `${name}/${v.key}`, message: v.message });
+    for (const v of await checkTable({ schema: next, name, rowsOf, limit: 200 - issues.length }))
+      issues.push({ path: `${name}/${v.key}`, message: v.message });
     if (issues.length >= 200) break;
   }
   if (issues.length > 0) {
-    throw new BranchgraphError('schema_incompatible', `existing rows do not satisfy the new schema: ${issues[0]?.path}: ${issues[0]?.message}`, { issues });
+    throw new BranchgraphError(
+      'schema_incompatible',
+      `existing rows do not satisfy the new schema: ${issues[0]?.path}: ${issues[0]?.message}`,
+      { issues },
+    );
   }
   for (const [name, rows] of rewritten) {
     if (rows.length === 0) {

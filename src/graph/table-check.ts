@@ -29,14 +29,26 @@ export interface TableViolation {
 export type LiveRows = (table: string) => AsyncIterable<{ key: string; row: Row }>;
 
 /** Violations of `name`'s type by its rows, at most `limit` of them, in key order per check. */
-export async function checkTable(schema: Schema, name: string, rowsOf: LiveRows, limit = 200): Promise<TableViolation[]> {
+export async function checkTable(a: {
+  schema: Schema;
+  name: string;
+  rowsOf: LiveRows;
+  limit?: number | undefined;
+}): Promise<TableViolation[]> {
+  const { schema, name, rowsOf, limit = 200 } = a;
   const type = findType(schema, name) as TableType;
   const out: TableViolation[] = [];
   const uniques = type.props.filter((p) => p.unique);
   const holder = new Map<string, string>();
   for await (const { key, row } of rowsOf(name)) {
-    for (const issue of checkRow(type, row, 'full', '').issues) {
-      out.push({ kind: 'ValueConstraintViolation', table: name, key, property: issue.path.replace(/^\./, '') || null, message: `${name} ${key}: ${issue.message}` });
+    for (const issue of checkRow({ table: type, input: row, mode: 'full', path: '' }).issues) {
+      out.push({
+        kind: 'ValueConstraintViolation',
+        table: name,
+        key,
+        property: issue.path.replace(/^\./, '') || null,
+        message: `${name} ${key}: ${issue.message}`,
+      });
     }
     for (const q of uniques) {
       const v = row[q.name];
@@ -46,7 +58,10 @@ export async function checkTable(schema: Schema, name: string, rowsOf: LiveRows,
       if (other === undefined) holder.set(id, key);
       else {
         const message = `${name}.${q.name} = ${canonicalJson(v)} is used by both ${other} and ${key}`;
-        out.push({ kind: 'UniqueViolation', table: name, key: other, property: q.name, message }, { kind: 'UniqueViolation', table: name, key, property: q.name, message });
+        out.push(
+          { kind: 'UniqueViolation', table: name, key: other, property: q.name, message },
+          { kind: 'UniqueViolation', table: name, key, property: q.name, message },
+        );
       }
     }
     if (out.length >= limit) return out.slice(0, limit);
@@ -67,7 +82,13 @@ async function checkDegrees(et: EdgeType, rowsOf: LiveRows, limit: number): Prom
   for await (const { key } of rowsOf(et.from)) {
     const n = degree.get(key) ?? 0;
     if (n < card.min || (card.max !== null && n > card.max)) {
-      out.push({ kind: 'CardinalityViolation', table: et.name, key, property: null, message: `${et.from} ${key} has ${n} outgoing ${et.name} edges; allowed ${card.min}..${card.max ?? '∞'}` });
+      out.push({
+        kind: 'CardinalityViolation',
+        table: et.name,
+        key,
+        property: null,
+        message: `${et.from} ${key} has ${n} outgoing ${et.name} edges; allowed ${card.min}..${card.max ?? '∞'}`,
+      });
       if (out.length >= limit) break;
     }
   }

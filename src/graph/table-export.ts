@@ -45,7 +45,12 @@ export const EXPORT_MEDIA_TYPES: Record<ExportFormat, string> = {
 };
 
 /** File name extensions, for downloads and the CLI's default output name. */
-export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = { ndjson: 'ndjson', arrow: 'arrow', 'arrow-stream': 'arrows', parquet: 'parquet' };
+export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = {
+  ndjson: 'ndjson',
+  arrow: 'arrow',
+  'arrow-stream': 'arrows',
+  parquet: 'parquet',
+};
 
 const BATCH_ROWS = 8192;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mustWrite, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
 import { listAll } from '../store/object-store.js';
+import { MemoryStore } from '../store/memory-store.js';
 
 const HOUR = 3600_000;
 
@@ -17,11 +18,12 @@ describe('tags', () => {
     expect(Object.keys(await rowsOf(g, 'hotfix', 'Person'))).toEqual(['a']);
     await expect(g.resolve({ tag: 'nope' })).rejects.toMatchObject({ code: 'not_found' });
     await expect(g.createTag('bad name', { branch: 'main' })).rejects.toMatchObject({ code: 'invalid_input' });
-    expect((await g.tags.all()).tags.map((x) => x.name)).toEqual(['v1']);
+    expect((await g.listTags()).tags.map((x) => x.name)).toEqual(['v1']);
   });
 
   it('keep a tagged commit and its history through GC after its branch is deleted, until the tag goes', async () => {
-    const g = await peopleGraph();
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
     await g.createBranch('exp', { branch: 'main' });
     await mustWrite(g, 'exp', [person('x', { age: 7 })]);
     await g.createTag('exp-result', { branch: 'exp' });
@@ -35,17 +37,18 @@ describe('tags', () => {
     await g.createBranch('revived', { tag: 'exp-result' });
     expect((await rowsOf(g, 'revived', 'Person')).x).toMatchObject({ age: 7 });
     await g.deleteBranch('revived');
-    await g.tags.delete('exp-result');
+    await g.deleteTag('exp-result');
     const collected = await g.gc({ now: later + 2 * HOUR });
     expect(collected.deleted.runs).toBeGreaterThan(0);
-    expect(await listAll(g.store, 'tags/')).toEqual([]);
+    expect(await listAll(store, 'tags/')).toEqual([]);
   });
 
   it('stop GC when a tag cannot be read, as a damaged branch does', async () => {
-    const g = await peopleGraph();
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
     await g.createTag('v1', { branch: 'main' });
-    const [obj] = await listAll(g.store, 'tags/');
-    await g.store.putOverwrite(obj?.key as string, new TextEncoder().encode('{"format": 2'));
+    const [obj] = await listAll(store, 'tags/');
+    await store.putOverwrite(obj?.key as string, new TextEncoder().encode('{"format": 2'));
     const r = await g.gc({ now: g.clock() + 10 * HOUR });
     expect(r.dryRun).toBe(true);
     expect(r.damagedBranches).toEqual([obj?.key]);

@@ -39,9 +39,13 @@ export function tagNameOfKey(key: string): string | undefined {
 
 export function validateTagName(name: string): void {
   if (!BRANCH_NAME_RE.test(name) || name.includes('..') || name.endsWith('/') || name.includes('//')) {
-    throw new BranchgraphError('invalid_input', `invalid tag name ${JSON.stringify(name)}: letters, digits, '.', '_', '-' and '/' separators, up to 200`, {
-      issues: [{ path: 'name', message: 'invalid tag name' }],
-    });
+    throw new BranchgraphError(
+      'invalid_input',
+      `invalid tag name ${JSON.stringify(name)}: letters, digits, '.', '_', '-' and '/' separators, up to 200`,
+      {
+        issues: [{ path: 'name', message: 'invalid tag name' }],
+      },
+    );
   }
 }
 
@@ -53,7 +57,8 @@ export class Tags {
     try {
       return decodeJson(TagRecordZ, await this.store.get(tagKey(name), { signal }), tagKey(name));
     } catch (e) {
-      if (isBranchgraphError(e, 'object_not_found')) throw new BranchgraphError('not_found', `tag ${name} does not exist`, { details: { tag: name } });
+      if (isBranchgraphError(e, 'object_not_found'))
+        throw new BranchgraphError('not_found', `tag ${name} does not exist`, { details: { tag: name } });
       throw e;
     }
   }
@@ -65,7 +70,8 @@ export class Tags {
     try {
       await this.store.putIfAbsent(tagKey(record.name), encodeJson(full), { signal });
     } catch (e) {
-      if (isBranchgraphError(e, 'object_exists')) throw new BranchgraphError('tag_exists', `tag ${record.name} already exists; tags never move`, { details: { tag: record.name } });
+      if (isBranchgraphError(e, 'object_exists'))
+        throw new BranchgraphError('tag_exists', `tag ${record.name} already exists; tags never move`, { details: { tag: record.name } });
       throw e;
     }
     return full;

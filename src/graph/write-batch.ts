@@ -24,7 +24,8 @@ import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { encodeNodeKey, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
-import type { PlanResult, Snapshot } from './graph.js';
+import type { PlanResult } from './change.js';
+import type { Snapshot } from './snapshot.js';
 import type { RunWriter, TableReader, TableView } from './ports.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
@@ -74,14 +75,22 @@ class Issues {
 }
 
 /** Validate operation shapes against the schema; returns typed ops with keys. */
-function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: Issues, maxOps: number): { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] {
+function checkOps(a: {
+  schema: Snapshot['schema'];
+  ops: readonly WriteOp[];
+  issues: Issues;
+  maxOps: number;
+}): { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] {
+  const { schema, ops, issues, maxOps } = a;
   if (ops.length > maxOps) {
     throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
   }
   // Text no storage encoding can carry is malformed input, not a constraint: refuse it before anything else.
   const malformed = ops.flatMap((o, i) => findInputProblem(o, `ops[${i}]`) ?? []);
   if (malformed.length > 0) {
-    throw new BranchgraphError('invalid_input', `write refused: ${malformed[0]?.path}: ${malformed[0]?.message}`, { issues: malformed.slice(0, MAX_REPORTED_ISSUES) });
+    throw new BranchgraphError('invalid_input', `write refused: ${malformed[0]?.path}: ${malformed[0]?.message}`, {
+      issues: malformed.slice(0, MAX_REPORTED_ISSUES),
+    });
   }
   const out: { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] = [];
   ops.forEach((o, i) => {
@@ -91,7 +100,7 @@ function checkOps(schema: Snapshot['schema'], ops: readonly WriteOp[], issues: I
       return;
     }
     const mode = o.op === 'insert' || o.op === 'upsert' ? 'full' : 'partial';
-    const { row, issues: rowIssues, malformed } = checkRow(type, o.values, mode, `ops[${i}].values`);
+    const { row, issues: rowIssues, malformed } = checkRow({ table: type, input: o.values, mode, path: `ops[${i}].values` });
     for (const is of rowIssues) issues.add(is.path, is.message);
     issues.malformed ||= malformed;
     if (o.op === 'delete') {
@@ -119,16 +128,19 @@ export interface ResolvedWrite {
 
 type TypedOp = ReturnType<typeof checkOps>[number];
 
-export async function planWrite(
-  tables: TableReader,
-  runs: RunWriter,
-  head: Snapshot,
-  ops: readonly WriteOp[],
-  signal?: AbortSignal,
-  maxOps = MAX_BATCH_OPS,
-  validated?: () => void,
-): Promise<PlanResult<WriteSummary>> {
-  const { summary, rows: rowsByTable } = await resolveWrite(tables, head, ops, signal, maxOps);
+/** A write to plan or resolve: the batch, the head it applies to, and where tables are read. */
+export interface WriteRequest {
+  tables: TableReader;
+  head: Snapshot;
+  ops: readonly WriteOp[];
+  signal?: AbortSignal | undefined;
+  /** The most operations taken (a load takes more than a batch). */
+  maxOps?: number;
+}
+
+export async function planWrite(request: WriteRequest & { runs: RunWriter; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
+  const { runs, head, signal, validated } = request;
+  const { summary, rows: rowsByTable } = await resolveWrite(request);
   validated?.();
   if (rowsByTable.length === 0) return { unchanged: summary };
   const changed: Record<string, TableVersion> = {};
@@ -172,19 +184,20 @@ class Overlay {
  * nothing. Ordinary writes store the states as runs; WAL ingest seals them
  * into a generation.
  */
-export async function resolveWrite(tables: TableReader, head: Snapshot, ops: readonly WriteOp[], signal?: AbortSignal, maxOps = MAX_BATCH_OPS): Promise<ResolvedWrite> {
+export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite> {
+  const { tables, head, ops, signal, maxOps = MAX_BATCH_OPS } = request;
   const issues = new Issues();
-  const typed = checkOps(head.schema, ops, issues, maxOps);
+  const typed = checkOps({ schema: head.schema, ops, issues, maxOps });
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string): TableView => tables.table(head, name, signal);
   const overlay = new Overlay(await readBefore(view, typed));
   const deletedNodes = applyOps(typed, overlay, issues);
   // Operations refused so far are left out of the overlay; the constraint checks still run over
   // the rest, so one refusal lists every failing operation, not only those of the first kind.
-  summary.cascaded = await cascadeDeletes(head, view, deletedNodes, overlay);
-  await checkConstraints(tables, head, overlay.changes, issues, signal);
+  summary.cascaded = await cascadeDeletes({ head, view, deletedNodes, overlay });
+  await checkConstraints({ tables, head, overlay: overlay.changes, issues, signal });
   issues.throwIfAny('write refused');
-  return { summary, rows: await changedRows(head, view, overlay, summary) };
+  return { summary, rows: await changedRows({ head, view, overlay, summary }) };
 }
 
 /** The current state of every key the batch names. */
@@ -236,7 +249,13 @@ function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): 
 }
 
 /** Delete the edges that existed before the batch at every deleted node; returns how many. */
-async function cascadeDeletes(head: Snapshot, view: (name: string) => TableView, deletedNodes: readonly { type: TableType; key: string }[], overlay: Overlay): Promise<number> {
+async function cascadeDeletes(a: {
+  head: Snapshot;
+  view: (name: string) => TableView;
+  deletedNodes: readonly { type: TableType; key: string }[];
+  overlay: Overlay;
+}): Promise<number> {
+  const { head, view, deletedNodes, overlay } = a;
   let cascaded = 0;
   for (const et of head.schema.types) {
     if (et.kind !== 'edge') continue;
@@ -262,14 +281,23 @@ async function cascadeDeletes(head: Snapshot, view: (name: string) => TableView,
 }
 
 /** One run's rows per changed table, holding only keys whose state really changed; counts them into `summary`. */
-async function changedRows(head: Snapshot, view: (name: string) => TableView, overlay: Overlay, summary: WriteSummary): Promise<[TableType, RunRow[]][]> {
+async function changedRows(a: {
+  head: Snapshot;
+  view: (name: string) => TableView;
+  overlay: Overlay;
+  summary: WriteSummary;
+}): Promise<[TableType, RunRow[]][]> {
+  const { head, view, overlay, summary } = a;
   const rowsByTable: [TableType, RunRow[]][] = [];
   for (const [name, changes] of overlay.changes) {
     const type = findType(head.schema, name) as TableType;
     const t = view(name);
     const priorKnown = overlay.before.get(name) ?? new Map<string, Row>();
     const cascadeKeys = [...changes].filter(([k, c]) => c.op === -1 && !priorKnown.has(k)).map(([k]) => k);
-    const prior = cascadeKeys.length > 0 ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)]) : priorKnown;
+    const prior =
+      cascadeKeys.length > 0
+        ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)])
+        : priorKnown;
     const rows: RunRow[] = [];
     for (const [key, c] of [...changes].sort(([a], [b]) => compareKey(a, b))) {
       const old = prior.get(key) ?? null;
@@ -290,7 +318,14 @@ async function changedRows(head: Snapshot, view: (name: string) => TableView, ov
   return rowsByTable;
 }
 
-async function checkConstraints(tables: TableReader, head: Snapshot, overlay: Map<string, Map<string, Change>>, issues: Issues, signal: AbortSignal | undefined): Promise<void> {
+async function checkConstraints(a: {
+  tables: TableReader;
+  head: Snapshot;
+  overlay: Map<string, Map<string, Change>>;
+  issues: Issues;
+  signal?: AbortSignal | undefined;
+}): Promise<void> {
+  const { tables, head, overlay, issues, signal } = a;
   const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
   const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
     const out = new Set<string>();
@@ -324,10 +359,12 @@ async function checkConstraints(tables: TableReader, head: Snapshot, overlay: Ma
         live.map(([, c]) => String(c.row?.[EDGE_TO])),
       );
       for (const [k, c] of live) {
-        if (!froms.has(String(c.row?.[EDGE_FROM]))) issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row?.[EDGE_FROM])} does not exist`);
-        if (!tos.has(String(c.row?.[EDGE_TO]))) issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row?.[EDGE_TO])} does not exist`);
+        if (!froms.has(String(c.row?.[EDGE_FROM])))
+          issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row?.[EDGE_FROM])} does not exist`);
+        if (!tos.has(String(c.row?.[EDGE_TO])))
+          issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row?.[EDGE_TO])} does not exist`);
       }
-      await checkCardinality(type, changes, t.version, t.load, issues, at, liveAfter);
+      await checkCardinality({ type, changes, version: t.version, load: t.load, issues, at, liveAfter });
     }
 
     // @unique across the table after the batch, by each property's index.
@@ -335,20 +372,24 @@ async function checkConstraints(tables: TableReader, head: Snapshot, overlay: Ma
     const uniques = type.props.filter((p) => p.unique);
     for (const clash of await uniqueClashes(uniques, after, (p, values) => t.indexes.holders(uniqueSpec(p.name), values))) {
       const c = changes.get(clash.key) as Change;
-      issues.add(at(c, name, clash.key), `${name}.${clash.property} = ${clash.value} is ${clash.otherChanged ? 'also' : 'already'} used by ${clash.other}`);
+      issues.add(
+        at(c, name, clash.key),
+        `${name}.${clash.property} = ${clash.value} is ${clash.otherChanged ? 'also' : 'already'} used by ${clash.other}`,
+      );
     }
   }
 }
 
-async function checkCardinality(
-  type: EdgeType,
-  changes: Map<string, Change>,
-  version: TableVersion,
-  load: LoadRun,
-  issues: Issues,
-  at: (c: Change, table: string, key: string) => string,
-  liveAfter: (table: string, ks: string[]) => Promise<Set<string>>,
-): Promise<void> {
+async function checkCardinality(a: {
+  type: EdgeType;
+  changes: Map<string, Change>;
+  version: TableVersion;
+  load: LoadRun;
+  issues: Issues;
+  at: (c: Change, table: string, key: string) => string;
+  liveAfter: (table: string, ks: string[]) => Promise<Set<string>>;
+}): Promise<void> {
+  const { type, changes, version, load, issues, at, liveAfter } = a;
   const card = type.cardinality;
   if (card === null) return;
   const sources = new Map<string, [string, Change]>();
@@ -366,7 +407,10 @@ async function checkCardinality(
     for await (const r of scanPrefix(version, load, edgeKeyPrefix(from))) if (!changes.has(r.key)) degree++;
     degree += written.get(from) ?? 0;
     if (degree < card.min || (card.max !== null && degree > card.max)) {
-      issues.add(at(c, type.name, k), `${type.name}: ${type.from} ${from} would have ${degree} outgoing edges; allowed ${card.min}..${card.max ?? '∞'}`);
+      issues.add(
+        at(c, type.name, k),
+        `${type.name}: ${type.from} ${from} would have ${degree} outgoing edges; allowed ${card.min}..${card.max ?? '∞'}`,
+      );
     }
   }
 }

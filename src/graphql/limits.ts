@@ -2,7 +2,15 @@
  * Query depth and alias limits, as a validation rule: deep or alias-heavy
  * documents are refused before any resolver runs, with a stable code.
  */
-import { GraphQLError, Kind, type ASTVisitor, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+} from 'graphql';
 
 export function depthAndAliasLimit(maxDepth: number, maxAliases: number) {
   const rule = (ctx: ValidationContext): ASTVisitor => {
@@ -12,7 +20,8 @@ export function depthAndAliasLimit(maxDepth: number, maxAliases: number) {
       SelectionSet: {
         enter() {
           depth++;
-          if (depth === maxDepth + 1) ctx.reportError(new GraphQLError(`query depth is limited to ${maxDepth}`, { extensions: { code: 'invalid_input' } }));
+          if (depth === maxDepth + 1)
+            ctx.reportError(new GraphQLError(`query depth is limited to ${maxDepth}`, { extensions: { code: 'invalid_input' } }));
         },
         leave() {
           depth--;
@@ -51,7 +60,10 @@ export function nestingLimit(max: number) {
         } else if (ch === '#') {
           while (i < text.length && text[i] !== '\n') i++;
         } else if (ch === '{' || ch === '[' || ch === '(') {
-          if (++depth > max) throw new GraphQLError(`the document nests brackets deeper than ${max} levels`, { extensions: { code: 'invalid_input', http: { status: 400 } } });
+          if (++depth > max)
+            throw new GraphQLError(`the document nests brackets deeper than ${max} levels`, {
+              extensions: { code: 'invalid_input', http: { status: 400 } },
+            });
         } else if (ch === '}' || ch === ']' || ch === ')') depth--;
       }
     },
@@ -66,21 +78,31 @@ export function nestingLimit(max: number) {
  * refused with `invalid_input` and the cost, before any resolver runs.
  */
 export function costLimit(max: number, defaultLimit: number) {
-  const costOf = (set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, vars: Record<string, unknown>, seen: Set<string>): number => {
+  const costOf = (
+    set: SelectionSetNode | undefined,
+    doc: { fragments: Map<string, FragmentDefinitionNode>; vars: Record<string, unknown> },
+    seen: Set<string>,
+  ): number => {
+    const { vars } = doc;
     let total = 0;
     for (const sel of set?.selections ?? []) {
       if (sel.kind === Kind.FIELD) {
         const arg = sel.arguments?.find((a) => a.name.value === 'limit');
         let limit = 1;
         if (arg !== undefined) {
-          const v = arg.value.kind === Kind.INT ? Number(arg.value.value) : arg.value.kind === Kind.VARIABLE ? Number(vars[arg.value.name.value] ?? defaultLimit) : defaultLimit;
+          const v =
+            arg.value.kind === Kind.INT
+              ? Number(arg.value.value)
+              : arg.value.kind === Kind.VARIABLE
+                ? Number(vars[arg.value.name.value] ?? defaultLimit)
+                : defaultLimit;
           limit = Number.isFinite(v) && v > 0 ? v : defaultLimit;
         } else if (sel.name.value === 'log' || sel.name.value === 'rows') limit = defaultLimit;
-        total += 1 + limit * costOf(sel.selectionSet, fragments, vars, seen);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet, fragments, vars, seen);
+        total += 1 + limit * costOf(sel.selectionSet, doc, seen);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet, doc, seen);
       else if (!seen.has(sel.name.value)) {
         const next = new Set(seen).add(sel.name.value);
-        total += costOf(fragments.get(sel.name.value)?.selectionSet, fragments, vars, next);
+        total += costOf(doc.fragments.get(sel.name.value)?.selectionSet, doc, next);
       }
       if (total > max) return total;
     }
@@ -91,18 +113,25 @@ export function costLimit(max: number, defaultLimit: number) {
       args,
       setResultAndStopExecution,
     }: {
-      args: { document: DocumentNode; variableValues?: Record<string, unknown> | null | undefined; operationName?: string | null | undefined };
+      args: {
+        document: DocumentNode;
+        variableValues?: Record<string, unknown> | null | undefined;
+        operationName?: string | null | undefined;
+      };
       setResultAndStopExecution: (r: unknown) => void;
     }) {
       const fragments = new Map<string, FragmentDefinitionNode>();
       for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
       for (const d of args.document.definitions) {
         if (d.kind !== Kind.OPERATION_DEFINITION || (args.operationName && d.name?.value !== args.operationName)) continue;
-        const cost = costOf(d.selectionSet, fragments, args.variableValues ?? {}, new Set());
+        const cost = costOf(d.selectionSet, { fragments, vars: args.variableValues ?? {} }, new Set());
         if (cost > max) {
           setResultAndStopExecution({
             errors: [
-              new GraphQLError(`the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`, { extensions: { code: 'invalid_input', limit: max } }),
+              new GraphQLError(
+                `the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`,
+                { extensions: { code: 'invalid_input', limit: max } },
+              ),
             ],
           });
           return;
@@ -130,7 +159,11 @@ export function closedSetErrorCodes(count: (code: string) => void = () => undefi
           const code = e.extensions?.code;
           // graphql-js reports variable coercion failures with no code at all.
           if (code === undefined || (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code))) {
-            (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'invalid_input', ...(code !== undefined ? { graphqlCode: code } : {}) };
+            (e as { extensions: Record<string, unknown> }).extensions = {
+              ...e.extensions,
+              code: 'invalid_input',
+              ...(code !== undefined ? { graphqlCode: code } : {}),
+            };
           } else if (code === 'INTERNAL_SERVER_ERROR') {
             (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
           }

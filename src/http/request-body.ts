@@ -16,7 +16,9 @@ export class BodyBudget {
 
   take(bytes: number): void {
     if (this.used + bytes > this.limit) {
-      throw new BranchgraphError('overloaded', `request bodies in flight would exceed ${this.limit} bytes; retry shortly`, { details: { limit: this.limit } });
+      throw new BranchgraphError('overloaded', `request bodies in flight would exceed ${this.limit} bytes; retry shortly`, {
+        details: { limit: this.limit },
+      });
     }
     this.used += bytes;
   }
@@ -71,7 +73,9 @@ export async function readBodyText(req: Request, max: number, budget: BodyBudget
     text = new TextDecoder('utf-8', { fatal: true }).decode(all);
   } catch {
     release();
-    throw new BranchgraphError('invalid_input', 'the request body is not valid UTF-8', { issues: [{ path: 'body', message: 'invalid UTF-8' }] });
+    throw new BranchgraphError('invalid_input', 'the request body is not valid UTF-8', {
+      issues: [{ path: 'body', message: 'invalid UTF-8' }],
+    });
   }
   return { text, release };
 }

@@ -19,6 +19,8 @@ export interface RunningServer {
   service: BranchgraphService;
   host: GraphHost;
   graph: BranchgraphService['graph'];
+  /** The store the server was opened on (every graph's objects). */
+  store: GraphHost['store'];
   logger: Logger;
   close(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     service,
     host,
     graph,
+    store: host.store,
     logger,
     close() {
       closing ??= new Promise<void>((resolve) => {

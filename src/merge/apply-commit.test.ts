@@ -14,13 +14,20 @@ describe('cherry-pick and revert', () => {
     const picked = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 })]);
     await mustWrite(g, 'f', [person('y')]);
     await mustWrite(g, 'main', [upd({ id: 'b', age: 20 })]);
-    const r = await mergeBranches(g, { source: picked, into: 'main', apply: 'cherry_pick' });
-    expect(r).toMatchObject({ status: 'success', outcome: 'cherry_picked', commit: { kind: 'cherry_pick', message: `cherry-pick ${picked} onto main` } });
+    const r = await mergeBranches(g.ports, { source: picked, into: 'main', apply: 'cherry_pick' });
+    expect(r).toMatchObject({
+      status: 'success',
+      outcome: 'cherry_picked',
+      commit: { kind: 'cherry_pick', message: `cherry-pick ${picked} onto main` },
+    });
     expect(r.status === 'success' && r.commit?.parents).toHaveLength(1);
     const rows = await rowsOf(g, 'main', 'Person');
     expect([rows.a?.age, rows.b?.age, rows.x, rows.y]).toEqual([10, 20, undefined, undefined]);
     // Again: the change is there already.
-    expect(await mergeBranches(g, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'already_up_to_date', commit: null });
+    expect(await mergeBranches(g.ports, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({
+      outcome: 'already_up_to_date',
+      commit: null,
+    });
   });
 
   it('revert undoes one commit, keeping the later ones, and reports a conflict when a later commit changed the same value', async () => {
@@ -28,33 +35,49 @@ describe('cherry-pick and revert', () => {
     await mustWrite(g, 'main', [person('a', { age: 1 }), person('b', { age: 2 })]);
     const bad = await mustWrite(g, 'main', [upd({ id: 'a', age: 99 }), person('c')]);
     await mustWrite(g, 'main', [upd({ id: 'b', age: 3 })]);
-    const r = await mergeBranches(g, { source: bad, into: 'main', apply: 'revert' });
+    const r = await mergeBranches(g.ports, { source: bad, into: 'main', apply: 'revert' });
     expect(r).toMatchObject({ status: 'success', outcome: 'reverted', commit: { kind: 'revert', message: `revert ${bad} onto main` } });
     const rows = await rowsOf(g, 'main', 'Person');
     expect([rows.a?.age, rows.b?.age, rows.c]).toEqual([1, 3, undefined]);
 
     const again = await mustWrite(g, 'main', [upd({ id: 'a', age: 50 })]);
     await mustWrite(g, 'main', [upd({ id: 'a', age: 51 })]);
-    const conflicted = await mergeBranches(g, { source: again, into: 'main', apply: 'revert' });
-    expect(conflicted.status === 'conflicts' && conflicted.report.items.map((c) => [c.kind, c.key, c.property, c.base, c.source, c.target])).toEqual([['DivergentUpdate', 'a', 'age', 50, 1, 51]]);
+    const conflicted = await mergeBranches(g.ports, { source: again, into: 'main', apply: 'revert' });
+    expect(
+      conflicted.status === 'conflicts' && conflicted.report.items.map((c) => [c.kind, c.key, c.property, c.base, c.source, c.target]),
+    ).toEqual([['DivergentUpdate', 'a', 'age', 50, 1, 51]]);
     // Resolved like any merge.
-    const resolved = await mergeBranches(g, { source: again, into: 'main', apply: 'revert', resolutions: { strategy: 'source-wins' } });
+    const resolved = await mergeBranches(g.ports, {
+      source: again,
+      into: 'main',
+      apply: 'revert',
+      resolutions: { strategy: 'source-wins' },
+    });
     expect(resolved).toMatchObject({ status: 'success', outcome: 'reverted', resolved: { total: 1 } });
     expect((await rowsOf(g, 'main', 'Person')).a?.age).toBe(1);
   });
 
   it('refuses what has no change to apply, and a dry run changes nothing', async () => {
     const g = await peopleGraph();
-    const [schemaCommit, init] = await commitLog(g, await g.branchHead('main'));
-    await expect(mergeBranches(g, { source: init?.id as string, into: 'main', apply: 'revert' })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('has no parent') });
-    await expect(mergeBranches(g, { source: schemaCommit?.id as string, into: 'main', apply: 'revert' })).rejects.toMatchObject({
+    const [schemaCommit, init] = await commitLog(g.ports.manifests, await g.branchHead('main'));
+    await expect(mergeBranches(g.ports, { source: init?.id as string, into: 'main', apply: 'revert' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('has no parent'),
+    });
+    await expect(mergeBranches(g.ports, { source: schemaCommit?.id as string, into: 'main', apply: 'revert' })).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('changed the schema'),
     });
-    await expect(mergeBranches(g, { source: '01ARZ3NDEKTSV4RRFFQ69G5FAV', into: 'main', apply: 'cherry_pick' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(
+      mergeBranches(g.ports, { source: '01ARZ3NDEKTSV4RRFFQ69G5FAV', into: 'main', apply: 'cherry_pick' }),
+    ).rejects.toMatchObject({ code: 'not_found' });
     const c = await mustWrite(g, 'main', [person('a')]);
     const head = (await g.branchHead('main')).manifest.commit.id;
-    expect(await mergeBranches(g, { source: c, into: 'main', apply: 'revert', dryRun: true })).toMatchObject({ outcome: 'reverted', dryRun: true, commit: null });
+    expect(await mergeBranches(g.ports, { source: c, into: 'main', apply: 'revert', dryRun: true })).toMatchObject({
+      outcome: 'reverted',
+      dryRun: true,
+      commit: null,
+    });
     expect((await g.branchHead('main')).manifest.commit.id).toBe(head);
   });
 
@@ -66,17 +89,23 @@ describe('cherry-pick and revert', () => {
     const picked = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 }), person('c')]);
     await mustWrite(g, 'main', [upd({ id: 'a', age: 10 }), person('c')]);
     const head = (await g.branchHead('main')).manifest.commit.id;
-    expect(await mergeBranches(g, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'already_up_to_date', commit: null });
+    expect(await mergeBranches(g.ports, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({
+      outcome: 'already_up_to_date',
+      commit: null,
+    });
     // A revert whose change was already undone by later writes.
     const bad = await mustWrite(g, 'main', [upd({ id: 'b', age: 99 })]);
     await mustWrite(g, 'main', [upd({ id: 'b', age: 2 })]);
     const before = (await g.branchHead('main')).manifest.commit.id;
-    expect(await mergeBranches(g, { source: bad, into: 'main', apply: 'revert' })).toMatchObject({ outcome: 'already_up_to_date', commit: null });
+    expect(await mergeBranches(g.ports, { source: bad, into: 'main', apply: 'revert' })).toMatchObject({
+      outcome: 'already_up_to_date',
+      commit: null,
+    });
     expect((await g.branchHead('main')).manifest.commit.id).toBe(before);
     expect(before).not.toBe(head);
     // A pick that changes one row of several still lands.
     const more = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 }), upd({ id: 'b', age: 7 })]);
-    expect(await mergeBranches(g, { source: more, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'cherry_picked' });
+    expect(await mergeBranches(g.ports, { source: more, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'cherry_picked' });
     expect((await rowsOf(g, 'main', 'Person')).b?.age).toBe(7);
   });
 });

@@ -87,13 +87,17 @@ describe('criss-cross merges', () => {
     const clean = await mergeOk(g, 'a', { into: 'b', dryRun: true });
     expect(clean.outcome).toBe('merged');
     const [ha, hb] = [await g.branchHead('a'), await g.branchHead('b')];
-    const base = await mergeBaseSnapshot(g, ha, hb);
+    const base = await mergeBaseSnapshot(g.ports, { a: ha, b: hb });
     // The three-dot diff works over it: both hold v = 2, so merging brings nothing.
-    expect((await diffSnapshots(g.runs, base, hb)).flatMap((t) => [...t.inserted, ...t.updated, ...t.deleted])).toEqual([]);
+    expect(
+      (await diffSnapshots({ runs: g.ports.runFiles, from: base, to: hb })).flatMap((t) => [...t.inserted, ...t.updated, ...t.deleted]),
+    ).toEqual([]);
     // Where they differ, it is an ordinary conflict that strategies and choices resolve.
     await mustWrite(g, 'a', [{ op: 'update', table: 'P', values: { id: 'k', v: 3 } }]);
     const r = await merge(g, 'a', { into: 'b' });
-    expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.key, c.property, c.source, c.target])).toEqual([['DivergentUpdate', 'k', 'v', 3, 2]]);
+    expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.key, c.property, c.source, c.target])).toEqual([
+      ['DivergentUpdate', 'k', 'v', 3, 2],
+    ]);
     expect(r.status === 'conflicts' && r.report.items[0]?.message).toContain('the common ancestors disagree');
     await mergeOk(g, 'a', { into: 'b', resolutions: { conflicts: [{ table: 'P', key: 'k', property: 'v', take: 'source' }] } });
     expect((await rowsOf(g, 'b', 'P')).k?.v).toBe(3);
@@ -144,12 +148,36 @@ type Step =
   | { kind: 'cross'; x: number; y: number; strategy: 'source' | 'target' | null };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('write' as const), branch: fc.nat(9), key: fc.nat(1), value: fc.option(fc.nat(1), { nil: null }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('write' as const),
+      branch: fc.nat(9),
+      key: fc.nat(1),
+      value: fc.option(fc.nat(1), { nil: null }),
+    }),
+  },
   // A merge resolved by a strategy lets sides settle a conflict their own way, so later bases conflict with each other.
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('merge' as const), from: fc.nat(9), into: fc.nat(9), strategy: fc.constantFrom('source' as const, 'target' as const, null, null) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('merge' as const),
+      from: fc.nat(9),
+      into: fc.nat(9),
+      strategy: fc.constantFrom('source' as const, 'target' as const, null, null),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('branch' as const), from: fc.nat(3) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('old' as const), commit: fc.nat(40) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('cross' as const), x: fc.nat(9), y: fc.nat(9), strategy: fc.constantFrom('source' as const, 'target' as const, null) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('cross' as const),
+      x: fc.nat(9),
+      y: fc.nat(9),
+      strategy: fc.constantFrom('source' as const, 'target' as const, null),
+    }),
+  },
 );
 
 describe('criss-cross merges against a full-history reference', () => {
@@ -164,14 +192,18 @@ describe('criss-cross merges against a full-history reference', () => {
         const branches = ['main'];
         // Engine commit id of each reference commit, to branch at old commits.
         const ids = new Map<number, string>([[0, (await g.branchHead('main')).manifest.commit.id]]);
-        const record = async (branch: string) => ids.set(ref.branches.get(branch) as number, (await g.branchHead(branch)).manifest.commit.id);
+        const record = async (branch: string) =>
+          ids.set(ref.branches.get(branch) as number, (await g.branchHead(branch)).manifest.commit.id);
         const mergeChecked = async (from: string, into: string, strategy: 'source' | 'target' | null = null): Promise<void> => {
           if (from === into) return;
           const [expected] = ref.mergeOutcomes(from, into, strategy ?? undefined);
           if (expected === undefined) throw new Error('no outcome');
           if (ReferenceModel.crissCrosses > seenCrossings) crossings += ReferenceModel.crissCrosses - seenCrossings;
           seenCrossings = ReferenceModel.crissCrosses;
-          const r = await merge(g, from, { into, ...(strategy !== null ? { resolutions: { strategy: strategy === 'source' ? 'source-wins' : 'target-wins' } } : {}) });
+          const r = await merge(g, from, {
+            into,
+            ...(strategy !== null ? { resolutions: { strategy: strategy === 'source' ? 'source-wins' : 'target-wins' } } : {}),
+          });
           if (expected.outcome === 'conflicts') {
             expect(r.status).toBe('conflicts');
             return;
@@ -200,7 +232,11 @@ describe('criss-cross merges against a full-history reference', () => {
             const id = `k${step.key}`;
             const op = step.value === null ? { op: 'delete' as const, id } : { op: 'upsert' as const, id, a: step.value };
             if (ref.write(branch, [op]) !== true) continue;
-            await mustWrite(g, branch, [step.value === null ? { op: 'delete', table: 'P', values: { id } } : { op: 'upsert', table: 'P', values: { id, a: step.value } }]);
+            await mustWrite(g, branch, [
+              step.value === null
+                ? { op: 'delete', table: 'P', values: { id } }
+                : { op: 'upsert', table: 'P', values: { id, a: step.value } },
+            ]);
             await record(branch);
           } else if (step.kind === 'cross') {
             const x = branches[step.x % branches.length] as string;
@@ -216,7 +252,11 @@ describe('criss-cross merges against a full-history reference', () => {
             // Often the next merge of the two has both old heads as best bases.
             await mergeChecked(x, y);
           } else {
-            await mergeChecked(branches[step.from % branches.length] as string, branches[step.into % branches.length] as string, step.strategy);
+            await mergeChecked(
+              branches[step.from % branches.length] as string,
+              branches[step.into % branches.length] as string,
+              step.strategy,
+            );
           }
           for (const b of branches) expect(await rowsOf(g, b, 'P')).toEqual(Object.fromEntries(ref.state(b)));
         }

@@ -3,7 +3,14 @@ import { Ancestry } from '../graph/ancestry.js';
 import type { Manifest } from '../graph/manifest.js';
 import { baseCandidates, bestBases, chooseBase, nextToRead, pruneContained } from './merge-base.js';
 
-const m = (lineage: string, version: number, ancestry: Record<string, number>, generation: number, time = '2026-01-01T00:00:00.000Z', id = `${lineage}${version}`): Manifest =>
+const m = (
+  lineage: string,
+  version: number,
+  ancestry: Record<string, number>,
+  generation: number,
+  time = '2026-01-01T00:00:00.000Z',
+  id = `${lineage}${version}`,
+): Manifest =>
   ({ lineage, version, ancestry: Ancestry.of(ancestry, { lineage, version }), generation, commit: { id, time } }) as unknown as Manifest;
 const A = (r: Record<string, number>): Ancestry => Ancestry.of(r);
 
@@ -24,7 +31,11 @@ describe('merge base (pure)', () => {
       Ancestry.next({ lineage: 'main', version: 42 }, fork, Ancestry.of({ x: 3 }, { lineage: 'x', version: 3 })),
       Ancestry.of({ y: 2 }, { lineage: 'y', version: 2 }),
     );
-    const f = Ancestry.next({ lineage: 'f', version: 5 }, Ancestry.next({ lineage: 'f', version: 1 }, fork), Ancestry.of({ z: 1 }, { lineage: 'z', version: 1 }));
+    const f = Ancestry.next(
+      { lineage: 'f', version: 5 },
+      Ancestry.next({ lineage: 'f', version: 1 }, fork),
+      Ancestry.of({ z: 1 }, { lineage: 'z', version: 1 }),
+    );
     const forkManifest = m('main', 40, {}, 40);
     (forkManifest as { ancestry: Ancestry }).ancestry = fork;
     expect(baseCandidates(main, f).length).toBe(501);

@@ -54,20 +54,31 @@ export function nextToRead(pending: readonly ManifestRef[], headLineages: readon
 }
 
 /** Drop pending candidates that a manifest already read contains (they cannot be best bases). */
-export function pruneContained(pending: readonly ManifestRef[], read: readonly Manifest[], justRead: readonly ManifestRef[]): ManifestRef[] {
+export function pruneContained(
+  pending: readonly ManifestRef[],
+  read: readonly Manifest[],
+  justRead: readonly ManifestRef[],
+): ManifestRef[] {
   return pending.filter(
-    (c) => !justRead.some((r) => r.lineage === c.lineage && r.version === c.version) && !read.some((m) => !(m.lineage === c.lineage && m.version === c.version) && m.ancestry.contains(c)),
+    (c) =>
+      !justRead.some((r) => r.lineage === c.lineage && r.version === c.version) &&
+      !read.some((m) => !(m.lineage === c.lineage && m.version === c.version) && m.ancestry.contains(c)),
   );
 }
 
 /** Candidates not contained in another candidate. */
 export function bestBases(candidates: readonly Manifest[]): Manifest[] {
-  return candidates.filter((c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && d.ancestry.contains(c)));
+  return candidates.filter(
+    (c) => !candidates.some((d) => d !== c && !(d.lineage === c.lineage && d.version === c.version) && d.ancestry.contains(c)),
+  );
 }
 
 /** The documented choice among several best bases. */
 export function chooseBase(best: readonly Manifest[]): Manifest | undefined {
   return [...best].sort(
-    (x, y) => y.generation - x.generation || (x.commit.time < y.commit.time ? 1 : x.commit.time > y.commit.time ? -1 : 0) || (x.commit.id < y.commit.id ? 1 : x.commit.id > y.commit.id ? -1 : 0),
+    (x, y) =>
+      y.generation - x.generation ||
+      (x.commit.time < y.commit.time ? 1 : x.commit.time > y.commit.time ? -1 : 0) ||
+      (x.commit.id < y.commit.id ? 1 : x.commit.id > y.commit.id ? -1 : 0),
   )[0];
 }

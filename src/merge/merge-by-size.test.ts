@@ -20,12 +20,21 @@ import { prepareTable } from './prepare-table.js';
 const SCHEMA = 'node T { id: string @key\n a: int?\n b: int? }';
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'];
 const op = fc.oneof(
-  fc.record({ op: fc.constant('upsert' as const), id: fc.constantFrom(...KEYS), a: fc.integer({ min: 0, max: 2 }), b: fc.integer({ min: 0, max: 2 }) }),
+  fc.record({
+    op: fc.constant('upsert' as const),
+    id: fc.constantFrom(...KEYS),
+    a: fc.integer({ min: 0, max: 2 }),
+    b: fc.integer({ min: 0, max: 2 }),
+  }),
   fc.record({ op: fc.constant('delete' as const), id: fc.constantFrom(...KEYS) }),
 );
 const batches = fc.array(fc.array(op, { minLength: 1, maxLength: 4 }), { maxLength: 3 });
 const toWrite = (ops: { op: 'upsert' | 'delete'; id: string; a?: number; b?: number }[]): WriteOp[] =>
-  ops.map((o) => (o.op === 'delete' ? { op: 'delete', table: 'T', values: { id: o.id } } : { op: 'upsert', table: 'T', values: { id: o.id, a: o.a ?? null, b: o.b ?? null } }));
+  ops.map((o) =>
+    o.op === 'delete'
+      ? { op: 'delete', table: 'T', values: { id: o.id } }
+      : { op: 'upsert', table: 'T', values: { id: o.id, a: o.a ?? null, b: o.b ?? null } },
+  );
 
 describe('merge plans by size', () => {
   it('walking either side alone, or both, merges to the same rows and the same conflicts', async () => {
@@ -46,12 +55,13 @@ describe('merge plans by size', () => {
             base: base.tables.T ?? EMPTY_TABLE,
             source: source.tables.T ?? EMPTY_TABLE,
             target: target.tables.T ?? EMPTY_TABLE,
-            load: g.runs.loader(type),
-            writeRun: async (rows) => g.runs.stage(type, rows),
+            load: g.ports.runFiles.loader(type),
+            writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
             ...(bySize !== undefined ? { bySize } : {}),
           });
           const rows: unknown[] = [];
-          if (p.conflicts.length === 0) for await (const r of mergeRuns(p.version.runs, g.runs.loader(type), undefined)) rows.push([r.key, r.props]);
+          if (p.conflicts.length === 0)
+            for await (const r of mergeRuns({ runs: p.version.runs, load: g.ports.runFiles.loader(type) })) rows.push([r.key, r.props]);
           return { conflicts: [...p.conflicts].sort(compareConflicts), rows };
         };
         // No plan: both deltas read whole into maps, the reference every plan must agree with.
@@ -70,16 +80,18 @@ describe('merge plans by size', () => {
     expect(planBySize(10, SKEW_ROWS * 10, false)).toBe('target-big');
     expect(planBySize(SKEW_ROWS * 2, SKEW_ROWS, true)).toBe('both');
     expect(planBySize(100, 1, true)).toBe('both');
-    const schema = parseSchema('node N { id: string @key\n v: int }\nnode U { id: string @key\n e: string @unique }\nnode P { id: string @key }\nedge E: P -> P');
+    const schema = parseSchema(
+      'node N { id: string @key\n v: int }\nnode U { id: string @key\n e: string @unique }\nnode P { id: string @key }\nedge E: P -> P',
+    );
     const t = (name: string) => findType(schema, name) as TableType;
-    expect(sourceRowsTrusted(schema, schema, t('N'), 5)).toBe(true);
-    expect(sourceRowsTrusted(schema, schema, t('U'), 0)).toBe(false);
-    expect(sourceRowsTrusted(schema, schema, t('E'), 0)).toBe(false);
+    expect(sourceRowsTrusted({ schema, sourceSchema: schema, type: t('N'), sourceTombstones: 5 })).toBe(true);
+    expect(sourceRowsTrusted({ schema, sourceSchema: schema, type: t('U'), sourceTombstones: 0 })).toBe(false);
+    expect(sourceRowsTrusted({ schema, sourceSchema: schema, type: t('E'), sourceTombstones: 0 })).toBe(false);
     // Deleting a node edges refer to needs the surviving-edge check.
-    expect(sourceRowsTrusted(schema, schema, t('P'), 0)).toBe(true);
-    expect(sourceRowsTrusted(schema, schema, t('P'), 1)).toBe(false);
+    expect(sourceRowsTrusted({ schema, sourceSchema: schema, type: t('P'), sourceTombstones: 0 })).toBe(true);
+    expect(sourceRowsTrusted({ schema, sourceSchema: schema, type: t('P'), sourceTombstones: 1 })).toBe(false);
     // The source wrote its rows under another type: they must be checked again.
     const older = parseSchema('node N { id: string @key\n v: int? }');
-    expect(sourceRowsTrusted(schema, older, t('N'), 0)).toBe(false);
+    expect(sourceRowsTrusted({ schema, sourceSchema: older, type: t('N'), sourceTombstones: 0 })).toBe(false);
   });
 });

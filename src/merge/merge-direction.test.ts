@@ -41,16 +41,32 @@ const withoutMessage = ({ message: _m, ...c }: Conflict): Omit<Conflict, 'messag
 
 const opArb: fc.Arbitrary<WriteOp> = fc.oneof(
   fc.record({ op: fc.constant('delete' as const), table: fc.constant('N'), values: fc.record({ id: fc.constantFrom(...NODES) }) }),
-  fc.record({ op: fc.constant('upsert' as const), table: fc.constant('N'), values: fc.record({ id: fc.constantFrom(...NODES), tag: fc.constantFrom('t1', 't2', null) }) }),
-  fc.record({ op: fc.constant('upsert' as const), table: fc.constant('L'), values: fc.record({ from: fc.constantFrom(...NODES), to: fc.constantFrom(...NODES) }) }),
-  fc.record({ op: fc.constant('delete' as const), table: fc.constant('L'), values: fc.record({ from: fc.constantFrom(...NODES), to: fc.constantFrom(...NODES) }) }),
+  fc.record({
+    op: fc.constant('upsert' as const),
+    table: fc.constant('N'),
+    values: fc.record({ id: fc.constantFrom(...NODES), tag: fc.constantFrom('t1', 't2', null) }),
+  }),
+  fc.record({
+    op: fc.constant('upsert' as const),
+    table: fc.constant('L'),
+    values: fc.record({ from: fc.constantFrom(...NODES), to: fc.constantFrom(...NODES) }),
+  }),
+  fc.record({
+    op: fc.constant('delete' as const),
+    table: fc.constant('L'),
+    values: fc.record({ from: fc.constantFrom(...NODES), to: fc.constantFrom(...NODES) }),
+  }),
 );
 
 describe('merge direction', () => {
   it('regression: deleting b on one side while the other adds b→c, c→b and b→b reports the same four OrphanEdge conflicts either way', async () => {
     const node = (id: string): WriteOp => ({ op: 'insert', table: 'N', values: { id } });
     const edge = (from: string, to: string): WriteOp => ({ op: 'insert', table: 'L', values: { from, to } });
-    const g = await twoSides([node('b'), node('c')], [{ op: 'delete', table: 'N', values: { id: 'b' } }], [edge('b', 'c'), edge('c', 'b'), edge('b', 'b')]);
+    const g = await twoSides(
+      [node('b'), node('c')],
+      [{ op: 'delete', table: 'N', values: { id: 'b' } }],
+      [edge('b', 'c'), edge('c', 'b'), edge('b', 'b')],
+    );
     const one = await conflictsOf(g, 'left', 'right');
     const other = await conflictsOf(g, 'right', 'left');
     expect(one.map((c) => [c.kind, c.key, c.property])).toEqual([
@@ -66,12 +82,17 @@ describe('merge direction', () => {
 
   it('the same pair of heads gives the same conflicts in either direction, source and target values swapped', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { maxLength: 4 }), fc.array(opArb, { maxLength: 5 }), fc.array(opArb, { maxLength: 5 }), async (seed, left, right) => {
-        const g = await twoSides(seed, left, right);
-        const one = await conflictsOf(g, 'left', 'right');
-        const other = await conflictsOf(g, 'right', 'left');
-        expect(other.map(withoutMessage)).toEqual(one.map(swap));
-      }),
+      fc.asyncProperty(
+        fc.array(opArb, { maxLength: 4 }),
+        fc.array(opArb, { maxLength: 5 }),
+        fc.array(opArb, { maxLength: 5 }),
+        async (seed, left, right) => {
+          const g = await twoSides(seed, left, right);
+          const one = await conflictsOf(g, 'left', 'right');
+          const other = await conflictsOf(g, 'right', 'left');
+          expect(other.map(withoutMessage)).toEqual(one.map(swap));
+        },
+      ),
       { numRuns: 150 },
     );
   });

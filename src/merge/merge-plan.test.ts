@@ -3,15 +3,40 @@ import { Ancestry } from '../graph/ancestry.js';
 import { parseSchema } from '../model/schema-parser.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
-import { classifyMerge, DECODE_FACTOR, deltaBytes, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, type MergeSide } from './merge-plan.js';
+import {
+  classifyMerge,
+  DECODE_FACTOR,
+  deltaBytes,
+  fastForwardTables,
+  mergeSchemas,
+  needsBaseSchema,
+  planTables,
+  type MergeSide,
+} from './merge-plan.js';
 
-const run = (key: string, bytes = 10): RunRef => ({ key, rows: 1, tombstones: 0, bytes, minKey: 'a', maxKey: 'a', checksum: '0'.repeat(32) });
+const run = (key: string, bytes = 10): RunRef => ({
+  key,
+  rows: 1,
+  tombstones: 0,
+  bytes,
+  minKey: 'a',
+  maxKey: 'a',
+  checksum: '0'.repeat(32),
+});
 const v = (...keys: string[]): TableVersion => ({ runs: keys.map((k) => run(k)) });
 const schemaA = parseSchema('node A { id: string @key }\nnode B { id: string @key }');
 const schemaB = parseSchema('node A { id: string @key\n n: int? }\nnode B { id: string @key }');
 
 function side(over: Partial<MergeSide>): MergeSide {
-  return { ref: { lineage: 'L', version: 1 }, ancestry: Ancestry.of({ L: 1 }), pending: 0, schemaHash: 'h1', schema: schemaA, tables: {}, ...over };
+  return {
+    ref: { lineage: 'L', version: 1 },
+    ancestry: Ancestry.of({ L: 1 }),
+    pending: 0,
+    schemaHash: 'h1',
+    schema: schemaA,
+    tables: {},
+    ...over,
+  };
 }
 
 describe('classifyMerge', () => {
@@ -26,14 +51,19 @@ describe('classifyMerge', () => {
   });
 
   it('a head with pending WAL generations is never contained: its changes are not in its manifest yet', () => {
-    expect(classifyMerge(side({ ref: { lineage: 'M', version: 2 }, ancestry: Ancestry.of({ M: 2 }), pending: 1 }), target)).toBe('three_way');
+    expect(classifyMerge(side({ ref: { lineage: 'M', version: 2 }, ancestry: Ancestry.of({ M: 2 }), pending: 1 }), target)).toBe(
+      'three_way',
+    );
     expect(classifyMerge(ahead, { ...target, pending: 2 })).toBe('three_way');
   });
 });
 
 describe('fastForwardTables', () => {
   it("publishes the source's tables, removes the target's others, and reports only tables that differ", () => {
-    const r = fastForwardTables(side({ tables: { A: v('r1', 'r2'), B: v('r3') } }), side({ tables: { A: v('r1'), B: v('r3'), C: v('r4') } }));
+    const r = fastForwardTables(
+      side({ tables: { A: v('r1', 'r2'), B: v('r3') } }),
+      side({ tables: { A: v('r1'), B: v('r3'), C: v('r4') } }),
+    );
     expect(r.tables).toEqual({ A: v('r1', 'r2'), B: v('r3'), C: null });
     expect(r.summaries.map((s) => [s.table, s.action])).toEqual([['A', 'adopted_source']]);
   });
@@ -57,17 +87,17 @@ describe('planTables', () => {
     const base = { A: v('r1'), B: v('r2') };
     const source = side({ tables: { A: v('r1', 's1'), B: v('r2', 's2') } });
     const target = side({ tables: { A: v('r1', 't1'), B: v('r2') } });
-    const plan = planTables(schemaA, base, source, target);
+    const plan = planTables({ schema: schemaA, base, source, target });
     expect(Object.keys(plan.adopted)).toEqual(['B']);
     expect(plan.summaries.map((s) => s.table)).toEqual(['B']);
     expect(plan.toPrepare.map((p) => p.type.name)).toEqual(['A']);
     expect(plan.toPrepare[0]?.estimateBytes).toBe(DECODE_FACTOR * 20);
-    const onlyTarget = planTables(schemaA, base, side({ tables: base }), target);
+    const onlyTarget = planTables({ schema: schemaA, base, source: side({ tables: base }), target });
     expect([onlyTarget.adopted, onlyTarget.toPrepare]).toEqual([{}, []]);
   });
 
   it('ignores tables the merged schema does not have', () => {
-    const plan = planTables(schemaA, {}, side({ tables: { Gone: v('x') } }), side({ tables: {} }));
+    const plan = planTables({ schema: schemaA, base: {}, source: side({ tables: { Gone: v('x') } }), target: side({ tables: {} }) });
     expect(plan).toEqual({ adopted: {}, summaries: [], toPrepare: [] });
   });
 });

@@ -53,10 +53,31 @@ export function classifyMerge(source: MergeSide, target: MergeSide): MergeKind {
   return 'three_way';
 }
 
-const adopted = (table: string): TableMergeSummary => ({ table, action: 'adopted_source', sourceChanges: 0, targetChanges: 0, bothChanged: 0, rowsWritten: 0 });
+/**
+ * What one attempt of a merge does, decided before any table is read: nothing when a commit under
+ * its idempotency key already landed on the target, a three-way merge against the given base when a
+ * commit is applied (cherry-pick, revert), and otherwise what the heads' ancestry says.
+ */
+export function attemptStep(a: { landedUnderKey: boolean; applying: boolean; source: MergeSide; target: MergeSide }): MergeKind {
+  if (a.landedUnderKey) return 'up_to_date';
+  if (a.applying) return 'three_way';
+  return classifyMerge(a.source, a.target);
+}
+
+const adopted = (table: string): TableMergeSummary => ({
+  table,
+  action: 'adopted_source',
+  sourceChanges: 0,
+  targetChanges: 0,
+  bothChanged: 0,
+  rowsWritten: 0,
+});
 
 /** A fast-forward publishes the source's tables (removing the target's others) and reports the tables that differ. */
-export function fastForwardTables(source: MergeSide, target: MergeSide): { tables: Record<string, TableVersion | null>; summaries: TableMergeSummary[] } {
+export function fastForwardTables(
+  source: MergeSide,
+  target: MergeSide,
+): { tables: Record<string, TableVersion | null>; summaries: TableMergeSummary[] } {
   const tables: Record<string, TableVersion | null> = {};
   for (const name of Object.keys(target.tables)) if (source.tables[name] === undefined) tables[name] = null;
   for (const [name, t] of Object.entries(source.tables)) tables[name] = t;
@@ -76,12 +97,19 @@ export function fastForwardTables(source: MergeSide, target: MergeSide): { table
  * changes (schema-merge.ts), which may conflict. `base.schema` is needed only in that last case;
  * a virtual base over differing schemas has none, and then the change is refused.
  */
-export function mergeSchemas(base: { hash: string; schema: Schema | undefined }, source: MergeSide, target: MergeSide): { schema: Schema } | { conflicts: Conflict[] } {
+export function mergeSchemas(
+  base: { hash: string; schema: Schema | undefined },
+  source: MergeSide,
+  target: MergeSide,
+): { schema: Schema } | { conflicts: Conflict[] } {
   const [b, s, t] = [base.hash, source.schemaHash, target.schemaHash];
   if (s === t || s === b) return { schema: target.schema };
   if (t === b) return { schema: source.schema };
   if (base.schema === undefined) {
-    throw new BranchgraphError('schema_incompatible', 'both branches changed the schema since common ancestors whose schemas differ; apply one schema to both first');
+    throw new BranchgraphError(
+      'schema_incompatible',
+      'both branches changed the schema since common ancestors whose schemas differ; apply one schema to both first',
+    );
   }
   return mergeSchemaTypes(base.schema, source.schema, target.schema);
 }
@@ -139,7 +167,8 @@ export function sameTypeIn(schema: Schema, type: TableType | undefined): boolean
   return type !== undefined && canonicalJson(findType(schema, type.name) ?? null) === canonicalJson(type);
 }
 
-export function sourceRowsTrusted(schema: Schema, sourceSchema: Schema, type: TableType, sourceTombstones: number): boolean {
+export function sourceRowsTrusted(a: { schema: Schema; sourceSchema: Schema; type: TableType; sourceTombstones: number }): boolean {
+  const { schema, sourceSchema, type, sourceTombstones } = a;
   if (type.kind === 'edge' || type.props.some((p) => p.unique)) return false;
   if (!sameTypeIn(sourceSchema, type)) return false;
   const referenced = schema.types.some((t) => t.kind === 'edge' && (t.from === type.name || t.to === type.name));
@@ -158,8 +187,11 @@ export interface TablePlan {
 export const DECODE_FACTOR = 4;
 
 /** Per table of the merged schema: keep the target's, adopt the source's, or prepare. */
-export function planTables(schema: Schema, base: Record<string, TableVersion>, source: MergeSide, target: MergeSide): TablePlan {
-  const names = [...new Set([...Object.keys(source.tables), ...Object.keys(target.tables)])].filter((n) => findType(schema, n) !== undefined).sort();
+export function planTables(a: { schema: Schema; base: Record<string, TableVersion>; source: MergeSide; target: MergeSide }): TablePlan {
+  const { schema, base, source, target } = a;
+  const names = [...new Set([...Object.keys(source.tables), ...Object.keys(target.tables)])]
+    .filter((n) => findType(schema, n) !== undefined)
+    .sort();
   const plan: TablePlan = { adopted: {}, summaries: [], toPrepare: [] };
   for (const name of names) {
     const b = base[name] ?? EMPTY_TABLE;
@@ -178,12 +210,7 @@ export function planTables(schema: Schema, base: Record<string, TableVersion>, s
     // Without shared runs (a compaction on the way), the sizes are unknown here: merge key by key.
     const sourceTrusted =
       sd !== undefined &&
-      sourceRowsTrusted(
-        schema,
-        source.schema,
-        type,
-        sd.reduce((n, r) => n + r.tombstones, 0),
-      );
+      sourceRowsTrusted({ schema, sourceSchema: source.schema, type, sourceTombstones: sd.reduce((n, r) => n + r.tombstones, 0) });
     const bySize = sd !== undefined && td !== undefined ? planBySize(rows(sd), rows(td), sourceTrusted) : 'both';
     const [sb, tb] = [deltaBytes(b, s), deltaBytes(b, t)];
     // A walked side is held in memory; an adopted one is not read at all.

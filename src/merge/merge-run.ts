@@ -17,23 +17,36 @@
  * nothing).
  */
 import { NO_PENDING } from '../pending/pending-wal.js';
-import { ConflictCollector, type Conflict } from '../model/conflict.js';
+import { ConflictCollector, conflictWindow, type Conflict } from '../model/conflict.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
-import type { ChangePlan, Graph, PlanResult, Snapshot } from '../graph/graph.js';
+import type { ChangePlan, PlanResult } from '../graph/change.js';
+import type { GraphPorts } from '../graph/ports.js';
+import { mergeCursorScope, type MergeEnvironment, type MergeRequest } from './merge-request.js';
+import type { Snapshot } from '../graph/snapshot.js';
 import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
-import type { RunRef } from '../table/run.js';
+import type { RunRef, RunRow } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupStates, type TableVersion } from '../table/table-version.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
-import { runPreparations, type Fallback, type PreparationGauges, type Width } from './preparation-scheduler.js';
+import { runPreparations, type Fallback, type PreparationGauges } from './preparation-scheduler.js';
 import { hashOf, prepareTable, type PreparedTable } from './prepare-table.js';
 import { validateMerged } from './validate.js';
 import { mergeBaseView } from './virtual-base.js';
-import { classifyMerge, fastForwardTables, mergeSchemas, needsBaseSchema, planTables, sameTypeIn, type MergeOutcome, type MergeSide, type TableMergeSummary, type TablePlan } from './merge-plan.js';
+import {
+  attemptStep,
+  fastForwardTables,
+  mergeSchemas,
+  needsBaseSchema,
+  planTables,
+  sameTypeIn,
+  type MergeOutcome,
+  type MergeSide,
+  type TableMergeSummary,
+  type TablePlan,
+} from './merge-plan.js';
 import { recheckTightened, sideValues } from './merge-recheck.js';
 import { Resolver, type AppliedResolution, type MergeResolutions } from './resolutions.js';
-import type { ProgressSink } from '../model/progress.js';
 
 /** What a commit records of the resolutions it applied: the strategy, how many, and the first RESOLVED_ITEMS of them. */
 export type ResolvedRecord = NonNullable<Commit['resolved']>;
@@ -61,33 +74,28 @@ export type MergeDecision =
   | { kind: 'dry_run'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[]; resolved: ResolvedRecord | null }
   | { kind: 'publish'; outcome: MergeOutcome; base: Manifest | null; tables: TableMergeSummary[]; resolved: ResolvedRecord | null };
 
-export interface MergeRunOptions {
-  source: string;
-  into: string;
-  dryRun: boolean;
-  actor?: string;
-  message?: string;
-  width: Width;
-  budgetBytes?: number;
-  signal?: AbortSignal;
-  /** Choices and a strategy for the conflicts this merge finds (resolutions.ts). */
-  resolutions?: MergeResolutions;
-  /** Recorded on the commit this merge publishes. */
-  idempotency?: Commit['idempotency'];
-  /**
-   * Apply one commit's change instead of merging a branch (apply-commit.ts): the base is given (the
-   * commit's parent for a cherry-pick, the commit itself for a revert), history is not consulted, and
-   * the result is an ordinary one-parent commit of this kind.
-   */
-  apply?: { base: Snapshot; kind: 'cherry_pick' | 'revert'; commit: string };
-  gauges: PreparationGauges;
-  /** How many conflicts, in canonical order, the report needs held (the page's offset plus its size); all are counted. */
-  conflictWindow?: number;
-  /** Where the rows preparation walks are reported (each attempt restarts the count). */
-  progress?: ProgressSink;
-  /** Started by the caller, which resolves the heads before the run exists. */
-  timer: PhaseTimer<MergePhase>;
+/** A commit's change applied instead of a branch merged (apply-commit): the base is given (the commit's parent for a cherry-pick, the commit itself for a revert), history is not consulted, and the result is an ordinary one-parent commit of this kind. */
+export interface AppliedChange {
+  base: Snapshot;
+  kind: 'cherry_pick' | 'revert';
+  commit: string;
 }
+
+/** The environment a run owns: gauges and timer are always there. */
+export type RunEnvironment = MergeEnvironment & { gauges: PreparationGauges; timer: PhaseTimer<MergePhase> };
+
+/** What a run is built from: the ports, the normalised request and its environment, the pinned source, and the applied change when there is one. */
+export interface MergeRunSetup {
+  ports: MergePorts;
+  request: MergeRequest;
+  env: RunEnvironment;
+  /** The source head, pinned when the merge started (replaced by its folded version before publishing). */
+  source: Snapshot;
+  applied?: AppliedChange | undefined;
+}
+
+/** The ports a merge uses. */
+export type MergePorts = Pick<GraphPorts, 'manifests' | 'runFiles' | 'tables' | 'publication'>;
 
 /** Counts reported in the merge's metrics. */
 export interface MergeRunStats {
@@ -117,7 +125,14 @@ class ScratchLedger {
 
 /** Commits a keyed re-plan reads back for its key at most (a publication race is lost to a few). */
 const MAX_KEYED_RECHECK = 64;
-const sideOf = (s: Snapshot): MergeSide => ({ ref: s.ref, ancestry: s.manifest.ancestry, pending: s.pending.generations.length, schemaHash: s.manifest.schema, schema: s.schema, tables: s.tables });
+const sideOf = (s: Snapshot): MergeSide => ({
+  ref: s.ref,
+  ancestry: s.manifest.ancestry,
+  pending: s.pending.generations.length,
+  schemaHash: s.manifest.schema,
+  schema: s.schema,
+  tables: s.tables,
+});
 
 export class MergeRun {
   readonly timer: PhaseTimer<MergePhase>;
@@ -126,14 +141,20 @@ export class MergeRun {
   /** The target head the previous attempt planned against (a keyed merge reads back from it). */
   private lastTarget: ManifestRef | undefined;
 
-  constructor(
-    private readonly g: Graph,
-    private readonly opts: MergeRunOptions,
-    /** The source head, pinned when the merge started (replaced by its folded version before publishing). */
-    public source: Snapshot,
-  ) {
-    this.scratch = new ScratchLedger(opts.gauges);
-    this.timer = opts.timer;
+  private readonly ports: MergePorts;
+  private readonly request: MergeRequest;
+  private readonly env: RunEnvironment;
+  private readonly applied: AppliedChange | undefined;
+  /** How many conflicts, in canonical order, the report needs held (the page's offset plus its size); all are counted. */
+  private readonly conflictWindow: number;
+  /** The source head, pinned when the merge started (replaced by its folded version before publishing). */
+  source: Snapshot;
+
+  constructor(setup: MergeRunSetup) {
+    ({ ports: this.ports, request: this.request, env: this.env, source: this.source, applied: this.applied } = setup);
+    this.scratch = new ScratchLedger(this.env.gauges);
+    this.timer = this.env.timer;
+    this.conflictWindow = conflictWindow(this.request.conflictLimit, this.request.conflictCursor, mergeCursorScope(this.request));
   }
 
   /** Plan one attempt against `target`. */
@@ -143,13 +164,12 @@ export class MergeRun {
     this.scratch.settle();
     this.timer.enter('base');
     // A fresh resolver per attempt: a lost race may change which conflicts there are.
-    const resolver = new Resolver(this.opts.resolutions ?? {});
+    const resolver = new Resolver(this.request.resolutions ?? {});
     // A keyed merge that lost the race to a commit made under its own key (a retry running in another
     // process) is done: merging again, were the source to have moved, would land a second commit.
-    if (await this.landedUnderKey(target)) return { unchanged: { kind: 'up_to_date' } };
-    if (this.opts.apply !== undefined) return this.threeWay(target, resolver);
-    const kind = classifyMerge(sideOf(this.source), sideOf(target));
-    if (kind !== 'three_way') resolver.checkAllUsed();
+    const landedUnderKey = await this.landedUnderKey(target);
+    const kind = attemptStep({ landedUnderKey, applying: this.applied !== undefined, source: sideOf(this.source), target: sideOf(target) });
+    if (kind !== 'three_way' && !landedUnderKey) resolver.checkAllUsed();
     if (kind === 'up_to_date') return { unchanged: { kind: 'up_to_date' } };
     if (kind === 'fast_forward') return this.fastForward(target);
     return this.threeWay(target, resolver);
@@ -161,7 +181,7 @@ export class MergeRun {
    * one) are read. A first attempt checks only its head; the service looks further back before it.
    */
   private async landedUnderKey(target: Snapshot): Promise<boolean> {
-    const key = this.opts.idempotency?.keyHash;
+    const key = this.env.idempotency?.keyHash;
     const seen = this.lastTarget;
     this.lastTarget = refOf(target.manifest);
     if (key === undefined) return false;
@@ -169,9 +189,14 @@ export class MergeRun {
     for (let i = 0; m !== undefined && i < MAX_KEYED_RECHECK; i++) {
       if (m.commit.idempotency?.keyHash === key) return true;
       const parent: ManifestRef | undefined = m.commit.parents[0];
-      if (seen === undefined || parent === undefined || (parent.lineage === seen.lineage && parent.version === seen.version) || (m.lineage === seen.lineage && m.version === seen.version))
+      if (
+        seen === undefined ||
+        parent === undefined ||
+        (parent.lineage === seen.lineage && parent.version === seen.version) ||
+        (m.lineage === seen.lineage && m.version === seen.version)
+      )
         return false;
-      m = await this.g.repo.readManifest(parent, this.opts.signal);
+      m = await this.ports.manifests.readManifest(parent, this.env.signal);
     }
     return false;
   }
@@ -185,7 +210,7 @@ export class MergeRun {
     const { tables, summaries } = fastForwardTables(sideOf(this.source), sideOf(target));
     this.stats.tablesAdopted = summaries.length;
     const decided = { outcome: 'fast_forward' as const, base: target.manifest, tables: summaries, resolved: null };
-    if (this.opts.dryRun) return { unchanged: { kind: 'dry_run', ...decided } };
+    if (this.request.dryRun) return { unchanged: { kind: 'dry_run', ...decided } };
     this.timer.enter('publish');
     return {
       kind: 'fast_forward',
@@ -194,25 +219,35 @@ export class MergeRun {
       secondParent: await this.mergedParent(),
       scratch: [],
       result: { kind: 'publish', ...decided },
-      message: this.opts.message ?? `fast-forward ${this.opts.into} to ${this.opts.source}`,
-      ...(this.opts.idempotency !== undefined ? { idempotency: this.opts.idempotency } : {}),
+      message: this.request.message ?? `fast-forward ${this.request.into} to ${this.request.source}`,
+      ...(this.env.idempotency !== undefined ? { idempotency: this.env.idempotency } : {}),
     };
   }
 
   /** The base of this attempt: the one given for an applied commit, else the merge base of the heads (virtual when criss-crossed). */
   private async baseFor(target: Snapshot): Promise<{ base: Snapshot; schema: Schema } | { conflicts: Conflict[] }> {
-    const { source, opts } = this;
-    if (opts.apply !== undefined) {
-      const given = opts.apply.base;
+    const { source, request, env } = this;
+    if (this.applied !== undefined) {
+      const given = this.applied.base;
       const merged = mergeSchemas({ hash: given.manifest.schema, schema: given.schema }, sideOf(source), sideOf(target));
       return 'conflicts' in merged ? merged : { base: given, schema: merged.schema };
     }
-    const found = await mergeBaseView(this.g, source.manifest.ancestry, target.manifest.ancestry, [target.manifest.lineage, source.manifest.lineage], [target.schema, source.schema], opts.signal);
-    if (found === undefined) throw new BranchgraphError('not_found', `${opts.source} and ${opts.into} share no history`);
+    const found = await mergeBaseView({
+      ports: this.ports,
+      a: source.manifest.ancestry,
+      b: target.manifest.ancestry,
+      lineages: [target.manifest.lineage, source.manifest.lineage],
+      schemas: [target.schema, source.schema],
+      signal: env.signal,
+    });
+    if (found === undefined) throw new BranchgraphError('not_found', `${request.source} and ${request.into} share no history`);
     const baseManifest = found.base.manifests[0] as Manifest;
     const hash = found.base.schema ?? '';
     // The base's schema document is read only when both sides changed theirs.
-    const baseSchema = found.base.schema !== undefined && needsBaseSchema(hash, sideOf(source), sideOf(target)) ? await this.g.repo.readSchema(hash, opts.signal) : undefined;
+    const baseSchema =
+      found.base.schema !== undefined && needsBaseSchema(hash, sideOf(source), sideOf(target))
+        ? await this.ports.manifests.readSchema(hash, env.signal)
+        : undefined;
     const merged = mergeSchemas({ hash, schema: baseSchema }, sideOf(source), sideOf(target));
     if ('conflicts' in merged) return merged;
     const { schema } = merged;
@@ -220,18 +255,18 @@ export class MergeRun {
   }
 
   private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
-    const { source, opts } = this;
+    const { source, request, env, applied } = this;
     const found = await this.baseFor(target);
     if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: this.collected(found.conflicts), base: null } };
     const { base, schema } = found;
     const baseManifest = base.manifest;
-    const plan = planTables(schema, base.tables, sideOf(source), sideOf(target));
-    opts.progress?.restart(plan.toPrepare.reduce((n, t) => n + t.plannedRows, 0));
+    const plan = planTables({ schema, base: base.tables, source: sideOf(source), target: sideOf(target) });
+    env.progress?.restart(plan.toPrepare.reduce((n, t) => n + t.plannedRows, 0));
     this.stats.tablesAdopted = plan.summaries.length;
     this.stats.tablesPrepared = plan.toPrepare.length;
 
     this.timer.enter('prepare');
-    const collector = new ConflictCollector(opts.conflictWindow);
+    const collector = new ConflictCollector(this.conflictWindow);
     const prepared = await this.prepare(plan, resolver, collector);
     const scratch = prepared.flatMap((p) => p.scratch);
     try {
@@ -244,7 +279,14 @@ export class MergeRun {
     const summaries = [...plan.summaries];
     for (const p of prepared) {
       tables[p.table] = p.version;
-      summaries.push({ table: p.table, action: 'merged', sourceChanges: p.stats.sourceKeys, targetChanges: p.stats.targetKeys, bothChanged: p.stats.bothKeys, rowsWritten: p.stats.fixRows });
+      summaries.push({
+        table: p.table,
+        action: 'merged',
+        sourceChanges: p.stats.sourceKeys,
+        targetChanges: p.stats.targetKeys,
+        bothChanged: p.stats.bothKeys,
+        rowsWritten: p.stats.fixRows,
+      });
     }
     summaries.sort((a, b) => (a.table < b.table ? -1 : 1));
     const refused = async (conflicts: ConflictCollector): Promise<PlanResult<MergeDecision>> => {
@@ -256,19 +298,19 @@ export class MergeRun {
     this.timer.enter('validate');
     const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
     if (invalid.length > 0) return refused(this.collected(invalid));
-    const outcome: MergeOutcome = opts.apply === undefined ? 'merged' : opts.apply.kind === 'revert' ? 'reverted' : 'cherry_picked';
-    const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(opts.resolutions, resolver) };
+    const outcome: MergeOutcome = applied === undefined ? 'merged' : applied.kind === 'revert' ? 'reverted' : 'cherry_picked';
+    const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(request.resolutions, resolver) };
     // An applied change the target already holds changes nothing: say so rather than publish an empty commit.
-    if (opts.apply !== undefined && (await this.changesNothing(target, schema, tables))) {
+    if (applied !== undefined && (await this.changesNothing(target, schema, tables))) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'up_to_date' } };
     }
-    if (opts.dryRun) {
+    if (request.dryRun) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };
     }
     this.timer.enter('publish');
-    if (opts.apply !== undefined) return this.appliedPlan(tables, schema, scratch, decided);
+    if (applied !== undefined) return this.appliedPlan(applied, tables, { schema, scratch, decided });
     const parent = await this.mergedParent().catch(async (e: unknown) => {
       await this.cleanup(scratch);
       throw e;
@@ -280,9 +322,9 @@ export class MergeRun {
       secondParent: parent,
       scratch,
       result: { kind: 'publish', ...decided },
-      message: opts.message ?? `merge ${opts.source} into ${opts.into}`,
+      message: request.message ?? `merge ${request.source} into ${request.into}`,
       ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
-      ...(opts.idempotency !== undefined ? { idempotency: opts.idempotency } : {}),
+      ...(env.idempotency !== undefined ? { idempotency: env.idempotency } : {}),
     };
     if (source.readAt !== undefined) published.readAt = source.readAt;
     return published;
@@ -298,7 +340,7 @@ export class MergeRun {
     for (const [name, version] of Object.entries(tables)) {
       const type = findType(schema, name) as TableType;
       const before = target.tables[name] ?? EMPTY_TABLE;
-      const load = this.g.runs.loader(type, this.opts.signal);
+      const load = this.ports.runFiles.loader(type, this.env.signal);
       const after = await changedStates(before, version, load);
       if (after.size === 0) continue;
       const was = await lookupStates(before, after.keys(), load);
@@ -308,9 +350,13 @@ export class MergeRun {
   }
 
   /** A cherry-pick or revert lands as an ordinary one-parent commit: the applied commit's history is not the target's. */
-  private appliedPlan(tables: Record<string, TableVersion>, schema: Schema, scratch: RunRef[], decided: Omit<Extract<MergeDecision, { kind: 'publish' }>, 'kind'>): ChangePlan<MergeDecision> {
-    const { opts } = this;
-    const apply = opts.apply as NonNullable<MergeRunOptions['apply']>;
+  private appliedPlan(
+    apply: AppliedChange,
+    tables: Record<string, TableVersion>,
+    plan: { schema: Schema; scratch: RunRef[]; decided: Omit<Extract<MergeDecision, { kind: 'publish' }>, 'kind'> },
+  ): ChangePlan<MergeDecision> {
+    const { request, env } = this;
+    const { schema, scratch, decided } = plan;
     const what = apply.kind === 'revert' ? 'revert' : 'cherry-pick';
     return {
       kind: apply.kind,
@@ -318,22 +364,23 @@ export class MergeRun {
       schema,
       scratch,
       result: { kind: 'publish', ...decided },
-      message: opts.message ?? `${what} ${apply.commit} onto ${opts.into}`,
+      message: request.message ?? `${what} ${apply.commit} onto ${request.into}`,
       ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
-      ...(opts.idempotency !== undefined ? { idempotency: opts.idempotency } : {}),
+      ...(env.idempotency !== undefined ? { idempotency: env.idempotency } : {}),
     };
   }
 
   /** Conflicts found whole (schema, validation) as the report's collector holds them. */
   private collected(conflicts: readonly Conflict[]): ConflictCollector {
-    const c = new ConflictCollector(this.opts.conflictWindow);
+    const c = new ConflictCollector(this.conflictWindow);
     c.addAll(conflicts);
     return c;
   }
 
   /** Prepare the tables changed on both sides; on failure or abort, delete what was written and throw. */
   private async prepare(plan: TablePlan, resolver: Resolver, conflicts: ConflictCollector): Promise<PreparedTable[]> {
-    const { g, opts } = this;
+    const { request, env } = this;
+    const runs = this.ports.runFiles;
     const outcome = await runPreparations<PreparedTable>(
       plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize, plannedRows, sourceTrusted }) => ({
         table: type.name,
@@ -344,16 +391,16 @@ export class MergeRun {
             base,
             source,
             target,
-            load: g.runs.loader(type, opts.signal),
+            load: runs.loader(type, env.signal),
             writeRun: (rows) => this.writeRun(type, rows),
             resolver,
             conflicts,
             bySize,
             sourceTrusted,
-            ...(opts.progress !== undefined ? { progress: { sink: opts.progress, plannedRows } } : {}),
+            ...(env.progress !== undefined ? { progress: { sink: env.progress, plannedRows } } : {}),
           }),
       })),
-      { width: opts.width, budgetBytes: opts.budgetBytes, signal: opts.signal, gauges: opts.gauges },
+      { width: request.width, budgetBytes: request.budgetBytes, signal: env.signal, gauges: env.gauges },
     );
     this.stats.maxWidth = Math.max(this.stats.maxWidth, outcome.maxWidth);
     this.stats.fallbacks = outcome.fallbacks;
@@ -366,10 +413,10 @@ export class MergeRun {
     return prepared;
   }
 
-  private async writeRun(type: TableType, rows: Parameters<Graph['runs']['write']>[1]): Promise<RunRef> {
-    if (this.opts.dryRun) return this.g.runs.stage(type, rows);
-    throwIfAborted(this.opts.signal);
-    const ref = await this.g.runs.write(type, rows, this.opts.signal);
+  private async writeRun(type: TableType, rows: readonly RunRow[]): Promise<RunRef> {
+    if (this.request.dryRun) return this.ports.runFiles.stage(type, rows);
+    throwIfAborted(this.env.signal);
+    const ref = await this.ports.runFiles.write(type, rows, this.env.signal);
     this.scratch.wrote();
     return ref;
   }
@@ -383,8 +430,9 @@ export class MergeRun {
     prepared: PreparedTable[];
     summaries: TableMergeSummary[];
   }): Promise<Conflict[]> {
-    const { g, source } = this;
-    const { signal } = this.opts;
+    const { source } = this;
+    const { signal } = this.env;
+    const runs = this.ports.runFiles;
     const { schema } = m;
     const mergedTables: Record<string, TableVersion> = { ...m.target.tables, ...m.tables };
     const changes = new Map<string, Map<string, Row | null>>();
@@ -395,31 +443,61 @@ export class MergeRun {
         .filter((s) => s.action === 'adopted_source')
         .map(async (s) => {
           const type = findType(schema, s.table) as TableType;
-          const ch = await changedStates(m.target.tables[s.table] ?? EMPTY_TABLE, m.tables[s.table] as TableVersion, g.runs.loader(type, signal));
+          const ch = await changedStates(
+            m.target.tables[s.table] ?? EMPTY_TABLE,
+            m.tables[s.table] as TableVersion,
+            runs.loader(type, signal),
+          );
           changes.set(s.table, new Map([...ch].map(([k, r]) => [k, r === undefined || r.tomb ? null : (r.props as Row)])));
         }),
     );
-    const sides = (table: string, key: string) => sideValues(g, schema, table, key, [m.base, source, m.target], signal);
-    const targetIndexes = (name: string) => g.indexes(m.target, findType(schema, name) as TableType, signal);
+    const sides = (table: string, key: string) => sideValues({ runs, schema, at: [m.base, source, m.target], signal }, table, key);
+    const targetIndexes = (name: string) => this.ports.tables.indexes(m.target, findType(schema, name) as TableType, signal);
     // The source's rows were checked against its schema when written: a row the merge takes from it
     // as is needs no second check unless the merged schema reads that table differently.
     const sameType = new Map([...changes.keys()].map((name) => [name, sameTypeIn(source.schema, findType(schema, name))]));
     const mergedKeys = new Map(m.prepared.map((p) => [p.table, p.merged]));
-    const needsValueCheck = (table: string, key: string): boolean => sameType.get(table) !== true || mergedKeys.get(table)?.has(key) === true;
-    const found = await validateMerged({ schema, tables: mergedTables, loader: (type) => g.runs.loader(type, signal), changes, sides, targetIndexes, needsValueCheck });
-    found.push(...(await recheckTightened(g, schema, [source, m.target], mergedTables, found, sides, signal)));
+    const needsValueCheck = (table: string, key: string): boolean =>
+      sameType.get(table) !== true || mergedKeys.get(table)?.has(key) === true;
+    const found = await validateMerged({
+      schema,
+      tables: mergedTables,
+      loader: (type) => runs.loader(type, signal),
+      changes,
+      sides,
+      targetIndexes,
+      needsValueCheck,
+    });
+    found.push(
+      ...(await recheckTightened({
+        runs,
+        schema,
+        sides: [source, m.target],
+        tables: mergedTables,
+        already: found,
+        valuesOf: sides,
+        signal,
+      })),
+    );
     return found;
   }
 
   private async cleanup(scratch: RunRef[]): Promise<void> {
     this.timer.enter('cleanup');
-    if (scratch.length > 0) await this.g.runs.delete(scratch).catch(() => undefined);
+    if (scratch.length > 0) await this.ports.runFiles.delete(scratch).catch(() => undefined);
     this.scratch.settle();
   }
 
   private async mergedParent(): Promise<Manifest> {
-    const { opts } = this;
-    this.source = await this.g.foldExactly(opts.source, this.source, `fold pending WAL generations merged into ${opts.into}`, { signal: opts.signal, actor: opts.actor });
+    const { request, env } = this;
+    const message = `fold pending WAL generations merged into ${request.into}`;
+    this.source = await this.ports.publication.foldExactly({
+      branch: request.source,
+      head: this.source,
+      message,
+      signal: env.signal,
+      actor: request.actor,
+    });
     return this.source.manifest;
   }
 }

@@ -40,7 +40,10 @@ async function setup(conflicting: boolean): Promise<MemoryStore> {
 async function normalizedHead(store: ObjectStore, before: Set<string>): Promise<unknown> {
   const g = await Graph.open(store);
   const { tableTree: _t, ancestry, ...head } = (await g.branchHead('main')).manifest;
-  const m = structuredClone({ ...head, ancestry: Object.fromEntries([...ancestry.entries()].sort()) }) as unknown as Record<string, unknown> & { commit: Record<string, unknown> };
+  const m = structuredClone({ ...head, ancestry: Object.fromEntries([...ancestry.entries()].sort()) }) as unknown as Record<
+    string,
+    unknown
+  > & { commit: Record<string, unknown> };
   delete m.commit.id;
   delete m.commit.time;
   return JSON.parse(JSON.stringify(m, (k, v) => (k === 'key' && typeof v === 'string' && !before.has(v) ? '<new run>' : v)));
@@ -53,7 +56,7 @@ describe('merges at widths 1, 2 and 4', () => {
     const heads: unknown[] = [];
     for (const width of [1, 2, 4] as const) {
       const store = await clone(original);
-      const r = await mergeBranches(await Graph.open(store), { source: 'f', width });
+      const r = await mergeBranches((await Graph.open(store)).ports, { source: 'f', width });
       expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
       expect(r.metrics.maxWidth).toBe(width);
       heads.push(await normalizedHead(store, before));
@@ -65,7 +68,8 @@ describe('merges at widths 1, 2 and 4', () => {
   it('report identical conflict lists', async () => {
     const original = await setup(true);
     const reports: MergeResult[] = [];
-    for (const width of [1, 2, 4] as const) reports.push(await mergeBranches(await Graph.open(await clone(original)), { source: 'f', width }));
+    for (const width of [1, 2, 4] as const)
+      reports.push(await mergeBranches((await Graph.open(await clone(original))).ports, { source: 'f', width }));
     const lists = reports.map((r) => (r.status === 'conflicts' ? r.report.items.map((c) => [c.kind, c.table, c.key, c.property]) : []));
     expect(lists[0]).toEqual([
       ['DivergentUpdate', 'T03', 'r1', 'a'],
@@ -87,14 +91,14 @@ describe('merges at widths 1, 2 and 4', () => {
     const poll = setInterval(() => {
       if (gauges.inFlight >= 2) ac.abort();
     }, 1);
-    const err = await mergeBranches(g, { source: 'f', width: 4, signal: ac.signal }, { gauges }).catch((e: unknown) => e);
+    const err = await mergeBranches(g.ports, { source: 'f', width: 4 }, { gauges, signal: ac.signal }).catch((e: unknown) => e);
     clearInterval(poll);
     expect(err).toMatchObject({ code: 'aborted' });
     expect(gauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
     expect((await Graph.open(inner).then((x) => x.branchHead('main'))).manifest.commit.id).toBe(headBefore);
     const leftovers = (await listAll(inner, '')).map((o) => o.key).filter((k) => !before.has(k) && !k.startsWith('hints/'));
     expect(leftovers).toEqual([]);
-    const retry = await mergeBranches(await Graph.open(slow), { source: 'f', width: 4 });
+    const retry = await mergeBranches((await Graph.open(slow)).ports, { source: 'f', width: 4 });
     expect(retry).toMatchObject({ status: 'success', outcome: 'merged' });
   });
 });

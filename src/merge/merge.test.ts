@@ -119,7 +119,12 @@ describe('merge conflicts', () => {
       ['DivergentInsert', 'Person', 'n', null],
     ]);
     expect(r.status === 'conflicts' && r.report.items[0]).toMatchObject({ base: 1, source: 11, target: 12 });
-    expect(r.status === 'conflicts' && r.report.counts).toMatchObject({ DivergentUpdate: 1, DeleteVsUpdate: 1, DivergentInsert: 1, OrphanEdge: 0 });
+    expect(r.status === 'conflicts' && r.report.counts).toMatchObject({
+      DivergentUpdate: 1,
+      DeleteVsUpdate: 1,
+      DivergentInsert: 1,
+      OrphanEdge: 0,
+    });
   });
 
   it('OrphanEdge: an edge added to a node the other side deleted, either way round', async () => {
@@ -298,7 +303,11 @@ describe('merge cost', () => {
     await mustWrite(
       g,
       'main',
-      Array.from({ length: n }, (_, i) => ({ op: 'insert' as const, table: 'Item', values: { id: `i${String(i).padStart(6, '0')}`, v: 0, w: 0 } })),
+      Array.from({ length: n }, (_, i) => ({
+        op: 'insert' as const,
+        table: 'Item',
+        values: { id: `i${String(i).padStart(6, '0')}`, v: 0, w: 0 },
+      })),
     );
     const tableBytes = (await g.branchHead('main')).manifest.tables.Item?.runs.reduce((s, r) => s + r.bytes, 0) ?? 0;
     await g.createBranch('f', { branch: 'main' });
@@ -332,7 +341,11 @@ describe('merge properties', () => {
     fc.record({ op: fc.constant('delete' as const), id: keyArb, age: fc.constant(0) }),
   );
   const toOps = (ops: { op: 'upsert' | 'delete'; id: string; age: number }[]) =>
-    ops.map((o) => (o.op === 'upsert' ? { op: 'upsert' as const, table: 'Person', values: { id: o.id, name: o.id, age: o.age } } : del('Person', { id: o.id })));
+    ops.map((o) =>
+      o.op === 'upsert'
+        ? { op: 'upsert' as const, table: 'Person', values: { id: o.id, name: o.id, age: o.age } }
+        : del('Person', { id: o.id }),
+    );
 
   it('disjoint changes: the same result in either direction, equal to applying both diffs to the base', async () => {
     await fc.assert(
@@ -417,6 +430,8 @@ describe('datetimes in merges', () => {
     expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.property, c.source, c.target])).toEqual([
       ['DivergentUpdate', 'at', '2026-01-01T00:00:00.000001Z', '2026-01-01T00:00:00.000002Z'],
     ]);
-    await expect(g.write('main', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.0000001Z' } }])).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(
+      g.write('main', [{ op: 'update', table: 'E', values: { id: 'e', at: '2026-01-01T00:00:00.0000001Z' } }]),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });

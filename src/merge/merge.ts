@@ -14,56 +14,23 @@
  * moves before publication, the whole plan is redone against the new head, a
  * bounded number of times, then `publish_contention` (retryable).
  */
-import { conflictPage, conflictWindow, type ConflictReport } from '../model/conflict.js';
+import { conflictPage, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import type { Graph, Snapshot } from '../graph/graph.js';
+import type { GraphPorts } from '../graph/ports.js';
+import type { ChangeResult } from '../graph/change.js';
+import type { Snapshot } from '../graph/snapshot.js';
 import type { Commit } from '../graph/manifest.js';
-import { CountingStore, type StoreCounts } from '../store/counting-store.js';
+import type { StoreCounts } from '../store/counting-store.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
 import { PreparationGauges, type Fallback, type Width } from './preparation-scheduler.js';
-import { MergeRun, type MergeDecision, type ResolvedRecord } from './merge-run.js';
-import type { MergeResolutions } from './resolutions.js';
-import type { ProgressSink } from '../model/progress.js';
-import { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
+import { MergeRun, type AppliedChange, type MergeDecision, type ResolvedRecord, type RunEnvironment } from './merge-run.js';
+import { mergeCursorScope, mergeRequest, type MergeAsk, type MergeEnvironment, type MergeRequest } from './merge-request.js';
 import type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
 
 export type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
 export { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
 
-export interface MergeRequest {
-  source: string;
-  into?: string;
-  dryRun?: boolean;
-  expectedSourceHead?: string;
-  expectedTargetHead?: string;
-  deleteBranch?: boolean;
-  /** Who merges (recorded as the commit's actor). */
-  actor?: string;
-  /** Who the merge is for, when the client names someone (recorded beside the actor). */
-  author?: string;
-  message?: string;
-  width?: Width;
-  budgetBytes?: number;
-  signal?: AbortSignal;
-  conflictLimit?: number;
-  conflictCursor?: string;
-  /** How to resolve the conflicts the merge finds (merge/resolutions.ts). */
-  resolutions?: MergeResolutions;
-  /** Where the rows walked are reported, for long merges (model/progress.ts). */
-  progress?: ProgressSink;
-  /** Recorded on the commit, so a retry under the same Idempotency-Key can find it. */
-  idempotency?: Commit['idempotency'];
-  /**
-   * Apply one commit's change to `into` instead of merging a branch: `cherry_pick` replays what the
-   * commit changed from its first parent; `revert` undoes it. `source` then names the commit.
-   */
-  apply?: 'cherry_pick' | 'revert';
-}
-
-/** What the merge's owner provides: the gauges it reports (a fresh set when none is given). */
-export interface MergeEnvironment {
-  gauges?: PreparationGauges;
-}
+export { mergeRequest, type MergeAsk, type MergeEnvironment, type MergeRequest } from './merge-request.js';
 
 export interface MergeMetrics {
   phasesMs: Record<MergePhase, number>;
@@ -105,68 +72,32 @@ export interface MergeConflicts {
 
 export type MergeResult = MergeSuccess | MergeConflicts;
 
-function checkRequest(req: MergeRequest, into: string): void {
-  if (req.apply === undefined && req.source === into)
-    throw new BranchgraphError('invalid_input', 'a branch cannot be merged into itself', { issues: [{ path: 'into', message: 'same as the source' }] });
-  const limit = req.conflictLimit ?? 100;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CONFLICTS_PER_PAGE) {
-    throw new BranchgraphError('invalid_input', `conflictLimit must be 1..${MAX_CONFLICTS_PER_PAGE}`, { issues: [{ path: 'conflictLimit', message: `1..${MAX_CONFLICTS_PER_PAGE}` }] });
-  }
-}
+/** The ports a merge runs on, and the branch records it deletes a merged source from. */
+export type MergeBranchPorts = Pick<GraphPorts, 'counted' | 'branches'>;
 
-export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeEnvironment = {}): Promise<MergeResult> {
-  const into = req.into ?? 'main';
-  checkRequest(req, into);
-  // A conflict cursor pages through the report of one merge: this source into this target.
-  const cursorScope = JSON.stringify([req.source, into, req.apply ?? 'merge']);
+/**
+ * The merge: pin both heads (the source and, for a cherry-pick or revert, the commit's sides), run
+ * the merge through the publication loop against each target head it meets, and shape the result.
+ * The request is normalised once (merge-request.ts); store calls are counted per merge.
+ */
+export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, environment: MergeEnvironment = {}): Promise<MergeResult> {
+  const request = mergeRequest(ask);
   const started = performance.now();
-  const counting = new CountingStore(graph.store);
-  const g = graph.withStore(counting);
-  const width: Width = req.width ?? 1;
-  const { signal } = req;
-  const timer = new PhaseTimer<MergePhase>(MERGE_PHASES);
-  timer.enter('resolve');
-  // Both heads at once: on a remote store each is a chain of round trips.
-  const [named, firstTarget] = await Promise.all([req.apply !== undefined ? g.commitSnapshot(req.source, signal) : g.branchHead(req.source, signal), g.branchHead(into, signal)]);
-  const applied = req.apply !== undefined ? await appliedSides(g, named, req.apply, signal) : undefined;
-  const source = applied?.source ?? named;
-  if (req.expectedSourceHead !== undefined && source.manifest.commit.id !== req.expectedSourceHead) {
-    throw new BranchgraphError('head_moved', `branch ${req.source} is at ${source.manifest.commit.id}, not ${req.expectedSourceHead}`, {
-      details: { branch: req.source, expected: req.expectedSourceHead, actual: source.manifest.commit.id },
-    });
-  }
-  const run = new MergeRun(
-    g,
-    {
-      source: req.source,
-      into,
-      dryRun: req.dryRun === true,
-      actor: req.actor,
-      message: req.message,
-      width,
-      budgetBytes: req.budgetBytes,
-      signal,
-      gauges: env.gauges ?? new PreparationGauges(),
-      conflictWindow: conflictWindow(req.conflictLimit ?? 100, req.conflictCursor, cursorScope),
-      ...(req.progress !== undefined ? { progress: req.progress } : {}),
-      ...(applied !== undefined ? { apply: applied.apply } : {}),
-      ...(req.resolutions !== undefined ? { resolutions: req.resolutions } : {}),
-      ...(req.idempotency !== undefined ? { idempotency: req.idempotency } : {}),
-      timer,
-    },
-    source,
-  );
+  const { ports: counted, counting } = ports.counted();
+  const gauges = environment.gauges ?? new PreparationGauges();
+  const env: RunEnvironment = { ...environment, gauges, timer: environment.timer ?? new PhaseTimer(MERGE_PHASES) };
+  env.timer.enter('resolve');
+  const pinned = await pinHeads(counted, request, env.signal);
+  const run = new MergeRun({ ports: counted, request, env, source: pinned.source, applied: pinned.applied });
   let targetHead = '';
-  let published;
+  let published: ChangeResult<MergeDecision>;
   try {
-    published = await g.commitChange<MergeDecision>(
-      into,
-      { signal, actor: req.actor, author: req.author, message: req.message, expectedHead: req.expectedTargetHead, firstHead: firstTarget },
-      (target) => {
-        targetHead = target.manifest.commit.id;
-        return run.attempt(target);
-      },
-    );
+    const { actor, author, message, expectedTargetHead: expectedHead } = request;
+    const publish = { signal: env.signal, actor, author, message, expectedHead, firstHead: pinned.target };
+    published = await counted.publication.commitChange<MergeDecision>(request.into, publish, (target) => {
+      targetHead = target.manifest.commit.id;
+      return run.attempt(target);
+    });
   } catch (e) {
     run.timer.enter('cleanup');
     throw e;
@@ -179,31 +110,70 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
     phasesMs: run.timer.stop(),
     totalMs: Math.round((performance.now() - started) * 100) / 100,
     storeCalls: counting.snapshot(),
-    requestedWidth: width,
+    requestedWidth: request.width,
   });
-  const decided = published.result;
   const heads = { sourceHead: run.source.manifest.commit.id, targetHead };
-  if (decided.kind === 'conflicts') {
-    return {
-      status: 'conflicts',
-      ...heads,
-      base: decided.base?.commit.id ?? null,
-      report: conflictPage(decided.conflicts, req.conflictLimit ?? 100, req.conflictCursor, cursorScope),
-      metrics: metrics(),
-    };
+  return shapeResult({ ports, request, env, run, published, heads, metrics });
+}
+
+/** Both heads at once (on a remote store each is a chain of round trips); for an applied commit, the sides it merges. */
+async function pinHeads(
+  ports: GraphPorts,
+  request: MergeRequest,
+  signal: AbortSignal | undefined,
+): Promise<{ source: Snapshot; target: Snapshot; applied?: AppliedChange }> {
+  const { heads } = ports;
+  const applying = request.apply !== 'merge';
+  const [named, target] = await Promise.all([
+    applying ? heads.commitSnapshot(request.source, signal) : heads.branchHead(request.source, signal),
+    heads.branchHead(request.into, signal),
+  ]);
+  const applied = request.apply !== 'merge' ? await appliedSides({ ports, commit: named, kind: request.apply, signal }) : undefined;
+  const source = applied?.source ?? named;
+  const expected = request.expectedSourceHead;
+  if (expected !== undefined && source.manifest.commit.id !== expected) {
+    throw new BranchgraphError('head_moved', `branch ${request.source} is at ${source.manifest.commit.id}, not ${expected}`, {
+      details: { branch: request.source, expected, actual: source.manifest.commit.id },
+    });
   }
-  const deletion = req.deleteBranch === true && decided.kind !== 'dry_run' ? await deleteSource(graph, req, run) : { branchDeleted: false, branchDeleteError: null };
+  return { source, target, ...(applied !== undefined ? { applied: applied.apply } : {}) };
+}
+
+/** The result a caller sees: the conflict page, or the outcome with its commit (and the source deleted on request). */
+async function shapeResult(r: {
+  ports: MergeBranchPorts;
+  request: MergeRequest;
+  env: RunEnvironment;
+  run: MergeRun;
+  published: ChangeResult<MergeDecision>;
+  heads: { sourceHead: string; targetHead: string };
+  metrics: () => MergeMetrics;
+}): Promise<MergeResult> {
+  const { request, heads } = r;
+  const decided = r.published.result;
+  if (decided.kind === 'conflicts') {
+    const report = conflictPage({
+      conflicts: decided.conflicts,
+      limit: request.conflictLimit,
+      cursor: request.conflictCursor,
+      scope: mergeCursorScope(request),
+    });
+    return { status: 'conflicts', ...heads, base: decided.base?.commit.id ?? null, report, metrics: r.metrics() };
+  }
+  const deletion =
+    request.deleteBranch && decided.kind !== 'dry_run' ? await deleteSource(r) : { branchDeleted: false, branchDeleteError: null };
+  const upToDate = decided.kind === 'up_to_date';
   return {
     status: 'success',
-    outcome: decided.kind === 'up_to_date' ? 'already_up_to_date' : decided.outcome,
+    outcome: upToDate ? 'already_up_to_date' : decided.outcome,
     dryRun: decided.kind === 'dry_run',
-    commit: published.status === 'published' ? published.commit : null,
+    commit: r.published.status === 'published' ? r.published.commit : null,
     ...heads,
-    base: decided.kind === 'up_to_date' ? null : (decided.base?.commit.id ?? null),
-    tables: decided.kind === 'up_to_date' ? [] : decided.tables,
-    resolved: decided.kind === 'up_to_date' ? null : decided.resolved,
+    base: upToDate ? null : (decided.base?.commit.id ?? null),
+    tables: upToDate ? [] : decided.tables,
+    resolved: upToDate ? null : decided.resolved,
     ...deletion,
-    metrics: metrics(),
+    metrics: r.metrics(),
   };
 }
 
@@ -212,30 +182,44 @@ export async function mergeBranches(graph: Graph, req: MergeRequest, env: MergeE
  * merge commit's change is taken against its first parent, its mainline); a revert brings the
  * parent's state over the commit, which undoes the change.
  */
-async function appliedSides(
-  g: Graph,
-  commit: Snapshot,
-  kind: 'cherry_pick' | 'revert',
-  signal?: AbortSignal,
-): Promise<{ source: Snapshot; apply: { base: Snapshot; kind: 'cherry_pick' | 'revert'; commit: string } }> {
+async function appliedSides(a: {
+  ports: GraphPorts;
+  commit: Snapshot;
+  kind: 'cherry_pick' | 'revert';
+  signal?: AbortSignal | undefined;
+}): Promise<{ source: Snapshot; apply: AppliedChange }> {
+  const { ports, commit, kind, signal } = a;
   const parentId = commit.manifest.commit.parentIds[0];
   const id = commit.manifest.commit.id;
   if (parentId === undefined || commit.manifest.commit.kind === 'init') {
-    throw new BranchgraphError('invalid_input', `commit ${id} has no parent: there is no change to ${kind === 'revert' ? 'revert' : 'cherry-pick'}`);
+    throw new BranchgraphError(
+      'invalid_input',
+      `commit ${id} has no parent: there is no change to ${kind === 'revert' ? 'revert' : 'cherry-pick'}`,
+    );
   }
-  const parent = await g.commitSnapshot(parentId, signal);
+  const parent = await ports.heads.commitSnapshot(parentId, signal);
   // Replaying or undoing a schema change would silently drop or keep whole tables' data: that is a schema apply's job.
   if (parent.manifest.schema !== commit.manifest.schema) {
-    throw new BranchgraphError('invalid_input', `commit ${id} changed the schema; apply the schema you want instead of ${kind === 'revert' ? 'reverting' : 'cherry-picking'} it`);
+    throw new BranchgraphError(
+      'invalid_input',
+      `commit ${id} changed the schema; apply the schema you want instead of ${kind === 'revert' ? 'reverting' : 'cherry-picking'} it`,
+    );
   }
-  return kind === 'revert' ? { source: parent, apply: { base: commit, kind, commit: id } } : { source: commit, apply: { base: parent, kind, commit: id } };
+  return kind === 'revert'
+    ? { source: parent, apply: { base: commit, kind, commit: id } }
+    : { source: commit, apply: { base: parent, kind, commit: id } };
 }
 
 /** Delete the merged source on request; a refusal is reported, never a failure of the merge that already landed. */
-async function deleteSource(graph: Graph, req: MergeRequest, run: MergeRun): Promise<{ branchDeleted: boolean; branchDeleteError: string | null }> {
-  run.timer.enter('cleanup');
+async function deleteSource(r: {
+  ports: MergeBranchPorts;
+  request: MergeRequest;
+  env: RunEnvironment;
+  run: MergeRun;
+}): Promise<{ branchDeleted: boolean; branchDeleteError: string | null }> {
+  r.run.timer.enter('cleanup');
   try {
-    await graph.deleteBranch(req.source, { signal: req.signal, actor: req.actor });
+    await r.ports.branches.delete(r.request.source, { signal: r.env.signal, actor: r.request.actor });
     return { branchDeleted: true, branchDeleteError: null };
   } catch (e) {
     return { branchDeleted: false, branchDeleteError: isBranchgraphError(e) ? `${e.code}: ${e.message}` : String(e) };

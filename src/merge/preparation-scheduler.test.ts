@@ -1,13 +1,27 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BranchgraphError } from '../model/errors.js';
-import { AdmissionPlanner, effectiveWidth, PreparationGauges, runPreparations, type PrepTask, type Width } from './preparation-scheduler.js';
+import {
+  AdmissionPlanner,
+  effectiveWidth,
+  PreparationGauges,
+  runPreparations,
+  type PrepTask,
+  type Width,
+} from './preparation-scheduler.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Fake preparations that record overlap and order. */
 function fakeTasks(durations: number[], sizes: number[] = durations.map(() => 1), fail: Record<number, number> = {}) {
-  const log = { running: 0, maxRunning: 0, starts: [] as number[], finishes: [] as number[], overlapWithOversized: false, settled: new Set<number>() };
+  const log = {
+    running: 0,
+    maxRunning: 0,
+    starts: [] as number[],
+    finishes: [] as number[],
+    overlapWithOversized: false,
+    settled: new Set<number>(),
+  };
   const tasks: PrepTask<string>[] = durations.map((d, i) => ({
     table: `T${String(i).padStart(2, '0')}`,
     estimateBytes: sizes[i] ?? 1,
@@ -80,24 +94,29 @@ describe('AdmissionPlanner (pure decisions)', () => {
 
   it('never deadlocks: every arrangement of sizes, widths and budgets finishes', () => {
     fc.assert(
-      fc.property(fc.array(fc.nat(300), { maxLength: 12 }), fc.constantFrom<Width>(1, 2, 4), fc.integer({ min: 1, max: 200 }), (sizes, width, budget) => {
-        const p = new AdmissionPlanner(sizes, width, budget);
-        const running: number[] = [];
-        for (let steps = 0; steps < 1000; steps++) {
-          const d = p.decide();
-          if (d.kind === 'done') return;
-          if (d.kind === 'start') {
-            p.started(d.index, d.reserve);
-            running.push(d.index);
-            expect(p.reserved).toBeLessThanOrEqual(Math.max(budget, p.reserved));
-            expect(p.inFlight).toBeLessThanOrEqual(width);
-          } else {
-            expect(running.length).toBeGreaterThan(0);
-            p.finished(running.shift() as number);
+      fc.property(
+        fc.array(fc.nat(300), { maxLength: 12 }),
+        fc.constantFrom<Width>(1, 2, 4),
+        fc.integer({ min: 1, max: 200 }),
+        (sizes, width, budget) => {
+          const p = new AdmissionPlanner(sizes, width, budget);
+          const running: number[] = [];
+          for (let steps = 0; steps < 1000; steps++) {
+            const d = p.decide();
+            if (d.kind === 'done') return;
+            if (d.kind === 'start') {
+              p.started(d.index, d.reserve);
+              running.push(d.index);
+              expect(p.reserved).toBeLessThanOrEqual(Math.max(budget, p.reserved));
+              expect(p.inFlight).toBeLessThanOrEqual(width);
+            } else {
+              expect(running.length).toBeGreaterThan(0);
+              p.finished(running.shift() as number);
+            }
           }
-        }
-        throw new Error('the planner did not finish');
-      }),
+          throw new Error('the planner did not finish');
+        },
+      ),
     );
   });
 

@@ -30,7 +30,16 @@ import { BranchgraphError } from '../model/errors.js';
 import { checkRow, entityKey, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { alignForDelta, changedStates, deltaRuns, lookupStates, mergeHeads, newestRows, type LoadRun, type TableVersion } from '../table/table-version.js';
+import {
+  alignForDelta,
+  changedStates,
+  deltaRuns,
+  lookupStates,
+  mergeHeads,
+  newestRows,
+  type LoadRun,
+  type TableVersion,
+} from '../table/table-version.js';
 import type { Resolver } from './resolutions.js';
 import { markedHash, marksOf, mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
@@ -106,13 +115,21 @@ const stateRow = (r: RunRow | undefined): Row | null => (r === undefined || r.to
 /** A row a resolution gave a value for: checked and normalized as a write's row is, and still the entity it resolves. */
 function suppliedRow(type: TableType, key: string, row: Row | null): Row | null {
   if (row === null) return null;
-  const checked = checkRow(type, row, 'full', `resolutions ${type.name} ${key}`);
+  const checked = checkRow({ table: type, input: row, mode: 'full', path: `resolutions ${type.name} ${key}` });
   if (checked.issues.length > 0)
-    throw new BranchgraphError('constraint_violation', `the resolution of ${type.name} ${key} is not a valid row: ${checked.issues[0]?.message}`, { issues: checked.issues });
+    throw new BranchgraphError(
+      'constraint_violation',
+      `the resolution of ${type.name} ${key} is not a valid row: ${checked.issues[0]?.message}`,
+      { issues: checked.issues },
+    );
   if (entityKey(type, checked.row) !== key)
-    throw new BranchgraphError('invalid_input', `the resolution of ${type.name} ${key} changes its key to ${entityKey(type, checked.row)}`, {
-      issues: [{ path: 'resolutions', message: 'a resolution cannot change the key' }],
-    });
+    throw new BranchgraphError(
+      'invalid_input',
+      `the resolution of ${type.name} ${key} changes its key to ${entityKey(type, checked.row)}`,
+      {
+        issues: [{ path: 'resolutions', message: 'a resolution cannot change the key' }],
+      },
+    );
   return checked.row;
 }
 const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
@@ -126,7 +143,10 @@ export const hashOf = (r: RunRow | undefined): string => (r === undefined || r.t
 
 export async function prepareTable(input: PrepareInput): Promise<PreparedTable> {
   if (input.bySize !== undefined) {
-    const planned = input.bySize === 'both' ? await prepareStreaming(input) : await prepareOneSide(input, input.bySize === 'source-big' ? 'target' : 'source');
+    const planned =
+      input.bySize === 'both'
+        ? await prepareStreaming(input)
+        : await prepareOneSide(input, input.bySize === 'source-big' ? 'target' : 'source');
     if (planned !== undefined) return planned;
   }
   const { base, source, target, load } = input;
@@ -139,12 +159,14 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
   const adopted = sourceDelta.filter((r) => !targetKeys.has(r.key));
   // The usual case: every source delta run is adopted and sits above the base's runs, so a key the
   // source changed reads, under `target ++ adopted`, exactly as the source has it; nothing to read.
-  const adoptsAll = adopted.length > 0 && adopted.length === sourceDelta.length && base.runs.every((r, i) => alignedSource?.runs[i]?.key === r.key);
+  const adoptsAll =
+    adopted.length > 0 && adopted.length === sourceDelta.length && base.runs.every((r, i) => alignedSource?.runs[i]?.key === r.key);
 
   // What each key reads as under `target ++ adopted`, for keys the adopted runs hold.
   const adoptedState = new Map<string, RunRow>();
   if (adopted.length > 0 && !adoptsAll) for (const r of await newestRows(adopted, load)) adoptedState.set(r.key, r);
-  const underLayout = (key: string): RunRow | undefined | null => (adoptsAll ? (sourceStates.has(key) ? sourceStates.get(key) : null) : adoptedState.has(key) ? adoptedState.get(key) : null);
+  const underLayout = (key: string): RunRow | undefined | null =>
+    adoptsAll ? (sourceStates.has(key) ? sourceStates.get(key) : null) : adoptedState.has(key) ? adoptedState.get(key) : null;
 
   const both = [...sourceStates.keys()].filter((k) => targetStates.has(k));
   const baseStates = await lookupStates(base, both, load);
@@ -158,7 +180,14 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     const layout = underLayout(key);
     if (inSource && inTarget) {
       km.merged.add(key);
-      km.key(key, baseStates.get(key), sourceStates.get(key), targetStates.get(key), layout !== null ? layout : targetStates.get(key), true);
+      km.key({
+        key,
+        b: baseStates.get(key),
+        s: sourceStates.get(key),
+        t: targetStates.get(key),
+        layout: layout !== null ? layout : targetStates.get(key),
+        changed: true,
+      });
       continue;
     }
     // One side changed the key: the result is that side's stored row. A key only the source changed
@@ -168,7 +197,10 @@ export async function prepareTable(input: PrepareInput): Promise<PreparedTable> 
     if (inSource) km.changes.set(key, result);
     const effective = layout !== null ? hashOf(layout) : inSource ? undefined : hashOf(own);
     // A stored hash may predate a property added since; a row written now carries its own.
-    if (effective !== hashOf(own)) km.fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: rowHash(result), props: result });
+    if (effective !== hashOf(own))
+      km.fix.push(
+        result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: rowHash(result), props: result },
+      );
   }
   return km.finish(adopted, { sourceKeys: sourceStates.size, targetKeys: targetStates.size });
 }
@@ -181,7 +213,8 @@ async function usualLayout(input: PrepareInput): Promise<{ sourceDelta: RunRef[]
   const targetKeys = new Set(target.runs.map((r) => r.key));
   const sourceDelta = deltaRuns(base, alignedSource) as RunRef[];
   const baseFirst = (v: TableVersion): boolean => base.runs.every((r, i) => v.runs[i]?.key === r.key);
-  if (sourceDelta.length === 0 || sourceDelta.some((r) => targetKeys.has(r.key)) || !baseFirst(alignedSource) || !baseFirst(alignedTarget)) return undefined;
+  if (sourceDelta.length === 0 || sourceDelta.some((r) => targetKeys.has(r.key)) || !baseFirst(alignedSource) || !baseFirst(alignedTarget))
+    return undefined;
   return { sourceDelta, targetDelta: deltaRuns(base, alignedTarget) as RunRef[] };
 }
 
@@ -202,7 +235,15 @@ class KeyMerge {
    * delta` (a fix row is written when the result differs), `changed` whether the result may differ
    * from the target's (a change validation looks at).
    */
-  key(key: string, b: RunRow | undefined, s: RunRow | undefined, t: RunRow | undefined, layout: RunRow | undefined, changed: boolean): void {
+  key(k: {
+    key: string;
+    b: RunRow | undefined;
+    s: RunRow | undefined;
+    t: RunRow | undefined;
+    layout: RunRow | undefined;
+    changed: boolean;
+  }): void {
+    const { key, b, s, t, layout, changed } = k;
     const { input } = this;
     const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
     // Conflicts past the report's page, with nothing to resolve them, are only counted.
@@ -210,7 +251,7 @@ class KeyMerge {
     // Only a virtual base's staged rows carry marks: the common case allocates nothing for them.
     const marked = isMarked(b) || isMarked(s) || isMarked(t);
     const marks = marked ? { base: marksOf(hashOf(b)), source: marksOf(hashOf(s)), target: marksOf(hashOf(t)) } : NO_MARKS;
-    const m = mergeEntity(input.type.name, key, sides.base, sides.source, sides.target, brief, marks);
+    const m = mergeEntity({ table: input.type.name, key, base: sides.base, source: sides.source, target: sides.target }, { brief, marks });
     let result: Row | null;
     let resultMarks = m.marks;
     if (!('conflicts' in m)) result = m.row;
@@ -218,7 +259,9 @@ class KeyMerge {
       // The conflicting properties (every property, for a row conflict) become marked: the outer merge decides them.
       const rowConflict = m.merged === undefined;
       result = m.merged ?? sides.target ?? sides.source;
-      const conflicted = m.conflicts.flatMap((c) => (rowConflict ? [...Object.keys(sides.source ?? {}), ...Object.keys(sides.target ?? {})] : [c.property as string]));
+      const conflicted = m.conflicts.flatMap((c) =>
+        rowConflict ? [...Object.keys(sides.source ?? {}), ...Object.keys(sides.target ?? {})] : [c.property as string],
+      );
       resultMarks = new Set([...(m.marks ?? []), ...conflicted]);
     } else if (brief) {
       for (const c of m.conflicts) (input.conflicts as ConflictCollector).count(c.kind);
@@ -236,7 +279,8 @@ class KeyMerge {
     if (hashOf(s) !== hashOf(b) && hashOf(t) !== hashOf(b)) this.merged.add(key);
     if (changed) this.changes.set(key, result);
     const hash = result !== null && resultMarks !== undefined ? markedHash(result, resultMarks) : stateHash(result);
-    if (hashOf(layout) !== hash) this.fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
+    if (hashOf(layout) !== hash)
+      this.fix.push(result === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash, props: result });
   }
 
   /** The prepared table: `target ++ source delta ++ [fix]`, or the target with the conflicts. */
@@ -245,7 +289,17 @@ class KeyMerge {
     this.walked.done();
     const stats = { ...counts, bothKeys: merged.size, fixRows: fix.length, adoptedRuns: sourceDelta.length };
     const table = input.type.name;
-    if (conflicts.count > 0) return { table, version: input.target, scratch: [], conflicts: conflicts.list, conflictCount: conflicts.count, changes, merged, stats };
+    if (conflicts.count > 0)
+      return {
+        table,
+        version: input.target,
+        scratch: [],
+        conflicts: conflicts.list,
+        conflictCount: conflicts.count,
+        changes,
+        merged,
+        stats,
+      };
     const runs = [...input.target.runs, ...sourceDelta];
     const scratch: RunRef[] = [];
     if (fix.length > 0) {
@@ -282,10 +336,13 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
     const t = walk === 'source' ? other.get(key) : walked.get(key);
     // Under `target ++ source delta`, a key the source's delta holds reads as the source has it.
     const fromSource = walk === 'source' || inSourceDelta?.has(key) === true;
-    km.key(key, baseStates.get(key), s, t, fromSource ? s : t, fromSource);
+    km.key({ key, b: baseStates.get(key), s, t, layout: fromSource ? s : t, changed: fromSource });
   }
   const rows = (runs: RunRef[]): number => runs.reduce((n, r) => n + r.rows, 0);
-  return km.finish(sourceDelta, { sourceKeys: walk === 'source' ? keys.length : rows(sourceDelta), targetKeys: walk === 'target' ? keys.length : rows(targetDelta) });
+  return km.finish(sourceDelta, {
+    sourceKeys: walk === 'source' ? keys.length : rows(sourceDelta),
+    targetKeys: walk === 'target' ? keys.length : rows(targetDelta),
+  });
 }
 
 /** Keys both sides changed are merged in batches of this many, each batch's base states read at once. */
@@ -311,11 +368,11 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
       batch.map((x) => x.key),
       input.load,
     );
-    for (const { key, s, t } of batch) km.key(key, baseStates.get(key), s, t, s, true);
+    for (const { key, s, t } of batch) km.key({ key, b: baseStates.get(key), s, t, layout: s, changed: true });
     batch = [];
   };
-  const si = mergeHeads(sourceDelta, input.load, undefined, { readAhead: true })[Symbol.asyncIterator]();
-  const ti = mergeHeads(targetDelta, input.load, undefined, { readAhead: true })[Symbol.asyncIterator]();
+  const si = mergeHeads({ runs: sourceDelta, load: input.load, opts: { readAhead: true } })[Symbol.asyncIterator]();
+  const ti = mergeHeads({ runs: targetDelta, load: input.load, opts: { readAhead: true } })[Symbol.asyncIterator]();
   let [hs, ht] = await Promise.all([si.next(), ti.next()]);
   while (hs.done !== true || ht.done !== true) {
     km.walked.step();

@@ -1,17 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { knows, merge, mergeOk, mustWrite, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
 import { listAll } from '../store/object-store.js';
+import { MemoryStore } from '../store/memory-store.js';
 
 const upd = (table: string, values: Record<string, unknown>) => ({ op: 'update' as const, table, values });
 const del = (table: string, values: Record<string, unknown>) => ({ op: 'delete' as const, table, values });
 
 /** main and f both change ann: age on both sides (DivergentUpdate), bob deleted on f and updated on main (DeleteVsUpdate), cy inserted on both (DivergentInsert). */
 async function conflicted() {
-  const g = await peopleGraph();
+  const store = new MemoryStore();
+  const g = Object.assign(await peopleGraph(store), { store });
   await mustWrite(g, 'main', [person('ann', { age: 30, name: 'Ann' }), person('bob', { age: 40 }), knows('ann', 'bob')]);
   await g.createBranch('f', { branch: 'main' });
-  await mustWrite(g, 'f', [upd('Person', { id: 'ann', age: 31, name: 'Ann L.' }), del('Knows', { from: 'ann', to: 'bob' }), del('Person', { id: 'bob' }), person('cy', { age: 1 })]);
-  await mustWrite(g, 'main', [upd('Person', { id: 'ann', age: 32, role: 'admin' }), upd('Person', { id: 'bob', age: 41 }), person('cy', { age: 2 })]);
+  await mustWrite(g, 'f', [
+    upd('Person', { id: 'ann', age: 31, name: 'Ann L.' }),
+    del('Knows', { from: 'ann', to: 'bob' }),
+    del('Person', { id: 'bob' }),
+    person('cy', { age: 1 }),
+  ]);
+  await mustWrite(g, 'main', [
+    upd('Person', { id: 'ann', age: 32, role: 'admin' }),
+    upd('Person', { id: 'bob', age: 41 }),
+    person('cy', { age: 2 }),
+  ]);
   return g;
 }
 
@@ -79,7 +90,13 @@ describe('merge resolutions', () => {
   it('refuses a stale resolution (retryable) when the values it expected moved, and changes nothing', async () => {
     const g = await conflicted();
     const keys = (await listAll(g.store, '')).map((o) => o.key);
-    const choice = { table: 'Person', key: 'ann', property: 'age', take: 'source' as const, expected: { base: 30, source: 31, target: 32 } };
+    const choice = {
+      table: 'Person',
+      key: 'ann',
+      property: 'age',
+      take: 'source' as const,
+      expected: { base: 30, source: 31, target: 32 },
+    };
     await mustWrite(g, 'main', [upd('Person', { id: 'ann', age: 35 })]);
     const keysAfterWrite = (await listAll(g.store, '')).map((o) => o.key);
     await expect(merge(g, 'f', { resolutions: { strategy: 'source-wins', conflicts: [choice] } })).rejects.toMatchObject({
@@ -90,22 +107,37 @@ describe('merge resolutions', () => {
     expect(keys.length).toBeLessThan(keysAfterWrite.length);
     expect((await listAll(g.store, '')).map((o) => o.key)).toEqual(keysAfterWrite);
     // With what is there now, it lands.
-    await mergeOk(g, 'f', { resolutions: { strategy: 'source-wins', conflicts: [{ ...choice, expected: { base: 30, source: 31, target: 35 } }] } });
+    await mergeOk(g, 'f', {
+      resolutions: { strategy: 'source-wins', conflicts: [{ ...choice, expected: { base: 30, source: 31, target: 35 } }] },
+    });
   });
 
   it('refuses choices that name no conflict, that have the wrong shape, or that resolve twice', async () => {
     const g = await conflicted();
-    await expect(merge(g, 'f', { resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'ann', property: 'name', take: 'source' }] } })).rejects.toMatchObject({
+    await expect(
+      merge(g, 'f', {
+        resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'ann', property: 'name', take: 'source' }] },
+      }),
+    ).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('Person ann name'),
     });
-    await expect(merge(g, 'f', { resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'cy', property: 'age', take: 'source' }] } })).rejects.toMatchObject({
+    await expect(
+      merge(g, 'f', {
+        resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'cy', property: 'age', take: 'source' }] },
+      }),
+    ).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('resolve the whole row'),
     });
-    await expect(merge(g, 'f', { resolutions: { conflicts: [{ table: 'Person', key: 'ann', property: 'age', take: 'value' }] } })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(
+      merge(g, 'f', { resolutions: { conflicts: [{ table: 'Person', key: 'ann', property: 'age', take: 'value' }] } }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
     const twice = { table: 'Person', key: 'bob', take: 'base' as const };
-    await expect(merge(g, 'f', { resolutions: { conflicts: [twice, twice] } })).rejects.toMatchObject({ code: 'invalid_input', message: expect.stringContaining('twice') });
+    await expect(merge(g, 'f', { resolutions: { conflicts: [twice, twice] } })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('twice'),
+    });
     // A fast-forward has no conflicts to name.
     await g.createBranch('ff', { branch: 'main' });
     await mustWrite(g, 'ff', [person('dee')]);
@@ -114,16 +146,32 @@ describe('merge resolutions', () => {
 
   it('validates resolved rows like a write: bad values are refused, graph rules are conflicts', async () => {
     const g = await conflicted();
-    await expect(merge(g, 'f', { resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'ann', property: 'age', take: 'value', value: 999 }] } })).rejects.toMatchObject({
+    await expect(
+      merge(g, 'f', {
+        resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'ann', property: 'age', take: 'value', value: 999 }] },
+      }),
+    ).rejects.toMatchObject({
       code: 'constraint_violation',
     });
-    await expect(merge(g, 'f', { resolutions: { strategy: 'source-wins', conflicts: [{ table: 'Person', key: 'cy', take: 'value', value: { id: 'zed', name: 'Z' } }] } })).rejects.toMatchObject({
+    await expect(
+      merge(g, 'f', {
+        resolutions: {
+          strategy: 'source-wins',
+          conflicts: [{ table: 'Person', key: 'cy', take: 'value', value: { id: 'zed', name: 'Z' } }],
+        },
+      }),
+    ).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('changes its key'),
     });
     // A value that takes an email bob holds on main is a UniqueViolation, reported for both rows (bob is resolved too: target-wins).
     await mustWrite(g, 'main', [upd('Person', { id: 'bob', email: 'b@x' })]);
-    const r = await merge(g, 'f', { resolutions: { strategy: 'target-wins', conflicts: [{ table: 'Person', key: 'cy', take: 'value', value: { id: 'cy', name: 'Cy', email: 'b@x' } }] } });
+    const r = await merge(g, 'f', {
+      resolutions: {
+        strategy: 'target-wins',
+        conflicts: [{ table: 'Person', key: 'cy', take: 'value', value: { id: 'cy', name: 'Cy', email: 'b@x' } }],
+      },
+    });
     expect(r.status === 'conflicts' && r.report.items.map((c) => [c.kind, c.key, c.property])).toEqual([
       ['UniqueViolation', 'bob', 'email'],
       ['UniqueViolation', 'cy', 'email'],

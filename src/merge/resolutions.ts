@@ -86,7 +86,8 @@ export class Resolver {
       const k = id(c.table, c.key, c.property);
       if (this.choices.has(k)) throw invalid(`conflicts[${i}]`, `${describe(c)} is resolved twice`);
       if (c.take === 'value' && c.value === undefined) throw invalid(`conflicts[${i}].value`, `${describe(c)}: take 'value' needs a value`);
-      if (c.take !== 'value' && c.value !== undefined) throw invalid(`conflicts[${i}].value`, `${describe(c)}: a value goes with take 'value' only`);
+      if (c.take !== 'value' && c.value !== undefined)
+        throw invalid(`conflicts[${i}].value`, `${describe(c)}: a value goes with take 'value' only`);
       this.choices.set(k, c);
       if (c.property != null) this.propertyChoices.set(id(c.table, c.key, null), c);
     }
@@ -101,17 +102,25 @@ export class Resolver {
    * when some stay unresolved. `merged` is the property-wise merge of a row
    * both sides updated, holding the target's value where they conflict.
    */
-  resolve(conflicts: readonly Conflict[], rows: { base: Row | null; source: Row | null; target: Row | null }, merged: Row | undefined): { row: Row | null; supplied: boolean } | undefined {
+  resolve(
+    conflicts: readonly Conflict[],
+    rows: { base: Row | null; source: Row | null; target: Row | null },
+    merged: Row | undefined,
+  ): { row: Row | null; supplied: boolean } | undefined {
     const first = conflicts[0] as Conflict;
     const rowChoice = this.choices.get(id(first.table, first.key, null));
     // A row conflict, or a whole row given as the value: the entity becomes that row (null deletes it).
     if (ROW_KINDS.has(first.kind) || rowChoice?.take === 'value') {
       const propChoice = ROW_KINDS.has(first.kind) ? this.propertyChoices.get(id(first.table, first.key, null)) : undefined;
-      if (propChoice !== undefined) throw invalid('conflicts', `${describe(propChoice)}: ${first.table} ${first.key} is a ${first.kind}; resolve the whole row (property null)`);
+      if (propChoice !== undefined)
+        throw invalid(
+          'conflicts',
+          `${describe(propChoice)}: ${first.table} ${first.key} is a ${first.kind}; resolve the whole row (property null)`,
+        );
       const choice = rowChoice ?? this.strategyChoice();
       if (choice === undefined) return undefined;
       if (rowChoice !== undefined) this.checkExpected(rowChoice, rows);
-      for (const c of conflicts) this.record(c, choice, rowChoice !== undefined, true);
+      for (const c of conflicts) this.record({ c, choice, explicit: rowChoice !== undefined, byRow: true });
       return { row: pick(choice, rows, rowChoice?.value as Row | null | undefined), supplied: choice.take === 'value' };
     }
     // DivergentUpdate: one conflict per property, each resolved by its own choice, the row's, or the strategy.
@@ -127,7 +136,7 @@ export class Resolver {
       const p = c.property as string;
       row[p] = (choice.take === 'value' ? propChoice?.value : (rows[choice.take]?.[p] ?? null)) as Value;
       supplied ||= choice.take === 'value';
-      this.record(c, choice, explicit !== undefined, propChoice === undefined && rowChoice !== undefined);
+      this.record({ c, choice, explicit: explicit !== undefined, byRow: propChoice === undefined && rowChoice !== undefined });
     }
     return { row, supplied };
   }
@@ -141,9 +150,15 @@ export class Resolver {
   checkAllUsed(): void {
     const unused = this.unused();
     if (unused.length > 0) {
-      throw new BranchgraphError('invalid_input', `${unused.length} resolution(s) name no conflict of this merge: ${unused.slice(0, 5).map(describe).join('; ')}`, {
-        issues: unused.slice(0, 100).map((c) => ({ path: 'resolutions.conflicts', message: `${describe(c)} is not a conflict of this merge` })),
-      });
+      throw new BranchgraphError(
+        'invalid_input',
+        `${unused.length} resolution(s) name no conflict of this merge: ${unused.slice(0, 5).map(describe).join('; ')}`,
+        {
+          issues: unused
+            .slice(0, 100)
+            .map((c) => ({ path: 'resolutions.conflicts', message: `${describe(c)} is not a conflict of this merge` })),
+        },
+      );
     }
   }
 
@@ -152,11 +167,19 @@ export class Resolver {
     return s === undefined ? undefined : { take: s === 'source-wins' ? 'source' : 'target' };
   }
 
-  private record(c: Conflict, choice: Pick<ConflictResolution, 'take'>, explicit: boolean, byRow = false): void {
+  private record(a: { c: Conflict; choice: Pick<ConflictResolution, 'take'>; explicit: boolean; byRow?: boolean | undefined }): void {
+    const { c, choice, explicit, byRow = false } = a;
     if (explicit) this.used.add(id(c.table, c.key, byRow || ROW_KINDS.has(c.kind) ? null : c.property));
     this.total++;
     if (!explicit && this.strategyKept++ >= STRATEGY_KEPT) return;
-    this.applied.push({ table: c.table, key: c.key, property: c.property, kind: c.kind, take: choice.take, by: explicit ? 'choice' : 'strategy' });
+    this.applied.push({
+      table: c.table,
+      key: c.key,
+      property: c.property,
+      kind: c.kind,
+      take: choice.take,
+      by: explicit ? 'choice' : 'strategy',
+    });
   }
 
   private checkExpected(choice: ConflictResolution, now: { base: unknown; source: unknown; target: unknown }): void {
@@ -176,7 +199,11 @@ export class Resolver {
   }
 }
 
-function pick(choice: Pick<ConflictResolution, 'take'>, rows: { base: Row | null; source: Row | null; target: Row | null }, value: Row | null | undefined): Row | null {
+function pick(
+  choice: Pick<ConflictResolution, 'take'>,
+  rows: { base: Row | null; source: Row | null; target: Row | null },
+  value: Row | null | undefined,
+): Row | null {
   return choice.take === 'value' ? (value ?? null) : rows[choice.take];
 }
 

@@ -30,15 +30,24 @@ function pick<T>(b: T | undefined, s: T | undefined, t: T | undefined): { value:
   return 'clash';
 }
 
-function clash(
-  table: string,
-  property: string | null,
-  b: unknown,
-  s: unknown,
-  t: unknown,
-  what: string,
-  message = `${table}${property !== null ? `.${property}` : ''}: ${what} differently on the source and on the target`,
-): Conflict {
+function clash(a: {
+  table: string;
+  property: string | null;
+  b: unknown;
+  s: unknown;
+  t: unknown;
+  what: string;
+  message?: string | undefined;
+}): Conflict {
+  const {
+    table,
+    property,
+    b,
+    s,
+    t,
+    what,
+    message = `${table}${property !== null ? `.${property}` : ''}: ${what} differently on the source and on the target`,
+  } = a;
   return {
     kind: 'SchemaConflict',
     table,
@@ -57,12 +66,13 @@ function names<T extends { name: string }>(target: readonly T[], source: readonl
   return [...target.map((x) => x.name), ...source.map((x) => x.name).filter((n) => !seen.has(n))];
 }
 
-function mergeType(b: TableType | undefined, s: TableType, t: TableType, out: Conflict[]): TableType | undefined {
+function mergeType(a: { b: TableType | undefined; s: TableType; t: TableType; out: Conflict[] }): TableType | undefined {
+  const { b, s, t, out } = a;
   const before = out.length;
   const field = <K extends string>(name: K, get: (x: TableType) => unknown): unknown => {
     const r = pick(b === undefined ? undefined : get(b), get(s), get(t));
     if (r === 'clash') {
-      out.push(clash(t.name, null, b && get(b), get(s), get(t), `its ${name} was changed`));
+      out.push(clash({ table: t.name, property: null, b: b && get(b), s: get(s), t: get(t), what: `its ${name} was changed` }));
       return get(t);
     }
     return r.value;
@@ -76,11 +86,23 @@ function mergeType(b: TableType | undefined, s: TableType, t: TableType, out: Co
   const [pb, ps, pt] = [byName(b), byName(s), byName(t)];
   for (const name of names(t.props, s.props)) {
     const r = pick(pb.get(name), ps.get(name), pt.get(name));
-    if (r === 'clash') out.push(clash(t.name, name, pb.get(name), ps.get(name), pt.get(name), pb.has(name) ? 'it was changed' : 'it was added'));
+    if (r === 'clash')
+      out.push(
+        clash({
+          table: t.name,
+          property: name,
+          b: pb.get(name),
+          s: ps.get(name),
+          t: pt.get(name),
+          what: pb.has(name) ? 'it was changed' : 'it was added',
+        }),
+      );
     else if (r.value !== undefined) props.push(r.value);
   }
   if (out.length > before) return undefined;
-  return kind === 'edge' && ends !== null ? { kind, name: t.name, from: ends.from, to: ends.to, cardinality: ends.cardinality, key, props } : { kind: 'node', name: t.name, key, props };
+  return kind === 'edge' && ends !== null
+    ? { kind, name: t.name, from: ends.from, to: ends.to, cardinality: ends.cardinality, key, props }
+    : { kind: 'node', name: t.name, key, props };
 }
 
 export function mergeSchemaTypes(base: Schema, source: Schema, target: Schema): { schema: Schema } | { conflicts: Conflict[] } {
@@ -96,10 +118,20 @@ export function mergeSchemaTypes(base: Schema, source: Schema, target: Schema): 
     }
     // Both sides changed the type: combine their changes, unless one of them removed it.
     if (s === undefined || t === undefined) {
-      conflicts.push(clash(name, null, b, s, t, '', `${name}: removed on the ${s === undefined ? 'source' : 'target'} and changed on the ${s === undefined ? 'target' : 'source'}`));
+      conflicts.push(
+        clash({
+          table: name,
+          property: null,
+          b,
+          s,
+          t,
+          what: '',
+          message: `${name}: removed on the ${s === undefined ? 'source' : 'target'} and changed on the ${s === undefined ? 'target' : 'source'}`,
+        }),
+      );
       continue;
     }
-    const merged = mergeType(b, s, t, conflicts);
+    const merged = mergeType({ b, s, t, out: conflicts });
     if (merged !== undefined) types.push(merged);
   }
   return conflicts.length > 0 ? { conflicts } : { schema: { ...target, types } };

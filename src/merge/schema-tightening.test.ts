@@ -8,7 +8,8 @@ import { MemoryStore } from '../store/memory-store.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import { merge, mustWrite } from '../../test/support/fixtures.js';
 
-const LOOSE = 'node P { id: string @key\n n: int? @range(0, 100)\n tag: string?\n kind: enum(a, b, c)? }\nedge L: P -> P @cardinality(0, 5)';
+const LOOSE =
+  'node P { id: string @key\n n: int? @range(0, 100)\n tag: string?\n kind: enum(a, b, c)? }\nedge L: P -> P @cardinality(0, 5)';
 
 async function forked(seed: WriteOp[]): Promise<Graph> {
   const g = await Graph.open(new MemoryStore());
@@ -22,7 +23,12 @@ const p = (id: string, values: Record<string, unknown> = {}): WriteOp => ({ op: 
 const l = (from: string, to: string): WriteOp => ({ op: 'insert', table: 'L', values: { from, to } });
 
 const cases: { name: string; tight: string; target: WriteOp[]; expected: [string, string, string, string | null][] }[] = [
-  { name: 'a narrower @range', tight: LOOSE.replace('@range(0, 100)', '@range(0, 10)'), target: [p('x', { n: 50 })], expected: [['ValueConstraintViolation', 'P', 'x', 'n']] },
+  {
+    name: 'a narrower @range',
+    tight: LOOSE.replace('@range(0, 100)', '@range(0, 10)'),
+    target: [p('x', { n: 50 })],
+    expected: [['ValueConstraintViolation', 'P', 'x', 'n']],
+  },
   {
     name: 'a new @unique',
     tight: LOOSE.replace('tag: string?', 'tag: string? @unique'),
@@ -32,14 +38,24 @@ const cases: { name: string; tight: string; target: WriteOp[]; expected: [string
       ['UniqueViolation', 'P', 'y', 'tag'],
     ],
   },
-  { name: 'a narrowed enum', tight: LOOSE.replace('enum(a, b, c)', 'enum(a, b)'), target: [p('x', { kind: 'c' })], expected: [['ValueConstraintViolation', 'P', 'x', 'kind']] },
+  {
+    name: 'a narrowed enum',
+    tight: LOOSE.replace('enum(a, b, c)', 'enum(a, b)'),
+    target: [p('x', { kind: 'c' })],
+    expected: [['ValueConstraintViolation', 'P', 'x', 'kind']],
+  },
   {
     name: 'a tighter cardinality',
     tight: LOOSE.replace('@cardinality(0, 5)', '@cardinality(0, 1)'),
     target: [p('x'), p('y'), p('z'), l('x', 'y'), l('x', 'z')],
     expected: [['CardinalityViolation', 'L', 'x', null]],
   },
-  { name: 'a new required property', tight: LOOSE.replace('kind: enum(a, b, c)? }', 'kind: enum(a, b, c)?\n w: int }'), target: [p('x')], expected: [['ValueConstraintViolation', 'P', 'x', 'w']] },
+  {
+    name: 'a new required property',
+    tight: LOOSE.replace('kind: enum(a, b, c)? }', 'kind: enum(a, b, c)?\n w: int }'),
+    target: [p('x')],
+    expected: [['ValueConstraintViolation', 'P', 'x', 'w']],
+  },
 ];
 
 describe('merges with a schema tightened on one side', () => {
@@ -58,7 +74,8 @@ describe('merges with a schema tightened on one side', () => {
       expect((await g.branchHead('main')).manifest.commit.id).toBe(before);
       // The same schema applied directly to the target is refused too: the merge is no way around it.
       // (A new required property applied directly comes with its migration's defaults.)
-      if (c.name !== 'a new required property') await expect(g.applySchema('main', c.tight)).rejects.toMatchObject({ code: 'schema_incompatible' });
+      if (c.name !== 'a new required property')
+        await expect(g.applySchema('main', c.tight)).rejects.toMatchObject({ code: 'schema_incompatible' });
     });
   }
 
@@ -67,7 +84,9 @@ describe('merges with a schema tightened on one side', () => {
     await mustWrite(g, 'f', [p('x', { n: 50 })]);
     await g.applySchema('main', LOOSE.replace('@range(0, 100)', '@range(0, 10)'));
     const r = await merge(g, 'f');
-    expect(r.status === 'conflicts' && r.report.items.map((x) => [x.kind, x.key, x.property])).toEqual([['ValueConstraintViolation', 'x', 'n']]);
+    expect(r.status === 'conflicts' && r.report.items.map((x) => [x.kind, x.key, x.property])).toEqual([
+      ['ValueConstraintViolation', 'x', 'n'],
+    ]);
   });
 
   it('a clean merge with a tightened schema publishes a head whose every table satisfies it', async () => {
@@ -84,6 +103,9 @@ describe('merges with a schema tightened on one side', () => {
 describe('schema apply', () => {
   it('regression: a cardinality minimum is refused while a node has no edge at all', async () => {
     const g = await forked([p('x'), p('y'), l('x', 'y')]);
-    await expect(g.applySchema('main', LOOSE.replace('@cardinality(0, 5)', '@cardinality(1, 5)'))).rejects.toMatchObject({ code: 'schema_incompatible', issues: [{ path: 'L/y' }] });
+    await expect(g.applySchema('main', LOOSE.replace('@cardinality(0, 5)', '@cardinality(1, 5)'))).rejects.toMatchObject({
+      code: 'schema_incompatible',
+      issues: [{ path: 'L/y' }],
+    });
   });
 });

@@ -6,7 +6,7 @@ import { markedHash, marksOf, mergeEntity } from './three-way.js';
 const B: Row = { id: 'k', name: 'base', age: 1 };
 const S: Row = { id: 'k', name: 'src', age: 1 };
 const T: Row = { id: 'k', name: 'tgt', age: 1 };
-const m = (b: Row | null, s: Row | null, t: Row | null) => mergeEntity('Person', 'k', b, s, t);
+const m = (b: Row | null, s: Row | null, t: Row | null) => mergeEntity({ table: 'Person', key: 'k', base: b, source: s, target: t });
 
 describe('three-way merge: the truth table', () => {
   it.each([
@@ -51,7 +51,9 @@ describe('three-way merge: the truth table', () => {
     expect(m(base, { id: 'k', v: '' }, { id: 'k', v: '' })).toEqual({ row: { id: 'k', v: '' } });
   });
 
-  const row = fc.option(fc.record({ id: fc.constant('k'), a: fc.integer({ min: 0, max: 2 }), b: fc.constantFrom('x', 'y', null) }), { nil: null });
+  const row = fc.option(fc.record({ id: fc.constant('k'), a: fc.integer({ min: 0, max: 2 }), b: fc.constantFrom('x', 'y', null) }), {
+    nil: null,
+  });
 
   it('property: merging with an unchanged side returns the other side', () => {
     fc.assert(
@@ -70,7 +72,8 @@ describe('three-way merge: the truth table', () => {
         if ('row' in ab) expect(ba).toEqual(ab);
         else {
           expect('conflicts' in ba).toBe(true);
-          if ('conflicts' in ba) expect(ba.conflicts.map((c) => [c.kind, c.property])).toEqual(ab.conflicts.map((c) => [c.kind, c.property]));
+          if ('conflicts' in ba)
+            expect(ba.conflicts.map((c) => [c.kind, c.property])).toEqual(ab.conflicts.map((c) => [c.kind, c.property]));
         }
       }),
     );
@@ -79,7 +82,8 @@ describe('three-way merge: the truth table', () => {
 
 describe('three-way merge over a marked (virtual) base', () => {
   const marked = new Set(['name']);
-  const mm = (b: Row, s: Row | null, t: Row | null) => mergeEntity('Person', 'k', b, s, t, false, { base: marked });
+  const mm = (b: Row, s: Row | null, t: Row | null) =>
+    mergeEntity({ table: 'Person', key: 'k', base: b, source: s, target: t }, { marks: { base: marked } });
 
   it('a marked property is decided by the two sides: agreeing sides are clean, differing sides conflict', () => {
     expect(mm(B, S, S)).toEqual({ row: S });
@@ -97,7 +101,7 @@ describe('three-way merge over a marked (virtual) base', () => {
   });
 
   it('a value taken from a marked side keeps its mark, and marks ride in the stored hash', () => {
-    const r = mergeEntity('Person', 'k', B, B, T, false, { target: marked });
+    const r = mergeEntity({ table: 'Person', key: 'k', base: B, source: B, target: T }, { marks: { target: marked } });
     expect(r).toEqual({ row: T, marks: marked });
     const h = markedHash(T, marked);
     expect(h.startsWith('~')).toBe(true);

@@ -60,9 +60,9 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /** Rows equal as their canonical encodings are: the same defined properties, each the same value; a marked row equals nothing. */
-function same(a: Row | null, b: Row | null, am?: Marks, bm?: Marks): boolean {
+function same(a: Row | null, b: Row | null, marked: boolean): boolean {
   if (a === null || b === null) return a === b;
-  if ((am?.size ?? 0) > 0 || (bm?.size ?? 0) > 0) return false;
+  if (marked) return false;
   if (a === b) return true;
   const ka = Object.keys(a).filter((k) => a[k] !== undefined);
   const kb = Object.keys(b).filter((k) => b[k] !== undefined);
@@ -74,46 +74,56 @@ function same(a: Row | null, b: Row | null, am?: Marks, bm?: Marks): boolean {
  * page of them; describing the rest is most of their cost). `marks` are the states' marked
  * properties (a virtual base's, see `Marks`).
  */
-export function mergeEntity(table: string, key: string, base: Row | null, source: Row | null, target: Row | null, brief = false, marks: StateMarks = {}): EntityMerge {
-  if (same(source, base, marks.source, marks.base)) return { row: target, ...(marks.target !== undefined ? { marks: marks.target } : {}) };
-  if (same(target, base, marks.target, marks.base)) return { row: source, ...(marks.source !== undefined ? { marks: marks.source } : {}) };
-  if (same(source, target, marks.source, marks.target)) return { row: source };
-  const unknownBase = (marks.base?.size ?? 0) > 0 ? ' (the common ancestors disagree on it)' : '';
+export function mergeEntity(e: EntityStates, how: { brief?: boolean; marks?: StateMarks } = {}): EntityMerge {
+  const { base, source, target } = e;
+  const marks = how.marks ?? {};
+  const marked = (m: Marks | undefined, n: Marks | undefined): boolean => (m?.size ?? 0) > 0 || (n?.size ?? 0) > 0;
+  if (same(source, base, marked(marks.source, marks.base)))
+    return { row: target, ...(marks.target !== undefined ? { marks: marks.target } : {}) };
+  if (same(target, base, marked(marks.target, marks.base)))
+    return { row: source, ...(marks.source !== undefined ? { marks: marks.source } : {}) };
+  if (same(source, target, marked(marks.source, marks.target))) return { row: source };
+  if (base === null || source === null || target === null) return { conflicts: [wholeRowConflict(e, how.brief === true, marks)] };
+  return mergeProperties({ ...e, base, source, target }, how.brief === true, marks);
+}
+
+/** One entity's three states: the table and key, and its row at the base, the source and the target (null where absent). */
+export interface EntityStates {
+  table: string;
+  key: string;
+  base: Row | null;
+  source: Row | null;
+  target: Row | null;
+}
+
+/** Inserted on both sides with different rows, or deleted on one side and updated on the other. */
+function wholeRowConflict(e: EntityStates, brief: boolean, marks: StateMarks): Conflict {
+  const { table, key, base, source, target } = e;
   if (base === null) {
     const props = brief ? [] : changedProps(source as Row, target as Row);
     return {
-      conflicts: [
-        {
-          kind: 'DivergentInsert',
-          table,
-          key,
-          property: null,
-          base: null,
-          source,
-          target,
-          message: brief ? '' : `${table} ${key} was inserted on both sides with different ${props.join(', ')}`,
-        },
-      ],
+      kind: 'DivergentInsert',
+      table,
+      key,
+      property: null,
+      base: null,
+      source,
+      target,
+      message: brief ? '' : `${table} ${key} was inserted on both sides with different ${props.join(', ')}`,
     };
   }
-  if (source === null || target === null) {
-    const deleted = source === null ? 'source' : 'target';
-    const updated = source === null ? 'target' : 'source';
-    return {
-      conflicts: [
-        {
-          kind: 'DeleteVsUpdate',
-          table,
-          key,
-          property: null,
-          base,
-          source,
-          target,
-          message: brief ? '' : `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})${unknownBase}`,
-        },
-      ],
-    };
-  }
+  const unknownBase = (marks.base?.size ?? 0) > 0 ? ' (the common ancestors disagree on it)' : '';
+  const deleted = source === null ? 'source' : 'target';
+  const updated = source === null ? 'target' : 'source';
+  const what = brief
+    ? ''
+    : `${table} ${key} was deleted on the ${deleted} and updated on the ${updated} (${changedProps(base, (source ?? target) as Row).join(', ')})${unknownBase}`;
+  return { kind: 'DeleteVsUpdate', table, key, property: null, base, source, target, message: what };
+}
+
+/** Both sides updated the entity: property by property, each side's change taken, a property both changed differently a conflict. */
+function mergeProperties(e: EntityStates & { base: Row; source: Row; target: Row }, brief: boolean, marks: StateMarks): EntityMerge {
+  const { table, key, base, source, target } = e;
   const names = [...new Set([...Object.keys(base), ...Object.keys(source), ...Object.keys(target)])].sort();
   const merged: Row = {};
   const conflicts: Conflict[] = [];
@@ -121,14 +131,17 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
   // Marked states are rare (a virtual base's): without them a property compares as plain values.
   const plain = marks.base === undefined && marks.source === undefined && marks.target === undefined;
   const resultMarks = plain ? undefined : new Set<string>();
-  const eq = (a: Row, am: Marks | undefined, b: Row, bm: Marks | undefined, p: string): boolean => (plain || (am?.has(p) !== true && bm?.has(p) !== true)) && sameValue(a[p], b[p]);
+  const rows = { base, source, target };
+  type Side = keyof typeof rows;
+  const eq = (x: Side, y: Side, p: string): boolean =>
+    (plain || (marks[x]?.has(p) !== true && marks[y]?.has(p) !== true)) && sameValue(rows[x][p], rows[y][p]);
   const take = (side: 'source' | 'target', p: string): void => {
     merged[p] = (side === 'source' ? source : target)[p] ?? null;
     if (resultMarks !== undefined && marks[side]?.has(p) === true) resultMarks.add(p);
   };
   for (const p of names) {
-    if (eq(source, marks.source, base, marks.base, p)) take('target', p);
-    else if (eq(target, marks.target, base, marks.base, p) || eq(source, marks.source, target, marks.target, p)) take('source', p);
+    if (eq('source', 'base', p)) take('target', p);
+    else if (eq('target', 'base', p) || eq('source', 'target', p)) take('source', p);
     else {
       const [b, s, t] = brief ? ['', '', ''] : [base[p], source[p], target[p]].map((v) => canonicalJson(v ?? null));
       take('target', p);
@@ -154,7 +167,11 @@ export function mergeEntity(table: string, key: string, base: Row | null, source
  * a table changed only on the source is adopted from it by reference, and
  * only a table changed on both sides needs a per-key merge.
  */
-export function tableMergeAction(base: TableVersion, source: TableVersion, target: TableVersion): 'keep_target' | 'adopt_source' | 'prepare' {
+export function tableMergeAction(
+  base: TableVersion,
+  source: TableVersion,
+  target: TableVersion,
+): 'keep_target' | 'adopt_source' | 'prepare' {
   if (sameRuns(source, target) || sameRuns(source, base)) return 'keep_target';
   if (sameRuns(target, base)) return 'adopt_source';
   return 'prepare';

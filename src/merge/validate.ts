@@ -45,7 +45,8 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
     const type = findType(schema, name) as TableType;
     return { type, version: tables[name] ?? EMPTY_TABLE, load: input.loader(type) };
   };
-  const conflict = async (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string): Promise<void> => {
+  const conflict = async (c: Pick<Conflict, 'kind' | 'table' | 'key' | 'property' | 'message'>): Promise<void> => {
+    const { kind, table, key, property, message } = c;
     const s = await input.sides(table, key);
     out.push({ kind, table, key, property, base: s.base, source: s.source, target: s.target, message });
   };
@@ -60,9 +61,9 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
 
     for (const [key, row] of live) {
       if (input.needsValueCheck?.(name, key) === false) continue;
-      for (const issue of checkRow(t.type, row, 'full', '').issues) {
+      for (const issue of checkRow({ table: t.type, input: row, mode: 'full', path: '' }).issues) {
         const property = issue.path.replace(/^\./, '') || null;
-        await conflict('ValueConstraintViolation', name, key, property, `${name} ${key}: ${issue.message}`);
+        await conflict({ kind: 'ValueConstraintViolation', table: name, key, property, message: `${name} ${key}: ${issue.message}` });
       }
     }
 
@@ -77,13 +78,19 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
         live.map(([, r]) => String(r[EDGE_TO])),
       );
       for (const [key, row] of live) {
-        if (!froms.has(String(row[EDGE_FROM]))) await conflict('OrphanEdge', name, key, EDGE_FROM, orphanMessage(et, key, row, EDGE_FROM));
-        if (!tos.has(String(row[EDGE_TO]))) await conflict('OrphanEdge', name, key, EDGE_TO, orphanMessage(et, key, row, EDGE_TO));
+        for (const [end, ends] of [
+          [EDGE_FROM, froms],
+          [EDGE_TO, tos],
+        ] as const) {
+          if (!ends.has(String(row[end])))
+            await conflict({ kind: 'OrphanEdge', table: name, key, property: end, message: orphanMessage({ et, key, row, end }) });
+        }
       }
-      await checkCardinality(et, changed, view(name), liveKeys, conflict);
+      await checkCardinality({ et, changed, t: view(name), liveKeys, conflict });
     } else {
       const deleted = new Set([...changed].filter(([, r]) => r === null).map(([k]) => k));
-      if (deleted.size > 0) await checkSurvivingEdges(schema, name, deleted, view, input.targetIndexes, changes, conflict);
+      if (deleted.size > 0)
+        await checkSurvivingEdges({ schema, nodeTable: name, deleted, view, targetIndexes: input.targetIndexes, changes, conflict });
     }
 
     const uniques = t.type.props.filter((p) => p.unique);
@@ -96,7 +103,13 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
       for (const key of pair) {
         if (reported.has(`${clash.property}\0${key}`)) continue;
         reported.add(`${clash.property}\0${key}`);
-        await conflict('UniqueViolation', name, key, clash.property, `${name}.${clash.property} = ${clash.value} is used by both ${pair[0]} and ${pair[1]}`);
+        await conflict({
+          kind: 'UniqueViolation',
+          table: name,
+          key,
+          property: clash.property,
+          message: `${name}.${clash.property} = ${clash.value} is used by both ${pair[0]} and ${pair[1]}`,
+        });
       }
     }
   }
@@ -104,18 +117,20 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
 }
 
 /** One wording whichever way the orphan was found, so both merge directions report the same conflict. */
-function orphanMessage(et: EdgeType, key: string, row: Row, end: 'from' | 'to'): string {
+function orphanMessage(a: { et: EdgeType; key: string; row: Row; end: 'from' | 'to' }): string {
+  const { et, key, row, end } = a;
   // Edge ends are named from/to: source and target name the merge's sides.
   return `${et.name} ${key}: its ${end} node ${end === EDGE_FROM ? et.from : et.to} ${String(row[end])} is absent from the merged result`;
 }
 
-async function checkCardinality(
-  et: EdgeType,
-  changed: Map<string, Row | null>,
-  t: { version: TableVersion; load: LoadRun },
-  liveKeys: (table: string, ks: Iterable<string>) => Promise<Set<string>>,
-  conflict: (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string) => Promise<void>,
-): Promise<void> {
+async function checkCardinality(a: {
+  et: EdgeType;
+  changed: Map<string, Row | null>;
+  t: { version: TableVersion; load: LoadRun };
+  liveKeys: (table: string, ks: Iterable<string>) => Promise<Set<string>>;
+  conflict: (c: Pick<Conflict, 'kind' | 'table' | 'key' | 'property' | 'message'>) => Promise<void>;
+}): Promise<void> {
+  const { et, changed, t, liveKeys, conflict } = a;
   const card = et.cardinality;
   if (card === null) return;
   const sources = [...new Set([...changed.keys()].map((k) => (JSON.parse(k) as string[])[0] as string))].sort();
@@ -125,20 +140,27 @@ async function checkCardinality(
     let degree = 0;
     for await (const _ of scanPrefix(t.version, t.load, edgeKeyPrefix(from))) degree++;
     if (degree < card.min || (card.max !== null && degree > card.max)) {
-      await conflict('CardinalityViolation', et.name, from, null, `${et.from} ${from} would have ${degree} outgoing ${et.name} edges; allowed ${card.min}..${card.max ?? '∞'}`);
+      await conflict({
+        kind: 'CardinalityViolation',
+        table: et.name,
+        key: from,
+        property: null,
+        message: `${et.from} ${from} would have ${degree} outgoing ${et.name} edges; allowed ${card.min}..${card.max ?? '∞'}`,
+      });
     }
   }
 }
 
-async function checkSurvivingEdges(
-  schema: Schema,
-  nodeTable: string,
-  deleted: Set<string>,
-  view: (name: string) => { type: TableType; version: TableVersion; load: LoadRun },
-  targetIndexes: (table: string) => IndexReader,
-  changes: Map<string, Map<string, Row | null>>,
-  conflict: (kind: Conflict['kind'], table: string, key: string, property: string | null, message: string) => Promise<void>,
-): Promise<void> {
+async function checkSurvivingEdges(a: {
+  schema: Schema;
+  nodeTable: string;
+  deleted: Set<string>;
+  view: (name: string) => { type: TableType; version: TableVersion; load: LoadRun };
+  targetIndexes: (table: string) => IndexReader;
+  changes: Map<string, Map<string, Row | null>>;
+  conflict: (c: Pick<Conflict, 'kind' | 'table' | 'key' | 'property' | 'message'>) => Promise<void>;
+}): Promise<void> {
+  const { schema, nodeTable, deleted, view, targetIndexes, changes, conflict } = a;
   for (const et of schema.types) {
     if (et.kind !== 'edge' || (et.from !== nodeTable && et.to !== nodeTable)) continue;
     const t = view(et.name);
@@ -146,7 +168,7 @@ async function checkSurvivingEdges(
     const alreadyChecked = changes.get(et.name) ?? new Map<string, Row | null>();
     const report = async (key: string, row: Row, end: 'from' | 'to'): Promise<void> => {
       if (alreadyChecked.has(key)) return;
-      await conflict('OrphanEdge', et.name, key, end, orphanMessage(et, key, row, end));
+      await conflict({ kind: 'OrphanEdge', table: et.name, key, property: end, message: orphanMessage({ et, key, row, end }) });
     };
     if (et.from === nodeTable) {
       for (const k of [...deleted].sort()) {

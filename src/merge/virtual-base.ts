@@ -24,7 +24,7 @@
  * and choices resolve. So a criss-cross whose ancestors disagree can always
  * be merged, and a three-dot diff over it shows such a key as changed.
  */
-import type { Graph } from '../graph/graph.js';
+import type { GraphPorts } from '../graph/ports.js';
 import { Ancestry } from '../graph/ancestry.js';
 import type { Manifest, ManifestRef } from '../graph/manifest.js';
 import { findType, type Schema, type TableType } from '../model/schema.js';
@@ -43,15 +43,26 @@ export interface BaseView {
   manifests: Manifest[];
 }
 
+/** Two sides' ancestry vectors, the lineages to look in first, and the sides' schemas (for the table types of staged rows, the first that has the table). */
+export interface BaseQuery {
+  ports: Pick<GraphPorts, 'manifests' | 'runFiles'>;
+  a: Ancestry;
+  b: Ancestry;
+  lineages: string[];
+  schemas: readonly Schema[];
+  signal?: AbortSignal | undefined;
+}
+
 function viewOf(m: Manifest): BaseView {
   return { tables: m.tables, schema: m.schema, ancestry: m.ancestry, manifests: [m] };
 }
 
 /** The best bases of two ancestry vectors, in fold order; empty when they share no history. */
-async function bestBasesOf(g: Graph, a: Ancestry, b: Ancestry, lineages: string[], signal?: AbortSignal): Promise<Manifest[]> {
+async function bestBasesOf(q: BaseQuery): Promise<Manifest[]> {
+  const { ports, a, b, lineages, signal } = q;
   const candidates: Manifest[] = [];
   const read = async (refs: readonly ManifestRef[]): Promise<void> => {
-    candidates.push(...(await Promise.all(refs.map((r) => g.repo.readManifest(r, signal)))));
+    candidates.push(...(await Promise.all(refs.map((r) => ports.manifests.readManifest(r, signal)))));
   };
   const first = headCandidates(a, b, lineages);
   await read(first);
@@ -72,31 +83,36 @@ async function bestBasesOf(g: Graph, a: Ancestry, b: Ancestry, lineages: string[
  * The base of two sides given by their ancestry vectors: a best base, or
  * the virtual merge of several. `undefined` when they share no history.
  */
-export async function mergeBaseView(
-  g: Graph,
-  a: Ancestry,
-  b: Ancestry,
-  lineages: string[],
-  /** The sides' schemas, for the table types of staged rows (the first that has the table). */
-  schemas: readonly Schema[],
-  signal?: AbortSignal,
-): Promise<{ base: BaseView } | undefined> {
-  const best = await bestBasesOf(g, a, b, lineages, signal);
+export async function mergeBaseView(q: BaseQuery): Promise<{ base: BaseView } | undefined> {
+  const { ports, schemas, signal } = q;
+  const best = await bestBasesOf(q);
   const [first, ...rest] = best;
   if (first === undefined) return undefined;
   let acc = viewOf(first);
   for (const next of rest) {
     // Each level's best bases are strictly older than the last, so the recursion ends with the history.
-    const inner = await mergeBaseView(g, acc.ancestry, next.ancestry, [next.lineage], schemas, signal);
+    const inner = await mergeBaseView({ ports, a: acc.ancestry, b: next.ancestry, lineages: [next.lineage], schemas, signal });
     const innerBase: BaseView = inner?.base ?? { tables: {}, schema: undefined, ancestry: Ancestry.EMPTY, manifests: [] };
-    const tables = await mergeViews(g, innerBase, acc, viewOf(next), schemas, signal);
-    acc = { tables, schema: acc.schema === next.schema ? acc.schema : undefined, ancestry: Ancestry.union(acc.ancestry, next.ancestry), manifests: [...acc.manifests, next] };
+    const tables = await mergeViews({ runs: ports.runFiles, views: { base: innerBase, x: acc, y: viewOf(next) }, schemas, signal });
+    acc = {
+      tables,
+      schema: acc.schema === next.schema ? acc.schema : undefined,
+      ancestry: Ancestry.union(acc.ancestry, next.ancestry),
+      manifests: [...acc.manifests, next],
+    };
   }
   return { base: acc };
 }
 
 /** Three-way merge of two base views against theirs, table by table, rows staged in memory, conflicts kept as marks. */
-async function mergeViews(g: Graph, base: BaseView, x: BaseView, y: BaseView, schemas: readonly Schema[], signal?: AbortSignal): Promise<Record<string, TableVersion>> {
+async function mergeViews(a: {
+  runs: GraphPorts['runFiles'];
+  views: { base: BaseView; x: BaseView; y: BaseView };
+  schemas: readonly Schema[];
+  signal?: AbortSignal | undefined;
+}): Promise<Record<string, TableVersion>> {
+  const { runs, views, schemas, signal } = a;
+  const { base, x, y } = views;
   const tables: Record<string, TableVersion> = {};
   const names = [...new Set([...Object.keys(x.tables), ...Object.keys(y.tables)])].sort();
   for (const name of names) {
@@ -109,7 +125,15 @@ async function mergeViews(g: Graph, base: BaseView, x: BaseView, y: BaseView, sc
     else {
       const type = schemas.map((sc) => findType(sc, name)).find((t): t is TableType => t !== undefined);
       if (type === undefined) continue;
-      const p = await prepareTable({ type, base: b, source: s, target: t, load: g.runs.loader(type, signal), writeRun: async (rows) => g.runs.stage(type, rows), keepConflicts: true });
+      const p = await prepareTable({
+        type,
+        base: b,
+        source: s,
+        target: t,
+        load: runs.loader(type, signal),
+        writeRun: async (rows) => runs.stage(type, rows),
+        keepConflicts: true,
+      });
       tables[name] = p.version;
     }
   }

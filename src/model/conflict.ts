@@ -7,7 +7,16 @@ import { decodePageCursor, encodePageCursor } from './page-cursor.js';
 import type { Row, Value } from './values.js';
 
 /** Every kind of merge conflict, in report order. */
-export const CONFLICT_KINDS = ['DivergentInsert', 'DivergentUpdate', 'DeleteVsUpdate', 'OrphanEdge', 'UniqueViolation', 'CardinalityViolation', 'ValueConstraintViolation', 'SchemaConflict'] as const;
+export const CONFLICT_KINDS = [
+  'DivergentInsert',
+  'DivergentUpdate',
+  'DeleteVsUpdate',
+  'OrphanEdge',
+  'UniqueViolation',
+  'CardinalityViolation',
+  'ValueConstraintViolation',
+  'SchemaConflict',
+] as const;
 /** A kind of merge conflict. */
 export type ConflictKind = (typeof CONFLICT_KINDS)[number];
 
@@ -128,17 +137,31 @@ function offsetOf(cursor: string | null | undefined, scope: string): number {
   if (cursor === null || cursor === undefined || cursor === '') return 0;
   const pos = decodePageCursor('conflicts', scope, cursor);
   const start = /^\d{1,9}$/.test(pos) ? Number(pos) : Number.NaN;
-  if (!Number.isSafeInteger(start)) throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'conflictCursor', message: 'not a conflict cursor' }] });
+  if (!Number.isSafeInteger(start))
+    throw new BranchgraphError('invalid_input', 'invalid cursor', {
+      issues: [{ path: 'conflictCursor', message: 'not a conflict cursor' }],
+    });
   return start;
 }
 
 /** One page of a report; the cursor names the offset, so pages are stable for a given set of conflicts. */
-export function conflictPage(conflicts: readonly Conflict[] | ConflictCollector, limit: number, cursor: string | null | undefined, scope = ''): ConflictReport {
+export function conflictPage(a: {
+  conflicts: readonly Conflict[] | ConflictCollector;
+  limit: number;
+  cursor?: string | null | undefined;
+  scope?: string | undefined;
+}): ConflictReport {
+  const { conflicts, limit, cursor, scope = '' } = a;
   const col = conflicts instanceof ConflictCollector ? conflicts : collectAll(conflicts);
   const from = offsetOf(cursor, scope);
   const items = col.kept().slice(from, from + limit);
   const next = from + items.length;
-  return { total: col.total, counts: { ...col.counts }, items, nextCursor: next < col.total ? encodePageCursor('conflicts', scope, String(next)) : null };
+  return {
+    total: col.total,
+    counts: { ...col.counts },
+    items,
+    nextCursor: next < col.total ? encodePageCursor('conflicts', scope, String(next)) : null,
+  };
 }
 
 function collectAll(conflicts: readonly Conflict[]): ConflictCollector {

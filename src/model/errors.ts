@@ -82,7 +82,16 @@ export interface ErrorDetailsByCode {
   schema_invalid: CommonDetails;
   schema_incompatible: CommonDetails;
   constraint_violation: CommonDetails;
-  not_found: CommonDetails & { branch?: string; table?: string; key?: string; commit?: string; lineage?: string; version?: number; graph?: string; tag?: string };
+  not_found: CommonDetails & {
+    branch?: string;
+    table?: string;
+    key?: string;
+    commit?: string;
+    lineage?: string;
+    version?: number;
+    graph?: string;
+    tag?: string;
+  };
   branch_exists: CommonDetails & { branch?: string };
   branch_protected: CommonDetails & { branch?: string };
   graph_exists: CommonDetails & { graph?: string };
@@ -170,13 +179,20 @@ export function isMasked(err: BranchgraphError): boolean {
 export function publicError(err: BranchgraphError, requestId: string | undefined): ErrorBody & { code: PublicErrorCode } {
   if (!isMasked(err)) return err.toJSON() as ErrorBody & { code: PublicErrorCode };
   const code = isPublicCode(err.code) ? err.code : 'internal';
-  return { code, message: `an internal error occurred; the server log has the details${requestId !== undefined ? ` under request id ${requestId}` : ''}`, retryable: ERROR_CODES[code].retryable };
+  return {
+    code,
+    message: `an internal error occurred; the server log has the details${requestId !== undefined ? ` under request id ${requestId}` : ''}`,
+    retryable: ERROR_CODES[code].retryable,
+  };
 }
 
 /** The error a client rebuilds from an error body it received; an unknown code becomes `internal`. */
 export function errorFromBody(body: Partial<ErrorBody> | undefined, fallbackMessage: string, extra: CommonDetails = {}): BranchgraphError {
   const code = body?.code !== undefined && isPublicCode(body.code) ? body.code : 'internal';
-  return new BranchgraphError(code, body?.message ?? fallbackMessage, { issues: body?.issues ?? [], details: { ...extra, ...(body?.details ?? {}) } });
+  return new BranchgraphError(code, body?.message ?? fallbackMessage, {
+    issues: body?.issues ?? [],
+    details: { ...extra, ...(body?.details ?? {}) },
+  });
 }
 
 /** Whether `e` is a branchgraph error, optionally with the given code. */

@@ -52,7 +52,11 @@ describe('LineSplitter', () => {
     } catch (e) {
       thrown = e;
     }
-    expect(thrown).toMatchObject({ code: 'payload_too_large', details: { limit: 10, line: 3 }, message: 'NDJSON line 3 is longer than 10 bytes' });
+    expect(thrown).toMatchObject({
+      code: 'payload_too_large',
+      details: { limit: 10, line: 3 },
+      message: 'NDJSON line 3 is longer than 10 bytes',
+    });
   });
 
   it('holds one copy of a pending line: a chunk buffer reused by the stream cannot change it', () => {

@@ -31,7 +31,14 @@ export function encodePageCursor(kind: CursorKind, scope: string, position: stri
 export function decodePageCursor(kind: CursorKind, scope: string, cursor: string): string {
   const parts = cursor.split('.');
   const [prefix, body, sum] = parts;
-  if (parts.length !== 3 || prefix !== PREFIX[kind] || body === undefined || body.length > MAX_BODY || !/^[A-Za-z0-9_-]*$/.test(body) || sum !== check(kind, scope, body)) {
+  if (
+    parts.length !== 3 ||
+    prefix !== PREFIX[kind] ||
+    body === undefined ||
+    body.length > MAX_BODY ||
+    !/^[A-Za-z0-9_-]*$/.test(body) ||
+    sum !== check(kind, scope, body)
+  ) {
     throw new BranchgraphError('invalid_input', 'invalid cursor: pass back a nextCursor from a previous page of this same query', {
       issues: [{ path: 'cursor', message: `not a ${kind} cursor of this query` }],
     });

@@ -1,6 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodyOf, emptyTree, entriesOf, getEntry, mergeTrees, nodeOf, sharedEntries, treeOf, unstoredNodes, withChanges, type PartNode, type PartTreeOptions } from './part-tree.js';
+import {
+  bodyOf,
+  emptyTree,
+  entriesOf,
+  getEntry,
+  mergeTrees,
+  nodeOf,
+  sharedEntries,
+  treeOf,
+  unstoredNodes,
+  withChanges,
+  type PartNode,
+  type PartTreeOptions,
+} from './part-tree.js';
 
 const o: PartTreeOptions<number> = { limit: 60 };
 const sorted = (n: PartNode<number>): [string, number][] => [...entriesOf(n)].sort(([a], [b]) => (a < b ? -1 : 1));
@@ -16,9 +29,12 @@ function checkShape(n: PartNode<number>): void {
 }
 
 /** The shape as data: equal maps must give equal shapes. */
-const shapeOf = (n: PartNode<number>): unknown => (n.entries !== undefined ? plain(new Map(n.entries)) : [...(n.children ?? [])].map(([d, c]) => [d, shapeOf(c)]));
+const shapeOf = (n: PartNode<number>): unknown =>
+  n.entries !== undefined ? plain(new Map(n.entries)) : [...(n.children ?? [])].map(([d, c]) => [d, shapeOf(c)]);
 
-const changesArb = fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,6}$/), fc.option(fc.integer({ min: 1, max: 999 }), { nil: undefined })), { maxLength: 40 });
+const changesArb = fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,6}$/), fc.option(fc.integer({ min: 1, max: 999 }), { nil: undefined })), {
+  maxLength: 40,
+});
 
 describe('part trees', () => {
   it('behave as a map under any sequence of changes, keep their shape rule, and share what a change does not touch', () => {
@@ -39,7 +55,8 @@ describe('part trees', () => {
           checkShape(tree);
           // The same map built at once has the same shape: shapes depend on content only.
           expect(shapeOf(tree)).toEqual(shapeOf(treeOf(model, o)));
-          if (plain(model).length === sorted(before).length && sorted(before).every(([k, v]) => model.get(k) === v)) expect(tree).toBe(before);
+          if (plain(model).length === sorted(before).length && sorted(before).every(([k, v]) => model.get(k) === v))
+            expect(tree).toBe(before);
         }
       }),
       { numRuns: 200 },
@@ -74,12 +91,12 @@ describe('part trees', () => {
         const base = withChanges(emptyTree<number>(), new Map(common), o);
         const a = withChanges(base, new Map(left), o);
         const b = withChanges(base, new Map(right), o);
-        const merged = mergeTrees(a, b, Math.max, o);
+        const merged = mergeTrees({ a, b, combine: Math.max, o });
         const expected = new Map(entriesOf(a));
         for (const [k, v] of entriesOf(b)) expected.set(k, Math.max(expected.get(k) ?? 0, v));
         expect(sorted(merged)).toEqual(plain(expected));
         checkShape(merged);
-        expect(mergeTrees(a, a, Math.max, o)).toBe(a);
+        expect(mergeTrees({ a, b: a, combine: Math.max, o })).toBe(a);
       }),
       { numRuns: 200 },
     );
@@ -120,15 +137,18 @@ describe('part trees', () => {
     const parts = unstoredNodes(tree, () => `p${n++}`);
     const byId = new Map(parts.map((p) => [p.id as string, bodyOf(p)]));
     const load = (body: ReturnType<typeof bodyOf<number>>, depth: number, path: string): PartNode<number> => {
-      const children = body.c === undefined ? undefined : new Map(Object.entries(body.c).map(([d, id]) => [d, load(byId.get(id) as never, depth + 1, path + d)]));
-      const node = nodeOf(body, depth, children, o, path);
+      const children =
+        body.c === undefined
+          ? undefined
+          : new Map(Object.entries(body.c).map(([d, id]) => [d, load(byId.get(id) as never, depth + 1, path + d)]));
+      const node = nodeOf({ body, depth, children, o, path });
       if (typeof node === 'string') throw new Error(node);
       return node;
     };
     expect(sorted(load(bodyOf(tree), 0, ''))).toEqual(sorted(tree));
     const leaf = parts.find((p) => p.entries !== undefined) as PartNode<number>;
-    expect(nodeOf(bodyOf(leaf), leaf.depth + 1, undefined, o, '')).toMatch(/depth/);
-    expect(nodeOf({ d: 1, e: { k1: 1, k2: 2 } }, 1, undefined, o, 'z')).toMatch(/not on this part's path/);
-    expect(nodeOf({ d: 0 }, 0, undefined, o, '')).toMatch(/neither/);
+    expect(nodeOf({ body: bodyOf(leaf), depth: leaf.depth + 1, o, path: '' })).toMatch(/depth/);
+    expect(nodeOf({ body: { d: 1, e: { k1: 1, k2: 2 } }, depth: 1, o, path: 'z' })).toMatch(/not on this part's path/);
+    expect(nodeOf({ body: { d: 0 }, depth: 0, o, path: '' })).toMatch(/neither/);
   });
 });

@@ -211,7 +211,8 @@ const sameNode = <V>(x: PartNode<V>, y: PartNode<V>): boolean => x === y || (x.i
  * subtrees (the same node, or the same stored part) are taken whole, so
  * merging two trees that differ in a few keys costs those keys' paths.
  */
-export function mergeTrees<V>(a: PartNode<V>, b: PartNode<V>, combine: (x: V, y: V) => V, o: PartTreeOptions<V>): PartNode<V> {
+export function mergeTrees<V>(m: { a: PartNode<V>; b: PartNode<V>; combine: (x: V, y: V) => V; o: PartTreeOptions<V> }): PartNode<V> {
+  const { a, b, combine, o } = m;
   if (sameNode(a, b) || b.count === 0) return a;
   if (a.count === 0) return b;
   if (a.children !== undefined && b.children !== undefined) {
@@ -219,7 +220,7 @@ export function mergeTrees<V>(a: PartNode<V>, b: PartNode<V>, combine: (x: V, y:
     let changed = false;
     for (const [d, bc] of b.children) {
       const ac = a.children.get(d);
-      const next = ac === undefined ? bc : mergeTrees(ac, bc, combine, o);
+      const next = ac === undefined ? bc : mergeTrees({ a: ac, b: bc, combine, o });
       if (next !== ac) {
         children.set(d, next);
         changed = true;
@@ -302,7 +303,14 @@ export function bodyOf<V>(node: PartNode<V>): PartBody<V> {
  * not a node of this tree at `depth` (a key on the wrong path, a depth that
  * does not match, an empty inner node): the caller reports it as corrupt.
  */
-export function nodeOf<V>(body: PartBody<V>, depth: number, children: ReadonlyMap<string, PartNode<V>> | undefined, o: PartTreeOptions<V>, path: string): PartNode<V> | string {
+export function nodeOf<V>(a: {
+  body: PartBody<V>;
+  depth: number;
+  children?: ReadonlyMap<string, PartNode<V>> | undefined;
+  o: PartTreeOptions<V>;
+  path: string;
+}): PartNode<V> | string {
+  const { body, depth, children, o, path } = a;
   if (body.d !== depth) return `part at depth ${body.d} where depth ${depth} belongs`;
   if ((body.e === undefined) === (body.c === undefined)) return 'part is neither a leaf nor an inner node';
   if (body.e !== undefined) {

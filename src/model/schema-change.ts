@@ -23,14 +23,20 @@ export interface SchemaMigration {
   defaults?: Record<string, Value>;
 }
 
-export type TablePlan = { action: 'keep' } | { action: 'check' } | { action: 'rewrite'; dropProps: string[]; defaults: Record<string, Value> } | { action: 'drop' };
+export type TablePlan =
+  | { action: 'keep' }
+  | { action: 'check' }
+  | { action: 'rewrite'; dropProps: string[]; defaults: Record<string, Value> }
+  | { action: 'drop' };
 
 export interface SchemaChangePlan {
   tables: Record<string, TablePlan>;
 }
 
 function enumWidened(a: PropDef, b: PropDef): boolean {
-  return a.type.kind === 'enum' && b.type.kind === 'enum' && a.type.values.every((v) => (b.type as { values: string[] }).values.includes(v));
+  return (
+    a.type.kind === 'enum' && b.type.kind === 'enum' && a.type.values.every((v) => (b.type as { values: string[] }).values.includes(v))
+  );
 }
 
 function sameType(a: PropDef, b: PropDef): boolean {
@@ -64,7 +70,7 @@ export function planSchemaChange(from: Schema, to: Schema, migration: SchemaMigr
       else issues.push({ path: old.name, message: `removing type ${old.name} deletes its data: list it in migration.drop` });
       continue;
     }
-    tables[old.name] = planTable(old, next, drop, defaults, issues);
+    tables[old.name] = planTable({ old, next, drop, defaults, issues });
   }
   for (const t of to.types) {
     if (findType(from, t.name) === undefined) tables[t.name] = { action: 'keep' };
@@ -82,7 +88,14 @@ export function planSchemaChange(from: Schema, to: Schema, migration: SchemaMigr
   return { tables };
 }
 
-function planTable(old: TableType, next: TableType, drop: Set<string>, defaults: Record<string, Value>, issues: ErrorIssue[]): TablePlan {
+function planTable(a: {
+  old: TableType;
+  next: TableType;
+  drop: Set<string>;
+  defaults: Record<string, Value>;
+  issues: ErrorIssue[];
+}): TablePlan {
+  const { old, next, drop, defaults, issues } = a;
   const name = old.name;
   if (old.kind !== next.kind) {
     issues.push({ path: name, message: `${name} changes from ${old.kind} to ${next.kind}; drop it and declare a new type` });
@@ -105,7 +118,10 @@ function planTable(old: TableType, next: TableType, drop: Set<string>, defaults:
       continue;
     }
     if (!sameType(p, q)) {
-      issues.push({ path: `${name}.${p.name}`, message: `${name}.${p.name} changes type from ${p.type.kind} to ${q.type.kind}; add a new property instead` });
+      issues.push({
+        path: `${name}.${p.name}`,
+        message: `${name}.${p.name} changes type from ${p.type.kind} to ${q.type.kind}; add a new property instead`,
+      });
       continue;
     }
     if (tightened(p, q)) check = true;
@@ -119,7 +135,9 @@ function planTable(old: TableType, next: TableType, drop: Set<string>, defaults:
       const checked = checkValue(q, defaults[key]);
       if (!('error' in checked)) fill[q.name] = checked.value;
       else if (checked.malformed === true) {
-        throw new BranchgraphError('invalid_input', `migration.defaults.${key}: ${checked.error}`, { issues: [{ path: `migration.defaults.${key}`, message: checked.error }] });
+        throw new BranchgraphError('invalid_input', `migration.defaults.${key}: ${checked.error}`, {
+          issues: [{ path: `migration.defaults.${key}`, message: checked.error }],
+        });
       } else issues.push({ path: `migration.defaults.${key}`, message: checked.error });
     } else issues.push({ path: key, message: `new required property ${key} needs a value for existing rows in migration.defaults` });
   }
@@ -143,7 +161,7 @@ export function tablesToRecheck(from: Schema, to: Schema): string[] {
     const old = findType(from, next.name);
     if (old === undefined || old.kind !== next.kind) continue;
     const dropAll = new Set(old.props.map((p) => `${old.name}.${p.name}`));
-    const plan = planTable(old, next, dropAll, {}, []);
+    const plan = planTable({ old, next, drop: dropAll, defaults: {}, issues: [] });
     const newRequired = next.props.some((q) => !q.optional && !old.props.some((p) => p.name === q.name));
     if (plan.action !== 'keep' || newRequired) out.push(next.name);
   }

@@ -36,18 +36,35 @@ describe('schema language', () => {
     expect(s.types.map((t) => t.name)).toEqual(['Knows', 'Likes', 'Pair', 'Person']);
     const person = s.types.find((t) => t.name === 'Person');
     expect(person).toMatchObject({ kind: 'node', key: ['id'] });
-    expect(person?.props.find((p) => p.name === 'age')).toEqual({ name: 'age', type: { kind: 'int' }, optional: true, unique: false, range: { min: 0, max: 150 } });
+    expect(person?.props.find((p) => p.name === 'age')).toEqual({
+      name: 'age',
+      type: { kind: 'int' },
+      optional: true,
+      unique: false,
+      range: { min: 0, max: 150 },
+    });
     expect(person?.props.find((p) => p.name === 'score')?.range).toEqual({ min: null, max: 1.5 });
     expect(person?.props.find((p) => p.name === 'role')?.type).toEqual({ kind: 'enum', values: ['admin', 'member'] });
     expect(s.types.find((t) => t.name === 'Pair')).toMatchObject({ key: ['a', 'b'] });
-    expect(s.types.find((t) => t.name === 'Knows')).toMatchObject({ kind: 'edge', from: 'Person', to: 'Person', cardinality: { min: 0, max: null }, key: [] });
+    expect(s.types.find((t) => t.name === 'Knows')).toMatchObject({
+      kind: 'edge',
+      from: 'Person',
+      to: 'Person',
+      cardinality: { min: 0, max: null },
+      key: [],
+    });
   });
 
   it('reports line:column and what was expected', () => {
-    expect(issuesOf('node Person {\n  id: strng @key\n}')).toEqual([{ path: '2:7', message: 'expected a type (string, int, float, bool, date, datetime, json, enum(...)), found "strng"' }]);
+    expect(issuesOf('node Person {\n  id: strng @key\n}')).toEqual([
+      { path: '2:7', message: 'expected a type (string, int, float, bool, date, datetime, json, enum(...)), found "strng"' },
+    ]);
     expect(issuesOf('node Person {\n  id string\n}')[0]).toEqual({ path: '2:6', message: 'expected ":", found "string"' });
     expect(issuesOf('edge E: A => B')[0]?.path).toBe('1:11');
-    expect(issuesOf('node P { id: string @key')[0]).toEqual({ path: '1:25', message: 'expected a property name or "}", found end of input' });
+    expect(issuesOf('node P { id: string @key')[0]).toEqual({
+      path: '1:25',
+      message: 'expected a property name or "}", found end of input',
+    });
     expect(issuesOf('node P { id: string @key } $')[0]).toEqual({ path: '1:28', message: 'unexpected character "$"' });
   });
 

@@ -20,7 +20,18 @@
  */
 import { ILL_FORMED_MESSAGE, isReservedName, isWellFormed } from './text.js';
 import { BranchgraphError, type ErrorIssue } from './errors.js';
-import { EDGE_FROM, EDGE_TO, SCALAR_KINDS, SchemaIR, type EdgeType, type NodeType, type PropDef, type PropType, type Schema, type TableType } from './schema.js';
+import {
+  EDGE_FROM,
+  EDGE_TO,
+  SCALAR_KINDS,
+  SchemaIR,
+  type EdgeType,
+  type NodeType,
+  type PropDef,
+  type PropType,
+  type Schema,
+  type TableType,
+} from './schema.js';
 
 type TokKind = 'ident' | 'number' | 'punct' | 'eof';
 interface Token {
@@ -162,7 +173,10 @@ class Parser {
         this.issues.push({ path: `${e.line}:${e.col}`, message: e.message });
         // Recover at the next declaration keyword.
         if (this.pos === start) this.next();
-        while (this.peek().kind !== 'eof' && !(this.peek().kind === 'ident' && ['node', 'edge'].includes(this.peek().text) && this.toks[this.pos - 1]?.text === '}')) {
+        while (
+          this.peek().kind !== 'eof' &&
+          !(this.peek().kind === 'ident' && ['node', 'edge'].includes(this.peek().text) && this.toks[this.pos - 1]?.text === '}')
+        ) {
           this.next();
         }
       }
@@ -258,7 +272,8 @@ class Parser {
         this.punct(',');
         const max = this.peek().kind === 'number' ? this.number('a maximum') : null;
         this.punct(')');
-        if (min !== null && max !== null && min > max) throw new ParseError(attr.line, attr.col, `range minimum ${min} is above maximum ${max}`);
+        if (min !== null && max !== null && min > max)
+          throw new ParseError(attr.line, attr.col, `range minimum ${min} is above maximum ${max}`);
         range = { min, max };
       } else this.fail(attr, '"key", "unique" or "range"');
     }
@@ -300,7 +315,8 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
     const propNames = new Set<string>();
     for (const p of t.props) {
       if (!IDENT_RE.test(p.name)) issues.push({ path: where, message: `${t.name}.${p.name}: property names start with a letter` });
-      else if (isReservedName(p.name)) issues.push({ path: where, message: `${t.name}.${p.name}: the property name ${p.name} is reserved` });
+      else if (isReservedName(p.name))
+        issues.push({ path: where, message: `${t.name}.${p.name}: the property name ${p.name} is reserved` });
       if (propNames.has(p.name)) issues.push({ path: where, message: `${t.name}.${p.name} is declared twice` });
       propNames.add(p.name);
       if (p.range !== null && p.type.kind !== 'int' && p.type.kind !== 'float') {
@@ -314,7 +330,8 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
     for (const k of t.key) {
       const p = t.props.find((q) => q.name === k);
       if (p?.optional) issues.push({ path: where, message: `${t.name}.${k}: a key property cannot be optional` });
-      if (p?.type.kind === 'json' || p?.type.kind === 'float') issues.push({ path: where, message: `${t.name}.${k}: a key property cannot be ${p.type.kind}` });
+      if (p?.type.kind === 'json' || p?.type.kind === 'float')
+        issues.push({ path: where, message: `${t.name}.${k}: a key property cannot be ${p.type.kind}` });
     }
     if (t.kind === 'node' && t.key.length === 0) issues.push({ path: where, message: `node ${t.name} needs at least one @key property` });
     if (t.kind === 'edge') {
@@ -330,7 +347,10 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
 
 /** Parse schema text; throws `schema_invalid` with every issue found. */
 export function parseSchema(text: string): Schema {
-  if (!isWellFormed(text)) throw new BranchgraphError('invalid_input', `schema text ${ILL_FORMED_MESSAGE}`, { issues: [{ path: 'schema', message: ILL_FORMED_MESSAGE }] });
+  if (!isWellFormed(text))
+    throw new BranchgraphError('invalid_input', `schema text ${ILL_FORMED_MESSAGE}`, {
+      issues: [{ path: 'schema', message: ILL_FORMED_MESSAGE }],
+    });
   if (Buffer.byteLength(text, 'utf8') > MAX_SCHEMA_BYTES) {
     throw new BranchgraphError('schema_invalid', `schema text is larger than ${MAX_SCHEMA_BYTES} bytes`);
   }
@@ -356,7 +376,11 @@ export function parseSchema(text: string): Schema {
 export function formatSchema(schema: Schema): string {
   const prop = (p: PropDef, key: boolean): string => {
     const type = p.type.kind === 'enum' ? `enum(${p.type.values.join(', ')})` : p.type.kind;
-    const attrs = [key ? '@key' : '', p.unique ? '@unique' : '', p.range !== null ? `@range(${p.range.min ?? ''}, ${p.range.max ?? ''})` : ''].filter((a) => a !== '');
+    const attrs = [
+      key ? '@key' : '',
+      p.unique ? '@unique' : '',
+      p.range !== null ? `@range(${p.range.min ?? ''}, ${p.range.max ?? ''})` : '',
+    ].filter((a) => a !== '');
     return `  ${p.name}: ${type}${p.optional ? '?' : ''}${attrs.length > 0 ? ` ${attrs.join(' ')}` : ''}`;
   };
   return schema.types

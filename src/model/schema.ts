@@ -9,7 +9,10 @@ import { canonicalJson, contentHash } from './canonical.js';
 export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;
 export type ScalarKind = (typeof SCALAR_KINDS)[number];
 
-export const PropTypeIR = z.union([z.object({ kind: z.enum(SCALAR_KINDS) }), z.object({ kind: z.literal('enum'), values: z.array(z.string()).min(1) })]);
+export const PropTypeIR = z.union([
+  z.object({ kind: z.enum(SCALAR_KINDS) }),
+  z.object({ kind: z.literal('enum'), values: z.array(z.string()).min(1) }),
+]);
 export type PropType = z.infer<typeof PropTypeIR>;
 
 export const PropDefIR = z.object({

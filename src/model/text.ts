@@ -45,7 +45,11 @@ export const MAX_INPUT_DEPTH = 128;
 export function findInputProblem(value: unknown, path: string, depth = 0): { path: string; message: string } | undefined {
   if (typeof value === 'string') return isWellFormed(value) ? undefined : { path, message: ILL_FORMED_MESSAGE };
   if (value === null || typeof value !== 'object') return undefined;
-  if (depth >= MAX_INPUT_DEPTH) return { path: path.length > 100 ? `${path.slice(0, 100)}…` : path, message: `nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels` };
+  if (depth >= MAX_INPUT_DEPTH)
+    return {
+      path: path.length > 100 ? `${path.slice(0, 100)}…` : path,
+      message: `nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`,
+    };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const bad = findInputProblem(value[i], `${path}[${i}]`, depth + 1);

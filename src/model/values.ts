@@ -96,7 +96,8 @@ export function checkValue(prop: PropDef, v: unknown): { value: Value } | { erro
       return 'error' in r ? { ...r, error: `${prop.name} ${r.error}` } : r;
     }
     case 'json':
-      if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return { error: `${prop.name} nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, malformed: true };
+      if (jsonDepth(v, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+        return { error: `${prop.name} nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, malformed: true };
       try {
         // Round-trip through canonical form: rejects non-JSON values such as NaN.
         return { value: JSON.parse(canonicalJson(v)) as Value };
@@ -121,7 +122,12 @@ function checkRange(prop: PropDef, v: number): { value: Value } | { error: strin
  * Validate `input` as a row of `table`. `full` rows need every required
  * property; `partial` rows (updates) need the key and check only what is given.
  */
-export function checkRow(table: TableType, input: unknown, mode: 'full' | 'partial', path: string): { row: Row; issues: ErrorIssue[]; malformed: boolean } {
+export function checkRow(a: { table: TableType; input: unknown; mode: 'full' | 'partial'; path: string }): {
+  row: Row;
+  issues: ErrorIssue[];
+  malformed: boolean;
+} {
+  const { table, input, mode, path } = a;
   const issues: ErrorIssue[] = [];
   const row: Row = {};
   let malformed = false;

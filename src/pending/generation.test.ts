@@ -22,7 +22,12 @@ describe('generation headers', () => {
   it('name the generation and its stamp from the first bytes, checked against the key', () => {
     const g = gen('w1', 7, 1234);
     const file = encodeGeneration(g);
-    expect(readGenerationHeader(file, walKeys.generation(LINEAGE, 'w1', 7))).toEqual({ lineage: LINEAGE, shard: 'w1', seq: 7, stamp: 1234 });
+    expect(readGenerationHeader(file, walKeys.generation(LINEAGE, 'w1', 7))).toEqual({
+      lineage: LINEAGE,
+      shard: 'w1',
+      seq: 7,
+      stamp: 1234,
+    });
     expect(decodeGeneration(file, walKeys.generation(LINEAGE, 'w1', 7)).stamp).toBe(1234);
     const wrong = (() => {
       try {
@@ -55,25 +60,32 @@ describe('generation headers', () => {
 
   it('listing without decoding orders pending generations exactly as the decoded view does', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('w1', 'w2', 'w3'), fc.integer({ min: 0, max: 50 })), { minLength: 1, maxLength: 12 }), fc.boolean(), async (seals, oldForm) => {
-        const store = new MemoryStore();
-        const next = new Map<string, number>();
-        for (const [shard, stamp] of seals) {
-          const seq = (next.get(shard) ?? 0) + 1;
-          next.set(shard, seq);
-          const g = gen(shard, seq, stamp, [[`k${seq % 3}`, stamp]]);
-          // Generations from before the header order decode whole; the order must not change.
-          const { stamp: s, ...rest } = g;
-          await store.putIfAbsent(walKeys.generation(LINEAGE, shard, seq), oldForm ? encodeJson({ stamp: s, ...rest }) : encodeGeneration(g));
-        }
-        const manifest = { lineage: LINEAGE, wal: { w1: 0, w2: 0, w3: 0 }, tables: {} };
-        const listed = await readPending(store, new RunStore(store), manifest, LINEAGE, undefined, true);
-        const view = await readPending(store, new RunStore(store), manifest, LINEAGE);
-        expect(listed.generations.map((g) => [g.key, g.stamp])).toEqual(view.generations.map((g) => [g.key, g.stamp]));
-        expect(listed.runs).toEqual({});
-        expect(listed.generations.every((g) => g.rows === undefined)).toBe(true);
-        expect(view.generations.every((g) => g.rows?.P === 1)).toBe(true);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('w1', 'w2', 'w3'), fc.integer({ min: 0, max: 50 })), { minLength: 1, maxLength: 12 }),
+        fc.boolean(),
+        async (seals, oldForm) => {
+          const store = new MemoryStore();
+          const next = new Map<string, number>();
+          for (const [shard, stamp] of seals) {
+            const seq = (next.get(shard) ?? 0) + 1;
+            next.set(shard, seq);
+            const g = gen(shard, seq, stamp, [[`k${seq % 3}`, stamp]]);
+            // Generations from before the header order decode whole; the order must not change.
+            const { stamp: s, ...rest } = g;
+            await store.putIfAbsent(
+              walKeys.generation(LINEAGE, shard, seq),
+              oldForm ? encodeJson({ stamp: s, ...rest }) : encodeGeneration(g),
+            );
+          }
+          const manifest = { lineage: LINEAGE, wal: { w1: 0, w2: 0, w3: 0 }, tables: {} };
+          const listed = await readPending({ store, runs: new RunStore(store), manifest, lineage: LINEAGE, listOnly: true });
+          const view = await readPending({ store, runs: new RunStore(store), manifest, lineage: LINEAGE });
+          expect(listed.generations.map((g) => [g.key, g.stamp])).toEqual(view.generations.map((g) => [g.key, g.stamp]));
+          expect(listed.runs).toEqual({});
+          expect(listed.generations.every((g) => g.rows === undefined)).toBe(true);
+          expect(view.generations.every((g) => g.rows?.P === 1)).toBe(true);
+        },
+      ),
       { numRuns: 100 },
     );
   });

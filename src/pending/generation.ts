@@ -104,7 +104,10 @@ export function validateShard(shard: string): void {
   }
 }
 
-export function compareGenerations(a: Pick<GenerationInfo, 'stamp' | 'shard' | 'seq'>, b: Pick<GenerationInfo, 'stamp' | 'shard' | 'seq'>): number {
+export function compareGenerations(
+  a: Pick<GenerationInfo, 'stamp' | 'shard' | 'seq'>,
+  b: Pick<GenerationInfo, 'stamp' | 'shard' | 'seq'>,
+): number {
   return a.stamp - b.stamp || compareKey(a.shard, b.shard) || a.seq - b.seq;
 }
 
@@ -115,7 +118,15 @@ function tablesChecksum(tables: Generation['tables']): string {
 export function encodeGeneration(g: Omit<Generation, 'checksum'>): Uint8Array {
   // The stored-object checksum covers every byte; the rows' own checksum is only read from older generations.
   // Fields in this order: a reader takes the identity and stamp from the first bytes (readGenerationHeader).
-  return encodeJson({ format: g.format, lineage: g.lineage, shard: g.shard, seq: g.seq, stamp: g.stamp, schema: g.schema, tables: g.tables });
+  return encodeJson({
+    format: g.format,
+    lineage: g.lineage,
+    shard: g.shard,
+    seq: g.seq,
+    stamp: g.stamp,
+    schema: g.schema,
+    tables: g.tables,
+  });
 }
 
 /** What orders a generation: enough to list pending generations without decoding their rows. */
@@ -145,13 +156,16 @@ export function readGenerationHeader(file: Uint8Array, key: string): GenerationH
 function checkKey(g: Pick<GenerationHeader, 'lineage' | 'shard' | 'seq'>, key: string): void {
   const at = parseGenerationKey(key);
   if (at === undefined || at.lineage !== g.lineage || at.shard !== g.shard || at.seq !== g.seq) {
-    throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, { details: { key } });
+    throw new BranchgraphError('corrupt_object', `${key} names another generation (${g.lineage}/${g.shard}/${g.seq})`, {
+      details: { key },
+    });
   }
 }
 
 export function decodeGeneration(bytes: Uint8Array, key: string): Generation {
   const g = decodeJson(GenerationZ, bytes, key);
-  if (g.checksum !== undefined && tablesChecksum(g.tables) !== g.checksum) throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
+  if (g.checksum !== undefined && tablesChecksum(g.tables) !== g.checksum)
+    throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
   checkKey(g, key);
   for (const [table, states] of Object.entries(g.tables)) {
     for (let i = 1; i < states.length; i++) {
@@ -168,7 +182,13 @@ export function generationRows(g: Generation, table: string): RunRow[] {
   return (g.tables[table] ?? []).map(([key, hash, props]) => ({ key, tomb: props === null, hash, props: props as Row | null }));
 }
 
-export function infoOf(g: GenerationHeader & Partial<Pick<Generation, 'tables'>>, key: string, bytes: number, hash: string): GenerationInfo {
+export function infoOf(a: {
+  g: GenerationHeader & Partial<Pick<Generation, 'tables'>>;
+  key: string;
+  bytes: number;
+  hash: string;
+}): GenerationInfo {
+  const { g, key, bytes, hash } = a;
   return {
     key,
     shard: g.shard,
@@ -200,7 +220,8 @@ export function foldedEntries(gens: readonly Pick<GenerationInfo, 'shard' | 'seq
 }
 
 /** A run reference that reads one table of a pending generation; never published. */
-export function virtualRunRef(g: Generation, key: string, table: string, bytes: number, hash: string): RunRef {
+export function virtualRunRef(a: { g: Generation; key: string; table: string; bytes: number; hash: string }): RunRef {
+  const { g, key, table, bytes, hash } = a;
   const rows = g.tables[table] ?? [];
   return {
     // Unique per generation and table, for the run cache.
@@ -228,6 +249,9 @@ export function isPendingRun(ref: RunRef): ref is RunRef & { source: { kind: 'pe
  */
 export class GenerationFoldedError extends BranchgraphError {
   constructor(key: string, cause: unknown) {
-    super('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, { cause, details: { key } });
+    super('publish_contention', `the branch moved while this request read its pending rows (${key} was folded); retry`, {
+      cause,
+      details: { key },
+    });
   }
 }

@@ -11,7 +11,16 @@
 import type { ObjectStore } from '../store/object-store.js';
 import type { TableVersion } from '../table/table-version.js';
 import { compareKey, type RunRef } from '../table/run.js';
-import { compareGenerations, infoOf, parseGenerationKey, virtualRunRef, walKeys, type Generation, type GenerationHeader, type GenerationInfo } from './generation.js';
+import {
+  compareGenerations,
+  infoOf,
+  parseGenerationKey,
+  virtualRunRef,
+  walKeys,
+  type Generation,
+  type GenerationHeader,
+  type GenerationInfo,
+} from './generation.js';
 
 /** What the pending view needs of a snapshot's manifest. */
 export interface ManifestWal {
@@ -47,7 +56,13 @@ export function watermarksFor(manifest: Pick<ManifestWal, 'lineage' | 'wal'>, li
   return manifest.lineage === lineage ? manifest.wal : {};
 }
 
-async function listGenerations(store: ObjectStore, lineage: string, watermarks: Record<string, number>, signal?: AbortSignal): Promise<{ pending: { key: string }[]; leftovers: string[] }> {
+async function listGenerations(a: {
+  store: ObjectStore;
+  lineage: string;
+  watermarks: Record<string, number>;
+  signal?: AbortSignal | undefined;
+}): Promise<{ pending: { key: string }[]; leftovers: string[] }> {
+  const { store, lineage, watermarks, signal } = a;
   const pending: { key: string }[] = [];
   const leftovers: string[] = [];
   for await (const o of store.list(walKeys.lineagePrefix(lineage), { signal })) {
@@ -65,10 +80,18 @@ async function listGenerations(store: ObjectStore, lineage: string, watermarks: 
  * decoding a row (catch-up decodes each batch when it folds it); the view
  * then has no virtual runs and must not be read through.
  */
-export async function readPending(store: ObjectStore, runs: GenerationReader, manifest: ManifestWal, lineage: string, signal?: AbortSignal, listOnly = false): Promise<PendingWal> {
+export async function readPending(request: {
+  store: ObjectStore;
+  runs: GenerationReader;
+  manifest: ManifestWal;
+  lineage: string;
+  signal?: AbortSignal | undefined;
+  listOnly?: boolean;
+}): Promise<PendingWal> {
+  const { store, runs, manifest, lineage, signal, listOnly = false } = request;
   const marks = watermarksFor(manifest, lineage);
   if (Object.keys(marks).length === 0) return NO_PENDING;
-  const { pending: listed, leftovers } = await listGenerations(store, lineage, marks, signal);
+  const { pending: listed, leftovers } = await listGenerations({ store, lineage, watermarks: marks, signal });
   const loaded = await Promise.all(listed.map(async (l) => ({ key: l.key, f: await runs.generationFile(l.key, signal) })));
   // Within a shard, sequence order must be overlay order, and only a gap-free run above the
   // watermark is pending: a fold records a watermark, which must never skip a generation.
@@ -93,9 +116,15 @@ export async function readPending(store: ObjectStore, runs: GenerationReader, ma
   }
   const byGen = await Promise.all(
     kept.map(async ({ key, f, stamp }) => {
-      if (listOnly) return { info: { ...infoOf(f.header, key, f.file.length, f.hash), stamp }, refs: [] as [string, RunRef][] };
+      if (listOnly)
+        return { info: { ...infoOf({ g: f.header, key, bytes: f.file.length, hash: f.hash }), stamp }, refs: [] as [string, RunRef][] };
       const gen = (await runs.generation(key, signal)).generation;
-      return { info: { ...infoOf(gen, key, f.file.length, f.hash), stamp }, refs: Object.keys(gen.tables).map((t) => [t, virtualRunRef(gen, key, t, f.file.length, f.hash)] as [string, RunRef]) };
+      return {
+        info: { ...infoOf({ g: gen, key, bytes: f.file.length, hash: f.hash }), stamp },
+        refs: Object.keys(gen.tables).map(
+          (t) => [t, virtualRunRef({ g: gen, key, table: t, bytes: f.file.length, hash: f.hash })] as [string, RunRef],
+        ),
+      };
     }),
   );
   byGen.sort((a, b) => compareGenerations(a.info, b.info));

@@ -31,11 +31,22 @@ export function parseTokens(spec: string | undefined): { tokens: Map<string, Gra
   if (spec === undefined || spec.trim() === '') return { tokens, problems };
   for (const [i, part] of spec.split(',').entries()) {
     const [role, token, identity, ...rest] = part.trim().split(':');
-    if (!ROLES.includes(role as Role) || token === undefined || token.length < 8 || rest.length > 0 || (identity !== undefined && !IDENTITY_RE.test(identity))) {
-      problems.push(`tokens[${i}]: expected role:token[:identity] with role read, write or admin, a token of at least 8 characters and an identity of letters, digits, '.', '_', '@' or '-'`);
+    if (
+      !ROLES.includes(role as Role) ||
+      token === undefined ||
+      token.length < 8 ||
+      rest.length > 0 ||
+      (identity !== undefined && !IDENTITY_RE.test(identity))
+    ) {
+      problems.push(
+        `tokens[${i}]: expected role:token[:identity] with role read, write or admin, a token of at least 8 characters and an identity of letters, digits, '.', '_', '@' or '-'`,
+      );
       continue;
     }
-    tokens.set(token, { role: role as Role, identity: identity ?? `${role}-${createHash('sha256').update(token).digest('hex').slice(0, 8)}` });
+    tokens.set(token, {
+      role: role as Role,
+      identity: identity ?? `${role}-${createHash('sha256').update(token).digest('hex').slice(0, 8)}`,
+    });
   }
   return { tokens, problems };
 }
@@ -50,5 +61,6 @@ export function authenticate(header: string | undefined, tokens: TokenTable): Gr
 }
 
 export function requireRole(have: Role, need: Role): void {
-  if (ROLES.indexOf(have) < ROLES.indexOf(need)) throw new BranchgraphError('forbidden', `this operation needs the ${need} role; the token has ${have}`);
+  if (ROLES.indexOf(have) < ROLES.indexOf(need))
+    throw new BranchgraphError('forbidden', `this operation needs the ${need} role; the token has ${have}`);
 }

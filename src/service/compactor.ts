@@ -11,7 +11,8 @@
  */
 import type { Logger } from 'pino';
 import { compactionDue, type CompactionResult, type CompactOptions } from '../graph/compaction.js';
-import type { ChangeResult, Graph } from '../graph/graph.js';
+import type { ChangeResult } from '../graph/change.js';
+import type { Graph } from '../graph/graph.js';
 import { BranchgraphError } from '../model/errors.js';
 
 export interface CompactionSettings {
@@ -53,11 +54,21 @@ export class Compactor {
   }
 
   /** Compact `branch` now, after any compaction already running here. */
-  run(branch: string, opts: CompactOptions = {}, signal?: AbortSignal, actor?: string): Promise<ChangeResult<CompactionResult>> {
+  run(
+    branch: string,
+    opts: CompactOptions & { signal?: AbortSignal | undefined; actor?: string | undefined } = {},
+  ): Promise<ChangeResult<CompactionResult>> {
+    const { signal, actor, ...which } = opts;
     const prev = this.running.get(branch) ?? Promise.resolve();
     const job = prev
       .catch(() => undefined)
-      .then(() => this.graph.compact(branch, { ...opts, actor, signal: signal === undefined ? this.stopping.signal : AbortSignal.any([signal, this.stopping.signal]) }));
+      .then(() =>
+        this.graph.compact(branch, {
+          ...which,
+          ...(actor !== undefined ? { actor } : {}),
+          signal: signal === undefined ? this.stopping.signal : AbortSignal.any([signal, this.stopping.signal]),
+        }),
+      );
     this.running.set(branch, job);
     const clear = (): void => {
       if (this.running.get(branch) === job) this.running.delete(branch);
@@ -82,7 +93,11 @@ export class Compactor {
     } catch (e) {
       if (this.stopping.signal.aborted) return;
       const code = e instanceof BranchgraphError ? e.code : 'internal';
-      if (code !== 'not_found') this.log?.warn({ compaction: { branch, code, message: (e as Error).message } }, 'background compaction failed; it runs again on the next change');
+      if (code !== 'not_found')
+        this.log?.warn(
+          { compaction: { branch, code, message: (e as Error).message } },
+          'background compaction failed; it runs again on the next change',
+        );
     }
   }
 

@@ -10,13 +10,22 @@ describe('configuration', () => {
   });
 
   it('flags win over the environment', () => {
-    expect(loadConfig({ PORT: '9000', BRANCHGRAPH_STORE: 'memory://' }, { port: '9001' })).toMatchObject({ port: 9001, store: 'memory://' });
+    expect(loadConfig({ PORT: '9000', BRANCHGRAPH_STORE: 'memory://' }, { port: '9001' })).toMatchObject({
+      port: 9001,
+      store: 'memory://',
+    });
   });
 
   it('lists every problem at once', () => {
     let err: BranchgraphError | undefined;
     try {
-      loadConfig({ PORT: 'eighty', BRANCHGRAPH_STORE: 'ftp://x', BRANCHGRAPH_TOKENS: 'root:abc', LOG_LEVEL: 'loud', BRANCHGRAPH_MERGE_WIDTH: '3' });
+      loadConfig({
+        PORT: 'eighty',
+        BRANCHGRAPH_STORE: 'ftp://x',
+        BRANCHGRAPH_TOKENS: 'root:abc',
+        LOG_LEVEL: 'loud',
+        BRANCHGRAPH_MERGE_WIDTH: '3',
+      });
     } catch (e) {
       err = e as BranchgraphError;
     }
@@ -31,9 +40,21 @@ describe('configuration', () => {
   });
 
   it('reads the WAL and catch-up settings, and refuses bad ones by name', () => {
-    const c = loadConfig({ BRANCHGRAPH_SHARD: 'writer-1', CATCHUP_PIPELINE_ENABLED: 'false', CATCHUP_MERGE_MAX_GENERATIONS: '8', CATCHUP_TRIGGER_GENERATIONS: '0' });
+    const c = loadConfig({
+      BRANCHGRAPH_SHARD: 'writer-1',
+      CATCHUP_PIPELINE_ENABLED: 'false',
+      CATCHUP_MERGE_MAX_GENERATIONS: '8',
+      CATCHUP_TRIGGER_GENERATIONS: '0',
+    });
     expect(c.shard).toBe('writer-1');
-    expect(c.catchUp).toEqual({ pipeline: false, maxGenerations: 8, maxBytes: 64 * 1024 * 1024, budgetBytes: 256 * 1024 * 1024, triggerGenerations: 0, intervalMs: 1000 });
+    expect(c.catchUp).toEqual({
+      pipeline: false,
+      maxGenerations: 8,
+      maxBytes: 64 * 1024 * 1024,
+      budgetBytes: 256 * 1024 * 1024,
+      triggerGenerations: 0,
+      intervalMs: 1000,
+    });
     expect(loadConfig({}).catchUp).toMatchObject({ pipeline: true, maxGenerations: 64 });
     expect(loadConfig({ CATCHUP_MERGE_MAX_GENERATIONS: '0' }).catchUp.maxGenerations).toBe(0);
     let err: BranchgraphError | undefined;
@@ -42,6 +63,10 @@ describe('configuration', () => {
     } catch (e) {
       err = e as BranchgraphError;
     }
-    expect(err?.issues.map((i) => i.path).sort()).toEqual(['--shard / BRANCHGRAPH_SHARD', 'CATCHUP_MERGE_MAX_GENERATIONS', 'CATCHUP_PIPELINE_ENABLED']);
+    expect(err?.issues.map((i) => i.path).sort()).toEqual([
+      '--shard / BRANCHGRAPH_SHARD',
+      'CATCHUP_MERGE_MAX_GENERATIONS',
+      'CATCHUP_PIPELINE_ENABLED',
+    ]);
   });
 });

@@ -81,72 +81,119 @@ function defaultShard(): string {
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/** Reads settings from flags and environment variables (flags win), collecting every problem rather than stopping at one. */
+class SettingReader {
+  readonly problems: { path: string; message: string }[] = [];
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly flags: Record<string, string | undefined>,
+  ) {}
+
+  pick(flag: string | undefined, envName: string): string | undefined {
+    return (flag === undefined ? undefined : this.flags[flag]) ?? this.env[envName];
+  }
+
+  problem(path: string, message: string): void {
+    this.problems.push({ path, message });
+  }
+
+  /** A whole number in `range` (inclusive), or the default when unset. */
+  int(s: { flag?: string; env: string; dflt: number; range: [number, number] }): number {
+    const v = this.pick(s.flag, s.env);
+    if (v === undefined || v === '') return s.dflt;
+    const n = Number(v);
+    const [min, max] = s.range;
+    if (Number.isInteger(n) && n >= min && n <= max) return n;
+    this.problem(
+      s.flag === undefined ? s.env : `--${s.flag} / ${s.env}`,
+      `must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}`,
+    );
+    return s.dflt;
+  }
+
+  /** A true/false environment variable (also 1/0), true when unset. */
+  bool(envName: string): boolean {
+    const v = (this.env[envName] ?? 'true').toLowerCase();
+    if (!['true', 'false', '1', '0'].includes(v)) this.problem(envName, `must be true or false, got ${JSON.stringify(this.env[envName])}`);
+    return v === 'true' || v === '1';
+  }
+}
+
 /** Configuration from environment variables and flags (flags win), validated at once: every problem is listed in one `invalid_input`. */
 export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | undefined> = {}): Config {
-  const problems: { path: string; message: string }[] = [];
-  const pick = (flag: string | undefined, envName: string): string | undefined => (flag === undefined ? undefined : flags[flag]) ?? env[envName];
-  const int = (flag: string | undefined, envName: string, dflt: number, min: number, max: number): number => {
-    const v = pick(flag, envName);
-    if (v === undefined || v === '') return dflt;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push({ path: flag === undefined ? envName : `--${flag} / ${envName}`, message: `must be a whole number from ${min} to ${max}, got ${JSON.stringify(v)}` });
-      return dflt;
-    }
-    return n;
-  };
-  const store = pick('store', 'BRANCHGRAPH_STORE') ?? 'file://./data';
+  const r = new SettingReader(env, flags);
+  const store = r.pick('store', 'BRANCHGRAPH_STORE') ?? 'file://./data';
   try {
     parseStoreUrl(store, env);
   } catch (e) {
-    problems.push({ path: '--store / BRANCHGRAPH_STORE', message: (e as Error).message });
+    r.problem('--store / BRANCHGRAPH_STORE', (e as Error).message);
   }
-  const { tokens, problems: tokenProblems } = parseTokens(pick('tokens', 'BRANCHGRAPH_TOKENS'));
-  for (const p of tokenProblems) problems.push({ path: '--tokens / BRANCHGRAPH_TOKENS', message: p });
-  const level = pick('log-level', 'LOG_LEVEL') ?? 'info';
-  if (!(LEVELS as readonly string[]).includes(level)) problems.push({ path: '--log-level / LOG_LEVEL', message: `must be one of ${LEVELS.join(', ')}` });
-  const width = int('merge-width', 'BRANCHGRAPH_MERGE_WIDTH', 1, 1, 4);
-  if (![1, 2, 4].includes(width)) problems.push({ path: '--merge-width / BRANCHGRAPH_MERGE_WIDTH', message: 'must be 1, 2 or 4' });
-  const pipelineFlag = (env.CATCHUP_PIPELINE_ENABLED ?? 'true').toLowerCase();
-  if (!['true', 'false', '1', '0'].includes(pipelineFlag)) problems.push({ path: 'CATCHUP_PIPELINE_ENABLED', message: `must be true or false, got ${JSON.stringify(env.CATCHUP_PIPELINE_ENABLED)}` });
-  const compactionFlag = (env.COMPACTION_BACKGROUND ?? 'true').toLowerCase();
-  if (!['true', 'false', '1', '0'].includes(compactionFlag)) problems.push({ path: 'COMPACTION_BACKGROUND', message: `must be true or false, got ${JSON.stringify(env.COMPACTION_BACKGROUND)}` });
-  const shard = pick('shard', 'BRANCHGRAPH_SHARD') ?? defaultShard();
-  if (!isValidShard(shard))
-    problems.push({ path: '--shard / BRANCHGRAPH_SHARD', message: `must be 1-64 letters, digits, '.', '_' or '-', and not a reserved name such as constructor, got ${JSON.stringify(shard)}` });
-  const envInt = (name: string, dflt: number, min: number, max: number): number => int(undefined, name, dflt, min, max);
+  const { tokens, problems: tokenProblems } = parseTokens(r.pick('tokens', 'BRANCHGRAPH_TOKENS'));
+  for (const p of tokenProblems) r.problem('--tokens / BRANCHGRAPH_TOKENS', p);
+  const level = r.pick('log-level', 'LOG_LEVEL') ?? 'info';
+  if (!(LEVELS as readonly string[]).includes(level)) r.problem('--log-level / LOG_LEVEL', `must be one of ${LEVELS.join(', ')}`);
+  const width = r.int({ flag: 'merge-width', env: 'BRANCHGRAPH_MERGE_WIDTH', dflt: 1, range: [1, 4] });
+  if (![1, 2, 4].includes(width)) r.problem('--merge-width / BRANCHGRAPH_MERGE_WIDTH', 'must be 1, 2 or 4');
+  const shard = r.pick('shard', 'BRANCHGRAPH_SHARD') ?? defaultShard();
+  if (!isValidShard(shard)) {
+    r.problem(
+      '--shard / BRANCHGRAPH_SHARD',
+      `must be 1-64 letters, digits, '.', '_' or '-', and not a reserved name such as constructor, got ${JSON.stringify(shard)}`,
+    );
+  }
   const config: Config = {
     store,
-    host: pick('host', 'HOST') ?? '127.0.0.1',
-    port: int('port', 'PORT', 8080, 0, 65535),
+    host: r.pick('host', 'HOST') ?? '127.0.0.1',
+    port: r.int({ flag: 'port', env: 'PORT', dflt: 8080, range: [0, 65535] }),
     tokens,
-    actor: pick('actor', 'BRANCHGRAPH_ACTOR') ?? os.hostname(),
+    actor: r.pick('actor', 'BRANCHGRAPH_ACTOR') ?? os.hostname(),
     logLevel: level as Config['logLevel'],
     mergeWidth: width as 1 | 2 | 4,
-    budgetBytes: int('budget-bytes', 'BRANCHGRAPH_PREP_BUDGET_BYTES', DEFAULT_BUDGET_BYTES, 1, Number.MAX_SAFE_INTEGER),
-    storeLatencyMs: int('store-latency-ms', 'BRANCHGRAPH_STORE_LATENCY_MS', 0, 0, 60_000),
-    maxBodyBytes: int('max-body-bytes', 'BRANCHGRAPH_MAX_BODY_BYTES', LIMITS.maxBodyBytes, 1024, 1 << 30),
-    maxIngestBytes: int('max-ingest-bytes', 'BRANCHGRAPH_MAX_INGEST_BYTES', DEFAULT_MAX_INGEST_BYTES, 1024, Number.MAX_SAFE_INTEGER),
-    drainTimeoutMs: int('drain-timeout-ms', 'BRANCHGRAPH_DRAIN_TIMEOUT_MS', 10_000, 0, 3_600_000),
+    budgetBytes: r.int({
+      flag: 'budget-bytes',
+      env: 'BRANCHGRAPH_PREP_BUDGET_BYTES',
+      dflt: DEFAULT_BUDGET_BYTES,
+      range: [1, Number.MAX_SAFE_INTEGER],
+    }),
+    storeLatencyMs: r.int({ flag: 'store-latency-ms', env: 'BRANCHGRAPH_STORE_LATENCY_MS', dflt: 0, range: [0, 60_000] }),
+    maxBodyBytes: r.int({ flag: 'max-body-bytes', env: 'BRANCHGRAPH_MAX_BODY_BYTES', dflt: LIMITS.maxBodyBytes, range: [1024, 1 << 30] }),
+    maxIngestBytes: r.int({
+      flag: 'max-ingest-bytes',
+      env: 'BRANCHGRAPH_MAX_INGEST_BYTES',
+      dflt: DEFAULT_MAX_INGEST_BYTES,
+      range: [1024, Number.MAX_SAFE_INTEGER],
+    }),
+    drainTimeoutMs: r.int({ flag: 'drain-timeout-ms', env: 'BRANCHGRAPH_DRAIN_TIMEOUT_MS', dflt: 10_000, range: [0, 3_600_000] }),
     shard,
-    sealAfterMs: int('seal-after-ms', 'WAL_SEAL_AFTER_MS', DEFAULT_SEAL_AFTER_MS, 1, 3_600_000),
-    generationRows: int('generation-rows', 'WAL_GENERATION_ROWS', DEFAULT_GENERATION_ROWS, 1, 1_000_000),
-    catchUp: {
-      pipeline: pipelineFlag === 'true' || pipelineFlag === '1',
-      maxGenerations: envInt('CATCHUP_MERGE_MAX_GENERATIONS', DEFAULT_CATCHUP_SETTINGS.maxGenerations, 0, 1_000_000),
-      maxBytes: envInt('CATCHUP_MAX_BYTES', DEFAULT_CATCHUP_SETTINGS.maxBytes, 1, Number.MAX_SAFE_INTEGER),
-      budgetBytes: envInt('CATCHUP_MEMORY_BUDGET_BYTES', DEFAULT_CATCHUP_SETTINGS.budgetBytes, 1, Number.MAX_SAFE_INTEGER),
-      triggerGenerations: envInt('CATCHUP_TRIGGER_GENERATIONS', DEFAULT_CATCHUP_SETTINGS.triggerGenerations, 0, 1_000_000),
-      intervalMs: envInt('CATCHUP_INTERVAL_MS', DEFAULT_CATCHUP_SETTINGS.intervalMs, 10, 3_600_000),
-    },
+    sealAfterMs: r.int({ flag: 'seal-after-ms', env: 'WAL_SEAL_AFTER_MS', dflt: DEFAULT_SEAL_AFTER_MS, range: [1, 3_600_000] }),
+    generationRows: r.int({ flag: 'generation-rows', env: 'WAL_GENERATION_ROWS', dflt: DEFAULT_GENERATION_ROWS, range: [1, 1_000_000] }),
+    catchUp: catchUpSettings(r),
     compaction: {
-      background: compactionFlag === 'true' || compactionFlag === '1',
-      delayMs: envInt('COMPACTION_DELAY_MS', DEFAULT_COMPACTION_SETTINGS.delayMs, 0, 3_600_000),
+      background: r.bool('COMPACTION_BACKGROUND'),
+      delayMs: r.int({ env: 'COMPACTION_DELAY_MS', dflt: DEFAULT_COMPACTION_SETTINGS.delayMs, range: [0, 3_600_000] }),
     },
-    manifestPartBytes: env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === '' ? undefined : envInt('MANIFEST_PART_BYTES', 0, 64, 1 << 20),
+    manifestPartBytes:
+      env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === ''
+        ? undefined
+        : r.int({ env: 'MANIFEST_PART_BYTES', dflt: 0, range: [64, 1 << 20] }),
   };
-  if (problems.length > 0) {
-    throw new BranchgraphError('invalid_input', `invalid configuration:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`, { issues: problems });
+  if (r.problems.length > 0) {
+    const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
+    throw new BranchgraphError('invalid_input', `invalid configuration:\n${lines}`, { issues: r.problems });
   }
   return config;
+}
+
+function catchUpSettings(r: SettingReader): Config['catchUp'] {
+  const d = DEFAULT_CATCHUP_SETTINGS;
+  const big = Number.MAX_SAFE_INTEGER;
+  return {
+    pipeline: r.bool('CATCHUP_PIPELINE_ENABLED'),
+    maxGenerations: r.int({ env: 'CATCHUP_MERGE_MAX_GENERATIONS', dflt: d.maxGenerations, range: [0, 1_000_000] }),
+    maxBytes: r.int({ env: 'CATCHUP_MAX_BYTES', dflt: d.maxBytes, range: [1, big] }),
+    budgetBytes: r.int({ env: 'CATCHUP_MEMORY_BUDGET_BYTES', dflt: d.budgetBytes, range: [1, big] }),
+    triggerGenerations: r.int({ env: 'CATCHUP_TRIGGER_GENERATIONS', dflt: d.triggerGenerations, range: [0, 1_000_000] }),
+    intervalMs: r.int({ env: 'CATCHUP_INTERVAL_MS', dflt: d.intervalMs, range: [10, 3_600_000] }),
+  };
 }

@@ -30,19 +30,22 @@ import { PrefixStore } from '../store/prefix-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { z } from 'zod';
 import { LiveGraphStore } from './live-graph-store.js';
+import { GRAPH_NAME_RE } from './inputs.js';
 import type { BranchgraphService } from './service.js';
 
-export const GRAPH_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export { GRAPH_NAME_RE } from './inputs.js';
 const REGISTRY = 'hosted-graphs/';
 const namePrefix = (name: string): string => `graphs/${name}/`;
 /** Where one incarnation's keys live; an entry from before incarnations keeps its keys right under the name. */
-const dataPrefix = (name: string, incarnation: string | undefined): string => (incarnation === undefined ? namePrefix(name) : `${namePrefix(name)}i-${incarnation}/`);
+const dataPrefix = (name: string, incarnation: string | undefined): string =>
+  incarnation === undefined ? namePrefix(name) : `${namePrefix(name)}i-${incarnation}/`;
 const entryKey = (name: string): string => `${REGISTRY}${name}.json`;
 const EntryZ = z.object({ name: z.string(), created: z.string(), incarnation: z.string().optional() });
 type Entry = z.infer<typeof EntryZ>;
 const DELETE_BATCH = 1000;
 
-const gone = (name: string): BranchgraphError => new BranchgraphError('not_found', `graph ${name} does not exist`, { details: { graph: name } });
+const gone = (name: string): BranchgraphError =>
+  new BranchgraphError('not_found', `graph ${name} does not exist`, { details: { graph: name } });
 
 /** A named graph: its name and when it was created. */
 export interface HostedGraph {
@@ -52,9 +55,13 @@ export interface HostedGraph {
 
 export function validateGraphName(name: string): void {
   if (!GRAPH_NAME_RE.test(name)) {
-    throw new BranchgraphError('invalid_input', `graph name ${JSON.stringify(name.slice(0, 80))} must be 1-63 of a-z 0-9 _ - and start with a letter or digit`, {
-      issues: [{ path: 'name', message: 'invalid graph name' }],
-    });
+    throw new BranchgraphError(
+      'invalid_input',
+      `graph name ${JSON.stringify(name.slice(0, 80))} must be 1-63 of a-z 0-9 _ - and start with a letter or digit`,
+      {
+        issues: [{ path: 'name', message: 'invalid graph name' }],
+      },
+    );
   }
 }
 
@@ -63,13 +70,21 @@ export class GraphHost {
   /** Open services by graph name, each with the incarnation it serves. */
   private readonly services = new Map<string, { incarnation: string | undefined; service: Promise<BranchgraphService> }>();
 
-  constructor(
-    /** The default graph, at the store's root. */
-    readonly root: BranchgraphService,
-    private readonly store: ObjectStore,
-    private readonly open: (store: ObjectStore) => Promise<BranchgraphService>,
-    private readonly clock: () => number = Date.now,
-  ) {}
+  /** The default graph, at the store's root. */
+  readonly root: BranchgraphService;
+  readonly store: ObjectStore;
+  private readonly open: (store: ObjectStore) => Promise<BranchgraphService>;
+  private readonly clock: () => number;
+
+  constructor(h: {
+    root: BranchgraphService;
+    store: ObjectStore;
+    open: (store: ObjectStore) => Promise<BranchgraphService>;
+    clock?: () => number;
+  }) {
+    ({ root: this.root, store: this.store, open: this.open } = h);
+    this.clock = h.clock ?? Date.now;
+  }
 
   async list(signal?: AbortSignal): Promise<HostedGraph[]> {
     const out: HostedGraph[] = [];
@@ -86,7 +101,8 @@ export class GraphHost {
     try {
       await this.store.putIfAbsent(entryKey(name), encodeJson(entry), { signal });
     } catch (e) {
-      if (isBranchgraphError(e, 'object_exists')) throw new BranchgraphError('graph_exists', `graph ${name} already exists`, { details: { graph: name } });
+      if (isBranchgraphError(e, 'object_exists'))
+        throw new BranchgraphError('graph_exists', `graph ${name} already exists`, { details: { graph: name } });
       throw e;
     }
     // What older incarnations left; the new one's prefix is spared, since another process may already be opening it.
@@ -121,7 +137,9 @@ export class GraphHost {
     if (open !== undefined && open.incarnation === entry.incarnation) return open.service;
     if (open !== undefined) this.evict(name);
     const { incarnation } = entry;
-    const store = new LiveGraphStore(new PrefixStore(this.store, dataPrefix(name, incarnation)), (sig) => this.assertLive(name, incarnation, sig));
+    const store = new LiveGraphStore(new PrefixStore(this.store, dataPrefix(name, incarnation)), (sig) =>
+      this.assertLive(name, incarnation, sig),
+    );
     const opening = this.open(store).then((service) => {
       // A hosted graph runs its background work (the catch-up trigger) as the default graph does.
       service.start();
@@ -148,7 +166,11 @@ export class GraphHost {
     this.evict(name, incarnation);
     // What the dead incarnation wrote after its deletion was cleared is nobody's: remove it, best effort.
     if (incarnation !== undefined) void this.clear(dataPrefix(name, incarnation), undefined).catch(() => undefined);
-    throw new BranchgraphError('not_found', `graph ${name} was deleted${entry !== undefined ? ' and created again' : ''}; nothing was acknowledged`, { details: { graph: name } });
+    throw new BranchgraphError(
+      'not_found',
+      `graph ${name} was deleted${entry !== undefined ? ' and created again' : ''}; nothing was acknowledged`,
+      { details: { graph: name } },
+    );
   }
 
   /** Forget (and close, in the background) the open service of `name`, if it serves `incarnation` (any, when not given). */

@@ -4,12 +4,10 @@
  * `invalid_input` error, with field paths, whichever way it came in.
  */
 import { z } from 'zod';
-import { GRAPH_NAME_RE } from './graph-host.js';
 import { BranchgraphError } from '../model/errors.js';
 import { findInputProblem } from '../model/text.js';
-import type { Ref } from '../graph/graph.js';
+import type { Ref } from '../graph/snapshot.js';
 import { MAX_PAGE } from '../graph/reads.js';
-import { MAX_DIFF_PAGE } from '../graph/diff-page.js';
 import { MAX_BATCH_OPS } from '../graph/write-batch.js';
 import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
 import { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
@@ -32,20 +30,56 @@ export const LIMITS = {
   maxGraphqlAliases: 50,
 };
 
-const branchName = z.string().min(1).max(200);
-const commitId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character commit id');
-const text = (max: number) => z.string().max(max);
+export const branchName = z.string().min(1).max(200);
+export const commitId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character commit id');
+export const text = (max: number) => z.string().max(max);
+/** A table name as every route takes it. */
+export const tableName = z.string().min(1).max(200);
+/** An entity key: a node's key, or an edge's as JSON. */
+export const entityKey = z.string().min(1).max(4096);
 
 export const RefInputZ = z
   .object({ branch: branchName.optional(), commit: commitId.optional(), tag: branchName.optional() })
   .strict()
   .refine((r) => [r.branch, r.commit, r.tag].filter((x) => x !== undefined).length === 1, 'give exactly one of branch, commit or tag');
 
-export const CreateBranchZ = z.object({ name: branchName, from: RefInputZ.optional() }).strict();
+/**
+ * A ref as any transport spells it: text (`main`, `commit:<id>`, `tag:<name>`, as REST query
+ * parameters, GraphQL arguments and the CLI give it) or an object (`{ "branch": "main" }`, as REST
+ * bodies give it). Either way the operation receives the object.
+ */
+export const RefZ = z.union([
+  z
+    .string()
+    .max(4200)
+    .transform((s, ctx): Ref => {
+      const r = refOfText(s);
+      if (typeof r === 'string') {
+        ctx.addIssue({ code: 'custom', message: r });
+        return z.NEVER;
+      }
+      return r;
+    }),
+  RefInputZ.transform((r) => r as Ref),
+]);
 
-export const CreateTagZ = z.object({ name: branchName, from: RefInputZ.optional(), message: text(2000).optional() }).strict();
+/** `s` as a ref, or what is wrong with it. */
+function refOfText(s: string): Ref | string {
+  const [kind, rest] = s.startsWith('commit:') ? ['commit', s.slice(7)] : s.startsWith('tag:') ? ['tag', s.slice(4)] : ['branch', s];
+  const r = (kind === 'commit' ? commitId : branchName).safeParse(rest);
+  if (!r.success) return r.error.issues[0]?.message ?? 'not a ref';
+  return kind === 'commit' ? { commit: rest } : kind === 'tag' ? { tag: rest } : { branch: rest };
+}
 
-export const CreateGraphZ = z.object({ name: z.string().regex(GRAPH_NAME_RE, 'graph names are 1-63 of a-z 0-9 _ - and start with a letter or digit') }).strict();
+/** A ref that defaults to main's head when absent. */
+export const refOrMain = RefZ.optional().transform((r): Ref => r ?? { branch: 'main' });
+
+/** A hosted graph's name: it is a key prefix and a URL segment. */
+export const GRAPH_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export const CreateGraphZ = z
+  .object({ name: z.string().regex(GRAPH_NAME_RE, 'graph names are 1-63 of a-z 0-9 _ - and start with a letter or digit') })
+  .strict();
 
 /** Most conflict choices one merge request may carry (a strategy covers any number). */
 export const MAX_RESOLUTIONS = 10_000;
@@ -69,18 +103,8 @@ export const MergeResolutionsZ = z
   })
   .strict();
 
-export const DiffInputZ = z
-  .object({
-    mode: z.enum(['two-dot', 'three-dot']).optional(),
-    limit: z.number().int().min(1).max(MAX_DIFF_PAGE).optional(),
-    cursor: z.string().max(12_000).optional(),
-  })
-  .strict();
-/** Which diff (two-dot: from → to; three-dot: on `to` since the merge base) and which page of it. */
-export type DiffInput = z.infer<typeof DiffInputZ>;
-
 /** What merges, cherry-picks and reverts all take: a dry run, the expected target head, the commit's text, conflict paging and resolutions. */
-const mergeCommon = {
+export const MERGE_COMMON = {
   dryRun: z.boolean().optional(),
   expectedTargetHead: commitId.optional(),
   author: text(200).optional(),
@@ -91,27 +115,6 @@ const mergeCommon = {
   resolutions: MergeResolutionsZ.optional(),
 };
 
-export const MergeInputZ = z
-  .object({
-    ...mergeCommon,
-    into: branchName.optional(),
-    expectedSourceHead: commitId.optional(),
-    deleteBranch: z.boolean().optional(),
-    width: z.union([z.literal(1), z.literal(2), z.literal(4)]).optional(),
-    /** REST sends it as the Idempotency-Key header. */
-    idempotencyKey: z
-      .string()
-      .regex(/^[\x21-\x7e]{1,200}$/, '1-200 printable ASCII characters, no spaces')
-      .optional(),
-  })
-  .strict();
-/** Cherry-pick or revert one commit onto a branch: the commit, and what a merge takes besides (no source branch, no width). */
-export const ApplyCommitZ = z.object({ ...mergeCommon, commit: commitId }).strict();
-export type ApplyCommitInput = z.infer<typeof ApplyCommitZ>;
-
-/** A merge request as transports accept it: target, dry run, expected heads, width, conflict paging, message and author. */
-export type MergeInput = z.infer<typeof MergeInputZ>;
-
 export const WriteOpZ = z
   .object({
     op: z.enum(['insert', 'update', 'upsert', 'delete']),
@@ -120,82 +123,8 @@ export const WriteOpZ = z
   })
   .strict();
 
-export const WriteInputZ = z
-  .object({
-    ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps),
-    message: text(2000).optional(),
-    author: text(200).optional(),
-    expectedHead: commitId.optional(),
-  })
-  .strict();
-/** A write batch: up to 100,000 operations applied as one commit, or none. */
-export type WriteInput = z.infer<typeof WriteInputZ>;
-
-export const SchemaApplyZ = z
-  .object({
-    schema: text(1 << 20),
-    migration: z
-      .object({ drop: z.array(z.string().max(400)).max(1000).optional(), defaults: z.record(z.string(), z.unknown()).optional() })
-      .strict()
-      .optional(),
-    message: text(2000).optional(),
-    author: text(200).optional(),
-  })
-  .strict();
-/** Schema text to apply, with an optional migration (defaults for new required properties, dropped properties) and message. */
-export type SchemaApplyInput = z.infer<typeof SchemaApplyZ>;
-
 /** One write operation as every transport takes it. */
 export type WriteOpInput = z.infer<typeof WriteOpZ>;
-
-export const IngestInputZ = z.object({ ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps) }).strict();
-
-export const CatchUpInputZ = z
-  .object({
-    maxGenerations: z.number().int().min(0).max(1_000_000).optional(),
-    maxBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
-    pipeline: z.boolean().optional(),
-  })
-  .strict();
-/** A catch-up request: the batch cap and whether to pipeline. */
-export type CatchUpInput = z.infer<typeof CatchUpInputZ>;
-
-export const CompactInputZ = z
-  .object({
-    tables: z.array(z.string().min(1).max(200)).max(10_000).optional(),
-    mode: z.enum(['tiered', 'full']).optional(),
-  })
-  .strict();
-/** A compaction request: which tables (default all) and `tiered` (what is due, the default) or `full` (one run per table). */
-export type CompactInput = z.infer<typeof CompactInputZ>;
-
-export const GcInputZ = z
-  .object({
-    graceSeconds: z
-      .number()
-      .int()
-      .min(0)
-      .max(10 * 365 * 24 * 3600)
-      .optional(),
-    dryRun: z.boolean().optional(),
-  })
-  .strict();
-
-/** A page of branches: at most `limit` (default 100), after a `nextCursor`. */
-export const BranchPageInputZ = z
-  .object({
-    limit: z.number().int().min(1).max(LIMITS.maxPage).optional(),
-    cursor: z.string().max(4096).optional(),
-  })
-  .strict();
-
-export const ScanInputZ = z
-  .object({
-    where: z.record(z.string(), z.unknown()).optional(),
-    limit: z.number().int().min(1).max(LIMITS.maxPage).optional(),
-    cursor: z.string().max(4096).optional(),
-  })
-  .strict();
 
 export const DirectionZ = z.enum(['out', 'in', 'both']);
 

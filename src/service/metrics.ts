@@ -12,12 +12,11 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MergeMetrics } from '../merge/merge.js';
-import type { CatchUpObserver, LastCatchUp } from '../wal/catch-up-manager.js';
-import type { CatchUpReport } from '../wal/catch-up.js';
+import type { CatchUpObserver, FinishedCatchUp } from '../wal/catch-up-manager.js';
 import { PreparationGauges } from '../merge/preparation-scheduler.js';
 import type { StoreOp } from '../store/object-store.js';
 import { packageVersion } from './package-root.js';
-import type { Operations } from './operations.js';
+import type { LongOperations } from './long-operations.js';
 
 /** Seconds, from a millisecond store call to a multi-minute merge. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -32,7 +31,12 @@ export function processMetrics(): { registry: Registry; storeCall: Histogram<'op
   // prom-client names its handle and request counts `_total`, which the exposition format reserves
   // for counters (promtool refuses them); `branchgraph_nodejs_active_resources` (by type) counts the same things.
   for (const what of ['handles', 'requests', 'resources']) registry.removeSingleMetric(`branchgraph_nodejs_active_${what}_total`);
-  const build = new Gauge({ name: 'branchgraph_build_info', help: 'Always 1; the labels say what is running.', labelNames: ['version', 'node'], registers: [registry] });
+  const build = new Gauge({
+    name: 'branchgraph_build_info',
+    help: 'Always 1; the labels say what is running.',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  });
   build.set({ version: packageVersion(), node: process.version }, 1);
   const storeCall = new Histogram({
     name: 'branchgraph_store_call_duration_seconds',
@@ -69,19 +73,62 @@ export class ServiceMetrics implements CatchUpObserver {
   private readonly graphqlErrors: Counter<'code'>;
   private maxWidthLast = 0;
 
-  constructor(operations?: Operations) {
+  constructor(operations?: LongOperations) {
     const registers = [this.registry];
-    const histogram = <L extends string>(name: string, help: string, labelNames: L[]): Histogram<L> => new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
-    this.requests = new Counter({ name: 'branchgraph_http_requests_total', help: 'HTTP requests by method, route and status.', labelNames: ['method', 'route', 'status'], registers });
-    this.requestSeconds = histogram('branchgraph_http_request_duration_seconds', 'HTTP request latency by method and route, until the response is ready.', ['method', 'route']);
+    const histogram = <L extends string>(name: string, help: string, labelNames: L[]): Histogram<L> =>
+      new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers });
+    this.requests = new Counter({
+      name: 'branchgraph_http_requests_total',
+      help: 'HTTP requests by method, route and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.requestSeconds = histogram(
+      'branchgraph_http_request_duration_seconds',
+      'HTTP request latency by method and route, until the response is ready.',
+      ['method', 'route'],
+    );
     this.merges = new Counter({ name: 'branchgraph_merges_total', help: 'Merges by outcome.', labelNames: ['outcome'], registers });
     this.mergeSeconds = histogram('branchgraph_merge_duration_seconds', 'Merge duration by outcome.', ['outcome']);
-    this.phaseSeconds = new Counter({ name: 'branchgraph_merge_phase_seconds_total', help: 'Time spent per merge phase.', labelNames: ['phase'], registers });
-    this.mergeStoreCalls = new Counter({ name: 'branchgraph_merge_store_calls_total', help: 'Object store calls made by merges, by operation.', labelNames: ['op'], registers });
-    this.catchUpSeconds = histogram('branchgraph_catchup_duration_seconds', 'Catch-up run duration by outcome and trigger (request or background).', ['outcome', 'trigger']);
-    this.walGenerations = new Counter({ name: 'branchgraph_wal_generations_sealed_total', help: 'WAL generations sealed by ingest requests in this process.', registers });
-    this.catchUpGenerations = new Counter({ name: 'branchgraph_catchup_generations_folded_total', help: 'WAL generations folded by catch-up runs in this process.', registers });
-    this.graphqlErrors = new Counter({ name: 'branchgraph_graphql_errors_total', help: 'GraphQL errors by stable code (GraphQL answers them with HTTP 200).', labelNames: ['code'], registers });
+    this.phaseSeconds = new Counter({
+      name: 'branchgraph_merge_phase_seconds_total',
+      help: 'Time spent per merge phase.',
+      labelNames: ['phase'],
+      registers,
+    });
+    this.mergeStoreCalls = new Counter({
+      name: 'branchgraph_merge_store_calls_total',
+      help: 'Object store calls made by merges, by operation.',
+      labelNames: ['op'],
+      registers,
+    });
+    this.catchUpSeconds = histogram(
+      'branchgraph_catchup_duration_seconds',
+      'Catch-up run duration by outcome and trigger (request or background).',
+      ['outcome', 'trigger'],
+    );
+    this.walGenerations = new Counter({
+      name: 'branchgraph_wal_generations_sealed_total',
+      help: 'WAL generations sealed by ingest requests in this process.',
+      registers,
+    });
+    this.catchUpGenerations = new Counter({
+      name: 'branchgraph_catchup_generations_folded_total',
+      help: 'WAL generations folded by catch-up runs in this process.',
+      registers,
+    });
+    this.graphqlErrors = new Counter({
+      name: 'branchgraph_graphql_errors_total',
+      help: 'GraphQL errors by stable code (GraphQL answers them with HTTP 200).',
+      labelNames: ['code'],
+      registers,
+    });
+    this.scrapeGauges(operations);
+  }
+
+  /** Gauges read at scrape time from the engine's own state, so they cannot drift from it. */
+  private scrapeGauges(operations: LongOperations | undefined): void {
+    const registers = [this.registry];
     const gauge = (name: string, help: string, read: () => number): void => {
       new Gauge({
         name,
@@ -95,7 +142,11 @@ export class ServiceMetrics implements CatchUpObserver {
     gauge('branchgraph_merges_in_flight', 'Merges running now.', () => this.mergesInFlight);
     gauge('branchgraph_preparations_in_flight', 'Table preparations running now.', () => this.gauges.inFlight);
     gauge('branchgraph_preparation_reserved_bytes', 'Bytes reserved from the preparation budget.', () => this.gauges.reservedBytes);
-    gauge('branchgraph_preparation_pending_scratch', 'Scratch runs written but not yet published or deleted.', () => this.gauges.pendingScratch);
+    gauge(
+      'branchgraph_preparation_pending_scratch',
+      'Scratch runs written but not yet published or deleted.',
+      () => this.gauges.pendingScratch,
+    );
     gauge('branchgraph_merge_max_width_last', 'Highest preparation width observed in the last merge.', () => this.maxWidthLast);
     const gauges = this.gauges;
     new Counter({
@@ -107,7 +158,7 @@ export class ServiceMetrics implements CatchUpObserver {
         this.inc(gauges.fallbacksTotal);
       },
     });
-    type Totals = ReturnType<Operations['totals']>;
+    type Totals = ReturnType<LongOperations['totals']>;
     const perKind = (name: string, help: string, pick: (t: Totals) => number): void => {
       new Gauge({
         name,
@@ -144,9 +195,10 @@ export class ServiceMetrics implements CatchUpObserver {
     for (const [op, c] of Object.entries(m.storeCalls)) if (op !== 'total' && c.calls > 0) this.mergeStoreCalls.inc({ op }, c.calls);
   }
 
-  recordRequest(method: string, route: string, status: number, seconds: number): void {
-    this.requests.inc({ method, route, status: String(status) });
-    this.requestSeconds.observe({ method, route }, seconds);
+  recordRequest(r: { method: string; route: string; status: number; seconds: number }): void {
+    const { method, route } = r;
+    this.requests.inc({ method, route, status: String(r.status) });
+    this.requestSeconds.observe({ method, route }, r.seconds);
   }
 
   recordIngest(branch: string, generations: number): void {
@@ -154,7 +206,8 @@ export class ServiceMetrics implements CatchUpObserver {
     this.walPending.set(branch, (this.walPending.get(branch) ?? 0) + generations);
   }
 
-  catchUpFinished(branch: string, trigger: LastCatchUp['trigger'], outcome: LastCatchUp['outcome'], seconds: number, report: CatchUpReport | undefined): void {
+  catchUpFinished(run: FinishedCatchUp): void {
+    const { branch, trigger, outcome, seconds, report } = run;
     this.catchUpSeconds.observe({ outcome, trigger }, seconds);
     if (report === undefined) return;
     this.catchUpGenerations.inc(report.generations);

@@ -29,7 +29,10 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
 }
 
 /** A service over a store the caller already holds (embedded use, test harnesses, hosted graphs). */
-export async function serviceOnStore(store: ObjectStore, opts: { actor: string; shard: string } & Omit<ServiceOptions, 'wal'>): Promise<BranchgraphService> {
+export async function serviceOnStore(
+  store: ObjectStore,
+  opts: { actor: string; shard: string } & Omit<ServiceOptions, 'wal'>,
+): Promise<BranchgraphService> {
   const { actor, shard, ...rest } = opts;
   return new BranchgraphService(await Graph.open(store, { actor }), { ...rest, wal: { shard } });
 }
@@ -42,7 +45,8 @@ async function configuredStore(config: Config): Promise<ObjectStore> {
 
 function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) => Promise<BranchgraphService> {
   const opts = serviceOptions(config, log);
-  return async (store) => new BranchgraphService(await Graph.open(store, { actor: config.actor, partBytes: config.manifestPartBytes }), opts);
+  return async (store) =>
+    new BranchgraphService(await Graph.open(store, { actor: config.actor, partBytes: config.manifestPartBytes }), opts);
 }
 
 /** A service over the configured store (with injected latency when configured), opening the graph and creating `main` in an empty store. */
@@ -54,5 +58,5 @@ export async function openService(config: Config, log?: Logger): Promise<Branchg
 export async function openGraphHost(config: Config, log?: Logger): Promise<GraphHost> {
   const store = await configuredStore(config);
   const open = onStore(config, log);
-  return new GraphHost(await open(store), store, open);
+  return new GraphHost({ root: await open(store), store, open });
 }

@@ -24,7 +24,8 @@ export function packageRoot(): string {
  */
 export function cliCommand(): { command: string; args: string[] } {
   const root = packageRoot();
-  if (fileURLToPath(import.meta.url).endsWith('.js')) return { command: process.execPath, args: [path.join(root, 'dist', 'src', 'cli', 'main.js')] };
+  if (fileURLToPath(import.meta.url).endsWith('.js'))
+    return { command: process.execPath, args: [path.join(root, 'dist', 'src', 'cli', 'main.js')] };
   return { command: path.join(root, 'node_modules', '.bin', 'tsx'), args: [path.join(root, 'src', 'cli', 'main.ts')] };
 }
 

@@ -29,7 +29,10 @@ describe('FsStore across processes', () => {
     const startAt = Date.now() + 1500;
     const worker = path.resolve('test/support/fs-race-worker.ts');
     const tsx = path.resolve('node_modules/.bin/tsx');
-    const [a, b] = await Promise.all([run(tsx, [worker, root, String(rounds), String(startAt)]), run(tsx, [worker, root, String(rounds), String(startAt)])]);
+    const [a, b] = await Promise.all([
+      run(tsx, [worker, root, String(rounds), String(startAt)]),
+      run(tsx, [worker, root, String(rounds), String(startAt)]),
+    ]);
     const won = [...(JSON.parse(a.stdout) as string[]), ...(JSON.parse(b.stdout) as string[])].sort();
     const expected = Array.from({ length: rounds }, (_, i) => `race/${i}`).sort();
     expect(won).toEqual(expected);
@@ -67,7 +70,11 @@ describe('FsStore on a full disk and after a crash', () => {
       return handle;
     });
     try {
-      await expect(s.putIfAbsent('big', new Uint8Array(1 << 20))).rejects.toMatchObject({ code: 'store_unavailable', retryable: true, message: expect.stringContaining('no space left') });
+      await expect(s.putIfAbsent('big', new Uint8Array(1 << 20))).rejects.toMatchObject({
+        code: 'store_unavailable',
+        retryable: true,
+        message: expect.stringContaining('no space left'),
+      });
       expect(await readdir(path.join(dir, '.tmp'))).toEqual([]);
     } finally {
       spy.mockRestore();

@@ -17,7 +17,15 @@ import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
-import { compareKeys, resolveRange, type CallOptions, type GetOptions, type ListOptions, type ObjectInfo, type ObjectStore } from './object-store.js';
+import {
+  compareKeys,
+  resolveRange,
+  type CallOptions,
+  type GetOptions,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+} from './object-store.js';
 
 const TMP_DIR = '.tmp';
 const FILE_SUFFIX = '~';
@@ -59,7 +67,10 @@ function storeError(op: string, key: string, e: unknown): BranchgraphError {
   if (code === 'ABORT_ERR') return new BranchgraphError('aborted', 'the operation was aborted', { cause: e });
   // A full disk is the operator's to fix, and writes work again once space is freed: retryable, and said plainly.
   if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new BranchgraphError('store_unavailable', `fs ${op} ${key}: no space left on the device (free space, then retry)`, { cause: e, details: { key, errno: code } });
+    return new BranchgraphError('store_unavailable', `fs ${op} ${key}: no space left on the device (free space, then retry)`, {
+      cause: e,
+      details: { key, errno: code },
+    });
   }
   const transient = code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN' || code === 'EBUSY';
   return new BranchgraphError(transient ? 'store_unavailable' : 'store_error', `fs ${op} ${key}: ${(e as Error).message}`, {
@@ -168,23 +179,42 @@ export class FsStore implements ObjectStore {
 
   async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
     // link(2) refuses an existing name atomically; the temp file is removed afterwards.
-    await this.place('putIfAbsent', key, body, opts.signal, async (tmp, file) => {
-      throwIfAborted(opts.signal);
-      await fsp.link(tmp, file);
-      await syncDir(path.dirname(file));
-      return false;
+    await this.place({
+      op: 'putIfAbsent',
+      key,
+      body,
+      signal: opts.signal,
+      install: async (tmp, file) => {
+        throwIfAborted(opts.signal);
+        await fsp.link(tmp, file);
+        await syncDir(path.dirname(file));
+        return false;
+      },
     });
   }
 
   async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
-    await this.place('putOverwrite', key, body, opts.signal, async (tmp, file) => {
-      await fsp.rename(tmp, file);
-      return true;
+    await this.place({
+      op: 'putOverwrite',
+      key,
+      body,
+      signal: opts.signal,
+      install: async (tmp, file) => {
+        await fsp.rename(tmp, file);
+        return true;
+      },
     });
   }
 
   /** Write `body` to a synced temp file, then `install` it at the key's path (true when it consumed the temp file). */
-  private async place(op: string, key: string, body: Uint8Array, signal: AbortSignal | undefined, install: (tmp: string, file: string) => Promise<boolean>): Promise<void> {
+  private async place(a: {
+    op: string;
+    key: string;
+    body: Uint8Array;
+    signal?: AbortSignal | undefined;
+    install: (tmp: string, file: string) => Promise<boolean>;
+  }): Promise<void> {
+    const { op, key, body, signal, install } = a;
     throwIfAborted(signal);
     const file = this.filePath(key);
     let tmp: string | undefined;
@@ -210,14 +240,22 @@ export class FsStore implements ObjectStore {
     const keyBase = segs.length === 0 ? '' : `${segs.join('/')}/`;
     const dir = path.join(this.root, ...segs.map(encodeSegment));
     try {
-      yield* this.walk(dir, keyBase, segs.length === 0, prefix, opts.startAfter, opts.signal);
+      yield* this.walk({ dir, keyBase, atRoot: segs.length === 0, prefix, startAfter: opts.startAfter, signal: opts.signal });
     } catch (e) {
       if (e instanceof BranchgraphError) throw e;
       throw storeError('list', prefix, e);
     }
   }
 
-  private async *walk(dir: string, keyBase: string, atRoot: boolean, prefix: string, startAfter: string | undefined, signal: AbortSignal | undefined): AsyncGenerator<ObjectInfo> {
+  private async *walk(a: {
+    dir: string;
+    keyBase: string;
+    atRoot: boolean;
+    prefix: string;
+    startAfter?: string | undefined;
+    signal?: AbortSignal | undefined;
+  }): AsyncGenerator<ObjectInfo> {
+    const { dir, keyBase, atRoot, prefix, startAfter, signal } = a;
     throwIfAborted(signal);
     let entries;
     try {
@@ -232,7 +270,8 @@ export class FsStore implements ObjectStore {
     for (const entry of entries) {
       if (atRoot && entry.name === TMP_DIR) continue;
       if (entry.isDirectory()) items.push({ at: `${keyBase + decodeSegment(entry.name)}/`, dir: true, name: entry.name });
-      else if (entry.isFile() && entry.name.endsWith(FILE_SUFFIX)) items.push({ at: keyBase + decodeSegment(entry.name.slice(0, -FILE_SUFFIX.length)), dir: false, name: entry.name });
+      else if (entry.isFile() && entry.name.endsWith(FILE_SUFFIX))
+        items.push({ at: keyBase + decodeSegment(entry.name.slice(0, -FILE_SUFFIX.length)), dir: false, name: entry.name });
     }
     items.sort((x, y) => compareKeys(x.at, y.at));
     for (const item of items) {
@@ -240,7 +279,7 @@ export class FsStore implements ObjectStore {
         // Descend only where keys under it can still match the prefix and come after startAfter.
         if (!(item.at.startsWith(prefix) || prefix.startsWith(item.at))) continue;
         if (startAfter !== undefined && !startAfter.startsWith(item.at) && compareKeys(item.at, startAfter) < 0) continue;
-        yield* this.walk(path.join(dir, item.name), item.at, false, prefix, startAfter, signal);
+        yield* this.walk({ dir: path.join(dir, item.name), keyBase: item.at, atRoot: false, prefix, startAfter, signal });
       } else {
         if (!item.at.startsWith(prefix)) continue;
         if (startAfter !== undefined && compareKeys(item.at, startAfter) <= 0) continue;

@@ -1,5 +1,13 @@
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
-import { compareKeys, resolveRange, type CallOptions, type GetOptions, type ListOptions, type ObjectInfo, type ObjectStore } from './object-store.js';
+import {
+  compareKeys,
+  resolveRange,
+  type CallOptions,
+  type GetOptions,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+} from './object-store.js';
 
 /**
  * An in-process store for tests and simulation. Objects are copied on the way
@@ -46,7 +54,9 @@ export class MemoryStore implements ObjectStore {
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
     throwIfAborted(opts.signal);
-    const keys = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && (opts.startAfter === undefined || compareKeys(k, opts.startAfter) > 0)).sort(compareKeys);
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(prefix) && (opts.startAfter === undefined || compareKeys(k, opts.startAfter) > 0))
+      .sort(compareKeys);
     for (const key of keys) {
       const body = this.objects.get(key);
       if (body !== undefined) yield { key, size: body.length, lastModified: this.modified.get(key) as number };

@@ -141,7 +141,9 @@ export function describeObjectStore(name: string, open: () => Promise<ObjectStor
       const rounds = opts.raceRounds ?? 20;
       for (let round = 0; round < rounds; round++) {
         const key = `race/${round}`;
-        const outcomes = await Promise.all(Array.from({ length: 16 }, (_, i) => codeOf(s.putIfAbsent(key, enc(`writer-${i}`))).then((code) => ({ i, code }))));
+        const outcomes = await Promise.all(
+          Array.from({ length: 16 }, (_, i) => codeOf(s.putIfAbsent(key, enc(`writer-${i}`))).then((code) => ({ i, code }))),
+        );
         const winners = outcomes.filter((o) => o.code === 'ok');
         expect(winners).toHaveLength(1);
         expect(outcomes.filter((o) => o.code === 'object_exists')).toHaveLength(15);

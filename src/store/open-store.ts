@@ -16,7 +16,8 @@ import type { S3StoreConfig } from './s3-store.js';
 export type StoreSpec = { kind: 'memory' } | { kind: 'fs'; root: string } | ({ kind: 's3' } & S3StoreConfig);
 
 export function parseStoreUrl(url: string, env: NodeJS.ProcessEnv = process.env): StoreSpec {
-  const bad = (why: string): BranchgraphError => new BranchgraphError('invalid_input', `store URL ${JSON.stringify(url)}: ${why}`, { issues: [{ path: 'store', message: why }] });
+  const bad = (why: string): BranchgraphError =>
+    new BranchgraphError('invalid_input', `store URL ${JSON.stringify(url)}: ${why}`, { issues: [{ path: 'store', message: why }] });
   if (url === 'memory://' || url === 'memory:') return { kind: 'memory' };
   if (url.startsWith('file://')) {
     const rest = url.slice('file://'.length);
@@ -31,7 +32,8 @@ export function parseStoreUrl(url: string, env: NodeJS.ProcessEnv = process.env)
       throw bad('not a valid URL');
     }
     const bucket = parsed.hostname;
-    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw bad('the bucket name must be 3-63 lowercase letters, digits, dots or hyphens');
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+      throw bad('the bucket name must be 3-63 lowercase letters, digits, dots or hyphens');
     const q = parsed.searchParams;
     const pathStyle = q.get('pathStyle') ?? q.get('forcePathStyle');
     const spec: StoreSpec = {

@@ -36,7 +36,8 @@ export class PrefixStore implements ObjectStore {
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
     const startAfter = opts.startAfter === undefined ? undefined : this.prefix + opts.startAfter;
-    for await (const o of this.inner.list(this.prefix + prefix, { ...opts, startAfter })) yield { ...o, key: o.key.slice(this.prefix.length) };
+    for await (const o of this.inner.list(this.prefix + prefix, { ...opts, startAfter }))
+      yield { ...o, key: o.key.slice(this.prefix.length) };
   }
 
   deleteMany(keys: readonly string[], opts?: CallOptions): Promise<void> {

@@ -12,7 +12,16 @@
  * Conditional writes use `If-None-Match: *` only; `If-Match` and multipart
  * conditions are not portable across S3-compatible servers.
  */
-import { CreateBucketCommand, DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { abortableSleep } from './abortable-sleep.js';
 import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore } from './object-store.js';
@@ -70,7 +79,10 @@ export class S3Store implements ObjectStore {
     this.prefix = config.prefix === undefined || config.prefix === '' ? '' : config.prefix.replace(/\/*$/, '/');
     this.maxAttempts = config.maxAttempts ?? 6;
     this.backoffMs = config.backoffMs ?? 40;
-    const credentials = config.accessKeyId !== undefined && config.secretAccessKey !== undefined ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined;
+    const credentials =
+      config.accessKeyId !== undefined && config.secretAccessKey !== undefined
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined;
     this.client = new S3Client({
       ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
       region: config.region ?? 'us-east-1',
@@ -127,26 +139,32 @@ export class S3Store implements ObjectStore {
     return this.prefix + key;
   }
 
-  private fail(op: string, key: string, e: unknown, signal: AbortSignal | undefined): BranchgraphError {
+  private fail(a: { op: string; key: string; e: unknown; signal?: AbortSignal | undefined }): BranchgraphError {
+    const { op, key, e, signal } = a;
     if (e instanceof BranchgraphError) return e;
     if (isAbort(e, signal)) return new BranchgraphError('aborted', 'the operation was aborted', { cause: e });
     const status = statusOf(e);
     const name = (e as SdkErrorShape | undefined)?.name ?? 'Error';
-    return new BranchgraphError(isTransient(e) ? 'store_unavailable' : 'store_error', `s3 ${op} ${key}: ${name} (HTTP ${status ?? 'none'})`, {
-      cause: e,
-      details: { key, status, name },
-    });
+    return new BranchgraphError(
+      isTransient(e) ? 'store_unavailable' : 'store_error',
+      `s3 ${op} ${key}: ${name} (HTTP ${status ?? 'none'})`,
+      {
+        cause: e,
+        details: { key, status, name },
+      },
+    );
   }
 
   /** Run an idempotent call with bounded, jittered retries on transient failures. */
-  private async retrying<T>(op: string, key: string, signal: AbortSignal | undefined, call: () => Promise<T>): Promise<T> {
+  private async retrying<T>(a: { op: string; key: string; signal?: AbortSignal | undefined; call: () => Promise<T> }): Promise<T> {
+    const { op, key, signal, call } = a;
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(signal);
       try {
         return await call();
       } catch (e) {
         if (e instanceof BranchgraphError) throw e;
-        if (isAbort(e, signal) || !isTransient(e) || attempt >= this.maxAttempts) throw this.fail(op, key, e, signal);
+        if (isAbort(e, signal) || !isTransient(e) || attempt >= this.maxAttempts) throw this.fail({ op, key, e, signal });
         await abortableSleep(Math.random() * this.backoffMs * 2 ** (attempt - 1), signal);
       }
     }
@@ -157,12 +175,13 @@ export class S3Store implements ObjectStore {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: signal });
     } catch (e) {
-      if (statusOf(e) !== 404) throw this.fail('headBucket', this.bucket, e, signal);
+      if (statusOf(e) !== 404) throw this.fail({ op: 'headBucket', key: this.bucket, e, signal });
       try {
         await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }), { abortSignal: signal });
       } catch (e2) {
         const name = (e2 as SdkErrorShape).name;
-        if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw this.fail('createBucket', this.bucket, e2, signal);
+        if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists')
+          throw this.fail({ op: 'createBucket', key: this.bucket, e: e2, signal });
       }
     }
   }
@@ -170,7 +189,8 @@ export class S3Store implements ObjectStore {
   async get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {
     const { range, signal } = opts;
     if (range !== undefined && 'length' in range && range.length === 0) {
-      if ((await this.head(key, { signal })) === undefined) throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+      if ((await this.head(key, { signal })) === undefined)
+        throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
       return new Uint8Array(0);
     }
     let header: string | undefined;
@@ -182,32 +202,49 @@ export class S3Store implements ObjectStore {
         header = range.length === undefined ? `bytes=${range.offset}-` : `bytes=${range.offset}-${range.offset + range.length - 1}`;
       }
     }
-    return this.retrying('get', key, signal, async () => {
-      try {
-        const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(header !== undefined ? { Range: header } : {}) }), { abortSignal: signal });
-        if (res.Body === undefined) return new Uint8Array(0);
-        return await res.Body.transformToByteArray();
-      } catch (e) {
-        const status = statusOf(e);
-        if (status === 404) throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
-        // A range that starts past the end is empty, as on every other adapter.
-        if (status === 416) return new Uint8Array(0);
-        throw e;
-      }
+    return this.retrying({
+      op: 'get',
+      key,
+      signal,
+      call: async () => {
+        try {
+          const res = await this.client.send(
+            new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(header !== undefined ? { Range: header } : {}) }),
+            { abortSignal: signal },
+          );
+          if (res.Body === undefined) return new Uint8Array(0);
+          return await res.Body.transformToByteArray();
+        } catch (e) {
+          const status = statusOf(e);
+          if (status === 404) throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+          // A range that starts past the end is empty, as on every other adapter.
+          if (status === 416) return new Uint8Array(0);
+          throw e;
+        }
+      },
     });
   }
 
   async head(key: string, opts: CallOptions = {}): Promise<ObjectInfo | undefined> {
-    return this.retrying('head', key, opts.signal, async () => {
-      try {
-        const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }), {
-          abortSignal: opts.signal,
-        });
-        return { key, size: res.ContentLength ?? 0, ...(res.LastModified !== undefined ? { lastModified: res.LastModified.getTime() } : {}) };
-      } catch (e) {
-        if (statusOf(e) === 404) return undefined;
-        throw e;
-      }
+    return this.retrying({
+      op: 'head',
+      key,
+      signal: opts.signal,
+      call: async () => {
+        try {
+          const res = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }), {
+            abortSignal: opts.signal,
+          });
+          return {
+            key,
+            size: res.ContentLength ?? 0,
+            ...(res.LastModified !== undefined ? { lastModified: res.LastModified.getTime() } : {}),
+          };
+        } catch (e) {
+          if (statusOf(e) === 404) return undefined;
+          throw e;
+        }
+      },
     });
   }
 
@@ -217,7 +254,10 @@ export class S3Store implements ObjectStore {
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(signal);
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, IfNoneMatch: '*', ContentLength: body.length }), { abortSignal: signal });
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, IfNoneMatch: '*', ContentLength: body.length }),
+          { abortSignal: signal },
+        );
         return;
       } catch (e) {
         const status = statusOf(e);
@@ -226,9 +266,9 @@ export class S3Store implements ObjectStore {
           if (outcomeUnknown && (await this.isOurs(key, body, signal))) return;
           throw new BranchgraphError('object_exists', `an object already exists at ${key}`, { details: { key } });
         }
-        if (isAbort(e, signal) || !isTransient(e)) throw this.fail('putIfAbsent', key, e, signal);
+        if (isAbort(e, signal) || !isTransient(e)) throw this.fail({ op: 'putIfAbsent', key, e, signal });
         outcomeUnknown = true;
-        if (attempt >= this.maxAttempts) throw this.fail('putIfAbsent', key, e, signal);
+        if (attempt >= this.maxAttempts) throw this.fail({ op: 'putIfAbsent', key, e, signal });
         await abortableSleep(Math.random() * this.backoffMs * 2 ** (attempt - 1), signal);
         // Re-read instead of retrying blindly: the failed attempt may have landed.
         const existing = await this.getOrUndefined(key, signal);
@@ -255,31 +295,43 @@ export class S3Store implements ObjectStore {
   }
 
   async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
-    await this.retrying('putOverwrite', key, opts.signal, () =>
-      this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentLength: body.length }), {
-        abortSignal: opts.signal,
-      }),
-    );
+    await this.retrying({
+      op: 'putOverwrite',
+      key,
+      signal: opts.signal,
+      call: () =>
+        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: body, ContentLength: body.length }), {
+          abortSignal: opts.signal,
+        }),
+    });
   }
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {
     let token: string | undefined;
     const startAfter = opts.startAfter === undefined ? undefined : this.fullKey(opts.startAfter);
     do {
-      const res = await this.retrying('list', prefix, opts.signal, () =>
-        this.client.send(
-          new ListObjectsV2Command({
-            Bucket: this.bucket,
-            Prefix: this.fullKey(prefix),
-            MaxKeys: Math.min(opts.pageSize ?? 1000, 1000),
-            ...(token !== undefined ? { ContinuationToken: token } : startAfter !== undefined ? { StartAfter: startAfter } : {}),
-          }),
-          { abortSignal: opts.signal },
-        ),
-      );
+      const res = await this.retrying({
+        op: 'list',
+        key: prefix,
+        signal: opts.signal,
+        call: () =>
+          this.client.send(
+            new ListObjectsV2Command({
+              Bucket: this.bucket,
+              Prefix: this.fullKey(prefix),
+              MaxKeys: Math.min(opts.pageSize ?? 1000, 1000),
+              ...(token !== undefined ? { ContinuationToken: token } : startAfter !== undefined ? { StartAfter: startAfter } : {}),
+            }),
+            { abortSignal: opts.signal },
+          ),
+      });
       for (const obj of res.Contents ?? []) {
         if (obj.Key === undefined) continue;
-        yield { key: obj.Key.slice(this.prefix.length), size: obj.Size ?? 0, ...(obj.LastModified !== undefined ? { lastModified: obj.LastModified.getTime() } : {}) };
+        yield {
+          key: obj.Key.slice(this.prefix.length),
+          size: obj.Size ?? 0,
+          ...(obj.LastModified !== undefined ? { lastModified: obj.LastModified.getTime() } : {}),
+        };
       }
       token = res.IsTruncated ? res.NextContinuationToken : undefined;
     } while (token !== undefined);
@@ -288,15 +340,19 @@ export class S3Store implements ObjectStore {
   async deleteMany(keys: readonly string[], opts: CallOptions = {}): Promise<void> {
     for (let i = 0; i < keys.length; i += 1000) {
       const chunk = keys.slice(i, i + 1000);
-      const res = await this.retrying('deleteMany', chunk[0] ?? '', opts.signal, () =>
-        this.client.send(
-          new DeleteObjectsCommand({
-            Bucket: this.bucket,
-            Delete: { Objects: chunk.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
-          }),
-          { abortSignal: opts.signal },
-        ),
-      );
+      const res = await this.retrying({
+        op: 'deleteMany',
+        key: chunk[0] ?? '',
+        signal: opts.signal,
+        call: () =>
+          this.client.send(
+            new DeleteObjectsCommand({
+              Bucket: this.bucket,
+              Delete: { Objects: chunk.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
+            }),
+            { abortSignal: opts.signal },
+          ),
+      });
       const failed = (res.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
       if (failed.length > 0) {
         throw new BranchgraphError('store_error', `s3 deleteMany: ${failed.length} keys failed (${failed[0]?.Code ?? 'unknown'})`, {

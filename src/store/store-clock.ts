@@ -19,7 +19,8 @@ export async function storeTime(store: ObjectStore, signal?: AbortSignal): Promi
   await store.putIfAbsent(key, new Uint8Array(0), { signal });
   try {
     const info = await store.head(key, { signal });
-    if (info?.lastModified === undefined) throw new BranchgraphError('store_error', `the ${store.kind} store does not report when objects were written; ages cannot be judged`);
+    if (info?.lastModified === undefined)
+      throw new BranchgraphError('store_error', `the ${store.kind} store does not report when objects were written; ages cannot be judged`);
     return info.lastModified;
   } finally {
     await store.deleteMany([key]).catch(() => undefined);

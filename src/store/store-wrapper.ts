@@ -38,11 +38,15 @@ export abstract class StoreWrapper implements ObjectStore {
   }
 
   putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
-    return this.around({ op: 'putIfAbsent', key, signal: opts.signal, bytesOut: body.length }, () => this.inner.putIfAbsent(key, body, opts));
+    return this.around({ op: 'putIfAbsent', key, signal: opts.signal, bytesOut: body.length }, () =>
+      this.inner.putIfAbsent(key, body, opts),
+    );
   }
 
   putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
-    return this.around({ op: 'putOverwrite', key, signal: opts.signal, bytesOut: body.length }, () => this.inner.putOverwrite(key, body, opts));
+    return this.around({ op: 'putOverwrite', key, signal: opts.signal, bytesOut: body.length }, () =>
+      this.inner.putOverwrite(key, body, opts),
+    );
   }
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ObjectInfo> {

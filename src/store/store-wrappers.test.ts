@@ -12,7 +12,10 @@ import { PrefixStore } from './prefix-store.js';
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 // Wrappers must be transparent: the same conformance suite holds through them.
-describeObjectStore('counting(latency(faults(memory)))', async () => new CountingStore(new LatencyStore(new FaultStore(new MemoryStore(), { seed: 7 }), 1)));
+describeObjectStore(
+  'counting(latency(faults(memory)))',
+  async () => new CountingStore(new LatencyStore(new FaultStore(new MemoryStore(), { seed: 7 }), 1)),
+);
 
 // A prefixed view sees only its own keys, even beside keys that share the prefix's characters.
 describeObjectStore('prefix(memory) beside other graphs', async () => {

@@ -40,7 +40,8 @@ export function decodeJson<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: stri
     const m = TRAILER.exec(text.slice(tailAt));
     if (m !== null) {
       text = m[1] === ',' ? `${text.slice(0, tailAt + m.index)}}` : '{}';
-      if (textChecksum(text) !== m[2]) throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
+      if (textChecksum(text) !== m[2])
+        throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
     }
     raw = JSON.parse(text);
   } catch (e) {

@@ -156,13 +156,21 @@ export function encodeRun(table: TableType, rows: readonly RunRow[]): Uint8Array
 
 /** A decoded run: keys and hashes eagerly, property values on demand. */
 export class RunData {
-  constructor(
-    readonly keys: string[],
-    readonly tombs: boolean[],
-    readonly hashes: string[],
-    private readonly columns: { prop: PropDef; vector: Vector | null }[],
-    readonly byteSize: number,
-  ) {}
+  readonly keys: string[];
+  readonly tombs: boolean[];
+  readonly hashes: string[];
+  private readonly columns: { prop: PropDef; vector: Vector | null }[];
+  readonly byteSize: number;
+
+  constructor(d: {
+    keys: string[];
+    tombs: boolean[];
+    hashes: string[];
+    columns: { prop: PropDef; vector: Vector | null }[];
+    byteSize: number;
+  }) {
+    ({ keys: this.keys, tombs: this.tombs, hashes: this.hashes, columns: this.columns, byteSize: this.byteSize } = d);
+  }
 
   get length(): number {
     return this.keys.length;
@@ -260,13 +268,7 @@ export class MemoryRunData extends RunData {
     private readonly rows: readonly RunRow[],
     byteSize: number,
   ) {
-    super(
-      rows.map((r) => r.key),
-      rows.map((r) => r.tomb),
-      rows.map((r) => r.hash),
-      [],
-      byteSize,
-    );
+    super({ keys: rows.map((r) => r.key), tombs: rows.map((r) => r.tomb), hashes: rows.map((r) => r.hash), columns: [], byteSize });
   }
 
   override rowAt(i: number): RunRow {
@@ -287,14 +289,21 @@ function rangeMatches(expected: Pick<RunRef, 'minKey' | 'maxKey' | 'keysCut'>, m
   return cut(min) === expected.minKey && cut(max) === expected.maxKey;
 }
 
-export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string, expected?: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'>): RunData {
+export function decodeRun(a: {
+  table: TableType;
+  bytes: Uint8Array;
+  objectKey: string;
+  expected?: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined;
+}): RunData {
+  const { table, bytes, objectKey, expected } = a;
   try {
     const t = tableFromIPC(bytes);
     const format = t.schema.metadata.get('branchgraph.format');
     if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
     // Check the shape against what the manifest recorded before touching any row:
     // a corrupted length must not turn into a billion-row loop.
-    if (expected !== undefined && t.numRows !== expected.rows) throw new Error(`holds ${t.numRows} rows, the manifest says ${expected.rows}`);
+    if (expected !== undefined && t.numRows !== expected.rows)
+      throw new Error(`holds ${t.numRows} rows, the manifest says ${expected.rows}`);
     if (t.numRows > bytes.length) throw new Error(`claims ${t.numRows} rows in ${bytes.length} bytes`);
     const keyCol = t.getChild('_key');
     const tombCol = t.getChild('_tomb');
@@ -311,7 +320,7 @@ export function decodeRun(table: TableType, bytes: Uint8Array, objectKey: string
       throw new Error('its key range differs from the manifest');
     }
     const columns = rowProps(table).map((prop) => ({ prop, vector: t.getChild(prop.name) }));
-    return new RunData(keys, tombs, hashes, columns, bytes.length);
+    return new RunData({ keys, tombs, hashes, columns, byteSize: bytes.length });
   } catch (e) {
     throw new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
       cause: e,
@@ -361,7 +370,8 @@ export function boundedRange(min: string, max: string): Pick<RunRef, 'minKey' | 
 }
 
 /** Stats and checksum for a run's manifest entry. */
-export function runRefOf(key: string, rows: readonly RunRow[], file: Uint8Array, bytes = file.length): RunRef {
+export function runRefOf(a: { key: string; rows: readonly RunRow[]; file: Uint8Array; bytes?: number | undefined }): RunRef {
+  const { key, rows, file, bytes = file.length } = a;
   return {
     key,
     rows: rows.length,
@@ -379,6 +389,8 @@ export function runRefOf(key: string, rows: readonly RunRow[], file: Uint8Array,
  */
 export function verifyChecksum(ref: Pick<RunRef, 'key' | 'checksum'>, bytes: Uint8Array): void {
   if (bytesHash(bytes) !== ref.checksum) {
-    throw new BranchgraphError('corrupt_object', `${ref.key} does not match the checksum its manifest recorded`, { details: { key: ref.key } });
+    throw new BranchgraphError('corrupt_object', `${ref.key} does not match the checksum its manifest recorded`, {
+      details: { key: ref.key },
+    });
   }
 }

@@ -10,7 +10,20 @@ import { describe, expect, it } from 'vitest';
 import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
 import { decodeRun, encodeRun, runRefOf, type RunRef, type RunRow } from './run.js';
-import { buildIndexRows, encodeNodeKey, encodeUnique, IN_SPEC, indexChange, indexHolders, IndexReader, indexSpecs, indexType, runsFingerprint, uniqueSpec, validIndexes } from './secondary-index.js';
+import {
+  buildIndexRows,
+  encodeNodeKey,
+  encodeUnique,
+  IN_SPEC,
+  indexChange,
+  indexHolders,
+  IndexReader,
+  indexSpecs,
+  indexType,
+  runsFingerprint,
+  uniqueSpec,
+  validIndexes,
+} from './secondary-index.js';
 import { mergeRuns, type LoadRun, type TableVersion } from './table-version.js';
 
 const prop = (name: string, unique = false) => ({ name, type: { kind: 'string' as const }, optional: true, unique, range: null });
@@ -22,12 +35,18 @@ const SPEC = uniqueSpec('e');
 function store() {
   const files = new Map<string, Uint8Array>();
   let n = 0;
-  const loader = (type: TableType): LoadRun => Object.assign(async (ref: RunRef) => decodeRun(type, files.get(ref.key) as Uint8Array, ref.key, ref), { segments: async (ref: RunRef) => [ref] });
+  const loader = (type: TableType): LoadRun =>
+    Object.assign(
+      async (ref: RunRef) => decodeRun({ table: type, bytes: files.get(ref.key) as Uint8Array, objectKey: ref.key, expected: ref }),
+      {
+        segments: async (ref: RunRef) => [ref],
+      },
+    );
   const write = (type: TableType, rows: RunRow[]): RunRef => {
     const file = encodeRun(type, rows);
     const key = `runs/${type.name}/${String(++n).padStart(4, '0')}.arrow`;
     files.set(key, file);
-    return runRefOf(key, rows, file);
+    return runRefOf({ key, rows, file });
   };
   return { loader, write };
 }
@@ -45,13 +64,13 @@ describe('secondary indexes', () => {
 
   it('change only when the value does, removing the old entry and adding the new', () => {
     const r = (e: string | null): Row => ({ id: 'k', e });
-    expect(indexChange(SPEC, 'k', r('a'), r('a'))).toEqual([]);
-    expect(indexChange(SPEC, 'k', null, r(null))).toEqual([]);
-    expect(indexChange(SPEC, 'k', r('a'), r('b')).map((x) => [x.key, x.tomb])).toEqual([
+    expect(indexChange({ spec: SPEC, key: 'k', before: r('a'), after: r('a') })).toEqual([]);
+    expect(indexChange({ spec: SPEC, key: 'k', before: null, after: r(null) })).toEqual([]);
+    expect(indexChange({ spec: SPEC, key: 'k', before: r('a'), after: r('b') }).map((x) => [x.key, x.tomb])).toEqual([
       [`${encodeUnique('a')}\u0000k`, true],
       [`${encodeUnique('b')}\u0000k`, false],
     ]);
-    expect(indexChange(SPEC, 'k', r('a'), null).map((x) => x.tomb)).toEqual([true]);
+    expect(indexChange({ spec: SPEC, key: 'k', before: r('a'), after: null }).map((x) => x.tomb)).toEqual([true]);
   });
 
   it('find holders through several runs: a newer tombstone hides an older entry', async () => {
@@ -68,7 +87,10 @@ describe('secondary indexes', () => {
         })(),
       ),
     );
-    const second = s.write(ix, sorted([...indexChange(SPEC, 'k1', { id: 'k1', e: 'x' }, { id: 'k1', e: 'z' })]));
+    const second = s.write(
+      ix,
+      sorted([...indexChange({ spec: SPEC, key: 'k1', before: { id: 'k1', e: 'x' }, after: { id: 'k1', e: 'z' } })]),
+    );
     const v: TableVersion = { runs: [first, second] };
     const found = await indexHolders(v, [encodeUnique('x'), encodeUnique('z'), encodeUnique('nope')], s.loader(ix));
     expect(Object.fromEntries(found)).toEqual({ [encodeUnique('x')]: ['k3'], [encodeUnique('z')]: ['k1'] });
@@ -77,13 +99,20 @@ describe('secondary indexes', () => {
   it('answer for rows above the published entry from those rows, and scan when no index is usable', async () => {
     const s = store();
     const t1 = s.write(T, [row('a', 'x'), row('b', 'y')]);
-    const ix = s.write(indexType(T, SPEC), await buildIndexRows(SPEC, mergeRuns([t1], s.loader(T), undefined)));
+    const ix = s.write(indexType(T, SPEC), await buildIndexRows(SPEC, mergeRuns({ runs: [t1], load: s.loader(T) })));
     const published = { runs: [t1], indexes: { of: runsFingerprint([t1]), sets: { [SPEC.name]: { runs: [ix] } } } };
     expect(validIndexes(published)).toBeDefined();
     // Pending rows on top: `a` moved to `y`, `c` took `x`.
     const above = s.write(T, [row('a', 'y'), row('c', 'x')]);
     const version = { runs: [t1, above] };
-    const reader = (p?: typeof published) => new IndexReader({ type: T, version, load: s.loader(T), ...(p !== undefined ? { published: p } : {}), indexLoad: (spec) => s.loader(indexType(T, spec)) });
+    const reader = (p?: typeof published) =>
+      new IndexReader({
+        type: T,
+        version,
+        load: s.loader(T),
+        ...(p !== undefined ? { published: p } : {}),
+        indexLoad: (spec) => s.loader(indexType(T, spec)),
+      });
     const want = { [encodeUnique('x')]: ['c'], [encodeUnique('y')]: ['a', 'b'] };
     expect(Object.fromEntries(await reader(published).holders(SPEC, [encodeUnique('x'), encodeUnique('y')]))).toEqual(want);
     // An entry whose runs changed without its indexes is not trusted; the scan gives the same answer.
@@ -98,10 +127,16 @@ describe('secondary indexes', () => {
     const key = (from: string, to: string) => JSON.stringify([from, to]);
     const edge = (from: string, to: string): RunRow => ({ key: key(from, to), tomb: false, hash: '1', props: { from, to } });
     const t1 = s.write(E, sorted([edge('a', 'b'), edge('c', 'b'), edge('b', 'a')]));
-    const ix = s.write(indexType(E, IN_SPEC), await buildIndexRows(IN_SPEC, mergeRuns([t1], s.loader(E), undefined)));
+    const ix = s.write(indexType(E, IN_SPEC), await buildIndexRows(IN_SPEC, mergeRuns({ runs: [t1], load: s.loader(E) })));
     const published = { runs: [t1], indexes: { of: runsFingerprint([t1]), sets: { in: { runs: [ix] } } } };
     const above = s.write(E, [tomb(key('a', 'b'))]);
-    const reader = new IndexReader({ type: E, version: { runs: [t1, above] }, load: s.loader(E), published, indexLoad: (spec) => s.loader(indexType(E, spec)) });
+    const reader = new IndexReader({
+      type: E,
+      version: { runs: [t1, above] },
+      load: s.loader(E),
+      published,
+      indexLoad: (spec) => s.loader(indexType(E, spec)),
+    });
     const found = await reader.holders(IN_SPEC, [encodeNodeKey('b'), encodeNodeKey('a')]);
     expect(found.get(encodeNodeKey('b'))).toEqual([key('c', 'b')]);
     expect(found.get(encodeNodeKey('a'))).toEqual([key('b', 'a')]);
@@ -110,7 +145,10 @@ describe('secondary indexes', () => {
   it('maintained change by change, always answer as a scan of the table would', async () => {
     const ids = ['k1', 'k2', 'k3', 'k\u0000', '\u{1F600}'];
     const values = ['x', 'y', 'x\u0000', null];
-    const change = fc.array(fc.tuple(fc.constantFrom(...ids), fc.option(fc.constantFrom(...values), { nil: undefined })), { minLength: 1, maxLength: 5 });
+    const change = fc.array(fc.tuple(fc.constantFrom(...ids), fc.option(fc.constantFrom(...values), { nil: undefined })), {
+      minLength: 1,
+      maxLength: 5,
+    });
     await fc.assert(
       fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 6 }), async (changes) => {
         const s = store();
@@ -125,7 +163,7 @@ describe('secondary indexes', () => {
             const before = state.has(id) ? { id, e: state.get(id) as string | null } : null;
             const after = v === undefined ? null : { id, e: v };
             delta.push(after === null ? tomb(id) : row(id, v as string | null));
-            ixRows.push(...indexChange(SPEC, id, before, after));
+            ixRows.push(...indexChange({ spec: SPEC, key: id, before, after }));
             if (v === undefined) state.delete(id);
             else state.set(id, v);
           }
@@ -133,7 +171,13 @@ describe('secondary indexes', () => {
           if (ixRows.length > 0) indexRuns.push(s.write(indexType(T, SPEC), sorted(ixRows)));
         }
         const published = { runs: tableRuns, indexes: { of: runsFingerprint(tableRuns), sets: { [SPEC.name]: { runs: indexRuns } } } };
-        const reader = new IndexReader({ type: T, version: { runs: tableRuns }, load: s.loader(T), published, indexLoad: (spec) => s.loader(indexType(T, spec)) });
+        const reader = new IndexReader({
+          type: T,
+          version: { runs: tableRuns },
+          load: s.loader(T),
+          published,
+          indexLoad: (spec) => s.loader(indexType(T, spec)),
+        });
         const encs = values.filter((v) => v !== null).map((v) => encodeUnique(v));
         const got = await reader.holders(SPEC, encs);
         for (const enc of encs) {

@@ -107,7 +107,8 @@ const LIVE = { tomb: false, hash: '1', props: {} } as const;
 const TOMB = { tomb: true, hash: '', props: null } as const;
 
 /** The index rows that take one entity from `before` to `after` (nothing when its value stays). */
-export function indexChange(spec: IndexSpec, key: string, before: Row | null, after: Row | null): RunRow[] {
+export function indexChange(c: { spec: IndexSpec; key: string; before: Row | null; after: Row | null }): RunRow[] {
+  const { spec, key, before, after } = c;
   const was = encodedValue(spec, before);
   const now = encodedValue(spec, after);
   if (was === now) return [];
@@ -144,7 +145,7 @@ export async function indexHolders(v: TableVersion, encs: readonly string[], loa
   // Many values: one pass over the index beats a lookup per value.
   if (wanted.length * 64 > rows) {
     const set = new Set(wanted);
-    for await (const r of mergeRuns(v.runs, load, undefined)) if (set.has(r.key.slice(0, r.key.indexOf('\u0000')))) newest.set(r.key, true);
+    for await (const r of mergeRuns({ runs: v.runs, load })) if (set.has(r.key.slice(0, r.key.indexOf('\u0000')))) newest.set(r.key, true);
   } else {
     for (let i = v.runs.length - 1; i >= 0; i--) {
       const run = v.runs[i] as RunRef;
@@ -216,7 +217,8 @@ export class IndexReader {
 
   /** Newest rows of the runs above those the index describes: keys whose state it does not know. */
   private newer(covers: number): Promise<Map<string, RunRow>> {
-    this.extras ??= (async () => new Map((await newestRows(this.t.version.runs.slice(covers), this.t.load)).map((r) => [r.key, r] as const)))();
+    this.extras ??= (async () =>
+      new Map((await newestRows(this.t.version.runs.slice(covers), this.t.load)).map((r) => [r.key, r] as const)))();
     return this.extras;
   }
 
@@ -233,7 +235,7 @@ export class IndexReader {
     const set = new Set(wanted);
     const ix = this.usable(spec);
     if (ix === undefined) {
-      for await (const r of mergeRuns(this.t.version.runs, this.t.load, undefined)) {
+      for await (const r of mergeRuns({ runs: this.t.version.runs, load: this.t.load })) {
         const enc = encodedValue(spec, r.props);
         if (enc !== undefined && set.has(enc)) add(enc, r.key);
       }

@@ -9,7 +9,17 @@ import { describe, expect, it } from 'vitest';
 import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
 import { decodeRun, encodeRun, KEY_BOUND_CHARS, runRefOf, type RunRef, type RunRow } from './run.js';
-import { changedStates, compareVersions, deltaRuns, lookupStates, mergeRuns, newestRows, scanPrefix, type LoadRun, type TableVersion } from './table-version.js';
+import {
+  changedStates,
+  compareVersions,
+  deltaRuns,
+  lookupStates,
+  mergeRuns,
+  newestRows,
+  scanPrefix,
+  type LoadRun,
+  type TableVersion,
+} from './table-version.js';
 
 const T: TableType = {
   kind: 'node',
@@ -28,17 +38,21 @@ function runs() {
   let n = 0;
   const load = (async (ref: RunRef) => {
     loads++;
-    return decodeRun(T, files.get(ref.key) as Uint8Array, ref.key, ref);
+    return decodeRun({ table: T, bytes: files.get(ref.key) as Uint8Array, objectKey: ref.key, expected: ref });
   }) as LoadRun;
   load.segments = async (ref) => [ref];
   const write = (entries: [string, number | null][]): RunRef => {
     const rows: RunRow[] = [...entries]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, v]) => (v === null ? { key, tomb: true, hash: '', props: null } : { key, tomb: false, hash: rowHash({ id: key, v }), props: { id: key, v } as Row }));
+      .map(([key, v]) =>
+        v === null
+          ? { key, tomb: true, hash: '', props: null }
+          : { key, tomb: false, hash: rowHash({ id: key, v }), props: { id: key, v } as Row },
+      );
     const file = encodeRun(T, rows);
     const key = `runs/T/${String(++n).padStart(4, '0')}.arrow`;
     files.set(key, file);
-    return runRefOf(key, rows, file);
+    return runRefOf({ key, rows, file });
   };
   return { load, write, loads: () => loads };
 }
@@ -51,7 +65,7 @@ describe('runs', () => {
       { key: 'c', tomb: false, hash: rowHash({ id: 'c', v: null }), props: { id: 'c', v: null } },
     ];
     const file = encodeRun(T, rows);
-    const data = decodeRun(T, file, 'k', runRefOf('k', rows, file));
+    const data = decodeRun({ table: T, bytes: file, objectKey: 'k', expected: runRefOf({ key: 'k', rows, file }) });
     expect(rows.map((_, i) => data.rowAt(i))).toEqual(rows);
   });
 });
@@ -82,10 +96,11 @@ describe('table versions', () => {
       ],
     };
     const live: string[] = [];
-    for await (const r of mergeRuns(v.runs, load, undefined)) live.push(`${r.key}=${String(r.props?.v)}`);
+    for await (const r of mergeRuns({ runs: v.runs, load })) live.push(`${r.key}=${String(r.props?.v)}`);
     expect(live).toEqual(['a=1', 'b=2', 'd=4']);
     const all: string[] = [];
-    for await (const r of mergeRuns(v.runs, load, 'a', true)) all.push(`${r.key}${r.tomb ? '†' : ''}`);
+    for await (const r of mergeRuns({ runs: v.runs, load, startAfter: 'a', withTombstones: true }))
+      all.push(`${r.key}${r.tomb ? '†' : ''}`);
     expect(all).toEqual(['b', 'c†', 'd']);
   });
 
@@ -132,7 +147,9 @@ describe('table versions', () => {
   });
 
   async function agreesWithMap(alphabet: string[], probes: string[]): Promise<void> {
-    const runArb = fc.array(fc.tuple(fc.constantFrom(...alphabet), fc.option(fc.integer({ min: 0, max: 3 }), { nil: null })), { maxLength: 5 });
+    const runArb = fc.array(fc.tuple(fc.constantFrom(...alphabet), fc.option(fc.integer({ min: 0, max: 3 }), { nil: null })), {
+      maxLength: 5,
+    });
     await fc.assert(
       fc.asyncProperty(fc.array(runArb, { minLength: 1, maxLength: 5 }), fc.array(runArb, { maxLength: 3 }), async (baseRuns, extra) => {
         const { write, load } = runs();
@@ -147,20 +164,25 @@ describe('table versions', () => {
         const mBase = model(baseRuns);
         const mV = model([...baseRuns, ...extra]);
         const live: [string, unknown][] = [];
-        for await (const r of mergeRuns(v.runs, load, undefined)) live.push([r.key, r.props?.v]);
+        for await (const r of mergeRuns({ runs: v.runs, load })) live.push([r.key, r.props?.v]);
         expect(live).toEqual([...mV].filter(([, x]) => x !== null).sort(([a], [b]) => (a < b ? -1 : 1)));
-        expect((await newestRows(v.runs, load)).map((r) => [r.key, r.tomb ? null : r.props?.v])).toEqual([...mV].sort(([a], [b]) => (a < b ? -1 : 1)));
+        expect((await newestRows(v.runs, load)).map((r) => [r.key, r.tomb ? null : r.props?.v])).toEqual(
+          [...mV].sort(([a], [b]) => (a < b ? -1 : 1)),
+        );
         const sortedLive = [...mV].filter(([, x]) => x !== null).sort(([a], [b]) => (a < b ? -1 : 1));
         for (const after of probes) {
           const tail: [string, unknown][] = [];
-          for await (const r of mergeRuns(v.runs, load, after)) tail.push([r.key, r.props?.v]);
+          for await (const r of mergeRuns({ runs: v.runs, load, startAfter: after })) tail.push([r.key, r.props?.v]);
           expect(tail).toEqual(sortedLive.filter(([k]) => k > after));
           const withPrefix: string[] = [];
           for await (const r of scanPrefix(v, load, after)) withPrefix.push(r.key);
           expect(withPrefix).toEqual(sortedLive.map(([k]) => k).filter((k) => k.startsWith(after)));
         }
         const looked = await lookupStates(v, probes, load);
-        for (const k of probes) expect(looked.has(k) ? (looked.get(k)?.tomb ? null : looked.get(k)?.props?.v) : undefined).toEqual(mV.has(k) ? mV.get(k) : undefined);
+        for (const k of probes)
+          expect(looked.has(k) ? (looked.get(k)?.tomb ? null : looked.get(k)?.props?.v) : undefined).toEqual(
+            mV.has(k) ? mV.get(k) : undefined,
+          );
         // Changes since the base: by shared runs, and by the streamed comparison, give the same answer.
         const expected = [...new Set([...mBase.keys(), ...mV.keys()])].filter((k) => (mBase.get(k) ?? null) !== (mV.get(k) ?? null)).sort();
         const byDelta = [...(await changedStates(base, v, load)).keys()].sort();
@@ -179,6 +201,9 @@ describe('table versions', () => {
 
   it('property: the same with keys too long to record whole, so run entries keep only their prefixes', async () => {
     const long = 'k'.repeat(KEY_BOUND_CHARS + 10);
-    await agreesWithMap([`${long}a`, `${long}b`, long, 'a', `${'k'.repeat(KEY_BOUND_CHARS)}`, 'z'], [long, `${long}a`, `${long}c`, 'k', 'a', `${'k'.repeat(KEY_BOUND_CHARS)}`]);
+    await agreesWithMap(
+      [`${long}a`, `${long}b`, long, 'a', `${'k'.repeat(KEY_BOUND_CHARS)}`, 'z'],
+      [long, `${long}a`, `${long}c`, 'k', 'a', `${'k'.repeat(KEY_BOUND_CHARS)}`],
+    );
   });
 });

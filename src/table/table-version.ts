@@ -150,7 +150,7 @@ export async function lookupRows(v: TableVersion, keys: Iterable<string>, load: 
  */
 export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promise<RunRow[]> {
   const out: RunRow[] = [];
-  for await (const r of mergeRuns(runs, load, undefined, true)) out.push(r);
+  for await (const r of mergeRuns({ runs, load, withTombstones: true })) out.push(r);
   return out;
 }
 
@@ -162,8 +162,14 @@ export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promis
  * loaded only when the merge reaches its first key and dropped once passed,
  * so a scan holds about one segment per run in memory.
  */
-export async function* mergeRuns(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, withTombstones = false): AsyncGenerator<RunRow> {
-  for await (const h of mergeHeads(runs, load, startAfter)) if (withTombstones || !h.tomb) yield h.data.rowAt(h.pos);
+export async function* mergeRuns(a: {
+  runs: readonly RunRef[];
+  load: LoadRun;
+  startAfter?: string | undefined;
+  withTombstones?: boolean | undefined;
+}): AsyncGenerator<RunRow> {
+  const { runs, load, startAfter, withTombstones = false } = a;
+  for await (const h of mergeHeads({ runs, load, startAfter })) if (withTombstones || !h.tomb) yield h.data.rowAt(h.pos);
 }
 
 /** Each key's newest entry in a k-way merge: its key, whether it is a tombstone, its stored hash, and where to decode it. */
@@ -182,14 +188,22 @@ export interface MergeHead {
  * while the current one is merged, and keeps what it reads out of the run cache (`uncached`);
  * short scans leave it off, as it costs them a read.
  */
-export async function* mergeHeads(runs: readonly RunRef[], load: LoadRun, startAfter: string | undefined, opts: { readAhead?: boolean } = {}): AsyncGenerator<MergeHead> {
+export async function* mergeHeads(a: {
+  runs: readonly RunRef[];
+  load: LoadRun;
+  startAfter?: string | undefined;
+  opts?: { readAhead?: boolean } | undefined;
+}): AsyncGenerator<MergeHead> {
+  const { runs, load, startAfter, opts = {} } = a;
   // Source i: one run's segments; a higher `rank` is a newer run. A walk through whole runs reads
   // each segment once, so it does not fill the run cache with them.
   const fetch = opts.readAhead === true ? (load.uncached ?? load) : load;
   const sources: Source[] = [];
   for (const [rank, run] of runs.entries()) {
     if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
-    const parts = (run.segmented ? await load.segments(run) : [run]).filter((ref) => ref.rows > 0 && (startAfter === undefined || !runEndsBefore(ref, startAfter, false)));
+    const parts = (run.segmented ? await load.segments(run) : [run]).filter(
+      (ref) => ref.rows > 0 && (startAfter === undefined || !runEndsBefore(ref, startAfter, false)),
+    );
     if (parts.length > 0) sources.push({ parts, at: 0, rank, data: null, pos: 0 });
   }
   const advance = (src: Source): void => {
@@ -207,7 +221,9 @@ export async function* mergeHeads(runs: readonly RunRef[], load: LoadRun, startA
     }
     if (min === undefined) return;
     // Load every unloaded source whose next segment starts at or before the smallest key.
-    const toLoad = sources.filter((src) => src.at < src.parts.length && src.data === null && compareKey((src.parts[src.at] as RunRef).minKey, min as string) <= 0);
+    const toLoad = sources.filter(
+      (src) => src.at < src.parts.length && src.data === null && compareKey((src.parts[src.at] as RunRef).minKey, min as string) <= 0,
+    );
     if (toLoad.length > 0) {
       await Promise.all(
         toLoad.map(async (src) => {
@@ -265,8 +281,8 @@ export interface KeyChange {
  * between the versions is lost.
  */
 export async function* compareVersions(a: TableVersion, b: TableVersion, load: LoadRun): AsyncGenerator<KeyChange> {
-  const ia = mergeRuns(a.runs, load, undefined)[Symbol.asyncIterator]();
-  const ib = mergeRuns(b.runs, load, undefined)[Symbol.asyncIterator]();
+  const ia = mergeRuns({ runs: a.runs, load })[Symbol.asyncIterator]();
+  const ib = mergeRuns({ runs: b.runs, load })[Symbol.asyncIterator]();
   let ra = await ia.next();
   let rb = await ib.next();
   while (ra.done !== true || rb.done !== true) {
@@ -321,14 +337,18 @@ export async function changedStates(base: TableVersion, v: TableVersion, load: L
 
 /** Total rows and bytes of a version, from run stats alone. */
 export function versionStats(v: TableVersion): { runs: number; rows: number; bytes: number } {
-  return v.runs.reduce((acc, r) => ({ runs: acc.runs + 1, rows: acc.rows + r.rows, bytes: acc.bytes + r.bytes }), { runs: 0, rows: 0, bytes: 0 });
+  return v.runs.reduce((acc, r) => ({ runs: acc.runs + 1, rows: acc.rows + r.rows, bytes: acc.bytes + r.bytes }), {
+    runs: 0,
+    rows: 0,
+    bytes: 0,
+  });
 }
 
 /** Live rows whose key starts with `prefix`, in key order. */
 export async function* scanPrefix(v: TableVersion, load: LoadRun, prefix: string): AsyncGenerator<RunRow> {
   // Every key with the prefix sorts after the prefix minus its last character.
   const runs = v.runs.filter((r) => !runEndsBefore(r, prefix, true) && compareKey(r.minKey.slice(0, prefix.length), prefix) <= 0);
-  for await (const row of mergeRuns(runs, load, prefix.slice(0, -1))) {
+  for await (const row of mergeRuns({ runs, load, startAfter: prefix.slice(0, -1) })) {
     if (row.key.startsWith(prefix)) yield row;
     else if (compareKey(row.key, prefix) > 0) return;
   }

@@ -25,7 +25,11 @@ export interface UniqueClash {
 /** Live keys of the table holding each encoded value of `prop` (see `encodeUnique`). */
 export type UniqueHolders = (prop: PropDef, values: string[]) => Promise<Map<string, string[]>>;
 
-export async function uniqueClashes(uniques: readonly PropDef[], changed: ReadonlyMap<string, Row | null>, holdersOf: UniqueHolders): Promise<UniqueClash[]> {
+export async function uniqueClashes(
+  uniques: readonly PropDef[],
+  changed: ReadonlyMap<string, Row | null>,
+  holdersOf: UniqueHolders,
+): Promise<UniqueClash[]> {
   const out: UniqueClash[] = [];
   if (uniques.length === 0) return out;
   const claimed = uniques.map(() => new Map<string, string>());
@@ -46,7 +50,8 @@ export async function uniqueClashes(uniques: readonly PropDef[], changed: Readon
     const mine = claimed[i] as Map<string, string>;
     if (mine.size === 0) continue;
     for (const [value, keys] of await holdersOf(p, [...mine.keys()])) {
-      for (const other of keys) if (!changed.has(other)) held.push({ key: mine.get(value) as string, property: p.name, value, other, otherChanged: false });
+      for (const other of keys)
+        if (!changed.has(other)) held.push({ key: mine.get(value) as string, property: p.name, value, other, otherChanged: false });
     }
   }
   // In the order a scan of the table meets the other rows, as reports always listed them.

@@ -11,10 +11,17 @@
  *   `triggerGenerations` is caught up. 0 disables the trigger.
  * - The last run's outcome (report or error) is kept per branch for status.
  */
-import type { Logger } from 'pino';
+import type { LogSink } from '../model/log-sink.js';
 import { BranchgraphError } from '../model/errors.js';
-import type { Graph } from '../graph/graph.js';
-import { catchUp, DEFAULT_CATCHUP_BUDGET_BYTES, DEFAULT_CATCHUP_MAX_BYTES, DEFAULT_CATCHUP_MAX_GENERATIONS, type CatchUpOptions, type CatchUpReport } from './catch-up.js';
+import type { GraphPorts } from '../graph/ports.js';
+import {
+  catchUp,
+  DEFAULT_CATCHUP_BUDGET_BYTES,
+  DEFAULT_CATCHUP_MAX_BYTES,
+  DEFAULT_CATCHUP_MAX_GENERATIONS,
+  type CatchUpOptions,
+  type CatchUpReport,
+} from './catch-up.js';
 
 export interface CatchUpSettings {
   maxGenerations: number;
@@ -34,9 +41,18 @@ export const DEFAULT_CATCHUP_SETTINGS: CatchUpSettings = {
   intervalMs: 1000,
 };
 
+/** How one catch-up run ended: its branch, trigger, outcome, time and report. */
+export interface FinishedCatchUp {
+  branch: string;
+  trigger: LastCatchUp['trigger'];
+  outcome: LastCatchUp['outcome'];
+  seconds: number;
+  report: CatchUpReport | undefined;
+}
+
 /** Who hears how runs end and what the trigger saw pending (the service's metrics). */
 export interface CatchUpObserver {
-  catchUpFinished(branch: string, trigger: LastCatchUp['trigger'], outcome: LastCatchUp['outcome'], seconds: number, report: CatchUpReport | undefined): void;
+  catchUpFinished(run: FinishedCatchUp): void;
   walPendingSeen(branch: string, generations: number): void;
   /** The branch is gone (deleted here or by another process): its series end. */
   branchGone(branch: string): void;
@@ -59,27 +75,34 @@ export class CatchUpManager {
   private timer: NodeJS.Timeout | undefined;
   private readonly stopping = new AbortController();
 
-  constructor(
-    private readonly graph: Graph,
-    readonly settings: CatchUpSettings,
-    private readonly log?: Logger,
-    private readonly observer?: CatchUpObserver,
-  ) {}
+  private readonly ports: Pick<GraphPorts, 'counted' | 'heads'>;
+  readonly settings: CatchUpSettings;
+  private readonly log: LogSink | undefined;
+  private readonly observer: CatchUpObserver | undefined;
+
+  constructor(setup: {
+    ports: Pick<GraphPorts, 'counted' | 'heads'>;
+    settings: CatchUpSettings;
+    log?: LogSink | undefined;
+    observer?: CatchUpObserver | undefined;
+  }) {
+    ({ ports: this.ports, settings: this.settings, log: this.log, observer: this.observer } = setup);
+  }
 
   /** Run catch-up on `branch` now, after any run already in progress here. */
   run(
     branch: string,
     overrides: Partial<Pick<CatchUpOptions, 'maxGenerations' | 'maxBytes' | 'pipeline'>> = {},
-    signal?: AbortSignal,
-    trigger: LastCatchUp['trigger'] = 'request',
+    how: { signal?: AbortSignal | undefined; trigger?: LastCatchUp['trigger'] } = {},
   ): Promise<CatchUpReport> {
+    const { signal, trigger = 'request' } = how;
     const prev = this.running.get(branch) ?? Promise.resolve();
     const started = new Date().toISOString();
     const startedMs = performance.now();
     const job = prev
       .catch(() => undefined)
       .then(() =>
-        catchUp(this.graph, branch, {
+        catchUp(this.ports, branch, {
           maxGenerations: overrides.maxGenerations ?? this.settings.maxGenerations,
           maxBytes: overrides.maxBytes ?? this.settings.maxBytes,
           pipeline: overrides.pipeline ?? this.settings.pipeline,
@@ -90,14 +113,30 @@ export class CatchUpManager {
     this.running.set(branch, job);
     const done = (entry: Omit<LastCatchUp, 'trigger' | 'startedAt' | 'finishedAt'>): void => {
       this.last.set(branch, { trigger, startedAt: started, finishedAt: new Date().toISOString(), ...entry });
-      this.observer?.catchUpFinished(branch, trigger, entry.outcome, (performance.now() - startedMs) / 1000, entry.report);
+      this.observer?.catchUpFinished({
+        branch,
+        trigger,
+        outcome: entry.outcome,
+        seconds: (performance.now() - startedMs) / 1000,
+        report: entry.report,
+      });
       if (this.running.get(branch) === job) this.running.delete(branch);
     };
     job.then(
       (report) => {
         done({ outcome: report.outcome, report });
         this.log?.info(
-          { catchUp: { branch, trigger, outcome: report.outcome, batches: report.batches, generations: report.generations, totalMs: report.totalMs, pendingAfter: report.pendingAfter } },
+          {
+            catchUp: {
+              branch,
+              trigger,
+              outcome: report.outcome,
+              batches: report.batches,
+              generations: report.generations,
+              totalMs: report.totalMs,
+              pendingAfter: report.pendingAfter,
+            },
+          },
           'catch-up finished',
         );
       },
@@ -146,13 +185,13 @@ export class CatchUpManager {
     for (const [branch, sealed] of [...this.watched]) {
       if (sealed < this.settings.triggerGenerations || this.running.has(branch) || this.stopping.signal.aborted) continue;
       try {
-        const head = await this.graph.branchHead(branch, this.stopping.signal, { pendingListedOnly: true });
+        const head = await this.ports.heads.branchHead(branch, this.stopping.signal, { pendingListedOnly: true });
         const pending = head.pending.generations.length;
         this.observer?.walPendingSeen(branch, pending);
         // What is pending now (another process may have folded some) is what counts from here on.
         if (pending === 0) this.watched.delete(branch);
         else this.watched.set(branch, pending);
-        if (pending >= this.settings.triggerGenerations) await this.run(branch, {}, undefined, 'background');
+        if (pending >= this.settings.triggerGenerations) await this.run(branch, {}, { trigger: 'background' });
       } catch (e) {
         // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).
         if (e instanceof BranchgraphError && e.code === 'not_found') this.forget(branch);

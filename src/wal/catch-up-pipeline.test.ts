@@ -92,7 +92,18 @@ describe('catch-up pipeline', () => {
     const t = newTrace();
     await run(batches(5), t, {}, [1, 6]);
     const commits = t.events.filter((e) => e.startsWith('commit'));
-    expect(commits).toEqual(['commit+0', 'commit-0', 'commit+1', 'commit-1', 'commit+2', 'commit-2', 'commit+3', 'commit-3', 'commit+4', 'commit-4']);
+    expect(commits).toEqual([
+      'commit+0',
+      'commit-0',
+      'commit+1',
+      'commit-1',
+      'commit+2',
+      'commit-2',
+      'commit+3',
+      'commit-3',
+      'commit+4',
+      'commit-4',
+    ]);
   });
 
   it('bounded lookahead: a slow commit never lets more than one batch be read ahead', async () => {
@@ -107,7 +118,20 @@ describe('catch-up pipeline', () => {
     const out = await run(batches(3), t, { pipeline: false });
     expect(out.overlapped).toBe(0);
     expect(out.maxAlive).toBe(1);
-    expect(t.events).toEqual(['read+0', 'read-0', 'commit+0', 'commit-0', 'read+1', 'read-1', 'commit+1', 'commit-1', 'read+2', 'read-2', 'commit+2', 'commit-2']);
+    expect(t.events).toEqual([
+      'read+0',
+      'read-0',
+      'commit+0',
+      'commit-0',
+      'read+1',
+      'read-1',
+      'commit+1',
+      'commit-1',
+      'read+2',
+      'read-2',
+      'commit+2',
+      'commit-2',
+    ]);
   });
 
   it('a budget admitting only one batch degrades to serial, without retries', async () => {
@@ -195,7 +219,10 @@ describe('catch-up pipeline', () => {
   it('never deadlocks and never exceeds two alive, for any sizes and budgets (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ gens: fc.integer({ min: 1, max: 4 }), bytes: fc.integer({ min: 1, max: 60 }) }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.record({ gens: fc.integer({ min: 1, max: 4 }), bytes: fc.integer({ min: 1, max: 60 }) }), {
+          minLength: 1,
+          maxLength: 8,
+        }),
         fc.integer({ min: 1, max: 200 }),
         fc.boolean(),
         async (sizes, budget, pipeline) => {

@@ -99,7 +99,11 @@ class Budget {
   }
 }
 
-export function runCatchUpPipeline<B, P>(batches: readonly B[], hooks: PipelineHooks<B, P>, opts: PipelineOptions): Promise<PipelineOutcome> {
+export function runCatchUpPipeline<B, P>(
+  batches: readonly B[],
+  hooks: PipelineHooks<B, P>,
+  opts: PipelineOptions,
+): Promise<PipelineOutcome> {
   return new PipelineRun(hooks, opts).run(batches);
 }
 

@@ -34,10 +34,11 @@
 import { BranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { findType } from '../model/schema.js';
-import type { Graph, Snapshot } from '../graph/graph.js';
+import type { GraphPorts } from '../graph/ports.js';
+import type { Snapshot } from '../graph/snapshot.js';
 import type { BranchRecord } from '../graph/repository.js';
 import type { RunRef } from '../table/run.js';
-import { CountingStore, emptyCounts, type StoreCounts } from '../store/counting-store.js';
+import { emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../model/phase-timer.js';
 import { foldedEntries, GenerationFoldedError, virtualRunRef, type GenerationInfo } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
@@ -95,8 +96,15 @@ export interface CatchUpReport {
  * most `maxGenerations` (0: unlimited) and `maxBytes` per batch, except a
  * single generation larger than `maxBytes`, which goes alone.
  */
-export function planBatches(generations: readonly GenerationInfo[], start: Record<string, number>, maxGenerations: number, maxBytes: number): CatchUpBatch[] {
-  if (!Number.isInteger(maxGenerations) || maxGenerations < 0) throw new BranchgraphError('invalid_input', 'maxGenerations must be a whole number >= 0 (0: no count cap)');
+export function planBatches(a: {
+  generations: readonly GenerationInfo[];
+  start: Record<string, number>;
+  maxGenerations: number;
+  maxBytes: number;
+}): CatchUpBatch[] {
+  const { generations, start, maxGenerations, maxBytes } = a;
+  if (!Number.isInteger(maxGenerations) || maxGenerations < 0)
+    throw new BranchgraphError('invalid_input', 'maxGenerations must be a whole number >= 0 (0: no count cap)');
   if (!Number.isInteger(maxBytes) || maxBytes < 1) throw new BranchgraphError('invalid_input', 'maxBytes must be a whole number >= 1');
   const out: CatchUpBatch[] = [];
   let marks = { ...start };
@@ -156,17 +164,24 @@ function emptyReport(branch: string): CatchUpReport {
  * lists what is pending, so the pipeline decodes the next batch while this
  * one commits.
  */
-async function readBatch(g: Graph, head: Snapshot, batch: CatchUpBatch, reservation: Reservation, signal: AbortSignal): Promise<Prepared> {
+async function readBatch(r: {
+  ports: GraphPorts;
+  head: Snapshot;
+  batch: CatchUpBatch;
+  reservation: Reservation;
+  signal: AbortSignal;
+}): Promise<Prepared> {
+  const { ports, head, batch, reservation, signal } = r;
   // Reserve before each read; a refusal stops the batch where it stands (the pipeline retries it alone).
   const loaded = await mapLimit(batch.generations, READ_CONCURRENCY, async (info) => {
     reservation.grow(info.bytes * GENERATION_DECODE_FACTOR);
-    return { info, ...(await g.runs.generation(info.key, signal)) };
+    return { info, ...(await ports.runFiles.generation(info.key, signal)) };
   });
   // Per table, the generations' rows as pending runs in overlay order (the batch's order).
   const byTable = new Map<string, RunRef[]>();
   for (const { info, generation, file, hash } of loaded) {
     for (const table of Object.keys(generation.tables)) {
-      const ref = virtualRunRef(generation, info.key, table, file.length, hash);
+      const ref = virtualRunRef({ g: generation, key: info.key, table, bytes: file.length, hash });
       if (ref.rows === 0) continue;
       byTable.set(table, [...(byTable.get(table) ?? []), ref]);
     }
@@ -176,7 +191,7 @@ async function readBatch(g: Graph, head: Snapshot, batch: CatchUpBatch, reservat
   for (const [table, refs] of byTable) {
     const type = findType(head.schema, table);
     if (type === undefined) continue;
-    const folded = await g.runs.writeNewest(type, refs, signal);
+    const folded = await ports.runFiles.writeNewest(type, refs, signal);
     if (folded === undefined) continue;
     runs[table] = folded.ref;
     rows += folded.rows;
@@ -188,37 +203,49 @@ async function readBatch(g: Graph, head: Snapshot, batch: CatchUpBatch, reservat
  * Publish a batch's runs and watermarks; 'stale' (nothing published) when
  * the head's watermarks are no longer those the batch was built against.
  */
-async function commitBatch(g: Graph, branch: string, lineage: string, p: Prepared, opts: { signal: AbortSignal; actor?: string | undefined }): Promise<'committed' | 'stale'> {
+async function commitBatch(c: {
+  ports: GraphPorts;
+  branch: string;
+  lineage: string;
+  prepared: Prepared;
+  signal: AbortSignal;
+  actor?: string | undefined;
+}): Promise<'committed' | 'stale'> {
+  const { ports, branch, lineage, prepared: p } = c;
+  const opts = { signal: c.signal, actor: c.actor };
   const n = p.batch.generations.length;
-  const published = await g.commitChange<'committed' | 'stale'>(branch, { signal: opts.signal, withoutPending: true, actor: opts.actor }, async (h) => {
-    const rec = h.branch as BranchRecord;
-    if (rec.lineage !== lineage || !sameMarks(watermarksFor(h.manifest, lineage), p.batch.start)) return { unchanged: 'stale' };
-    const tables = Object.fromEntries(Object.entries(p.runs).map(([t, ref]) => [t, { runs: [...(h.manifest.tables[t]?.runs ?? []), ref] }]));
-    return {
-      kind: 'catchup',
-      keepPending: true,
-      tables,
-      wal: { ...watermarksFor(h.manifest, lineage), ...p.batch.end },
-      walFolded: foldedEntries(p.batch.generations),
-      scratch: [],
-      result: 'committed',
-      message: `catch up ${n} WAL generation${n === 1 ? '' : 's'}`,
-    };
-  });
+  const published = await ports.publication.commitChange<'committed' | 'stale'>(
+    branch,
+    { signal: opts.signal, withoutPending: true, actor: opts.actor },
+    async (h) => {
+      const rec = h.branch as BranchRecord;
+      if (rec.lineage !== lineage || !sameMarks(watermarksFor(h.manifest, lineage), p.batch.start)) return { unchanged: 'stale' };
+      const tables = Object.fromEntries(
+        Object.entries(p.runs).map(([t, ref]) => [t, { runs: [...(h.manifest.tables[t]?.runs ?? []), ref] }]),
+      );
+      return {
+        kind: 'catchup',
+        keepPending: true,
+        tables,
+        wal: { ...watermarksFor(h.manifest, lineage), ...p.batch.end },
+        walFolded: foldedEntries(p.batch.generations),
+        scratch: [],
+        result: 'committed',
+        message: `catch up ${n} WAL generation${n === 1 ? '' : 's'}`,
+      };
+    },
+  );
   if (published.status === 'unchanged') return published.result;
   // Folded generations are below the watermark now; deleting them is tidying, never needed for correctness.
-  await g.store
-    .deleteMany(
-      p.batch.generations.map((x) => x.key),
-      { signal: opts.signal },
-    )
-    .catch(() => undefined);
+  await ports.generations.discard(
+    p.batch.generations.map((x) => x.key),
+    opts.signal,
+  );
   return 'committed';
 }
 
-export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions = {}): Promise<CatchUpReport> {
-  const counting = new CountingStore(graph.store);
-  const g = graph.withStore(counting);
+export async function catchUp(ports: Pick<GraphPorts, 'counted'>, branch: string, opts: CatchUpOptions = {}): Promise<CatchUpReport> {
+  const { ports: g, counting } = ports.counted();
   const timer = new PhaseTimer<CatchUpPhase>(['list', 'pipeline']);
   const started = performance.now();
   const signal = opts.signal;
@@ -234,23 +261,28 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
   for (let round = 1; round <= MAX_ROUNDS; round++) {
     timer.enter('list');
     // Ordered from the generations' headers: no row is decoded until its batch is read.
-    const head = await g.branchHead(branch, signal, { pendingListedOnly: true });
+    const head = await g.heads.branchHead(branch, signal, { pendingListedOnly: true });
     const lineage = (head.branch as BranchRecord).lineage;
     report.pendingAfter = head.pending.generations.length;
     // Generations a crash left behind after their fold published are below the watermark: tidy them.
-    if (head.pending.leftovers.length > 0) await g.store.deleteMany(head.pending.leftovers, { signal }).catch(() => undefined);
+    if (head.pending.leftovers.length > 0) await g.generations.discard(head.pending.leftovers, signal);
     listed = head.pending.generations.length === 0;
     if (listed) break;
-    const batches = planBatches(head.pending.generations, watermarksFor(head.manifest, lineage), opts.maxGenerations ?? DEFAULT_CATCHUP_MAX_GENERATIONS, opts.maxBytes ?? DEFAULT_CATCHUP_MAX_BYTES);
+    const batches = planBatches({
+      generations: head.pending.generations,
+      start: watermarksFor(head.manifest, lineage),
+      maxGenerations: opts.maxGenerations ?? DEFAULT_CATCHUP_MAX_GENERATIONS,
+      maxBytes: opts.maxBytes ?? DEFAULT_CATCHUP_MAX_BYTES,
+    });
 
     timer.enter('pipeline');
     const outcome: PipelineOutcome = await runCatchUpPipeline<CatchUpBatch, Prepared>(
       batches,
       {
         estimate: (b) => b.bytes * GENERATION_DECODE_FACTOR,
-        read: (batch, reservation, readSignal) => readBatch(g, head, batch, reservation, readSignal),
+        read: (batch, reservation, readSignal) => readBatch({ ports: g, head, batch, reservation, signal: readSignal }),
         commit: async (p, commitSignal) => {
-          const r = await commitBatch(g, branch, lineage, p, { signal: commitSignal, actor: opts.actor });
+          const r = await commitBatch({ ports: g, branch, lineage, prepared: p, signal: commitSignal, actor: opts.actor });
           if (r === 'committed') {
             report.batches++;
             report.generations += p.batch.generations.length;
@@ -259,7 +291,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
           }
           return r;
         },
-        discard: (p) => g.runs.delete(Object.values(p.runs)),
+        discard: (p) => g.runFiles.delete(Object.values(p.runs)),
       },
       { pipeline: opts.pipeline ?? true, budgetBytes: opts.budgetBytes ?? DEFAULT_CATCHUP_BUDGET_BYTES, signal },
     );
@@ -269,7 +301,9 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
     report.maxReservedBytes = Math.max(report.maxReservedBytes, outcome.maxReservedBytes);
     if (outcome.stopped === 'aborted') {
       finish();
-      throw new BranchgraphError('aborted', `catch-up of ${branch} was cancelled after ${report.batches} batches`, { details: { batches: report.batches } });
+      throw new BranchgraphError('aborted', `catch-up of ${branch} was cancelled after ${report.batches} batches`, {
+        details: { batches: report.batches },
+      });
     }
     // Another publication folded (and deleted) generations this round had listed: start over from the new head.
     if (outcome.stopped === 'error' && outcome.error instanceof GenerationFoldedError) outcome.stopped = 'stale';
@@ -283,7 +317,7 @@ export async function catchUp(graph: Graph, branch: string, opts: CatchUpOptions
   if (!listed) {
     // Ingest kept up with us for every round: say how much is still pending.
     timer.enter('list');
-    report.pendingAfter = (await g.branchHead(branch, signal, { pendingListedOnly: true })).pending.generations.length;
+    report.pendingAfter = (await g.heads.branchHead(branch, signal, { pendingListedOnly: true })).pending.generations.length;
   }
   if (report.pendingAfter > 0 && report.outcome === 'nothing_pending') report.outcome = 'incomplete';
   return finish();

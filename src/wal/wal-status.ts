@@ -3,7 +3,7 @@
  * watermark and what is still pending (generations, rows per table, the
  * oldest pending stamp).
  */
-import type { Graph } from '../graph/graph.js';
+import type { Heads } from '../graph/ports.js';
 import type { BranchRecord } from '../graph/repository.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
@@ -23,8 +23,8 @@ export interface WalStatus {
   shards: ShardStatus[];
 }
 
-export async function walStatus(graph: Graph, branch: string, signal?: AbortSignal): Promise<WalStatus> {
-  const head = await graph.branchHead(branch, signal);
+export async function walStatus(heads: Heads, branch: string, signal?: AbortSignal): Promise<WalStatus> {
+  const head = await heads.branchHead(branch, signal);
   const marks = watermarksFor(head.manifest, (head.branch as BranchRecord).lineage);
   const shards = new Map<string, ShardStatus>();
   const shard = (name: string): ShardStatus => {

@@ -25,11 +25,20 @@ import { findType } from '../model/schema.js';
 import { checkRow } from '../model/values.js';
 import { findInputProblem } from '../model/text.js';
 import type { Manifest } from '../graph/manifest.js';
-import type { Graph, Snapshot } from '../graph/graph.js';
+import type { GraphPorts } from '../graph/ports.js';
+import type { Snapshot } from '../graph/snapshot.js';
 import type { BranchRecord } from '../graph/repository.js';
 import { resolveWrite, type WriteOp, type WriteSummary } from '../graph/write-batch.js';
 import type { RunRow } from '../table/run.js';
-import { encodeGeneration, GENERATION_FORMAT, generationDigest, parseGenerationKey, validateShard, walKeys, type Generation } from '../pending/generation.js';
+import {
+  encodeGeneration,
+  GENERATION_FORMAT,
+  generationDigest,
+  parseGenerationKey,
+  validateShard,
+  walKeys,
+  type Generation,
+} from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
 export interface WalWriterOptions {
@@ -71,6 +80,9 @@ interface ShardState {
   lastStamp: number;
 }
 
+/** What the writer needs of a graph: heads, tables to validate against, manifests, generation files and the publication loop (to register a shard). */
+export type WalPorts = Pick<GraphPorts, 'heads' | 'tables' | 'manifests' | 'runFiles' | 'generations' | 'publication'>;
+
 export class WalWriter {
   readonly shard: string;
   private readonly maxRows: number;
@@ -81,7 +93,7 @@ export class WalWriter {
   private readonly locks = new Map<string, Promise<unknown>>();
 
   constructor(
-    private readonly graph: Graph,
+    private readonly ports: WalPorts,
     opts: WalWriterOptions,
   ) {
     validateShard(opts.shard);
@@ -98,8 +110,18 @@ export class WalWriter {
    * generation open longer than `sealAfterMs` is sealed even while the
    * stream waits for more.
    */
-  async ingest(branch: string, ops: Iterable<WriteOp> | AsyncIterable<WriteOp>, opts: { signal?: AbortSignal; actor?: string } = {}): Promise<IngestReport> {
-    const report: IngestReport = { branch, shard: this.shard, generations: [], operations: 0, summary: { inserted: 0, updated: 0, deleted: 0, cascaded: 0 } };
+  async ingest(
+    branch: string,
+    ops: Iterable<WriteOp> | AsyncIterable<WriteOp>,
+    opts: { signal?: AbortSignal; actor?: string } = {},
+  ): Promise<IngestReport> {
+    const report: IngestReport = {
+      branch,
+      shard: this.shard,
+      generations: [],
+      operations: 0,
+      summary: { inserted: 0, updated: 0, deleted: 0, cascaded: 0 },
+    };
     let buffer: WriteOp[] = [];
     let bufferBytes = 0;
     let openedAt = 0;
@@ -115,27 +137,32 @@ export class WalWriter {
       }
     };
     try {
-      await this.consume(
+      await this.consume({
         ops,
-        opts.signal,
+        signal: opts.signal,
         report,
-        (op) => {
+        add: (op) => {
           // Checked before it is sized (JSON.stringify recurses): an op no schema could accept is refused here.
           const bad = findInputProblem(op, `ops[${report.operations}]`);
-          if (bad !== undefined) throw new BranchgraphError('invalid_input', `ingest refused: ${bad.path}: ${bad.message}`, { issues: [bad] });
+          if (bad !== undefined)
+            throw new BranchgraphError('invalid_input', `ingest refused: ${bad.path}: ${bad.message}`, { issues: [bad] });
           if (buffer.length === 0) openedAt = this.now();
           buffer.push(op);
           bufferBytes += JSON.stringify(op.values ?? null).length;
           return buffer.length >= this.maxRows || bufferBytes >= this.maxBytes || this.now() - openedAt >= this.sealAfterMs;
         },
-        () => (buffer.length > 0 ? openedAt + this.sealAfterMs : undefined),
+        deadline: () => (buffer.length > 0 ? openedAt + this.sealAfterMs : undefined),
         seal,
-      );
+      });
       await seal();
     } catch (e) {
       if (e instanceof BranchgraphError && report.generations.length > 0) {
         // Earlier generations of this request are durable; say so, precisely, in an error of our own.
-        const acknowledged = { generations: report.generations.length, rows: report.generations.reduce((n, g) => n + g.rows, 0), lastSeq: report.generations.at(-1)?.seq };
+        const acknowledged = {
+          generations: report.generations.length,
+          rows: report.generations.reduce((n, g) => n + g.rows, 0),
+          lastSeq: report.generations.at(-1)?.seq,
+        };
         throw new BranchgraphError(e.code, e.message, { cause: e, issues: e.issues, details: { ...e.details, acknowledged } });
       }
       throw e;
@@ -148,15 +175,18 @@ export class WalWriter {
    * sealing when it is full or when its deadline passes while the source
    * waits for more.
    */
-  private async consume(
-    ops: Iterable<WriteOp> | AsyncIterable<WriteOp>,
-    signal: AbortSignal | undefined,
-    report: IngestReport,
-    add: (op: WriteOp) => boolean,
-    deadline: () => number | undefined,
-    seal: () => Promise<void>,
-  ): Promise<void> {
-    const iterator = (Symbol.asyncIterator in ops ? ops[Symbol.asyncIterator]() : (ops as Iterable<WriteOp>)[Symbol.iterator]()) as AsyncIterator<WriteOp> | Iterator<WriteOp>;
+  private async consume(a: {
+    ops: Iterable<WriteOp> | AsyncIterable<WriteOp>;
+    signal?: AbortSignal | undefined;
+    report: IngestReport;
+    add: (op: WriteOp) => boolean;
+    deadline: () => number | undefined;
+    seal: () => Promise<void>;
+  }): Promise<void> {
+    const { ops, signal, report, add, deadline, seal } = a;
+    const iterator = (Symbol.asyncIterator in ops ? ops[Symbol.asyncIterator]() : (ops as Iterable<WriteOp>)[Symbol.iterator]()) as
+      | AsyncIterator<WriteOp>
+      | Iterator<WriteOp>;
     let next: Promise<IteratorResult<WriteOp>> | undefined;
     let finished = false;
     try {
@@ -167,7 +197,10 @@ export class WalWriter {
         let item: IteratorResult<WriteOp> | 'timeout';
         if (due !== undefined) {
           let timer: NodeJS.Timeout | undefined;
-          item = await Promise.race([next, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, due - this.now()))))]);
+          item = await Promise.race([
+            next,
+            new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, due - this.now())))),
+          ]);
           clearTimeout(timer);
         } else item = await next;
         if (item === 'timeout') {
@@ -192,7 +225,11 @@ export class WalWriter {
     }
   }
 
-  private async sealGeneration(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
+  private async sealGeneration(
+    branch: string,
+    ops: WriteOp[],
+    opts: { signal?: AbortSignal; actor?: string },
+  ): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
     // Seals of one branch run one at a time: each validates against the ones before it.
     const prev = this.locks.get(branch) ?? Promise.resolve();
     const run = prev.catch(() => undefined).then(() => this.sealLocked(branch, ops, opts));
@@ -204,15 +241,19 @@ export class WalWriter {
     }
   }
 
-  private async sealLocked(branch: string, ops: WriteOp[], opts: { signal?: AbortSignal; actor?: string }): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
-    let head = await this.graph.branchHead(branch, opts.signal);
+  private async sealLocked(
+    branch: string,
+    ops: WriteOp[],
+    opts: { signal?: AbortSignal; actor?: string },
+  ): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
+    let head = await this.ports.heads.branchHead(branch, opts.signal);
     for (let attempt = 1; ; attempt++) {
-      let resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+      let resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal });
       if (resolved.rows.length === 0) return undefined;
       // Register only for rows that passed validation: a refused ingest changes nothing stored.
       if (!(this.shard in watermarksFor(head.manifest, (head.branch as BranchRecord).lineage))) {
         head = await this.register(branch, opts);
-        resolved = await resolveWrite(this.graph, head, ops, opts.signal);
+        resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal });
         if (resolved.rows.length === 0) return undefined;
       }
       const put = await this.put(head, resolved.rows, opts.signal);
@@ -223,9 +264,13 @@ export class WalWriter {
       // A fold passed our sequence number before our object existed: it is invisible and was never
       // folded. Revalidate against the head that fold made and write above its watermark.
       if (attempt >= MAX_SEAL_ATTEMPTS) {
-        throw new BranchgraphError('publish_contention', `another writer with shard ${this.shard} kept folding past this generation; retry`, { details: { branch, shard: this.shard } });
+        throw new BranchgraphError(
+          'publish_contention',
+          `another writer with shard ${this.shard} kept folding past this generation; retry`,
+          { details: { branch, shard: this.shard } },
+        );
       }
-      head = await this.graph.branchHead(branch, opts.signal);
+      head = await this.ports.heads.branchHead(branch, opts.signal);
     }
   }
 
@@ -245,7 +290,11 @@ export class WalWriter {
    * our object (it lists it in `walFolded`) or published before our PUT
    * (`skipped`: the caller revalidates and writes again).
    */
-  private async put(head: Snapshot, resolvedRows: [{ name: string }, RunRow[]][], signal?: AbortSignal): Promise<{ key: string; seq: number; stamp: number } | 'skipped'> {
+  private async put(
+    head: Snapshot,
+    resolvedRows: [{ name: string }, RunRow[]][],
+    signal?: AbortSignal,
+  ): Promise<{ key: string; seq: number; stamp: number } | 'skipped'> {
     const rec = head.branch as BranchRecord;
     const tables: Generation['tables'] = {};
     for (const [type, rows] of resolvedRows) tables[type.name] = rows.map((r: RunRow) => [r.key, r.hash, r.props]);
@@ -254,11 +303,19 @@ export class WalWriter {
       const state = await this.shardState(rec.lineage, head, signal);
       const seq = Math.max(state.next, floor);
       const stamp = Math.max(this.now(), state.lastStamp + 1);
-      const generation: Omit<Generation, 'checksum'> = { format: GENERATION_FORMAT, lineage: rec.lineage, shard: this.shard, seq, stamp, schema: head.manifest.schema, tables };
+      const generation: Omit<Generation, 'checksum'> = {
+        format: GENERATION_FORMAT,
+        lineage: rec.lineage,
+        shard: this.shard,
+        seq,
+        stamp,
+        schema: head.manifest.schema,
+        tables,
+      };
       const key = walKeys.generation(rec.lineage, this.shard, seq);
       const file = encodeGeneration(generation);
       try {
-        await this.graph.store.putIfAbsent(key, file, { signal });
+        await this.ports.generations.create(key, file, signal);
       } catch (e) {
         // The next seal lists the shard again rather than trusting a counter the failure may have skewed.
         this.states.delete(rec.lineage);
@@ -267,16 +324,23 @@ export class WalWriter {
         throw e;
       }
       this.states.set(rec.lineage, { next: seq + 1, lastStamp: stamp });
-      const seen = await this.visible(head, seq, generationDigest(file), signal);
+      const seen = await this.visible({ head, seq, digest: generationDigest(file), signal });
       if (seen.visible) {
         // The branch's schema changed while this generation was validated (a tightening published in
         // between): its rows must satisfy the schema the head now carries, or it is withdrawn unacknowledged.
-        const problems = seen.newest !== undefined && seen.newest.schema !== head.manifest.schema ? await this.schemaProblems(seen.newest.schema, tables, signal) : [];
+        const problems =
+          seen.newest !== undefined && seen.newest.schema !== head.manifest.schema
+            ? await this.schemaProblems(seen.newest.schema, tables, signal)
+            : [];
         if (problems.length === 0) return { key, seq, stamp };
         await this.withdraw(rec.lineage, key, signal);
-        throw new BranchgraphError('constraint_violation', `the branch's schema changed while these rows were sealed, and they break it: ${problems[0]?.path}: ${problems[0]?.message}`, {
-          issues: problems.slice(0, 200),
-        });
+        throw new BranchgraphError(
+          'constraint_violation',
+          `the branch's schema changed while these rows were sealed, and they break it: ${problems[0]?.path}: ${problems[0]?.message}`,
+          {
+            issues: problems.slice(0, 200),
+          },
+        );
       }
       await this.withdraw(rec.lineage, key, signal);
       return 'skipped';
@@ -286,12 +350,12 @@ export class WalWriter {
   /** Take back a generation no reader may count on; the next seal lists the shard afresh. */
   private async withdraw(lineage: string, key: string, signal?: AbortSignal): Promise<void> {
     this.states.delete(lineage);
-    await this.graph.store.deleteMany([key], { signal }).catch(() => undefined);
+    await this.ports.generations.discard([key], signal);
   }
 
   /** The value problems of a generation's rows under the schema `hash` names. */
   private async schemaProblems(hash: string, tables: Generation['tables'], signal?: AbortSignal): Promise<ErrorIssue[]> {
-    const schema = await this.graph.repo.readSchema(hash, signal);
+    const schema = await this.ports.manifests.readSchema(hash, signal);
     const out: ErrorIssue[] = [];
     for (const [name, states] of Object.entries(tables)) {
       const type = findType(schema, name);
@@ -299,15 +363,23 @@ export class WalWriter {
         out.push({ path: name, message: `table ${name} no longer exists` });
         continue;
       }
-      for (const [key, , props] of states) if (props !== null) for (const i of checkRow(type, props, 'full', `${name}/${key}`).issues) out.push(i);
+      for (const [key, , props] of states)
+        if (props !== null)
+          for (const i of checkRow({ table: type, input: props, mode: 'full', path: `${name}/${key}` }).issues) out.push(i);
     }
     return out;
   }
 
   /** Whether the generation just created at `seq` is (or was, by a fold) in the branch's view, and the newest head it saw. */
-  private async visible(head: Snapshot, seq: number, digest: string, signal?: AbortSignal): Promise<{ visible: boolean; newest?: Manifest }> {
+  private async visible(a: {
+    head: Snapshot;
+    seq: number;
+    digest: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<{ visible: boolean; newest?: Manifest }> {
+    const { head, seq, digest, signal } = a;
     const rec = head.branch as BranchRecord;
-    const repo = this.graph.repo;
+    const repo = this.ports.manifests;
     const latest = await repo.latestVersion(rec.lineage, signal);
     const from = head.manifest.lineage === rec.lineage ? head.manifest.version + 1 : 1;
     if (latest < from) return { visible: true };
@@ -315,12 +387,18 @@ export class WalWriter {
     if ((newest.wal[this.shard] ?? 0) < seq) return { visible: true, newest };
     // Some publication since our head folded past `seq`: did one of them read our object?
     if (latest - from >= MAX_FOLD_SCAN) {
-      throw new BranchgraphError('publish_contention', `branch ${rec.name} moved ${latest - from + 1} times while a generation was sealed; retry`, {
-        details: { branch: rec.name, shard: this.shard },
-      });
+      throw new BranchgraphError(
+        'publish_contention',
+        `branch ${rec.name} moved ${latest - from + 1} times while a generation was sealed; retry`,
+        {
+          details: { branch: rec.name, shard: this.shard },
+        },
+      );
     }
     const entry = `${seq}:${digest}`;
-    const between = await Promise.all(Array.from({ length: latest - from + 1 }, (_, i) => repo.readManifest({ lineage: rec.lineage, version: from + i }, signal)));
+    const between = await Promise.all(
+      Array.from({ length: latest - from + 1 }, (_, i) => repo.readManifest({ lineage: rec.lineage, version: from + i }, signal)),
+    );
     return { visible: between.some((m) => m.walFolded?.[this.shard]?.includes(entry) === true), newest };
   }
 
@@ -330,7 +408,7 @@ export class WalWriter {
     if (known !== undefined) return known;
     let maxSeq = watermarksFor(head.manifest, lineage)[this.shard] ?? 0;
     let lastKey: string | undefined;
-    for await (const o of this.graph.store.list(walKeys.shardPrefix(lineage, this.shard), { signal })) {
+    for await (const o of this.ports.generations.list(walKeys.shardPrefix(lineage, this.shard), signal)) {
       const at = parseGenerationKey(o.key);
       if (at !== undefined && at.seq >= maxSeq) {
         maxSeq = at.seq;
@@ -339,7 +417,7 @@ export class WalWriter {
     }
     let lastStamp = 0;
     if (lastKey !== undefined) {
-      const last = await this.graph.runs.generation(lastKey, signal).catch(() => undefined);
+      const last = await this.ports.runFiles.generation(lastKey, signal).catch(() => undefined);
       lastStamp = last?.generation.stamp ?? 0;
     }
     const state = { next: maxSeq + 1, lastStamp };
@@ -349,12 +427,19 @@ export class WalWriter {
 
   /** Record this shard in the branch's head manifest, so readers list its generations. */
   private async register(branch: string, opts: { signal?: AbortSignal; actor?: string }): Promise<Snapshot> {
-    await this.graph.commitChange<null>(branch, { signal: opts.signal, actor: opts.actor }, async (head) => {
+    await this.ports.publication.commitChange<null>(branch, { signal: opts.signal, actor: opts.actor }, async (head) => {
       const marks = watermarksFor(head.manifest, (head.branch as BranchRecord).lineage);
       if (this.shard in marks) return { unchanged: null };
       // Registration changes no rows: pending generations stay pending.
-      return { kind: 'catchup', keepPending: true, wal: { ...marks, [this.shard]: 0 }, scratch: [], result: null, message: `register WAL shard ${this.shard}` };
+      return {
+        kind: 'catchup',
+        keepPending: true,
+        wal: { ...marks, [this.shard]: 0 },
+        scratch: [],
+        result: null,
+        message: `register WAL shard ${this.shard}`,
+      };
     });
-    return this.graph.branchHead(branch, opts.signal);
+    return this.ports.heads.branchHead(branch, opts.signal);
   }
 }

@@ -60,12 +60,12 @@ import { mergeBranches, type MergeRequest, type MergeResult, type MergeSuccess }
 
 /** A table's rows on a branch, as { key: row }. */
 export async function rowsOf(g: Graph, branch: string, table: string): Promise<Record<string, Record<string, unknown>>> {
-  const rows = await allRows(g, await g.branchHead(branch), table);
+  const rows = await allRows({ tables: g.ports.tables, snap: await g.branchHead(branch), table });
   return Object.fromEntries(rows.map((r) => [r.key, r.row]));
 }
 
 export function merge(g: Graph, source: string, opts: Partial<MergeRequest> = {}): Promise<MergeResult> {
-  return mergeBranches(g, { source, ...opts });
+  return mergeBranches(g.ports, { source, ...opts });
 }
 
 export async function mergeOk(g: Graph, source: string, opts: Partial<MergeRequest> = {}): Promise<MergeSuccess> {

@@ -23,11 +23,11 @@ export async function observe(store: ObjectStore): Promise<Observed> {
     heads[b.record.name] = b.commit.id;
     const snap = await g.branchHead(b.record.name);
     // A published head's secondary indexes always describe its tables exactly.
-    const wrong = await indexProblems(g.runs, snap);
+    const wrong = await indexProblems(g.ports.runFiles, snap);
     if (wrong.length > 0) throw new Error(`branch ${b.record.name}: ${wrong.join('; ')}`);
     const tables: Record<string, Record<string, unknown>> = {};
     for (const t of snap.schema.types) {
-      tables[t.name] = Object.fromEntries((await allRows(g, snap, t.name)).map((r) => [r.key, r.row]));
+      tables[t.name] = Object.fromEntries((await allRows({ tables: g.ports.tables, snap, table: t.name })).map((r) => [r.key, r.row]));
     }
     tables.__schema = snap.manifest.schema as never;
     contents[b.record.name] = tables;

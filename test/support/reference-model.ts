@@ -18,7 +18,11 @@ interface Commit {
 /** The one constraint the tight schema adds. */
 const breaksTight = (r: Row): boolean => typeof r.a === 'number' && r.a > 1;
 
-export type MergeOutcome = { outcome: 'already_up_to_date' | 'fast_forward' | 'merged' | 'conflicts' | 'schema_incompatible'; state?: State; tight?: boolean };
+export type MergeOutcome = {
+  outcome: 'already_up_to_date' | 'fast_forward' | 'merged' | 'conflicts' | 'schema_incompatible';
+  state?: State;
+  tight?: boolean;
+};
 
 const eq = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
@@ -46,7 +50,8 @@ export class ReferenceModel {
   clone(): ReferenceModel {
     const m = new ReferenceModel();
     m.commits.length = 0;
-    for (const c of this.commits) m.commits.push({ state: new Map(c.state), parents: [...c.parents], generation: c.generation, tight: c.tight });
+    for (const c of this.commits)
+      m.commits.push({ state: new Map(c.state), parents: [...c.parents], generation: c.generation, tight: c.tight });
     m.branches.clear();
     for (const [k, v] of this.branches) m.branches.set(k, v);
     return m;
@@ -73,7 +78,8 @@ export class ReferenceModel {
       const cur = next.get(o.id);
       if (o.op === 'delete') next.delete(o.id);
       else if (o.op === 'upsert') next.set(o.id, { id: o.id, a: o.a ?? null, b: o.b ?? null });
-      else if (cur !== undefined) next.set(o.id, { ...cur, ...(o.a !== undefined ? { a: o.a } : {}), ...(o.b !== undefined ? { b: o.b } : {}) });
+      else if (cur !== undefined)
+        next.set(o.id, { ...cur, ...(o.a !== undefined ? { a: o.a } : {}), ...(o.b !== undefined ? { b: o.b } : {}) });
       else throw new Error('model: update of a missing row');
       const written = next.get(o.id);
       if (this.tight(branch) && written !== undefined && breaksTight(written)) return 'refused';
@@ -117,9 +123,15 @@ export class ReferenceModel {
    * several, those merged recursively into a virtual base, where a conflict
    * between them stays as a marker. Virtual commits live only in this computation.
    */
-  private baseState(a: number, b: number, virtual: Map<number, number[]>, states: Map<number, { state: State; tight: boolean | undefined }>): { state: State; tight: boolean | undefined } | undefined {
+  private baseState(
+    a: number,
+    b: number,
+    virtual: Map<number, number[]>,
+    states: Map<number, { state: State; tight: boolean | undefined }>,
+  ): { state: State; tight: boolean | undefined } | undefined {
     const ancestorsOf = (c: number): Set<number> => this.ancestors(c, (x) => virtual.get(x) ?? this.commits[x]?.parents ?? []);
-    const stateOf = (c: number): { state: State; tight: boolean | undefined } => states.get(c) ?? { state: this.commits[c]?.state as State, tight: this.commits[c]?.tight };
+    const stateOf = (c: number): { state: State; tight: boolean | undefined } =>
+      states.get(c) ?? { state: this.commits[c]?.state as State, tight: this.commits[c]?.tight };
     const [first, ...rest] = this.bestBases(a, b, ancestorsOf);
     if (rest.length > 0) ReferenceModel.crissCrosses++;
     let acc = first as number;
@@ -176,7 +188,12 @@ const rowEq = (a: Row | null, b: Row | null): boolean => !rowMarked(a) && !rowMa
  * Three-way merge of whole states. A conflict makes it undefined (`fail`), a marked value (`mark`, a
  * virtual base), or the named side's value (a strategy: per property, or the whole row for a row conflict).
  */
-function mergeStates(base: State, source: State, target: State, onConflict: 'fail' | 'mark' | 'source' | 'target' = 'fail'): State | undefined {
+function mergeStates(
+  base: State,
+  source: State,
+  target: State,
+  onConflict: 'fail' | 'mark' | 'source' | 'target' = 'fail',
+): State | undefined {
   const out = new Map<string, Row>();
   for (const key of new Set([...base.keys(), ...source.keys(), ...target.keys()])) {
     const b = base.get(key) ?? null;

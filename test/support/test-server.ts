@@ -16,7 +16,16 @@ export interface TestServer extends RunningServer {
  * compare the whole store before and after.
  */
 export async function testServer(
-  opts: { store?: string; latencyMs?: number; tokens?: string; maxBodyBytes?: number; maxIngestBytes?: number; drainTimeoutMs?: number; sealAfterMs?: number; compaction?: boolean } = {},
+  opts: {
+    store?: string;
+    latencyMs?: number;
+    tokens?: string;
+    maxBodyBytes?: number;
+    maxIngestBytes?: number;
+    drainTimeoutMs?: number;
+    sealAfterMs?: number;
+    compaction?: boolean;
+  } = {},
 ): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
@@ -48,7 +57,10 @@ export async function gql(
   query: string,
   variables: Record<string, unknown> = {},
   token?: string,
-): Promise<{ status: number; body: { data?: Record<string, unknown>; errors?: { message: string; extensions?: Record<string, unknown> }[] } }> {
+): Promise<{
+  status: number;
+  body: { data?: Record<string, unknown>; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+}> {
   const res = await fetch(`${url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

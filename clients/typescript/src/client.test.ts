@@ -31,8 +31,14 @@ describe('typed client', () => {
     expect(preview.data).toMatchObject({ status: 'success', dryRun: true, outcome: 'fast_forward' });
 
     // Both sides insert ada, differently: the merge returns the conflict report as the error, and publishes nothing.
-    await bg.POST('/branches/{id}/writes', { params: { path: { id: 'main' } }, body: { ops: [{ op: 'upsert', table: 'Person', values: { id: 'ada', name: 'A' } }] } });
-    await bg.POST('/branches/{id}/writes', { params: { path: { id: 'feature' } }, body: { ops: [{ op: 'update', table: 'Person', values: { id: 'ada', name: 'Ada L.' } }] } });
+    await bg.POST('/branches/{id}/writes', {
+      params: { path: { id: 'main' } },
+      body: { ops: [{ op: 'upsert', table: 'Person', values: { id: 'ada', name: 'A' } }] },
+    });
+    await bg.POST('/branches/{id}/writes', {
+      params: { path: { id: 'feature' } },
+      body: { ops: [{ op: 'update', table: 'Person', values: { id: 'ada', name: 'Ada L.' } }] },
+    });
     const merged = await bg.POST('/branches/{id}/merge', { params: { path: { id: 'feature' } }, body: {} });
     expect(merged.response.status).toBe(409);
     expect(isErrorEnvelope(merged.error)).toBe(false);
@@ -60,13 +66,18 @@ describe('typed client README', () => {
   it('compiles the calls the READMEs show', () => {
     // Every ```ts block that imports the client, with the package name pointed at this source.
     const blocks = ['clients/typescript/README.md', 'README.md'].flatMap((f) =>
-      [...readFileSync(f, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string).filter((code) => code.includes("from '@branchgraph/client'")),
+      [...readFileSync(f, 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)]
+        .map((m) => m[1] as string)
+        .filter((code) => code.includes("from '@branchgraph/client'")),
     );
     expect(blocks.length).toBe(2);
     const dir = mkdtempSync(path.join(tmpdir(), 'bg-readme-'));
     const files = blocks.map((code, i) => {
       const file = path.join(dir, `readme-${i}.mts`);
-      writeFileSync(file, `${code.replace("from '@branchgraph/client'", `from ${JSON.stringify(path.resolve('clients/typescript/src/index.js'))}`)}\nexport {};\n`);
+      writeFileSync(
+        file,
+        `${code.replace("from '@branchgraph/client'", `from ${JSON.stringify(path.resolve('clients/typescript/src/index.js'))}`)}\nexport {};\n`,
+      );
       return file;
     });
     const tsc = path.resolve('node_modules/typescript/bin/tsc');

@@ -289,7 +289,7 @@ export interface paths {
          * Undo one commit's change on branch `id`, keeping later changes, as a revert commit.
          * @description A three-way merge that brings the commit's parent state over the commit: values changed again since conflict, with the usual report and resolutions.
          */
-        post: operations["revertCommit"];
+        post: operations["revert"];
         delete?: never;
         options?: never;
         head?: never;
@@ -309,7 +309,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Apply a batch of inserts, updates, upserts and deletes as one commit. A failing batch changes nothing. */
-        post: operations["writeBatch"];
+        post: operations["write"];
         delete?: never;
         options?: never;
         head?: never;
@@ -329,7 +329,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Bulk load NDJSON lines {"table","values","op"?} (op defaults to upsert) as one all-or-nothing commit. */
-        post: operations["loadRows"];
+        post: operations["load"];
         delete?: never;
         options?: never;
         head?: never;
@@ -352,7 +352,7 @@ export interface paths {
          * Append NDJSON operations to this server's WAL shard (same line format as /load), read as a stream.
          * @description Rows are validated like an ordinary write against the branch as readers see it, sealed into generations (by size, by time, and when the body ends) and acknowledged once stored. They are visible to reads, diffs and merges at once, and folded into the tables by catch-up. A bad line or row refuses its generation; generations sealed before it stay acknowledged and the error says how many under details.acknowledged.
          */
-        post: operations["ingestRows"];
+        post: operations["ingest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -395,7 +395,7 @@ export interface paths {
          * Compact the branch's tables now, as one commit; servers also compact in the background after changes.
          * @description `tiered` (the default) merges the newest runs of each table that the size-tiered policy says are due, so runs per table stay logarithmic in the number of writes; `full` rewrites each table as one run. Writers are never blocked, pending WAL rows stay pending, and compacted runs record what they replaced, so later merges still read only their delta.
          */
-        post: operations["compactBranch"];
+        post: operations["compact"];
         delete?: never;
         options?: never;
         head?: never;
@@ -413,7 +413,7 @@ export interface paths {
             cookie?: never;
         };
         /** WAL status of a branch: per-shard watermark and pending generations, and this server's last catch-up. */
-        get: operations["getWalStatus"];
+        get: operations["walStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -469,7 +469,7 @@ export interface paths {
             cookie?: never;
         };
         /** Scan a table in key order with filters and cursor pagination. */
-        get: operations["scanRows"];
+        get: operations["rows"];
         put?: never;
         post?: never;
         delete?: never;
@@ -533,7 +533,31 @@ export interface paths {
             cookie?: never;
         };
         /** Edges of a node, outgoing, incoming or both. */
-        get: operations["getEdges"];
+        get: operations["edges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The versions of one entity along first parents, newest first, each with the commit that made it and its change.
+         * @description A page walks at most 10,000 commits; follow nextCursor for the older versions. A version is a commit whose row for the key differs from its first parent's: inserted, updated (with the properties it changed) or deleted.
+         */
+        get: operations["entityHistory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -550,7 +574,7 @@ export interface paths {
             cookie?: never;
         };
         /** The commit log at a ref, newest first. */
-        get: operations["listCommits"];
+        get: operations["log"];
         put?: never;
         post?: never;
         delete?: never;
@@ -569,7 +593,7 @@ export interface paths {
             cookie?: never;
         };
         /** One commit with per-table stats. */
-        get: operations["getCommit"];
+        get: operations["commit"];
         put?: never;
         post?: never;
         delete?: never;
@@ -589,7 +613,7 @@ export interface paths {
          * What changed between two refs, per table, with counts and paging.
          * @description `two-dot` (the default) is what changed from `from` to `to`. `three-dot` is what changed on `to` since it and `from` diverged: the diff from their merge base (virtual for criss-cross history) to `to`, which is what merging `to` into `from` would bring. `summary` counts the whole diff; `tables` holds one page of changes in (table, key) order, every change when no `limit` is given. Pass `nextCursor` back, with the refs pinned as `commit:<from>` and `commit:<to>` from this response, to read the next page of the same state.
          */
-        get: operations["diffRefs"];
+        get: operations["diff"];
         put?: never;
         post?: never;
         delete?: never;
@@ -648,7 +672,7 @@ export interface paths {
          * Delete objects no live manifest references, older than the grace period (default one hour, never less than 15 minutes).
          * @description A grace below 15 minutes is raised to 15 minutes (the response's graceSeconds says what was used), and a publication never lands more than 5 minutes after it read its snapshots, so GC cannot delete an object that a published manifest, or one still being published, references.
          */
-        post: operations["collectGarbage"];
+        post: operations["gc"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1588,7 +1612,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    revertCommit: {
+    revert: {
         parameters: {
             query?: never;
             header?: {
@@ -1629,7 +1653,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    writeBatch: {
+    write: {
         parameters: {
             query?: never;
             header?: never;
@@ -1663,7 +1687,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    loadRows: {
+    load: {
         parameters: {
             query?: never;
             header?: {
@@ -1695,7 +1719,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    ingestRows: {
+    ingest: {
         parameters: {
             query?: never;
             header?: never;
@@ -1760,7 +1784,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    compactBranch: {
+    compact: {
         parameters: {
             query?: never;
             header?: never;
@@ -1803,7 +1827,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    getWalStatus: {
+    walStatus: {
         parameters: {
             query?: never;
             header?: never;
@@ -1905,7 +1929,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    scanRows: {
+    rows: {
         parameters: {
             query?: {
                 /** @description Ref to read at; default `main`. */
@@ -2000,7 +2024,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    getEdges: {
+    edges: {
         parameters: {
             query?: {
                 /** @description Ref to read at; default `main`. */
@@ -2040,7 +2064,55 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    listCommits: {
+    entityHistory: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: components["parameters"]["At"];
+                /** @description 100 when absent. */
+                limit?: number;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        versions: {
+                            commit: components["schemas"]["Commit"];
+                            /** @enum {string} */
+                            change: "inserted" | "updated" | "deleted";
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                            after: {
+                                [key: string]: unknown;
+                            } | null;
+                            changed: string[];
+                        }[];
+                        /** @description Where the next page starts; null when the walk reached the first commit. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    log: {
         parameters: {
             query?: {
                 /** @description Ref to read at; default `main`. */
@@ -2069,7 +2141,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    getCommit: {
+    commit: {
         parameters: {
             query?: never;
             header?: never;
@@ -2093,7 +2165,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    diffRefs: {
+    diff: {
         parameters: {
             query: {
                 from: string;
@@ -2225,7 +2297,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    collectGarbage: {
+    gc: {
         parameters: {
             query?: never;
             header?: never;

@@ -9,11 +9,11 @@ import { ulid } from 'ulid';
 import { BranchgraphError } from '../model/errors.js';
 import { Progress } from '../model/progress.js';
 
-export type OperationKind = 'merge' | 'load';
+export type LongOperationKind = 'merge' | 'load';
 
 export interface OperationDto {
   id: string;
-  kind: OperationKind;
+  kind: LongOperationKind;
   /** The branch changed (a merge's target). */
   branch: string;
   /** A merge's source branch or commit. */
@@ -38,28 +38,36 @@ interface Entry {
   finishedAt?: number;
 }
 
-export class Operations {
+export class LongOperations {
   private readonly entries = new Map<string, Entry>();
 
   constructor(private readonly clock: () => number = Date.now) {}
 
   /** Check a client-chosen operation id (the `Operation-Id` header). */
   static checkId(id: string): string {
-    if (!ID_RE.test(id)) throw new BranchgraphError('invalid_input', 'Operation-Id must be 1-64 letters, digits, _ or -', { issues: [{ path: 'Operation-Id', message: 'letters, digits, _ or -' }] });
+    if (!ID_RE.test(id))
+      throw new BranchgraphError('invalid_input', 'Operation-Id must be 1-64 letters, digits, _ or -', {
+        issues: [{ path: 'Operation-Id', message: 'letters, digits, _ or -' }],
+      });
     return id;
   }
 
   /** Register a running operation; `onReport` hears its progress at most every `everyMs`. */
   start(
-    kind: OperationKind,
-    branch: string,
-    source: string | null,
+    what: { kind: LongOperationKind; branch: string; source: string | null },
     opts: { id?: string; onReport?: ConstructorParameters<typeof Progress>[0]; everyMs?: number } = {},
   ): { id: string; progress: Progress } {
+    const { kind, branch, source } = what;
     const id = opts.id ?? ulid(this.clock());
-    if (this.entries.get(id)?.dto.state === 'running') throw new BranchgraphError('invalid_input', `operation ${id} is already running`, { issues: [{ path: 'Operation-Id', message: 'in use' }] });
+    if (this.entries.get(id)?.dto.state === 'running')
+      throw new BranchgraphError('invalid_input', `operation ${id} is already running`, {
+        issues: [{ path: 'Operation-Id', message: 'in use' }],
+      });
     const progress = new Progress(opts.onReport, opts.everyMs);
-    this.entries.set(id, { dto: { id, kind, branch, source, startedAt: new Date(this.clock()).toISOString(), state: 'running' }, progress });
+    this.entries.set(id, {
+      dto: { id, kind, branch, source, startedAt: new Date(this.clock()).toISOString(), state: 'running' },
+      progress,
+    });
     this.prune();
     return { id, progress };
   }
@@ -88,7 +96,7 @@ export class Operations {
   }
 
   /** Rows planned and done over the running operations of a kind, for the metrics. */
-  totals(kind: OperationKind): { running: number; planned: number; done: number } {
+  totals(kind: LongOperationKind): { running: number; planned: number; done: number } {
     let running = 0;
     let planned = 0;
     let done = 0;
@@ -103,7 +111,9 @@ export class Operations {
 
   private prune(): void {
     const now = this.clock();
-    const finished = [...this.entries.values()].filter((e) => e.finishedAt !== undefined).sort((a, b) => (a.finishedAt as number) - (b.finishedAt as number));
+    const finished = [...this.entries.values()]
+      .filter((e) => e.finishedAt !== undefined)
+      .sort((a, b) => (a.finishedAt as number) - (b.finishedAt as number));
     for (const [i, e] of finished.entries()) {
       if (finished.length - i > KEEP_FINISHED || now - (e.finishedAt as number) > KEEP_FINISHED_MS) this.entries.delete(e.dto.id);
     }

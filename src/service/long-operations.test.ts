@@ -9,25 +9,25 @@ import { Graph } from '../graph/graph.js';
 import { mergeBranches } from '../merge/merge.js';
 import type { ProgressSink } from '../model/progress.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { Operations } from './operations.js';
+import { LongOperations } from './long-operations.js';
 
 describe('long operations', () => {
   it('list running ones first, keep finished ones with their outcome, and refuse a bad or busy id', () => {
     let now = Date.UTC(2026, 11, 1);
-    const ops = new Operations(() => now);
-    const a = ops.start('load', 'main', null, { id: 'load-1' });
+    const ops = new LongOperations(() => now);
+    const a = ops.start({ kind: 'load', branch: 'main', source: null }, { id: 'load-1' });
     a.progress.restart(10);
     a.progress.advance(4);
     now += 1000;
-    const b = ops.start('merge', 'main', 'f');
+    const b = ops.start({ kind: 'merge', branch: 'main', source: 'f' });
     expect(ops.totals('load')).toEqual({ running: 1, planned: 10, done: 4 });
     ops.finish(a.id, true);
     expect(ops.list().map((o) => [o.id, o.state, o.rowsDone])).toEqual([
       [b.id, 'running', 0],
       ['load-1', 'succeeded', 10],
     ]);
-    expect(() => ops.start('merge', 'main', 'f', { id: b.id })).toThrow(/already running/);
-    expect(() => Operations.checkId('no spaces')).toThrow(/Operation-Id/);
+    expect(() => ops.start({ kind: 'merge', branch: 'main', source: 'f' }, { id: b.id })).toThrow(/already running/);
+    expect(() => LongOperations.checkId('no spaces')).toThrow(/Operation-Id/);
     now += 11 * 60_000;
     expect(() => ops.get('load-1')).toThrow(/not running here/);
   });
@@ -56,7 +56,7 @@ describe('long operations', () => {
         done += n;
       },
     };
-    const r = await mergeBranches(g, { source: 'f', progress: sink });
+    const r = await mergeBranches(g.ports, { source: 'f' }, { progress: sink });
     expect(r.status).toBe('success');
     expect(seen).toEqual(['restart 3001']);
     expect(done).toBe(planned);

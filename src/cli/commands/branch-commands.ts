@@ -1,0 +1,61 @@
+/** `branchgraph branch list|create|delete` and `branchgraph tag list|create|delete`. */
+import type { Command } from 'commander';
+import type { BranchDto } from '../../service/service.js';
+import { human, print } from '../cli-output.js';
+import type { CliContext } from '../cli-context.js';
+import { defined, intOption } from '../cli-inputs.js';
+
+export function branchCommands(program: Command, cli: CliContext): void {
+  const { command, connect, outOf, io } = cli;
+  const branch = command(program, 'branch', 'list, create and delete branches');
+  command(branch, 'list', 'branches by name with their heads, one page at a time')
+    .option('--limit <n>', 'branches per page, 1-1000 (default 100)')
+    .option('--cursor <cursor>', 'the page after a previous one (its next cursor)')
+    .option('--all', 'every page, one after the other')
+    .action(async (o: { limit?: string; cursor?: string; all?: boolean }, cmd: Command) => {
+      const api = await connect(cmd);
+      const limit = intOption('--limit', o.limit);
+      const out: BranchDto[] = [];
+      let cursor: string | null | undefined = o.cursor;
+      do {
+        const page = await api.listBranches(defined({ limit, cursor: cursor ?? undefined }));
+        for (const d of page.damaged) io.stderr(`warning: branch ${d.name} cannot be read (${d.key}): ${d.error}\n`);
+        out.push(...page.branches);
+        cursor = page.nextCursor;
+      } while (o.all === true && cursor !== null);
+      print(outOf(cmd), out, human.branches);
+      if (o.all !== true && cursor !== null && cursor !== undefined) io.stderr(`more branches follow: --cursor ${cursor}\n`);
+    });
+  command(branch, 'create', 'create a branch; it shares its parent data and copies nothing')
+    .argument('<name>')
+    .option('--from <ref>', 'branch, commit:<id> or tag:<name> to start from (default main)')
+    .action(async (name: string, o: { from?: string }, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).createBranch(defined({ name, from: o.from })), human.branch),
+    );
+  command(branch, 'delete', 'delete a branch (never main); its commits stay readable until GC')
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).deleteBranch({ name }), (r: { deleted: string }) => `deleted branch ${r.deleted}\n`),
+    );
+
+  const tag = command(program, 'tag', 'list, create and delete tags: immutable names for commits, usable as tag:NAME wherever a ref is');
+  command(tag, 'list', 'every tag with its commit').action(async (_o, cmd: Command) =>
+    print(outOf(cmd), (await (await connect(cmd)).listTags({})).tags, human.tags),
+  );
+  command(tag, 'create', 'name the commit a ref resolves to; tags never move')
+    .argument('<name>')
+    .option('--from <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--message <text>', 'what the tag marks')
+    .action(async (name: string, o: { from?: string; message?: string }, cmd: Command) =>
+      print(
+        outOf(cmd),
+        await (await connect(cmd)).createTag(defined({ name, from: o.from, message: o.message })),
+        (t: { name: string; commit: string }) => `tag ${t.name} at ${t.commit}\n`,
+      ),
+    );
+  command(tag, 'delete', 'remove a tag (admin); its commits stay while anything else reaches them')
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).deleteTag({ name }), (r: { deleted: string }) => `deleted tag ${r.deleted}\n`),
+    );
+}

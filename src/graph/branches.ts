@@ -1,0 +1,126 @@
+/**
+ * Branch records: a page of live branches with their heads, creating a
+ * branch at any ref (a branch's pending WAL rows are folded first, so the
+ * fork point holds exactly what its readers saw), and deleting one (a
+ * damaged record too). Records are create-only and sequence-numbered, so
+ * racing creators and deleters retry against the newest record.
+ */
+import { ulid } from 'ulid';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import type { Commit, ManifestRef } from './manifest.js';
+import { validateBranchName, type BranchRecord, type DamagedBranch, type Repository } from './repository.js';
+import { keys } from './keys.js';
+import type { BranchHints } from './branch-hints.js';
+import type { Heads, Publication } from './ports.js';
+import type { Ref, Snapshot } from './snapshot.js';
+import { MAX_PUBLISH_ATTEMPTS, type ChangeOptions } from './change.js';
+
+/** A live branch as a listing shows it. */
+export interface ListedBranch {
+  record: BranchRecord;
+  head: ManifestRef;
+  commit: Commit;
+}
+
+export interface BranchParts {
+  repo: Repository;
+  heads: Heads;
+  publication: Publication;
+  hints: BranchHints;
+  clock: () => number;
+  actor: string;
+}
+
+export class Branches {
+  constructor(private readonly parts: BranchParts) {}
+
+  /** One page of live branches by name, after `after` (see `Repository.branchRecordPage`); `next` names the last one when more follow. */
+  async list(
+    page: { after?: string; limit?: number; signal?: AbortSignal } = {},
+  ): Promise<{ branches: ListedBranch[]; damaged: DamagedBranch[]; next: string | undefined }> {
+    const { repo } = this.parts;
+    const { signal } = page;
+    const { records, damaged, more } = await repo.branchRecordPage(page.after, page.limit ?? Number.MAX_SAFE_INTEGER, signal);
+    const branches: ListedBranch[] = [];
+    await Promise.all(
+      records.map(async (record) => {
+        try {
+          const head = await repo.headRef(record, signal);
+          branches.push({ record, head, commit: (await repo.readManifest(head, signal)).commit });
+        } catch (e) {
+          if (!isBranchgraphError(e, 'corrupt_object') && !isBranchgraphError(e, 'not_found')) throw e;
+          damaged.push({ name: record.name, key: keys.branchRecord(record.name, record.seq), error: (e as Error).message });
+        }
+      }),
+    );
+    const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+    const last = records[records.length - 1];
+    return {
+      branches: branches.sort((a, b) => order(a.record.name, b.record.name)),
+      damaged: damaged.sort((a, b) => order(a.name, b.name)),
+      next: more && last !== undefined ? last.name : undefined,
+    };
+  }
+
+  async create(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
+    const { repo, heads, publication, clock } = this.parts;
+    validateBranchName(name);
+    let base = await heads.resolve(from, opts.signal);
+    for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      const existing = await repo.branchRecord(name, opts.signal);
+      if (existing !== undefined && !existing.deleted)
+        throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
+      // Pending generations belong to the source's lineage: fold them there so the new branch starts from what readers of the source saw.
+      if ('branch' in from)
+        base = await publication.foldExactly({
+          ...opts,
+          branch: from.branch,
+          head: base,
+          message: `fold pending WAL generations before branching ${name}`,
+        });
+      const res = await repo.writeBranchRecord(
+        {
+          name,
+          lineage: ulid(clock()),
+          deleted: false,
+          from: base.ref,
+          time: new Date(clock()).toISOString(),
+          actor: opts.actor ?? this.parts.actor,
+        },
+        existing?.seq ?? 0,
+        opts.signal,
+      );
+      if (res !== 'lost') {
+        this.parts.hints.write(repo, res, base.manifest);
+        return { record: res, head: { ...base, branch: res } };
+      }
+    }
+    throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+
+  async delete(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
+    const { repo, clock } = this.parts;
+    validateBranchName(name);
+    if (name === 'main') throw new BranchgraphError('branch_protected', 'main cannot be deleted', { details: { branch: name } });
+    for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      // A branch whose newest record is unreadable is deleted above it; its lineage is unknown, so the
+      // deletion names none, and GC treats that lineage's objects like any no live branch uses.
+      const damaged = await repo.damagedRecord(name, opts.signal);
+      const rec = damaged === undefined ? await repo.liveBranch(name, opts.signal) : { lineage: '', from: null, seq: damaged.seq };
+      const res = await repo.writeBranchRecord(
+        {
+          name,
+          lineage: rec.lineage,
+          deleted: true,
+          from: rec.from,
+          time: new Date(clock()).toISOString(),
+          actor: opts.actor ?? this.parts.actor,
+        },
+        rec.seq,
+        opts.signal,
+      );
+      if (res !== 'lost') return res;
+    }
+    throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The parts of one graph, built once per store view: the repository, the
+ * run store and tags over the view's store, the caches and hints shared by
+ * every view, and the ports (see ports.ts) the orchestrators are given.
+ */
+import { CountingStore } from '../store/counting-store.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { treeOptions } from './manifest-codec.js';
+import { Repository } from './repository.js';
+import { RunStore } from './run-store.js';
+import { Tags } from './tags.js';
+import { BranchHints } from './branch-hints.js';
+import { SnapshotReader } from './snapshot-reader.js';
+import { Publisher } from './publisher.js';
+import { Branches } from './branches.js';
+import { GroupCommit } from './group-commit.js';
+import type { Generations, GraphPorts } from './ports.js';
+
+export interface GraphOptions {
+  actor?: string;
+  runCacheBytes?: number;
+  /**
+   * Wall-clock milliseconds, for the times written into ids (run and commit
+   * ULIDs) and the publication deadline. Tests and the simulation move it by hand.
+   */
+  clock?: () => number;
+  /**
+   * Leaf size of the manifest part trees this graph writes (tables and
+   * ancestry; see manifest-codec.ts). Smaller makes deeper trees; tests use
+   * it to put small graphs in multi-part manifests. Any size reads back.
+   */
+  partBytes?: number;
+}
+
+/** What every store view of one graph shares: the caches and the hints in flight. */
+export interface SharedParts {
+  repo: Repository;
+  runs: RunStore;
+  hints: BranchHints;
+}
+
+export interface GraphParts extends SharedParts {
+  store: ObjectStore;
+  tags: Tags;
+  heads: SnapshotReader;
+  branches: Branches;
+  groups: GroupCommit;
+  ports: GraphPorts;
+}
+
+/** The parts of a graph over `store`; with `shared`, another view of the same graph (same caches). */
+export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: SharedParts): GraphParts {
+  const clock = opts.clock ?? Date.now;
+  const actor = opts.actor ?? 'branchgraph';
+  const trees = treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes });
+  const repo = shared?.repo.withStore(store) ?? new Repository(store, { trees, clock });
+  const runs = shared?.runs.withStore(store) ?? new RunStore(store, { cacheBytes: opts.runCacheBytes, clock });
+  const tags = new Tags(store);
+  const hints = shared?.hints ?? new BranchHints();
+  const heads = new SnapshotReader({ repo, runs, store, tags, clock });
+  const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor });
+  let branches: Branches | undefined;
+  const ports: GraphPorts = {
+    branches: { delete: (name, o) => (branches as Branches).delete(name, o) },
+    heads,
+    tables: heads,
+    manifests: heads,
+    runFiles: runs,
+    publication,
+    generations: generationsIn(store),
+    clock,
+    actor,
+    counted: () => {
+      const counting = new CountingStore(store);
+      return { ports: graphParts(counting, opts, { repo, runs, hints }).ports, counting };
+    },
+  };
+  branches = new Branches({ repo, heads, publication, hints, clock, actor });
+  return { store, repo, runs, tags, hints, heads, branches, groups: new GroupCommit(ports), ports };
+}
+
+function generationsIn(store: ObjectStore): Generations {
+  return {
+    create: (key, bytes, signal) => store.putIfAbsent(key, bytes, { signal }),
+    list: (prefix, signal) => store.list(prefix, { signal }),
+    discard: (keys, signal) => store.deleteMany(keys, { signal }).catch(() => undefined),
+  };
+}

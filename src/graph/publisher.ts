@@ -1,0 +1,359 @@
+/**
+ * The one publication loop. Every change (a write batch, a schema change,
+ * a merge, a catch-up batch, a compaction) is a plan for it:
+ *
+ * 1. read the branch head (or take the one the caller just read);
+ * 2. refuse with `head_moved` when the caller expected another head;
+ * 3. run the plan against the head; `unchanged` publishes nothing;
+ * 4. fold the pending WAL generations the plan saw into real runs beneath
+ *    the plan's own, and maintain the secondary indexes;
+ * 5. build the next manifest, refuse one planned too long ago (GC's grace
+ *    is measured against that deadline), write the commit index entry and
+ *    the manifest's parts, then publish the manifest create-only;
+ * 6. on a lost race, delete the attempt's scratch runs and plan again
+ *    against the new head, with jittered backoff, a bounded number of
+ *    times. A lost response is looked up before anything is decided, so a
+ *    publication that landed is never repeated or its runs deleted.
+ *
+ * The plan given is never changed: folding builds a new plan.
+ */
+import { ulid } from 'ulid';
+import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
+import { findType, schemaHashOf, type Schema } from '../model/schema.js';
+import { canonicalJson } from '../model/canonical.js';
+import { findInputProblem } from '../model/text.js';
+import { withChanges } from '../model/part-tree.js';
+import { abortableSleep } from '../store/abortable-sleep.js';
+import type { ObjectStore } from '../store/object-store.js';
+import type { RunRef } from '../table/run.js';
+import type { TableVersion } from '../table/table-version.js';
+import type { IndexedVersion } from '../table/secondary-index.js';
+import { watermarksFor } from '../pending/pending-wal.js';
+import { foldedEntries, isPendingRun } from '../pending/generation.js';
+import { refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
+import { Ancestry } from './ancestry.js';
+import { keys } from './keys.js';
+import { maintainIndexes } from './index-maintenance.js';
+import { MAX_PUBLICATION_MS } from './gc.js';
+import type { BranchRecord, Repository } from './repository.js';
+import type { RunStore } from './run-store.js';
+import type { BranchHints } from './branch-hints.js';
+import type { FoldRequest, Heads, Publication } from './ports.js';
+import type { Snapshot } from './snapshot.js';
+import {
+  MAX_PUBLISH_ATTEMPTS,
+  type ChangeOptions,
+  type ChangePlan,
+  type ChangeResult,
+  type Plan,
+  type PublishedChange,
+  type PublishOptions,
+} from './change.js';
+
+/** The largest schema (canonical JSON bytes) a manifest carries inline; larger ones only by hash. */
+export const MAX_INLINE_SCHEMA_BYTES = 4096;
+
+/** What the loop publishes with: the repository, the runs and store (scratch and folded generations), head reads, hints, the clock and the default actor. */
+export interface PublisherParts {
+  repo: Repository;
+  runs: RunStore;
+  store: ObjectStore;
+  heads: Heads;
+  hints: BranchHints;
+  clock: () => number;
+  actor: string;
+}
+
+/** One attempt's published manifest and what to tidy after it. */
+interface Landed<T> {
+  manifest: Manifest;
+  rec: BranchRecord;
+  plan: ChangePlan<T>;
+  attempt: number;
+  folded: string[];
+}
+
+export class Publisher implements Publication {
+  constructor(private readonly parts: PublisherParts) {}
+
+  /**
+   * Plan a change against the branch head and publish it as the next
+   * version; see the file header for the steps.
+   */
+  async commitChange<T>(branch: string, opts: PublishOptions, plan: Plan<T>): Promise<ChangeResult<T>> {
+    // Commit metadata is stored text too: embedded callers get the same refusal transports give.
+    const bad = findInputProblem({ actor: opts.actor, author: opts.author, message: opts.message }, 'commit');
+    if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
+    for (let attempt = 1; attempt <= MAX_PUBLISH_ATTEMPTS; attempt++) {
+      throwIfAborted(opts.signal);
+      // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
+      if (attempt > 1) await abortableSleep(Math.random() * 2 ** attempt * 2, opts.signal);
+      const head =
+        attempt === 1 && opts.firstHead !== undefined
+          ? opts.firstHead
+          : await this.parts.heads.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true });
+      checkExpectedHead(branch, head, opts.expectedHead);
+      const proposed = await plan(head, attempt);
+      if ('unchanged' in proposed) return { status: 'unchanged', result: proposed.unchanged, head };
+      const outcome = await this.attempt({ branch, head, proposed, attempt, opts });
+      if (outcome !== 'lost') return outcome;
+    }
+    throw new BranchgraphError('publish_contention', `branch ${branch} moved ${MAX_PUBLISH_ATTEMPTS} times while publishing; retry`, {
+      details: { branch, attempts: MAX_PUBLISH_ATTEMPTS },
+    });
+  }
+
+  /** One attempt at publishing `proposed` on `head`: published, or lost to a racing publication (scratch deleted). */
+  private async attempt<T>(a: {
+    branch: string;
+    head: Snapshot;
+    proposed: ChangePlan<T>;
+    attempt: number;
+    opts: PublishOptions;
+  }): Promise<PublishedChange<T> | 'lost'> {
+    const { repo, runs, store } = this.parts;
+    const { head, opts } = a;
+    const rec = head.branch as BranchRecord;
+    // What is written grows as pending generations are folded; the plan given stays as it was.
+    let planned: ChangePlan<T> = {
+      ...a.proposed,
+      wal: a.proposed.wal ?? watermarksFor(head.manifest, rec.lineage),
+      scratch: [...a.proposed.scratch],
+    };
+    // Scratch may be deleted only when the manifest certainly did not land.
+    let maybePublished = false;
+    try {
+      throwIfAborted(opts.signal);
+      const fold = await this.foldPending(head, planned, opts.signal);
+      planned = await maintainIndexes({ runs, head, plan: fold.plan, signal: opts.signal });
+      const manifest = await this.buildManifest({ head, rec, plan: planned, opts });
+      this.checkDeadline(a.branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
+      // Both must land before the manifest names them; neither depends on the other.
+      await Promise.all([repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal), repo.writeParts(manifest, opts.signal)]);
+      const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable };
+      let outcome: 'published' | 'lost';
+      try {
+        maybePublished = true;
+        outcome = await repo.publish(manifest, opts.signal);
+      } catch (e) {
+        // A lost response: the manifest may have landed. Look before deciding anything. A store that
+        // answers not_found to a publication says the graph itself is gone: whatever landed is nobody's.
+        if (!isBranchgraphError(e, 'not_found') && (await repo.isPublished(manifest))) return this.published(landed);
+        throw e;
+      }
+      if (outcome === 'published') return this.published(landed);
+      maybePublished = false;
+      await store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
+      return 'lost';
+    } finally {
+      if (!maybePublished) await runs.delete(planned.scratch).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Publish exactly `head`'s pending generations on its branch and return
+   * the snapshot that holds them (no pending part), or `head` itself when
+   * nothing is pending. Used when a merge or a new branch takes a branch's
+   * rows elsewhere: the manifest recorded as the merged parent or fork point
+   * must hold every row taken and no other, or a later merge base would be
+   * wrong. If the branch moved since `head`, the caller's plan is stale:
+   * `publish_contention`, which callers retry.
+   */
+  async foldExactly(request: FoldRequest): Promise<Snapshot> {
+    const { branch, head, message, ...opts } = request;
+    if (head.pending.generations.length === 0) return head;
+    const folded = await this.commitChange<null>(branch, { ...opts, firstHead: head, expectedHead: undefined }, async (h) => {
+      if (!sameRef(h.ref, head.ref) || h.pending.generations.length !== head.pending.generations.length) {
+        throw new BranchgraphError('publish_contention', `branch ${branch} changed while its rows were being taken; retry`, {
+          details: { branch },
+        });
+      }
+      return { kind: 'catchup', scratch: [], result: null, message };
+    });
+    if (folded.status === 'unchanged') return folded.head;
+    return this.parts.heads.snapshotAt(refOf(folded.manifest), {
+      signal: opts.signal,
+      ...(head.branch !== undefined ? { branch: head.branch } : {}),
+    });
+  }
+
+  /**
+   * GC deletes unreferenced objects older than its grace, which is never
+   * below MIN_GC_GRACE_MS. A publication whose snapshots were read longer
+   * than MAX_PUBLICATION_MS ago could name runs GC has since judged
+   * garbage (its own scratch, or runs of a branch deleted meanwhile), so it
+   * does not publish: the attempt's scratch is deleted and the caller gets
+   * a retryable error. The margin between the two covers clock skew
+   * between replicas.
+   */
+  private checkDeadline(branch: string, readAt: number): void {
+    const age = this.parts.clock() - readAt;
+    if (age <= MAX_PUBLICATION_MS) return;
+    const limit = MAX_PUBLICATION_MS / 1000;
+    throw new BranchgraphError(
+      'publish_contention',
+      `the change to ${branch} was planned ${Math.round(age / 1000)} s ago, longer than a publication may take (${limit} s); retry`,
+      {
+        details: { branch, ageMs: age },
+      },
+    );
+  }
+
+  private async published<T>(l: Landed<T>): Promise<PublishedChange<T>> {
+    // Started now and left to finish: the hint is for other processes' next cold read, not for this change.
+    // Background folds and compactions leave it be: they come in bursts, and a hint one version behind
+    // costs a cold reader one round trip, where a write per batch costs the fold an fsync'd file each.
+    const kind = l.manifest.commit.kind;
+    if (kind !== 'catchup' && kind !== 'compact') this.parts.hints.write(this.parts.repo, l.rec, l.manifest);
+    // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
+    // misses). Their cached copies stay until evicted: a request in flight may still read them.
+    if (l.folded.length > 0) await this.parts.store.deleteMany(l.folded).catch(() => undefined);
+    return { status: 'published', commit: l.manifest.commit, manifest: l.manifest, result: l.plan.result, attempts: l.attempt };
+  }
+
+  /**
+   * Make the plan's tables hold every pending generation the plan saw, as
+   * real runs beneath the plan's own runs, and advance the watermarks past
+   * them. Each stretch of consecutive pending runs becomes one run.
+   */
+  private async foldPending<T>(
+    head: Snapshot,
+    plan: ChangePlan<T>,
+    signal?: AbortSignal,
+  ): Promise<{ plan: ChangePlan<T>; deletable: string[] }> {
+    const foldHead = head.pending.generations.length > 0 && plan.keepPending !== true;
+    // A merge may adopt a source's pending runs even when the target has none.
+    const adopts = Object.values(plan.tables ?? {}).some((t) => t?.runs.some(isPendingRun));
+    if (!foldHead && !adopts) return { plan, deletable: [] };
+    const scratch = [...plan.scratch];
+    const tables: Record<string, TableVersion | null> = { ...(foldHead ? head.tables : {}), ...plan.tables };
+    await Promise.all(
+      Object.entries(tables).map(async ([name, t]) => {
+        if (t === null || !t.runs.some(isPendingRun)) return;
+        tables[name] = await this.foldStretches({ schema: plan.schema ?? head.schema, name, t, out: { scratch, signal } });
+      }),
+    );
+    if (!foldHead) return { plan: { ...plan, tables, scratch }, deletable: [] };
+    return {
+      plan: { ...plan, tables, scratch, wal: { ...plan.wal, ...head.pending.seen }, walFolded: foldedEntries(head.pending.generations) },
+      deletable: head.pending.generations.map((g) => g.key),
+    };
+  }
+
+  /** One table with each stretch of consecutive pending runs written as one stored run (null when the schema dropped it). */
+  private async foldStretches(a: {
+    schema: Schema;
+    name: string;
+    t: TableVersion;
+    out: { scratch: RunRef[]; signal?: AbortSignal | undefined };
+  }): Promise<TableVersion | null> {
+    const { schema, name, t, out } = a;
+    const type = findType(schema, name);
+    if (type === undefined) return null;
+    const runs: RunRef[] = [];
+    let stretch: RunRef[] = [];
+    const flush = async (): Promise<void> => {
+      if (stretch.length === 0) return;
+      const folded = await this.parts.runs.writeNewest(type, stretch, out.signal);
+      stretch = [];
+      if (folded === undefined) return;
+      out.scratch.push(folded.ref);
+      runs.push(folded.ref);
+    };
+    for (const r of t.runs) {
+      if (isPendingRun(r)) stretch.push(r);
+      else {
+        await flush();
+        runs.push(r);
+      }
+    }
+    await flush();
+    return { runs };
+  }
+
+  private async buildManifest(a: { head: Snapshot; rec: BranchRecord; plan: ChangePlan<unknown>; opts: ChangeOptions }): Promise<Manifest> {
+    const { head, rec, plan, opts } = a;
+    const { repo } = this.parts;
+    const prev = head.manifest;
+    const version = prev.lineage === rec.lineage ? prev.version + 1 : 1;
+    const { tables, changes } = changedTables(prev, plan);
+    // Schemas are content-addressed: an unchanged schema needs no write.
+    const schemaHash =
+      plan.schema === undefined || schemaHashOf(plan.schema) === prev.schema
+        ? prev.schema
+        : await repo.writeSchema(plan.schema, opts.signal);
+    const second = plan.secondParent;
+    const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
+    if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();
+    return {
+      lineage: rec.lineage,
+      version,
+      schema: schemaHash,
+      // Small schemas ride along, saving a cold reader one round trip; large ones are read once by hash.
+      ...inlineSchema(plan.schema ?? head.schema),
+      tables,
+      tableTree: withChanges(prev.tableTree, changes, repo.trees.tables),
+      wal: plan.wal ?? watermarksFor(prev, rec.lineage),
+      ...(plan.walFolded !== undefined ? { walFolded: plan.walFolded } : {}),
+      commit: this.commitOf({ prev, rec, plan, parents, opts }),
+      ancestry: Ancestry.next({ lineage: rec.lineage, version }, prev.ancestry, second?.ancestry),
+      generation: Math.max(prev.generation, second?.generation ?? 0) + 1,
+    };
+  }
+
+  private commitOf(c: {
+    prev: Manifest;
+    rec: BranchRecord;
+    plan: ChangePlan<unknown>;
+    parents: ManifestRef[];
+    opts: ChangeOptions;
+  }): Manifest['commit'] {
+    const { plan, opts } = c;
+    const actor = opts.actor ?? this.parts.actor;
+    const second = plan.secondParent;
+    return {
+      id: ulid(this.parts.clock()),
+      parents: c.parents,
+      parentIds: [c.prev.commit.id, ...(second !== undefined && c.parents.length > 1 ? [second.commit.id] : [])],
+      branch: c.rec.name,
+      actor,
+      ...(opts.author !== undefined && opts.author !== actor ? { author: opts.author } : {}),
+      message: plan.message ?? opts.message ?? plan.kind,
+      time: new Date(this.parts.clock()).toISOString(),
+      kind: plan.kind,
+      ...(plan.group !== undefined ? { group: plan.group } : {}),
+      ...(plan.resolved !== undefined ? { resolved: plan.resolved } : {}),
+      ...(plan.idempotency !== undefined ? { idempotency: plan.idempotency } : {}),
+    };
+  }
+}
+
+function checkExpectedHead(branch: string, head: Snapshot, expected: string | undefined): void {
+  if (expected === undefined || head.manifest.commit.id === expected) return;
+  throw new BranchgraphError('head_moved', `branch ${branch} is at ${head.manifest.commit.id}, not ${expected}`, {
+    details: { branch, expected, actual: head.manifest.commit.id },
+  });
+}
+
+/** The manifest's tables after the plan's changes (sorted by name), and the changes for the table tree. */
+function changedTables(
+  prev: Manifest,
+  plan: ChangePlan<unknown>,
+): { tables: Record<string, TableEntry>; changes: Map<string, TableEntry | undefined> } {
+  const tables: Record<string, TableEntry> = { ...prev.tables };
+  const changes = new Map<string, TableEntry | undefined>();
+  for (const [name, t] of Object.entries(plan.tables ?? {})) {
+    if (t?.runs.some((r) => r.source !== undefined))
+      throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
+    const indexes = (t as IndexedVersion | null)?.indexes;
+    const entry = t === null ? undefined : { runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) };
+    changes.set(name, entry);
+    if (entry === undefined) delete tables[name];
+    else tables[name] = entry;
+  }
+  return { tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))), changes };
+}
+
+function inlineSchema(schema: Schema): { schemaDoc?: Schema } {
+  return canonicalJson(schema).length <= MAX_INLINE_SCHEMA_BYTES ? { schemaDoc: schema } : {};
+}

@@ -1,0 +1,125 @@
+/**
+ * Resolves refs to snapshots: a manifest (with its schema and, for a
+ * branch head, the pending WAL generations on top), a branch head found
+ * through its record and head hint, a commit through the commit index, a
+ * tag through the commit it names. Also the table view of a snapshot that
+ * reads and plans use (`TableReader`).
+ */
+import { BranchgraphError } from '../model/errors.js';
+import { findType, type Schema, type TableType } from '../model/schema.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { EMPTY_TABLE } from '../table/table-version.js';
+import { IndexReader, indexType } from '../table/secondary-index.js';
+import { NO_PENDING, readPending, viewTables } from '../pending/pending-wal.js';
+import { GenerationFoldedError } from '../pending/generation.js';
+import type { Manifest, ManifestRef } from './manifest.js';
+import type { BranchRecord, Repository } from './repository.js';
+import type { RunStore } from './run-store.js';
+import type { Tags } from './tags.js';
+import type { HeadOptions, Heads, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
+import type { PendingMode, Ref, Snapshot } from './snapshot.js';
+
+/** What a reader reads from: the repository, the runs, the store (WAL listings), the tags and the clock. */
+export interface SnapshotSources {
+  repo: Repository;
+  runs: RunStore;
+  store: ObjectStore;
+  tags: Tags;
+  clock: () => number;
+}
+
+export class SnapshotReader implements Heads, TableReader, ManifestReader, SchemaReader {
+  constructor(private readonly from: SnapshotSources) {}
+
+  async snapshotAt(ref: ManifestRef, opts: { signal?: AbortSignal; branch?: BranchRecord; pending?: PendingMode } = {}): Promise<Snapshot> {
+    const { repo, runs, store } = this.from;
+    const { signal, branch, pending = 'none' } = opts;
+    const readAt = this.from.clock();
+    const manifest = await repo.readManifest(ref, signal);
+    const [schema, pendingWal] = await Promise.all([
+      repo.readSchema(manifest.schema, signal),
+      pending !== 'none' && branch !== undefined
+        ? readPending({ store, runs, manifest, lineage: branch.lineage, signal, listOnly: pending === 'listed' })
+        : NO_PENDING,
+    ]);
+    const tables = Object.fromEntries(Object.entries(viewTables(manifest, pendingWal)).filter(([t]) => findType(schema, t) !== undefined));
+    return { ref, manifest, schema, tables, pending: pendingWal, readAt, ...(branch !== undefined ? { branch } : {}) };
+  }
+
+  async branchHead(name: string, signal?: AbortSignal, opts: HeadOptions = {}): Promise<Snapshot> {
+    const { repo } = this.from;
+    for (let attempt = 1; ; attempt++) {
+      // A branch this process has not seen: read its head hint beside its records, so the head's
+      // manifest is on its way by the time the record says which lineage to list.
+      const hinted = attempt === 1 && !repo.knowsHead(name) ? repo.primeFromHint(name, signal) : undefined;
+      const rec = await repo.liveBranch(name, signal, hinted);
+      // The hint was read beside the records; wait for it even when the record was already known,
+      // so the head is found from the version it names, not by listing the lineage.
+      await hinted;
+      try {
+        const pending: PendingMode = opts.withoutPending === true ? 'none' : opts.pendingListedOnly === true ? 'listed' : 'view';
+        return await this.snapshotAt(await repo.headRef(rec, signal), { signal, branch: rec, pending });
+      } catch (e) {
+        // A generation listed as pending was folded and deleted before we read it: the head moved on.
+        if (!(e instanceof GenerationFoldedError) || attempt >= 4) throw e;
+      }
+    }
+  }
+
+  async commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot> {
+    const ref = await this.from.repo.commitRef(commitId, signal);
+    const snap = await this.snapshotAt(ref, { signal }).catch((e: unknown) => {
+      if (e instanceof BranchgraphError && e.code === 'not_found')
+        throw new BranchgraphError('not_found', `commit ${commitId} does not exist`);
+      throw e;
+    });
+    // The index is written before publication; a lost race leaves an entry for someone else's version.
+    if (snap.manifest.commit.id !== commitId) throw new BranchgraphError('not_found', `commit ${commitId} does not exist`);
+    return snap;
+  }
+
+  async resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot> {
+    if ('branch' in ref) return this.branchHead(ref.branch, signal);
+    if ('tag' in ref) return this.commitSnapshot((await this.from.tags.get(ref.tag, signal)).commit, signal);
+    return this.commitSnapshot(ref.commit, signal);
+  }
+
+  readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
+    return this.from.repo.readManifest(ref, signal);
+  }
+
+  headRef(rec: BranchRecord, signal?: AbortSignal): Promise<ManifestRef> {
+    return this.from.repo.headRef(rec, signal);
+  }
+
+  latestVersion(lineage: string, signal?: AbortSignal): Promise<number> {
+    return this.from.repo.latestVersion(lineage, signal);
+  }
+
+  readSchema(hash: string, signal?: AbortSignal): Promise<Schema> {
+    return this.from.repo.readSchema(hash, signal);
+  }
+
+  table(snap: Snapshot, name: string, signal?: AbortSignal): TableView {
+    const type = findType(snap.schema, name);
+    if (type === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
+    return {
+      type,
+      version: snap.tables[name] ?? EMPTY_TABLE,
+      load: this.from.runs.loader(type, signal),
+      indexes: this.indexes(snap, type, signal),
+    };
+  }
+
+  indexes(snap: Snapshot, type: TableType, signal?: AbortSignal): IndexReader {
+    const { runs } = this.from;
+    const published = snap.manifest.tables[type.name];
+    return new IndexReader({
+      type,
+      version: snap.tables[type.name] ?? EMPTY_TABLE,
+      load: runs.loader(type, signal),
+      ...(published !== undefined ? { published } : {}),
+      indexLoad: (spec) => runs.loader(indexType(type, spec), signal),
+    });
+  }
+}

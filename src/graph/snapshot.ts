@@ -1,0 +1,35 @@
+/**
+ * What a read sees: a snapshot of one published manifest (with its
+ * branch's pending WAL rows on top, when read from a branch), and the refs
+ * that name one.
+ */
+import type { Schema } from '../model/schema.js';
+import type { TableVersion } from '../table/table-version.js';
+import type { PendingWal } from '../pending/pending-wal.js';
+import type { Manifest, ManifestRef } from './manifest.js';
+import type { BranchRecord } from './repository.js';
+
+export interface Snapshot {
+  ref: ManifestRef;
+  manifest: Manifest;
+  schema: Schema;
+  /** What readers see: the manifest's tables with pending WAL generations on top. */
+  tables: Record<string, TableVersion>;
+  /** Pending WAL generations (none for a commit snapshot: commits hold only folded rows). */
+  pending: PendingWal;
+  /** The branch the snapshot was resolved from, when it was. */
+  branch?: BranchRecord;
+  /** The graph clock when the snapshot was read: a publication planned on it must land soon after (see MAX_PUBLICATION_MS). */
+  readAt?: number;
+}
+
+/** What a read names: a branch (its head, pending WAL rows included), a commit, or a tag (the commit it names). */
+export type Ref = { branch: string } | { commit: string } | { tag: string };
+
+/**
+ * How a snapshot treats its branch's pending WAL generations: `view`
+ * overlays them, `listed` only lists them (in order, rows not decoded: for
+ * catch-up, which decodes each batch as it folds it; such a snapshot is not
+ * read through), `none` ignores them.
+ */
+export type PendingMode = 'view' | 'listed' | 'none';

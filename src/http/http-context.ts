@@ -1,0 +1,89 @@
+/**
+ * What every route shares: the request's variables (id, logger, role,
+ * identity, body limits), the request context handed to the service, the
+ * error envelope, and the body readers under the size limit and the
+ * in-flight budget.
+ */
+import type { Context } from 'hono';
+import type { Logger } from 'pino';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { BranchgraphError, publicError } from '../model/errors.js';
+import type { Role } from '../service/auth.js';
+import type { RequestContext } from '../service/service.js';
+import { HTTP_STATUS } from './error-status.js';
+import { readBodyText, type BodyBudget } from './request-body.js';
+
+export type Env = {
+  Variables: {
+    requestId: string;
+    log: Logger;
+    role: Role;
+    identity?: string;
+    maxBodyBytes: number;
+    bodyBudget: BodyBudget;
+    dispatched?: boolean;
+    graphqlOperation?: string;
+  };
+};
+
+export function errorBody(err: BranchgraphError, requestId: string): { error: ReturnType<typeof publicError>; requestId: string } {
+  return { error: publicError(err, requestId), requestId };
+}
+
+/** The envelope and the status it travels with. */
+export function errorResponse(err: BranchgraphError, requestId: string): [ReturnType<typeof errorBody>, ContentfulStatusCode] {
+  const body = errorBody(err, requestId);
+  // 499 is outside Hono's list of statuses, though any status can be sent.
+  return [body, HTTP_STATUS[body.error.code] as ContentfulStatusCode];
+}
+
+/** The request body as text, within the body limit and the shared in-flight budget (release it when done). */
+export function bodyText(c: Context<Env>): Promise<{ text: string; release: () => void }> {
+  return readBodyText(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
+}
+
+export async function jsonBody(c: Context<Env>): Promise<unknown> {
+  const { text, release } = await bodyText(c);
+  // Once parsed, the text is garbage: the budget bounds what is being buffered, not what was.
+  release();
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new BranchgraphError('invalid_input', 'the request body is not valid JSON', {
+      issues: [{ path: 'body', message: 'invalid JSON' }],
+    });
+  }
+}
+
+export function ctxOf(c: Context<Env>): RequestContext {
+  const identity = c.get('identity');
+  const operationId = c.req.header('operation-id');
+  return {
+    transport: 'http',
+    signal: c.req.raw.signal,
+    log: c.get('log'),
+    requestId: c.get('requestId'),
+    ...(identity !== undefined ? { actor: identity } : {}),
+    ...(operationId !== undefined ? { operationId } : {}),
+  };
+}
+
+export function param(c: Context<Env>, name: string): string {
+  return (c.req.param as (n: string) => string | undefined)(name) ?? '';
+}
+
+/** An async iterable as a web stream, pulled as the client reads; a client that goes away stops the reading. */
+export function readableOf(body: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const it = body[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await it.next();
+      if (next.done === true) controller.close();
+      else controller.enqueue(next.value);
+    },
+    async cancel() {
+      await it.return?.();
+    },
+  });
+}

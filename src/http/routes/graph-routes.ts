@@ -1,0 +1,45 @@
+/**
+ * The hosted graphs: `GET /graphs` lists them, `POST /graphs` creates one,
+ * `DELETE /graphs/<name>` removes one, and every other route of a hosted
+ * graph is served under `/graphs/<name>/` by that graph's own app (built
+ * once per service, sharing the server's body budget).
+ */
+import type { Hono } from 'hono';
+import { requireRole } from '../../service/auth.js';
+import type { GraphHost } from '../../service/graph-host.js';
+import { CreateGraphZ, parseInput } from '../../service/inputs.js';
+import type { BranchgraphService } from '../../service/service.js';
+import { jsonBody, param, type Env } from '../http-context.js';
+
+export function graphRoutes(
+  app: Hono<Env>,
+  opts: { host: GraphHost; appFor: (service: BranchgraphService, base: string) => Hono<Env> },
+): void {
+  const { host } = opts;
+  const hostedApps = new WeakMap<BranchgraphService, Hono<Env>>();
+  app.get('/graphs', async (c) => {
+    requireRole(c.get('role'), 'read');
+    return c.json({ graphs: await host.list(c.req.raw.signal) });
+  });
+  app.post('/graphs', async (c) => {
+    requireRole(c.get('role'), 'admin');
+    return c.json(await host.create(parseInput(CreateGraphZ, await jsonBody(c), 'body').name, c.req.raw.signal), 201);
+  });
+  app.delete('/graphs/:name', async (c) => {
+    requireRole(c.get('role'), 'admin');
+    return c.json(await host.delete(param(c, 'name'), c.req.raw.signal));
+  });
+  app.all('/graphs/:name/*', async (c) => {
+    const service = await host.service(param(c, 'name'), c.req.raw.signal);
+    let hosted = hostedApps.get(service);
+    if (hosted === undefined) {
+      hosted = opts.appFor(service, `/graphs/${param(c, 'name')}`);
+      hostedApps.set(service, hosted);
+    }
+    // The hosted graph's app logs and counts the request itself.
+    c.set('dispatched', true);
+    const headers = new Headers(c.req.raw.headers);
+    headers.set('x-request-id', c.get('requestId'));
+    return hosted.fetch(new Request(c.req.raw, { headers }), c.env);
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * GraphQL at /graphql (GraphiQL on a bare GET). Yoga and the schema are
+ * built on the first GraphQL request: they take about a quarter of a second
+ * to load, which a process that only serves REST (or is about to) should
+ * not pay at boot. Documents were authenticated by the middleware and every
+ * field checks the role it needs; the bare GraphiQL page is public, has no
+ * role, and runs nothing.
+ */
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { Role } from '../../service/auth.js';
+import type { BranchgraphService } from '../../service/service.js';
+import type { GraphqlEndpoint } from '../graphql-endpoint.js';
+import { bodyText, ctxOf, type Env } from '../http-context.js';
+
+export function graphqlRoute(app: Hono<Env>, opts: { service: BranchgraphService; logger: Logger; base: string }): void {
+  let yoga: Promise<GraphqlEndpoint> | undefined;
+  const endpoint = (): Promise<GraphqlEndpoint> => {
+    yoga ??= import('../graphql-endpoint.js').then((m) => m.graphqlEndpoint(opts));
+    return yoga;
+  };
+  app.on(['GET', 'POST'], '/graphql', async (c) => {
+    const role = c.get('role') as Role;
+    if (c.req.method !== 'POST') return (await endpoint()).fetch(c.req.raw, { requestCtx: ctxOf(c), role });
+    const { text, release } = await bodyText(c);
+    const operation = operationName(text);
+    if (operation !== undefined) c.set('graphqlOperation', operation);
+    try {
+      const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal });
+      return await (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role });
+    } finally {
+      release();
+    }
+  });
+}
+
+/** A GraphQL request's operation name for the log: the one it names, else its first operation's; never throws. */
+function operationName(body: string): string | undefined {
+  try {
+    const req = JSON.parse(body) as { operationName?: unknown; query?: unknown };
+    if (typeof req.operationName === 'string' && req.operationName !== '') return req.operationName.slice(0, 100);
+    if (typeof req.query === 'string') return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/.exec(req.query)?.[1];
+  } catch {
+    // Not JSON: GraphQL answers that itself.
+  }
+  return undefined;
+}

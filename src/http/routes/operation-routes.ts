@@ -1,0 +1,121 @@
+/**
+ * The REST routes of every operation in the table, derived from its HTTP
+ * binding: the input is gathered from the path, the headers it names, the
+ * query string (GET, DELETE) or the body (JSON fields, NDJSON text or an
+ * NDJSON stream), checked by the operation's contract with problems named
+ * `query.*` or `body.*`, run under the caller's role and abort signal, and
+ * answered with the binding's status and headers (or streamed).
+ */
+import type { Context, Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { BranchgraphError } from '../../model/errors.js';
+import { requireRole } from '../../service/auth.js';
+import { parseInput } from '../../service/inputs.js';
+import { inputFields, type InputField } from '../../service/input-fields.js';
+import type { Operation } from '../../service/operation.js';
+import { OPERATION_LIST } from '../../service/operation-table.js';
+import type { BranchgraphService } from '../../service/service.js';
+import { bodyText, ctxOf, jsonBody, param, readableOf, type Env } from '../http-context.js';
+
+export function operationRoutes(app: Hono<Env>, service: BranchgraphService): void {
+  for (const op of OPERATION_LIST) {
+    const fields = inputFields(op.input);
+    const route = op.http.path.replace(/\{(\w+)\}/g, ':$1');
+    app.on(op.http.method, route, async (c) => {
+      requireRole(c.get('role'), op.role);
+      const { input, release } = await httpInput(op, c, fields);
+      try {
+        const where = op.http.method === 'GET' || op.http.method === 'DELETE' ? 'query' : 'body';
+        const parsed = parseInput(op.input, input, where) as Record<string, unknown>;
+        return reply(op, c, { out: await op.run(service, parsed, ctxOf(c)), input: parsed });
+      } finally {
+        release();
+      }
+    });
+  }
+}
+
+/** What the binding says the route's input is: path parameters, named headers, and the query or the body. */
+async function httpInput(
+  op: Operation,
+  c: Context<Env>,
+  fields: InputField[],
+): Promise<{ input: Record<string, unknown>; release: () => void }> {
+  const { http } = op;
+  const fixed: Record<string, unknown> = {};
+  for (const [, name] of http.path.matchAll(/\{(\w+)\}/g))
+    fixed[http.params?.[name as string] ?? (name as string)] = param(c, name as string);
+  for (const [header, field] of Object.entries(http.headers ?? {})) {
+    const v = c.req.header(header);
+    if (v !== undefined) fixed[field] = v;
+  }
+  let release = (): void => undefined;
+  let rest: Record<string, unknown>;
+  if (http.body === 'text') {
+    const read = await bodyText(c);
+    release = read.release;
+    rest = { [http.bodyField as string]: read.text };
+  } else if (http.body === 'stream') {
+    const body = c.req.raw.body;
+    if (body === null)
+      throw new BranchgraphError('invalid_input', `${op.name} needs an NDJSON body`, { issues: [{ path: 'body', message: 'empty' }] });
+    rest = { [http.bodyField as string]: body as unknown as AsyncIterable<Uint8Array> };
+  } else if (http.method === 'GET' || http.method === 'DELETE') rest = queryInput(c, fields, fixed);
+  else rest = bodyFields(await jsonBody(c), fixed);
+  return { input: { ...rest, ...fixed }, release };
+}
+
+/** A JSON body's fields; a field the path or a header gives is not the body's to give. */
+function bodyFields(body: unknown, fixed: Record<string, unknown>): Record<string, unknown> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new BranchgraphError('invalid_input', 'the request body must be a JSON object', {
+      issues: [{ path: 'body', message: 'a JSON object' }],
+    });
+  }
+  for (const k of Object.keys(fixed)) {
+    if (Object.hasOwn(body, k))
+      throw new BranchgraphError('invalid_input', `body.${k} is given by the route`, {
+        issues: [{ path: `body.${k}`, message: 'given by the route' }],
+      });
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The contract's fields from the query string, as values of their kind; parameters the contract lacks are ignored. */
+function queryInput(c: Context<Env>, fields: InputField[], fixed: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    const v = f.name in fixed ? undefined : c.req.query(f.name);
+    if (v !== undefined) out[f.name] = queryValue(f, v);
+  }
+  return out;
+}
+
+function queryValue(f: InputField, v: string): unknown {
+  const bad = (message: string, what: string): BranchgraphError =>
+    new BranchgraphError('invalid_input', message, { issues: [{ path: `query.${f.name}`, message: what }] });
+  if (f.kind === 'number') {
+    if (!/^\d{1,15}$/.test(v)) throw bad(`${f.name} must be a whole number`, 'whole number');
+    return Number(v);
+  }
+  if (f.kind === 'boolean') return v === 'true' ? true : v === 'false' ? false : v;
+  if (f.kind === 'object') {
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      throw bad(`${f.name} must be a JSON object`, 'invalid JSON');
+    }
+  }
+  return v;
+}
+
+function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: Record<string, unknown> }): Response {
+  const { http } = op;
+  if (http.stream !== undefined) {
+    const sent = http.stream.send(r.out, r.input);
+    return c.body(readableOf(sent.body), 200, sent.headers);
+  }
+  const status = typeof http.status === 'function' ? http.status(r.out) : (http.status ?? 200);
+  for (const [k, v] of Object.entries(http.replyHeaders?.(r.out) ?? {})) c.header(k, v);
+  return c.json(r.out as object, status as ContentfulStatusCode);
+}

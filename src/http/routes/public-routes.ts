@@ -1,0 +1,33 @@
+/**
+ * What anyone may read without a token: the index page, health, metrics,
+ * the contract, and the review page (which holds no data: it calls the API
+ * with the reader's token, and may load nothing from elsewhere).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Hono } from 'hono';
+import { packageRoot } from '../../service/package-root.js';
+import type { BranchgraphService } from '../../service/service.js';
+import type { Env } from '../http-context.js';
+import { indexPage } from '../index-page.js';
+import { REVIEW_PAGE } from '../review-page.js';
+
+export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
+
+/** Routes anyone may call, as `METHOD /path` relative to the graph. */
+export const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
+
+const REVIEW_CSP =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
+
+export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService; base: string }): void {
+  const { service, base } = opts;
+  const openapi = readFileSync(OPENAPI_PATH, 'utf8');
+  app.get('/', (c) =>
+    c.html(indexPage(base), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'" }),
+  );
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
+  app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
+  app.get('/ui', (c) => c.html(REVIEW_PAGE, 200, { 'content-security-policy': REVIEW_CSP }));
+}

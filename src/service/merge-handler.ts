@@ -1,0 +1,70 @@
+/**
+ * The merge handler, once, for merges, cherry-picks and reverts on every
+ * transport. The request is normalised here (merge/merge-request.ts):
+ * every merge entering over HTTP (REST or GraphQL) is capped at width one
+ * whatever the request or configuration asks; embedded callers, the CLI and
+ * GQT may choose 1, 2 or 4. The caller's abort signal (a disconnected
+ * client) is the merge's abort signal. A keyed request goes through
+ * idempotent-merge.ts first.
+ */
+import { BranchgraphError } from '../model/errors.js';
+import { mergeBranches, mergeRequest, type MergeAsk, type MergeRequest } from '../merge/merge.js';
+import type { Commit } from '../graph/manifest.js';
+import { commitDto, type MergeResultDto } from './dtos.js';
+import type { BranchgraphService, RequestContext } from './service.js';
+
+/** The request with this service's defaults: its configured width, HTTP's cap of one, its memory budget, the caller as actor. */
+export function servedMergeRequest(service: BranchgraphService, ask: MergeAsk, ctx: RequestContext): MergeRequest {
+  const { defaultWidth, budgetBytes } = service.opts;
+  return mergeRequest(
+    { ...ask, actor: ctx.actor },
+    { width: defaultWidth, maxWidth: ctx.transport === 'http' ? 1 : undefined, budgetBytes },
+  );
+}
+
+/** Run one normalised merge under the service's gauges, metrics, progress and log. */
+export async function runMerge(
+  service: BranchgraphService,
+  request: MergeRequest,
+  on: { ctx: RequestContext; idempotency?: Commit['idempotency'] },
+): Promise<MergeResultDto> {
+  const { ctx } = on;
+  const log = ctx.log?.child({ merge: { source: request.source, into: request.into } });
+  const started = performance.now();
+  const seconds = (): number => (performance.now() - started) / 1000;
+  service.metrics.mergesInFlight++;
+  try {
+    return await service.tracked({ kind: 'merge', branch: request.into, source: request.source, log }, ctx, async (progress) => {
+      const env = { signal: ctx.signal, gauges: service.metrics.gauges, progress, idempotency: on.idempotency };
+      const result = await mergeBranches(service.graph.ports, request, env);
+      const outcome = result.status === 'success' ? result.outcome : 'conflicts';
+      service.metrics.recordMerge(outcome, seconds(), result.metrics);
+      if (result.status === 'success' && result.commit !== null) service.compactor.touched(request.into);
+      if (result.status === 'success' && result.branchDeleted) service.catchUps.forget(request.source);
+      log?.info(
+        {
+          outcome,
+          commit: result.status === 'success' && result.commit !== null ? result.commit.id : null,
+          sourceHead: result.sourceHead,
+          targetHead: result.targetHead,
+          dryRun: request.dryRun,
+          conflicts: result.status === 'conflicts' ? result.report.total : 0,
+          width: { effective: request.width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
+          phasesMs: result.metrics.phasesMs,
+          storeCalls: result.metrics.storeCalls.total.calls,
+          attempts: result.metrics.attempts,
+        },
+        'merge finished',
+      );
+      return result.status === 'success' ? { ...result, commit: result.commit === null ? null : commitDto(result.commit) } : result;
+    });
+  } catch (e) {
+    const code = e instanceof BranchgraphError ? e.code : 'internal';
+    service.metrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', seconds(), undefined);
+    if (code === 'aborted') log?.warn({ outcome: 'aborted' }, 'merge aborted by the client; preparation drained, nothing published');
+    else log?.warn({ outcome: 'error', code }, 'merge failed');
+    throw e;
+  } finally {
+    service.metrics.mergesInFlight--;
+  }
+}

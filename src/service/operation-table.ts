@@ -1,0 +1,80 @@
+/**
+ * Every operation, by name. The REST routes (http/operation-routes.ts), the
+ * REST client, the embedded API (api.ts), the GraphQL resolvers and the
+ * CLI's calls are all built from this one table; `test/contracts.test.ts`
+ * holds `openapi.yaml` and the SDL to it. Adding an operation is one file
+ * under operations/ and one line here (see docs/architecture.md).
+ */
+import { listBranches } from './operations/branches/list-branches.js';
+import { getBranch } from './operations/branches/get-branch.js';
+import { createBranch } from './operations/branches/create-branch.js';
+import { deleteBranch } from './operations/branches/delete-branch.js';
+import { listTags } from './operations/tags/list-tags.js';
+import { getTag } from './operations/tags/get-tag.js';
+import { createTag } from './operations/tags/create-tag.js';
+import { deleteTag } from './operations/tags/delete-tag.js';
+import { mergeBranch } from './operations/merges/merge-branch.js';
+import { cherryPick } from './operations/merges/cherry-pick.js';
+import { revert } from './operations/merges/revert.js';
+import { write } from './operations/writes/write.js';
+import { load } from './operations/writes/load.js';
+import { ingest } from './operations/wal/ingest.js';
+import { catchUp } from './operations/wal/catch-up.js';
+import { walStatus } from './operations/wal/wal-status.js';
+import { getSchema } from './operations/schema/get-schema.js';
+import { applySchema } from './operations/schema/apply-schema.js';
+import { rows } from './operations/tables/rows.js';
+import { getRow } from './operations/tables/get-row.js';
+import { edges } from './operations/tables/edges.js';
+import { exportTable } from './operations/tables/export-table.js';
+import { entityHistory } from './operations/tables/entity-history.js';
+import { log } from './operations/history/log.js';
+import { commit } from './operations/history/commit.js';
+import { diff } from './operations/history/diff.js';
+import { compact } from './operations/admin/compact.js';
+import { gc } from './operations/admin/gc.js';
+import { listOperations } from './operations/admin/list-operations.js';
+import { getOperation } from './operations/admin/get-operation.js';
+import type { Operation } from './operation.js';
+
+/** Every operation by its name: the API's methods, the REST routes and the GraphQL fields all come from here. */
+export const OPERATIONS = {
+  listBranches,
+  getBranch,
+  createBranch,
+  deleteBranch,
+  listTags,
+  getTag,
+  createTag,
+  deleteTag,
+  mergeBranch,
+  cherryPick,
+  revert,
+  write,
+  load,
+  ingest,
+  catchUp,
+  walStatus,
+  getSchema,
+  applySchema,
+  rows,
+  getRow,
+  edges,
+  exportTable,
+  entityHistory,
+  log,
+  commit,
+  diff,
+  compact,
+  gc,
+  listOperations,
+  getOperation,
+} as const;
+
+/** The table's type: each operation with its own input and result types. */
+export type Operations = typeof OPERATIONS;
+/** An operation's name, as the API, the CLI's `call` and the operationIds spell it. */
+export type OperationName = keyof Operations;
+
+/** The table as a list, for the edges that walk it. */
+export const OPERATION_LIST: readonly Operation[] = Object.values(OPERATIONS) as readonly Operation[];

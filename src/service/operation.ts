@@ -1,0 +1,80 @@
+/**
+ * What an operation is: defined once, in its own file under operations/,
+ * and carried by every edge from that one definition. An operation has a
+ * name (the API method), the role a caller needs, one input contract (zod:
+ * path, query, header and body fields together), the function that runs it
+ * on the service, and how HTTP and GraphQL reach it. The REST routes, the
+ * REST client, the embedded API and the GraphQL resolvers are derived from
+ * these definitions (see operation-table.ts); `openapi.yaml` and the SDL are
+ * written by hand and a test holds them to the table.
+ */
+import type { z } from 'zod';
+import type { Role } from './auth.js';
+import type { BranchgraphService, RequestContext } from './service.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** How an HTTP request carries an operation's input, and how its answer goes back. */
+export interface HttpBinding<O> {
+  method: HttpMethod;
+  /** The route as `openapi.yaml` writes it; `{x}` is a path parameter. */
+  path: string;
+  /** Path parameters whose input field has another name (`{ id: 'source' }`). */
+  params?: Record<string, string>;
+  /** Request headers read into input fields (`{ 'idempotency-key': 'idempotencyKey' }`). */
+  headers?: Record<string, string>;
+  /** How the body is read: JSON fields (the default for POST and PUT), NDJSON text, or an NDJSON byte stream, into `bodyField`. */
+  body?: 'json' | 'text' | 'stream';
+  bodyField?: string;
+  /** The success status, or one per result (a merge's conflicts answer 409 with a result, not an error). */
+  status?: number | ((out: O) => number);
+  /** Input fields the route does not take (ingest's list of operations, which REST carries as NDJSON). */
+  omit?: string[];
+  /** Statuses besides 2xx whose body is a result (the REST client returns it rather than throwing). */
+  resultStatuses?: number[];
+  /** Response headers from the result. */
+  replyHeaders?: (out: O) => Record<string, string>;
+  /** A result sent as bytes rather than JSON (a table export), and how a client reads it back. */
+  stream?: {
+    send: (out: O, input: Record<string, unknown>) => { body: AsyncIterable<Uint8Array>; headers: Record<string, string> };
+    receive: (res: Response) => O;
+  };
+}
+
+/** One GraphQL field that reaches an operation: its arguments become the input, its value is shaped from the result. */
+export interface GraphqlBinding<O> {
+  type: 'Query' | 'Mutation';
+  field: string;
+  /** The field's value from the result (the result itself by default). */
+  result?: (out: O) => unknown;
+  /** Input fields this field does not take (ingest's NDJSON body, which GraphQL carries as a list of operations). */
+  omit?: string[];
+}
+
+export interface Operation<I = unknown, O = unknown> {
+  name: string;
+  /** One line for the docs and the CLI's help. */
+  summary: string;
+  role: Role;
+  input: z.ZodType<I, unknown>;
+  http: HttpBinding<O>;
+  graphql?: GraphqlBinding<O>[];
+  run(service: BranchgraphService, input: I, ctx: RequestContext): Promise<O>;
+}
+
+/** What an operation's callers pass: the input as the contract accepts it (refs as text or objects, optional fields absent). */
+export type InputOf<T> = T extends Operation<infer _I, infer _O> ? (T['input'] extends z.ZodType<unknown, infer In> ? In : never) : never;
+export type OutputOf<T> = T extends Operation<infer _I, infer O> ? O : never;
+
+/** Define an operation, keeping its input and result types for the edges derived from it. */
+export function defineOperation<S extends z.ZodType, O>(op: {
+  name: string;
+  summary: string;
+  role: Role;
+  input: S;
+  run(service: BranchgraphService, input: z.output<S>, ctx: RequestContext): Promise<O>;
+  http: HttpBinding<NoInfer<O>>;
+  graphql?: GraphqlBinding<NoInfer<O>>[];
+}): Operation<z.output<S>, O> & { input: S } {
+  return op as Operation<z.output<S>, O> & { input: S };
+}

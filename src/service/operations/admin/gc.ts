@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import type { GcReportDto } from '../../dtos.js';
+
+/** Delete what no live manifest references and is older than the grace (at least 15 minutes, by the store's clock); a dry run only reports. */
+export const gc = defineOperation({
+  name: 'gc',
+  summary: 'Delete objects no live manifest references, older than the grace period (admin).',
+  role: 'admin',
+  input: z
+    .object({
+      graceSeconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(10 * 365 * 24 * 3600)
+        .optional(),
+      dryRun: z.boolean().optional(),
+    })
+    .strict(),
+  async run(service, input, ctx): Promise<GcReportDto> {
+    const graceMs = input.graceSeconds === undefined ? undefined : input.graceSeconds * 1000;
+    const r = await service.graph.gc({ graceMs, dryRun: input.dryRun ?? false, signal: ctx.signal });
+    const { graceMs: grace, ...rest } = r;
+    return { ...rest, graceSeconds: grace / 1000, keys: r.keys.slice(0, 1000) };
+  },
+  http: { method: 'POST', path: '/gc' },
+  graphql: [
+    {
+      type: 'Mutation',
+      field: 'gc',
+      result: (r) => ({
+        ...r,
+        deletedManifests: r.deleted.manifests,
+        deletedRuns: r.deleted.runs,
+        deletedCommits: r.deleted.commits,
+        deletedHints: r.deleted.hints,
+        deletedParts: r.deleted.parts,
+        deletedWalGenerations: r.deleted.wal,
+        deletedIdempotencyRecords: r.deleted.idempotency,
+      }),
+    },
+  ],
+});

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import type { OperationDto } from '../../dtos.js';
+
+/** A long operation's progress by the id its request was given (`Operation-Id`); not_found before it starts. */
+export const getOperation = defineOperation({
+  name: 'getOperation',
+  summary: "A long operation's progress, by the id its request was given.",
+  role: 'read',
+  input: z.object({ id: z.string().min(1).max(64) }).strict(),
+  async run(service, { id }): Promise<OperationDto> {
+    return service.operations.get(id);
+  },
+  http: { method: 'GET', path: '/operations/{id}' },
+  graphql: [{ type: 'Query', field: 'operation' }],
+});

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import type { OperationDto } from '../../dtos.js';
+
+/** Long operations (merges, loads) running in this process, then those finished in the last minutes, with their progress. */
+export const listOperations = defineOperation({
+  name: 'listOperations',
+  summary: 'Long operations running here, then those finished recently, with their progress.',
+  role: 'read',
+  input: z.object({}).strict(),
+  async run(service): Promise<{ operations: OperationDto[] }> {
+    return { operations: service.operations.list() };
+  },
+  http: { method: 'GET', path: '/operations' },
+  graphql: [{ type: 'Query', field: 'operations', result: (r) => r.operations }],
+});

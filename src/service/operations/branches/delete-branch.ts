@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName } from '../../inputs.js';
+
+/** Delete a branch (never main); one whose record is damaged can be deleted too. Its commits stay readable until GC. */
+export const deleteBranch = defineOperation({
+  name: 'deleteBranch',
+  summary: 'Delete a branch (never main); its commits stay readable until GC.',
+  role: 'write',
+  input: z.object({ name: branchName }).strict(),
+  async run(service, { name }, ctx): Promise<{ deleted: string }> {
+    await service.graph.deleteBranch(name, { signal: ctx.signal, actor: ctx.actor });
+    service.catchUps.forget(name);
+    return { deleted: name };
+  },
+  http: { method: 'DELETE', path: '/branches/{id}', params: { id: 'name' } },
+  graphql: [{ type: 'Mutation', field: 'deleteBranch', result: () => true }],
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName } from '../../inputs.js';
+import type { Snapshot } from '../../../graph/snapshot.js';
+import type { BranchDto } from '../../dtos.js';
+
+export const getBranch = defineOperation({
+  name: 'getBranch',
+  summary: 'A branch with its head commit and where it was forked from.',
+  role: 'read',
+  input: z.object({ name: branchName }).strict(),
+  async run(service, { name }, ctx): Promise<BranchDto> {
+    const head = await service.graph.branchHead(name, ctx.signal);
+    return service.branchDto({ name, head: head.manifest.commit, rec: head.branch as NonNullable<Snapshot['branch']> }, ctx);
+  },
+  http: { method: 'GET', path: '/branches/{id}', params: { id: 'name' } },
+  graphql: [{ type: 'Query', field: 'branch' }],
+});

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName, commitId, MERGE_COMMON } from '../../inputs.js';
+import { idempotentMerge } from '../../idempotent-merge.js';
+import { runMerge, servedMergeRequest } from '../../merge-handler.js';
+import type { MergeResultDto } from '../../dtos.js';
+import type { BranchgraphService, RequestContext } from '../../service.js';
+import { graphqlMergeResult, MERGE_HTTP } from './merge-result.js';
+
+/**
+ * Merge a branch into another (main by default): one atomic commit, or nothing and the exact
+ * conflicts as a result (not an error). With an idempotency key (REST: the Idempotency-Key
+ * header), a retry returns the first result.
+ */
+const input = z
+  .object({
+    ...MERGE_COMMON,
+    source: branchName,
+    into: branchName.optional(),
+    expectedSourceHead: commitId.optional(),
+    deleteBranch: z.boolean().optional(),
+    width: z.union([z.literal(1), z.literal(2), z.literal(4)]).optional(),
+    idempotencyKey: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,200}$/, '1-200 printable ASCII characters, no spaces')
+      .optional(),
+  })
+  .strict();
+
+export const mergeBranch = defineOperation({
+  name: 'mergeBranch',
+  summary: 'Merge a branch: one atomic commit, or nothing and the exact conflicts.',
+  role: 'write',
+  input,
+  // Typed here: the result's type is fixed before the bindings below, which are typed functions.
+  async run(service: BranchgraphService, request: z.output<typeof input>, ctx: RequestContext): Promise<MergeResultDto> {
+    const { idempotencyKey, ...ask } = request;
+    const served = servedMergeRequest(service, ask, ctx);
+    if (idempotencyKey === undefined || served.dryRun) return runMerge(service, served, { ctx });
+    return idempotentMerge(service, served, { key: idempotencyKey, ctx });
+  },
+  http: {
+    method: 'POST',
+    path: '/branches/{id}/merge',
+    params: { id: 'source' },
+    headers: { 'idempotency-key': 'idempotencyKey' },
+    ...MERGE_HTTP,
+  },
+  graphql: [{ type: 'Mutation', field: 'mergeBranch', result: graphqlMergeResult }],
+});

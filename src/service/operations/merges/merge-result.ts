@@ -1,0 +1,42 @@
+/**
+ * How a merge's result travels: HTTP answers 409 with the conflict report
+ * (a result, not an error) and marks an idempotent replay in a header; the
+ * GraphQL `MergeResult` union takes each outcome as its own type, with a
+ * summary of the metrics.
+ */
+import type { HttpBinding } from '../../operation.js';
+import type { MergeResultDto } from '../../dtos.js';
+
+export const MERGE_HTTP: Pick<HttpBinding<MergeResultDto>, 'status' | 'resultStatuses' | 'replyHeaders'> = {
+  status: (r) => (r.status === 'success' ? 200 : 409),
+  resultStatuses: [409],
+  replyHeaders: (r): Record<string, string> => (r.status === 'success' && r.replayed === true ? { 'idempotent-replayed': 'true' } : {}),
+};
+
+function mergeSummary(m: MergeResultDto['metrics']) {
+  return {
+    phasesMs: m.phasesMs,
+    totalMs: m.totalMs,
+    storeCalls: m.storeCalls.total.calls,
+    requestedWidth: m.requestedWidth,
+    maxWidth: m.maxWidth,
+    fallbacks: m.fallbacks.length,
+    attempts: m.attempts,
+  };
+}
+
+/** A merge result as the MergeResult union shows it. */
+export function graphqlMergeResult(r: MergeResultDto): unknown {
+  if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, replayed: r.replayed === true, summary: mergeSummary(r.metrics) };
+  return {
+    __typename: 'MergeConflicts',
+    sourceHead: r.sourceHead,
+    targetHead: r.targetHead,
+    base: r.base,
+    total: r.report.total,
+    counts: r.report.counts,
+    conflicts: r.report.items,
+    nextCursor: r.report.nextCursor,
+    summary: mergeSummary(r.metrics),
+  };
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName, text } from '../../inputs.js';
+import type { SchemaMigration } from '../../../model/schema-change.js';
+import { publishedCommit, type SchemaApplyDto } from '../../dtos.js';
+
+/** Schema text applied as one commit, with an optional migration (defaults for new required properties, dropped properties). */
+export const applySchema = defineOperation({
+  name: 'applySchema',
+  summary: 'Apply schema text to a branch as one commit (admin).',
+  role: 'admin',
+  input: z
+    .object({
+      branch: branchName,
+      schema: text(1 << 20),
+      migration: z
+        .object({ drop: z.array(z.string().max(400)).max(1000).optional(), defaults: z.record(z.string(), z.unknown()).optional() })
+        .strict()
+        .optional(),
+      message: text(2000).optional(),
+      author: text(200).optional(),
+    })
+    .strict(),
+  async run(service, input, ctx): Promise<SchemaApplyDto> {
+    const r = await service.graph.applySchema(input.branch, input.schema, {
+      signal: ctx.signal,
+      actor: ctx.actor,
+      author: input.author,
+      message: input.message ?? 'apply schema',
+      migration: input.migration as SchemaMigration | undefined,
+    });
+    return { commit: publishedCommit(r), tables: r.result.tables };
+  },
+  http: { method: 'POST', path: '/branches/{id}/schema', params: { id: 'branch' } },
+  graphql: [{ type: 'Mutation', field: 'applySchema' }],
+});

@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { refOrMain } from '../../inputs.js';
+import { formatSchema } from '../../../model/schema-parser.js';
+import type { Schema } from '../../../model/schema.js';
+
+export const getSchema = defineOperation({
+  name: 'getSchema',
+  summary: 'The schema at a ref, as text and as IR, with the commit it was read at.',
+  role: 'read',
+  input: z.object({ at: refOrMain }).strict(),
+  async run(service, { at }, ctx): Promise<{ commit: string; text: string; schema: Schema }> {
+    const snap = await service.snapshot(at, ctx);
+    return { commit: snap.manifest.commit.id, text: formatSchema(snap.schema), schema: snap.schema };
+  },
+  http: { method: 'GET', path: '/schema' },
+  graphql: [{ type: 'Query', field: 'schema' }],
+});

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { LIMITS, refOrMain, tableName } from '../../inputs.js';
+import { scanRows, type Filter, type Page } from '../../../graph/reads.js';
+import type { Row } from '../../../model/values.js';
+
+/** A row with its entity key. */
+export type RowItem = { key: string; row: Record<string, unknown> };
+
+/** A table's rows in key order at a ref, filtered and paged; a cursor belongs to its table and filter. */
+export const rows = defineOperation({
+  name: 'rows',
+  summary: 'Rows of a table in key order at a ref, filtered, a page at a time.',
+  role: 'read',
+  input: z
+    .object({
+      table: tableName,
+      at: refOrMain,
+      where: z.record(z.string(), z.unknown()).optional(),
+      limit: z.number().int().min(1).max(LIMITS.maxPage).optional(),
+      cursor: z.string().max(4096).optional(),
+    })
+    .strict(),
+  async run(service, { table, at, where, limit, cursor }, ctx): Promise<Page<RowItem>> {
+    const snap = await service.snapshot(at, ctx);
+    const page = {
+      ...(where !== undefined ? { where: where as Filter } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+    };
+    return scanRows({ tables: service.graph.ports.tables, snap, table, ...page, signal: ctx.signal }) as Promise<
+      Page<{ key: string; row: Row }>
+    >;
+  },
+  http: { method: 'GET', path: '/tables/{table}/rows' },
+  graphql: [{ type: 'Query', field: 'rows' }],
+});

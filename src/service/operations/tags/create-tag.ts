@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName, refOrMain, text } from '../../inputs.js';
+import { tagDto, type TagDto } from '../../dtos.js';
+
+/** Name the commit a ref resolves to (main's head by default); a tag never moves. */
+export const createTag = defineOperation({
+  name: 'createTag',
+  summary: 'Name the commit a ref resolves to (default main); tags never move.',
+  role: 'write',
+  input: z.object({ name: branchName, from: refOrMain, message: text(2000).optional() }).strict(),
+  async run(service, { name, from, message }, ctx): Promise<TagDto> {
+    return tagDto(
+      await service.graph.createTag(name, from, { signal: ctx.signal, actor: ctx.actor, ...(message !== undefined ? { message } : {}) }),
+    );
+  },
+  http: { method: 'POST', path: '/tags', status: 201 },
+  graphql: [{ type: 'Mutation', field: 'createTag' }],
+});

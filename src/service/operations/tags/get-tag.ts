@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName } from '../../inputs.js';
+import { tagDto, type TagDto } from '../../dtos.js';
+
+export const getTag = defineOperation({
+  name: 'getTag',
+  summary: 'One tag with the commit it names.',
+  role: 'read',
+  input: z.object({ name: branchName }).strict(),
+  async run(service, { name }, ctx): Promise<TagDto> {
+    return tagDto(await service.graph.tag(name, ctx.signal));
+  },
+  http: { method: 'GET', path: '/tags/{name}' },
+  graphql: [{ type: 'Query', field: 'tag' }],
+});

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName } from '../../inputs.js';
+import type { CatchUpReport } from '../../../wal/catch-up.js';
+
+/** Fold pending WAL generations into the branch's tables now, in batches (pipelined unless asked not to). */
+export const catchUp = defineOperation({
+  name: 'catchUp',
+  summary: "Fold pending WAL generations into the branch's tables.",
+  role: 'write',
+  input: z
+    .object({
+      branch: branchName,
+      maxGenerations: z.number().int().min(0).max(1_000_000).optional(),
+      maxBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+      pipeline: z.boolean().optional(),
+    })
+    .strict(),
+  async run(service, { branch, ...input }, ctx): Promise<CatchUpReport> {
+    const report = await service.catchUps.run(branch, input, { signal: ctx.signal });
+    if (report.batches > 0) service.compactor.touched(branch);
+    return report;
+  },
+  http: { method: 'POST', path: '/branches/{id}/catchup', params: { id: 'branch' } },
+  graphql: [{ type: 'Mutation', field: 'catchUp' }],
+});

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName, commitId, LIMITS, text, WriteOpZ } from '../../inputs.js';
+import type { WriteOp } from '../../../graph/write-batch.js';
+import { writeResult } from './write-result.js';
+import type { WriteResultDto } from '../../dtos.js';
+
+/** A write batch: up to 100,000 operations applied as one commit, or none (grouped with concurrent batches, each validated alone). */
+export const write = defineOperation({
+  name: 'write',
+  summary: 'Apply a batch of inserts, updates, upserts and deletes as one commit, or none.',
+  role: 'write',
+  input: z
+    .object({
+      branch: branchName,
+      ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps),
+      message: text(2000).optional(),
+      author: text(200).optional(),
+      expectedHead: commitId.optional(),
+    })
+    .strict(),
+  async run(service, input, ctx): Promise<WriteResultDto> {
+    const n = input.ops.length;
+    const r = await service.graph.write(input.branch, input.ops as WriteOp[], {
+      signal: ctx.signal,
+      actor: ctx.actor,
+      author: input.author,
+      message: input.message ?? `write ${n} ${n === 1 ? 'operation' : 'operations'}`,
+      expectedHead: input.expectedHead,
+    });
+    if (r.status === 'published') service.compactor.touched(input.branch);
+    return writeResult(r);
+  },
+  http: { method: 'POST', path: '/branches/{id}/writes', params: { id: 'branch' } },
+  graphql: [{ type: 'Mutation', field: 'write' }],
+});
