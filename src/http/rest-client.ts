@@ -65,8 +65,7 @@ export class RestClient {
   /** One request, unwrapped: the body on success (and on `allow` statuses when it is not an error envelope), a BranchgraphError otherwise. */
   private async send<T>(what: string, out: Outgoing, allow: number[] = []): Promise<T> {
     const res = await this.fetch(what, out);
-    const text = await res.text();
-    const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+    const body = await jsonOf(res);
     if (res.ok || (allow.includes(res.status) && !isErrorEnvelope(body))) return body as T;
     throw this.error(what, res.status, body);
   }
@@ -82,14 +81,7 @@ export class RestClient {
   }
 
   private async failure(what: string, res: Response): Promise<BranchgraphError> {
-    const text = await res.text().catch(() => '');
-    let body: unknown;
-    try {
-      body = JSON.parse(text) as unknown;
-    } catch {
-      body = undefined;
-    }
-    return this.error(what, res.status, body);
+    return this.error(what, res.status, await jsonOf(res));
   }
 
   private error(what: string, status: number, body: unknown): BranchgraphError {
@@ -105,6 +97,16 @@ export class RestClient {
       details: { url: this.baseUrl },
       cause: e,
     });
+  }
+}
+
+/** A response's JSON body; undefined when it has none or it is not JSON (a proxy's error page). */
+async function jsonOf(res: Response): Promise<unknown> {
+  const text = await res.text().catch(() => '');
+  try {
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined;
   }
 }
 

@@ -4,6 +4,7 @@ import { decodePageCursor, encodePageCursor } from '../../../model/page-cursor.j
 import { findType } from '../../../model/schema.js';
 import type { Row } from '../../../model/values.js';
 import type { Manifest } from '../../../graph/manifest.js';
+import type { Snapshot } from '../../../graph/snapshot.js';
 import { getRow } from '../../../graph/reads.js';
 import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
@@ -45,19 +46,22 @@ export const entityHistory = defineOperation({
     const head = await service.snapshot(at, ctx);
     // A cursor continues one walk: this entity from this ref's commit (model/page-cursor.ts).
     const scope = canonicalJson({ history: [table, key], from: head.manifest.commit.id });
-    let m: Manifest | undefined =
-      cursor === undefined ? head.manifest : await service.graph.ports.manifests.readManifest(position(cursor, scope), ctx.signal);
+    // Committed states only: the walk reads each commit's snapshot once, its row and its parent from it.
+    const heads = service.graph.ports.heads;
+    const at0 = cursor === undefined ? head.ref : position(cursor, scope);
+    let snap: Snapshot | undefined = await heads.snapshotAt(at0, { signal: ctx.signal });
     const versions: EntityVersion[] = [];
-    let after = m === undefined ? null : await rowAt(service, { manifest: m, table, key }, ctx);
-    for (let walked = 0; m !== undefined && versions.length < limit && walked < MAX_WALK; walked++) {
-      const parentRef: Manifest['commit']['parents'][number] | undefined = m.commit.kind === 'init' ? undefined : m.commit.parents[0];
-      const parent: Manifest | undefined =
-        parentRef === undefined ? undefined : await service.graph.ports.manifests.readManifest(parentRef, ctx.signal);
-      const before: Row | null = parent === undefined ? null : await rowAt(service, { manifest: parent, table, key }, ctx);
+    let after = await rowAt(service, { snap, table, key }, ctx);
+    for (let walked = 0; snap !== undefined && versions.length < limit && walked < MAX_WALK; walked++) {
+      const m: Manifest = snap.manifest;
+      const parentRef = m.commit.kind === 'init' ? undefined : m.commit.parents[0];
+      const parent: Snapshot | undefined = parentRef === undefined ? undefined : await heads.snapshotAt(parentRef, { signal: ctx.signal });
+      const before: Row | null = parent === undefined ? null : await rowAt(service, { snap: parent, table, key }, ctx);
       const version = versionOf(m, before, after);
       if (version !== undefined) versions.push(version);
-      [m, after] = [parent, before];
+      [snap, after] = [parent, before];
     }
+    const m = snap?.manifest;
     const nextCursor = m === undefined ? null : encodePageCursor('rows', scope, JSON.stringify({ lineage: m.lineage, version: m.version }));
     return { versions, nextCursor };
   },
@@ -70,17 +74,9 @@ function position(cursor: string, scope: string): { lineage: string; version: nu
 }
 
 /** The entity's row in one commit (null where it, or its table, does not exist). */
-async function rowAt(
-  service: BranchgraphService,
-  at: { manifest: Manifest; table: string; key: string },
-  ctx: RequestContext,
-): Promise<Row | null> {
-  const snap = await service.graph.ports.heads.snapshotAt(
-    { lineage: at.manifest.lineage, version: at.manifest.version },
-    { signal: ctx.signal },
-  );
-  if (findType(snap.schema, at.table) === undefined) return null;
-  return getRow({ tables: service.graph.ports.tables, snap, table: at.table, key: at.key, signal: ctx.signal });
+function rowAt(service: BranchgraphService, at: { snap: Snapshot; table: string; key: string }, ctx: RequestContext): Promise<Row | null> {
+  if (findType(at.snap.schema, at.table) === undefined) return Promise.resolve(null);
+  return getRow({ tables: service.graph.ports.tables, snap: at.snap, table: at.table, key: at.key, signal: ctx.signal });
 }
 
 function versionOf(m: Manifest, before: Row | null, after: Row | null): EntityVersion | undefined {
