@@ -49,7 +49,8 @@ const PACKAGES: Record<string, string[]> = {
   wal: CORE,
   // The service logs (pino), keeps metrics and validates input; no HTTP or GraphQL.
   service: [...CORE, 'pino', 'prom-client'],
-  graphql: [...CORE, 'graphql', 'graphql-yoga'],
+  // The typed API's scalars (graphql-scalars) and per-request batching (dataloader).
+  graphql: [...CORE, 'graphql', 'graphql-yoga', 'graphql-scalars', 'dataloader'],
   http: [...CORE, 'hono', '@hono/node-server', 'pino', 'graphql', 'graphql-yoga', '@graphql-yoga/render-graphiql'],
   gqt: [...CORE, 'pino'],
   cli: [...CORE, 'commander', 'pino'],

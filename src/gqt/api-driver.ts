@@ -5,12 +5,13 @@
  */
 import { allRows, type BranchgraphApi, type Ref } from '../service/api.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
-import type { DriverRef, GqtDriver } from './gqt-driver.js';
+import type { DriverRef, GqtDriver, TypedAnswer } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
 
 /** Where a driver's API lives: `restart` drops everything but what the store holds. */
 export interface ApiHost {
   api(): BranchgraphApi;
+  typedGraphql(branch: string, query: string): Promise<TypedAnswer>;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -27,6 +28,10 @@ export class ApiDriver implements GqtDriver {
 
   private get api(): BranchgraphApi {
     return this.host.api();
+  }
+
+  typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
+    return this.host.typedGraphql(branch, query);
   }
 
   async applySchema(branch: string, text: string): Promise<void> {

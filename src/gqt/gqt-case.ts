@@ -72,6 +72,8 @@ export type Step = Located &
     | { kind: 'expect-diff'; from: CaseRef; to: CaseRef; threeDot: boolean; changes: ExpectedChange[] }
     | { kind: 'label'; name: string; branch: string }
     | { kind: 'restart' }
+    /** A typed GraphQL document on a branch's endpoint; its `data` must equal `expected` exactly. */
+    | { kind: 'graphql'; branch: string; query: string; expected?: unknown; error?: ErrorCode }
     | { kind: 'expect-table'; table: string; at: CaseRef; rows: Record<string, unknown>[] }
     | { kind: 'expect-log'; branch: string; entries: { kind: string; message?: string }[] }
     | { kind: 'expect-head'; branch: string; label: string; same: boolean }

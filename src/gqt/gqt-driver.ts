@@ -34,9 +34,29 @@ export interface GqtDriver {
   diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot'): Promise<DiffResultDto>;
   log(branch: string): Promise<CommitDto[]>;
   head(branch: string): Promise<string>;
+  /** A document on the branch's typed GraphQL endpoint (embedded: the same endpoint, in process). */
+  typedGraphql(branch: string, query: string): Promise<TypedAnswer>;
   /** Drop every in-memory cache and reopen from the store (in server modes: restart the server). */
   restart(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A GraphQL response as the typed step reads it. */
+export interface TypedAnswer {
+  data?: unknown;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
+/** POST a document to a branch's typed endpoint under `base` (a server, or a hosted graph on one). */
+export async function postTyped(base: string, branch: string, query: string): Promise<TypedAnswer> {
+  const res = await fetch(`${base}/branches/${encodeURIComponent(branch)}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await res.json()) as TypedAnswer & { error?: { code: string; message: string } };
+  // A REST error envelope (an unknown branch, a refused token) reads as one error with its code.
+  return body.error !== undefined ? { errors: [{ message: body.error.message, extensions: { code: body.error.code } }] } : body;
 }
 
 export function refString(at: DriverRef): string {

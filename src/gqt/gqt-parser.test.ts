@@ -218,7 +218,7 @@ schema
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
     expect(errorsOf('case x\nfly away')).toEqual([
-      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart or expect',
+      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart, graphql or expect',
     ]);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });

@@ -196,6 +196,29 @@ function expectDiff(c: GqtCursor, l: Line, diff: RegExpExecArray): void {
   if (from && to) c.steps.push({ kind: 'expect-diff', line: l.n, from, to, threeDot: diff[2] === '...', changes } satisfies Step);
 }
 
+/** `graphql BRANCH`: a typed document, a `returns` line, then the expected `data` as JSON (lines joined), up to `end`. */
+function graphql(c: GqtCursor, s: Statement): void {
+  const l = s.line;
+  const branch = s.words[1];
+  if (branch === undefined || !NAME.test(branch)) c.fail(l, 'expected "graphql BRANCH"', l.indent + 9);
+  const error = withError(c, s);
+  const lines = c.block(l, { keepBlank: true });
+  const cut = lines.findIndex((b) => b.text === 'returns');
+  const query = (cut < 0 ? lines : lines.slice(0, cut)).map((b) => b.text).join('\n');
+  if (query.trim() === '') c.fail(l, 'expected a GraphQL document in the block');
+  let expected: unknown;
+  if (cut >= 0) {
+    const rest = lines.slice(cut + 1);
+    const text = rest.map((b) => b.text).join('\n');
+    try {
+      expected = JSON.parse(text);
+    } catch (e) {
+      c.fail(rest[0] ?? (lines[cut] as Line), `invalid JSON after "returns": ${(e as Error).message}`);
+    }
+  } else if (error.error === undefined) c.fail(l, 'expected a "returns" line with the data, or "-> error CODE"');
+  c.steps.push({ kind: 'graphql', line: l.n, branch: branch ?? '', query, ...(expected !== undefined ? { expected } : {}), ...error });
+}
+
 export const STATEMENTS: Record<string, StatementParser> = {
   schema,
   seed,
@@ -210,9 +233,10 @@ export const STATEMENTS: Record<string, StatementParser> = {
   revert: parseMergeStatement,
   label,
   restart,
+  graphql,
   expect: expectStep,
 };
 
 /** The statements, as an unknown one's error lists them. */
 export const STATEMENT_NAMES =
-  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart or expect';
+  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart, graphql or expect';

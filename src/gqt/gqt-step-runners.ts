@@ -4,6 +4,7 @@
  * every kind and a new statement adds one entry here.
  */
 import { canonicalJson } from '../model/canonical.js';
+import { BranchgraphError, type PublicErrorCode } from '../model/errors.js';
 import { parseSchema } from '../model/schema-parser.js';
 import { findType } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
@@ -109,7 +110,22 @@ function checkMerge(step: StepOf<'merge'>, r: MergeResultDto): void {
   if (canonicalJson(got) !== canonicalJson(want)) throw new Expectation(`conflicts differ:\n  expected\n${fmt(want)}\n  got\n${fmt(got)}`);
 }
 
+/** A typed document's `data`, compared exactly; `commit:@label` in the document names a labelled commit. */
+async function typedStep(run: CaseRun, step: StepOf<'graphql'>): Promise<void> {
+  const query = step.query.replace(/commit:@([A-Za-z0-9_-]+)/g, (_m, name: string) => `commit:${run.ref({ label: name }).commit ?? name}`);
+  await run.expectError(step.error, async () => {
+    const answer = await run.driver.typedGraphql(step.branch, query);
+    const first = answer.errors?.[0];
+    if (first !== undefined) throw new BranchgraphError((first.extensions?.code ?? 'internal') as PublicErrorCode, first.message);
+    if (step.error === undefined && canonicalJson(answer.data as never) !== canonicalJson(step.expected as never))
+      throw new Expectation(
+        `graphql data differs:\n  expected ${canonicalJson(step.expected as never)}\n  got      ${canonicalJson(answer.data as never)}`,
+      );
+  });
+}
+
 export const STEP_RUNNERS: Runners = {
+  graphql: typedStep,
   schema: (run, step) => run.expectError(step.error, () => run.driver.applySchema(step.branch, step.text)),
   seed: (run, step) =>
     run.expectError(step.error, () =>

@@ -18,7 +18,7 @@ import { cliCommand } from '../service/package-root.js';
 import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
-import { refString, type DriverRef, type GqtDriver } from './gqt-driver.js';
+import { postTyped, refString, type DriverRef, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
 
 export interface ServerHandle {
@@ -203,6 +203,10 @@ class RestHost implements ApiHost {
     return new RestClient(this.graph.base);
   }
 
+  typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
+    return postTyped(this.graph.base, branch, query);
+  }
+
   restart(): Promise<void> {
     return this.graph.restart();
   }
@@ -234,6 +238,10 @@ export class GraphqlDriver implements GqtDriver {
 
   close(): Promise<void> {
     return this.graph.drop();
+  }
+
+  typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
+    return postTyped(this.graph.base, branch, query);
   }
 
   private async gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {

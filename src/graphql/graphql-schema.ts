@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
-import { isMasked, publicError, toBranchgraphError } from '../model/errors.js';
 import { requireRole, type Role } from '../service/auth.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 import { invoke } from '../service/api.js';
 import { OPERATION_LIST } from '../service/operation-table.js';
 import { packageRoot } from '../service/package-root.js';
+import { toGraphqlError } from './graphql-errors.js';
 
 export const SDL_PATH = path.join(packageRoot(), 'schema', 'branchgraph.graphql');
 
@@ -21,17 +21,6 @@ export interface GraphqlContext {
   role: Role;
   request: Request;
   requestCtx: RequestContext;
-}
-
-function toGraphqlError(e: unknown, ctx: RequestContext): GraphQLError {
-  if (e instanceof GraphQLError) return e;
-  const err = toBranchgraphError(e);
-  // Built here, before Yoga's masking could apply: internal detail goes to the log, never to the client.
-  if (isMasked(err)) ctx.log?.error({ err: e, code: err.code }, 'unexpected error');
-  const shown = publicError(err, ctx.requestId);
-  return new GraphQLError(shown.message, {
-    extensions: { code: shown.code, retryable: shown.retryable, ...(shown.issues !== undefined ? { issues: shown.issues } : {}) },
-  });
 }
 
 function literal(ast: ValueNode): unknown {

@@ -3,8 +3,13 @@
  * documents are refused before any resolver runs, with a stable code.
  */
 import {
+  getNamedType,
   GraphQLError,
+  isObjectType,
   Kind,
+  type FieldNode,
+  type GraphQLNamedType,
+  type GraphQLSchema,
   type ASTVisitor,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -72,37 +77,50 @@ export function nestingLimit(max: number) {
 
 /**
  * Cost of a document before it runs: every field costs one, and a field
- * with a `limit` argument (a page) costs its limit times its selection, so
- * fifty aliased `rows(limit: 1000)` cost fifty thousand rows. Lists without
- * a limit use `defaultLimit` (their page size). Documents over `max` are
- * refused with `invalid_input` and the cost, before any resolver runs.
+ * with a `limit` or `first` argument (a page) costs its page size times its
+ * selection, so fifty aliased `rows(limit: 1000)` cost fifty thousand rows.
+ * Pages without a size use their default: `defaultLimit` for the API's
+ * lists, `connectionDefault` for the typed API's connections (a field whose
+ * type has `pageInfo`). Documents over `max` are refused with
+ * `invalid_input` and the cost, before any resolver runs.
  */
-export function costLimit(max: number, defaultLimit: number) {
-  const costOf = (
-    set: SelectionSetNode | undefined,
-    doc: { fragments: Map<string, FragmentDefinitionNode>; vars: Record<string, unknown> },
-    seen: Set<string>,
-  ): number => {
-    const { vars } = doc;
+export function costLimit(max: number, defaultLimit: number, connectionDefault = 100) {
+  type Doc = { schema: GraphQLSchema | undefined; fragments: Map<string, FragmentDefinitionNode>; vars: Record<string, unknown> };
+  const pageSize = (
+    sel: FieldNode,
+    parent: GraphQLNamedType | undefined,
+    doc: Doc,
+  ): { size: number; type: GraphQLNamedType | undefined } => {
+    const def = parent !== undefined && isObjectType(parent) ? parent.getFields()[sel.name.value] : undefined;
+    const type = def === undefined ? undefined : getNamedType(def.type);
+    const arg = sel.arguments?.find((a) => a.name.value === 'limit' || a.name.value === 'first');
+    const isConnection = type !== undefined && isObjectType(type) && type.getFields().pageInfo !== undefined;
+    const dflt = isConnection ? connectionDefault : defaultLimit;
+    if (arg !== undefined) {
+      const v =
+        arg.value.kind === Kind.INT
+          ? Number(arg.value.value)
+          : arg.value.kind === Kind.VARIABLE
+            ? Number(doc.vars[arg.value.name.value] ?? dflt)
+            : dflt;
+      return { size: Number.isFinite(v) && v >= 0 ? Math.max(v, 1) : dflt, type };
+    }
+    return { size: sel.name.value === 'log' || sel.name.value === 'rows' || isConnection ? dflt : 1, type };
+  };
+  const costOf = (set: SelectionSetNode | undefined, c: { parent: GraphQLNamedType | undefined; doc: Doc; seen: Set<string> }): number => {
+    const { doc, seen } = c;
     let total = 0;
     for (const sel of set?.selections ?? []) {
       if (sel.kind === Kind.FIELD) {
-        const arg = sel.arguments?.find((a) => a.name.value === 'limit');
-        let limit = 1;
-        if (arg !== undefined) {
-          const v =
-            arg.value.kind === Kind.INT
-              ? Number(arg.value.value)
-              : arg.value.kind === Kind.VARIABLE
-                ? Number(vars[arg.value.name.value] ?? defaultLimit)
-                : defaultLimit;
-          limit = Number.isFinite(v) && v > 0 ? v : defaultLimit;
-        } else if (sel.name.value === 'log' || sel.name.value === 'rows') limit = defaultLimit;
-        total += 1 + limit * costOf(sel.selectionSet, doc, seen);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) total += costOf(sel.selectionSet, doc, seen);
-      else if (!seen.has(sel.name.value)) {
-        const next = new Set(seen).add(sel.name.value);
-        total += costOf(doc.fragments.get(sel.name.value)?.selectionSet, doc, next);
+        const { size, type } = pageSize(sel, c.parent, doc);
+        total += 1 + size * costOf(sel.selectionSet, { parent: type, doc, seen });
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        const cond = sel.typeCondition === undefined ? c.parent : doc.schema?.getType(sel.typeCondition.name.value);
+        total += costOf(sel.selectionSet, { parent: cond ?? undefined, doc, seen });
+      } else if (!seen.has(sel.name.value)) {
+        const frag = doc.fragments.get(sel.name.value);
+        const cond = frag === undefined ? undefined : doc.schema?.getType(frag.typeCondition.name.value);
+        total += costOf(frag?.selectionSet, { parent: cond ?? undefined, doc, seen: new Set(seen).add(sel.name.value) });
       }
       if (total > max) return total;
     }
@@ -114,6 +132,7 @@ export function costLimit(max: number, defaultLimit: number) {
       setResultAndStopExecution,
     }: {
       args: {
+        schema?: GraphQLSchema;
         document: DocumentNode;
         variableValues?: Record<string, unknown> | null | undefined;
         operationName?: string | null | undefined;
@@ -124,13 +143,15 @@ export function costLimit(max: number, defaultLimit: number) {
       for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
       for (const d of args.document.definitions) {
         if (d.kind !== Kind.OPERATION_DEFINITION || (args.operationName && d.name?.value !== args.operationName)) continue;
-        const cost = costOf(d.selectionSet, { fragments, vars: args.variableValues ?? {} }, new Set());
+        const doc: Doc = { schema: args.schema, fragments, vars: args.variableValues ?? {} };
+        const root = d.operation === 'mutation' ? args.schema?.getMutationType() : args.schema?.getQueryType();
+        const cost = costOf(d.selectionSet, { parent: root ?? undefined, doc, seen: new Set() });
         if (cost > max) {
           setResultAndStopExecution({
             errors: [
               new GraphQLError(
                 `the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`,
-                { extensions: { code: 'invalid_input', limit: max } },
+                { extensions: { code: 'invalid_input', limit: max, cost } },
               ),
             ],
           });

@@ -19,6 +19,7 @@ import { errorBody, errorResponse, type Env } from './http-context.js';
 import { PUBLIC_ROUTES, publicRoutes } from './routes/public-routes.js';
 import { operationRoutes } from './routes/operation-routes.js';
 import { graphqlRoute } from './routes/graphql-route.js';
+import { typedGraphqlRoutes } from './routes/typed-graphql-route.js';
 import { graphRoutes } from './routes/graph-routes.js';
 
 export { OPENAPI_PATH } from './routes/public-routes.js';
@@ -119,5 +120,6 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   publicRoutes(app, { service, base });
   operationRoutes(app, service);
   graphqlRoute(app, { service, logger, base });
+  typedGraphqlRoutes(app, { service, logger, base });
   return app;
 }

@@ -28,6 +28,9 @@ import { getRow } from './operations/tables/get-row.js';
 import { edges } from './operations/tables/edges.js';
 import { exportTable } from './operations/tables/export-table.js';
 import { entityHistory } from './operations/tables/entity-history.js';
+import { queryRows } from './operations/tables/query-rows.js';
+import { lookupRows } from './operations/tables/lookup-rows.js';
+import { neighbors } from './operations/tables/neighbors.js';
 import { log } from './operations/history/log.js';
 import { commit } from './operations/history/commit.js';
 import { diff } from './operations/history/diff.js';
@@ -62,6 +65,9 @@ export const OPERATIONS = {
   edges,
   exportTable,
   entityHistory,
+  queryRows,
+  lookupRows,
+  neighbors,
   log,
   commit,
   diff,

@@ -8,6 +8,8 @@
 import type { Logger } from 'pino';
 import type { Graph } from '../graph/graph.js';
 import type { Ref, Snapshot } from '../graph/snapshot.js';
+import type { TableReader } from '../graph/ports.js';
+import { canonicalJson } from '../model/canonical.js';
 import type { Commit } from '../graph/manifest.js';
 import type { Width } from '../merge/preparation-scheduler.js';
 import { LongOperations, type LongOperationKind } from './long-operations.js';
@@ -34,6 +36,22 @@ export interface RequestContext {
   requestId?: string;
   /** The id the client chose for this request's long operation (`Operation-Id`), to follow its progress. */
   operationId?: string;
+  /**
+   * Snapshots this request has read, by ref: a request that reads many times (a typed GraphQL
+   * document) resolves each ref once, so every field of it sees the same commit.
+   */
+  pins?: SnapshotPins;
+  /** When set, reads count their store calls and rows here (a typed GraphQL `@explain`). */
+  meter?: ReadMeter;
+}
+
+/** The snapshot each ref of one request resolved to. */
+export type SnapshotPins = Map<string, Promise<Snapshot>>;
+
+/** What reads cost: store calls and rows read. */
+export interface ReadMeter {
+  storeCalls: number;
+  rowsRead: number;
 }
 
 /** Service settings: merge width and budget, WAL shard and sealing, catch-up triggers, logger. */
@@ -95,9 +113,31 @@ export class BranchgraphService {
     await this.graph.close();
   }
 
-  /** The snapshot a read names, resolved once per request. */
+  /** The snapshot a read names, resolved once per request (per ref, when the request pins its snapshots). */
   snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
-    return this.graph.resolve(ref, ctx.signal);
+    if (ctx.pins === undefined) return this.graph.resolve(ref, ctx.signal);
+    const id = canonicalJson(ref as never);
+    let snap = ctx.pins.get(id);
+    if (snap === undefined) {
+      snap = this.graph.resolve(ref, ctx.signal);
+      ctx.pins.set(id, snap);
+      // A failed resolution is not pinned: the request's next read of that ref tries again.
+      snap.catch(() => ctx.pins?.delete(id));
+    }
+    return snap;
+  }
+
+  /**
+   * Run `read` over the graph's tables; with a meter on the request, over the same tables through
+   * a counting store, adding the store calls and the rows `read` reports to the meter.
+   */
+  async metered<T>(ctx: RequestContext, read: (tables: TableReader) => Promise<{ value: T; rows: number }>): Promise<T> {
+    if (ctx.meter === undefined) return (await read(this.graph.ports.tables)).value;
+    const { ports, counting } = this.graph.ports.counted();
+    const { value, rows } = await read(ports.tables);
+    ctx.meter.storeCalls += counting.snapshot().total.calls;
+    ctx.meter.rowsRead += rows;
+    return value;
   }
 
   /** A branch as clients see it, with the commit it was forked from. */

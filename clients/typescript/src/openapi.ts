@@ -110,6 +110,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branches/{id}/graphql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        /** The branch's typed GraphQL API by GET (queries), or GraphiQL with its typed docs in a browser. */
+        get: operations["typedGraphqlGet"];
+        put?: never;
+        /**
+         * A request to the branch's typed GraphQL API, generated from the schema at the branch head.
+         * @description Reads default to the branch head, resolved once per request; root fields take at (a branch, commit:<id> or tag:<name>) for any other ref. Mutations write to the branch, all of one document as one commit. The response's extensions.branchgraph names the commit each ref read; @explain adds store calls and rows per level.
+         */
+        post: operations["typedGraphqlPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/schema.graphql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        /** The SDL of the branch's typed GraphQL API, as generated from the schema at its head. */
+        get: operations["typedGraphqlSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/branches": {
         parameters: {
             query?: never;
@@ -560,6 +604,69 @@ export interface paths {
         get: operations["entityHistory"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rows of a table at a ref under a typed filter, in any order, a page at a time, with an exact count.
+         * @description Equality on the key or on a @unique property, and on an edge table's from (key prefix) or to (incoming-edge index), is answered from the index; anything else scans the table once.
+         */
+        post: operations["queryRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Many entities at a ref in one batch, by key or by the values of a @unique property. */
+        post: operations["lookupRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/neighbors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edges of an edge table leaving or reaching each of many nodes, in one batch, filtered, ordered and paged per node.
+         * @description Out-edges are read by key prefix (edge keys start with their source), in-edges by the incoming-edge index; the work is the nodes' edges, whatever the number of nodes.
+         */
+        post: operations["neighbors"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1253,6 +1360,91 @@ export interface operations {
                 };
             };
             400: components["responses"]["GraphQLError"];
+        };
+    };
+    typedGraphqlGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GraphiQL or a GraphQL response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["GraphQLError"];
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    typedGraphqlPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    query: string;
+                    variables?: {
+                        [key: string]: unknown;
+                    };
+                    operationName?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A GraphQL response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphQLResponse"];
+                };
+            };
+            400: components["responses"]["GraphQLError"];
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    typedGraphqlSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The SDL. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
         };
     };
     listBranches: {
@@ -2105,6 +2297,169 @@ export interface operations {
                         }[];
                         /** @description Where the next page starts; null when the walk reached the first commit. */
                         nextCursor: string | null;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    queryRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    /** @description A typed filter: {prop: {eq|ne|in|notIn|lt|lte|gt|gte|prefix|contains|isNull: value}}, with _key for the entity key, _and / _or (lists), _not, and on edge tables _from / _to (a filter on the endpoint node). */
+                    where?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Properties (or _key) to order by; the key, ascending, breaks ties. Nulls sort last. */
+                    orderBy?: {
+                        prop: string;
+                        /** @enum {string} */
+                        direction?: "asc" | "desc";
+                    }[];
+                    /** @description 100 when absent. */
+                    first?: number;
+                    /** @description The cursor of an item of a previous page of this same query. */
+                    after?: string;
+                    /** @description Also count every entity the filter admits (totalCount). */
+                    count?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            key: string;
+                            row: {
+                                [key: string]: unknown;
+                            };
+                            cursor: string;
+                        }[];
+                        hasNextPage: boolean;
+                        /** @description Present when count was asked. */
+                        totalCount?: number;
+                        /** @description Rows the plan read to answer. */
+                        rowsRead: number;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    lookupRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    keys?: string[];
+                    unique?: {
+                        prop: string;
+                        values: unknown[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description One item per asked key or value, in order; null where there is no entity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: (null | {
+                            key: string;
+                            row: {
+                                [key: string]: unknown;
+                            };
+                        })[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    neighbors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    /** @enum {string} */
+                    direction: "out" | "in";
+                    keys: string[];
+                    /** @description A typed filter: {prop: {eq|ne|in|notIn|lt|lte|gt|gte|prefix|contains|isNull: value}}, with _key for the entity key, _and / _or (lists), _not, and on edge tables _from / _to (a filter on the endpoint node). */
+                    where?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Properties (or _key) to order by; the key, ascending, breaks ties. Nulls sort last. */
+                    orderBy?: {
+                        prop: string;
+                        /** @enum {string} */
+                        direction?: "asc" | "desc";
+                    }[];
+                    /** @description 100 when absent. */
+                    first?: number;
+                    /** @description The cursor of an item of a previous page of this same query. */
+                    after?: string;
+                    /** @description Also count every entity the filter admits (totalCount). */
+                    count?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description One page of edges per asked node, in the order asked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            node: string;
+                            items: {
+                                key: string;
+                                row: {
+                                    [key: string]: unknown;
+                                };
+                                cursor: string;
+                            }[];
+                            hasNextPage: boolean;
+                            totalCount?: number;
+                        }[];
                     };
                 };
             };

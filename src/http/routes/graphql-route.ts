@@ -6,7 +6,7 @@
  * field checks the role it needs; the bare GraphiQL page is public, has no
  * role, and runs nothing.
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Role } from '../../service/auth.js';
 import type { BranchgraphService } from '../../service/service.js';
@@ -21,17 +21,24 @@ export function graphqlRoute(app: Hono<Env>, opts: { service: BranchgraphService
   };
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     const role = c.get('role') as Role;
-    if (c.req.method !== 'POST') return (await endpoint()).fetch(c.req.raw, { requestCtx: ctxOf(c), role });
-    const { text, release } = await bodyText(c);
-    const operation = operationName(text);
-    if (operation !== undefined) c.set('graphqlOperation', operation);
-    try {
-      const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal });
-      return await (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role });
-    } finally {
-      release();
-    }
+    return forwardGraphql(c, async (req) => (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role }));
   });
+}
+
+/**
+ * Hand a GraphQL request to Yoga: a GET as it came, a POST with its body read under the body
+ * budget (and its operation name noted for the request log).
+ */
+export async function forwardGraphql(c: Context<Env>, fetch: (req: Request) => Promise<Response>): Promise<Response> {
+  if (c.req.method !== 'POST') return fetch(c.req.raw);
+  const { text, release } = await bodyText(c);
+  const operation = operationName(text);
+  if (operation !== undefined) c.set('graphqlOperation', operation);
+  try {
+    return await fetch(new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal }));
+  } finally {
+    release();
+  }
 }
 
 /** A GraphQL request's operation name for the log: the one it names, else its first operation's; never throws. */

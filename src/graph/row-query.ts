@@ -1,0 +1,293 @@
+/**
+ * Row queries at a snapshot, batched: typed filters (model/row-filter.ts),
+ * any order, pages with bound cursors and exact counts; lookups of many keys
+ * or many unique values at once; and the edges of many nodes at once.
+ *
+ * Each call is one plan over the table's runs, chosen from the filter:
+ * - equality on the key (`_key`) reads just those keys;
+ * - equality on a `@unique` property asks the unique index, then the keys;
+ * - on an edge table, equality on `from` reads the key prefixes (edge keys
+ *   start with their source), on `to` the incoming-edge index;
+ * - anything else scans the table once in key order; when the order is the
+ *   key order and no count is asked, the scan stops after the page.
+ * A batch of nodes costs one pass per run segment touched, never one call
+ * per node: lookups sort their keys so each segment is read once, and
+ * segments already read are served from the run cache.
+ *
+ * Edge filters on endpoints (`_from` / `_to`) look the endpoints up in one
+ * batch per page of candidates.
+ */
+import { canonicalJson } from '../model/canonical.js';
+import { BranchgraphError } from '../model/errors.js';
+import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
+import {
+  checkOrder,
+  compareSortValues,
+  compileRowFilter,
+  indexableEquality,
+  isKeyOrder,
+  KEY_FIELD,
+  sortValues,
+  type CompiledFilter,
+  type OrderTerm,
+} from '../model/row-filter.js';
+import type { EdgeType, TableType } from '../model/schema.js';
+import { edgeKeyPrefix, nodeRefKey, type Row, type Value } from '../model/values.js';
+import { compareKey } from '../table/run.js';
+import { lookupRows, mergeRuns, scanPrefix } from '../table/table-version.js';
+import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
+import { MAX_PAGE } from './reads.js';
+import type { Snapshot } from './snapshot.js';
+import type { TableReader, TableView } from './ports.js';
+
+/** One entity of a page, with the cursor that continues after it. */
+export interface QueryItem {
+  key: string;
+  row: Row;
+  cursor: string;
+}
+
+export interface QueryPage {
+  items: QueryItem[];
+  hasNextPage: boolean;
+  /** Entities the filter admits, over every page (when asked). */
+  totalCount?: number;
+  /** Rows the plan read to answer (narrowed candidates, or every row a scan passed). */
+  rowsRead: number;
+}
+
+/** What a query asks: the filter and order (checked here), a page, and whether to count. */
+export interface QueryAsk {
+  where?: unknown;
+  orderBy?: readonly OrderTerm[];
+  first?: number;
+  after?: string;
+  count?: boolean;
+}
+
+interface Scope {
+  tables: TableReader;
+  snap: Snapshot;
+  signal?: AbortSignal | undefined;
+}
+
+/** A query checked against its table: its filter, its total order, the page and where it resumes. */
+interface Checked {
+  view: TableView;
+  filter: CompiledFilter;
+  order: OrderTerm[];
+  first: number;
+  after: Value[] | undefined;
+  scope: string;
+}
+
+function checkAsk(s: Scope & { table: string; ask: QueryAsk; cursorScope?: unknown }): Checked {
+  const { table, ask, cursorScope } = s;
+  const view = s.tables.table(s.snap, table, s.signal);
+  const first = ask.first ?? 100;
+  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE)
+    throw new BranchgraphError('invalid_input', `first must be an integer from 0 to ${MAX_PAGE}`, {
+      issues: [{ path: 'first', message: `0..${MAX_PAGE}` }],
+    });
+  const filter = compileRowFilter({ schema: s.snap.schema, type: view.type, where: ask.where });
+  const order = checkOrder(view.type, ask.orderBy);
+  // A cursor belongs to its table, filter and order (and, for traversals, its edge table and direction).
+  const scope = canonicalJson({ table, where: ask.where ?? null, order, of: cursorScope ?? null } as never);
+  let after: Value[] | undefined;
+  if (ask.after !== undefined) {
+    const pos = JSON.parse(decodePageCursor('query', scope, ask.after)) as unknown;
+    if (!Array.isArray(pos) || pos.length !== order.length)
+      throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'after', message: 'not a cursor of this query' }] });
+    after = pos as Value[];
+  }
+  return { view, filter, order, first, after, scope };
+}
+
+/** Rows of `keys` that exist, in key order. */
+async function rowsOf(view: TableView, keys: Iterable<string>): Promise<{ key: string; row: Row }[]> {
+  const found = await lookupRows(view.version, keys, view.load);
+  return [...found.values()].sort((a, b) => compareKey(a.key, b.key)).map((r) => ({ key: r.key, row: r.props as Row }));
+}
+
+/** The candidates a filter's indexable equality narrows to, or undefined when the table must be scanned. */
+async function candidates(view: TableView, filter: CompiledFilter): Promise<{ key: string; row: Row }[] | undefined> {
+  const eq = indexableEquality(filter, view.type);
+  if (eq === undefined) return undefined;
+  const type = view.type;
+  if (eq.prop === KEY_FIELD || (type.kind === 'node' && type.key.length === 1 && type.key[0] === eq.prop))
+    return rowsOf(
+      view,
+      eq.values.map((v) => nodeRefKey(v)),
+    );
+  if (type.kind === 'edge' && eq.prop === 'from') {
+    const out: { key: string; row: Row }[] = [];
+    for (const v of [...new Set(eq.values as string[])].sort(compareKey))
+      for await (const r of scanPrefix(view.version, view.load, edgeKeyPrefix(v))) out.push({ key: r.key, row: r.props as Row });
+    return out;
+  }
+  const spec = type.kind === 'edge' ? IN_SPEC : uniqueSpec(eq.prop);
+  const encs = eq.values.map((v) => (type.kind === 'edge' ? encodeNodeKey(v as string) : encodeUnique(v)));
+  const held = await view.indexes.holders(spec, encs);
+  return rowsOf(view, [...held.values()].flat());
+}
+
+/** Endpoint rows of a batch of edges, looked up together, for filters on `_from` / `_to`. */
+async function withEnds(
+  s: Scope,
+  c: { type: TableType; filter: CompiledFilter; rows: { key: string; row: Row }[] },
+): Promise<{ key: string; row: Row; ends?: { from?: Row | null; to?: Row | null } }[]> {
+  const { type, filter, rows } = c;
+  if (type.kind !== 'edge' || (!filter.ends.from && !filter.ends.to)) return rows;
+  const look = async (table: string, keys: string[]): Promise<Map<string, Row>> => {
+    const view = s.tables.table(s.snap, table, s.signal);
+    return new Map((await rowsOf(view, keys)).map((r) => [r.key, r.row]));
+  };
+  const [from, to] = await Promise.all([
+    filter.ends.from
+      ? look(
+          type.from,
+          rows.map((r) => r.row.from as string),
+        )
+      : undefined,
+    filter.ends.to
+      ? look(
+          type.to,
+          rows.map((r) => r.row.to as string),
+        )
+      : undefined,
+  ]);
+  return rows.map((r) => ({
+    ...r,
+    ends: { from: from?.get(r.row.from as string) ?? null, to: to?.get(r.row.to as string) ?? null },
+  }));
+}
+
+/** One page of `rows` (already narrowed, any order) under the checked query. */
+async function pageOf(s: Scope, c: Checked & { rows: { key: string; row: Row }[]; count: boolean }): Promise<QueryPage> {
+  const { rows, count } = c;
+  const admitted = (await withEnds(s, { type: c.view.type, filter: c.filter, rows })).filter((r) => c.filter.test(r));
+  const keyed = admitted.map((r) => ({ key: r.key, row: r.row, sort: sortValues(c.order, r) }));
+  keyed.sort((a, b) => compareSortValues(c.order, a.sort, b.sort));
+  const after = c.after;
+  const start = after === undefined ? 0 : keyed.findIndex((r) => compareSortValues(c.order, r.sort, after) > 0);
+  const rest = start < 0 ? [] : keyed.slice(start);
+  const items = rest
+    .slice(0, c.first)
+    .map((r) => ({ key: r.key, row: r.row, cursor: encodePageCursor('query', c.scope, JSON.stringify(r.sort)) }));
+  return { items, hasNextPage: rest.length > c.first, ...(count ? { totalCount: admitted.length } : {}), rowsRead: rows.length };
+}
+
+/** A key-order page read as the scan goes, stopping after the page (no count asked, no endpoint filter). */
+async function streamedPage(c: Checked): Promise<QueryPage> {
+  const items: QueryItem[] = [];
+  const startAfter = c.after === undefined ? undefined : String(c.after[0]);
+  let rowsRead = 0;
+  for await (const r of mergeRuns({ runs: c.view.version.runs, load: c.view.load, startAfter })) {
+    rowsRead++;
+    const row = r.props as Row;
+    if (!c.filter.test({ key: r.key, row })) continue;
+    if (items.length === c.first) return { items, hasNextPage: true, rowsRead };
+    items.push({ key: r.key, row, cursor: encodePageCursor('query', c.scope, JSON.stringify([r.key])) });
+  }
+  return { items, hasNextPage: false, rowsRead };
+}
+
+/** Rows of a table at a snapshot that a typed filter admits, in any order, a page at a time. */
+export async function queryRows(q: Scope & { table: string; ask: QueryAsk }): Promise<QueryPage> {
+  const c = checkAsk(q);
+  const count = q.ask.count === true;
+  const narrowed = await candidates(c.view, c.filter);
+  if (narrowed !== undefined) return pageOf(q, { ...c, rows: narrowed, count });
+  const endsNeeded = c.filter.ends.from || c.filter.ends.to;
+  if (isKeyOrder(c.order) && !count && !endsNeeded) return streamedPage(c);
+  const all: { key: string; row: Row }[] = [];
+  for await (const r of mergeRuns({ runs: c.view.version.runs, load: c.view.load })) all.push({ key: r.key, row: r.props as Row });
+  return pageOf(q, { ...c, rows: all, count });
+}
+
+/** Most keys or values one batched lookup may name. */
+export const MAX_BATCH_KEYS = 10_000;
+
+function checkBatch(n: number, path: string): void {
+  if (n > MAX_BATCH_KEYS)
+    throw new BranchgraphError('invalid_input', `at most ${MAX_BATCH_KEYS} keys per batch`, {
+      issues: [{ path, message: `at most ${MAX_BATCH_KEYS}` }],
+    });
+}
+
+/**
+ * Entities by key, or by the values of a `@unique` property, in one batch:
+ * the row for each asked key or value, null where there is none.
+ */
+export async function lookupMany(
+  q: Scope & { table: string; keys?: readonly string[]; unique?: { prop: string; values: readonly Value[] } },
+): Promise<({ key: string; row: Row } | null)[]> {
+  const view = q.tables.table(q.snap, q.table, q.signal);
+  if (q.unique === undefined) {
+    const keys = q.keys ?? [];
+    checkBatch(keys.length, 'keys');
+    const found = await lookupRows(view.version, keys, view.load);
+    return keys.map((k) => {
+      const r = found.get(k);
+      return r === undefined ? null : { key: k, row: r.props as Row };
+    });
+  }
+  const { prop, values } = q.unique;
+  checkBatch(values.length, 'unique.values');
+  const def = view.type.kind === 'node' ? view.type.props.find((p) => p.name === prop) : undefined;
+  if (def === undefined || !def.unique)
+    throw new BranchgraphError('invalid_input', `${q.table}.${prop} is not a @unique property`, {
+      issues: [{ path: 'unique.prop', message: 'not @unique' }],
+    });
+  const encs = values.map((v) => encodeUnique(v));
+  const held = await view.indexes.holders(uniqueSpec(prop), encs);
+  const rows = new Map((await rowsOf(view, [...held.values()].flat())).map((r) => [r.key, r]));
+  return encs.map((e) => rows.get(held.get(e)?.[0] ?? '') ?? null);
+}
+
+/** The edges of one node, a page of them under the query, as `neighbors` answers per node. */
+export interface NodeEdges extends Omit<QueryPage, 'rowsRead'> {
+  node: string;
+}
+
+/**
+ * The edges of `edgeTable` leaving (`out`) or reaching (`in`) each of many
+ * nodes, filtered, ordered and paged per node, in one batch: out-edges by
+ * key prefix (edge keys start with their source), in-edges by the
+ * incoming-edge index, then the edge rows in one lookup.
+ */
+export async function neighborsOf(
+  q: Scope & { edgeTable: string; direction: 'out' | 'in'; keys: readonly string[]; ask: QueryAsk },
+): Promise<{ nodes: NodeEdges[]; rowsRead: number }> {
+  checkBatch(q.keys.length, 'keys');
+  const c = checkAsk({ ...q, table: q.edgeTable, cursorScope: { direction: q.direction } });
+  if (c.view.type.kind !== 'edge')
+    throw new BranchgraphError('invalid_input', `${q.edgeTable} is not an edge table`, {
+      issues: [{ path: 'edgeTable', message: 'not an edge table' }],
+    });
+  const type = c.view.type as EdgeType;
+  const nodes = [...new Set(q.keys)].sort(compareKey);
+  const byNode = new Map<string, { key: string; row: Row }[]>(nodes.map((n) => [n, []]));
+  if (q.direction === 'out') {
+    for (const n of nodes)
+      for await (const r of scanPrefix(c.view.version, c.view.load, edgeKeyPrefix(n)))
+        byNode.get(n)?.push({ key: r.key, row: r.props as Row });
+  } else {
+    const held = await c.view.indexes.holders(IN_SPEC, nodes.map(encodeNodeKey));
+    for (const r of await rowsOf(c.view, [...held.values()].flat())) byNode.get(r.row.to as string)?.push(r);
+  }
+  const all = [...byNode.values()].flat();
+  const ends = await withEnds(q, { type, filter: c.filter, rows: all });
+  const endsByKey = new Map(ends.map((e) => [e.key, e.ends]));
+  const count = q.ask.count === true;
+  // Rows are filtered once, above, with their endpoints; each node's page only orders and cuts.
+  const admitAll: CompiledFilter = { node: null, ends: { from: false, to: false }, test: () => true };
+  const test = (r: { key: string; row: Row }) => c.filter.test({ ...r, ...(endsByKey.get(r.key) ? { ends: endsByKey.get(r.key) } : {}) });
+  const out: NodeEdges[] = [];
+  for (const n of q.keys) {
+    const rows = (byNode.get(n) ?? []).filter(test);
+    const { rowsRead: _, ...page } = await pageOf(q, { ...c, filter: admitAll, rows, count });
+    out.push({ node: n, ...page });
+  }
+  return { nodes: out, rowsRead: all.length };
+}

@@ -1,0 +1,81 @@
+/**
+ * What the typed API's resolvers share: the request's context, the generated
+ * schema's name maps, the role guard, typed key arguments, and the
+ * directives (`@explain`, `@commit`).
+ */
+import { DirectiveLocation, GraphQLDirective, GraphQLString, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
+import { requireRole, type Role } from '../service/auth.js';
+import type { BranchgraphService, RequestContext } from '../service/service.js';
+import type { TableType } from '../model/schema.js';
+import { entityKey, type Row } from '../model/values.js';
+import { toGraphqlError } from './graphql-errors.js';
+import type { TableNames } from './typed-names.js';
+import type { FieldMap } from './typed-inputs.js';
+import type { TypedReads } from './typed-reads.js';
+
+/** What every typed resolver runs with: the service, the caller's role, the endpoint's branch and the request's reads. */
+export interface TypedContext {
+  service: BranchgraphService;
+  role: Role;
+  requestCtx: RequestContext;
+  /** The branch the endpoint serves: reads default to its head, mutations write to it. */
+  branch: string;
+  reads: TypedReads;
+  mutations: { answer(info: GraphQLResolveInfo): Promise<unknown> };
+}
+
+/** A generated schema with what its resolvers need to map names back. */
+export interface TypedSchema {
+  schema: GraphQLSchema;
+  names: Map<string, TableNames>;
+  fieldMaps: Map<string, FieldMap>;
+  rowFields: Map<string, Map<string, string>>;
+  types: Map<string, TableType>;
+}
+
+/** What a typed resolver is handed, as one object. */
+export interface ResolverCall<S, A> {
+  source: S;
+  args: A;
+  ctx: TypedContext;
+  info: GraphQLResolveInfo;
+}
+
+/** Resolvers check the role, then run; any failure leaves as a typed GraphQL error. */
+export function guarded<S, A>(
+  role: Role,
+  fn: (call: ResolverCall<S, A>) => unknown,
+): (source: S, args: A, ctx: TypedContext, info: GraphQLResolveInfo) => Promise<unknown> {
+  // biome-ignore lint/complexity/useMaxParams: GraphQL's resolver signature.
+  return async (source, args, ctx, info) => {
+    try {
+      requireRole(ctx.role, role);
+      return await fn({ source, args, ctx, info });
+    } catch (e) {
+      throw toGraphqlError(e, ctx.requestCtx);
+    }
+  };
+}
+
+/** The key of an entity from typed key arguments (key properties; fromKey/toKey on edges). */
+export function keyFromArgs(args: Record<string, unknown>, c: { t: TableType; rowFields: Map<string, string> }): string {
+  const row: Row = {};
+  for (const [field, prop] of c.rowFields) if (Object.hasOwn(args, field)) row[prop] = args[field] as Row[string];
+  return entityKey(c.t, row);
+}
+
+export const EXPLAIN_DIRECTIVE = 'explain';
+
+export const TYPED_DIRECTIVES = [
+  new GraphQLDirective({
+    name: 'explain',
+    description: 'Report the store calls, rows read and batches of each level in extensions.explain.',
+    locations: [DirectiveLocation.QUERY, DirectiveLocation.MUTATION],
+  }),
+  new GraphQLDirective({
+    name: 'commit',
+    description: "The commit a mutation's writes land as: its message and author, and the head it expects the branch to have.",
+    locations: [DirectiveLocation.MUTATION],
+    args: { message: { type: GraphQLString }, author: { type: GraphQLString }, expectedHead: { type: GraphQLString } },
+  }),
+];

@@ -1,0 +1,265 @@
+/**
+ * Typed mutations: `createT`, `updateT`, `upsertT` and `deleteT` per table.
+ * Every mutation field of one document lands as one commit, or none: the
+ * first field resolved collects every root field of the operation (through
+ * fragments, `@skip` and `@include`), turns each into a write operation and
+ * runs them as one `write` batch, with the `@commit` directive's message,
+ * author and expected head. Each field then answers its part: the commit and
+ * its row read at that commit.
+ *
+ * A refused batch changes nothing. Its error goes to the first field, with
+ * each issue's path naming the field (by alias) and the input field that
+ * failed, as `addAda.input.age`; the other fields report that the batch was
+ * refused, with the same code.
+ */
+import {
+  getArgumentValues,
+  getDirectiveValues,
+  GraphQLInputObjectType,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLString,
+  Kind,
+  type GraphQLEnumType,
+  type GraphQLFieldConfigMap,
+  type GraphQLResolveInfo,
+  type SelectionSetNode,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  type FieldNode,
+} from 'graphql';
+import { BranchgraphError, toBranchgraphError, type ErrorIssue } from '../model/errors.js';
+import { keyProps, type Schema } from '../model/schema.js';
+import { entityKey, type Row } from '../model/values.js';
+import { invoke } from '../service/api.js';
+import { OPERATIONS } from '../service/operation-table.js';
+import type { CommitDto } from '../service/dtos.js';
+import type { BranchgraphService, RequestContext } from '../service/service.js';
+import type { TableNames } from './typed-names.js';
+import { rowInputFields } from './typed-inputs.js';
+import type { Entity } from './typed-reads.js';
+import { guarded, keyFromArgs, TYPED_DIRECTIVES, type TypedContext, type TypedSchema } from './typed-context.js';
+
+type Kind4 = 'create' | 'update' | 'upsert' | 'delete';
+const WRITE_OP: Record<Kind4, 'insert' | 'update' | 'upsert' | 'delete'> = {
+  create: 'insert',
+  update: 'update',
+  upsert: 'upsert',
+  delete: 'delete',
+};
+
+/** What each root mutation field asks for, by response key. */
+interface Planned {
+  responseKey: string;
+  table: string;
+  key: string;
+  kind: Kind4;
+  /** The argument holding the row (`input`, or `set` for updates), and the key's field names. */
+  inputArg: string;
+  keyFields: Set<string>;
+}
+
+/** What a mutation field answers: the commit (null when the batch changed nothing) and its entity at that commit. */
+export interface MutationAnswer {
+  commit: CommitDto | null;
+  key: string;
+  row: Entity | null;
+}
+
+const fieldOf = (ts: TypedSchema): Map<string, { table: string; kind: Kind4 }> => {
+  const m = new Map<string, { table: string; kind: Kind4 }>();
+  for (const n of ts.names.values()) {
+    m.set(n.create, { table: n.table, kind: 'create' });
+    m.set(n.update, { table: n.table, kind: 'update' });
+    m.set(n.upsert, { table: n.table, kind: 'upsert' });
+    m.set(n.remove, { table: n.table, kind: 'delete' });
+  }
+  return m;
+};
+
+/** The mutation fields of every table. */
+export function mutationFields(c: {
+  schema: Schema;
+  ts: TypedSchema;
+  enums: Map<string, GraphQLEnumType>;
+  objects: Map<string, GraphQLObjectType>;
+  commit: GraphQLObjectType;
+}): GraphQLFieldConfigMap<unknown, TypedContext> {
+  const out: GraphQLFieldConfigMap<unknown, TypedContext> = {};
+  const resolve = guarded('write', ({ ctx, info }) => ctx.mutations.answer(info));
+  for (const t of c.schema.types) {
+    const n = c.ts.names.get(t.name) as TableNames;
+    const result = new GraphQLObjectType({
+      name: n.result,
+      fields: {
+        commit: { type: c.commit, description: 'The commit the batch landed as; null when it changed nothing.' },
+        key: { type: new GraphQLNonNull(GraphQLString) },
+        row: { type: c.objects.get(t.name) as GraphQLObjectType, description: 'The entity at that commit; null once deleted.' },
+      },
+    });
+    const input = new GraphQLInputObjectType({ name: n.input, fields: rowInputFields({ t, n, enums: c.enums }, 'full') });
+    const patchFields = rowInputFields({ t, n, enums: c.enums }, 'patch');
+    const keyArgs = rowInputFields({ t, n, enums: c.enums }, 'key');
+    const type = new GraphQLNonNull(result);
+    out[n.create] = {
+      type,
+      description: `Insert one ${t.name}; refused when the key exists.`,
+      args: { input: { type: new GraphQLNonNull(input) } },
+      resolve,
+    };
+    out[n.upsert] = {
+      type,
+      description: `Insert or replace one ${t.name} whole.`,
+      args: { input: { type: new GraphQLNonNull(input) } },
+      resolve,
+    };
+    if (Object.keys(patchFields).length > 0) {
+      const patch = new GraphQLInputObjectType({ name: n.patch, fields: patchFields });
+      out[n.update] = {
+        type,
+        description: `Change the given properties of one ${t.name}.`,
+        args: { ...keyArgs, set: { type: new GraphQLNonNull(patch) } },
+        resolve,
+      };
+    }
+    out[n.remove] = { type, description: `Delete one ${t.name} (a node's edges go with it).`, args: keyArgs, resolve };
+  }
+  return out;
+}
+
+/** Root fields of the operation in document order, through fragments, honouring @skip and @include. */
+function rootFields(info: GraphQLResolveInfo): FieldNode[] {
+  const out: FieldNode[] = [];
+  const vars = info.variableValues;
+  const included = (node: FieldNode | { directives?: readonly unknown[] }): boolean =>
+    getDirectiveValues(GraphQLSkipDirective, node as FieldNode, vars)?.if !== true &&
+    getDirectiveValues(GraphQLIncludeDirective, node as FieldNode, vars)?.if !== false;
+  const walk = (set: SelectionSetNode, seen: Set<string>): void => {
+    for (const sel of set.selections) {
+      if (!included(sel)) continue;
+      if (sel.kind === Kind.FIELD) out.push(sel);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, seen);
+      else if (!seen.has(sel.name.value)) {
+        const frag = info.fragments[sel.name.value];
+        if (frag !== undefined) walk(frag.selectionSet, new Set(seen).add(sel.name.value));
+      }
+    }
+  };
+  walk(info.operation.selectionSet, new Set());
+  return out;
+}
+
+/** One document's mutations, planned and written once, then answered field by field. */
+export class TypedMutations {
+  private outcome: Promise<Map<string, MutationAnswer>> | undefined;
+
+  constructor(
+    private readonly service: BranchgraphService,
+    private readonly ctx: RequestContext,
+    private readonly c: { ts: TypedSchema; branch: string },
+  ) {}
+
+  async answer(info: GraphQLResolveInfo): Promise<MutationAnswer> {
+    const first = this.outcome === undefined;
+    this.outcome ??= this.run(info);
+    try {
+      return (await this.outcome).get(info.path.key as string) as MutationAnswer;
+    } catch (e) {
+      if (first) throw e;
+      const err = toBranchgraphError(e);
+      throw new BranchgraphError(err.code, `not applied: this document's mutations were refused together (${err.message})`);
+    }
+  }
+
+  private plan(info: GraphQLResolveInfo): { planned: Planned[]; ops: { op: string; table: string; values: Row }[] } {
+    const byField = fieldOf(this.c.ts);
+    const mutationType = info.schema.getMutationType() as GraphQLObjectType;
+    const planned: Planned[] = [];
+    const ops: { op: string; table: string; values: Row }[] = [];
+    for (const node of rootFields(info)) {
+      const name = node.name.value;
+      const what = byField.get(name);
+      if (what === undefined) continue;
+      const args = getArgumentValues(mutationType.getFields()[name] as never, node, info.variableValues) as Record<string, unknown>;
+      const t = this.c.ts.types.get(what.table);
+      const rowFields = this.c.ts.rowFields.get(what.table) as Map<string, string>;
+      if (t === undefined) continue;
+      const source = (what.kind === 'create' || what.kind === 'upsert' ? args.input : { ...(args.set as object), ...args }) as Record<
+        string,
+        unknown
+      >;
+      const values: Row = {};
+      for (const [field, prop] of rowFields) if (Object.hasOwn(source, field)) values[prop] = source[field] as Row[string];
+      const key = what.kind === 'create' || what.kind === 'upsert' ? entityKey(t, values) : keyFromArgs(args, { t, rowFields });
+      const f = (this.c.ts.names.get(what.table) as TableNames).fields;
+      const keyFields = new Set(keyProps(t).map((k) => (k === 'from' ? f.fromKey : k === 'to' ? f.toKey : f.props[k]) ?? k));
+      planned.push({
+        responseKey: node.alias?.value ?? name,
+        table: what.table,
+        key,
+        kind: what.kind,
+        inputArg: what.kind === 'update' ? 'set' : 'input',
+        keyFields,
+      });
+      ops.push({ op: WRITE_OP[what.kind], table: what.table, values });
+    }
+    return { planned, ops };
+  }
+
+  private async run(info: GraphQLResolveInfo): Promise<Map<string, MutationAnswer>> {
+    const { planned, ops } = this.plan(info);
+    const opts = (getDirectiveValues(TYPED_DIRECTIVES[1] as never, info.operation, info.variableValues) ?? {}) as Record<string, string>;
+    let r: Awaited<ReturnType<typeof OPERATIONS.write.run>>;
+    try {
+      const input = { branch: this.c.branch, ops, ...opts };
+      r = await invoke(OPERATIONS.write, this.service, { input, ctx: this.ctx });
+    } catch (e) {
+      throw renamed(toBranchgraphError(e), { planned, ts: this.c.ts });
+    }
+    const at = r.commit === null ? this.c.branch : `commit:${r.commit.id}`;
+    const rows = await this.rowsAt(at, planned);
+    const out = new Map<string, MutationAnswer>();
+    for (const p of planned) {
+      const row = p.kind === 'delete' ? undefined : rows.get(`${p.table}\u0000${p.key}`);
+      out.set(p.responseKey, {
+        commit: r.commit,
+        key: p.key,
+        row: row === undefined ? null : { table: p.table, key: p.key, row, at, level: 1 },
+      });
+    }
+    return out;
+  }
+
+  /** The rows the batch left, one lookup per table. */
+  private async rowsAt(at: string, planned: Planned[]): Promise<Map<string, Row>> {
+    const out = new Map<string, Row>();
+    for (const table of new Set(planned.map((p) => p.table))) {
+      const keys = planned.filter((p) => p.table === table).map((p) => p.key);
+      const r = await invoke(OPERATIONS.lookupRows, this.service, { input: { table, at, keys }, ctx: this.ctx });
+      for (const item of r.items) if (item !== null) out.set(`${table}\u0000${item.key}`, item.row as Row);
+    }
+    return out;
+  }
+}
+
+/** A write error with its `ops[i].values.p` paths renamed to the mutation field and its input field. */
+function renamed(err: BranchgraphError, c: { planned: Planned[]; ts: TypedSchema }): BranchgraphError {
+  if (err.issues === undefined || err.issues.length === 0) return err;
+  const rename = (path: string): string =>
+    path.replace(/^ops\[(\d+)\](?:\.values)?(?:\.(\w+))?/, (whole, i: string, prop: string | undefined) => {
+      const p = c.planned[Number(i)];
+      if (p === undefined) return whole;
+      if (prop === undefined) return p.responseKey;
+      const f = (c.ts.names.get(p.table) as TableNames).fields;
+      const field = (prop === 'from' ? f.fromKey : prop === 'to' ? f.toKey : f.props[prop]) ?? prop;
+      // Key properties of update and delete are the field's own arguments; the rest sit in its input.
+      const inArg = p.kind === 'create' || p.kind === 'upsert' || (p.kind === 'update' && !p.keyFields.has(field));
+      return inArg ? `${p.responseKey}.${p.inputArg}.${field}` : `${p.responseKey}.${field}`;
+    });
+  const issues: ErrorIssue[] = err.issues.map((i) => ({ ...i, path: rename(i.path) }));
+  const first = issues[0] as ErrorIssue;
+  return new BranchgraphError(err.code, `${first.path}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, {
+    issues,
+    cause: err,
+  });
+}

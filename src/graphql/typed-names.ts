@@ -1,0 +1,177 @@
+/**
+ * Naming rules of the typed GraphQL API: every type, field and input name
+ * generated from a graph schema, decided here, deterministically, with
+ * collisions settled by one rule. Pure.
+ *
+ * Types. A table's base name T is its name with the first letter
+ * upper-cased (`person` → `Person`). Each table owns a family of names: T,
+ * `TConnection`, `TEdge`, `TWhere`, `TOrderBy`, `TInput`, `TPatch`,
+ * `TResult`, and per enum property p the enum `T<P>` and its filter
+ * `T<P>Filter`. Tables are named in table-name order; when any name of a
+ * family is taken (by a built-in name such as `Query`, `String`, `Commit`,
+ * `PageInfo`, `StringFilter`, or by an earlier table's family, as with
+ * `person` after `Person`, or a table `PersonWhere` after `Person`), T gets
+ * a trailing `_` until the whole family is free.
+ *
+ * Root fields. From T: `getT` (by key), `queryT` (a connection), and the
+ * mutations `createT`, `updateT`, `upsertT`, `deleteT`. T is unique, so
+ * they are too.
+ *
+ * Fields of a row type. A property keeps its name (property names are
+ * GraphQL names and never start with `_`). Generated fields: `key` (the
+ * entity key), on node types a traversal per edge table in each direction it
+ * can be walked, `<e>Out` and `<e>In` (e is the edge's T with its first
+ * letter lower-cased), and on edge types `from`, `to` (the endpoint nodes),
+ * `fromKey`, `toKey`. A generated field whose name a property already has
+ * gets a trailing `_` until free. Where and order inputs use the same field
+ * names as the row type, plus `_and`, `_or`, `_not`, which no property can
+ * take.
+ *
+ * Enum values keep their text, except the three GraphQL forbids as enum
+ * values (`true`, `false`, `null`), which get a trailing `_`.
+ */
+import type { Schema, TableType } from '../model/schema.js';
+
+/** Names every generated schema defines itself, which no table's family may take. */
+export const BUILT_IN_NAMES = [
+  'Query',
+  'Mutation',
+  'Subscription',
+  'String',
+  'Int',
+  'Float',
+  'Boolean',
+  'ID',
+  'SafeInt',
+  'Date',
+  'DateTime',
+  'JSON',
+  'Commit',
+  'PageInfo',
+  'SortDirection',
+  'StringFilter',
+  'SafeIntFilter',
+  'FloatFilter',
+  'BooleanFilter',
+  'DateFilter',
+  'DateTimeFilter',
+  'JSONFilter',
+] as const;
+
+const FAMILY_SUFFIXES = ['', 'Connection', 'Edge', 'Where', 'OrderBy', 'Input', 'Patch', 'Result'] as const;
+
+/** The names of one table's part of the API. */
+export interface TableNames {
+  table: string;
+  /** The base name T; the object type's name. */
+  type: string;
+  connection: string;
+  edge: string;
+  where: string;
+  orderBy: string;
+  input: string;
+  patch: string;
+  result: string;
+  get: string;
+  query: string;
+  create: string;
+  update: string;
+  upsert: string;
+  remove: string;
+  /** Enum type names by property. */
+  enums: Record<string, { type: string; filter: string }>;
+  /** Field names of the row type: properties by property name, and the generated fields. */
+  fields: {
+    props: Record<string, string>;
+    key: string;
+    /** Node types: traversals by edge table, per direction. */
+    out: Record<string, string>;
+    in: Record<string, string>;
+    /** Edge types: the endpoints and their keys. */
+    from?: string;
+    to?: string;
+    fromKey?: string;
+    toKey?: string;
+  };
+}
+
+const upperFirst = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
+
+function family(base: string, t: TableType): string[] {
+  const enums = t.props
+    .filter((p) => p.type.kind === 'enum')
+    .flatMap((p) => [`${base}${upperFirst(p.name)}`, `${base}${upperFirst(p.name)}Filter`]);
+  return [...FAMILY_SUFFIXES.map((s) => `${base}${s}`), ...enums];
+}
+
+/** A generated field's name: `want`, or with trailing underscores until no property has it. */
+function freeField(want: string, taken: Set<string>): string {
+  let n = want;
+  while (taken.has(n)) n = `${n}_`;
+  taken.add(n);
+  return n;
+}
+
+/** The value name GraphQL shows for a stored enum value. */
+export function enumValueName(value: string): string {
+  return value === 'true' || value === 'false' || value === 'null' ? `${value}_` : value;
+}
+
+/** Every table's names under the rules above, by table name. */
+export function typedNames(schema: Schema): Map<string, TableNames> {
+  const taken = new Set<string>(BUILT_IN_NAMES);
+  const bases = new Map<string, string>();
+  for (const t of [...schema.types].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    let base = upperFirst(t.name);
+    while (family(base, t).some((n) => taken.has(n))) base = `${base}_`;
+    for (const n of family(base, t)) taken.add(n);
+    bases.set(t.name, base);
+  }
+  const out = new Map<string, TableNames>();
+  for (const t of schema.types) {
+    const T = bases.get(t.name) as string;
+    // Edge properties never take `from` or `to` (the schema language keeps them for the endpoints).
+    const fieldsTaken = new Set<string>(t.props.map((p) => p.name));
+    const props = Object.fromEntries(t.props.map((p) => [p.name, p.name]));
+    const fields: TableNames['fields'] = { props, key: freeField('key', fieldsTaken), out: {}, in: {} };
+    if (t.kind === 'edge') {
+      fields.from = freeField('from', fieldsTaken);
+      fields.to = freeField('to', fieldsTaken);
+      fields.fromKey = freeField('fromKey', fieldsTaken);
+      fields.toKey = freeField('toKey', fieldsTaken);
+    } else {
+      for (const e of schema.types) {
+        if (e.kind !== 'edge') continue;
+        const eb = lowerFirst(bases.get(e.name) as string);
+        if (e.from === t.name) fields.out[e.name] = freeField(`${eb}Out`, fieldsTaken);
+        if (e.to === t.name) fields.in[e.name] = freeField(`${eb}In`, fieldsTaken);
+      }
+    }
+    const enums = Object.fromEntries(
+      t.props
+        .filter((p) => p.type.kind === 'enum')
+        .map((p) => [p.name, { type: `${T}${upperFirst(p.name)}`, filter: `${T}${upperFirst(p.name)}Filter` }]),
+    );
+    out.set(t.name, {
+      table: t.name,
+      type: T,
+      connection: `${T}Connection`,
+      edge: `${T}Edge`,
+      where: `${T}Where`,
+      orderBy: `${T}OrderBy`,
+      input: `${T}Input`,
+      patch: `${T}Patch`,
+      result: `${T}Result`,
+      get: `get${T}`,
+      query: `query${T}`,
+      create: `create${T}`,
+      update: `update${T}`,
+      upsert: `upsert${T}`,
+      remove: `delete${T}`,
+      enums,
+      fields,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,171 @@
+/**
+ * One request's reads for the typed API: every lookup and traversal a
+ * document asks for goes through a per-request batcher, so all the fields of
+ * one level that read the same table the same way become one batched
+ * operation (`lookupRows`, `neighbors`), never one call per parent. Each ref
+ * resolves once per request (the request's snapshot pins), so nested fields
+ * read the same commit as their parents.
+ *
+ * With `@explain`, each batch runs with a meter, and the store calls and
+ * rows read are added up per level: level 1 is the root fields, and each
+ * traversal or endpoint hop is one level deeper.
+ */
+import DataLoader from 'dataloader';
+import { canonicalJson } from '../model/canonical.js';
+import type { OrderTerm } from '../model/row-filter.js';
+import type { Row } from '../model/values.js';
+import { invoke } from '../service/api.js';
+import { OPERATIONS } from '../service/operation-table.js';
+import type { BranchgraphService, ReadMeter, RequestContext } from '../service/service.js';
+
+/** An entity as typed fields see it: which table, its key and row, the ref it was read at, and its level. */
+export interface Entity {
+  table: string;
+  key: string;
+  row: Row;
+  at: string;
+  level: number;
+}
+
+/** A page of entities as a connection resolves it. */
+export interface EntityPage {
+  items: (Entity & { cursor: string })[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  totalCount: number | undefined;
+}
+
+export interface PageArgs {
+  where?: Record<string, unknown> | undefined;
+  orderBy?: OrderTerm[] | undefined;
+  first: number;
+  after?: string | undefined;
+  count: boolean;
+}
+
+/** Store calls, rows and batches per level, as `@explain` reports them. */
+export interface LevelCost {
+  level: number;
+  batches: number;
+  storeCalls: number;
+  rowsRead: number;
+}
+
+const AS_TEXT = (at: string): { at: string } => ({ at });
+
+export class TypedReads {
+  private readonly loaders = new Map<string, DataLoader<string, unknown>>();
+  private readonly levels = new Map<number, LevelCost>();
+
+  constructor(
+    private readonly service: BranchgraphService,
+    private readonly ctx: RequestContext,
+    /** Whether this request's batches are metered (set when the operation says `@explain`). */
+    public explain: boolean,
+  ) {}
+
+  /** The ref each pinned read resolved to, by ref text (for the response's extensions). */
+  async commits(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const [ref, snap] of this.ctx.pins ?? []) {
+      const s = await snap.catch(() => undefined);
+      if (s !== undefined) out[refText(JSON.parse(ref) as Record<string, string>)] = s.manifest.commit.id;
+    }
+    return out;
+  }
+
+  cost(): LevelCost[] {
+    return [...this.levels.values()].sort((a, b) => a.level - b.level);
+  }
+
+  /** `work` under a meter when explaining, its cost added to `level`. */
+  private async measured<T>(level: number, work: (ctx: RequestContext) => Promise<T>): Promise<T> {
+    if (!this.explain) return work(this.ctx);
+    const meter: ReadMeter = { storeCalls: 0, rowsRead: 0 };
+    try {
+      return await work({ ...this.ctx, meter });
+    } finally {
+      const c = this.levels.get(level) ?? { level, batches: 0, storeCalls: 0, rowsRead: 0 };
+      c.batches++;
+      c.storeCalls += meter.storeCalls;
+      c.rowsRead += meter.rowsRead;
+      this.levels.set(level, c);
+    }
+  }
+
+  private loader<V>(sig: unknown, batch: (keys: readonly string[]) => Promise<V[]>): DataLoader<string, V> {
+    const id = canonicalJson(sig as never);
+    let l = this.loaders.get(id);
+    if (l === undefined) {
+      l = new DataLoader<string, unknown>(batch as (keys: readonly string[]) => Promise<unknown[]>, { maxBatchSize: 10_000 });
+      this.loaders.set(id, l);
+    }
+    return l as DataLoader<string, V>;
+  }
+
+  /** One entity by key (null when absent), batched with every lookup of its table, ref and level. */
+  lookup(q: { table: string; at: string; key: string; level: number }): Promise<Entity | null> {
+    const { table, at, level } = q;
+    const l = this.loader(['lookup', table, at, level], (keys) =>
+      this.measured(level, async (ctx) => {
+        const r = await invoke(OPERATIONS.lookupRows, this.service, { input: { table, ...AS_TEXT(at), keys: [...keys] }, ctx });
+        return r.items.map((x) => (x === null ? null : { table, key: x.key, row: x.row as Row, at, level }));
+      }),
+    );
+    return l.load(q.key);
+  }
+
+  /** A page of a table's entities (a root connection). */
+  query(q: { table: string; at: string; page: PageArgs }): Promise<EntityPage> {
+    const { table, at, page } = q;
+    return this.measured(1, async (ctx) => {
+      const r = await invoke(OPERATIONS.queryRows, this.service, { input: { table, ...AS_TEXT(at), ...askOf(page) }, ctx });
+      return pageOf(r, { table, at, level: 1, after: page.after });
+    });
+  }
+
+  /** A page of one node's edges, batched with the same traversal from every node of its level. */
+  neighbors(q: { edgeTable: string; direction: 'out' | 'in'; from: Entity; page: PageArgs }): Promise<EntityPage> {
+    const { edgeTable: table, direction, page } = q;
+    const { at } = q.from;
+    const level = q.from.level + 1;
+    const l = this.loader(['neighbors', table, direction, at, level, askOf(page)], (keys) =>
+      this.measured(level, async (ctx) => {
+        const input = { table, ...AS_TEXT(at), direction, keys: [...keys], ...askOf(page) };
+        const r = await invoke(OPERATIONS.neighbors, this.service, { input, ctx });
+        return r.items.map((n) => pageOf(n, { table, at, level, after: page.after }));
+      }),
+    );
+    return l.load(q.from.key);
+  }
+}
+
+function askOf(p: PageArgs): Record<string, unknown> {
+  return {
+    ...(p.where !== undefined ? { where: p.where } : {}),
+    ...(p.orderBy !== undefined ? { orderBy: p.orderBy } : {}),
+    first: p.first,
+    ...(p.after !== undefined ? { after: p.after } : {}),
+    count: p.count,
+  };
+}
+
+function pageOf(
+  r: { items: { key: string; row: Record<string, unknown>; cursor: string }[]; hasNextPage: boolean; totalCount?: number },
+  where: { table: string; at: string; level: number; after: string | undefined },
+): EntityPage {
+  const { table, at, level } = where;
+  return {
+    items: r.items.map((i) => ({ table, key: i.key, row: i.row as Row, at, level, cursor: i.cursor })),
+    hasNextPage: r.hasNextPage,
+    hasPreviousPage: where.after !== undefined,
+    totalCount: r.totalCount,
+  };
+}
+
+/** A ref as the typed API spells it: a branch name, `commit:<id>` or `tag:<name>`. */
+export function refText(ref: Record<string, string>): string {
+  if (ref.commit !== undefined) return `commit:${ref.commit}`;
+  if (ref.tag !== undefined) return `tag:${ref.tag}`;
+  return ref.branch as string;
+}

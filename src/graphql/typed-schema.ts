@@ -1,0 +1,298 @@
+/**
+ * The typed GraphQL schema generated from a graph schema: an object type per
+ * table with a field per property, typed by the property's type; traversal
+ * fields along every edge table, out and in, each a connection with a
+ * filter (on the edge and, through `from` / `to`, on the far node), an order
+ * and a page; per table a by-key lookup and a connection with `where`,
+ * `orderBy`, `first` / `after` and `totalCount`; typed mutations (create,
+ * update, upsert, delete) that land together as one commit
+ * (typed-mutations.ts). Names follow typed-names.ts.
+ *
+ * Resolvers stay thin: every read is a batched operation through the
+ * request's `TypedReads`, every write one `write` operation. Generated once
+ * per schema content hash and kept in a small cache (typed-schema-cache.ts).
+ */
+import {
+  GraphQLBoolean,
+  type GraphQLEnumType,
+  type GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  specifiedDirectives,
+  type GraphQLFieldConfig,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLFieldConfigMap,
+  type GraphQLResolveInfo,
+} from 'graphql';
+import { keyProps, type Schema, type TableType } from '../model/schema.js';
+import { guarded, keyFromArgs, TYPED_DIRECTIVES, type ResolverCall, type TypedContext, type TypedSchema } from './typed-context.js';
+import { typedNames, type TableNames } from './typed-names.js';
+import {
+  builtInFilters,
+  engineOrder,
+  engineWhere,
+  enumType,
+  fieldMapOf,
+  filterKind,
+  filterType,
+  orderByType,
+  rowFieldNames,
+  rowInputFields,
+  scalarOf,
+  whereType,
+  type FieldMap,
+} from './typed-inputs.js';
+import type { Entity, EntityPage, PageArgs } from './typed-reads.js';
+import { mutationFields } from './typed-mutations.js';
+
+const DEFAULT_FIRST = 100;
+
+/** Whether the field's selection asks for `name` (directly or through fragments). */
+function selects(info: GraphQLResolveInfo, name: string): boolean {
+  const seen = new Set<string>();
+  const walk = (sets: readonly { selections: readonly unknown[] }[]): boolean =>
+    sets.some((s) =>
+      (s.selections as { kind: string; name?: { value: string }; selectionSet?: { selections: unknown[] } }[]).some((sel) => {
+        if (sel.kind === 'Field') return sel.name?.value === name;
+        if (sel.kind === 'InlineFragment') return sel.selectionSet !== undefined && walk([sel.selectionSet]);
+        const frag = info.fragments[sel.name?.value ?? ''];
+        if (frag === undefined || seen.has(frag.name.value)) return false;
+        seen.add(frag.name.value);
+        return walk([frag.selectionSet]);
+      }),
+    );
+  return walk(info.fieldNodes.flatMap((f) => (f.selectionSet !== undefined ? [f.selectionSet] : [])));
+}
+
+type PageFieldArgs = { where?: unknown; orderBy?: unknown; first?: number; after?: string };
+
+function pageArgs(args: PageFieldArgs, c: { table: string; ts: TypedSchema; info: GraphQLResolveInfo }): PageArgs {
+  const m = c.ts.fieldMaps.get(c.table) as FieldMap;
+  return {
+    where: args.where === undefined || args.where === null ? undefined : engineWhere(args.where, c.table, c.ts.fieldMaps),
+    orderBy: args.orderBy === undefined || args.orderBy === null ? undefined : engineOrder(args.orderBy, m),
+    first: args.first ?? DEFAULT_FIRST,
+    after: args.after ?? undefined,
+    count: selects(c.info, 'totalCount'),
+  };
+}
+
+function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {
+  return {
+    where: { type: wheres.get(table) as GraphQLInputObjectType },
+    orderBy: { type: new GraphQLList(new GraphQLNonNull(orders.get(table) as GraphQLInputObjectType)) },
+    first: { type: GraphQLInt, description: `Page size, 0 to 1000 (default ${DEFAULT_FIRST}).` },
+    after: { type: GraphQLString, description: "An edge's cursor from a previous page of this same field." },
+  } satisfies GraphQLFieldConfigArgumentMap;
+}
+
+/** Shared output types: the page info and a commit. */
+function sharedTypes() {
+  const pageInfo = new GraphQLObjectType({
+    name: 'PageInfo',
+    fields: {
+      hasNextPage: { type: new GraphQLNonNull(GraphQLBoolean) },
+      hasPreviousPage: { type: new GraphQLNonNull(GraphQLBoolean) },
+      startCursor: { type: GraphQLString },
+      endCursor: { type: GraphQLString },
+    },
+  });
+  const text = { type: new GraphQLNonNull(GraphQLString) };
+  const commit = new GraphQLObjectType({
+    name: 'Commit',
+    description: 'A published commit.',
+    fields: {
+      ...Object.fromEntries(['id', 'branch', 'kind', 'actor', 'author', 'message', 'time'].map((f) => [f, text])),
+      parents: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLString))) },
+    },
+  });
+  return { pageInfo, commit };
+}
+
+/** The object types of every table, their connections, and the root query fields. */
+function tableTypes(schema: Schema, names: Map<string, TableNames>) {
+  const enums = new Map<string, GraphQLEnumType>();
+  const enumFilters = new Map<string, GraphQLInputObjectType>();
+  for (const t of schema.types)
+    for (const p of t.props) {
+      if (p.type.kind !== 'enum') continue;
+      const en = names.get(t.name)?.enums[p.name] as { type: string; filter: string };
+      const e = enumType(p, en.type);
+      enums.set(`${t.name}.${p.name}`, e);
+      enumFilters.set(`${t.name}.${p.name}`, filterType(en.filter, e, filterKind(p)));
+    }
+  const filters = builtInFilters();
+  const wheres = new Map<string, GraphQLInputObjectType>();
+  const orders = new Map<string, GraphQLInputObjectType>();
+  for (const t of schema.types) {
+    const n = names.get(t.name) as TableNames;
+    wheres.set(t.name, whereType({ t, n, schema }, { filters, enumFilters, wheres }));
+    orders.set(t.name, orderByType(t, n));
+  }
+  return { enums, wheres, orders };
+}
+
+/** The typed schema of a graph schema. */
+export function buildTypedSchema(schema: Schema): TypedSchema {
+  const names = typedNames(schema);
+  const types = new Map(schema.types.map((t) => [t.name, t]));
+  const fieldMaps = new Map(schema.types.map((t) => [t.name, fieldMapOf(t, names.get(t.name) as TableNames)]));
+  const rowFields = new Map(schema.types.map((t) => [t.name, rowFieldNames(t, names.get(t.name) as TableNames)]));
+  const ts = { names, fieldMaps, rowFields, types } as TypedSchema;
+  const { pageInfo, commit } = sharedTypes();
+  const { enums, wheres, orders } = tableTypes(schema, names);
+  const objects = new Map<string, GraphQLObjectType>();
+  const connections = new Map<string, GraphQLObjectType>();
+  for (const t of schema.types) {
+    const n = names.get(t.name) as TableNames;
+    objects.set(t.name, objectType({ t, n, schema, ts, enums }, { objects, connections, wheres, orders }));
+    connections.set(t.name, connectionType(n, objects.get(t.name) as GraphQLObjectType, pageInfo));
+  }
+  const query: GraphQLFieldConfigMap<unknown, TypedContext> = {};
+  for (const t of schema.types)
+    Object.assign(query, rootReads({ t, n: names.get(t.name) as TableNames, ts, enums }, { objects, connections, wheres, orders }));
+  if (schema.types.length === 0)
+    query.tables = {
+      type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLString))),
+      description: 'This branch has no tables yet.',
+      resolve: () => [],
+    };
+  const mutation = mutationFields({ schema, ts, enums, objects, commit });
+  ts.schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: query }),
+    ...(Object.keys(mutation).length > 0 ? { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) } : {}),
+    directives: [...specifiedDirectives, ...TYPED_DIRECTIVES],
+  });
+  return ts;
+}
+
+type Deps = {
+  objects: Map<string, GraphQLObjectType>;
+  connections: Map<string, GraphQLObjectType>;
+  wheres: Map<string, GraphQLInputObjectType>;
+  orders: Map<string, GraphQLInputObjectType>;
+};
+
+function connectionType(n: TableNames, node: GraphQLObjectType, pageInfo: GraphQLObjectType): GraphQLObjectType {
+  const edge = new GraphQLObjectType({
+    name: n.edge,
+    fields: { cursor: { type: new GraphQLNonNull(GraphQLString) }, node: { type: new GraphQLNonNull(node) } },
+  });
+  return new GraphQLObjectType<EntityPage>({
+    name: n.connection,
+    fields: {
+      edges: {
+        type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(edge))),
+        resolve: (p) => p.items.map((i) => ({ cursor: i.cursor, node: i })),
+      },
+      nodes: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))), resolve: (p) => p.items },
+      pageInfo: {
+        type: new GraphQLNonNull(pageInfo),
+        resolve: (p) => ({
+          hasNextPage: p.hasNextPage,
+          hasPreviousPage: p.hasPreviousPage,
+          startCursor: p.items[0]?.cursor ?? null,
+          endCursor: p.items[p.items.length - 1]?.cursor ?? null,
+        }),
+      },
+      totalCount: {
+        type: new GraphQLNonNull(GraphQLInt),
+        description: 'Entities the filter admits, over every page.',
+        resolve: (p) => p.totalCount ?? 0,
+      },
+    },
+  });
+}
+
+function objectType(
+  c: { t: TableType; n: TableNames; schema: Schema; ts: TypedSchema; enums: Map<string, GraphQLEnumType> },
+  d: Deps,
+): GraphQLObjectType {
+  const { t, n, schema, ts } = c;
+  return new GraphQLObjectType<Entity, TypedContext>({
+    name: n.type,
+    description: `A ${t.kind} of table ${t.name}.`,
+    fields: () => {
+      const f: GraphQLFieldConfigMap<Entity, TypedContext> = {};
+      f[n.fields.key] = { type: new GraphQLNonNull(GraphQLString), description: 'The entity key.', resolve: (e) => e.key };
+      for (const p of t.props) {
+        const type = scalarOf(p, c.enums, t.name);
+        f[n.fields.props[p.name] as string] = { type: p.optional ? type : new GraphQLNonNull(type), resolve: (e) => e.row[p.name] ?? null };
+      }
+      if (t.kind === 'edge') {
+        f[n.fields.fromKey as string] = { type: new GraphQLNonNull(GraphQLString), resolve: (e) => e.row.from };
+        f[n.fields.toKey as string] = { type: new GraphQLNonNull(GraphQLString), resolve: (e) => e.row.to };
+        for (const [end, table] of [['from', t.from] as const, ['to', t.to] as const]) {
+          f[n.fields[end] as string] = {
+            type: new GraphQLNonNull(d.objects.get(table) as GraphQLObjectType),
+            resolve: guarded('read', ({ source: e, ctx }: ResolverCall<Entity, unknown>) =>
+              ctx.reads.lookup({ table, at: e.at, key: e.row[end] as string, level: e.level + 1 }),
+            ),
+          };
+        }
+      }
+      for (const e of schema.types) {
+        if (e.kind !== 'edge') continue;
+        for (const direction of ['out', 'in'] as const) {
+          const field = n.fields[direction][e.name];
+          if (field === undefined) continue;
+          f[field] = traversalField({ edgeTable: e.name, direction, ts }, d);
+        }
+      }
+      return f;
+    },
+  });
+}
+
+function traversalField(
+  c: { edgeTable: string; direction: 'out' | 'in'; ts: TypedSchema },
+  d: Deps,
+): GraphQLFieldConfig<Entity, TypedContext> {
+  const { edgeTable, direction, ts } = c;
+  return {
+    type: new GraphQLNonNull(d.connections.get(edgeTable) as GraphQLObjectType),
+    description: `${edgeTable} edges ${direction === 'out' ? 'leaving' : 'reaching'} this node.`,
+    args: pageArgsConfig(d.wheres, d.orders, edgeTable),
+    resolve: guarded('read', ({ source: from, args, ctx, info }: ResolverCall<Entity, PageFieldArgs>) =>
+      ctx.reads.neighbors({ edgeTable, direction, from, page: pageArgs(args, { table: edgeTable, ts, info }) }),
+    ),
+  };
+}
+
+/** The by-key lookup and the connection of one table. */
+function rootReads(
+  c: { t: TableType; n: TableNames; ts: TypedSchema; enums: Map<string, GraphQLEnumType> },
+  d: Deps,
+): GraphQLFieldConfigMap<unknown, TypedContext> {
+  const { t, n, ts } = c;
+  const at = { type: GraphQLString, description: 'The ref to read: a branch, commit:<id> or tag:<name> (default: this branch).' };
+  const rowFields = ts.rowFields.get(t.name) as Map<string, string>;
+  const keyArgs = rowInputFields({ t, n, enums: c.enums }, 'key');
+  return {
+    [n.get]: {
+      type: d.objects.get(t.name) as GraphQLObjectType,
+      description: `One ${t.name} by key (${keyProps(t).join(', ')}), or null.`,
+      args: { ...keyArgs, at },
+      resolve: guarded('read', ({ args, ctx }: ResolverCall<unknown, Record<string, unknown>>) =>
+        ctx.reads.lookup({
+          table: t.name,
+          at: (args.at as string | undefined) ?? ctx.branch,
+          key: keyFromArgs(args, { t, rowFields }),
+          level: 1,
+        }),
+      ),
+    },
+    [n.query]: {
+      type: new GraphQLNonNull(d.connections.get(t.name) as GraphQLObjectType),
+      description: `${t.name} entities: filtered, ordered, a page at a time.`,
+      args: { ...pageArgsConfig(d.wheres, d.orders, t.name), at },
+      resolve: guarded('read', ({ args, ctx, info }: ResolverCall<unknown, PageFieldArgs & { at?: string }>) =>
+        ctx.reads.query({ table: t.name, at: args.at ?? ctx.branch, page: pageArgs(args, { table: t.name, ts, info }) }),
+      ),
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The typed GraphQL endpoint of each branch, `/branches/{id}/graphql`: Yoga
+ * over the schema generated from the branch head's graph schema, with the
+ * same document limits, error codes and offline GraphiQL as `/graphql`.
+ *
+ * Each request resolves the branch head once; that snapshot's schema picks
+ * the generated schema (cached by content hash), and every field that reads
+ * the branch reads that same snapshot (the request's pins). The response's
+ * `extensions.branchgraph` names the branch and the commit each ref read;
+ * `@explain` adds the cost of each level. `runTypedGraphql` is the same
+ * path without HTTP in front, for embedded callers.
+ */
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { Kind, type DocumentNode } from 'graphql';
+import pino, { type Logger } from 'pino';
+import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
+import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
+import { TypedReads } from '../graphql/typed-reads.js';
+import { TypedMutations } from '../graphql/typed-mutations.js';
+import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cache.js';
+import type { Role } from '../service/auth.js';
+import { LIMITS } from '../service/inputs.js';
+import type { BranchgraphService, RequestContext } from '../service/service.js';
+
+/** What the route hands each request: the caller, the branch, and its generated schema. */
+export interface TypedServerContext {
+  requestCtx: RequestContext;
+  role: Role;
+  branch: string;
+  served: ServedSchema;
+}
+
+export type TypedEndpoint = YogaServerInstance<TypedServerContext, TypedContext>;
+
+/** Whether the executed operation asks for `@explain`. */
+function explains(document: DocumentNode, operationName: string | null | undefined): boolean {
+  return document.definitions.some(
+    (d) =>
+      d.kind === Kind.OPERATION_DEFINITION &&
+      (!operationName || d.name?.value === operationName) &&
+      d.directives?.some((x) => x.name.value === EXPLAIN_DIRECTIVE) === true,
+  );
+}
+
+/** Extensions on every typed result: the branch and the commits read, and the cost per level when explained. */
+function readReport(): Plugin<TypedContext> {
+  return {
+    onExecute({ args }) {
+      const ctx = args.contextValue as TypedContext;
+      if (explains(args.document, args.operationName)) ctx.reads.explain = true;
+      return {
+        async onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in result) return;
+          const report = { branch: ctx.branch, commits: await ctx.reads.commits() };
+          const explain = ctx.reads.explain ? { explain: { levels: ctx.reads.cost() } } : {};
+          setResult({ ...result, extensions: { ...result.extensions, branchgraph: report, ...explain } });
+        },
+      };
+    },
+  };
+}
+
+export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger: Logger; base: string }): TypedEndpoint {
+  const { service, logger, base } = opts;
+  return createYoga<TypedServerContext, TypedContext>({
+    schema: (ctx: TypedServerContext) => ctx.served.typed.schema,
+    graphqlEndpoint: `${base}/branches/:id/graphql`,
+    logging: {
+      debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
+      info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
+      warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
+      error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
+    },
+    maskedErrors: true,
+    renderGraphiQL: async (o) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(o),
+    // Each branch's page posts to its own endpoint and opens with a query of that branch's tables.
+    graphiql: (request, ctx) => ({
+      title: `branchgraph · ${ctx.branch}`,
+      endpoint: new URL(request.url).pathname,
+      defaultQuery: ctx.served.example,
+    }),
+    plugins: [
+      nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
+      costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
+      depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
+      closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
+      readReport(),
+    ],
+    context: ({ requestCtx, role, branch, served }) => ({
+      service,
+      role,
+      requestCtx,
+      branch,
+      reads: new TypedReads(service, requestCtx, false),
+      mutations: new TypedMutations(service, requestCtx, { ts: served.typed, branch }),
+    }),
+  });
+}
+
+/** What one typed request needs besides its body: the service's endpoint and schemas, the caller and the branch. */
+export interface TypedRequest {
+  endpoint: TypedEndpoint;
+  schemas: TypedSchemaCache;
+  service: BranchgraphService;
+  branch: string;
+  role: Role;
+  ctx: RequestContext;
+}
+
+/** The branch head resolved once for the request, and the generated schema of its graph schema. */
+export async function servedFor(r: Omit<TypedRequest, 'endpoint' | 'role'>): Promise<{ ctx: RequestContext; served: ServedSchema }> {
+  const ctx: RequestContext = { ...r.ctx, pins: r.ctx.pins ?? new Map() };
+  const head = await r.service.snapshot({ branch: r.branch }, ctx);
+  return { ctx, served: r.schemas.get(head.schema) };
+}
+
+/** Run one typed request (an HTTP request to the endpoint, or one built in process). */
+export async function runTypedGraphql(r: TypedRequest, request: Request): Promise<Response> {
+  const { ctx, served } = await servedFor(r);
+  return r.endpoint.fetch(request, { requestCtx: ctx, role: r.role, branch: r.branch, served });
+}
+
+export { TypedSchemaCache };
+
+/**
+ * The typed endpoint in this process, for embedded callers: the same Yoga, schema and limits as
+ * over HTTP, reached without a socket. Runs as an admin (the embedded API checks no roles).
+ */
+export function embeddedTypedGraphql(
+  service: BranchgraphService,
+  ctx: RequestContext,
+): (branch: string, query: string, variables?: Record<string, unknown>) => Promise<unknown> {
+  const endpoint = typedGraphqlEndpoint({ service, logger: pino({ level: 'silent' }), base: '' });
+  const schemas = new TypedSchemaCache();
+  return async (branch, query, variables) => {
+    const request = new Request(`http://embedded/branches/${encodeURIComponent(branch)}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) }),
+    });
+    const res = await runTypedGraphql({ endpoint, schemas, service, branch, role: 'admin', ctx: { ...ctx } }, request);
+    return res.json();
+  };
+}

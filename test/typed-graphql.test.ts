@@ -1,0 +1,274 @@
+/**
+ * The typed GraphQL API per branch: the naming and collision rules, typed
+ * reads and traversals the same over HTTP and embedded, per-branch schemas
+ * and `at:`, typed mutations landing as one commit, batching per level (the
+ * store calls of a level do not grow with its start nodes), the SDL
+ * download, roles, and the GraphQL-over-HTTP server audit on both GraphQL
+ * endpoints.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSchema, validate, parse } from 'graphql';
+import { serverAudits } from 'graphql-http';
+import { parseSchema } from '../src/model/schema-parser.js';
+import { typedNames } from '../src/graphql/typed-names.js';
+import { buildTypedSchema } from '../src/graphql/typed-schema.js';
+import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
+import { embeddedTypedGraphql } from '../src/http/typed-graphql-endpoint.js';
+import { testServer, type TestServer } from './support/test-server.js';
+
+type Answer = {
+  data?: Record<string, unknown>;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+  extensions?: Record<string, unknown>;
+};
+
+async function post(url: string, query: string, token?: string): Promise<Answer & { status: number }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ query }),
+  });
+  return { status: res.status, ...((await res.json()) as Answer) };
+}
+
+describe('naming rules', () => {
+  it('settles collisions with trailing underscores, deterministically', () => {
+    const schema = parseSchema(`
+      node Person { id: string @key
+        key: string?
+        knowsOut: int?
+        role: enum(admin, true) }
+      node person { id: string @key }
+      node PersonWhere { id: string @key }
+      node Query { id: string @key }
+      node Commit { id: string @key }
+      edge Knows: Person -> Person {}
+      edge knows: person -> Person {}
+    `);
+    const n = typedNames(schema);
+    expect(n.get('Person')?.type).toBe('Person');
+    // `person` after `Person`: the family Person... is taken.
+    expect(n.get('person')?.type).toBe('Person_');
+    expect(n.get('PersonWhere')?.type).toBe('PersonWhere_');
+    expect(n.get('Query')?.type).toBe('Query_');
+    expect(n.get('Commit')?.type).toBe('Commit_');
+    // A property named like a generated field keeps its name; the generated field moves.
+    expect(n.get('Person')?.fields.key).toBe('key_');
+    expect(n.get('Person')?.fields.out.Knows).toBe('knowsOut_');
+    expect(n.get('Person')?.fields.in.Knows).toBe('knowsIn');
+    expect(n.get('Person')?.fields.in.knows).toBe('knows_In');
+    expect(n.get('person')?.fields.out.knows).toBe('knows_Out');
+    expect(n.get('Person')?.get).toBe('getPerson');
+    expect(n.get('person')?.get).toBe('getPerson_');
+    // The same schema always names the same way, and the result is a valid GraphQL schema.
+    expect([...typedNames(schema)]).toEqual([...n]);
+    const sdl = buildTypedSchema(schema).schema;
+    expect(validate(sdl, parse('{ getPerson(id: "a") { key_ key knowsOut_(first: 1) { totalCount } role } }'))).toEqual([]);
+    expect(sdl.getType('PersonRole')?.toString()).toBe('PersonRole');
+    // GraphQL forbids `true` as an enum value: it reads as `true_` and stores as `true`.
+    expect(
+      (sdl.getType('PersonRole') as unknown as { getValues(): { name: string; value: string }[] })
+        .getValues()
+        .map((v) => [v.name, v.value]),
+    ).toEqual([
+      ['admin', 'admin'],
+      ['true_', 'true'],
+    ]);
+  });
+
+  it('builds a schema for an empty graph and for every property type', () => {
+    expect(() => buildTypedSchema({ format: 1, types: [] }).schema.toConfig()).not.toThrow();
+    const all = buildTypedSchema(
+      parseSchema(
+        'node T { id: string @key\n s: string\n i: int?\n f: float?\n b: bool?\n d: date?\n t: datetime?\n j: json?\n e: enum(x, y) }',
+      ),
+    );
+    const fields = (all.schema.getType('T') as unknown as { getFields(): Record<string, { type: { toString(): string } }> }).getFields();
+    expect(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.type.toString()]))).toEqual({
+      key: 'String!',
+      id: 'String!',
+      s: 'String!',
+      i: 'SafeInt',
+      f: 'Float',
+      b: 'Boolean',
+      d: 'Date',
+      t: 'DateTime',
+      j: 'JSON',
+      e: 'TE!',
+    });
+  });
+});
+
+const SCHEMA = `node Person { id: string @key
+  name: string
+  age: int?
+  email: string? @unique }
+edge Knows: Person -> Person { since: date? }`;
+
+describe('the typed API on a server', () => {
+  let s: TestServer;
+  let api: BranchgraphApi;
+  beforeAll(async () => {
+    s = await testServer();
+    api = embeddedApi(s.service, { transport: 'embedded' });
+    await api.applySchema({ branch: 'main', schema: SCHEMA });
+    const people = Array.from({ length: 300 }, (_, i) => ({
+      op: 'insert' as const,
+      table: 'Person',
+      values: { id: `p${String(i).padStart(3, '0')}`, name: `N${i}`, age: i % 90, email: `p${i}@x` },
+    }));
+    const knows = Array.from({ length: 300 }, (_, i) => ({
+      op: 'insert' as const,
+      table: 'Knows',
+      values: { from: `p${String(i).padStart(3, '0')}`, to: `p${String((i * 7 + 1) % 300).padStart(3, '0')}` },
+    }));
+    await api.write({ branch: 'main', ops: [...people, ...knows] });
+  });
+  afterAll(() => s.close());
+
+  const url = () => `${s.url}/branches/main/graphql`;
+
+  it('answers the same over HTTP and embedded, and names the commit it read', async () => {
+    const q = '{ getPerson(id: "p001") { name age knowsOut(first: 5) { nodes { to { key name knowsIn(first: 5) { totalCount } } } } } }';
+    const http = await post(url(), q);
+    const embedded = (await embeddedTypedGraphql(s.service, { transport: 'embedded' })('main', q)) as Answer;
+    expect(http.errors).toBeUndefined();
+    expect(http.data).toEqual(embedded.data);
+    expect(http.data).toEqual({
+      getPerson: { name: 'N1', age: 1, knowsOut: { nodes: [{ to: { key: 'p008', name: 'N8', knowsIn: { totalCount: 1 } } }] } },
+    });
+    const head = (await api.getBranch({ name: 'main' })).head.id;
+    expect(http.extensions).toMatchObject({ branchgraph: { branch: 'main', commits: { main: head } } });
+  });
+
+  it('batches each level: the store calls of a traversal do not grow with the start nodes', async () => {
+    const levels = async (n: number) => {
+      s.graph.dropCaches();
+      const r = await post(url(), `query @explain { queryPerson(first: ${n}) { nodes { knowsOut(first: 3) { nodes { to { name } } } } } }`);
+      expect(r.errors).toBeUndefined();
+      return (r.extensions as { explain: { levels: { level: number; batches: number; storeCalls: number; rowsRead: number }[] } }).explain
+        .levels;
+    };
+    const few = await levels(10);
+    const many = await levels(300);
+    expect(many.map((l) => l.batches)).toEqual([1, 1, 1]);
+    expect(few.map((l) => l.batches)).toEqual([1, 1, 1]);
+    // Levels 2 and 3 read 300 start nodes' edges and far nodes in as many calls as 10 need.
+    expect(many.map((l) => l.storeCalls)).toEqual(few.map((l) => l.storeCalls));
+    expect(many[1]?.rowsRead).toBe(300);
+    expect(many[2]?.rowsRead).toBe(300);
+  });
+
+  it('serves a schema per branch, reads other refs with at:, and refuses fields the branch lacks by name', async () => {
+    await api.createBranch({ name: 'feature/nick' });
+    await api.applySchema({
+      branch: 'feature/nick',
+      schema: SCHEMA.replace('email: string? @unique', 'email: string? @unique\n  nick: string?'),
+    });
+    await api.write({
+      branch: 'feature/nick',
+      ops: [{ op: 'update', table: 'Person', values: { id: 'p000', nick: 'zero', name: 'Zero' } }],
+    });
+    const branchUrl = `${s.url}/branches/${encodeURIComponent('feature/nick')}/graphql`;
+    const r = await post(branchUrl, '{ a: getPerson(id: "p000") { name nick } b: getPerson(id: "p000", at: "main") { name } }');
+    expect(r.data).toEqual({ a: { name: 'Zero', nick: 'zero' }, b: { name: 'N0' } });
+    const refused = await post(url(), '{ getPerson(id: "p000") { nick } }');
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]?.message).toContain('"nick"');
+    expect(refused.errors?.[0]?.extensions?.code).toBe('invalid_input');
+    const sdl = await fetch(`${s.url}/branches/${encodeURIComponent('feature/nick')}/schema.graphql`);
+    expect(sdl.status).toBe(200);
+    const text = await sdl.text();
+    expect(text).toContain('nick: String');
+    expect(() => buildSchema(text)).not.toThrow();
+    const missing = await fetch(`${s.url}/branches/nope/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"{ __typename }"}',
+    });
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+
+  it('lands a document of mutations as one commit, or refuses it whole naming the field', async () => {
+    const before = (await api.getBranch({ name: 'main' })).head.id;
+    const bad = await post(
+      url(),
+      `mutation { a: createPerson(input: {id: "n1", name: "New"}) { key } b: updatePerson(id: "p002", set: {name: null}) { key } }`,
+    );
+    expect(bad.errors?.[0]?.extensions?.code).toBe('constraint_violation');
+    expect(bad.errors?.[0]?.extensions?.issues).toEqual([expect.objectContaining({ path: 'b.set.name' })]);
+    expect((await api.getBranch({ name: 'main' })).head.id).toBe(before);
+    const stale = await post(
+      url(),
+      `mutation @commit(expectedHead: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { createPerson(input: {id: "n1", name: "New"}) { key } }`,
+    );
+    expect(stale.errors?.[0]?.extensions?.code).toBe('head_moved');
+    const ok = await post(
+      url(),
+      `mutation @commit(message: "two people", author: "ada", expectedHead: "${before}") {
+        a: createPerson(input: {id: "n1", name: "New", email: "n1@x"}) { commit { id message author parents } row { name email } }
+        k: createKnows(input: {fromKey: "n1", toKey: "p000"}) { row { from { name } to { key } } }
+      }`,
+    );
+    expect(ok.errors).toBeUndefined();
+    const a = ok.data?.a as { commit: { id: string; message: string; author: string; parents: string[] }; row: unknown };
+    expect(a.commit).toMatchObject({ message: 'two people', author: 'ada', parents: [before] });
+    expect(a.row).toEqual({ name: 'New', email: 'n1@x' });
+    expect(ok.data?.k).toEqual({ row: { from: { name: 'New' }, to: { key: 'p000' } } });
+    expect((await api.getBranch({ name: 'main' })).head.id).toBe(a.commit.id);
+  });
+
+  it('filters by a unique property through its index, and pages with cursors', async () => {
+    const r = await post(url(), '{ queryPerson(where: {email: {eq: "p42@x"}}) { totalCount nodes { key } } }');
+    expect(r.data).toEqual({ queryPerson: { totalCount: 1, nodes: [{ key: 'p042' }] } });
+    const page1 = await post(
+      url(),
+      '{ queryPerson(where: {age: {lt: 2}}, orderBy: [{name: DESC}], first: 2) { nodes { key } pageInfo { hasNextPage endCursor } } }',
+    );
+    const info = (page1.data as { queryPerson: { pageInfo: { endCursor: string; hasNextPage: boolean } } }).queryPerson.pageInfo;
+    expect(info.hasNextPage).toBe(true);
+    const page2 = await post(
+      url(),
+      `{ queryPerson(where: {age: {lt: 2}}, orderBy: [{name: DESC}], first: 10, after: "${info.endCursor}") { nodes { key } } }`,
+    );
+    const all = await post(url(), '{ queryPerson(where: {age: {lt: 2}}, orderBy: [{name: DESC}], first: 100) { nodes { key } } }');
+    const keys = (x: Answer) => (x.data as { queryPerson: { nodes: { key: string }[] } }).queryPerson.nodes.map((n) => n.key);
+    expect([...keys(page1), ...keys(page2)]).toEqual(keys(all));
+  });
+
+  it('counts the cost before running: deep unbounded traversals are refused', async () => {
+    const r = await post(url(), '{ queryPerson { nodes { knowsOut { nodes { to { knowsOut { totalCount } } } } } } }');
+    expect(r.errors?.[0]?.extensions?.code).toBe('invalid_input');
+    expect(r.errors?.[0]?.message).toContain('costs more');
+  });
+
+  it.each(['/graphql', '/branches/main/graphql'])('passes the GraphQL-over-HTTP server audit at %s', async (path) => {
+    const results = await Promise.all(serverAudits({ url: `${s.url}${path}` }).map((a) => a.fn()));
+    const errors = results.filter((r) => r.status === 'error').map((r) => `${r.name}: ${'reason' in r ? r.reason : ''}`);
+    expect(errors).toEqual([]);
+    expect(results.length).toBeGreaterThan(50);
+  });
+});
+
+describe('roles on the typed API', () => {
+  it('reads with a read token, refuses its mutations, and takes writes from a write token', async () => {
+    const s = await testServer({ tokens: 'read:reader-token,write:writer-token' });
+    try {
+      const api = embeddedApi(s.service, { transport: 'embedded' });
+      await api.applySchema({ branch: 'main', schema: SCHEMA });
+      const url = `${s.url}/branches/main/graphql`;
+      expect((await post(url, '{ queryPerson { totalCount } }', 'reader-token')).data).toEqual({ queryPerson: { totalCount: 0 } });
+      const m = 'mutation { createPerson(input: {id: "a", name: "A"}) { key } }';
+      expect((await post(url, m, 'reader-token')).errors?.[0]?.extensions?.code).toBe('forbidden');
+      expect((await post(url, m, 'writer-token')).data).toEqual({ createPerson: { key: 'a' } });
+      expect((await post(url, '{ __typename }')).status).toBe(401);
+    } finally {
+      await s.close();
+    }
+  });
+});
