@@ -247,6 +247,12 @@ describe('the typed API on a server', () => {
     expect(r.errors?.[0]?.message).toContain('costs more');
   });
 
+  it.each(['/graphql', '/branches/main/graphql'])('answers a body that is not JSON at %s with invalid_input', async (path) => {
+    const res = await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as Answer).errors?.[0]?.extensions?.code).toBe('invalid_input');
+  });
+
   it.each(['/graphql', '/branches/main/graphql'])('passes the GraphQL-over-HTTP server audit at %s', async (path) => {
     const results = await Promise.all(serverAudits({ url: `${s.url}${path}` }).map((a) => a.fn()));
     const errors = results.filter((r) => r.status === 'error').map((r) => `${r.name}: ${'reason' in r ? r.reason : ''}`);

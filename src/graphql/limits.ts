@@ -162,7 +162,8 @@ export function costLimit(max: number, defaultLimit: number, connectionDefault =
   };
 }
 
-const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']);
+// BAD_REQUEST is Yoga's code for a body that is not a GraphQL request at all (invalid JSON, no query).
+const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST']);
 
 /**
  * Documents that do not parse, validate or bind their variables are the

@@ -24,6 +24,16 @@ query Branches {
 }
 `;
 
+/** Yoga's own log lines, through the request logger. */
+export function yogaLogging(logger: Logger) {
+  return {
+    debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
+    info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
+    warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
+    error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
+  };
+}
+
 export type GraphqlEndpoint = YogaServerInstance<{ requestCtx: RequestContext; role: Role }, GraphqlContext>;
 
 export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Logger; base: string }): GraphqlEndpoint {
@@ -31,12 +41,7 @@ export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Log
   return createYoga<{ requestCtx: RequestContext; role: Role }, GraphqlContext>({
     schema: graphqlSchema(),
     graphqlEndpoint: `${base}/graphql`,
-    logging: {
-      debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
-      info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
-      warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
-      error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
-    },
+    logging: yogaLogging(logger),
     maskedErrors: true,
     // GraphiQL with its scripts, styles and editor workers inlined, so the page works with no internet.
     // The module is ~9 MB of JavaScript: loaded when someone first opens the page, not by every process.

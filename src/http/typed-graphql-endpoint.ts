@@ -13,6 +13,7 @@
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { Kind, type DocumentNode } from 'graphql';
 import pino, { type Logger } from 'pino';
+import { yogaLogging } from './graphql-endpoint.js';
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
@@ -65,12 +66,7 @@ export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger
   return createYoga<TypedServerContext, TypedContext>({
     schema: (ctx: TypedServerContext) => ctx.served.typed.schema,
     graphqlEndpoint: `${base}/branches/:id/graphql`,
-    logging: {
-      debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
-      info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
-      warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
-      error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
-    },
+    logging: yogaLogging(logger),
     maskedErrors: true,
     renderGraphiQL: async (o) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(o),
     // Each branch's page posts to its own endpoint and opens with a query of that branch's tables.
