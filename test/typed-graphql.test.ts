@@ -80,6 +80,17 @@ describe('naming rules', () => {
     ]);
   });
 
+  it('keeps key arguments apart from at and set, and list mutations apart from other tables', () => {
+    const schema = parseSchema('node A { at: string @key\n v: int? }\nnode ManyA { id: string @key }');
+    const n = typedNames(schema);
+    expect(n.get('A')?.keyArgs).toEqual({ at: 'at_' });
+    // `createManyA` of A and `createManyA` of a table ManyA cannot meet: ManyA yields.
+    expect(n.get('ManyA')?.type).toBe('ManyA_');
+    const ts = buildTypedSchema(schema).schema;
+    expect(validate(ts, parse('{ getA(at_: "x", at: "main") { at v } }'))).toEqual([]);
+    expect(validate(ts, parse('mutation { updateA(at_: "x", set: {v: 1}) { key } createManyA(inputs: [{at: "y"}]) { key } }'))).toEqual([]);
+  });
+
   it('builds a schema for an empty graph and for every property type', () => {
     expect(() => buildTypedSchema({ format: 1, types: [] }).schema.toConfig()).not.toThrow();
     const all = buildTypedSchema(
@@ -221,6 +232,24 @@ describe('the typed API on a server', () => {
     expect(a.row).toEqual({ name: 'New', email: 'n1@x' });
     expect(ok.data?.k).toEqual({ row: { from: { name: 'New' }, to: { key: 'p000' } } });
     expect((await api.getBranch({ name: 'main' })).head.id).toBe(a.commit.id);
+  });
+
+  it('writes a list mutation of 100 rows as one commit, and names the failing input by its index', async () => {
+    const inputs = Array.from({ length: 100 }, (_, i) => `{id: "m${i}", name: "M${i}", age: ${i}}`).join(', ');
+    const ok = await post(url(), `mutation { m: upsertManyPerson(inputs: [${inputs}]) { commit { id } key row { age } } }`);
+    expect(ok.errors).toBeUndefined();
+    const rows = ok.data?.m as { commit: { id: string }; key: string; row: { age: number } }[];
+    expect(rows).toHaveLength(100);
+    expect(new Set(rows.map((r) => r.commit.id)).size).toBe(1);
+    expect(rows[42]).toMatchObject({ key: 'm42', row: { age: 42 } });
+    const bad = await post(
+      url(),
+      'mutation { m: createManyPerson(inputs: [{id: "q1", name: "Q"}, {id: "q2", name: "Q", email: "p3@x"}]) { key } }',
+    );
+    expect(bad.errors?.[0]?.extensions?.code).toBe('constraint_violation');
+    expect((bad.errors?.[0]?.extensions?.issues as { path: string }[])[0]?.path).toMatch(/^m\.1/);
+    const none = await post(url(), 'mutation { m: createManyPerson(inputs: []) { key } }');
+    expect(none.data).toEqual({ m: [] });
   });
 
   it('filters by a unique property through its index, and pages with cursors', async () => {

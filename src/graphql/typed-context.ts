@@ -57,10 +57,10 @@ export function guarded<S, A>(
   };
 }
 
-/** The key of an entity from typed key arguments (key properties; fromKey/toKey on edges). */
-export function keyFromArgs(args: Record<string, unknown>, c: { t: TableType; rowFields: Map<string, string> }): string {
+/** The key of an entity from typed key arguments (see `TableNames.keyArgs`). */
+export function keyFromArgs(args: Record<string, unknown>, c: { t: TableType; n: TableNames }): string {
   const row: Row = {};
-  for (const [field, prop] of c.rowFields) if (Object.hasOwn(args, field)) row[prop] = args[field] as Row[string];
+  for (const [prop, arg] of Object.entries(c.n.keyArgs)) row[prop] = (args[arg] ?? null) as Row[string];
   return entityKey(c.t, row);
 }
 

@@ -261,7 +261,7 @@ export function rowFieldNames(t: TableType, n: TableNames): Map<string, string> 
   return m;
 }
 
-/** The input fields of a full row (create, upsert) or of a patch (update: no key, everything optional), or the key's fields. */
+/** The input fields of a full row (create, upsert) or of a patch (update: no key, everything optional), or the key's arguments. */
 export function rowInputFields(
   c: { t: TableType; n: TableNames; enums: Map<string, GraphQLEnumType> },
   mode: 'full' | 'patch' | 'key',
@@ -269,15 +269,16 @@ export function rowInputFields(
   const { t, n } = c;
   const keys = new Set(keyProps(t));
   const f: GraphQLInputFieldConfigMap = {};
+  const name = (prop: string, field: string): string => (mode === 'key' ? (n.keyArgs[prop] as string) : field);
   if (t.kind === 'edge' && mode !== 'patch') {
-    f[n.fields.fromKey as string] = { type: new GraphQLNonNull(GraphQLString) };
-    f[n.fields.toKey as string] = { type: new GraphQLNonNull(GraphQLString) };
+    f[name('from', n.fields.fromKey as string)] = { type: new GraphQLNonNull(GraphQLString) };
+    f[name('to', n.fields.toKey as string)] = { type: new GraphQLNonNull(GraphQLString) };
   }
   for (const p of t.props) {
     const isKey = keys.has(p.name);
     if ((mode === 'patch' && isKey) || (mode === 'key' && !isKey)) continue;
     const type = scalarOf(p, c.enums, t.name);
-    f[n.fields.props[p.name] as string] = { type: mode !== 'patch' && !p.optional ? new GraphQLNonNull(type) : type };
+    f[name(p.name, n.fields.props[p.name] as string)] = { type: mode !== 'patch' && !p.optional ? new GraphQLNonNull(type) : type };
   }
   return f;
 }

@@ -16,6 +16,7 @@ import {
   getArgumentValues,
   getDirectiveValues,
   GraphQLInputObjectType,
+  GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
   GraphQLString,
@@ -29,7 +30,7 @@ import {
   type FieldNode,
 } from 'graphql';
 import { BranchgraphError, toBranchgraphError, type ErrorIssue } from '../model/errors.js';
-import { keyProps, type Schema } from '../model/schema.js';
+import type { Schema } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
 import { invoke } from '../service/api.js';
 import { OPERATIONS } from '../service/operation-table.js';
@@ -40,23 +41,26 @@ import { rowInputFields } from './typed-inputs.js';
 import type { Entity } from './typed-reads.js';
 import { guarded, keyFromArgs, TYPED_DIRECTIVES, type TypedContext, type TypedSchema } from './typed-context.js';
 
-type Kind4 = 'create' | 'update' | 'upsert' | 'delete';
+type Kind4 = 'create' | 'update' | 'upsert' | 'delete' | 'createMany' | 'upsertMany';
 const WRITE_OP: Record<Kind4, 'insert' | 'update' | 'upsert' | 'delete'> = {
+  createMany: 'insert',
+  upsertMany: 'upsert',
   create: 'insert',
   update: 'update',
   upsert: 'upsert',
   delete: 'delete',
 };
 
-/** What each root mutation field asks for, by response key. */
+/** One write a root mutation field asks for (a list mutation asks for one per input). */
 interface Planned {
   responseKey: string;
+  /** The input's place in a list mutation's `inputs`. */
+  index?: number;
   table: string;
   key: string;
   kind: Kind4;
-  /** The argument holding the row (`input`, or `set` for updates), and the key's field names. */
-  inputArg: string;
-  keyFields: Set<string>;
+  /** Where the row's fields sit in the field's arguments: `input`, `inputs.<i>` or `set` (error paths name it). */
+  inputPath: string;
 }
 
 /** What a mutation field answers: the commit (null when the batch changed nothing) and its entity at that commit. */
@@ -73,6 +77,8 @@ const fieldOf = (ts: TypedSchema): Map<string, { table: string; kind: Kind4 }> =
     m.set(n.update, { table: n.table, kind: 'update' });
     m.set(n.upsert, { table: n.table, kind: 'upsert' });
     m.set(n.remove, { table: n.table, kind: 'delete' });
+    m.set(n.createMany, { table: n.table, kind: 'createMany' });
+    m.set(n.upsertMany, { table: n.table, kind: 'upsertMany' });
   }
   return m;
 };
@@ -123,6 +129,15 @@ export function mutationFields(c: {
       };
     }
     out[n.remove] = { type, description: `Delete one ${t.name} (a node's edges go with it).`, args: keyArgs, resolve };
+    const inputs = { inputs: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(input))) } };
+    const list = new GraphQLNonNull(new GraphQLList(type));
+    out[n.createMany] = {
+      type: list,
+      description: `Insert many ${t.name} rows, in the same commit as the document's other mutations.`,
+      args: inputs,
+      resolve,
+    };
+    out[n.upsertMany] = { type: list, description: `Insert or replace many ${t.name} rows, in the same commit.`, args: inputs, resolve };
   }
   return out;
 }
@@ -151,7 +166,7 @@ function rootFields(info: GraphQLResolveInfo): FieldNode[] {
 
 /** One document's mutations, planned and written once, then answered field by field. */
 export class TypedMutations {
-  private outcome: Promise<Map<string, MutationAnswer>> | undefined;
+  private outcome: Promise<Map<string, MutationAnswer | MutationAnswer[]>> | undefined;
 
   constructor(
     private readonly service: BranchgraphService,
@@ -159,11 +174,11 @@ export class TypedMutations {
     private readonly c: { ts: TypedSchema; branch: string },
   ) {}
 
-  async answer(info: GraphQLResolveInfo): Promise<MutationAnswer> {
+  async answer(info: GraphQLResolveInfo): Promise<MutationAnswer | MutationAnswer[]> {
     const first = this.outcome === undefined;
     this.outcome ??= this.run(info);
     try {
-      return (await this.outcome).get(info.path.key as string) as MutationAnswer;
+      return (await this.outcome).get(info.path.key as string) as MutationAnswer | MutationAnswer[];
     } catch (e) {
       if (first) throw e;
       const err = toBranchgraphError(e);
@@ -179,53 +194,70 @@ export class TypedMutations {
     for (const node of rootFields(info)) {
       const name = node.name.value;
       const what = byField.get(name);
-      if (what === undefined) continue;
+      const t = what === undefined ? undefined : this.c.ts.types.get(what.table);
+      if (what === undefined || t === undefined) continue;
       const args = getArgumentValues(mutationType.getFields()[name] as never, node, info.variableValues) as Record<string, unknown>;
-      const t = this.c.ts.types.get(what.table);
+      const n = this.c.ts.names.get(what.table) as TableNames;
       const rowFields = this.c.ts.rowFields.get(what.table) as Map<string, string>;
-      if (t === undefined) continue;
-      const source = (what.kind === 'create' || what.kind === 'upsert' ? args.input : { ...(args.set as object), ...args }) as Record<
-        string,
-        unknown
-      >;
-      const values: Row = {};
-      for (const [field, prop] of rowFields) if (Object.hasOwn(source, field)) values[prop] = source[field] as Row[string];
-      const key = what.kind === 'create' || what.kind === 'upsert' ? entityKey(t, values) : keyFromArgs(args, { t, rowFields });
-      const f = (this.c.ts.names.get(what.table) as TableNames).fields;
-      const keyFields = new Set(keyProps(t).map((k) => (k === 'from' ? f.fromKey : k === 'to' ? f.toKey : f.props[k]) ?? k));
-      planned.push({
-        responseKey: node.alias?.value ?? name,
-        table: what.table,
-        key,
-        kind: what.kind,
-        inputArg: what.kind === 'update' ? 'set' : 'input',
-        keyFields,
+      const many = what.kind === 'createMany' || what.kind === 'upsertMany';
+      const rows = many
+        ? (args.inputs as Record<string, unknown>[])
+        : [what.kind === 'update' ? (args.set as Record<string, unknown>) : args.input];
+      rows.forEach((source, i) => {
+        const values: Row = {};
+        for (const [field, prop] of rowFields)
+          if (source !== undefined && Object.hasOwn(source as object, field)) values[prop] = (source as Row)[field] as Row[string];
+        const byKey = what.kind === 'update' || what.kind === 'delete';
+        if (byKey) for (const [prop, arg] of Object.entries(n.keyArgs)) values[prop] = args[arg] as Row[string];
+        const key = byKey ? keyFromArgs(args, { t, n }) : entityKey(t, values);
+        const inputPath = many ? `inputs.${i}` : what.kind === 'update' ? 'set' : 'input';
+        planned.push({
+          responseKey: node.alias?.value ?? name,
+          ...(many ? { index: i } : {}),
+          table: what.table,
+          key,
+          kind: what.kind,
+          inputPath,
+        });
+        ops.push({ op: WRITE_OP[what.kind], table: what.table, values });
       });
-      ops.push({ op: WRITE_OP[what.kind], table: what.table, values });
+      // An empty list writes nothing but still answers (an empty list).
+      if (many && rows.length === 0)
+        planned.push({
+          responseKey: node.alias?.value ?? name,
+          index: -1,
+          table: what.table,
+          key: '',
+          kind: what.kind,
+          inputPath: 'inputs',
+        });
     }
-    return { planned, ops };
+    return { planned, ops: ops };
   }
 
-  private async run(info: GraphQLResolveInfo): Promise<Map<string, MutationAnswer>> {
+  private async run(info: GraphQLResolveInfo): Promise<Map<string, MutationAnswer | MutationAnswer[]>> {
     const { planned, ops } = this.plan(info);
     const opts = (getDirectiveValues(TYPED_DIRECTIVES[1] as never, info.operation, info.variableValues) ?? {}) as Record<string, string>;
-    let r: Awaited<ReturnType<typeof OPERATIONS.write.run>>;
+    // Only empty list mutations: nothing to write, nothing to commit.
+    let r: { commit: CommitDto | null } = { commit: null };
     try {
       const input = { branch: this.c.branch, ops, ...opts };
-      r = await invoke(OPERATIONS.write, this.service, { input, ctx: this.ctx });
+      if (ops.length > 0) r = await invoke(OPERATIONS.write, this.service, { input, ctx: this.ctx });
     } catch (e) {
       throw renamed(toBranchgraphError(e), { planned, ts: this.c.ts });
     }
     const at = r.commit === null ? this.c.branch : `commit:${r.commit.id}`;
     const rows = await this.rowsAt(at, planned);
-    const out = new Map<string, MutationAnswer>();
+    const out = new Map<string, MutationAnswer | MutationAnswer[]>();
     for (const p of planned) {
+      if (p.index === -1) {
+        out.set(p.responseKey, []);
+        continue;
+      }
       const row = p.kind === 'delete' ? undefined : rows.get(`${p.table}\u0000${p.key}`);
-      out.set(p.responseKey, {
-        commit: r.commit,
-        key: p.key,
-        row: row === undefined ? null : { table: p.table, key: p.key, row, at, level: 1 },
-      });
+      const answer = { commit: r.commit, key: p.key, row: row === undefined ? null : { table: p.table, key: p.key, row, at, level: 1 } };
+      if (p.index === undefined) out.set(p.responseKey, answer);
+      else out.set(p.responseKey, [...((out.get(p.responseKey) as MutationAnswer[] | undefined) ?? []), answer]);
     }
     return out;
   }
@@ -234,7 +266,7 @@ export class TypedMutations {
   private async rowsAt(at: string, planned: Planned[]): Promise<Map<string, Row>> {
     const out = new Map<string, Row>();
     for (const table of new Set(planned.map((p) => p.table))) {
-      const keys = planned.filter((p) => p.table === table).map((p) => p.key);
+      const keys = planned.filter((p) => p.table === table && p.index !== -1).map((p) => p.key);
       const r = await invoke(OPERATIONS.lookupRows, this.service, { input: { table, at, keys }, ctx: this.ctx });
       for (const item of r.items) if (item !== null) out.set(`${table}\u0000${item.key}`, item.row as Row);
     }
@@ -242,19 +274,22 @@ export class TypedMutations {
   }
 }
 
-/** A write error with its `ops[i].values.p` paths renamed to the mutation field and its input field. */
+/** A write error with its `ops[i].values.p` paths renamed to the mutation field and its argument. */
 function renamed(err: BranchgraphError, c: { planned: Planned[]; ts: TypedSchema }): BranchgraphError {
   if (err.issues === undefined || err.issues.length === 0) return err;
+  // Write ops line up with the planned entries that write (an empty list mutation plans none).
+  const writing = c.planned.filter((p) => p.index !== -1);
   const rename = (path: string): string =>
     path.replace(/^ops\[(\d+)\](?:\.values)?(?:\.(\w+))?/, (whole, i: string, prop: string | undefined) => {
-      const p = c.planned[Number(i)];
+      const p = writing[Number(i)];
       if (p === undefined) return whole;
-      if (prop === undefined) return p.responseKey;
-      const f = (c.ts.names.get(p.table) as TableNames).fields;
-      const field = (prop === 'from' ? f.fromKey : prop === 'to' ? f.toKey : f.props[prop]) ?? prop;
+      const at = p.index === undefined ? p.responseKey : `${p.responseKey}.${p.index}`;
+      if (prop === undefined) return at;
+      const n = c.ts.names.get(p.table) as TableNames;
       // Key properties of update and delete are the field's own arguments; the rest sit in its input.
-      const inArg = p.kind === 'create' || p.kind === 'upsert' || (p.kind === 'update' && !p.keyFields.has(field));
-      return inArg ? `${p.responseKey}.${p.inputArg}.${field}` : `${p.responseKey}.${field}`;
+      if ((p.kind === 'update' || p.kind === 'delete') && n.keyArgs[prop] !== undefined) return `${p.responseKey}.${n.keyArgs[prop]}`;
+      const field = (prop === 'from' ? n.fields.fromKey : prop === 'to' ? n.fields.toKey : n.fields.props[prop]) ?? prop;
+      return `${p.responseKey}.${p.inputPath}.${field}`;
     });
   const issues: ErrorIssue[] = err.issues.map((i) => ({ ...i, path: rename(i.path) }));
   const first = issues[0] as ErrorIssue;

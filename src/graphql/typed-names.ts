@@ -14,8 +14,11 @@
  * a trailing `_` until the whole family is free.
  *
  * Root fields. From T: `getT` (by key), `queryT` (a connection), and the
- * mutations `createT`, `updateT`, `upsertT`, `deleteT`. T is unique, so
- * they are too.
+ * mutations `createT`, `updateT`, `upsertT`, `deleteT`, `createManyT`,
+ * `upsertManyT`. They are in T's family too, so no two tables' root fields
+ * meet (`createManyPerson` of `Person` and of a table `ManyPerson`). Key
+ * arguments take the key's field names, with a trailing `_` when that is
+ * `at` or `set` (the other arguments' names).
  *
  * Fields of a row type. A property keeps its name (property names are
  * GraphQL names and never start with `_`). Generated fields: `key` (the
@@ -30,7 +33,7 @@
  * Enum values keep their text, except the three GraphQL forbids as enum
  * values (`true`, `false`, `null`), which get a trailing `_`.
  */
-import type { Schema, TableType } from '../model/schema.js';
+import { keyProps, type Schema, type TableType } from '../model/schema.js';
 
 /** Names every generated schema defines itself, which no table's family may take. */
 export const BUILT_IN_NAMES = [
@@ -78,6 +81,10 @@ export interface TableNames {
   update: string;
   upsert: string;
   remove: string;
+  createMany: string;
+  upsertMany: string;
+  /** The key's arguments on lookups, updates and deletes, by property (the row field's name, or with `_` when it is `at` or `set`). */
+  keyArgs: Record<string, string>;
   /** Enum type names by property. */
   enums: Record<string, { type: string; filter: string }>;
   /** Field names of the row type: properties by property name, and the generated fields. */
@@ -98,11 +105,28 @@ export interface TableNames {
 const upperFirst = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
 
+/** Root field names a base takes; in the family so that `createManyPerson` of `Person` and `createManyPerson` of `ManyPerson` cannot meet. */
+const ROOT_PREFIXES = ['get', 'query', 'create', 'update', 'upsert', 'delete', 'createMany', 'upsertMany'] as const;
+
+/** Arguments a lookup or an update takes besides the key's. */
+const FIXED_ARGS = new Set(['at', 'set']);
+
+function keyArgsOf(t: TableType, f: TableNames['fields']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of keyProps(t)) {
+    let name = (k === 'from' && t.kind === 'edge' ? f.fromKey : k === 'to' && t.kind === 'edge' ? f.toKey : f.props[k]) as string;
+    while (FIXED_ARGS.has(name)) name = `${name}_`;
+    out[k] = name;
+  }
+  return out;
+}
+
 function family(base: string, t: TableType): string[] {
+  const roots = ROOT_PREFIXES.map((p) => `${p}${base}`);
   const enums = t.props
     .filter((p) => p.type.kind === 'enum')
     .flatMap((p) => [`${base}${upperFirst(p.name)}`, `${base}${upperFirst(p.name)}Filter`]);
-  return [...FAMILY_SUFFIXES.map((s) => `${base}${s}`), ...enums];
+  return [...FAMILY_SUFFIXES.map((s) => `${base}${s}`), ...roots, ...enums];
 }
 
 /** A generated field's name: `want`, or with trailing underscores until no property has it. */
@@ -169,6 +193,9 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       update: `update${T}`,
       upsert: `upsert${T}`,
       remove: `delete${T}`,
+      createMany: `createMany${T}`,
+      upsertMany: `upsertMany${T}`,
+      keyArgs: keyArgsOf(t, fields),
       enums,
       fields,
     });

@@ -270,7 +270,6 @@ function rootReads(
 ): GraphQLFieldConfigMap<unknown, TypedContext> {
   const { t, n, ts } = c;
   const at = { type: GraphQLString, description: 'The ref to read: a branch, commit:<id> or tag:<name> (default: this branch).' };
-  const rowFields = ts.rowFields.get(t.name) as Map<string, string>;
   const keyArgs = rowInputFields({ t, n, enums: c.enums }, 'key');
   return {
     [n.get]: {
@@ -281,7 +280,7 @@ function rootReads(
         ctx.reads.lookup({
           table: t.name,
           at: (args.at as string | undefined) ?? ctx.branch,
-          key: keyFromArgs(args, { t, rowFields }),
+          key: keyFromArgs(args, { t, n }),
           level: 1,
         }),
       ),
