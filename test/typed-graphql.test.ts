@@ -247,7 +247,8 @@ describe('the typed API on a server', () => {
       'mutation { m: createManyPerson(inputs: [{id: "q1", name: "Q"}, {id: "q2", name: "Q", email: "p3@x"}]) { key } }',
     );
     expect(bad.errors?.[0]?.extensions?.code).toBe('constraint_violation');
-    expect((bad.errors?.[0]?.extensions?.issues as { path: string }[])[0]?.path).toMatch(/^m\.1/);
+    const issues = (bad.errors?.[0]?.extensions ?? {}).issues as { path: string }[];
+    expect(issues[0]?.path).toMatch(/^m\.1/);
     const none = await post(url(), 'mutation { m: createManyPerson(inputs: []) { key } }');
     expect(none.data).toEqual({ m: [] });
   });
