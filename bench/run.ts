@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -256,7 +256,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 }
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
-async function scriptArm(matrix: 'growth' | 'bulk', args: string[]): Promise<Record<string, number>> {
+async function scriptArm(matrix: 'growth' | 'bulk' | 'query', args: string[]): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
   const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], {
     maxBuffer: 1 << 20,
@@ -376,6 +376,27 @@ async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
   };
 }
 
+/**
+ * The typed GraphQL API against PostGraphile 5 over PostgreSQL, the same operations over HTTP on
+ * the same data (bench/query.ts): each ratio is PostGraphile's p50 over ours (above 1, we are faster).
+ */
+async function queryMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const f = await scriptArm('query', [String(quick ? 10_000 : 100_000), String(quick ? 20 : 40)]);
+  const ratio = (op: string) => round((f[`${op}_peer_p50`] as number) / (f[`${op}_ours_p50`] as number), 3);
+  const levels = Object.keys(f).filter((k) => /^two_hop_cold_level\d+_store_calls$/.test(k));
+  return {
+    results: onceResults('query', [['query', f]]),
+    ratios: {
+      postgraphile_over_branchgraph_by_key: ratio('by_key'),
+      postgraphile_over_branchgraph_filtered_page: ratio('filtered_page'),
+      postgraphile_over_branchgraph_two_hop: ratio('two_hop'),
+      postgraphile_over_branchgraph_in_edges: ratio('in_edges'),
+      postgraphile_over_branchgraph_mutation_batch: ratio('mutation_batch'),
+      store_calls_two_hop_per_level: Math.max(...levels.map((k) => f[k] as number)),
+    },
+  };
+}
+
 function table(results: Result[]): string {
   const head = [
     'matrix',
@@ -395,7 +416,7 @@ function table(results: Result[]): string {
     String(r.storeCalls.total),
     String(r.bytesRead),
     String(r.peakRssMiB),
-    r.matrix === 'growth' || r.matrix === 'bulk'
+    r.matrix === 'growth' || r.matrix === 'bulk' || r.matrix === 'query'
       ? Object.entries(r.params)
           .filter(([k]) => k !== 'peakRssMiB')
           .map(([k, v]) => `${k} ${v}`)
@@ -511,10 +532,11 @@ async function main(): Promise<void> {
     growth: growthMatrix,
     review: reviewMatrix,
     bulk: bulkMatrix,
+    query: queryMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
-    if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk or all`);
+    if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

@@ -247,7 +247,7 @@ describe('the typed API on a server', () => {
       'mutation { m: createManyPerson(inputs: [{id: "q1", name: "Q"}, {id: "q2", name: "Q", email: "p3@x"}]) { key } }',
     );
     expect(bad.errors?.[0]?.extensions?.code).toBe('constraint_violation');
-    const issues = (bad.errors?.[0]?.extensions ?? {}).issues as { path: string }[];
+    const issues = bad.errors?.[0]?.extensions?.issues as { path: string }[];
     expect(issues[0]?.path).toMatch(/^m\.1/);
     const none = await post(url(), 'mutation { m: createManyPerson(inputs: []) { key } }');
     expect(none.data).toEqual({ m: [] });
