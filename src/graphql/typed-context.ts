@@ -64,18 +64,19 @@ export function keyFromArgs(args: Record<string, unknown>, c: { t: TableType; n:
   return entityKey(c.t, row);
 }
 
-export const EXPLAIN_DIRECTIVE = 'explain';
+/** `@explain`: report the cost of each level. */
+export const EXPLAIN_DIRECTIVE = new GraphQLDirective({
+  name: 'explain',
+  description: 'Report the store calls, rows read and batches of each level in extensions.explain.',
+  locations: [DirectiveLocation.QUERY, DirectiveLocation.MUTATION],
+});
 
-export const TYPED_DIRECTIVES = [
-  new GraphQLDirective({
-    name: 'explain',
-    description: 'Report the store calls, rows read and batches of each level in extensions.explain.',
-    locations: [DirectiveLocation.QUERY, DirectiveLocation.MUTATION],
-  }),
-  new GraphQLDirective({
-    name: 'commit',
-    description: "The commit a mutation's writes land as: its message and author, and the head it expects the branch to have.",
-    locations: [DirectiveLocation.MUTATION],
-    args: { message: { type: GraphQLString }, author: { type: GraphQLString }, expectedHead: { type: GraphQLString } },
-  }),
-];
+/** `@commit`: the message, author and expected head of a mutation's one commit. */
+export const COMMIT_DIRECTIVE = new GraphQLDirective({
+  name: 'commit',
+  description: "The commit a mutation's writes land as: its message and author, and the head it expects the branch to have.",
+  locations: [DirectiveLocation.MUTATION],
+  args: { message: { type: GraphQLString }, author: { type: GraphQLString }, expectedHead: { type: GraphQLString } },
+});
+
+export const TYPED_DIRECTIVES = [EXPLAIN_DIRECTIVE, COMMIT_DIRECTIVE];

@@ -39,7 +39,7 @@ import type { BranchgraphService, RequestContext } from '../service/service.js';
 import type { TableNames } from './typed-names.js';
 import { rowInputFields } from './typed-inputs.js';
 import type { Entity } from './typed-reads.js';
-import { guarded, keyFromArgs, TYPED_DIRECTIVES, type TypedContext, type TypedSchema } from './typed-context.js';
+import { COMMIT_DIRECTIVE, guarded, keyFromArgs, type TypedContext, type TypedSchema } from './typed-context.js';
 
 type Kind4 = 'create' | 'update' | 'upsert' | 'delete' | 'createMany' | 'upsertMany';
 const WRITE_OP: Record<Kind4, 'insert' | 'update' | 'upsert' | 'delete'> = {
@@ -237,7 +237,7 @@ export class TypedMutations {
 
   private async run(info: GraphQLResolveInfo): Promise<Map<string, MutationAnswer | MutationAnswer[]>> {
     const { planned, ops } = this.plan(info);
-    const opts = (getDirectiveValues(TYPED_DIRECTIVES[1] as never, info.operation, info.variableValues) ?? {}) as Record<string, string>;
+    const opts = (getDirectiveValues(COMMIT_DIRECTIVE, info.operation, info.variableValues) ?? {}) as Record<string, string>;
     // Only empty list mutations: nothing to write, nothing to commit.
     let r: { commit: CommitDto | null } = { commit: null };
     try {

@@ -14,7 +14,7 @@ import DataLoader from 'dataloader';
 import { canonicalJson } from '../model/canonical.js';
 import type { OrderTerm } from '../model/row-filter.js';
 import type { Row } from '../model/values.js';
-import { invoke } from '../service/api.js';
+import { invoke, refText, type Ref } from '../service/api.js';
 import { OPERATIONS } from '../service/operation-table.js';
 import type { BranchgraphService, ReadMeter, RequestContext } from '../service/service.js';
 
@@ -69,7 +69,7 @@ export class TypedReads {
     const out: Record<string, string> = {};
     for (const [ref, snap] of this.ctx.pins ?? []) {
       const s = await snap.catch(() => undefined);
-      if (s !== undefined) out[refText(JSON.parse(ref) as Record<string, string>)] = s.manifest.commit.id;
+      if (s !== undefined) out[refText(JSON.parse(ref) as Ref)] = s.manifest.commit.id;
     }
     return out;
   }
@@ -161,11 +161,4 @@ function pageOf(
     hasPreviousPage: where.after !== undefined,
     totalCount: r.totalCount,
   };
-}
-
-/** A ref as the typed API spells it: a branch name, `commit:<id>` or `tag:<name>`. */
-export function refText(ref: Record<string, string>): string {
-  if (ref.commit !== undefined) return `commit:${ref.commit}`;
-  if (ref.tag !== undefined) return `tag:${ref.tag}`;
-  return ref.branch as string;
 }

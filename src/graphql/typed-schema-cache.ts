@@ -4,7 +4,7 @@
  * history keeps only the most recently used ones.
  */
 import { printSchema } from 'graphql';
-import { schemaHashOf, type Schema } from '../model/schema.js';
+import type { Schema } from '../model/schema.js';
 import type { TypedSchema } from './typed-context.js';
 import { buildTypedSchema } from './typed-schema.js';
 
@@ -23,8 +23,8 @@ export class TypedSchemaCache {
 
   constructor(private readonly size = TYPED_SCHEMA_CACHE_SIZE) {}
 
-  get(schema: Schema): ServedSchema {
-    const hash = schemaHashOf(schema);
+  /** The generated schema of `schema`, whose content hash is `hash` (a manifest names it: no request rehashes the schema). */
+  get(hash: string, schema: Schema): ServedSchema {
     let s = this.byHash.get(hash);
     if (s !== undefined) {
       // Most recently used last, so the first entry is the one to drop.

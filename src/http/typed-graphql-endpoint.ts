@@ -39,7 +39,7 @@ function explains(document: DocumentNode, operationName: string | null | undefin
     (d) =>
       d.kind === Kind.OPERATION_DEFINITION &&
       (!operationName || d.name?.value === operationName) &&
-      d.directives?.some((x) => x.name.value === EXPLAIN_DIRECTIVE) === true,
+      d.directives?.some((x) => x.name.value === EXPLAIN_DIRECTIVE.name) === true,
   );
 }
 
@@ -107,7 +107,7 @@ export interface TypedRequest {
 export async function servedFor(r: Omit<TypedRequest, 'endpoint' | 'role'>): Promise<{ ctx: RequestContext; served: ServedSchema }> {
   const ctx: RequestContext = { ...r.ctx, pins: r.ctx.pins ?? new Map() };
   const head = await r.service.snapshot({ branch: r.branch }, ctx);
-  return { ctx, served: r.schemas.get(head.schema) };
+  return { ctx, served: r.schemas.get(head.manifest.schema, head.schema) };
 }
 
 /** Run one typed request (an HTTP request to the endpoint, or one built in process). */
