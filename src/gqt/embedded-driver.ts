@@ -4,13 +4,13 @@ import { serviceOnStore } from '../service/open-service.js';
 import type { BranchgraphService } from '../service/service.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
-import { embeddedTypedGraphql } from '../http/typed-graphql-endpoint.js';
 import type { TypedAnswer } from './gqt-driver.js';
 
 class EmbeddedHost implements ApiHost {
   private service: BranchgraphService | undefined;
   private current: BranchgraphApi | undefined;
-  private typed: ((branch: string, query: string) => Promise<TypedAnswer>) | undefined;
+  /** The typed endpoint in process, built on the first typed step: Yoga costs a quarter second to load, which most cases never need. */
+  private typed: Promise<(branch: string, query: string) => Promise<unknown>> | undefined;
 
   constructor(private readonly reopenStore: () => ObjectStore) {}
 
@@ -23,12 +23,18 @@ class EmbeddedHost implements ApiHost {
     await this.service?.close();
     this.service = await serviceOnStore(this.reopenStore(), { actor: 'gqt', shard: 'gqt' });
     this.current = embeddedApi(this.service, { transport: 'gqt', actor: 'gqt' });
-    this.typed = embeddedTypedGraphql(this.service, { transport: 'gqt', actor: 'gqt' }) as (b: string, q: string) => Promise<TypedAnswer>;
+    this.typed = undefined;
   }
 
-  typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
-    if (this.typed === undefined) throw new Error('driver is not open');
-    return this.typed(branch, query);
+  async typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
+    const service = this.service;
+    if (service === undefined) throw new Error('driver is not open');
+    this.typed ??= import('../http/typed-graphql-endpoint.js').then((m) =>
+      m.embeddedTypedGraphql(service, { transport: 'gqt', actor: 'gqt' }),
+    );
+    return (await (
+      await this.typed
+    )(branch, query)) as TypedAnswer;
   }
 
   async close(): Promise<void> {
