@@ -174,6 +174,77 @@ describe('the typed API on a server', () => {
     expect(many[2]?.rowsRead).toBe(300);
   });
 
+  it('plans nested reads ahead without changing any answer: aliases, variables, fragments, filters, cursors', async () => {
+    await api.createBranch({ name: 'plan' });
+    const extra = [20, 21, 22, 23].map((i) => ({ op: 'insert' as const, table: 'Knows', values: { from: 'p010', to: `p0${i}` } }));
+    await api.write({ branch: 'plan', ops: extra });
+    const planUrl = `${s.url}/branches/plan/graphql`;
+    // One traversal asked four ways: each alias has its own arguments, so its own batch and answer.
+    const doc = `query Q($n: Int!) {
+      getPerson(id: "p010") {
+        a: knowsOut(first: 1) { nodes { toKey } }
+        b: knowsOut(first: $n) { totalCount edges { cursor node { ...Far } } pageInfo { hasNextPage endCursor } }
+        c: knowsOut(where: {to: {name: {eq: "N23"}}}) { nodes { toKey } }
+        d: knowsOut(first: 5) @include(if: false) { totalCount }
+      }
+    }
+    fragment Far on Knows { toKey to { name knowsOut(first: 1) { nodes { toKey } } } }`;
+    const res = await fetch(planUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query: doc, variables: { n: 3 } }),
+    });
+    const r = (await res.json()) as Answer;
+    expect(r.errors).toBeUndefined();
+    const p = r.data?.getPerson as Record<
+      string,
+      {
+        nodes?: unknown[];
+        edges?: { cursor: string; node: unknown }[];
+        totalCount?: number;
+        pageInfo?: { hasNextPage: boolean; endCursor: string };
+      }
+    >;
+    expect(p.a?.nodes).toEqual([{ toKey: 'p020' }]);
+    expect(p.b?.totalCount).toBe(5);
+    expect(p.b?.edges?.map((e) => e.node)).toEqual(
+      [20, 21, 22].map((i) => ({ toKey: `p0${i}`, to: { name: `N${i}`, knowsOut: { nodes: [{ toKey: `p${(i * 7 + 1) % 300}` }] } } })),
+    );
+    expect(new Set(p.b?.edges?.map((e) => e.cursor)).size).toBe(3);
+    expect(p.b?.pageInfo).toEqual({ hasNextPage: true, endCursor: p.b?.edges?.[2]?.cursor });
+    expect(p.c?.nodes).toEqual([{ toKey: 'p023' }]);
+    expect(p.d).toBeUndefined();
+    // The planned page's cursor continues where it ended.
+    const next = await post(
+      planUrl,
+      `{ getPerson(id: "p010") { knowsOut(first: 3, after: "${p.b?.pageInfo?.endCursor}") { nodes { toKey } } } }`,
+    );
+    expect(next.data).toEqual({ getPerson: { knowsOut: { nodes: [{ toKey: 'p023' }, { toKey: 'p071' }] } } });
+  });
+
+  it('pages the same rows over REST, each item with a cursor that continues the query', async () => {
+    const page = async (after?: string) => {
+      const res = await fetch(`${s.url}/tables/Person/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          where: { age: { lt: 2 } },
+          orderBy: [{ prop: 'name', direction: 'desc' }],
+          first: 2,
+          ...(after ? { after } : {}),
+        }),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { items: { key: string; cursor: string }[]; hasNextPage: boolean };
+    };
+    const one = await page();
+    expect(one.items.map((i) => i.key)).toEqual(['p091', 'p090']);
+    expect(one.items.every((i) => typeof i.cursor === 'string' && i.cursor.length > 0)).toBe(true);
+    const two = await page(one.items[1]?.cursor);
+    expect(two.items.map((i) => i.key)).toEqual(['p271', 'p270']);
+    expect(two.hasNextPage).toBe(true);
+  });
+
   it('serves a schema per branch, reads other refs with at:, and refuses fields the branch lacks by name', async () => {
     await api.createBranch({ name: 'feature/nick' });
     await api.applySchema({

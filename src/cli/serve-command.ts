@@ -11,6 +11,10 @@ import { BranchgraphError } from '../model/errors.js';
 import type { CliIo } from './cli-context.js';
 
 export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stderr'>): Promise<void> {
+  // A server is a production process unless told otherwise: graphql-js, loaded below, checks every
+  // type test against a second copy of itself outside production, which costs each field it
+  // resolves.
+  process.env.NODE_ENV ??= 'production';
   const logger = pino({ level: config.logLevel });
   const { startServer } = await import('../http/server.js');
   let server: Awaited<ReturnType<typeof startServer>>;

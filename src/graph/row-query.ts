@@ -34,7 +34,7 @@ import {
 import type { EdgeType, TableType } from '../model/schema.js';
 import { edgeKeyPrefix, nodeRefKey, type Row, type Value } from '../model/values.js';
 import { compareKey } from '../table/run.js';
-import { lookupRows, mergeRuns, scanPrefix } from '../table/table-version.js';
+import { lookupRows, mergeSpans, prefixRowsMany, type TableVersion, type LoadRun } from '../table/table-version.js';
 import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { MAX_PAGE } from './reads.js';
 import type { Snapshot } from './snapshot.js';
@@ -120,10 +120,9 @@ async function candidates(view: TableView, filter: CompiledFilter): Promise<{ ke
       eq.values.map((v) => nodeRefKey(v)),
     );
   if (type.kind === 'edge' && eq.prop === 'from') {
-    const out: { key: string; row: Row }[] = [];
-    for (const v of [...new Set(eq.values as string[])].sort(compareKey))
-      for await (const r of scanPrefix(view.version, view.load, edgeKeyPrefix(v))) out.push({ key: r.key, row: r.props as Row });
-    return out;
+    const sources = [...new Set(eq.values as string[])].sort(compareKey);
+    const found = await prefixRowsMany({ v: view.version, load: view.load, prefixes: sources.map(edgeKeyPrefix) });
+    return [...found.values()].flat().map((r) => ({ key: r.key, row: r.props as Row }));
   }
   const spec = type.kind === 'edge' ? IN_SPEC : uniqueSpec(eq.prop);
   const encs = eq.values.map((v) => (type.kind === 'edge' ? encodeNodeKey(v as string) : encodeUnique(v)));
@@ -162,6 +161,45 @@ async function withEnds(
   }));
 }
 
+/**
+ * An item whose cursor is made when read: a cursor is a hash over the query and the position,
+ * and most readers of a page (a typed query's `nodes`, a traversal) never ask for one. A class,
+ * so a page of thousands of items allocates no closure per item; `toJSON` keeps the cursor in
+ * what a REST reply serializes.
+ */
+class LazyItem implements QueryItem {
+  private made: string | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly row: Row,
+    private readonly at: { scope: string; position: readonly Value[] },
+  ) {}
+
+  get cursor(): string {
+    this.made ??= encodePageCursor('query', this.at.scope, JSON.stringify(this.at.position));
+    return this.made;
+  }
+
+  toJSON(): { key: string; row: Row; cursor: string } {
+    return { key: this.key, row: this.row, cursor: this.cursor };
+  }
+}
+
+function itemOf(key: string, row: Row, at: { scope: string; position: readonly Value[] }): QueryItem {
+  return new LazyItem(key, row, at);
+}
+
+/** Live rows of a version in key order after `startAfter`, a batch at a time, each batch one array. */
+async function* liveRows(v: TableVersion, load: LoadRun, startAfter?: string): AsyncGenerator<{ key: string; row: Row }[]> {
+  for await (const batch of mergeSpans({ runs: v.runs, load, startAfter })) {
+    const rows: { key: string; row: Row }[] = [];
+    for (const { data, from, to } of batch)
+      for (let i = from; i < to; i++) if (!data.tombs[i]) rows.push({ key: data.keys[i] as string, row: data.propsAt(i) });
+    yield rows;
+  }
+}
+
 /** One page of `rows` (already narrowed, any order) under the checked query. */
 async function pageOf(s: Scope, c: Checked & { rows: { key: string; row: Row }[]; count: boolean }): Promise<QueryPage> {
   const { rows, count } = c;
@@ -171,9 +209,7 @@ async function pageOf(s: Scope, c: Checked & { rows: { key: string; row: Row }[]
   const after = c.after;
   const start = after === undefined ? 0 : keyed.findIndex((r) => compareSortValues(c.order, r.sort, after) > 0);
   const rest = start < 0 ? [] : keyed.slice(start);
-  const items = rest
-    .slice(0, c.first)
-    .map((r) => ({ key: r.key, row: r.row, cursor: encodePageCursor('query', c.scope, JSON.stringify(r.sort)) }));
+  const items = rest.slice(0, c.first).map((r) => itemOf(r.key, r.row, { scope: c.scope, position: r.sort }));
   return { items, hasNextPage: rest.length > c.first, ...(count ? { totalCount: admitted.length } : {}), rowsRead: rows.length };
 }
 
@@ -182,12 +218,13 @@ async function streamedPage(c: Checked): Promise<QueryPage> {
   const items: QueryItem[] = [];
   const startAfter = c.after === undefined ? undefined : String(c.after[0]);
   let rowsRead = 0;
-  for await (const r of mergeRuns({ runs: c.view.version.runs, load: c.view.load, startAfter })) {
-    rowsRead++;
-    const row = r.props as Row;
-    if (!c.filter.test({ key: r.key, row })) continue;
-    if (items.length === c.first) return { items, hasNextPage: true, rowsRead };
-    items.push({ key: r.key, row, cursor: encodePageCursor('query', c.scope, JSON.stringify([r.key])) });
+  for await (const rows of liveRows(c.view.version, c.view.load, startAfter)) {
+    for (const r of rows) {
+      rowsRead++;
+      if (!c.filter.test(r)) continue;
+      if (items.length === c.first) return { items, hasNextPage: true, rowsRead };
+      items.push(itemOf(r.key, r.row, { scope: c.scope, position: [r.key] }));
+    }
   }
   return { items, hasNextPage: false, rowsRead };
 }
@@ -200,9 +237,14 @@ export async function queryRows(q: Scope & { table: string; ask: QueryAsk }): Pr
   if (narrowed !== undefined) return pageOf(q, { ...c, rows: narrowed, count });
   const endsNeeded = c.filter.ends.from || c.filter.ends.to;
   if (isKeyOrder(c.order) && !count && !endsNeeded) return streamedPage(c);
+  // Without endpoint filters, rows the filter refuses are dropped as the scan goes; pageOf counts what was read.
   const all: { key: string; row: Row }[] = [];
-  for await (const r of mergeRuns({ runs: c.view.version.runs, load: c.view.load })) all.push({ key: r.key, row: r.props as Row });
-  return pageOf(q, { ...c, rows: all, count });
+  let read = 0;
+  for await (const rows of liveRows(c.view.version, c.view.load)) {
+    read += rows.length;
+    for (const r of rows) if (endsNeeded || c.filter.test(r)) all.push(r);
+  }
+  return { ...(await pageOf(q, { ...c, rows: all, count })), rowsRead: read };
 }
 
 /** Most keys or values one batched lookup may name. */
@@ -267,27 +309,46 @@ export async function neighborsOf(
     });
   const type = c.view.type as EdgeType;
   const nodes = [...new Set(q.keys)].sort(compareKey);
+  const count = q.ask.count === true;
+  // The common traversal (no filter, key order, no count, a first page) needs only the first
+  // `first + 1` edges of each node: the rest are neither decoded nor ordered.
+  const firstOnly = c.filter.node === null && isKeyOrder(c.order) && !count && c.after === undefined;
   const byNode = new Map<string, { key: string; row: Row }[]>(nodes.map((n) => [n, []]));
   if (q.direction === 'out') {
+    const limit = firstOnly ? c.first + 1 : undefined;
+    const found = await prefixRowsMany({ v: c.view.version, load: c.view.load, prefixes: nodes.map(edgeKeyPrefix), limit });
     for (const n of nodes)
-      for await (const r of scanPrefix(c.view.version, c.view.load, edgeKeyPrefix(n)))
-        byNode.get(n)?.push({ key: r.key, row: r.props as Row });
+      byNode.set(
+        n,
+        (found.get(edgeKeyPrefix(n)) ?? []).map((r) => ({ key: r.key, row: r.props as Row })),
+      );
   } else {
     const held = await c.view.indexes.holders(IN_SPEC, nodes.map(encodeNodeKey));
+    // In key order, so each node's edges are too.
     for (const r of await rowsOf(c.view, [...held.values()].flat())) byNode.get(r.row.to as string)?.push(r);
   }
-  const all = [...byNode.values()].flat();
-  const ends = await withEnds(q, { type, filter: c.filter, rows: all });
-  const endsByKey = new Map(ends.map((e) => [e.key, e.ends]));
-  const count = q.ask.count === true;
-  // Rows are filtered once, above, with their endpoints; each node's page only orders and cuts.
+  let rowsRead = 0;
+  for (const rows of byNode.values()) rowsRead += rows.length;
+  if (firstOnly) {
+    const nodePage = (rows: { key: string; row: Row }[]): Omit<NodeEdges, 'node'> => ({
+      items: rows.slice(0, c.first).map((r) => itemOf(r.key, r.row, { scope: c.scope, position: [r.key] })),
+      hasNextPage: rows.length > c.first,
+    });
+    return { nodes: q.keys.map((n) => ({ node: n, ...nodePage(byNode.get(n) ?? []) })), rowsRead };
+  }
+  // Rows are filtered once, here, with their endpoints looked up in one batch; each node's page only orders and cuts.
+  let test = (r: { key: string; row: Row }): boolean => c.filter.test(r);
+  if (c.filter.ends.from || c.filter.ends.to) {
+    const ends = await withEnds(q, { type, filter: c.filter, rows: [...byNode.values()].flat() });
+    const endsByKey = new Map(ends.map((e) => [e.key, e.ends]));
+    test = (r) => c.filter.test({ ...r, ends: endsByKey.get(r.key) ?? {} });
+  }
   const admitAll: CompiledFilter = { node: null, ends: { from: false, to: false }, test: () => true };
-  const test = (r: { key: string; row: Row }) => c.filter.test({ ...r, ...(endsByKey.get(r.key) ? { ends: endsByKey.get(r.key) } : {}) });
   const out: NodeEdges[] = [];
   for (const n of q.keys) {
     const rows = (byNode.get(n) ?? []).filter(test);
     const { rowsRead: _, ...page } = await pageOf(q, { ...c, filter: admitAll, rows, count });
     out.push({ node: n, ...page });
   }
-  return { nodes: out, rowsRead: all.length };
+  return { nodes: out, rowsRead };
 }

@@ -11,7 +11,6 @@
  * traversal or endpoint hop is one level deeper.
  */
 import DataLoader from 'dataloader';
-import { canonicalJson } from '../model/canonical.js';
 import type { OrderTerm } from '../model/row-filter.js';
 import type { Row } from '../model/values.js';
 import { invoke, refText, type Ref } from '../service/api.js';
@@ -93,26 +92,58 @@ export class TypedReads {
     }
   }
 
-  private loader<V>(sig: unknown, batch: (keys: readonly string[]) => Promise<V[]>): DataLoader<string, V> {
-    const id = canonicalJson(sig as never);
+  private loader<V>(id: string, batch: (keys: readonly string[]) => Promise<V[]>): DataLoader<string, V> {
     let l = this.loaders.get(id);
     if (l === undefined) {
-      l = new DataLoader<string, unknown>(batch as (keys: readonly string[]) => Promise<unknown[]>, { maxBatchSize: 10_000 });
+      l = new DataLoader<string, unknown>(batch as (keys: readonly string[]) => Promise<unknown[]>, { maxBatchSize: MAX_BATCH });
       this.loaders.set(id, l);
     }
     return l as DataLoader<string, V>;
   }
 
-  /** One entity by key (null when absent), batched with every lookup of its table, ref and level. */
-  lookup(q: { table: string; at: string; key: string; level: number }): Promise<Entity | null> {
+  /** Answers a plan read ahead (typed-plan.ts), by batch signature and key; a resolver that finds its answer here does not wait. */
+  private readonly planned = new Map<string, Map<string, unknown>>();
+
+  private plannedFor(id: string): Map<string, unknown> {
+    let m = this.planned.get(id);
+    if (m === undefined) {
+      m = new Map();
+      this.planned.set(id, m);
+    }
+    return m;
+  }
+
+  private lookupBatch(q: { table: string; at: string; level: number }): (keys: readonly string[]) => Promise<(Entity | null)[]> {
     const { table, at, level } = q;
-    const l = this.loader(['lookup', table, at, level], (keys) =>
+    return (keys) =>
       this.measured(level, async (ctx) => {
         const r = await invoke(OPERATIONS.lookupRows, this.service, { input: { table, ...AS_TEXT(at), keys: [...keys] }, ctx });
         return r.items.map((x) => (x === null ? null : { table, key: x.key, row: x.row as Row, at, level }));
-      }),
-    );
-    return l.load(q.key);
+      });
+  }
+
+  private neighborsBatch(q: {
+    table: string;
+    direction: 'out' | 'in';
+    at: string;
+    level: number;
+    page: PageArgs;
+  }): (keys: readonly string[]) => Promise<EntityPage[]> {
+    const { table, direction, at, level, page } = q;
+    return (keys) =>
+      this.measured(level, async (ctx) => {
+        const input = { table, ...AS_TEXT(at), direction, keys: [...keys], ...askOf(page) };
+        const r = await invoke(OPERATIONS.neighbors, this.service, { input, ctx });
+        return r.items.map((n) => pageOf(n, { table, at, level, after: page.after }));
+      });
+  }
+
+  /** One entity by key (null when absent), batched with every lookup of its table, ref and level. */
+  lookup(q: { table: string; at: string; key: string; level: number }): Entity | null | Promise<Entity | null> {
+    const id = JSON.stringify(['lookup', q.table, q.at, q.level]);
+    const ready = this.planned.get(id);
+    if (ready?.has(q.key)) return ready.get(q.key) as Entity | null;
+    return this.loader(id, this.lookupBatch(q)).load(q.key);
   }
 
   /** A page of a table's entities (a root connection). */
@@ -125,19 +156,67 @@ export class TypedReads {
   }
 
   /** A page of one node's edges, batched with the same traversal from every node of its level. */
-  neighbors(q: { edgeTable: string; direction: 'out' | 'in'; from: Entity; page: PageArgs }): Promise<EntityPage> {
+  neighbors(q: { edgeTable: string; direction: 'out' | 'in'; from: Entity; page: PageArgs }): EntityPage | Promise<EntityPage> {
     const { edgeTable: table, direction, page } = q;
     const { at } = q.from;
     const level = q.from.level + 1;
-    const l = this.loader(['neighbors', table, direction, at, level, askOf(page)], (keys) =>
-      this.measured(level, async (ctx) => {
-        const input = { table, ...AS_TEXT(at), direction, keys: [...keys], ...askOf(page) };
-        const r = await invoke(OPERATIONS.neighbors, this.service, { input, ctx });
-        return r.items.map((n) => pageOf(n, { table, at, level, after: page.after }));
-      }),
-    );
-    return l.load(q.from.key);
+    const id = JSON.stringify(['neighbors', table, direction, at, level, askOf(page)]);
+    const ready = this.planned.get(id);
+    if (ready?.has(q.from.key)) return ready.get(q.from.key) as EntityPage;
+    return this.loader(id, this.neighborsBatch({ table, direction, at, level, page })).load(q.from.key);
   }
+
+  /** A plan's read of one traversal from every node of a level: the pages kept for the resolvers, their items returned. */
+  async prefetchNeighbors(q: { edgeTable: string; direction: 'out' | 'in'; from: readonly Entity[]; page: PageArgs }): Promise<Entity[]> {
+    const items: Entity[] = [];
+    for (const [[at, level], group] of byRefAndLevel(q.from)) {
+      const id = JSON.stringify(['neighbors', q.edgeTable, q.direction, at, level + 1, askOf(q.page)]);
+      const batch = this.neighborsBatch({ table: q.edgeTable, direction: q.direction, at, level: level + 1, page: q.page });
+      const ready = this.plannedFor(id);
+      const keys = [...new Set(group.map((e) => e.key))].filter((k) => !ready.has(k));
+      for (let i = 0; i < keys.length; i += MAX_BATCH) {
+        const chunk = keys.slice(i, i + MAX_BATCH);
+        for (const [n, p] of (await batch(chunk)).entries()) ready.set(chunk[n] as string, p);
+      }
+      for (const k of new Set(group.map((e) => e.key))) items.push(...((ready.get(k) as EntityPage | undefined)?.items ?? []));
+    }
+    return items;
+  }
+
+  /** A plan's read of one end (`from` or `to`) of every edge of a level: the entities kept for the resolvers and returned. */
+  async prefetchEnds(q: { table: string; end: 'from' | 'to'; of: readonly Entity[] }): Promise<Entity[]> {
+    const found: Entity[] = [];
+    for (const [[at, level], group] of byRefAndLevel(q.of)) {
+      const id = JSON.stringify(['lookup', q.table, at, level + 1]);
+      const batch = this.lookupBatch({ table: q.table, at, level: level + 1 });
+      const ready = this.plannedFor(id);
+      const keys = [...new Set(group.map((e) => e.row[q.end] as string))].filter((k) => !ready.has(k));
+      for (let i = 0; i < keys.length; i += MAX_BATCH) {
+        const chunk = keys.slice(i, i + MAX_BATCH);
+        for (const [n, e] of (await batch(chunk)).entries()) ready.set(chunk[n] as string, e);
+      }
+      for (const k of new Set(group.map((e) => e.row[q.end] as string))) {
+        const e = ready.get(k) as Entity | null | undefined;
+        if (e) found.push(e);
+      }
+    }
+    return found;
+  }
+}
+
+/** Most keys one batch names (the batched operations' own limit). */
+const MAX_BATCH = 10_000;
+
+/** Entities grouped by the ref they were read at and their level: a batch reads one ref at one level. */
+function byRefAndLevel(entities: readonly Entity[]): Map<[string, number], Entity[]> {
+  const groups = new Map<string, { at: [string, number]; of: Entity[] }>();
+  for (const e of entities) {
+    const id = `${e.level}:${e.at}`;
+    const g = groups.get(id) ?? { at: [e.at, e.level] as [string, number], of: [] };
+    g.of.push(e);
+    groups.set(id, g);
+  }
+  return new Map([...groups.values()].map((g) => [g.at, g.of]));
 }
 
 function askOf(p: PageArgs): Record<string, unknown> {
@@ -156,7 +235,17 @@ function pageOf(
 ): EntityPage {
   const { table, at, level } = where;
   return {
-    items: r.items.map((i) => ({ table, key: i.key, row: i.row as Row, at, level, cursor: i.cursor })),
+    // The cursor stays the engine's lazy one: made only when a document selects it.
+    items: r.items.map((i) => ({
+      table,
+      key: i.key,
+      row: i.row as Row,
+      at,
+      level,
+      get cursor() {
+        return i.cursor;
+      },
+    })),
     hasNextPage: r.hasNextPage,
     hasPreviousPage: where.after !== undefined,
     totalCount: r.totalCount,

@@ -26,15 +26,12 @@ import {
   type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
-  type GraphQLResolveInfo,
 } from 'graphql';
 import { keyProps, type Schema, type TableType } from '../model/schema.js';
 import { guarded, keyFromArgs, TYPED_DIRECTIVES, type ResolverCall, type TypedContext, type TypedSchema } from './typed-context.js';
 import { typedNames, type TableNames } from './typed-names.js';
 import {
   builtInFilters,
-  engineOrder,
-  engineWhere,
   enumType,
   fieldMapOf,
   filterKind,
@@ -44,42 +41,19 @@ import {
   rowInputFields,
   scalarOf,
   whereType,
-  type FieldMap,
 } from './typed-inputs.js';
-import type { Entity, EntityPage, PageArgs } from './typed-reads.js';
+import type { Entity, EntityPage } from './typed-reads.js';
+import {
+  DEFAULT_FIRST,
+  documentOf,
+  pageArgs,
+  planBelowEntity,
+  planBelowPage,
+  READ_FIELD,
+  type PageFieldArgs,
+  type ReadField,
+} from './typed-plan.js';
 import { mutationFields } from './typed-mutations.js';
-
-const DEFAULT_FIRST = 100;
-
-/** Whether the field's selection asks for `name` (directly or through fragments). */
-function selects(info: GraphQLResolveInfo, name: string): boolean {
-  const seen = new Set<string>();
-  const walk = (sets: readonly { selections: readonly unknown[] }[]): boolean =>
-    sets.some((s) =>
-      (s.selections as { kind: string; name?: { value: string }; selectionSet?: { selections: unknown[] } }[]).some((sel) => {
-        if (sel.kind === 'Field') return sel.name?.value === name;
-        if (sel.kind === 'InlineFragment') return sel.selectionSet !== undefined && walk([sel.selectionSet]);
-        const frag = info.fragments[sel.name?.value ?? ''];
-        if (frag === undefined || seen.has(frag.name.value)) return false;
-        seen.add(frag.name.value);
-        return walk([frag.selectionSet]);
-      }),
-    );
-  return walk(info.fieldNodes.flatMap((f) => (f.selectionSet !== undefined ? [f.selectionSet] : [])));
-}
-
-type PageFieldArgs = { where?: unknown; orderBy?: unknown; first?: number; after?: string };
-
-function pageArgs(args: PageFieldArgs, c: { table: string; ts: TypedSchema; info: GraphQLResolveInfo }): PageArgs {
-  const m = c.ts.fieldMaps.get(c.table) as FieldMap;
-  return {
-    where: args.where === undefined || args.where === null ? undefined : engineWhere(args.where, c.table, c.ts.fieldMaps),
-    orderBy: args.orderBy === undefined || args.orderBy === null ? undefined : engineOrder(args.orderBy, m),
-    first: args.first ?? DEFAULT_FIRST,
-    after: args.after ?? undefined,
-    count: selects(c.info, 'totalCount'),
-  };
-}
 
 function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {
   return {
@@ -180,14 +154,18 @@ type Deps = {
 function connectionType(n: TableNames, node: GraphQLObjectType, pageInfo: GraphQLObjectType): GraphQLObjectType {
   const edge = new GraphQLObjectType({
     name: n.edge,
-    fields: { cursor: { type: new GraphQLNonNull(GraphQLString) }, node: { type: new GraphQLNonNull(node) } },
+    fields: {
+      // A cursor is a hash, made only for the edges a document asks it of.
+      cursor: { type: new GraphQLNonNull(GraphQLString), resolve: (e: { node: { cursor: string } }) => e.node.cursor },
+      node: { type: new GraphQLNonNull(node) },
+    },
   });
   return new GraphQLObjectType<EntityPage>({
     name: n.connection,
     fields: {
       edges: {
         type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(edge))),
-        resolve: (p) => p.items.map((i) => ({ cursor: i.cursor, node: i })),
+        resolve: (p) => p.items.map((i) => ({ node: i })),
       },
       nodes: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))), resolve: (p) => p.items },
       pageInfo: {
@@ -195,8 +173,12 @@ function connectionType(n: TableNames, node: GraphQLObjectType, pageInfo: GraphQ
         resolve: (p) => ({
           hasNextPage: p.hasNextPage,
           hasPreviousPage: p.hasPreviousPage,
-          startCursor: p.items[0]?.cursor ?? null,
-          endCursor: p.items[p.items.length - 1]?.cursor ?? null,
+          get startCursor() {
+            return p.items[0]?.cursor ?? null;
+          },
+          get endCursor() {
+            return p.items[p.items.length - 1]?.cursor ?? null;
+          },
         }),
       },
       totalCount: {
@@ -229,6 +211,7 @@ function objectType(
         for (const [end, table] of [['from', t.from] as const, ['to', t.to] as const]) {
           f[n.fields[end] as string] = {
             type: new GraphQLNonNull(d.objects.get(table) as GraphQLObjectType),
+            extensions: { [READ_FIELD]: { kind: 'end', table, end } satisfies ReadField },
             resolve: guarded('read', ({ source: e, ctx }: ResolverCall<Entity, unknown>) =>
               ctx.reads.lookup({ table, at: e.at, key: e.row[end] as string, level: e.level + 1 }),
             ),
@@ -257,8 +240,14 @@ function traversalField(
     type: new GraphQLNonNull(d.connections.get(edgeTable) as GraphQLObjectType),
     description: `${edgeTable} edges ${direction === 'out' ? 'leaving' : 'reaching'} this node.`,
     args: pageArgsConfig(d.wheres, d.orders, edgeTable),
+    extensions: { [READ_FIELD]: { kind: 'neighbors', edgeTable, direction } satisfies ReadField },
     resolve: guarded('read', ({ source: from, args, ctx, info }: ResolverCall<Entity, PageFieldArgs>) =>
-      ctx.reads.neighbors({ edgeTable, direction, from, page: pageArgs(args, { table: edgeTable, ts, info }) }),
+      ctx.reads.neighbors({
+        edgeTable,
+        direction,
+        from,
+        page: pageArgs(args, { table: edgeTable, ts, nodes: info.fieldNodes, doc: info }),
+      }),
     ),
   };
 }
@@ -276,22 +265,29 @@ function rootReads(
       type: d.objects.get(t.name) as GraphQLObjectType,
       description: `One ${t.name} by key (${keyProps(t).join(', ')}), or null.`,
       args: { ...keyArgs, at },
-      resolve: guarded('read', ({ args, ctx }: ResolverCall<unknown, Record<string, unknown>>) =>
-        ctx.reads.lookup({
+      resolve: guarded('read', async ({ args, ctx, info }: ResolverCall<unknown, Record<string, unknown>>) => {
+        const entity = await ctx.reads.lookup({
           table: t.name,
           at: (args.at as string | undefined) ?? ctx.branch,
           key: keyFromArgs(args, { t, n }),
           level: 1,
-        }),
-      ),
+        });
+        const type = d.objects.get(t.name) as GraphQLObjectType;
+        await planBelowEntity({ reads: ctx.reads, ts, doc: documentOf(info), entity, type, nodes: info.fieldNodes });
+        return entity;
+      }),
     },
     [n.query]: {
       type: new GraphQLNonNull(d.connections.get(t.name) as GraphQLObjectType),
       description: `${t.name} entities: filtered, ordered, a page at a time.`,
       args: { ...pageArgsConfig(d.wheres, d.orders, t.name), at },
-      resolve: guarded('read', ({ args, ctx, info }: ResolverCall<unknown, PageFieldArgs & { at?: string }>) =>
-        ctx.reads.query({ table: t.name, at: args.at ?? ctx.branch, page: pageArgs(args, { table: t.name, ts, info }) }),
-      ),
+      resolve: guarded('read', async ({ args, ctx, info }: ResolverCall<unknown, PageFieldArgs & { at?: string }>) => {
+        const page = pageArgs(args, { table: t.name, ts, nodes: info.fieldNodes, doc: info });
+        const got = await ctx.reads.query({ table: t.name, at: args.at ?? ctx.branch, page });
+        const connection = d.connections.get(t.name) as GraphQLObjectType;
+        await planBelowPage({ reads: ctx.reads, ts, doc: documentOf(info), entities: got.items, connection, nodes: info.fieldNodes });
+        return got;
+      }),
     },
   };
 }

@@ -34,12 +34,40 @@ export function yogaLogging(logger: Logger) {
   };
 }
 
-export type GraphqlEndpoint = YogaServerInstance<{ requestCtx: RequestContext; role: Role }, GraphqlContext>;
+/** A JSON POST body the route has already read and parsed, handed to Yoga beside the request. */
+export interface ParsedBody {
+  graphqlBody?: object;
+}
+
+/**
+ * How both endpoints take their requests from the route. The route reads a POST's body under the
+ * server's body limit and budget, and parses a JSON one once (it logs the operation's name), so
+ * Yoga neither limits nor reads it again: its parser returns the parsed body, which is what its
+ * JSON parser would have returned. Replies use the server's own `Response`, which the HTTP
+ * adapter writes out directly rather than reading back as a stream.
+ */
+export function yogaTransport() {
+  return {
+    maxRequestBodySize: false as const,
+    fetchAPI: { Response: globalThis.Response },
+    plugin: {
+      onRequestParse({ serverContext, setRequestParser }: { serverContext: ParsedBody; setRequestParser: (p: () => object) => void }) {
+        const body = serverContext.graphqlBody;
+        if (body !== undefined) setRequestParser(() => body);
+      },
+    } as Plugin,
+  };
+}
+
+export type GraphqlEndpoint = YogaServerInstance<{ requestCtx: RequestContext; role: Role } & ParsedBody, GraphqlContext>;
 
 export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Logger; base: string }): GraphqlEndpoint {
   const { service, logger, base } = opts;
-  return createYoga<{ requestCtx: RequestContext; role: Role }, GraphqlContext>({
+  const transport = yogaTransport();
+  return createYoga<{ requestCtx: RequestContext; role: Role } & ParsedBody, GraphqlContext>({
     schema: graphqlSchema(),
+    maxRequestBodySize: transport.maxRequestBodySize,
+    fetchAPI: transport.fetchAPI,
     graphqlEndpoint: `${base}/graphql`,
     logging: yogaLogging(logger),
     maskedErrors: true,
@@ -52,6 +80,7 @@ export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Log
       costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
+      transport.plugin,
     ],
     context: ({ requestCtx, role: r, request }) => ({ service, role: r, request, requestCtx }),
   });

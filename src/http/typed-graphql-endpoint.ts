@@ -13,7 +13,7 @@
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { Kind, type DocumentNode } from 'graphql';
 import pino, { type Logger } from 'pino';
-import { yogaLogging } from './graphql-endpoint.js';
+import { yogaLogging, yogaTransport, type ParsedBody } from './graphql-endpoint.js';
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
@@ -24,7 +24,7 @@ import { LIMITS } from '../service/inputs.js';
 import type { BranchgraphService, RequestContext } from '../service/service.js';
 
 /** What the route hands each request: the caller, the branch, and its generated schema. */
-export interface TypedServerContext {
+export interface TypedServerContext extends ParsedBody {
   requestCtx: RequestContext;
   role: Role;
   branch: string;
@@ -63,8 +63,11 @@ function readReport(): Plugin<TypedContext> {
 
 export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger: Logger; base: string }): TypedEndpoint {
   const { service, logger, base } = opts;
+  const transport = yogaTransport();
   return createYoga<TypedServerContext, TypedContext>({
     schema: (ctx: TypedServerContext) => ctx.served.typed.schema,
+    maxRequestBodySize: transport.maxRequestBodySize,
+    fetchAPI: transport.fetchAPI,
     graphqlEndpoint: `${base}/branches/:id/graphql`,
     logging: yogaLogging(logger),
     maskedErrors: true,
@@ -81,6 +84,7 @@ export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       readReport(),
+      transport.plugin,
     ],
     context: ({ requestCtx, role, branch, served }) => ({
       service,
@@ -111,9 +115,9 @@ export async function servedFor(r: Omit<TypedRequest, 'endpoint' | 'role'>): Pro
 }
 
 /** Run one typed request (an HTTP request to the endpoint, or one built in process). */
-export async function runTypedGraphql(r: TypedRequest, request: Request): Promise<Response> {
+export async function runTypedGraphql(r: TypedRequest, request: Request, parsed: ParsedBody = {}): Promise<Response> {
   const { ctx, served } = await servedFor(r);
-  return r.endpoint.fetch(request, { requestCtx: ctx, role: r.role, branch: r.branch, served });
+  return r.endpoint.fetch(request, { requestCtx: ctx, role: r.role, branch: r.branch, served, ...parsed });
 }
 
 export { TypedSchemaCache };

@@ -154,12 +154,14 @@ export function encodeRun(table: TableType, rows: readonly RunRow[]): Uint8Array
   return tableToIPC(t, 'file');
 }
 
+type Col = { prop: PropDef; vector: Vector | null };
+
 /** A decoded run: keys and hashes eagerly, property values on demand. */
 export class RunData {
   readonly keys: string[];
   readonly tombs: boolean[];
   readonly hashes: string[];
-  private readonly columns: { prop: PropDef; vector: Vector | null }[];
+  private readonly columns: Col[];
   readonly byteSize: number;
 
   constructor(d: {
@@ -216,20 +218,23 @@ export class RunData {
 
   rowAt(i: number): RunRow {
     const tomb = this.tombs[i] as boolean;
-    let props: Row | null = null;
-    if (!tomb) {
-      // A reader that walks many rows of this run gets its columns decoded once, whole.
-      if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) {
-        this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
-        // The decoded values replace the vectors, so the file's bytes are not held twice.
-        for (const c of this.columns) c.vector = null;
-      }
-      props = {};
-      const values = this.values;
-      if (values !== undefined) for (const [n, c] of this.columns.entries()) props[c.prop.name] = (values[n] as Value[])[i] as Value;
-      else for (const c of this.columns) props[c.prop.name] = c.vector === null ? null : fromArrow(c.prop, c.vector.get(i));
+    return { key: this.keys[i] as string, tomb, hash: this.hashes[i] as string, props: tomb ? null : this.propsAt(i) };
+  }
+
+  /** The properties of the live row at `i` (a scan's form of `rowAt`, with nothing else allocated). */
+  propsAt(i: number): Row {
+    // A reader that walks many rows of this run gets its columns decoded once, whole.
+    if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) {
+      this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
+      // The decoded values replace the vectors, so the file's bytes are not held twice.
+      for (const c of this.columns) c.vector = null;
     }
-    return { key: this.keys[i] as string, tomb, hash: this.hashes[i] as string, props };
+    const props: Row = {};
+    const values = this.values;
+    if (values !== undefined)
+      for (let n = 0; n < this.columns.length; n++) props[(this.columns[n] as Col).prop.name] = (values[n] as Value[])[i] as Value;
+    else for (const c of this.columns) props[c.prop.name] = c.vector === null ? null : fromArrow(c.prop, c.vector.get(i));
+    return props;
   }
 
   private rowsRead = 0;
@@ -268,15 +273,26 @@ export class MemoryRunData extends RunData {
     private readonly rows: readonly RunRow[],
     byteSize: number,
   ) {
-    super({ keys: rows.map((r) => r.key), tombs: rows.map((r) => r.tomb), hashes: rows.map((r) => r.hash), columns: [], byteSize });
+    super({
+      keys: rows.map((r) => r.key),
+      tombs: rows.map((r) => r.tomb || r.props === null),
+      hashes: rows.map((r) => r.hash),
+      columns: [],
+      byteSize,
+    });
   }
 
   override rowAt(i: number): RunRow {
     const r = this.rows[i] as RunRow;
     if (r.tomb || r.props === null) return { key: r.key, tomb: true, hash: r.hash, props: null };
+    return { key: r.key, tomb: false, hash: r.hash, props: this.propsAt(i) };
+  }
+
+  override propsAt(i: number): Row {
+    const stored = (this.rows[i] as RunRow).props ?? {};
     const props: Row = {};
-    for (const p of rowProps(this.table)) props[p.name] = r.props[p.name] ?? null;
-    return { key: r.key, tomb: false, hash: r.hash, props };
+    for (const p of rowProps(this.table)) props[p.name] = stored[p.name] ?? null;
+    return props;
   }
 }
 

@@ -16,6 +16,8 @@ import {
   lookupStates,
   mergeRuns,
   newestRows,
+  prefixRows,
+  prefixRowsMany,
   scanPrefix,
   type LoadRun,
   type TableVersion,
@@ -40,8 +42,16 @@ function runs() {
     loads++;
     return decodeRun({ table: T, bytes: files.get(ref.key) as Uint8Array, objectKey: ref.key, expected: ref });
   }) as LoadRun;
-  load.segments = async (ref) => [ref];
-  const write = (entries: [string, number | null][]): RunRef => {
+  const segments = new Map<string, RunRef[]>();
+  load.segments = async (ref) => segments.get(ref.key) ?? [ref];
+  const encoded = (rows: RunRow[]): RunRef => {
+    const file = encodeRun(T, rows);
+    const key = `runs/T/${String(++n).padStart(4, '0')}.arrow`;
+    files.set(key, file);
+    return runRefOf({ key, rows, file });
+  };
+  /** A run of `entries`; with `segmentRows`, a segmented run of parts that many rows long. */
+  const write = (entries: [string, number | null][], segmentRows?: number): RunRef => {
     const rows: RunRow[] = [...entries]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([key, v]) =>
@@ -49,10 +59,12 @@ function runs() {
           ? { key, tomb: true, hash: '', props: null }
           : { key, tomb: false, hash: rowHash({ id: key, v }), props: { id: key, v } as Row },
       );
-    const file = encodeRun(T, rows);
-    const key = `runs/T/${String(++n).padStart(4, '0')}.arrow`;
-    files.set(key, file);
-    return runRefOf({ key, rows, file });
+    const whole = encoded(rows);
+    if (segmentRows === undefined || rows.length <= segmentRows) return whole;
+    const parts: RunRef[] = [];
+    for (let i = 0; i < rows.length; i += segmentRows) parts.push(encoded(rows.slice(i, i + segmentRows)));
+    segments.set(whole.key, parts);
+    return { ...whole, segmented: true };
   };
   return { load, write, loads: () => loads };
 }
@@ -154,8 +166,9 @@ describe('table versions', () => {
       fc.asyncProperty(fc.array(runArb, { minLength: 1, maxLength: 5 }), fc.array(runArb, { maxLength: 3 }), async (baseRuns, extra) => {
         const { write, load } = runs();
         const dedupe = (r: [string, number | null][]) => [...new Map(r)];
-        const base: TableVersion = { runs: baseRuns.map((r) => write(dedupe(r))) };
-        const v: TableVersion = { runs: [...base.runs, ...extra.map((r) => write(dedupe(r)))] };
+        // Some runs are segmented (two rows a segment), so merges cross segment ends inside a run.
+        const base: TableVersion = { runs: baseRuns.map((r, i) => write(dedupe(r), i % 2 === 1 ? 2 : undefined)) };
+        const v: TableVersion = { runs: [...base.runs, ...extra.map((r, i) => write(dedupe(r), i % 2 === 0 ? 2 : undefined))] };
         const model = (runsOf: [string, number | null][][]) => {
           const m = new Map<string, number | null>();
           for (const r of runsOf) for (const [k, x] of dedupe(r)) m.set(k, x);
@@ -177,7 +190,15 @@ describe('table versions', () => {
           const withPrefix: string[] = [];
           for await (const r of scanPrefix(v, load, after)) withPrefix.push(r.key);
           expect(withPrefix).toEqual(sortedLive.map(([k]) => k).filter((k) => k.startsWith(after)));
+          expect((await prefixRows(v, load, after)).map((r) => r.key)).toEqual(withPrefix);
+          expect((await prefixRowsMany({ v, load, prefixes: [after], limit: 1 })).get(after)?.map((r) => r.key)).toEqual(
+            withPrefix.slice(0, 1),
+          );
         }
+        // Many prefixes at once (overlapping ones too) answer as each would alone.
+        const many = await prefixRowsMany({ v, load, prefixes: [...probes, ...alphabet] });
+        for (const p of [...probes, ...alphabet])
+          expect((many.get(p) ?? []).map((r) => [r.key, r.props?.v])).toEqual(sortedLive.filter(([k]) => k.startsWith(p)));
         const looked = await lookupStates(v, probes, load);
         for (const k of probes)
           expect(looked.has(k) ? (looked.get(k)?.tomb ? null : looked.get(k)?.props?.v) : undefined).toEqual(
@@ -197,6 +218,30 @@ describe('table versions', () => {
 
   it('property: merged reads, newest rows, lookups, scans and both ways of computing changes agree with a plain map', async () => {
     await agreesWithMap(['a', 'b', 'c', 'd', 'e'], ['a', 'c', 'e', 'z']);
+  });
+
+  it('a merge of thousands of keys over interleaved and segmented runs hands on every key once, in order, newest first', async () => {
+    const { write, load } = runs();
+    const key = (i: number) => `k${String(i).padStart(5, '0')}`;
+    // Run 1 holds every key, run 2 every third (newer, so it wins there), run 3 deletes every seventh.
+    const all = Array.from({ length: 5000 }, (_, i) => i);
+    const v: TableVersion = {
+      runs: [
+        write(
+          all.map((i) => [key(i), 1]),
+          1000,
+        ),
+        write(all.filter((i) => i % 3 === 0).map((i) => [key(i), 2])),
+        write(
+          all.filter((i) => i % 7 === 0).map((i) => [key(i), null]),
+          100,
+        ),
+      ],
+    };
+    const live: [string, unknown][] = [];
+    for await (const r of mergeRuns({ runs: v.runs, load, startAfter: key(10) })) live.push([r.key, r.props?.v]);
+    const want = all.filter((i) => i > 10 && i % 7 !== 0).map((i) => [key(i), i % 3 === 0 ? 2 : 1]);
+    expect(live).toEqual(want);
   });
 
   it('property: the same with keys too long to record whole, so run entries keep only their prefixes', async () => {

@@ -127,14 +127,7 @@ function candidates(ref: RunRef, keys: readonly string[]): readonly string[] {
 }
 
 function firstWhere(keys: readonly string[], pred: (k: string) => boolean): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (pred(keys[mid] as string)) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
+  return firstIndex(keys.length, (i) => pred(keys[i] as string));
 }
 
 /** Live rows (no tombstones) for `keys`. */
@@ -162,14 +155,10 @@ export async function newestRows(runs: readonly RunRef[], load: LoadRun): Promis
  * loaded only when the merge reaches its first key and dropped once passed,
  * so a scan holds about one segment per run in memory.
  */
-export async function* mergeRuns(a: {
-  runs: readonly RunRef[];
-  load: LoadRun;
-  startAfter?: string | undefined;
-  withTombstones?: boolean | undefined;
-}): AsyncGenerator<RunRow> {
-  const { runs, load, startAfter, withTombstones = false } = a;
-  for await (const h of mergeHeads({ runs, load, startAfter })) if (withTombstones || !h.tomb) yield h.data.rowAt(h.pos);
+export async function* mergeRuns(a: MergeArgs & { withTombstones?: boolean | undefined }): AsyncGenerator<RunRow> {
+  const withTombstones = a.withTombstones === true;
+  for await (const batch of mergeSpans(a))
+    for (const { data, from, to } of batch) for (let i = from; i < to; i++) if (withTombstones || !data.tombs[i]) yield data.rowAt(i);
 }
 
 /** Each key's newest entry in a k-way merge: its key, whether it is a tombstone, its stored hash, and where to decode it. */
@@ -184,27 +173,52 @@ export interface MergeHead {
 /**
  * The k-way merge of `mergeRuns` without decoding rows: callers that need only keys and hashes
  * (most of a big merge) decode the few rows they need with `data.rowAt(pos)`, before the next step.
- * `readAhead` (for walks that will read the whole of their runs) loads each run's next segment
- * while the current one is merged, and keeps what it reads out of the run cache (`uncached`);
- * short scans leave it off, as it costs them a read.
  */
-export async function* mergeHeads(a: {
+export async function* mergeHeads(a: MergeArgs): AsyncGenerator<MergeHead> {
+  for await (const batch of mergeSpans(a))
+    for (const { data, from, to } of batch)
+      for (let pos = from; pos < to; pos++)
+        yield { key: data.keys[pos] as string, tomb: data.tombs[pos] === true, hash: data.hashes[pos] as string, data, pos };
+}
+
+export interface MergeArgs {
   runs: readonly RunRef[];
   load: LoadRun;
+  /** Only keys after this one. */
   startAfter?: string | undefined;
+  /**
+   * `readAhead` (for walks that will read the whole of their runs) loads each run's next segment
+   * while the current one is merged, and keeps what it reads out of the run cache (`uncached`);
+   * short scans leave it off, as it costs them a read.
+   */
   opts?: { readAhead?: boolean } | undefined;
-}): AsyncGenerator<MergeHead> {
-  const { runs, load, startAfter, opts = {} } = a;
-  // Source i: one run's segments; a higher `rank` is a newer run. A walk through whole runs reads
-  // each segment once, so it does not fill the run cache with them.
-  const fetch = opts.readAhead === true ? (load.uncached ?? load) : load;
-  const sources: Source[] = [];
-  for (const [rank, run] of runs.entries()) {
-    if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
-    const parts = (run.segmented ? await load.segments(run) : [run]).filter(
-      (ref) => ref.rows > 0 && (startAfter === undefined || !runEndsBefore(ref, startAfter, false)),
-    );
-    if (parts.length > 0) sources.push({ parts, at: 0, rank, data: null, pos: 0 });
+}
+
+/**
+ * A stretch of one decoded segment that the merge passes whole: each position from `from` to
+ * `to - 1` is its key's newest entry (a row or a tombstone).
+ */
+export interface MergeSpan {
+  data: RunData;
+  from: number;
+  to: number;
+}
+
+/** Positions a merge batches before it hands them on (a batch also ends before each load). */
+const SPAN_BATCH = 1024;
+
+/**
+ * The k-way merge itself, as batches of spans: a caller walks each span with a plain loop, so a
+ * scan costs one await per batch rather than one per row. A single run (a compacted table, or
+ * the one run a range reaches) is passed a segment at a time with no per-key comparison. Every
+ * key of a batch sorts after every key of the batches before it.
+ */
+export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
+  const sources = await openSources(a);
+  const fill = segmentFiller(a);
+  if (sources.length === 1) {
+    yield* wholeSegments(sources[0] as Source, fill);
+    return;
   }
   const advance = (src: Source): void => {
     src.pos++;
@@ -212,6 +226,9 @@ export async function* mergeHeads(a: {
     src.data = null;
     src.at++;
   };
+  let batch: MergeSpan[] = [];
+  let held = 0;
+  let last: MergeSpan | undefined;
   for (;;) {
     let min: string | undefined;
     for (const src of sources) {
@@ -219,30 +236,18 @@ export async function* mergeHeads(a: {
       const k = src.data === null ? (src.parts[src.at] as RunRef).minKey : (src.data.keys[src.pos] as string);
       if (min === undefined || compareKey(k, min) < 0) min = k;
     }
-    if (min === undefined) return;
+    if (min === undefined) break;
     // Load every unloaded source whose next segment starts at or before the smallest key.
     const toLoad = sources.filter(
       (src) => src.at < src.parts.length && src.data === null && compareKey((src.parts[src.at] as RunRef).minKey, min as string) <= 0,
     );
     if (toLoad.length > 0) {
-      await Promise.all(
-        toLoad.map(async (src) => {
-          const data = await (src.ahead ?? fetch(src.parts[src.at] as RunRef));
-          src.ahead = undefined;
-          // A long walk reads the next segment while this one is merged, so it rarely waits on the store.
-          const next = src.parts[src.at + 1];
-          if (opts.readAhead === true && next !== undefined) {
-            src.ahead = fetch(next);
-            src.ahead.catch(() => undefined);
-          }
-          src.data = data;
-          src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
-          if (src.pos >= data.length) {
-            src.data = null;
-            src.at++;
-          }
-        }),
-      );
+      // What is merged so far goes out first: a caller that stops early never waits on this load.
+      if (batch.length > 0) yield batch;
+      batch = [];
+      held = 0;
+      last = undefined;
+      await Promise.all(toLoad.map(fill));
       continue;
     }
     let winner: Source | undefined;
@@ -251,11 +256,82 @@ export async function* mergeHeads(a: {
       if (winner === undefined || src.rank > winner.rank) winner = src;
     }
     const w = winner as Source;
-    const data = w.data as RunData;
-    const head: MergeHead = { key: min, tomb: data.tombs[w.pos] === true, hash: data.hashes[w.pos] as string, data, pos: w.pos };
+    if (last !== undefined && last.data === w.data && last.to === w.pos) last.to++;
+    else {
+      last = { data: w.data as RunData, from: w.pos, to: w.pos + 1 };
+      batch.push(last);
+    }
     for (const src of sources) if (src.data !== null && src.data.keys[src.pos] === min) advance(src);
-    yield head;
+    if (++held >= SPAN_BATCH) {
+      yield batch;
+      batch = [];
+      held = 0;
+      last = undefined;
+    }
   }
+  if (batch.length > 0) yield batch;
+}
+
+/** A single source's segments, each passed whole from where the merge starts in it. */
+async function* wholeSegments(only: Source, fill: (src: Source) => Promise<void>): AsyncGenerator<MergeSpan[]> {
+  while (only.at < only.parts.length) {
+    await fill(only);
+    if (only.data === null) continue;
+    const span = { data: only.data, from: only.pos, to: only.data.length };
+    only.data = null;
+    only.at++;
+    yield [span];
+  }
+}
+
+/** Loads a source's next segment and places it after `startAfter` (reading the one after ahead, when asked). */
+function segmentFiller(a: MergeArgs): (src: Source) => Promise<void> {
+  const { load, startAfter, opts = {} } = a;
+  // A walk through whole runs reads each segment once, so it does not fill the run cache with them.
+  const fetch = opts.readAhead === true ? (load.uncached ?? load) : load;
+  return async (src: Source): Promise<void> => {
+    const data = await (src.ahead ?? fetch(src.parts[src.at] as RunRef));
+    src.ahead = undefined;
+    // A long walk reads the next segment while this one is merged, so it rarely waits on the store.
+    const next = src.parts[src.at + 1];
+    if (opts.readAhead === true && next !== undefined) {
+      src.ahead = fetch(next);
+      src.ahead.catch(() => undefined);
+    }
+    src.data = data;
+    src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
+    if (src.pos >= data.length) {
+      src.data = null;
+      src.at++;
+    }
+  };
+}
+
+/** The runs of a merge as sources (a higher `rank` is a newer run), each from its first segment that may hold a key after `startAfter`. */
+async function openSources(a: MergeArgs): Promise<Source[]> {
+  const { runs, load, startAfter } = a;
+  const sources: Source[] = [];
+  for (const [rank, run] of runs.entries()) {
+    if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
+    const all = run.segmented ? await load.segments(run) : [run];
+    // Segments are disjoint and sorted: the first that reaches past `startAfter` is found by bisection.
+    const first = startAfter === undefined ? 0 : firstIndex(all.length, (i) => !runEndsBefore(all[i] as RunRef, startAfter, false));
+    const parts = all.slice(first).filter((ref) => ref.rows > 0);
+    if (parts.length > 0) sources.push({ parts, at: 0, rank, data: null, pos: 0 });
+  }
+  return sources;
+}
+
+/** The least index in 0..n for which `pred` holds (false then true over the range). */
+function firstIndex(n: number, pred: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pred(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /** One run in a k-way merge: its segments, the one being read, and the position in it. */
@@ -346,10 +422,112 @@ export function versionStats(v: TableVersion): { runs: number; rows: number; byt
 
 /** Live rows whose key starts with `prefix`, in key order. */
 export async function* scanPrefix(v: TableVersion, load: LoadRun, prefix: string): AsyncGenerator<RunRow> {
+  for await (const batch of prefixSpans(v, load, prefix))
+    for (const { data, from, to } of batch) for (let i = from; i < to; i++) if (!data.tombs[i]) yield data.rowAt(i);
+}
+
+/** Live rows whose key starts with `prefix`, in key order, in one array (a batch reader's form of `scanPrefix`). */
+export async function prefixRows(v: TableVersion, load: LoadRun, prefix: string): Promise<RunRow[]> {
+  return (await prefixRowsMany({ v, load, prefixes: [prefix] })).get(prefix) ?? [];
+}
+
+/**
+ * The live rows under each of many prefixes (an edge table's edges of many nodes), in key order
+ * per prefix, at most `limit` each. One pass per run over the prefixes in sorted order: each
+ * segment is bisected to, loaded once however many prefixes fall in it, and walked from the
+ * prefix's first key; the runs' entries are then merged per prefix, the newest run winning. So a
+ * batch of nodes costs a load per segment touched and a binary search per node, not a merge per
+ * node. With one run the walk stops after `limit` rows (with more, a newer tombstone may
+ * hide one of them, so each run gives all its entries).
+ */
+export async function prefixRowsMany(a: {
+  v: TableVersion;
+  load: LoadRun;
+  prefixes: readonly string[];
+  limit?: number | undefined;
+}): Promise<Map<string, RunRow[]>> {
+  const { v, load, limit = Number.POSITIVE_INFINITY } = a;
+  const prefixes = [...new Set(a.prefixes)].sort(compareKey);
+  const runs = v.runs.filter((r) => r.rows > 0);
+  const perRun: Map<string, RunRow[]>[] = [];
+  for (const run of runs) perRun.push(await runPrefixEntries({ run, load, prefixes, limit: runs.length === 1 ? limit : undefined }));
+  const out = new Map<string, RunRow[]>();
+  for (const prefix of prefixes) {
+    const lists = perRun.map((m) => m.get(prefix) ?? []);
+    let rows: RunRow[];
+    if (lists.length === 1) rows = (lists[0] as RunRow[]).filter((r) => !r.tomb);
+    else {
+      // Later runs are newer: their entry for a key replaces an older one.
+      const byKey = new Map<string, RunRow>();
+      for (const list of lists) for (const r of list) byKey.set(r.key, r);
+      rows = [...byKey.values()].filter((r) => !r.tomb).sort((x, y) => compareKey(x.key, y.key));
+    }
+    out.set(prefix, rows.length > limit ? rows.slice(0, limit) : rows);
+  }
+  return out;
+}
+
+/** One run's entries (tombstones too) under each sorted prefix, at most `limit` live ones each. */
+async function runPrefixEntries(a: {
+  run: RunRef;
+  load: LoadRun;
+  prefixes: readonly string[];
+  limit: number | undefined;
+}): Promise<Map<string, RunRow[]>> {
+  const { run, load, prefixes, limit = Number.POSITIVE_INFINITY } = a;
+  const out = new Map<string, RunRow[]>();
+  const holds = (r: RunRef, prefix: string): boolean =>
+    !runEndsBefore(r, prefix, true) && compareKey(r.minKey.slice(0, prefix.length), prefix) <= 0;
+  const wanted = prefixes.filter((p) => holds(run, p));
+  if (wanted.length === 0) return out;
+  const parts = run.segmented ? await load.segments(run) : [run];
+  const loaded = new Map<number, RunData>();
+  const dataAt = async (n: number): Promise<RunData> => {
+    let d = loaded.get(n);
+    if (d === undefined) {
+      d = await load(parts[n] as RunRef);
+      loaded.set(n, d);
+    }
+    return d;
+  };
+  for (const prefix of wanted) {
+    const rows: RunRow[] = [];
+    let live = 0;
+    // The first segment that reaches the prefix; the prefix's keys may run on into the next ones.
+    let n = firstIndex(parts.length, (i) => !runEndsBefore(parts[i] as RunRef, prefix, true));
+    walk: for (; n < parts.length && holds(parts[n] as RunRef, prefix); n++) {
+      const data = loaded.get(n) ?? (await dataAt(n));
+      for (let i = data.lowerBound(prefix); i < data.length; i++) {
+        if (!(data.keys[i] as string).startsWith(prefix) || live >= limit) break walk;
+        const row = data.rowAt(i);
+        if (!row.tomb) live++;
+        rows.push(row);
+      }
+    }
+    if (rows.length > 0) out.set(prefix, rows);
+  }
+  return out;
+}
+
+/** The merge's spans cut to the keys that start with `prefix`; the walk stops at the first key past them. */
+async function* prefixSpans(v: TableVersion, load: LoadRun, prefix: string): AsyncGenerator<MergeSpan[]> {
   // Every key with the prefix sorts after the prefix minus its last character.
   const runs = v.runs.filter((r) => !runEndsBefore(r, prefix, true) && compareKey(r.minKey.slice(0, prefix.length), prefix) <= 0);
-  for await (const row of mergeRuns({ runs, load, startAfter: prefix.slice(0, -1) })) {
-    if (row.key.startsWith(prefix)) yield row;
-    else if (compareKey(row.key, prefix) > 0) return;
+  for await (const batch of mergeSpans({ runs, load, startAfter: prefix.slice(0, -1) })) {
+    const cut: MergeSpan[] = [];
+    for (const span of batch) {
+      const { data, from, to } = span;
+      let i = from;
+      // Keys before the prefix (between the prefix minus its last character and the prefix) are passed over.
+      while (i < to && compareKey(data.keys[i] as string, prefix) < 0) i++;
+      let j = i;
+      while (j < to && (data.keys[j] as string).startsWith(prefix)) j++;
+      if (j > i) cut.push({ data, from: i, to: j });
+      if (j < to) {
+        if (cut.length > 0) yield cut;
+        return;
+      }
+    }
+    if (cut.length > 0) yield cut;
   }
 }

@@ -10,7 +10,7 @@ import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Role } from '../../service/auth.js';
 import type { BranchgraphService } from '../../service/service.js';
-import type { GraphqlEndpoint } from '../graphql-endpoint.js';
+import type { GraphqlEndpoint, ParsedBody } from '../graphql-endpoint.js';
 import { bodyText, ctxOf, type Env } from '../http-context.js';
 
 export function graphqlRoute(app: Hono<Env>, opts: { service: BranchgraphService; logger: Logger; base: string }): void {
@@ -21,34 +21,50 @@ export function graphqlRoute(app: Hono<Env>, opts: { service: BranchgraphService
   };
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     const role = c.get('role') as Role;
-    return forwardGraphql(c, async (req) => (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role }));
+    return forwardGraphql(c, async (req, parsed) => (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role, ...parsed }));
   });
 }
 
 /**
  * Hand a GraphQL request to Yoga: a GET as it came, a POST with its body read under the body
- * budget (and its operation name noted for the request log).
+ * budget (and its operation name noted for the request log). A JSON body goes along parsed
+ * (`ParsedBody`), so Yoga does not read it again; any other body is handed over as text, for
+ * Yoga to parse or refuse.
  */
-export async function forwardGraphql(c: Context<Env>, fetch: (req: Request) => Promise<Response>): Promise<Response> {
+export async function forwardGraphql(c: Context<Env>, fetch: (req: Request, parsed?: ParsedBody) => Promise<Response>): Promise<Response> {
   if (c.req.method !== 'POST') return fetch(c.req.raw);
   const { text, release } = await bodyText(c);
-  const operation = operationName(text);
-  if (operation !== undefined) c.set('graphqlOperation', operation);
   try {
+    const parsed = isJsonBody(c.req.header('content-type')) ? parseJson(text) : undefined;
+    const operation = operationName(parsed);
+    if (operation !== undefined) c.set('graphqlOperation', operation);
+    if (typeof parsed === 'object' && parsed !== null) return await fetch(c.req.raw, { graphqlBody: parsed });
     return await fetch(new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal }));
   } finally {
     release();
   }
 }
 
-/** A GraphQL request's operation name for the log: the one it names, else its first operation's; never throws. */
-function operationName(body: string): string | undefined {
+/** Whether Yoga would read the body as JSON (its own test: the first content type, parameters aside). */
+function isJsonBody(contentType: string | undefined): boolean {
+  const first = contentType?.split(',')[0] ?? '';
+  return ['application/json', 'application/graphql+json'].some((t) => first === t || first.startsWith(`${t};`));
+}
+
+function parseJson(text: string): unknown {
   try {
-    const req = JSON.parse(body) as { operationName?: unknown; query?: unknown };
-    if (typeof req.operationName === 'string' && req.operationName !== '') return req.operationName.slice(0, 100);
-    if (typeof req.query === 'string') return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/.exec(req.query)?.[1];
+    return JSON.parse(text) as unknown;
   } catch {
-    // Not JSON: GraphQL answers that itself.
+    // Not JSON: Yoga answers that itself.
+    return undefined;
   }
+}
+
+/** A GraphQL request's operation name for the log: the one it names, else its first operation's. */
+function operationName(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const req = body as { operationName?: unknown; query?: unknown };
+  if (typeof req.operationName === 'string' && req.operationName !== '') return req.operationName.slice(0, 100);
+  if (typeof req.query === 'string') return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/.exec(req.query)?.[1];
   return undefined;
 }

@@ -30,7 +30,7 @@ export function typedGraphqlRoutes(app: Hono<Env>, opts: { service: BranchgraphS
     const role = c.get('role') as Role;
     const { m, endpoint, schemas } = await typed();
     const r = { endpoint, schemas, service: opts.service, branch: c.req.param('id'), role, ctx: ctxOf(c) };
-    return forwardGraphql(c, (req) => m.runTypedGraphql(r, req));
+    return forwardGraphql(c, (req, parsed) => m.runTypedGraphql(r, req, parsed));
   });
   app.get('/branches/:id/schema.graphql', async (c) => {
     requireRole(c.get('role') as Role, 'read');
