@@ -393,6 +393,11 @@ async function queryMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
       postgraphile_over_branchgraph_in_edges: ratio('in_edges'),
       postgraphile_over_branchgraph_mutation_batch: ratio('mutation_batch'),
       store_calls_two_hop_per_level: Math.max(...levels.map((k) => f[k] as number)),
+      // Each level's store calls over the segments it touched (a run's segment list is one more call).
+      store_calls_over_segments_two_hop: round(
+        Math.max(...levels.map((k) => (f[k] as number) / Math.max(1, f[k.replace('_store_calls', '_segments')] as number))),
+        3,
+      ),
     },
   };
 }

@@ -161,8 +161,11 @@ describe('the typed API on a server', () => {
       s.graph.dropCaches();
       const r = await post(url(), `query @explain { queryPerson(first: ${n}) { nodes { knowsOut(first: 3) { nodes { to { name } } } } } }`);
       expect(r.errors).toBeUndefined();
-      return (r.extensions as { explain: { levels: { level: number; batches: number; storeCalls: number; rowsRead: number }[] } }).explain
-        .levels;
+      return (
+        r.extensions as {
+          explain: { levels: { level: number; batches: number; storeCalls: number; rowsRead: number; segmentsRead: number }[] };
+        }
+      ).explain.levels;
     };
     const few = await levels(10);
     const many = await levels(300);
@@ -172,6 +175,11 @@ describe('the typed API on a server', () => {
     expect(many.map((l) => l.storeCalls)).toEqual(few.map((l) => l.storeCalls));
     expect(many[1]?.rowsRead).toBe(300);
     expect(many[2]?.rowsRead).toBe(300);
+    // A cold level reads each segment it touches once (and a segmented run's list of segments).
+    for (const l of many) {
+      expect(l.segmentsRead).toBeGreaterThan(0);
+      expect(l.storeCalls).toBeLessThanOrEqual(l.segmentsRead + 1);
+    }
   });
 
   it('plans nested reads ahead without changing any answer: aliases, variables, fragments, filters, cursors', async () => {

@@ -190,13 +190,35 @@ function itemOf(key: string, row: Row, at: { scope: string; position: readonly V
   return new LazyItem(key, row, at);
 }
 
-/** Live rows of a version in key order after `startAfter`, a batch at a time, each batch one array. */
-async function* liveRows(v: TableVersion, load: LoadRun, startAfter?: string): AsyncGenerator<{ key: string; row: Row }[]> {
-  for await (const batch of mergeSpans({ runs: v.runs, load, startAfter })) {
+/**
+ * Live rows of a version in key order after `startAfter`, a batch at a time, with how many live
+ * rows each batch passed; only rows `admit` takes are built, so a filter that refuses most of a
+ * table allocates nothing for them.
+ */
+async function* liveRows(
+  v: TableVersion,
+  c: { load: LoadRun; startAfter?: string | undefined; admit?: (s: { key: string; row: Row }) => boolean },
+): AsyncGenerator<{ rows: { key: string; row: Row }[]; passed: number }> {
+  const admit = c.admit;
+  for await (const batch of mergeSpans({ runs: v.runs, load: c.load, startAfter: c.startAfter })) {
     const rows: { key: string; row: Row }[] = [];
-    for (const { data, from, to } of batch)
-      for (let i = from; i < to; i++) if (!data.tombs[i]) rows.push({ key: data.keys[i] as string, row: data.propsAt(i) });
-    yield rows;
+    let passed = 0;
+    for (const { data, from, to } of batch) {
+      const view = admit === undefined ? undefined : data.rowView();
+      const probe = { key: '', row: {} as Row };
+      for (let i = from; i < to; i++) {
+        if (data.tombs[i]) continue;
+        passed++;
+        const key = data.keys[i] as string;
+        if (view !== undefined) {
+          probe.key = key;
+          probe.row = view(i);
+          if (!admit?.(probe)) continue;
+        }
+        rows.push({ key, row: data.propsAt(i) });
+      }
+    }
+    yield { rows, passed };
   }
 }
 
@@ -218,10 +240,9 @@ async function streamedPage(c: Checked): Promise<QueryPage> {
   const items: QueryItem[] = [];
   const startAfter = c.after === undefined ? undefined : String(c.after[0]);
   let rowsRead = 0;
-  for await (const rows of liveRows(c.view.version, c.view.load, startAfter)) {
+  for await (const { rows, passed } of liveRows(c.view.version, { load: c.view.load, startAfter, admit: c.filter.test })) {
+    rowsRead += passed;
     for (const r of rows) {
-      rowsRead++;
-      if (!c.filter.test(r)) continue;
       if (items.length === c.first) return { items, hasNextPage: true, rowsRead };
       items.push(itemOf(r.key, r.row, { scope: c.scope, position: [r.key] }));
     }
@@ -240,9 +261,9 @@ export async function queryRows(q: Scope & { table: string; ask: QueryAsk }): Pr
   // Without endpoint filters, rows the filter refuses are dropped as the scan goes; pageOf counts what was read.
   const all: { key: string; row: Row }[] = [];
   let read = 0;
-  for await (const rows of liveRows(c.view.version, c.view.load)) {
-    read += rows.length;
-    for (const r of rows) if (endsNeeded || c.filter.test(r)) all.push(r);
+  for await (const { rows, passed } of liveRows(c.view.version, { load: c.view.load, ...(endsNeeded ? {} : { admit: c.filter.test }) })) {
+    read += passed;
+    all.push(...rows);
   }
   return { ...(await pageOf(q, { ...c, rows: all, count })), rowsRead: read };
 }

@@ -48,6 +48,8 @@ export interface LevelCost {
   batches: number;
   storeCalls: number;
   rowsRead: number;
+  /** Distinct run files and segments of tables the level decoded (cached or read): a level's store calls stay within these. */
+  segmentsRead: number;
 }
 
 const AS_TEXT = (at: string): { at: string } => ({ at });
@@ -80,14 +82,15 @@ export class TypedReads {
   /** `work` under a meter when explaining, its cost added to `level`. */
   private async measured<T>(level: number, work: (ctx: RequestContext) => Promise<T>): Promise<T> {
     if (!this.explain) return work(this.ctx);
-    const meter: ReadMeter = { storeCalls: 0, rowsRead: 0 };
+    const meter: ReadMeter = { storeCalls: 0, rowsRead: 0, segmentsRead: 0 };
     try {
       return await work({ ...this.ctx, meter });
     } finally {
-      const c = this.levels.get(level) ?? { level, batches: 0, storeCalls: 0, rowsRead: 0 };
+      const c = this.levels.get(level) ?? { level, batches: 0, storeCalls: 0, rowsRead: 0, segmentsRead: 0 };
       c.batches++;
       c.storeCalls += meter.storeCalls;
       c.rowsRead += meter.rowsRead;
+      c.segmentsRead += meter.segmentsRead;
       this.levels.set(level, c);
     }
   }

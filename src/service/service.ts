@@ -9,6 +9,8 @@ import type { Logger } from 'pino';
 import type { Graph } from '../graph/graph.js';
 import type { Ref, Snapshot } from '../graph/snapshot.js';
 import type { TableReader } from '../graph/ports.js';
+import type { LoadRun } from '../table/table-version.js';
+import type { RunRef } from '../table/run.js';
 import { canonicalJson } from '../model/canonical.js';
 import type { Commit } from '../graph/manifest.js';
 import type { Width } from '../merge/preparation-scheduler.js';
@@ -52,6 +54,8 @@ export type SnapshotPins = Map<string, Promise<Snapshot>>;
 export interface ReadMeter {
   storeCalls: number;
   rowsRead: number;
+  /** Distinct run files and segments the reads decoded, from the cache or the store. */
+  segmentsRead: number;
 }
 
 /** Service settings: merge width and budget, WAL shard and sealing, catch-up triggers, logger. */
@@ -134,9 +138,18 @@ export class BranchgraphService {
   async metered<T>(ctx: RequestContext, read: (tables: TableReader) => Promise<{ value: T; rows: number }>): Promise<T> {
     if (ctx.meter === undefined) return (await read(this.graph.ports.tables)).value;
     const { ports, counting } = this.graph.ports.counted();
-    const { value, rows } = await read(ports.tables);
+    const touched = new Set<string>();
+    const tables: TableReader = {
+      table: (snap, name, signal) => {
+        const view = ports.tables.table(snap, name, signal);
+        return { ...view, load: touching(view.load, touched) };
+      },
+      indexes: (snap, type, signal) => ports.tables.indexes(snap, type, signal),
+    };
+    const { value, rows } = await read(tables);
     ctx.meter.storeCalls += counting.snapshot().total.calls;
     ctx.meter.rowsRead += rows;
+    ctx.meter.segmentsRead += touched.size;
     return value;
   }
 
@@ -175,4 +188,22 @@ export class BranchgraphService {
       this.operations.finish(op.id, ok);
     }
   }
+}
+
+/** `load`, noting each run or segment it is asked for in `touched`. */
+function touching(load: LoadRun, touched: Set<string>): LoadRun {
+  const counted = ((ref: RunRef) => {
+    touched.add(ref.key);
+    return load(ref);
+  }) as LoadRun;
+  counted.segments = load.segments;
+  if (load.uncached !== undefined) {
+    const uncached = load.uncached;
+    counted.uncached = (ref) => {
+      touched.add(ref.key);
+      return uncached(ref);
+    };
+  }
+  if (load.replaced !== undefined) counted.replaced = load.replaced;
+  return counted;
 }

@@ -237,6 +237,27 @@ export class RunData {
     return props;
   }
 
+  /**
+   * One reusable row that reads the decoded columns at whatever position `at` last set: a scan
+   * tests a filter on it and builds (`propsAt`) only the rows the filter admits. Valid until the
+   * next `at`.
+   */
+  rowView(): (i: number) => Row {
+    if (this.values === undefined) {
+      this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
+      for (const c of this.columns) c.vector = null;
+    }
+    const values = this.values;
+    let pos = 0;
+    const view: Row = {};
+    for (const [n, c] of this.columns.entries())
+      Object.defineProperty(view, c.prop.name, { get: () => (values[n] as Value[])[pos] as Value, enumerable: true });
+    return (i) => {
+      pos = i;
+      return view;
+    };
+  }
+
   private rowsRead = 0;
   private values: Value[][] | undefined;
 }
@@ -286,6 +307,10 @@ export class MemoryRunData extends RunData {
     const r = this.rows[i] as RunRow;
     if (r.tomb || r.props === null) return { key: r.key, tomb: true, hash: r.hash, props: null };
     return { key: r.key, tomb: false, hash: r.hash, props: this.propsAt(i) };
+  }
+
+  override rowView(): (i: number) => Row {
+    return (i) => this.propsAt(i);
   }
 
   override propsAt(i: number): Row {
