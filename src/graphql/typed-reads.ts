@@ -143,7 +143,7 @@ export class TypedReads {
 
   /** One entity by key (null when absent), batched with every lookup of its table, ref and level. */
   lookup(q: { table: string; at: string; key: string; level: number }): Entity | null | Promise<Entity | null> {
-    const id = JSON.stringify(['lookup', q.table, q.at, q.level]);
+    const id = lookupId(q);
     const ready = this.planned.get(id);
     if (ready?.has(q.key)) return ready.get(q.key) as Entity | null;
     return this.loader(id, this.lookupBatch(q)).load(q.key);
@@ -160,28 +160,21 @@ export class TypedReads {
 
   /** A page of one node's edges, batched with the same traversal from every node of its level. */
   neighbors(q: { edgeTable: string; direction: 'out' | 'in'; from: Entity; page: PageArgs }): EntityPage | Promise<EntityPage> {
-    const { edgeTable: table, direction, page } = q;
-    const { at } = q.from;
-    const level = q.from.level + 1;
-    const id = JSON.stringify(['neighbors', table, direction, at, level, askOf(page)]);
+    const s = { table: q.edgeTable, direction: q.direction, at: q.from.at, level: q.from.level + 1, page: q.page };
+    const id = neighborsId(s);
     const ready = this.planned.get(id);
     if (ready?.has(q.from.key)) return ready.get(q.from.key) as EntityPage;
-    return this.loader(id, this.neighborsBatch({ table, direction, at, level, page })).load(q.from.key);
+    return this.loader(id, this.neighborsBatch(s)).load(q.from.key);
   }
 
   /** A plan's read of one traversal from every node of a level: the pages kept for the resolvers, their items returned. */
   async prefetchNeighbors(q: { edgeTable: string; direction: 'out' | 'in'; from: readonly Entity[]; page: PageArgs }): Promise<Entity[]> {
     const items: Entity[] = [];
     for (const [[at, level], group] of byRefAndLevel(q.from)) {
-      const id = JSON.stringify(['neighbors', q.edgeTable, q.direction, at, level + 1, askOf(q.page)]);
-      const batch = this.neighborsBatch({ table: q.edgeTable, direction: q.direction, at, level: level + 1, page: q.page });
-      const ready = this.plannedFor(id);
-      const keys = [...new Set(group.map((e) => e.key))].filter((k) => !ready.has(k));
-      for (let i = 0; i < keys.length; i += MAX_BATCH) {
-        const chunk = keys.slice(i, i + MAX_BATCH);
-        for (const [n, p] of (await batch(chunk)).entries()) ready.set(chunk[n] as string, p);
-      }
-      for (const k of new Set(group.map((e) => e.key))) items.push(...((ready.get(k) as EntityPage | undefined)?.items ?? []));
+      const s = { table: q.edgeTable, direction: q.direction, at, level: level + 1, page: q.page };
+      const keys = new Set(group.map((e) => e.key));
+      const ready = await this.prefetch(neighborsId(s), this.neighborsBatch(s), keys);
+      for (const k of keys) for (const item of (ready.get(k) as EntityPage | undefined)?.items ?? []) items.push(item);
     }
     return items;
   }
@@ -190,22 +183,37 @@ export class TypedReads {
   async prefetchEnds(q: { table: string; end: 'from' | 'to'; of: readonly Entity[] }): Promise<Entity[]> {
     const found: Entity[] = [];
     for (const [[at, level], group] of byRefAndLevel(q.of)) {
-      const id = JSON.stringify(['lookup', q.table, at, level + 1]);
-      const batch = this.lookupBatch({ table: q.table, at, level: level + 1 });
-      const ready = this.plannedFor(id);
-      const keys = [...new Set(group.map((e) => e.row[q.end] as string))].filter((k) => !ready.has(k));
-      for (let i = 0; i < keys.length; i += MAX_BATCH) {
-        const chunk = keys.slice(i, i + MAX_BATCH);
-        for (const [n, e] of (await batch(chunk)).entries()) ready.set(chunk[n] as string, e);
-      }
-      for (const k of new Set(group.map((e) => e.row[q.end] as string))) {
+      const s = { table: q.table, at, level: level + 1 };
+      const keys = new Set(group.map((e) => e.row[q.end] as string));
+      const ready = await this.prefetch(lookupId(s), this.lookupBatch(s), keys);
+      for (const k of keys) {
         const e = ready.get(k) as Entity | null | undefined;
         if (e) found.push(e);
       }
     }
     return found;
   }
+
+  /** The planned answers of batch `id`, after reading the `keys` it lacks, at most a batch's worth at a time. */
+  private async prefetch<V>(
+    id: string,
+    batch: (keys: readonly string[]) => Promise<V[]>,
+    keys: Set<string>,
+  ): Promise<Map<string, unknown>> {
+    const ready = this.plannedFor(id);
+    const missing = [...keys].filter((k) => !ready.has(k));
+    for (let i = 0; i < missing.length; i += MAX_BATCH) {
+      const chunk = missing.slice(i, i + MAX_BATCH);
+      for (const [n, v] of (await batch(chunk)).entries()) ready.set(chunk[n] as string, v);
+    }
+    return ready;
+  }
 }
+
+/** The signatures of batches: a resolver and the plan that reads ahead for it name a batch alike. */
+const lookupId = (q: { table: string; at: string; level: number }): string => JSON.stringify(['lookup', q.table, q.at, q.level]);
+const neighborsId = (q: { table: string; direction: 'out' | 'in'; at: string; level: number; page: PageArgs }): string =>
+  JSON.stringify(['neighbors', q.table, q.direction, q.at, q.level, askOf(q.page)]);
 
 /** Most keys one batch names (the batched operations' own limit). */
 const MAX_BATCH = 10_000;

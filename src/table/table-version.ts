@@ -100,7 +100,13 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
     const run = v.runs[i] as RunRef;
     if (candidates(run, pending).length === 0) continue;
     const found = new Set<string>();
-    for (const ref of run.segmented ? await load.segments(run) : [run]) {
+    const parts = run.segmented ? await load.segments(run) : [run];
+    // Segments are disjoint and sorted: start at the first that reaches the least wanted key, stop
+    // past the greatest, so a lookup costs the segments it can touch, not all of the run's.
+    const last = pending[pending.length - 1] as string;
+    for (let s = firstIndex(parts.length, (i) => !runEndsBefore(parts[i] as RunRef, pending[0] as string, true)); s < parts.length; s++) {
+      const ref = parts[s] as RunRef;
+      if (compareKey(ref.minKey, last) > 0) break;
       const here = candidates(ref, pending);
       if (here.length === 0) continue;
       const data = await load(ref);
