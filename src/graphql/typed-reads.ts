@@ -15,6 +15,7 @@ import type { OrderTerm } from '../model/row-filter.js';
 import type { Row } from '../model/values.js';
 import { invoke, refText, type Ref } from '../service/api.js';
 import { OPERATIONS } from '../service/operation-table.js';
+import { LIMITS } from '../service/inputs.js';
 import type { BranchgraphService, ReadMeter, RequestContext } from '../service/service.js';
 
 /** An entity as typed fields see it: which table, its key and row, the ref it was read at, and its level. */
@@ -215,8 +216,8 @@ const lookupId = (q: { table: string; at: string; level: number }): string => JS
 const neighborsId = (q: { table: string; direction: 'out' | 'in'; at: string; level: number; page: PageArgs }): string =>
   JSON.stringify(['neighbors', q.table, q.direction, q.at, q.level, askOf(q.page)]);
 
-/** Most keys one batch names (the batched operations' own limit). */
-const MAX_BATCH = 10_000;
+/** Most keys one batch names: the batched operations' own limit. */
+const MAX_BATCH = LIMITS.maxBatchKeys;
 
 /** Entities grouped by the ref they were read at and their level: a batch reads one ref at one level. */
 function byRefAndLevel(entities: readonly Entity[]): Map<[string, number], Entity[]> {

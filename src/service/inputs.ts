@@ -9,6 +9,7 @@ import { findInputProblem } from '../model/text.js';
 import type { Ref } from '../graph/snapshot.js';
 import { MAX_PAGE } from '../graph/reads.js';
 import { MAX_BATCH_OPS } from '../graph/write-batch.js';
+import { MAX_BATCH_KEYS } from '../graph/row-query.js';
 import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
 import { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
 
@@ -22,6 +23,8 @@ export const LIMITS = {
   maxBatchOps: MAX_BATCH_OPS,
   maxConflictPage: MAX_CONFLICTS_PER_PAGE,
   maxPage: MAX_PAGE,
+  /** Keys or values one batched lookup or traversal names. */
+  maxBatchKeys: MAX_BATCH_KEYS,
   maxGraphqlDepth: 12,
   /** Fields times page sizes one GraphQL document may ask for (see graphql/limits.ts). */
   maxGraphqlCost: 20_000,
