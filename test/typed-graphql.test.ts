@@ -362,6 +362,43 @@ describe('the typed API on a server', () => {
     expect(((await res.json()) as Answer).errors?.[0]?.extensions?.code).toBe('invalid_input');
   });
 
+  // A browser's request (it names its origin) goes through all of Yoga; a plain API call is
+  // answered from its parsed parameters. Both must answer alike, whatever the call.
+  it.each(['/graphql', '/branches/main/graphql'])('answers plain API calls at %s exactly as the full Yoga path does', async (path) => {
+    const typed = path !== '/graphql';
+    const bodies: unknown[] = [
+      { query: typed ? '{ getPerson(id: "p002") { name knowsIn(first: 2) { totalCount } } }' : '{ branches { items { name } } }' },
+      { query: typed ? 'query Q($id: ID!) { getPerson(id: $id) { name } }' : 'query Q($n: Int) { branches(limit: $n) { nextCursor } }' },
+      { query: typed ? 'query Q($id: ID!) { getPerson(id: $id) { name } }' : '{ branches { items { name } } }', variables: { id: 7 } },
+      { query: '{ nope }' },
+      { query: '{ unclosed' },
+      { query: `{ ${'x: __typename '.repeat(3)} }`, operationName: 'Missing' },
+      { query: typed ? '{ queryPerson { nodes { knowsOut { nodes { to { knowsOut { totalCount } } } } } } }' : '{ __typename }' },
+      { query: `{ a${'{'.repeat(200)} }` },
+      { query: '{ __typename }', variables: 5 },
+      { variables: {} },
+      {
+        query: typed
+          ? 'mutation @commit(expectedHead: "01ARZ3NDEKTSV4RRFFQ69G5FAV") { createPerson(input: {id: "n9", name: "N"}) { key } }'
+          : 'mutation { createBranch(name: "bad name!", from: "main") { name } }',
+      },
+    ];
+    for (const accept of [undefined, '*/*', 'application/json', 'application/graphql-response+json'])
+      for (const body of bodies) {
+        const answer = async (origin?: string) => {
+          const res = await fetch(`${s.url}${path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...(accept ? { accept } : {}), ...(origin ? { origin } : {}) },
+            body: JSON.stringify(body),
+          });
+          return { status: res.status, type: res.headers.get('content-type'), body: await res.text() };
+        };
+        const direct = await answer();
+        expect({ accept, sent: body, ...direct }).toEqual({ accept, sent: body, ...(await answer('http://localhost')) });
+        expect(direct.status).toBeLessThan(500);
+      }
+  });
+
   it.each(['/graphql', '/branches/main/graphql'])('passes the GraphQL-over-HTTP server audit at %s', async (path) => {
     const results = await Promise.all(serverAudits({ url: `${s.url}${path}` }).map((a) => a.fn()));
     const errors = results.filter((r) => r.status === 'error').map((r) => `${r.name}: ${'reason' in r ? r.reason : ''}`);

@@ -198,8 +198,13 @@ export class Repository {
 
   /** Whether this process knows the branch's record and its lineage's latest version (then the hint would only cost a read). */
   knowsHead(name: string): boolean {
+    return this.knownRecord(name) !== undefined;
+  }
+
+  /** The branch's record as this process last saw it, when it also knows that lineage's latest version. */
+  knownRecord(name: string): BranchRecord | undefined {
     const rec = this.branchRecords.get(name);
-    return rec !== undefined && this.knownVersion.has(rec.lineage);
+    return rec !== undefined && this.knownVersion.has(rec.lineage) ? rec : undefined;
   }
 
   /**

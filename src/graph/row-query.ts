@@ -9,7 +9,10 @@
  * - on an edge table, equality on `from` reads the key prefixes (edge keys
  *   start with their source), on `to` the incoming-edge index;
  * - anything else scans the table once in key order; when the order is the
- *   key order and no count is asked, the scan stops after the page.
+ *   key order and no count is asked, the scan stops after the page. An
+ *   equality on any other property narrows the scan: each decoded run keeps
+ *   an index of that column, built the first time it is asked, and reads
+ *   only the positions the index gives.
  * A batch of nodes costs one pass per run segment touched, never one call
  * per node: lookups sort their keys so each segment is read once, and
  * segments already read are served from the run cache.
@@ -23,6 +26,7 @@ import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
 import {
   checkOrder,
   compareSortValues,
+  columnEquality,
   compileRowFilter,
   indexableEquality,
   isKeyOrder,
@@ -192,21 +196,30 @@ function itemOf(key: string, row: Row, at: { scope: string; position: readonly V
 
 /**
  * Live rows of a version in key order after `startAfter`, a batch at a time, with how many live
- * rows each batch passed; only rows `admit` takes are built, so a filter that refuses most of a
- * table allocates nothing for them.
+ * rows each batch read; only rows `admit` takes are built, so a filter that refuses most of a
+ * table allocates nothing for them. With `narrow` (an equality every admitted row meets), each
+ * decoded run reads only the positions its column index gives for those values.
  */
 async function* liveRows(
   v: TableVersion,
-  c: { load: LoadRun; startAfter?: string | undefined; admit?: (s: { key: string; row: Row }) => boolean },
+  c: {
+    load: LoadRun;
+    startAfter?: string | undefined;
+    admit?: (s: { key: string; row: Row }) => boolean;
+    narrow?: { prop: string; values: Value[] } | undefined;
+  },
 ): AsyncGenerator<{ rows: { key: string; row: Row }[]; passed: number }> {
-  const admit = c.admit;
+  const { admit, narrow } = c;
   for await (const batch of mergeSpans({ runs: v.runs, load: c.load, startAfter: c.startAfter })) {
     const rows: { key: string; row: Row }[] = [];
     let passed = 0;
     for (const { data, from, to } of batch) {
       const view = admit === undefined ? undefined : data.rowView();
       const probe = { key: '', row: {} as Row };
-      for (let i = from; i < to; i++) {
+      const positions = narrow === undefined ? undefined : data.positionsOf(narrow.prop, narrow.values);
+      const end = positions === undefined ? to : lowerBound(positions, to);
+      for (let p = positions === undefined ? from : lowerBound(positions, from); p < end; p++) {
+        const i = positions === undefined ? p : (positions[p] as number);
         if (data.tombs[i]) continue;
         passed++;
         const key = data.keys[i] as string;
@@ -220,6 +233,18 @@ async function* liveRows(
     }
     yield { rows, passed };
   }
+}
+
+/** The first index of sorted `xs` holding at least `x`. */
+function lowerBound(xs: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((xs[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** One page of `rows` (already narrowed, any order) under the checked query. */
@@ -240,7 +265,8 @@ async function streamedPage(c: Checked): Promise<QueryPage> {
   const items: QueryItem[] = [];
   const startAfter = c.after === undefined ? undefined : String(c.after[0]);
   let rowsRead = 0;
-  for await (const { rows, passed } of liveRows(c.view.version, { load: c.view.load, startAfter, admit: c.filter.test })) {
+  const narrow = columnEquality(c.filter);
+  for await (const { rows, passed } of liveRows(c.view.version, { load: c.view.load, startAfter, admit: c.filter.test, narrow })) {
     rowsRead += passed;
     for (const r of rows) {
       if (items.length === c.first) return { items, hasNextPage: true, rowsRead };
@@ -261,7 +287,12 @@ export async function queryRows(q: Scope & { table: string; ask: QueryAsk }): Pr
   // Without endpoint filters, rows the filter refuses are dropped as the scan goes; pageOf counts what was read.
   const all: { key: string; row: Row }[] = [];
   let read = 0;
-  for await (const { rows, passed } of liveRows(c.view.version, { load: c.view.load, ...(endsNeeded ? {} : { admit: c.filter.test }) })) {
+  const narrow = columnEquality(c.filter);
+  for await (const { rows, passed } of liveRows(c.view.version, {
+    load: c.view.load,
+    narrow,
+    ...(endsNeeded ? {} : { admit: c.filter.test }),
+  })) {
     read += passed;
     all.push(...rows);
   }

@@ -51,14 +51,22 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
     for (let attempt = 1; ; attempt++) {
       // A branch this process has not seen: read its head hint beside its records, so the head's
       // manifest is on its way by the time the record says which lineage to list.
-      const hinted = attempt === 1 && !repo.knowsHead(name) ? repo.primeFromHint(name, signal) : undefined;
+      const known = repo.knownRecord(name);
+      const hinted = attempt === 1 && known === undefined ? repo.primeFromHint(name, signal) : undefined;
+      // A branch this process knows: its lineage is probed for a newer version while its records are
+      // listed, so a warm head costs one round trip, not two. The probe counts only if the listing
+      // shows the record it probed is still the newest (a reset or a recreated branch moves lineage).
+      const probed = known !== undefined ? repo.headRef(known, signal) : undefined;
+      probed?.catch(() => undefined);
       const rec = await repo.liveBranch(name, signal, hinted);
       // The hint was read beside the records; wait for it even when the record was already known,
       // so the head is found from the version it names, not by listing the lineage.
       await hinted;
       try {
         const pending: PendingMode = opts.withoutPending === true ? 'none' : opts.pendingListedOnly === true ? 'listed' : 'view';
-        return await this.snapshotAt(await repo.headRef(rec, signal), { signal, branch: rec, pending });
+        const same = probed !== undefined && known?.seq === rec.seq && known.lineage === rec.lineage;
+        const ref = same ? await probed : await repo.headRef(rec, signal);
+        return await this.snapshotAt(ref, { signal, branch: rec, pending });
       } catch (e) {
         // A generation listed as pending was folded and deleted before we read it: the head moved on.
         if (!(e instanceof GenerationFoldedError) || attempt >= 4) throw e;

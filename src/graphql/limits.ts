@@ -174,24 +174,29 @@ const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION
 export function closedSetErrorCodes(count: (code: string) => void = () => undefined) {
   return {
     onResultProcess({ result }: { result: unknown }) {
-      const results = Array.isArray(result) ? result : [result];
-      for (const r of results) {
-        const errors = (r as { errors?: { extensions?: Record<string, unknown> }[] } | null)?.errors;
-        for (const e of errors ?? []) {
-          const code = e.extensions?.code;
-          // graphql-js reports variable coercion failures with no code at all.
-          if (code === undefined || (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code))) {
-            (e as { extensions: Record<string, unknown> }).extensions = {
-              ...e.extensions,
-              code: 'invalid_input',
-              ...(code !== undefined ? { graphqlCode: code } : {}),
-            };
-          } else if (code === 'INTERNAL_SERVER_ERROR') {
-            (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
-          }
-          count(String((e as { extensions: Record<string, unknown> }).extensions.code));
-        }
-      }
+      closeErrorCodes(result, count);
     },
   };
+}
+
+/** `closedSetErrorCodes` on one result (or a batch of them), for a caller that processes results itself. */
+export function closeErrorCodes(result: unknown, count: (code: string) => void): void {
+  const results = Array.isArray(result) ? result : [result];
+  for (const r of results) {
+    const errors = (r as { errors?: { extensions?: Record<string, unknown> }[] } | null)?.errors;
+    for (const e of errors ?? []) {
+      const code = e.extensions?.code;
+      // graphql-js reports variable coercion failures with no code at all.
+      if (code === undefined || (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code))) {
+        (e as { extensions: Record<string, unknown> }).extensions = {
+          ...e.extensions,
+          code: 'invalid_input',
+          ...(code !== undefined ? { graphqlCode: code } : {}),
+        };
+      } else if (code === 'INTERNAL_SERVER_ERROR') {
+        (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
+      }
+      count(String((e as { extensions: Record<string, unknown> }).extensions.code));
+    }
+  }
 }

@@ -13,7 +13,7 @@
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { Kind, type DocumentNode } from 'graphql';
 import pino, { type Logger } from 'pino';
-import { yogaLogging, yogaTransport, type ParsedBody } from './graphql-endpoint.js';
+import { answerGraphql, yogaLogging, yogaTransport, type ParsedBody } from './graphql-endpoint.js';
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
@@ -61,11 +61,24 @@ function readReport(): Plugin<TypedContext> {
   };
 }
 
+/**
+ * Each request runs on the schema generated for the snapshot the route resolved. It is set when
+ * the request's envelop is built, which every way into Yoga goes through (a request parsed by
+ * Yoga, or parameters handed over directly); a schema factory would only run on the former.
+ */
+function servedSchema(): Plugin<TypedContext> {
+  return {
+    onEnveloped({ context, setSchema }) {
+      const served = (context as Partial<TypedServerContext> | undefined)?.served;
+      if (served !== undefined) setSchema(served.typed.schema);
+    },
+  };
+}
+
 export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger: Logger; base: string }): TypedEndpoint {
   const { service, logger, base } = opts;
   const transport = yogaTransport();
   return createYoga<TypedServerContext, TypedContext>({
-    schema: (ctx: TypedServerContext) => ctx.served.typed.schema,
     maxRequestBodySize: transport.maxRequestBodySize,
     fetchAPI: transport.fetchAPI,
     graphqlEndpoint: `${base}/branches/:id/graphql`,
@@ -83,6 +96,7 @@ export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger
       costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
+      servedSchema(),
       readReport(),
       transport.plugin,
     ],
@@ -117,7 +131,9 @@ export async function servedFor(r: Omit<TypedRequest, 'endpoint' | 'role'>): Pro
 /** Run one typed request (an HTTP request to the endpoint, or one built in process). */
 export async function runTypedGraphql(r: TypedRequest, request: Request, parsed: ParsedBody = {}): Promise<Response> {
   const { ctx, served } = await servedFor(r);
-  return r.endpoint.fetch(request, { requestCtx: ctx, role: r.role, branch: r.branch, served, ...parsed });
+  const serverContext: TypedServerContext = { requestCtx: ctx, role: r.role, branch: r.branch, served, ...parsed };
+  const count = (code: string) => r.service.metrics.recordGraphqlError(code);
+  return answerGraphql({ yoga: r.endpoint, request, serverContext, count });
 }
 
 export { TypedSchemaCache };

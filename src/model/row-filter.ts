@@ -224,6 +224,24 @@ export function indexableEquality(f: CompiledFilter, type: TableType): { prop: s
   return best;
 }
 
+/**
+ * The narrowest equality test at the top of a filter on a stored property
+ * (not `_key`), which a column's equality index can answer: every row the
+ * filter admits has one of the listed values. Values compared by content
+ * (json) are left to the scan.
+ */
+export function columnEquality(f: CompiledFilter): { prop: string; values: Value[] } | undefined {
+  const top = f.node === null ? [] : f.node.kind === 'and' ? f.node.of : [f.node];
+  let best: { prop: string; values: Value[] } | undefined;
+  for (const n of top) {
+    if (n.kind !== 'test' || (n.op !== 'eq' && n.op !== 'in') || n.prop === KEY_FIELD) continue;
+    const values = n.op === 'eq' ? [n.value] : (n.value as Value[]);
+    if (values.some((v) => v !== null && typeof v === 'object')) continue;
+    if (best === undefined || values.length < best.values.length) best = { prop: n.prop, values };
+  }
+  return best;
+}
+
 function isEdgeEnd(type: TableType, prop: string): boolean {
   return type.kind === 'edge' && (prop === 'from' || prop === 'to');
 }

@@ -224,11 +224,7 @@ export class RunData {
   /** The properties of the live row at `i` (a scan's form of `rowAt`, with nothing else allocated). */
   propsAt(i: number): Row {
     // A reader that walks many rows of this run gets its columns decoded once, whole.
-    if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) {
-      this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
-      // The decoded values replace the vectors, so the file's bytes are not held twice.
-      for (const c of this.columns) c.vector = null;
-    }
+    if (this.values === undefined && ++this.rowsRead > MATERIALIZE_AFTER) this.decoded();
     const props: Row = {};
     const values = this.values;
     if (values !== undefined)
@@ -243,11 +239,7 @@ export class RunData {
    * next `at`.
    */
   rowView(): (i: number) => Row {
-    if (this.values === undefined) {
-      this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
-      for (const c of this.columns) c.vector = null;
-    }
-    const values = this.values;
+    const values = this.decoded();
     let pos = 0;
     const view: Row = {};
     for (const [n, c] of this.columns.entries())
@@ -258,8 +250,47 @@ export class RunData {
     };
   }
 
+  /**
+   * Positions (ascending) of the rows whose `prop` equals one of `values`, from an index of that
+   * column built on first use and kept with the decoded run: a run never changes, so an equality
+   * filter scans a column once and is answered from the index after. Undefined when the run
+   * cannot answer (no such column, or values compared by content), and the caller scans.
+   */
+  positionsOf(prop: string, values: readonly Value[]): Int32Array | undefined {
+    const n = this.columns.findIndex((c) => c.prop.name === prop);
+    if (n < 0 || values.some((v) => v !== null && typeof v === 'object')) return undefined;
+    this.equalityIndexes ??= new Map();
+    let index = this.equalityIndexes.get(prop);
+    if (index === undefined) {
+      index = new Map();
+      const column = this.decoded()[n] as Value[];
+      for (let i = 0; i < column.length; i++) {
+        const v = column[i] as Value;
+        // Nulls match no equality, and values compared by content are not indexed.
+        if (v === null || typeof v === 'object') continue;
+        const at = index.get(v);
+        if (at === undefined) index.set(v, [i]);
+        else at.push(i);
+      }
+      this.equalityIndexes.set(prop, index);
+    }
+    const hits = values.map((v) => index.get(v as string | number | boolean) ?? []);
+    const out = Int32Array.from(hits.length === 1 ? (hits[0] as number[]) : hits.flat());
+    return hits.length === 1 ? out : out.sort();
+  }
+
+  /** Every column's values, decoded whole once; the values replace the vectors, so the file's bytes are not held twice. */
+  private decoded(): Value[][] {
+    if (this.values === undefined) {
+      this.values = this.columns.map((c) => columnValues(c.prop, c.vector, this.keys.length));
+      for (const c of this.columns) c.vector = null;
+    }
+    return this.values;
+  }
+
   private rowsRead = 0;
   private values: Value[][] | undefined;
+  private equalityIndexes: Map<string, Map<string | number | boolean, number[]>> | undefined;
 }
 
 /** Rows of one run read one by one before its columns are decoded whole (a point lookup reads one or two). */
@@ -311,6 +342,11 @@ export class MemoryRunData extends RunData {
 
   override rowView(): (i: number) => Row {
     return (i) => this.propsAt(i);
+  }
+
+  /** Rows in memory are few (a WAL generation's) and are scanned. */
+  override positionsOf(): Int32Array | undefined {
+    return undefined;
   }
 
   override propsAt(i: number): Row {

@@ -13,15 +13,21 @@ import type { BranchgraphService } from '../../service/service.js';
 import type { GraphqlEndpoint, ParsedBody } from '../graphql-endpoint.js';
 import { bodyText, ctxOf, type Env } from '../http-context.js';
 
+type EndpointModule = typeof import('../graphql-endpoint.js');
+
 export function graphqlRoute(app: Hono<Env>, opts: { service: BranchgraphService; logger: Logger; base: string }): void {
-  let yoga: Promise<GraphqlEndpoint> | undefined;
-  const endpoint = (): Promise<GraphqlEndpoint> => {
-    yoga ??= import('../graphql-endpoint.js').then((m) => m.graphqlEndpoint(opts));
-    return yoga;
+  let built: Promise<{ yoga: GraphqlEndpoint; answer: EndpointModule['answerGraphql'] }> | undefined;
+  const endpoint = () => {
+    built ??= import('../graphql-endpoint.js').then((m) => ({ yoga: m.graphqlEndpoint(opts), answer: m.answerGraphql }));
+    return built;
   };
   app.on(['GET', 'POST'], '/graphql', async (c) => {
     const role = c.get('role') as Role;
-    return forwardGraphql(c, async (req, parsed) => (await endpoint()).fetch(req, { requestCtx: ctxOf(c), role, ...parsed }));
+    const count = (code: string) => opts.service.metrics.recordGraphqlError(code);
+    return forwardGraphql(c, async (request, parsed) => {
+      const { yoga, answer } = await endpoint();
+      return answer({ yoga, request, serverContext: { requestCtx: ctxOf(c), role, ...parsed }, count });
+    });
   });
 }
 
