@@ -173,12 +173,17 @@ export class Repository {
 
   /**
    * The newest record of a branch name (possibly a deletion), or undefined.
-   * `hinted` is a copy of some record of the name (from the branch's head
+   * A known record is checked by asking for the next one; otherwise the
+   * records after it are listed. `hinted` is a copy of some record of the name (from the branch's head
    * hint): records are create-only, so when the listing shows its sequence
    * number is the newest, it is that record and needs no read.
    */
   async branchRecord(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord | undefined> {
     const cached = this.branchRecords.get(name);
+    // Records are create-only, numbered without gaps and never deleted: a record newer than the one
+    // this process knows exists exactly when the next number does. Asking for it by name costs one
+    // small request, where a listing costs a directory read (and on S3 the same round trip).
+    if (cached !== undefined && (await this.store.head(keys.branchRecord(name, cached.seq + 1), { signal })) === undefined) return cached;
     let latest = cached;
     const startAfter = cached === undefined ? undefined : keys.branchRecord(name, cached.seq);
     let newestKey: string | undefined;
