@@ -430,10 +430,12 @@ export class Repository {
 
   /** Whether version `version` of `lineage` is published; a present manifest is read and cached. */
   private hasVersion(lineage: string, version: number, signal?: AbortSignal): Promise<boolean> {
-    return this.readManifest({ lineage, version }, signal).then(
+    // Asked on every read of a head and almost always answered no: the store's absence is taken as
+    // it comes, with no error of our own made for it.
+    return this.loadManifest(keys.manifest(lineage, version), signal).then(
       () => true,
       (e: unknown) => {
-        if (isBranchgraphError(e, 'not_found')) return false;
+        if (isBranchgraphError(e, 'object_not_found')) return false;
         throw e;
       },
     );
@@ -458,20 +460,19 @@ export class Repository {
   }
 
   readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
-    const key = keys.manifest(ref.lineage, ref.version);
-    return this.manifests.get(key, () =>
-      this.store.get(key, { signal }).then(
-        (bytes) => this.decodeManifest(bytes, key, signal),
-        (e: unknown) => {
-          if (isBranchgraphError(e, 'object_not_found')) {
-            throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, {
-              details: { ...ref },
-            });
-          }
-          throw e;
-        },
-      ),
-    );
+    return this.loadManifest(keys.manifest(ref.lineage, ref.version), signal).catch((e: unknown) => {
+      if (isBranchgraphError(e, 'object_not_found')) {
+        throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, {
+          details: { ...ref },
+        });
+      }
+      throw e;
+    });
+  }
+
+  /** A manifest through the cache; a missing one fails with the store's `object_not_found`. */
+  private loadManifest(key: string, signal?: AbortSignal): Promise<Manifest> {
+    return this.manifests.get(key, () => this.store.get(key, { signal }).then((bytes) => this.decodeManifest(bytes, key, signal)));
   }
 
   private async decodeManifest(bytes: Uint8Array, key: string, signal?: AbortSignal): Promise<Manifest> {

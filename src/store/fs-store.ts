@@ -55,7 +55,7 @@ function decodeSegment(name: string): string {
 }
 
 function notFound(key: string): BranchgraphError {
-  return new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+  return BranchgraphError.expected('object_not_found', `no object at ${key}`, { details: { key } });
 }
 
 function errno(e: unknown): string | undefined {

@@ -25,7 +25,7 @@ export class MemoryStore implements ObjectStore {
   async get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {
     throwIfAborted(opts.signal);
     const body = this.objects.get(key);
-    if (body === undefined) throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+    if (body === undefined) throw BranchgraphError.expected('object_not_found', `no object at ${key}`, { details: { key } });
     const [start, end] = resolveRange(opts.range, body.length);
     return body.slice(start, end);
   }

@@ -190,7 +190,7 @@ export class S3Store implements ObjectStore {
     const { range, signal } = opts;
     if (range !== undefined && 'length' in range && range.length === 0) {
       if ((await this.head(key, { signal })) === undefined)
-        throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+        throw BranchgraphError.expected('object_not_found', `no object at ${key}`, { details: { key } });
       return new Uint8Array(0);
     }
     let header: string | undefined;
@@ -216,7 +216,7 @@ export class S3Store implements ObjectStore {
           return await res.Body.transformToByteArray();
         } catch (e) {
           const status = statusOf(e);
-          if (status === 404) throw new BranchgraphError('object_not_found', `no object at ${key}`, { details: { key } });
+          if (status === 404) throw BranchgraphError.expected('object_not_found', `no object at ${key}`, { details: { key } });
           // A range that starts past the end is empty, as on every other adapter.
           if (status === 416) return new Uint8Array(0);
           throw e;
