@@ -381,7 +381,7 @@ async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
  * the same data (bench/query.ts): each ratio is PostGraphile's p50 over ours (above 1, we are faster).
  */
 async function queryMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
-  const f = await scriptArm('query', [String(quick ? 10_000 : 100_000), String(quick ? 20 : 40)]);
+  const f = await scriptArm('query', [String(quick ? 10_000 : 100_000), String(quick ? 60 : 100)]);
   const ratio = (op: string) => round((f[`${op}_peer_p50`] as number) / (f[`${op}_ours_p50`] as number), 3);
   const levels = Object.keys(f).filter((k) => /^two_hop_cold_level\d+_store_calls$/.test(k));
   return {

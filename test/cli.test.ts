@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PEOPLE_SCHEMA } from './support/fixtures.js';
+import { cliCommand, NODE_FLAGS } from '../src/service/package-root.js';
 
 const run = promisify(execFile);
 // Built by the suite's global setup: plain Node starts the CLI several times faster than tsx.
@@ -48,6 +49,14 @@ async function serve(args: string[]) {
 }
 
 describe('command line', () => {
+  it('runs with the same V8 flags from its #! line (source and built), npm start and a child process', async () => {
+    const line = `#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`;
+    for (const file of ['src/cli/main.ts', main]) expect((await readFile(file, 'utf8')).split('\n')[0]).toBe(line);
+    const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { scripts: { start: string } };
+    expect(pkg.scripts.start).toContain(`node ${NODE_FLAGS.join(' ')} `);
+    expect(cliCommand().args.slice(0, NODE_FLAGS.length)).toEqual([...NODE_FLAGS]);
+  });
+
   it('the built executable exits with the code the command line chose', async () => {
     // The commands themselves are tested in-process (src/cli/run-cli.test.ts); this is the process edge.
     const version = await cli(['--version']);

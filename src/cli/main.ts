@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 /** The `branchgraph` executable: the command line over this process's standard streams (see run-cli.ts). */
 import type { CliIo } from './cli-context.js';
 import { EXIT } from './exit-codes.js';
