@@ -13,7 +13,7 @@
  * Everything here is pure: run bytes arrive through a `LoadRun` function.
  */
 import type { RunData, RunRef, RunRow } from './run.js';
-import { compareKey, runEndsBefore } from './run.js';
+import { compareKey, rangeMayHold, runEndsBefore } from './run.js';
 
 export interface TableVersion {
   runs: RunRef[];
@@ -101,20 +101,28 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
     if (candidates(run, pending).length === 0) continue;
     const found = new Set<string>();
     const parts = run.segmented ? await load.segments(run) : [run];
-    // Segments are disjoint and sorted: start at the first that reaches the least wanted key, stop
-    // past the greatest, so a lookup costs the segments it can touch, not all of the run's.
-    const last = pending[pending.length - 1] as string;
-    for (let s = firstIndex(parts.length, (i) => !runEndsBefore(parts[i] as RunRef, pending[0] as string, true)); s < parts.length; s++) {
-      const ref = parts[s] as RunRef;
-      if (compareKey(ref.minKey, last) > 0) break;
-      const here = candidates(ref, pending);
-      if (here.length === 0) continue;
-      const data = await load(ref);
-      for (const k of here) {
+    // Segments are disjoint and sorted, and so are the keys: each key's segment is found by a
+    // binary search over the segments after the previous key's, so a batch costs its keys' searches
+    // and the segments they land in, never a walk over the segments between them.
+    // (Segments whose keys were cut to their recorded prefix can share one at their boundary, so a
+    // key is looked for in each segment from its first that may hold it.)
+    const loaded = new Map<number, RunData>();
+    let s = 0;
+    for (const k of pending) {
+      const from = s;
+      s = from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, k, true));
+      if (s === parts.length) break;
+      for (let t = s; t < parts.length && rangeMayHold(parts[t] as RunRef, k); t++) {
+        let data = loaded.get(t);
+        if (data === undefined) {
+          data = await load(parts[t] as RunRef);
+          loaded.set(t, data);
+        }
         const idx = data.find(k);
         if (idx >= 0) {
           out.set(k, data.rowAt(idx));
           found.add(k);
+          break;
         }
       }
     }
@@ -329,7 +337,7 @@ async function openSources(a: MergeArgs): Promise<Source[]> {
 }
 
 /** The least index in 0..n for which `pred` holds (false then true over the range). */
-function firstIndex(n: number, pred: (i: number) => boolean): number {
+export function firstIndex(n: number, pred: (i: number) => boolean): number {
   let lo = 0;
   let hi = n;
   while (lo < hi) {
