@@ -49,8 +49,8 @@ const PACKAGES: Record<string, string[]> = {
   wal: CORE,
   // The service logs (pino), keeps metrics and validates input; no HTTP or GraphQL.
   service: [...CORE, 'pino', 'prom-client'],
-  // The typed API's scalars (graphql-scalars) and per-request batching (dataloader).
-  graphql: [...CORE, 'graphql', 'graphql-yoga', 'graphql-scalars', 'dataloader'],
+  // The typed API's scalars (graphql-scalars), per-request batching (dataloader) and compiled execution (graphql-jit).
+  graphql: [...CORE, 'graphql', 'graphql-yoga', 'graphql-scalars', 'dataloader', 'graphql-jit'],
   http: [...CORE, 'hono', '@hono/node-server', 'pino', 'graphql', 'graphql-yoga', '@graphql-yoga/render-graphiql'],
   gqt: [...CORE, 'pino'],
   cli: [...CORE, 'commander', 'pino'],

@@ -362,6 +362,36 @@ describe('the typed API on a server', () => {
     expect(((await res.json()) as Answer).errors?.[0]?.extensions?.code).toBe('invalid_input');
   });
 
+  it('answers every document compiled exactly as graphql-js interprets it', async () => {
+    const compiled = embeddedTypedGraphql(s.service, { transport: 'embedded' });
+    const interpreted = embeddedTypedGraphql(s.service, { transport: 'embedded' }, { compiled: false });
+    const docs: [string, Record<string, unknown>?][] = [
+      ['{ getPerson(id: "p003") { __typename key id name age email knowsOut { totalCount nodes { since to { name } } } } }'],
+      [
+        'query Q($id: ID!, $n: Int) { a: getPerson(id: $id) { ...P knowsIn(first: $n) { edges { cursor node { from { ...P } } } pageInfo { hasNextPage endCursor } } } } fragment P on Person { id name }',
+        { id: 'p010', n: 2 },
+      ],
+      ['query Q($id: ID!) { getPerson(id: $id) { name } }', { id: 7 }],
+      ['query Q($id: ID!) { getPerson(id: $id) { name } }', {}],
+      ['{ getPerson(id: "nobody") { name } missing: getPerson(id: "nobody2") { id } }'],
+      [
+        'query($skip: Boolean!) { queryPerson(where: {age: {gte: 80}}, orderBy: [{name: DESC}], first: 3) { totalCount nodes { name @skip(if: $skip) age ... on Person { id } } } }',
+        { skip: true },
+      ],
+      [
+        '{ queryPerson(where: {_or: [{name: {prefix: "N29"}}, {email: {eq: "p5@x"}}]}, first: 5) { nodes { id } } queryKnows(first: 2) { nodes { from { id } to { id } } } }',
+      ],
+      ['{ queryPerson(first: 2, after: "not a cursor") { nodes { id } } }'],
+      ['{ queryPerson(first: 1, orderBy: [{age: ASC}], where: {age: {in: [3, 4]}, name: {not: {eq: "N3"}}}) { nodes { id age } } }'],
+      ['{ __schema { queryType { name } } __type(name: "Person") { fields { name } } }'],
+    ];
+    for (const [query, variables] of docs) {
+      const a = (await compiled('main', query, variables)) as Answer;
+      const b = (await interpreted('main', query, variables)) as Answer;
+      expect({ query, ...a }).toEqual({ query, ...b });
+    }
+  });
+
   // A browser's request (it names its origin) goes through all of Yoga; a plain API call is
   // answered from its parsed parameters. Both must answer alike, whatever the call.
   it.each(['/graphql', '/branches/main/graphql'])('answers plain API calls at %s exactly as the full Yoga path does', async (path) => {

@@ -55,15 +55,16 @@ export function guarded<S, A>(
     try {
       requireRole(ctx.role, role);
       const out = fn({ source, args, ctx, info });
-      return out instanceof Promise ? out.catch((e: unknown) => failed(e, ctx)) : out;
+      return out instanceof Promise ? out.catch((e: unknown) => failed(e, ctx, info)) : out;
     } catch (e) {
-      return failed(e, ctx);
+      return failed(e, ctx, info);
     }
   };
 }
 
-function failed(e: unknown, ctx: TypedContext): never {
-  throw toGraphqlError(e, ctx.requestCtx);
+/** A resolver's failure as a GraphQL error located at its field, whichever executor runs it. */
+function failed(e: unknown, ctx: TypedContext, info: GraphQLResolveInfo): never {
+  throw toGraphqlError(e, ctx.requestCtx, info.fieldNodes);
 }
 
 /** The key of an entity from typed key arguments (see `TableNames.keyArgs`). */

@@ -17,6 +17,7 @@ import { answerGraphql, yogaLogging, yogaTransport, type ParsedBody } from './gr
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
+import { jitExecution } from '../graphql/jit-execution.js';
 import { TypedMutations } from '../graphql/typed-mutations.js';
 import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cache.js';
 import type { Role } from '../service/auth.js';
@@ -75,8 +76,14 @@ function servedSchema(): Plugin<TypedContext> {
   };
 }
 
-export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger: Logger; base: string }): TypedEndpoint {
-  const { service, logger, base } = opts;
+export function typedGraphqlEndpoint(opts: {
+  service: BranchgraphService;
+  logger: Logger;
+  base: string;
+  /** Execute compiled documents (the default); off, graphql-js interprets them (tests compare the two). */
+  compiled?: boolean;
+}): TypedEndpoint {
+  const { service, logger, base, compiled = true } = opts;
   const transport = yogaTransport();
   return createYoga<TypedServerContext, TypedContext>({
     maxRequestBodySize: transport.maxRequestBodySize,
@@ -97,6 +104,7 @@ export function typedGraphqlEndpoint(opts: { service: BranchgraphService; logger
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       servedSchema(),
+      ...(compiled ? [jitExecution()] : []),
       readReport(),
       transport.plugin,
     ],
@@ -145,8 +153,9 @@ export { TypedSchemaCache };
 export function embeddedTypedGraphql(
   service: BranchgraphService,
   ctx: RequestContext,
+  opts: { compiled?: boolean } = {},
 ): (branch: string, query: string, variables?: Record<string, unknown>) => Promise<unknown> {
-  const endpoint = typedGraphqlEndpoint({ service, logger: pino({ level: 'silent' }), base: '' });
+  const endpoint = typedGraphqlEndpoint({ service, logger: pino({ level: 'silent' }), base: '', ...opts });
   const schemas = new TypedSchemaCache();
   return async (branch, query, variables) => {
     const request = new Request(`http://embedded/branches/${encodeURIComponent(branch)}/graphql`, {

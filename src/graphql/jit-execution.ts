@@ -1,0 +1,62 @@
+/**
+ * Execution through compiled documents (graphql-jit): each document is
+ * compiled once per schema into a function that walks its selections
+ * directly, where graphql-js interprets the document anew for every
+ * request and every object. Compiled queries are cached per schema (a
+ * branch's generated schema differs from another's, and the same document
+ * text runs on both) and per operation; a document graphql-jit cannot
+ * compile runs through graphql-js, which reports what is wrong with it.
+ *
+ * graphql-jit reports an error's locations as plain values, which the HTTP
+ * layer drops when it re-creates errors from their nodes; a resolver's error
+ * names its field's nodes (typed-context.ts), so it is made again as
+ * graphql-js would have made it.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+
+export function jitExecution(): Plugin {
+  const compiled = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, CompiledQuery | null>>>();
+  const compiledFor = (schema: GraphQLSchema, document: DocumentNode, operation: string): CompiledQuery | null => {
+    let byDoc = compiled.get(schema);
+    if (byDoc === undefined) {
+      byDoc = new WeakMap();
+      compiled.set(schema, byDoc);
+    }
+    let byOp = byDoc.get(document);
+    if (byOp === undefined) {
+      byOp = new Map();
+      byDoc.set(document, byOp);
+    }
+    let q = byOp.get(operation);
+    if (q === undefined) {
+      const c = compileQuery(schema, document, operation === '' ? undefined : operation);
+      q = isCompiledQuery(c) ? c : null;
+      byOp.set(operation, q);
+    }
+    return q;
+  };
+  return {
+    onExecute({ args, setExecuteFn }) {
+      const q = compiledFor(args.schema, args.document, args.operationName ?? '');
+      if (q !== null) setExecuteFn(async (a) => located((await q.query(a.rootValue, a.contextValue, a.variableValues)) as ExecutionResult));
+    },
+  };
+}
+
+/** The result with each resolver error made again from the nodes its original names, as graphql-js locates it. */
+function located(result: ExecutionResult): ExecutionResult {
+  if (result.errors === undefined || result.errors.length === 0) return result;
+  const errors = result.errors.map((e) => {
+    const nodes = e.originalError instanceof GraphQLError ? e.originalError.nodes : undefined;
+    if (nodes === undefined || e.nodes !== undefined) return e;
+    return new GraphQLError(e.message, {
+      nodes,
+      ...(e.path !== undefined ? { path: e.path } : {}),
+      originalError: e.originalError,
+      ...(e.extensions !== undefined ? { extensions: e.extensions } : {}),
+    });
+  });
+  return { ...result, errors };
+}
