@@ -6,6 +6,8 @@
  * branch's generated schema differs from another's, and the same document
  * text runs on both) and per operation; a document graphql-jit cannot
  * compile runs through graphql-js, which reports what is wrong with it.
+ * Entries are held weakly, as long as the schema and the parsed document
+ * are (both in bounded caches).
  *
  * graphql-jit reports an error's locations as plain values, which the HTTP
  * layer drops when it re-creates errors from their nodes; a resolver's error
