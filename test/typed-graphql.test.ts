@@ -363,8 +363,8 @@ describe('the typed API on a server', () => {
   });
 
   it('answers every document compiled exactly as graphql-js interprets it', async () => {
-    const compiled = embeddedTypedGraphql(s.service, { transport: 'embedded' });
-    const interpreted = embeddedTypedGraphql(s.service, { transport: 'embedded' }, { compiled: false });
+    const compiled = embeddedTypedGraphql(s.service, { transport: 'embedded' }, { compileAfter: 0 });
+    const interpreted = embeddedTypedGraphql(s.service, { transport: 'embedded' }, { compileAfter: Number.POSITIVE_INFINITY });
     const docs: [string, Record<string, unknown>?][] = [
       ['{ getPerson(id: "p003") { __typename key id name age email knowsOut { totalCount nodes { since to { name } } } } }'],
       [

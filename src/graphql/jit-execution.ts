@@ -1,6 +1,6 @@
 /**
- * Execution through compiled documents (graphql-jit): each document is
- * compiled once per schema into a function that walks its selections
+ * Execution through compiled documents (graphql-jit): a document sent
+ * again and again is compiled once per schema into a function that walks its selections
  * directly, where graphql-js interprets the document anew for every
  * request and every object. Compiled queries are cached per schema (a
  * branch's generated schema differs from another's, and the same document
@@ -18,31 +18,46 @@ import type { Plugin } from 'graphql-yoga';
 import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 
-export function jitExecution(): Plugin {
-  const compiled = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, CompiledQuery | null>>>();
-  const compiledFor = (schema: GraphQLSchema, document: DocumentNode, operation: string): CompiledQuery | null => {
-    let byDoc = compiled.get(schema);
+/** Runs of a document on a schema before it is compiled (the default of `jitExecution`). */
+export const COMPILE_AFTER = 8;
+
+/**
+ * Compiled execution for documents run more than `compileAfter` times. Compiling costs more than
+ * a run, and a compiled function run only a few times stays in V8's interpreter, slower than
+ * graphql-js's executor, which every request keeps optimized: a document is compiled once it has
+ * shown it is one an application sends again.
+ */
+export function jitExecution(compileAfter = COMPILE_AFTER): Plugin {
+  type Entry = { runs: number; query?: CompiledQuery | null };
+  const entries = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, Entry>>>();
+  const entryFor = (schema: GraphQLSchema, document: DocumentNode, operation: string): Entry => {
+    let byDoc = entries.get(schema);
     if (byDoc === undefined) {
       byDoc = new WeakMap();
-      compiled.set(schema, byDoc);
+      entries.set(schema, byDoc);
     }
     let byOp = byDoc.get(document);
     if (byOp === undefined) {
       byOp = new Map();
       byDoc.set(document, byOp);
     }
-    let q = byOp.get(operation);
-    if (q === undefined) {
-      const c = compileQuery(schema, document, operation === '' ? undefined : operation);
-      q = isCompiledQuery(c) ? c : null;
-      byOp.set(operation, q);
+    let e = byOp.get(operation);
+    if (e === undefined) {
+      e = { runs: 0 };
+      byOp.set(operation, e);
     }
-    return q;
+    return e;
   };
   return {
     onExecute({ args, setExecuteFn }) {
-      const q = compiledFor(args.schema, args.document, args.operationName ?? '');
-      if (q !== null) setExecuteFn(async (a) => located((await q.query(a.rootValue, a.contextValue, a.variableValues)) as ExecutionResult));
+      const e = entryFor(args.schema, args.document, args.operationName ?? '');
+      if (e.query === undefined && ++e.runs > compileAfter) {
+        const c = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+        e.query = isCompiledQuery(c) ? c : null;
+      }
+      const q = e.query;
+      if (q !== undefined && q !== null)
+        setExecuteFn(async (a) => located((await q.query(a.rootValue, a.contextValue, a.variableValues)) as ExecutionResult));
     },
   };
 }

@@ -17,7 +17,7 @@ import { answerGraphql, yogaLogging, yogaTransport, type ParsedBody } from './gr
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
-import { jitExecution } from '../graphql/jit-execution.js';
+import { COMPILE_AFTER, jitExecution } from '../graphql/jit-execution.js';
 import { TypedMutations } from '../graphql/typed-mutations.js';
 import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cache.js';
 import type { Role } from '../service/auth.js';
@@ -80,10 +80,10 @@ export function typedGraphqlEndpoint(opts: {
   service: BranchgraphService;
   logger: Logger;
   base: string;
-  /** Execute compiled documents (the default); off, graphql-js interprets them (tests compare the two). */
-  compiled?: boolean;
+  /** Runs of a document before it is compiled (default COMPILE_AFTER; Infinity: always interpreted, as tests compare). */
+  compileAfter?: number;
 }): TypedEndpoint {
-  const { service, logger, base, compiled = true } = opts;
+  const { service, logger, base, compileAfter = COMPILE_AFTER } = opts;
   const transport = yogaTransport();
   return createYoga<TypedServerContext, TypedContext>({
     maxRequestBodySize: transport.maxRequestBodySize,
@@ -104,7 +104,7 @@ export function typedGraphqlEndpoint(opts: {
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       servedSchema(),
-      ...(compiled ? [jitExecution()] : []),
+      jitExecution(compileAfter),
       readReport(),
       transport.plugin,
     ],
@@ -153,7 +153,7 @@ export { TypedSchemaCache };
 export function embeddedTypedGraphql(
   service: BranchgraphService,
   ctx: RequestContext,
-  opts: { compiled?: boolean } = {},
+  opts: { compileAfter?: number } = {},
 ): (branch: string, query: string, variables?: Record<string, unknown>) => Promise<unknown> {
   const endpoint = typedGraphqlEndpoint({ service, logger: pino({ level: 'silent' }), base: '', ...opts });
   const schemas = new TypedSchemaCache();
