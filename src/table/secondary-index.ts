@@ -80,9 +80,16 @@ export function runsFingerprint(runs: readonly RunRef[]): string {
 export function validIndexes(v: IndexedVersion | undefined): (TableIndexes & { covers: number }) | undefined {
   const ix = v?.indexes;
   if (v === undefined || ix === undefined) return undefined;
+  // A published entry never changes, and every read of its table asks: the hash is taken once per entry.
+  const known = VALID.get(v);
+  if (known !== undefined) return known === null ? undefined : known;
   const covers = ix.covers ?? v.runs.length;
-  return covers <= v.runs.length && ix.of === runsFingerprint(v.runs.slice(0, covers)) ? { ...ix, covers } : undefined;
+  const valid = covers <= v.runs.length && ix.of === runsFingerprint(v.runs.slice(0, covers)) ? { ...ix, covers } : undefined;
+  VALID.set(v, valid ?? null);
+  return valid;
 }
+
+const VALID = new WeakMap<IndexedVersion, (TableIndexes & { covers: number }) | null>();
 
 /** The encoded value a spec looks up for a row, or undefined when the row holds none. */
 function encodedValue(spec: IndexSpec, row: Row | null): string | undefined {
