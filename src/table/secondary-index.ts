@@ -33,8 +33,8 @@
 import { canonicalJson, contentHash } from '../model/canonical.js';
 import { EDGE_TO, type TableType } from '../model/schema.js';
 import type { Row, Value } from '../model/values.js';
-import { compareKey, runEndsBefore, type RunData, type RunRef, type RunRow } from './run.js';
-import { firstIndex, mergeRuns, newestRows, type LoadRun, type TableVersion } from './table-version.js';
+import { compareKey, runEndsBefore, type RunRef, type RunRow } from './run.js';
+import { mergeRuns, newestRows, visitHolders, type LoadRun, type TableVersion } from './table-version.js';
 
 export type IndexSpec = { name: string; kind: 'unique'; prop: string } | { name: 'in'; kind: 'in' };
 
@@ -158,28 +158,19 @@ export async function indexHolders(v: TableVersion, encs: readonly string[], loa
     for (let i = v.runs.length - 1; i >= 0; i--) {
       const run = v.runs[i] as RunRef;
       if (!prefixes.some((p) => mayHoldPrefix(run, p))) continue;
-      const parts = run.segmented ? await load.segments(run) : [run];
-      const loaded = new Map<number, RunData>();
-      // Prefixes and segments are both sorted: each prefix's first segment is a binary search past
-      // the previous prefix's, and its entries run on through the segments that may hold it.
-      let s = 0;
-      for (const p of prefixes) {
-        const from = s;
-        s = from + firstIndex(parts.length - from, (n) => !runEndsBefore(parts[from + n] as RunRef, p, true));
-        for (let t = s; t < parts.length && compareKey((parts[t] as RunRef).minKey.slice(0, p.length), p) <= 0; t++) {
-          const ref = parts[t] as RunRef;
-          if (!mayHoldPrefix(ref, p)) continue;
-          let data = loaded.get(t);
-          if (data === undefined) {
-            data = await load(ref);
-            loaded.set(t, data);
-          }
+      await visitHolders({
+        parts: run.segmented ? await load.segments(run) : [run],
+        probes: prefixes,
+        load,
+        mayHold: mayHoldPrefix,
+        visit: (p, data) => {
           for (let j = data.lowerBound(p); j < data.length && (data.keys[j] as string).startsWith(p); j++) {
             const k = data.keys[j] as string;
             if (!newest.has(k)) newest.set(k, data.tombs[j] !== true);
           }
-        }
-      }
+          return undefined;
+        },
+      });
     }
   }
   const out = new Map<string, string[]>();

@@ -100,35 +100,56 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
     const run = v.runs[i] as RunRef;
     if (candidates(run, pending).length === 0) continue;
     const found = new Set<string>();
-    const parts = run.segmented ? await load.segments(run) : [run];
-    // Segments are disjoint and sorted, and so are the keys: each key's segment is found by a
-    // binary search over the segments after the previous key's, so a batch costs its keys' searches
-    // and the segments they land in, never a walk over the segments between them.
-    // (Segments whose keys were cut to their recorded prefix can share one at their boundary, so a
-    // key is looked for in each segment from its first that may hold it.)
-    const loaded = new Map<number, RunData>();
-    let s = 0;
-    for (const k of pending) {
-      const from = s;
-      s = from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, k, true));
-      if (s === parts.length) break;
-      for (let t = s; t < parts.length && rangeMayHold(parts[t] as RunRef, k); t++) {
-        let data = loaded.get(t);
-        if (data === undefined) {
-          data = await load(parts[t] as RunRef);
-          loaded.set(t, data);
-        }
+    await visitHolders({
+      parts: run.segmented ? await load.segments(run) : [run],
+      probes: pending,
+      load,
+      mayHold: rangeMayHold,
+      visit: (k, data) => {
         const idx = data.find(k);
-        if (idx >= 0) {
-          out.set(k, data.rowAt(idx));
-          found.add(k);
-          break;
-        }
-      }
-    }
+        if (idx < 0) return false;
+        out.set(k, data.rowAt(idx));
+        found.add(k);
+        return true;
+      },
+    });
     if (found.size > 0) pending = pending.filter((k) => !found.has(k));
   }
   return out;
+}
+
+/**
+ * Each of sorted `probes` (keys or key prefixes) in the segments of one run that may hold it, in
+ * order, each segment loaded once. Segments are disjoint and sorted, and so are the probes: each
+ * probe's first segment is a binary search past the previous probe's, so a batch costs its
+ * probes' searches and the segments they land in, never a walk over the segments between them.
+ * A probe goes on to the next segment while that one may hold it too (a prefix's keys can run on;
+ * segments whose keys were cut to a recorded prefix can share one at their boundary), until
+ * `visit` says it is done with it.
+ */
+export async function visitHolders(a: {
+  parts: readonly RunRef[];
+  probes: readonly string[];
+  load: LoadRun;
+  mayHold: (segment: RunRef, probe: string) => boolean;
+  visit: (probe: string, data: RunData) => boolean | undefined;
+}): Promise<void> {
+  const { parts, load, mayHold, visit } = a;
+  const loaded = new Map<number, RunData>();
+  let s = 0;
+  for (const p of a.probes) {
+    const from = s;
+    s = from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, p, true));
+    if (s === parts.length) break;
+    for (let t = s; t < parts.length && mayHold(parts[t] as RunRef, p); t++) {
+      let data = loaded.get(t);
+      if (data === undefined) {
+        data = await load(parts[t] as RunRef);
+        loaded.set(t, data);
+      }
+      if (visit(p, data) === true) break;
+    }
+  }
 }
 
 /** The stretch of sorted `keys` a run's recorded range may hold. */
