@@ -174,9 +174,10 @@ export class Repository {
   /**
    * The newest record of a branch name (possibly a deletion), or undefined.
    * A known record is checked by asking for the next one; otherwise the
-   * records after it are listed. `hinted` is a copy of some record of the name (from the branch's head
-   * hint): records are create-only, so when the listing shows its sequence
-   * number is the newest, it is that record and needs no read.
+   * records after it are listed. `hinted` is a copy of some record of the
+   * name (from the branch's head hint): records are create-only, so when
+   * the listing shows its sequence number is the newest, it is that record
+   * and needs no read.
    */
   async branchRecord(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord | undefined> {
     const cached = this.branchRecords.get(name);

@@ -54,8 +54,8 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
       const known = repo.knownRecord(name);
       const hinted = attempt === 1 && known === undefined ? repo.primeFromHint(name, signal) : undefined;
       // A branch this process knows: its lineage is probed for a newer version while its records are
-      // listed, so a warm head costs one round trip, not two. The probe counts only if the listing
-      // shows the record it probed is still the newest (a reset or a recreated branch moves lineage).
+      // checked for a newer one, so a warm head costs one round trip, not two. The probe counts only
+      // if the record it probed is still the newest (a reset or a recreated branch moves lineage).
       const probed = known !== undefined ? repo.headRef(known, signal) : undefined;
       probed?.catch(() => undefined);
       const rec = await repo.liveBranch(name, signal, hinted);

@@ -1,8 +1,8 @@
 /**
- * Execution through compiled documents (graphql-jit): a document sent
- * again and again is compiled once per schema into a function that walks its selections
- * directly, where graphql-js interprets the document anew for every
- * request and every object. Compiled queries are cached per schema (a
+ * Execution through compiled documents (graphql-jit): a document sent again
+ * and again is compiled once per schema into a function that walks its
+ * selections directly, where graphql-js interprets the document anew for
+ * every request and every object. Compiled queries are cached per schema (a
  * branch's generated schema differs from another's, and the same document
  * text runs on both) and per operation; a document graphql-jit cannot
  * compile runs through graphql-js, which reports what is wrong with it.
