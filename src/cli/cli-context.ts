@@ -9,6 +9,9 @@ import type { BranchgraphApi } from '../service/api.js';
 import type { Output } from './cli-output.js';
 
 /** Where a command's output goes and how it ends; tests give their own. */
+/** How every `--at` option is described. */
+export const AT_HELP = 'a ref: a branch, commit:<id>, tag:<name>, or back from one (main~2, main^2, main@{<time>}); default main';
+
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;

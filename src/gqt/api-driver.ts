@@ -3,7 +3,7 @@
  * case steps map one to one onto API calls; what differs between
  * transports is only where the API comes from and what a restart does.
  */
-import { allRows, type BranchgraphApi, type Ref } from '../service/api.js';
+import { allRows, type BranchgraphApi, type PlainRef } from '../service/api.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
 import type { DriverRef, GqtDriver, TypedAnswer } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
@@ -16,7 +16,7 @@ export interface ApiHost {
   close(): Promise<void>;
 }
 
-export function toRef(at: DriverRef): Ref {
+export function toRef(at: DriverRef): PlainRef {
   return at.commit !== undefined ? { commit: at.commit } : at.tag !== undefined ? { tag: at.tag } : { branch: at.branch ?? 'main' };
 }
 

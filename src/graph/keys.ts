@@ -36,6 +36,8 @@ export const keys = {
   /** Where a branch's head was last published: read in parallel with the branch's records. */
   branchHint: (name: string): string => `hints/branches/${encodeBranch(name)}.json`,
   commit: (id: string): string => `commits/${id}.json`,
+  /** Where the index entries of every commit id starting with `prefix` are listed. */
+  commitsStartingWith: (prefix: string): string => `commits/${prefix}`,
   schema: (hash: string): string => `schemas/${hash}.json`,
   /** A node of a manifest's table or ancestry tree, shared by every manifest that did not change it. */
   part: (id: string): string => `parts/${id}.json`,

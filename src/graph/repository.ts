@@ -202,6 +202,11 @@ export class Repository {
     return latest;
   }
 
+  /** The branch record stored at `key` (checked to be the record its key names). */
+  async readBranchRecord(key: string, signal?: AbortSignal): Promise<BranchRecord> {
+    return readRecord(await this.store.get(key, { signal }), key);
+  }
+
   /** Whether this process knows the branch's record and its lineage's latest version (then the hint would only cost a read). */
   knowsHead(name: string): boolean {
     return this.knownRecord(name) !== undefined;

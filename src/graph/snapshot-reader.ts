@@ -18,6 +18,7 @@ import type { RunStore } from './run-store.js';
 import type { Tags } from './tags.js';
 import type { HeadOptions, Heads, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
 import type { PendingMode, Ref, Snapshot } from './snapshot.js';
+import { RefResolver } from './ref-resolver.js';
 
 /** What a reader reads from: the repository, the runs, the store (WAL listings), the tags and the clock. */
 export interface SnapshotSources {
@@ -29,7 +30,11 @@ export interface SnapshotSources {
 }
 
 export class SnapshotReader implements Heads, TableReader, ManifestReader, SchemaReader {
-  constructor(private readonly from: SnapshotSources) {}
+  private readonly refs: RefResolver;
+
+  constructor(private readonly from: SnapshotSources) {
+    this.refs = new RefResolver({ repo: from.repo, store: from.store, tags: from.tags, reads: this });
+  }
 
   async snapshotAt(ref: ManifestRef, opts: { signal?: AbortSignal; branch?: BranchRecord; pending?: PendingMode } = {}): Promise<Snapshot> {
     const { repo, runs, store } = this.from;
@@ -87,7 +92,8 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
   }
 
   async resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot> {
-    if ('branch' in ref) return this.branchHead(ref.branch, signal);
+    if ('path' in ref) return this.refs.resolve(ref.path, signal);
+    if ('branch' in ref) return this.refs.branchOrPrefix(ref.branch, signal);
     if ('tag' in ref) return this.commitSnapshot((await this.from.tags.get(ref.tag, signal)).commit, signal);
     return this.commitSnapshot(ref.commit, signal);
   }

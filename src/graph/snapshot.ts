@@ -7,6 +7,7 @@ import type { Schema } from '../model/schema.js';
 import type { TableVersion } from '../table/table-version.js';
 import type { PendingWal } from '../pending/pending-wal.js';
 import type { Manifest, ManifestRef } from './manifest.js';
+import type { RefPath } from '../model/ref-grammar.js';
 import type { BranchRecord } from './repository.js';
 
 export interface Snapshot {
@@ -23,8 +24,15 @@ export interface Snapshot {
   readAt?: number;
 }
 
-/** What a read names: a branch (its head, pending WAL rows included), a commit, or a tag (the commit it names). */
-export type Ref = { branch: string } | { commit: string } | { tag: string };
+/**
+ * What a read names: a branch (its head, pending WAL rows included), a commit, a tag (the commit
+ * it names), or a path of the ref grammar (model/ref-grammar.ts: `main~2`, `main@{time}`, a
+ * commit-id prefix), which names a commit.
+ */
+export type Ref = PlainRef | { path: RefPath };
+
+/** A ref as an object (REST bodies give them so): a branch, a commit or a tag. */
+export type PlainRef = { branch: string } | { commit: string } | { tag: string };
 
 /**
  * How a snapshot treats its branch's pending WAL generations: `view`

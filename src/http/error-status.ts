@@ -10,6 +10,7 @@ export const HTTP_STATUS = {
   schema_incompatible: 409,
   constraint_violation: 422,
   not_found: 404,
+  ambiguous_ref: 400,
   branch_exists: 409,
   branch_protected: 409,
   graph_exists: 409,

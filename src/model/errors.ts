@@ -18,6 +18,8 @@ export const ERROR_CODES = {
   schema_incompatible: { retryable: false },
   constraint_violation: { retryable: false },
   not_found: { retryable: false },
+  /** A commit-id prefix more than one commit starts with; the details list them. */
+  ambiguous_ref: { retryable: false },
   branch_exists: { retryable: false },
   branch_protected: { retryable: false },
   graph_exists: { retryable: false },
@@ -92,6 +94,7 @@ export interface ErrorDetailsByCode {
     graph?: string;
     tag?: string;
   };
+  ambiguous_ref: CommonDetails & { prefix?: string; candidates?: string[] };
   branch_exists: CommonDetails & { branch?: string };
   branch_protected: CommonDetails & { branch?: string };
   graph_exists: CommonDetails & { graph?: string };

@@ -11,10 +11,14 @@ import { parseInput } from './inputs.js';
 import type { InputOf, Operation, OutputOf } from './operation.js';
 import { OPERATION_LIST, type OperationName, type Operations } from './operation-table.js';
 import type { BranchgraphService, RequestContext } from './service.js';
-import type { Ref } from '../graph/snapshot.js';
+import type { PlainRef, Ref } from '../graph/snapshot.js';
+import { refPathText } from '../model/ref-grammar.js';
 import type { RowItem } from './operations/tables/rows.js';
 
-export type { Ref } from '../graph/snapshot.js';
+export type { PlainRef, Ref } from '../graph/snapshot.js';
+
+/** A ref as every operation takes it: its text (`main~2`, `commit:<id>`, …) or an object. */
+export type RefInput = string | PlainRef;
 export type { Filter, Page, TableDiff } from '../graph/reads.js';
 export type { ExportFormat } from '../graph/table-export.js';
 export { EXPORT_EXTENSIONS, EXPORT_FORMATS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../graph/table-export.js';
@@ -74,7 +78,7 @@ function withDefined(call: CallOptions): CallOptions {
 }
 
 /** Every row of a table at a ref, following cursors. */
-export async function allRows(api: Pick<BranchgraphApi, 'rows'>, table: string, at: Ref): Promise<RowItem[]> {
+export async function allRows(api: Pick<BranchgraphApi, 'rows'>, table: string, at: RefInput): Promise<RowItem[]> {
   const out: RowItem[] = [];
   let cursor: string | undefined;
   do {
@@ -85,7 +89,8 @@ export async function allRows(api: Pick<BranchgraphApi, 'rows'>, table: string, 
   return out;
 }
 
-/** A ref as the transports spell it: a branch name, `commit:<id>` or `tag:<name>`. */
+/** A ref as the transports spell it: a branch name, `commit:<id>`, `tag:<name>`, or a path such as `main~2`. */
 export function refText(at: Ref): string {
+  if ('path' in at) return refPathText(at.path);
   return 'commit' in at ? `commit:${at.commit}` : 'tag' in at ? `tag:${at.tag}` : at.branch;
 }

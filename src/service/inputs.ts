@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
 import { findInputProblem } from '../model/text.js';
+import { parseRefText } from '../model/ref-grammar.js';
 import type { Ref } from '../graph/snapshot.js';
 import { MAX_PAGE } from '../graph/reads.js';
 import { MAX_BATCH_OPS } from '../graph/write-batch.js';
@@ -47,7 +48,8 @@ export const RefInputZ = z
   .refine((r) => [r.branch, r.commit, r.tag].filter((x) => x !== undefined).length === 1, 'give exactly one of branch, commit or tag');
 
 /**
- * A ref as any transport spells it: text (`main`, `commit:<id>`, `tag:<name>`, as REST query
+ * A ref as any transport spells it: text (`main`, `commit:<id>`, `tag:<name>`, and the paths of the
+ * ref grammar, `main~2`, `main@{2026-12-01T12:00:00Z}`, `commit:01M8W0RP`, as REST query
  * parameters, GraphQL arguments and the CLI give it) or an object (`{ "branch": "main" }`, as REST
  * bodies give it). Either way the operation receives the object.
  */
@@ -66,12 +68,16 @@ export const RefZ = z.union([
   RefInputZ.transform((r) => r as Ref),
 ]);
 
-/** `s` as a ref, or what is wrong with it. */
+/** `s` as a ref (the grammar of model/ref-grammar.ts), or what is wrong with it. */
 function refOfText(s: string): Ref | string {
-  const [kind, rest] = s.startsWith('commit:') ? ['commit', s.slice(7)] : s.startsWith('tag:') ? ['tag', s.slice(4)] : ['branch', s];
-  const r = (kind === 'commit' ? commitId : branchName).safeParse(rest);
-  if (!r.success) return r.error.issues[0]?.message ?? 'not a ref';
-  return kind === 'commit' ? { commit: rest } : kind === 'tag' ? { tag: rest } : { branch: rest };
+  const path = parseRefText(s);
+  if ('error' in path) return path.error;
+  const b = path.base;
+  const name = 'branch' in b ? b.branch : 'tag' in b ? b.tag : undefined;
+  if (name !== undefined && !branchName.safeParse(name).success) return 'names are 1 to 200 characters';
+  // A plain branch, commit or tag stays what it always was; anything more is a path to a commit.
+  if (path.steps.length === 0 && path.asOf === undefined && !('commitPrefix' in b)) return b;
+  return { path };
 }
 
 /** A ref that defaults to main's head when absent. */
@@ -132,6 +138,16 @@ export type WriteOpInput = z.infer<typeof WriteOpZ>;
 export const DirectionZ = z.enum(['out', 'in', 'both']);
 
 /** Parse `value` or throw `invalid_input` listing every problem with its path. */
+/**
+ * For a value no branch of a union took (a ref given as text or as an object), the sentence the
+ * branch that looked at it gave (a custom check's), rather than zod's "Invalid input".
+ */
+function unionMessage(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code !== 'invalid_union') return undefined;
+  for (const branch of issue.errors) for (const i of branch) if (i.code === 'custom') return i.message;
+  return undefined;
+}
+
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const bad = findInputProblem(value, where);
   if (bad !== undefined) throw new BranchgraphError('invalid_input', `invalid ${where}: ${bad.path}: ${bad.message}`, { issues: [bad] });
@@ -139,7 +155,7 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: strin
   if (r.success) return r.data;
   const issues = r.error.issues.map((i) => ({
     path: where + i.path.map((seg) => (typeof seg === 'number' ? `[${seg}]` : `.${String(seg)}`)).join(''),
-    message: i.message,
+    message: unionMessage(i) ?? i.message,
   }));
   throw new BranchgraphError('invalid_input', `invalid ${where}: ${issues[0]?.path}: ${issues[0]?.message}`, { issues });
 }

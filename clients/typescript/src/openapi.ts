@@ -805,7 +805,7 @@ export interface components {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
                 message: string;
                 retryable: boolean;
                 issues?: {

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { BranchDto } from '../../service/service.js';
 import { human, print } from '../cli-output.js';
-import type { CliContext } from '../cli-context.js';
+import { AT_HELP, type CliContext } from '../cli-context.js';
 import { defined, intOption } from '../cli-inputs.js';
 
 export function branchCommands(program: Command, cli: CliContext): void {
@@ -44,7 +44,7 @@ export function branchCommands(program: Command, cli: CliContext): void {
   );
   command(tag, 'create', 'name the commit a ref resolves to; tags never move')
     .argument('<name>')
-    .option('--from <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--from <ref>', AT_HELP)
     .option('--message <text>', 'what the tag marks')
     .action(async (name: string, o: { from?: string; message?: string }, cmd: Command) =>
       print(

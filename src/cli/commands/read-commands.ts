@@ -5,14 +5,14 @@ import { Option, type Command } from 'commander';
 import { BranchgraphError } from '../../model/errors.js';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, parseExportFormat } from '../../service/api.js';
 import { human, print } from '../cli-output.js';
-import type { CliContext } from '../cli-context.js';
+import { AT_HELP, type CliContext } from '../cli-context.js';
 import { defined, intOption, whereOption } from '../cli-inputs.js';
 
 export function readCommands(program: Command, cli: CliContext): void {
   const { command, connect, outOf } = cli;
   command(program, 'rows', 'rows of a table in key order, a page at a time')
     .argument('<table>')
-    .option('--at <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--at <ref>', AT_HELP)
     .option('--where <json>', 'filter: {"prop": value} or {"prop": {"op": "gte", "value": 3}}')
     .option('--limit <n>', 'rows per page, at most 1000', '100')
     .option('--cursor <cursor>', 'continue after a previous page')
@@ -25,14 +25,14 @@ export function readCommands(program: Command, cli: CliContext): void {
   command(program, 'get', 'one entity by key (edge keys are JSON arrays such as ["a","b"])')
     .argument('<table>')
     .argument('<key>')
-    .option('--at <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--at <ref>', AT_HELP)
     // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
     .action(async (table: string, key: string, o: { at?: string }, cmd: Command) => {
       const r = await (await connect(cmd)).getRow(defined({ table, key, at: o.at }));
       print(outOf(cmd), r, (v: typeof r) => human.rows({ items: [v], nextCursor: null }));
     });
   command(program, 'log', 'commits at a ref, newest first')
-    .option('--at <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--at <ref>', AT_HELP)
     .option('--limit <n>', 'how many, at most 1000', '20')
     .action(async (o: { at?: string; limit: string }, cmd: Command) =>
       print(
@@ -73,7 +73,7 @@ function exportCommand(program: Command, cli: CliContext): void {
   const { command, connect, outOf, io } = cli;
   command(program, 'export', 'write a table at a ref for DuckDB, pyarrow or polars (pending WAL rows included)')
     .argument('<table>')
-    .option('--at <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--at <ref>', AT_HELP)
     .addOption(new Option('--format <format>', 'file format').choices([...EXPORT_FORMATS]).default('parquet'))
     .option('--out <file>', 'where to write; - for standard output (default TABLE.<format>)')
     .action(async (table: string, o: { at?: string; format: string; out?: string }, cmd: Command) => {

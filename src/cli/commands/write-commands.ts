@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
 import { human, print, table as textTable } from '../cli-output.js';
-import type { CliContext } from '../cli-context.js';
+import { AT_HELP, type CliContext } from '../cli-context.js';
 import { defined, inputFile, intOption, readInput } from '../cli-inputs.js';
 
 export function writeCommands(program: Command, cli: CliContext): void {
@@ -60,7 +60,7 @@ export function writeCommands(program: Command, cli: CliContext): void {
 
   const schema = command(program, 'schema', 'read or apply the schema');
   command(schema, 'get', 'the schema text at a ref')
-    .option('--at <ref>', 'branch, commit:<id> or tag:<name> (default main)')
+    .option('--at <ref>', AT_HELP)
     .action(async (o: { at?: string }, cmd: Command) => {
       const r = await (await connect(cmd)).getSchema(defined({ at: o.at }));
       print(outOf(cmd), { commit: r.commit, text: r.text }, (v: { commit: string; text: string }) => `# commit ${v.commit}\n${v.text}\n`);

@@ -1,0 +1,125 @@
+/**
+ * Refs into history (model/ref-grammar.ts, graph/ref-resolver.ts): `~N`
+ * first parents, `^N` the parents of a merge, chains of both, a branch as it
+ * stood at a time, and commit-id prefixes (one commit, or a typed error
+ * listing the candidates), the same embedded, over REST and over both
+ * GraphQL endpoints.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
+import { RestClient } from '../src/http/rest-client.js';
+import { gql, testServer, type TestServer } from './support/test-server.js';
+
+const SCHEMA = 'node P { id: string @key\n v: int }';
+const put = (id: string, v: number) => ({ ops: [{ op: 'upsert' as const, table: 'P', values: { id, v } }] });
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('refs into history', () => {
+  let s: TestServer;
+  let apis: [string, BranchgraphApi][];
+  const ids: Record<string, string> = {};
+  let between = '';
+  beforeAll(async () => {
+    s = await testServer();
+    const api = embeddedApi(s.service, { transport: 'embedded' });
+    await api.applySchema({ branch: 'main', schema: SCHEMA });
+    ids.one = (await api.write({ branch: 'main', ...put('a', 1) })).commit?.id as string;
+    await pause(5);
+    // main@{between} is main as it stood after the first write.
+    between = new Date().toISOString();
+    await pause(5);
+    ids.two = (await api.write({ branch: 'main', ...put('a', 2) })).commit?.id as string;
+    await api.createBranch({ name: 'f', from: { branch: 'main' } });
+    ids.side = (await api.write({ branch: 'f', ...put('b', 7) })).commit?.id as string;
+    ids.three = (await api.write({ branch: 'main', ...put('a', 3) })).commit?.id as string;
+    const merged = await api.mergeBranch({ source: 'f', into: 'main' });
+    if (merged.status !== 'success') throw new Error('the merge conflicted');
+    ids.merge = merged.commit?.id as string;
+    apis = [
+      ['embedded', api],
+      ['rest', new RestClient(s.url)],
+    ];
+  });
+  afterAll(() => s.close());
+
+  const commitAt = async (api: BranchgraphApi, at: string) => (await api.log({ at, limit: 1 })).commits[0]?.id;
+
+  it('walks first parents with ~N, a merge parent with ^N, and chains of both', async () => {
+    for (const [name, api] of apis) {
+      const cases: [string, string | undefined][] = [
+        ['main~0', ids.merge],
+        ['main^0', ids.merge],
+        ['main~', ids.three],
+        ['main~1', ids.three],
+        ['main^1', ids.three],
+        ['main~2', ids.two],
+        ['main^2', ids.side],
+        ['main^2~1', ids.two],
+        ['main~3', ids.one],
+        [`commit:${ids.three}~1`, ids.two],
+        ['f~1', ids.two],
+      ];
+      for (const [ref, want] of cases) expect({ name, ref, commit: await commitAt(api, ref) }).toEqual({ name, ref, commit: want });
+      expect((await api.getRow({ table: 'P', key: 'a', at: 'main~2' })).row).toEqual({ id: 'a', v: 2 });
+      await expect(api.getRow({ table: 'P', key: 'b', at: 'main~1' })).rejects.toMatchObject({ code: 'not_found' });
+    }
+  });
+
+  it('reads a branch as it stood at a time, by its own history of heads', async () => {
+    for (const [name, api] of apis) {
+      expect({ name, commit: await commitAt(api, `main@{${between}}`) }).toEqual({ name, commit: ids.one });
+      expect({ name, commit: await commitAt(api, `main@{${new Date().toISOString()}}~1`) }).toEqual({ name, commit: ids.three });
+      await expect(commitAt(api, 'main@{2001-01-01T00:00:00Z}')).rejects.toMatchObject({ code: 'not_found', details: { branch: 'main' } });
+    }
+  });
+
+  it('takes a commit-id prefix that names one commit, and lists the candidates of one that names several', async () => {
+    const all = Object.values(ids);
+    // Ids begin with their time: commits made moments apart share their first characters.
+    const shared = (a: string, b: string) => {
+      let n = 0;
+      while (n < a.length && a[n] === b[n]) n++;
+      return n;
+    };
+    for (const [name, api] of apis) {
+      for (const id of all) {
+        const unique = Math.max(8, ...all.filter((o) => o !== id).map((o) => shared(id, o) + 1));
+        expect({ name, commit: await commitAt(api, `commit:${id.slice(0, unique)}`) }).toEqual({ name, commit: id });
+      }
+      const pair = all.flatMap((a) => all.filter((b) => b !== a && shared(a, b) >= 8).map((b) => [a, b]))[0];
+      if (pair !== undefined) {
+        const prefix = (pair[0] as string).slice(0, shared(pair[0] as string, pair[1] as string));
+        const refused = await commitAt(api, `commit:${prefix}`).catch((e: unknown) => e);
+        expect(refused).toMatchObject({ code: 'ambiguous_ref', details: { prefix } });
+        expect((refused as { details: { candidates: string[] } }).details.candidates).toEqual(expect.arrayContaining(pair));
+      }
+      await expect(commitAt(api, 'commit:ZZZZZZZZZZ')).rejects.toMatchObject({ code: 'not_found' });
+      // A bare prefix, where no branch has that name.
+      expect(await commitAt(api, (ids.merge as string).slice(0, 20))).toBe(ids.merge);
+    }
+  });
+
+  it('answers refs that name no commit, or are not refs, with typed errors', async () => {
+    for (const [, api] of apis) {
+      await expect(commitAt(api, 'main~9')).rejects.toMatchObject({ code: 'not_found' });
+      await expect(commitAt(api, 'main^3')).rejects.toMatchObject({ code: 'not_found' });
+      for (const bad of ['main~x', 'main@{yesterday}', 'commit:01M8W', `commit:${ids.one}@{2026-01-01T00:00:00Z}`])
+        await expect(commitAt(api, bad)).rejects.toMatchObject({ code: 'invalid_input' });
+    }
+    const res = await fetch(`${s.url}/tables/P/rows/a?at=${encodeURIComponent('main~x')}`);
+    expect(res.status).toBe(400);
+  });
+
+  it('reads history refs through GraphQL, and the typed endpoint names the commit each ref read', async () => {
+    const admin = await gql(s.url, '{ row(table: "P", key: "a", at: "main~2") }');
+    expect(admin.body.data).toEqual({ row: { id: 'a', v: 2 } });
+    const res = await fetch(`${s.url}/branches/main/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ a: getP(id: "a", at: "main~2") { v } b: getP(id: "b", at: "main^2") { v } }' }),
+    });
+    const body = (await res.json()) as { data: unknown; extensions: { branchgraph: { commits: Record<string, string> } } };
+    expect(body.data).toEqual({ a: { v: 2 }, b: { v: 7 } });
+    expect(body.extensions.branchgraph.commits).toMatchObject({ 'main~2': ids.two, 'main^2': ids.side });
+  });
+});
