@@ -75,6 +75,15 @@ describe('refs into history', () => {
 
   it('takes a commit-id prefix that names one commit, and lists the candidates of one that names several', async () => {
     const all = Object.values(ids);
+    // Every commit there is (the schema's and the first one's too): a prefix is unique among them all.
+    const every = [
+      ...new Set(
+        [
+          ...(await apis[0]?.[1].log({ at: 'main', limit: 1000 }))!.commits,
+          ...(await apis[0]?.[1].log({ at: 'f', limit: 1000 }))!.commits,
+        ].map((c) => c.id),
+      ),
+    ];
     // Ids begin with their time: commits made moments apart share their first characters.
     const shared = (a: string, b: string) => {
       let n = 0;
@@ -83,10 +92,10 @@ describe('refs into history', () => {
     };
     for (const [name, api] of apis) {
       for (const id of all) {
-        const unique = Math.max(8, ...all.filter((o) => o !== id).map((o) => shared(id, o) + 1));
+        const unique = Math.max(8, ...every.filter((o) => o !== id).map((o) => shared(id, o) + 1));
         expect({ name, commit: await commitAt(api, `commit:${id.slice(0, unique)}`) }).toEqual({ name, commit: id });
       }
-      const pair = all.flatMap((a) => all.filter((b) => b !== a && shared(a, b) >= 8).map((b) => [a, b]))[0];
+      const pair = every.flatMap((a) => every.filter((b) => b !== a && shared(a, b) >= 8).map((b) => [a, b]))[0];
       if (pair !== undefined) {
         const prefix = (pair[0] as string).slice(0, shared(pair[0] as string, pair[1] as string));
         const refused = await commitAt(api, `commit:${prefix}`).catch((e: unknown) => e);
@@ -121,5 +130,87 @@ describe('refs into history', () => {
     const body = (await res.json()) as { data: unknown; extensions: { branchgraph: { commits: Record<string, string> } } };
     expect(body.data).toEqual({ a: { v: 2 }, b: { v: 7 } });
     expect(body.extensions.branchgraph.commits).toMatchObject({ 'main~2': ids.two, 'main^2': ids.side });
+  });
+});
+
+describe('branch reset', () => {
+  it('moves a branch to any commit, the same embedded, over REST and over GraphQL, and writes build on it', async () => {
+    const s = await testServer({ tokens: 'admin:admin-token,write:writer-token' });
+    try {
+      const api = embeddedApi(s.service, { transport: 'embedded' });
+      await api.applySchema({ branch: 'main', schema: SCHEMA });
+      const heads: string[] = [];
+      for (let v = 1; v <= 4; v++) heads.push((await api.write({ branch: 'main', ...put('a', v) })).commit?.id as string);
+      const head = () => api.getBranch({ name: 'main' }).then((b) => b.head.id);
+      // Embedded: back two commits.
+      expect((await api.resetBranch({ name: 'main', to: 'main~2', expectedHead: heads[3] as string })).head.id).toBe(heads[1]);
+      expect((await api.getRow({ table: 'P', key: 'a' })).row).toEqual({ id: 'a', v: 2 });
+      // REST, with an admin token: forward again, to a commit the branch no longer reaches.
+      const rest = new RestClient(s.url, 'admin-token');
+      expect((await rest.resetBranch({ name: 'main', to: `commit:${heads[3]}`, expectedHead: heads[1] as string })).head.id).toBe(heads[3]);
+      // GraphQL.
+      const g = await gql(
+        s.url,
+        `mutation { resetBranch(name: "main", to: "main~3", expectedHead: "${heads[3]}") { head { id } } }`,
+        {},
+        'admin-token',
+      );
+      expect(g.body.data).toEqual({ resetBranch: { head: { id: heads[0] } } });
+      // A write lands on the commit the branch was moved to.
+      const next = await api.write({ branch: 'main', ...put('a', 9) });
+      expect(next.commit?.parents).toEqual([heads[0]]);
+      expect(await head()).toBe(next.commit?.id);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses a stale expected head, a caller who is not an admin, and what names no branch or commit, changing nothing', async () => {
+    const s = await testServer({ tokens: 'admin:admin-token,write:writer-token' });
+    try {
+      const api = embeddedApi(s.service, { transport: 'embedded' });
+      await api.applySchema({ branch: 'main', schema: SCHEMA });
+      const one = (await api.write({ branch: 'main', ...put('a', 1) })).commit?.id as string;
+      const two = (await api.write({ branch: 'main', ...put('a', 2) })).commit?.id as string;
+      await expect(api.resetBranch({ name: 'main', to: 'main~1', expectedHead: one })).rejects.toMatchObject({
+        code: 'head_moved',
+        details: { branch: 'main', expected: one, actual: two },
+      });
+      await expect(
+        new RestClient(s.url, 'writer-token').resetBranch({ name: 'main', to: 'main~1', expectedHead: two }),
+      ).rejects.toMatchObject({
+        code: 'forbidden',
+      });
+      await expect(api.resetBranch({ name: 'nope', to: 'main~1', expectedHead: two })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(api.resetBranch({ name: 'main', to: 'main~5', expectedHead: two })).rejects.toMatchObject({ code: 'not_found' });
+      await expect(api.resetBranch({ name: 'main', to: 'main~x', expectedHead: two })).rejects.toMatchObject({ code: 'invalid_input' });
+      expect((await api.getBranch({ name: 'main' })).head.id).toBe(two);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('keeps the head it moved away from readable as <branch>@{time} and by id, and GC keeps it for its grace', async () => {
+    const s = await testServer();
+    try {
+      const api = embeddedApi(s.service, { transport: 'embedded' });
+      await api.applySchema({ branch: 'main', schema: SCHEMA });
+      await api.write({ branch: 'main', ...put('a', 1) });
+      const old = (await api.write({ branch: 'main', ...put('a', 2) })).commit?.id as string;
+      await pause(5);
+      const before = new Date().toISOString();
+      await pause(5);
+      await api.resetBranch({ name: 'main', to: 'main~1', expectedHead: old });
+      expect((await api.log({ at: `main@{${before}}`, limit: 1 })).commits[0]?.id).toBe(old);
+      expect((await api.getRow({ table: 'P', key: 'a', at: `main@{${before}}` })).row).toEqual({ id: 'a', v: 2 });
+      await s.graph.gc({ now: Date.now() + 60_000 });
+      expect((await api.getRow({ table: 'P', key: 'a', at: `commit:${old}` })).row).toEqual({ id: 'a', v: 2 });
+      // Past the grace, nothing reaches it any more.
+      await s.graph.gc({ now: Date.now() + 3 * 3600_000 });
+      await expect(api.getRow({ table: 'P', key: 'a', at: `commit:${old}` })).rejects.toMatchObject({ code: 'not_found' });
+      expect((await api.getRow({ table: 'P', key: 'a' })).row).toEqual({ id: 'a', v: 1 });
+    } finally {
+      await s.close();
+    }
   });
 });

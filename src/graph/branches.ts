@@ -98,6 +98,48 @@ export class Branches {
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
 
+  /**
+   * Move a branch to any commit: the branch's next record starts a new lineage at `to`, as a branch
+   * created there would, so later writes build on `to`. The old head stays where it was published
+   * (readable as `name@{time}`, and kept by GC for its grace). `expectedHead` must be the head now;
+   * pending WAL rows are folded into the old lineage first, so nothing acknowledged leaves with it.
+   */
+  async reset(name: string, to: Ref, opts: ChangeOptions & { expectedHead: string }): Promise<{ record: BranchRecord; head: Snapshot }> {
+    const { repo, heads, publication, clock } = this.parts;
+    validateBranchName(name);
+    const target = await heads.resolve(to, opts.signal);
+    for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      const head = await publication.foldExactly({
+        ...opts,
+        branch: name,
+        head: await heads.branchHead(name, opts.signal),
+        message: `fold pending WAL generations before resetting ${name}`,
+      });
+      const rec = head.branch ?? (await repo.liveBranch(name, opts.signal));
+      if (head.manifest.commit.id !== opts.expectedHead)
+        throw new BranchgraphError('head_moved', `branch ${name} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
+          details: { branch: name, expected: opts.expectedHead, actual: head.manifest.commit.id },
+        });
+      const res = await repo.writeBranchRecord(
+        {
+          name,
+          lineage: ulid(clock()),
+          deleted: false,
+          from: target.ref,
+          time: new Date(clock()).toISOString(),
+          actor: opts.actor ?? this.parts.actor,
+        },
+        rec.seq,
+        opts.signal,
+      );
+      if (res !== 'lost') {
+        this.parts.hints.write(repo, res, target.manifest);
+        return { record: res, head: { ...target, branch: res } };
+      }
+    }
+    throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+
   async delete(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
     const { repo, clock } = this.parts;
     validateBranchName(name);

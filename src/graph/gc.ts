@@ -2,8 +2,9 @@
  * Garbage collection: delete objects that no live manifest references, once
  * they are older than a grace period.
  *
- * Live: every branch that exists, and every branch deleted less than the
- * grace period ago (a merge may still be publishing a manifest that refers
+ * Live: every branch that exists, every branch deleted less than the
+ * grace period ago, and every head a reset moved a branch away from less
+ * than the grace period ago (a merge may still be publishing a manifest that refers
  * to its runs). Reachable: every manifest on a path of parents from a live
  * head, with the runs, parts, schemas and commit index entries they name; every
  * manifest of a live lineage is kept outright, since one may be published
@@ -140,6 +141,26 @@ async function reachableFrom(
   return { seen, reachable };
 }
 
+/**
+ * Records a newer record replaced less than the grace ago (a reset, or a deletion and creation),
+ * whose lineage no newer record names: their heads stay roots for the grace, as a deleted
+ * branch's do, so the head a reset moved away from stays readable (`<branch>@{time}`).
+ */
+async function recentlyReplaced(a: {
+  graph: GcTarget;
+  history: Map<string, { key: string; writtenAt: number | undefined }[]>;
+  old: (t: number | undefined) => boolean;
+  signal: AbortSignal | undefined;
+}): Promise<BranchRecord[]> {
+  const wanted: string[] = [];
+  for (const records of a.history.values())
+    for (let i = records.length - 2; i >= 0 && !a.old(records[i + 1]?.writtenAt); i--) wanted.push((records[i] as { key: string }).key);
+  // A replaced record that cannot be read names no lineage to keep: the record over it (an admin's
+  // deletion of a damaged branch) already gave up what it held.
+  const read = await Promise.all(wanted.map((key) => a.graph.repo.readBranchRecord(key, a.signal).catch(() => undefined)));
+  return read.filter((r): r is BranchRecord => r !== undefined && r.lineage !== '' && !r.deleted);
+}
+
 export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Promise<GcReport> {
   const signal = opts.signal;
   const now = opts.now ?? (await storeTime(graph.store, signal));
@@ -147,15 +168,16 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   /** Written longer than the grace ago, by the store's clock; unknown is never old. */
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
-  const [{ records, damaged: damagedBranches, writtenAt }, tagged] = await Promise.all([
+  const [{ records, damaged: damagedBranches, writtenAt, history }, tagged] = await Promise.all([
     graph.repo.allBranchRecords(signal),
     graph.tags.all(signal),
   ]);
+  const replaced = await recentlyReplaced({ graph, history, old, signal });
   // A tag that cannot be read may be the only root of some history: like a damaged branch, it stops deletion.
   const damaged = [...damagedBranches, ...tagged.damaged.map((d) => ({ name: d.key, key: d.key, error: d.error }))];
   // A deletion that names no lineage (an admin deleting a damaged branch) keeps nothing alive.
   const deletedLongAgo = (name: string): boolean => old(writtenAt.get(name));
-  const live = records.filter((r) => r.lineage !== '' && (!r.deleted || !deletedLongAgo(r.name)));
+  const live = [...records.filter((r) => r.lineage !== '' && (!r.deleted || !deletedLongAgo(r.name))), ...replaced];
   const liveLineages = new Set(live.map((r) => r.lineage));
   const byName = new Map(records.map((r) => [r.name, r]));
 

@@ -98,6 +98,11 @@ export class Graph {
     return this.#parts.branches.delete(name, opts);
   }
 
+  /** Move a branch to the commit `to` names, if its head is still `expectedHead`. */
+  resetBranch(name: string, to: Ref, opts: ChangeOptions & { expectedHead: string }): Promise<{ record: BranchRecord; head: Snapshot }> {
+    return this.#parts.branches.reset(name, to, opts);
+  }
+
   /** Name the commit `from` resolves to (pending WAL rows folded first); tags never move. */
   createTag(name: string, from: Ref, opts: ChangeOptions = {}): Promise<TagRecord> {
     return tagAt({ ...this.#parts, ...this.ports }, { ...opts, name, from });

@@ -267,23 +267,31 @@ export class Repository {
    * `branches/` that no branch name encodes are not branches and are
    * passed over.
    */
-  async allBranchRecords(
-    signal?: AbortSignal,
-  ): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; writtenAt: Map<string, number | undefined> }> {
+  async allBranchRecords(signal?: AbortSignal): Promise<{
+    records: BranchRecord[];
+    damaged: DamagedBranch[];
+    writtenAt: Map<string, number | undefined>;
+    /** Each branch's records oldest first, with when the store wrote each (GC keeps what a recent reset replaced). */
+    history: Map<string, { key: string; writtenAt: number | undefined }[]>;
+  }> {
     const newest = new Map<string, string>();
     // When each newest record was written, by the store's clock (GC judges a deletion's age by it).
     const writtenAt = new Map<string, number | undefined>();
+    const history = new Map<string, { key: string; writtenAt: number | undefined }[]>();
     for await (const o of this.store.list(keys.allBranches(), { signal })) {
       const name = recordName(o.key);
       if (name !== undefined) {
         newest.set(name, o.key);
         writtenAt.set(name, o.lastModified);
+        const h = history.get(name) ?? [];
+        h.push({ key: o.key, writtenAt: o.lastModified });
+        history.set(name, h);
       }
     }
     const damaged: DamagedBranch[] = [];
     const records = (await this.readNewest([...newest], damaged, signal)).filter((r): r is BranchRecord => r !== undefined);
     const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-    return { records: records.sort(byName), damaged: damaged.sort(byName), writtenAt };
+    return { records: records.sort(byName), damaged: damaged.sort(byName), writtenAt, history };
   }
 
   /**

@@ -9,6 +9,7 @@ import { listBranches } from './operations/branches/list-branches.js';
 import { getBranch } from './operations/branches/get-branch.js';
 import { createBranch } from './operations/branches/create-branch.js';
 import { deleteBranch } from './operations/branches/delete-branch.js';
+import { resetBranch } from './operations/branches/reset-branch.js';
 import { listTags } from './operations/tags/list-tags.js';
 import { getTag } from './operations/tags/get-tag.js';
 import { createTag } from './operations/tags/create-tag.js';
@@ -46,6 +47,7 @@ export const OPERATIONS = {
   getBranch,
   createBranch,
   deleteBranch,
+  resetBranch,
   listTags,
   getTag,
   createTag,

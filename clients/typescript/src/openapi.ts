@@ -187,7 +187,8 @@ export interface paths {
         };
         /** One branch. */
         get: operations["getBranch"];
-        put?: never;
+        /** Move a branch to any commit (admin), if its head is still expectedHead (else head_moved). `to` is any ref (`main~3`, `commit:<id>`, `main@{<time>}`). The old head stays readable by commit id and as `<branch>@{<time>}`, and GC keeps it for its grace. */
+        put: operations["resetBranch"];
         post?: never;
         /** Delete a branch (never main). Its history stays readable by commit id until GC. */
         delete: operations["deleteBranch"];
@@ -1527,6 +1528,39 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The branch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Branch"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    resetBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    to: components["schemas"]["Ref"];
+                    /** @description The commit the branch must be at now. */
+                    expectedHead: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The branch at its new head. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,4 +1,4 @@
-/** `branchgraph branch list|create|delete` and `branchgraph tag list|create|delete`. */
+/** `branchgraph branch list|create|reset|delete` and `branchgraph tag list|create|delete`. */
 import type { Command } from 'commander';
 import type { BranchDto } from '../../service/service.js';
 import { human, print } from '../cli-output.js';
@@ -7,7 +7,7 @@ import { defined, intOption } from '../cli-inputs.js';
 
 export function branchCommands(program: Command, cli: CliContext): void {
   const { command, connect, outOf, io } = cli;
-  const branch = command(program, 'branch', 'list, create and delete branches');
+  const branch = command(program, 'branch', 'list, create, reset and delete branches');
   command(branch, 'list', 'branches by name with their heads, one page at a time')
     .option('--limit <n>', 'branches per page, 1-1000 (default 100)')
     .option('--cursor <cursor>', 'the page after a previous one (its next cursor)')
@@ -31,6 +31,13 @@ export function branchCommands(program: Command, cli: CliContext): void {
     .option('--from <ref>', 'branch, commit:<id> or tag:<name> to start from (default main)')
     .action(async (name: string, o: { from?: string }, cmd: Command) =>
       print(outOf(cmd), await (await connect(cmd)).createBranch(defined({ name, from: o.from })), human.branch),
+    );
+  command(branch, 'reset', 'move a branch to any commit (admin), if its head is still the one expected')
+    .argument('<name>')
+    .requiredOption('--to <ref>', 'where the branch goes: any ref (main~3, commit:<id>, main@{<time>})')
+    .requiredOption('--expected-head <id>', 'the commit the branch must be at now')
+    .action(async (name: string, o: { to: string; expectedHead: string }, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).resetBranch({ name, to: o.to, expectedHead: o.expectedHead }), human.branch),
     );
   command(branch, 'delete', 'delete a branch (never main); its commits stay readable until GC')
     .argument('<name>')

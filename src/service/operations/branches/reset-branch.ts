@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName, commitId, RefZ } from '../../inputs.js';
+import type { BranchDto } from '../../dtos.js';
+
+/**
+ * Move a branch to any commit (`to` is any ref: `main~3`, `commit:<id>`, `main@{time}`), if its
+ * head is still `expectedHead`. Admin only. The old head stays readable by commit id and as
+ * `<branch>@{time}`, and GC keeps it for its grace.
+ */
+export const resetBranch = defineOperation({
+  name: 'resetBranch',
+  summary: 'Move a branch to any commit, if its head is still the one expected (admin).',
+  role: 'admin',
+  input: z.object({ name: branchName, to: RefZ, expectedHead: commitId }).strict(),
+  async run(service, { name, to, expectedHead }, ctx): Promise<BranchDto> {
+    const r = await service.graph.resetBranch(name, to, { signal: ctx.signal, actor: ctx.actor, expectedHead });
+    service.catchUps.forget(name);
+    return service.branchDto({ name, head: r.head.manifest.commit, rec: r.record }, ctx);
+  },
+  http: { method: 'PUT', path: '/branches/{id}', params: { id: 'name' } },
+  graphql: [{ type: 'Mutation', field: 'resetBranch' }],
+});
