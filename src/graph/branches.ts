@@ -63,7 +63,7 @@ export class Branches {
   }
 
   async create(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
-    const { repo, heads, publication, clock } = this.parts;
+    const { repo, heads, publication } = this.parts;
     validateBranchName(name);
     let base = await heads.resolve(from, opts.signal);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
@@ -78,18 +78,7 @@ export class Branches {
           head: base,
           message: `fold pending WAL generations before branching ${name}`,
         });
-      const res = await repo.writeBranchRecord(
-        {
-          name,
-          lineage: ulid(clock()),
-          deleted: false,
-          from: base.ref,
-          time: new Date(clock()).toISOString(),
-          actor: opts.actor ?? this.parts.actor,
-        },
-        existing?.seq ?? 0,
-        opts.signal,
-      );
+      const res = await this.startLineage({ name, from: base.ref, after: existing?.seq ?? 0, opts });
       if (res !== 'lost') {
         this.parts.hints.write(repo, res, base.manifest);
         return { record: res, head: { ...base, branch: res } };
@@ -105,7 +94,7 @@ export class Branches {
    * pending WAL rows are folded into the old lineage first, so nothing acknowledged leaves with it.
    */
   async reset(name: string, to: Ref, opts: ChangeOptions & { expectedHead: string }): Promise<{ record: BranchRecord; head: Snapshot }> {
-    const { repo, heads, publication, clock } = this.parts;
+    const { repo, heads, publication } = this.parts;
     validateBranchName(name);
     const target = await heads.resolve(to, opts.signal);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
@@ -120,24 +109,21 @@ export class Branches {
         throw new BranchgraphError('head_moved', `branch ${name} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
           details: { branch: name, expected: opts.expectedHead, actual: head.manifest.commit.id },
         });
-      const res = await repo.writeBranchRecord(
-        {
-          name,
-          lineage: ulid(clock()),
-          deleted: false,
-          from: target.ref,
-          time: new Date(clock()).toISOString(),
-          actor: opts.actor ?? this.parts.actor,
-        },
-        rec.seq,
-        opts.signal,
-      );
+      const res = await this.startLineage({ name, from: target.ref, after: rec.seq, opts });
       if (res !== 'lost') {
         this.parts.hints.write(repo, res, target.manifest);
         return { record: res, head: { ...target, branch: res } };
       }
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
+  }
+
+  /** The branch's next record after seq `after`, on a new lineage forked at `from` (or `lost` to a racer). */
+  private startLineage(a: { name: string; from: ManifestRef; after: number; opts: ChangeOptions }): Promise<BranchRecord | 'lost'> {
+    const { repo, clock } = this.parts;
+    const time = new Date(clock()).toISOString();
+    const rec = { name: a.name, lineage: ulid(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
+    return repo.writeBranchRecord(rec, a.after, a.opts.signal);
   }
 
   async delete(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
