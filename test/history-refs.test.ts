@@ -214,3 +214,33 @@ describe('branch reset', () => {
     }
   });
 });
+
+describe('refs in cherry-pick and revert', () => {
+  it('applies and undoes the commit any ref names', async () => {
+    const s = await testServer();
+    try {
+      const api = embeddedApi(s.service, { transport: 'embedded' });
+      await api.applySchema({ branch: 'main', schema: SCHEMA });
+      await api.write({ branch: 'main', ...put('a', 1) });
+      await api.createBranch({ name: 'f', from: { branch: 'main' } });
+      await api.write({ branch: 'f', ...put('b', 1) });
+      await api.write({ branch: 'f', ...put('c', 1) });
+      for (const [name, client] of [
+        ['embedded', api],
+        ['rest', new RestClient(s.url)],
+      ] as const) {
+        // f~1 is the commit that wrote b.
+        const picked = await client.cherryPick({ branch: 'main', commit: 'f~1' });
+        expect({ name, status: picked.status }).toEqual({ name, status: 'success' });
+        expect((await client.getRow({ table: 'P', key: 'b' })).row).toEqual({ id: 'b', v: 1 });
+        await expect(client.getRow({ table: 'P', key: 'c' })).rejects.toMatchObject({ code: 'not_found' });
+        const reverted = await client.revert({ branch: 'main', commit: 'main' });
+        expect({ name, status: reverted.status }).toEqual({ name, status: 'success' });
+        await expect(client.getRow({ table: 'P', key: 'b' })).rejects.toMatchObject({ code: 'not_found' });
+      }
+      await expect(api.cherryPick({ branch: 'main', commit: 'f~9' })).rejects.toMatchObject({ code: 'not_found' });
+    } finally {
+      await s.close();
+    }
+  });
+});

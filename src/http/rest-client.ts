@@ -139,8 +139,13 @@ function request(op: Operation, r: { base: string; fields: InputField[]; input: 
     const qs = query.toString();
     return { url: `${r.base}${path}${qs === '' ? '' : `?${qs}`}`, init };
   }
-  for (const [k, v] of Object.entries(rest))
-    if (kinds.get(k) === 'ref' && typeof v === 'string') rest[k] = parseInput(RefZ, v, `input.${k}`);
+  // Refs in bodies travel as objects, as the contract spells them; a path into history (`main~2`) has no
+  // object form and travels as its text, checked here all the same.
+  for (const [k, v] of Object.entries(rest)) {
+    if (kinds.get(k) !== 'ref' || typeof v !== 'string') continue;
+    const ref = parseInput(RefZ, v, `input.${k}`);
+    rest[k] = 'path' in ref ? v : ref;
+  }
   headers['content-type'] = 'application/json';
   return { url: r.base + path, init: { ...init, body: JSON.stringify(rest) } };
 }

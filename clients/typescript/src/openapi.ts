@@ -309,7 +309,7 @@ export interface paths {
         put?: never;
         /**
          * Replay one commit's change on branch `id`: a three-way merge against the commit's first parent, landing as a one-parent cherry_pick commit.
-         * @description Conflicts, resolutions, validation and dry runs work as for a merge. A change the branch already holds is already_up_to_date; a commit with no parent, or one that changed the schema, is invalid_input.
+         * @description `commit` is any ref: a commit id, `commit:<prefix>`, `feature~2`, `main^2`, or a branch for its head. Conflicts, resolutions, validation and dry runs work as for a merge. A change the branch already holds is already_up_to_date; a commit with no parent, or one that changed the schema, is invalid_input.
          */
         post: operations["cherryPick"];
         delete?: never;
@@ -332,7 +332,7 @@ export interface paths {
         put?: never;
         /**
          * Undo one commit's change on branch `id`, keeping later changes, as a revert commit.
-         * @description A three-way merge that brings the commit's parent state over the commit: values changed again since conflict, with the usual report and resolutions.
+         * @description `commit` is any ref, as for cherry-pick. A three-way merge that brings the commit's parent state over the commit: values changed again since conflict, with the usual report and resolutions.
          */
         post: operations["revert"];
         delete?: never;
@@ -997,8 +997,7 @@ export interface components {
             idempotencyKey?: string;
         };
         ApplyCommitRequest: {
-            /** @description The commit whose change to apply or undo. */
-            commit: string;
+            commit: components["schemas"]["Ref"];
             dryRun?: boolean;
             expectedTargetHead?: string;
             author?: string;

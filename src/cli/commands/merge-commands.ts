@@ -71,7 +71,7 @@ export function mergeCommands(program: Command, cli: CliContext): void {
     ['revert', 'revert', '--on', "undo one commit's change on a branch, keeping later changes"],
   ] as const) {
     command(program, name, `${what} (exit 3 on conflicts, resolvable as for merge)`)
-      .argument('<commit>', 'commit id (commit: prefix optional)')
+      .argument('<commit>', 'the commit: an id, or any ref (commit:<prefix>, feature~2, main^2)')
       .option(`${on} <branch>`, 'the branch (default main)')
       .option('--dry-run', 'say what would happen; publish nothing')
       .option('--message <text>', 'commit message')
@@ -83,7 +83,7 @@ export function mergeCommands(program: Command, cli: CliContext): void {
       .action(async (commit: string, o: ApplyFlags, cmd: Command) => {
         const fields = {
           branch: o.onto ?? o.on ?? 'main',
-          commit: commit.replace(/^commit:/, ''),
+          commit,
           dryRun: o.dryRun,
           message: o.message,
           expectedTargetHead: o.expectTargetHead,
@@ -91,7 +91,8 @@ export function mergeCommands(program: Command, cli: CliContext): void {
           conflictCursor: o.conflictCursor,
           resolutions: resolutionsOf(o.strategy, o.resolutions),
         };
-        const input = parseInput(OPERATIONS[op].input, defined(fields), 'flags');
+        // Checked here, so a bad flag fails before connecting; the ref goes on as text, as given.
+        const input = { ...parseInput(OPERATIONS[op].input, defined(fields), 'flags'), commit };
         const r = await (await connect(cmd))[op](input);
         print(outOf(cmd), r, human.merge);
         if (r.status !== 'success') setExit(EXIT.conflicts);

@@ -1,19 +1,20 @@
 /**
  * Cherry-pick and revert are one operation shape on a different kind: one
- * commit's change applied to a branch, with what a merge takes besides (no
+ * commit's change applied to a branch (the commit named by any ref), with what a merge takes besides (no
  * source branch, no width), through the merge handler, answering as a
  * merge does. `applyCommitOperation` builds each from its name, route and
  * GraphQL field.
  */
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, commitId, MERGE_COMMON } from '../../inputs.js';
+import { branchName, MERGE_COMMON, RefZ } from '../../inputs.js';
 import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
 import type { BranchgraphService, RequestContext } from '../../service.js';
 import { graphqlMergeResult, MERGE_HTTP } from './merge-result.js';
 
-const input = z.object({ ...MERGE_COMMON, branch: branchName, commit: commitId }).strict();
+// The commit is any ref (`commit:<id>`, a bare id, `feature~2`, `main^2`); it is resolved to its commit id first.
+const input = z.object({ ...MERGE_COMMON, branch: branchName, commit: RefZ }).strict();
 
 export function applyCommitOperation(op: { name: string; kind: 'cherry_pick' | 'revert'; summary: string; path: string; field: string }) {
   return defineOperation({
@@ -22,8 +23,13 @@ export function applyCommitOperation(op: { name: string; kind: 'cherry_pick' | '
     role: 'write',
     input,
     // Typed here: the result's type is fixed before the bindings below, which are typed functions.
-    run(service: BranchgraphService, { commit, branch, ...rest }: z.output<typeof input>, ctx: RequestContext): Promise<MergeResultDto> {
-      return runMerge(service, servedMergeRequest(service, { ...rest, source: commit, into: branch, apply: op.kind }, ctx), { ctx });
+    async run(
+      service: BranchgraphService,
+      { commit, branch, ...rest }: z.output<typeof input>,
+      ctx: RequestContext,
+    ): Promise<MergeResultDto> {
+      const source = (await service.snapshot(commit, ctx)).manifest.commit.id;
+      return runMerge(service, servedMergeRequest(service, { ...rest, source, into: branch, apply: op.kind }, ctx), { ctx });
     },
     http: { method: 'POST', path: op.path, params: { id: 'branch' }, ...MERGE_HTTP },
     graphql: [{ type: 'Mutation', field: op.field, result: graphqlMergeResult }],
