@@ -3,9 +3,9 @@
  * case steps map one to one onto API calls; what differs between
  * transports is only where the API comes from and what a restart does.
  */
-import { allRows, type BranchgraphApi, type PlainRef } from '../service/api.js';
+import { allRows, type BranchgraphApi, type RefInput } from '../service/api.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
-import type { DriverRef, GqtDriver, TypedAnswer } from './gqt-driver.js';
+import { refString, type DriverRef, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
 import type { WriteLine } from './gqt-parser.js';
 
 /** Where a driver's API lives: `restart` drops everything but what the store holds. */
@@ -16,7 +16,9 @@ export interface ApiHost {
   close(): Promise<void>;
 }
 
-export function toRef(at: DriverRef): PlainRef {
+export function toRef(at: DriverRef): RefInput {
+  // Steps back through history have no object form: the ref goes as its text.
+  if (at.steps !== undefined) return refString(at);
   return at.commit !== undefined ? { commit: at.commit } : at.tag !== undefined ? { tag: at.tag } : { branch: at.branch ?? 'main' };
 }
 

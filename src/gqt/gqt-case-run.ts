@@ -19,7 +19,8 @@ export class CaseRun {
   constructor(readonly driver: GqtDriver) {}
 
   ref(r: CaseRef): DriverRef {
-    return 'label' in r ? { commit: this.labels.get(r.label) as string } : 'tag' in r ? { tag: r.tag } : { branch: r.branch };
+    const base = 'label' in r ? { commit: this.labels.get(r.label) as string } : 'tag' in r ? { tag: r.tag } : { branch: r.branch };
+    return r.steps === undefined ? base : { ...base, steps: r.steps };
   }
 
   /** Run `fn`; with a code, it must fail with exactly that code. */

@@ -37,7 +37,8 @@ export interface WriteLine {
 }
 
 /** A ref in a case: a branch name, or `@label` for a commit captured by `label`. */
-export type CaseRef = { branch: string } | { label: string } | { tag: string };
+/** A ref in a case: a branch, `@label` or `tag:NAME`, optionally walked back by `~N` / `^N` steps (`main~1`, `@merged^2`). */
+export type CaseRef = ({ branch: string } | { label: string } | { tag: string }) & { steps?: string };
 
 export type Step = Located &
   (

@@ -125,8 +125,17 @@ export class GqtCursor {
     return m[1] as ErrorCode;
   }
 
-  ref(l: Line, word: string | undefined, column: number): CaseRef | undefined {
-    if (word === undefined) return undefined;
+  ref(l: Line, whole: string | undefined, column: number): CaseRef | undefined {
+    if (whole === undefined) return undefined;
+    // Steps back through history, in the ref grammar's spelling: ~N first parents, ^N a merge's parents.
+    const m = /^(.*?)((?:[~^]\d{0,4})*)$/.exec(whole) as RegExpExecArray;
+    const word = m[1] as string;
+    const steps = m[2] === '' ? {} : { steps: m[2] as string };
+    const ref = this.baseRef(l, word, column);
+    return ref === undefined ? undefined : { ...ref, ...steps };
+  }
+
+  private baseRef(l: Line, word: string, column: number): CaseRef | undefined {
     if (word.startsWith('@')) return { label: word.slice(1) };
     if (word.startsWith('tag:') && NAME.test(word.slice(4))) return { tag: word.slice(4) };
     if (!NAME.test(word)) {

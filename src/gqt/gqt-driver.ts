@@ -12,6 +12,8 @@ export interface DriverRef {
   branch?: string;
   commit?: string;
   tag?: string;
+  /** Steps back from there (`~1^2`), as the ref grammar spells them. */
+  steps?: string;
 }
 
 export interface GqtDriver {
@@ -60,5 +62,6 @@ export async function postTyped(base: string, branch: string, query: string): Pr
 }
 
 export function refString(at: DriverRef): string {
-  return at.commit !== undefined ? `commit:${at.commit}` : at.tag !== undefined ? `tag:${at.tag}` : (at.branch ?? 'main');
+  const base = at.commit !== undefined ? `commit:${at.commit}` : at.tag !== undefined ? `tag:${at.tag}` : (at.branch ?? 'main');
+  return base + (at.steps ?? '');
 }
