@@ -111,6 +111,8 @@ describe('refs into history', () => {
   it('answers refs that name no commit, or are not refs, with typed errors', async () => {
     for (const [, api] of apis) {
       await expect(commitAt(api, 'main~9')).rejects.toMatchObject({ code: 'not_found' });
+      // A missing branch that could be an id prefix, but is none, is the branch's not_found.
+      await expect(commitAt(api, 'ZZZZZZZZZZ')).rejects.toMatchObject({ code: 'not_found', details: { branch: 'ZZZZZZZZZZ' } });
       await expect(commitAt(api, 'main^3')).rejects.toMatchObject({ code: 'not_found' });
       for (const bad of ['main~x', 'main@{yesterday}', 'commit:01M8W', `commit:${ids.one}@{2026-01-01T00:00:00Z}`])
         await expect(commitAt(api, bad)).rejects.toMatchObject({ code: 'invalid_input' });

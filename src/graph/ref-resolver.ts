@@ -56,7 +56,11 @@ export class RefResolver {
     } catch (e) {
       const missing = isBranchgraphError(e, 'not_found') && (e.details as { branch?: string }).branch === name;
       if (!(missing && couldBeCommitPrefix(name))) throw e;
-      return this.from.reads.commitSnapshot(await this.commitByPrefix(name, signal), signal);
+      // No commit starts so either: the answer is the branch's not_found.
+      const id = await this.commitByPrefix(name, signal).catch((p: unknown) => {
+        throw isBranchgraphError(p, 'not_found') ? e : p;
+      });
+      return this.from.reads.commitSnapshot(id, signal);
     }
   }
 
