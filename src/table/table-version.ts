@@ -138,8 +138,11 @@ export async function visitHolders(a: {
   const loaded = new Map<number, RunData>();
   let s = 0;
   for (const p of a.probes) {
-    const from = s;
-    s = from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, p, true));
+    // A dense batch's next probe is most often in the same segment: search only past it.
+    if (s < parts.length && runEndsBefore(parts[s] as RunRef, p, true)) {
+      const from = s + 1;
+      s = from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, p, true));
+    }
     if (s === parts.length) break;
     for (let t = s; t < parts.length && mayHold(parts[t] as RunRef, p); t++) {
       let data = loaded.get(t);
