@@ -15,7 +15,8 @@
  *   cost is the log of the lineage's length, not its length. Before the
  *   lineage's first version the branch stood at its fork point.
  * - `~n` follows first parents n times, one manifest read each; `^n` takes
- *   the n-th parent (a merge's second parent is its source).
+ *   the n-th parent (a merge's second parent is its source). Only the commit
+ *   a path ends at is made a snapshot (its schema and table views).
  * - A bare name that is no branch, but could be the start of a commit id,
  *   is read as a prefix.
  */
@@ -23,7 +24,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { couldBeCommitPrefix, refPathText, type RefPath, type RefStep } from '../model/ref-grammar.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { keys, seqOfBranchKey } from './keys.js';
-import type { ManifestRef } from './manifest.js';
+import type { Manifest, ManifestRef } from './manifest.js';
 import type { Repository } from './repository.js';
 import type { Snapshot } from './snapshot.js';
 import type { Tags } from './tags.js';
@@ -34,6 +35,7 @@ export interface RefReads {
   branchHead(name: string, signal?: AbortSignal, opts?: HeadOptions): Promise<Snapshot>;
   commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot>;
   snapshotAt(ref: ManifestRef, opts: { signal?: AbortSignal }): Promise<Snapshot>;
+  readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest>;
 }
 
 /** Candidates a prefix lists before it is refused as ambiguous. */
@@ -44,9 +46,13 @@ export class RefResolver {
 
   /** The commit a path names. */
   async resolve(path: RefPath, signal?: AbortSignal): Promise<Snapshot> {
-    let snap = await this.base(path, signal);
-    for (const step of path.steps) snap = await this.step({ snap, step, text: refPathText(path), signal });
-    return snap;
+    const base = await this.base(path, signal);
+    if (path.steps.every((s) => s.n === 0)) return base;
+    // Steps walk manifests; only the commit they end at is made a snapshot.
+    const text = refPathText(path);
+    let at = { ref: base.ref, manifest: base.manifest };
+    for (const step of path.steps) at = await this.step({ at, step, text, signal });
+    return this.from.reads.snapshotAt(at.ref, { signal });
   }
 
   /** A branch's head, or, when no branch has that name and it could start a commit id, that commit. */
@@ -76,23 +82,28 @@ export class RefResolver {
     return head.branch === undefined ? head : reads.snapshotAt(head.ref, { signal });
   }
 
-  private async step(s: { snap: Snapshot; step: RefStep; text: string; signal?: AbortSignal | undefined }): Promise<Snapshot> {
+  private async step(s: {
+    at: { ref: ManifestRef; manifest: Manifest };
+    step: RefStep;
+    text: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<{ ref: ManifestRef; manifest: Manifest }> {
     const { step, text, signal } = s;
-    let snap = s.snap;
-    if (step.n === 0) return snap;
-    const parents = (m: Snapshot) => m.manifest.commit.parents;
+    let at = s.at;
+    const go = async (ref: ManifestRef) => ({ ref, manifest: await this.from.reads.readManifest(ref, signal) });
+    if (step.n === 0) return at;
+    const parents = at.manifest.commit.parents;
     if (step.kind === 'parent') {
-      const p = parents(snap)[step.n - 1];
-      if (p === undefined)
-        throw noSuchCommit(text, `commit ${snap.manifest.commit.id} has ${parents(snap).length} parent(s), not ${step.n}`);
-      return this.from.reads.snapshotAt(p, { signal });
+      const p = parents[step.n - 1];
+      if (p === undefined) throw noSuchCommit(text, `commit ${at.manifest.commit.id} has ${parents.length} parent(s), not ${step.n}`);
+      return go(p);
     }
     for (let i = 0; i < step.n; i++) {
-      const p = parents(snap)[0];
-      if (p === undefined) throw noSuchCommit(text, `commit ${snap.manifest.commit.id} is the first; ~${step.n} goes back past it`);
-      snap = await this.from.reads.snapshotAt(p, { signal });
+      const p = at.manifest.commit.parents[0];
+      if (p === undefined) throw noSuchCommit(text, `commit ${at.manifest.commit.id} is the first; ~${step.n} goes back past it`);
+      at = await go(p);
     }
-    return snap;
+    return at;
   }
 
   /** The one published commit whose id starts with `prefix`. */

@@ -207,12 +207,10 @@ export class Repository {
     return readRecord(await this.store.get(key, { signal }), key);
   }
 
-  /** Whether this process knows the branch's record and its lineage's latest version (then the hint would only cost a read). */
-  knowsHead(name: string): boolean {
-    return this.knownRecord(name) !== undefined;
-  }
-
-  /** The branch's record as this process last saw it, when it also knows that lineage's latest version. */
+  /**
+   * The branch's record as this process last saw it, when it also knows that lineage's latest
+   * version (then a head hint would only cost a read).
+   */
   knownRecord(name: string): BranchRecord | undefined {
     const rec = this.branchRecords.get(name);
     return rec !== undefined && this.knownVersion.has(rec.lineage) ? rec : undefined;

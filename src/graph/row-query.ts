@@ -38,7 +38,7 @@ import {
 import type { EdgeType, TableType } from '../model/schema.js';
 import { edgeKeyPrefix, nodeRefKey, type Row, type Value } from '../model/values.js';
 import { compareKey } from '../table/run.js';
-import { lookupRows, mergeSpans, prefixRowsMany, type TableVersion, type LoadRun } from '../table/table-version.js';
+import { firstIndex, lookupRows, mergeSpans, prefixRowsMany, type TableVersion, type LoadRun } from '../table/table-version.js';
 import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { MAX_PAGE } from './reads.js';
 import type { Snapshot } from './snapshot.js';
@@ -217,8 +217,9 @@ async function* liveRows(
       const view = admit === undefined ? undefined : data.rowView();
       const probe = { key: '', row: {} as Row };
       const positions = narrow === undefined ? undefined : data.positionsOf(narrow.prop, narrow.values);
-      const end = positions === undefined ? to : lowerBound(positions, to);
-      for (let p = positions === undefined ? from : lowerBound(positions, from); p < end; p++) {
+      const at = (x: number) => (positions === undefined ? x : firstIndex(positions.length, (n) => (positions[n] as number) >= x));
+      const end = at(to);
+      for (let p = at(from); p < end; p++) {
         const i = positions === undefined ? p : (positions[p] as number);
         if (data.tombs[i]) continue;
         passed++;
@@ -233,18 +234,6 @@ async function* liveRows(
     }
     yield { rows, passed };
   }
-}
-
-/** The first index of sorted `xs` holding at least `x`. */
-function lowerBound(xs: Int32Array, x: number): number {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((xs[mid] as number) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** One page of `rows` (already narrowed, any order) under the checked query. */

@@ -160,10 +160,7 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: strin
   throw new BranchgraphError('invalid_input', `invalid ${where}: ${issues[0]?.path}: ${issues[0]?.message}`, { issues });
 }
 
-/** A ref string: a branch name, or `commit:<id>`. */
+/** A ref's text (any form of the ref grammar, `main` when absent) as the operations take it. */
 export function parseRef(at: string | undefined | null, dflt = 'main'): Ref {
-  const s = at ?? dflt;
-  if (s.startsWith('commit:')) return { commit: parseInput(commitId, s.slice('commit:'.length), 'at') };
-  if (s.startsWith('tag:')) return { tag: parseInput(branchName, s.slice('tag:'.length), 'at') };
-  return { branch: parseInput(branchName, s, 'at') };
+  return parseInput(RefZ, at ?? dflt, 'at');
 }
