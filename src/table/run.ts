@@ -274,7 +274,8 @@ export class RunData {
       }
       this.equalityIndexes.set(prop, index);
     }
-    const hits = values.map((v) => index.get(v as string | number | boolean) ?? []);
+    // An `in` list may name a value twice; each position is read once.
+    const hits = [...new Set(values)].map((v) => index.get(v as string | number | boolean) ?? []);
     const out = Int32Array.from(hits.length === 1 ? (hits[0] as number[]) : hits.flat());
     return hits.length === 1 ? out : out.sort();
   }
