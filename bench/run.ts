@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -256,7 +256,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 }
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
-async function scriptArm(matrix: 'growth' | 'bulk' | 'query', args: string[]): Promise<Record<string, number>> {
+async function scriptArm(matrix: 'growth' | 'bulk' | 'query' | 'entity', args: string[]): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
   const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], {
     maxBuffer: 1 << 20,
@@ -372,6 +372,36 @@ async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
       // Git's time for the same merge over ours: above 1, we are faster than the tool users would otherwise script.
       git_over_branchgraph_skewed: round(f('git-skewed', 'git_merge_ms') / f('merge-skewed', 'merge_ms'), 3),
       git_over_branchgraph_both: round(f('git-both', 'git_merge_ms') / f('merge-both', 'merge_ms'), 3),
+    },
+  };
+}
+
+/**
+ * Entity history and blame at 100 commits and at 10,000 (2,000 with --quick), ten of them touching
+ * the entity, each beside the walk of every commit that history was read by before runs recorded
+ * their origin (bench/entity.ts): store calls and time on a cold server.
+ */
+async function entityMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const large = quick ? 2000 : 10_000;
+  const small = await scriptArm('entity', ['100', '10']);
+  const big = await scriptArm('entity', [String(large), '10']);
+  const f = (r: Record<string, number>, k: string): number => r[k] as number;
+  return {
+    results: onceResults('entity', [
+      ['c100', small],
+      [`c${large}`, big],
+    ]),
+    ratios: {
+      [`history_calls_c${large}`]: f(big, 'history_calls'),
+      history_calls_c100: f(small, 'history_calls'),
+      [`history_ms_c${large}`]: f(big, 'history_ms'),
+      history_ms_c100: f(small, 'history_ms'),
+      [`history_calls_c${large}_over_c100`]: round(f(big, 'history_calls') / f(small, 'history_calls'), 2),
+      [`blame_calls_c${large}`]: f(big, 'blame_calls'),
+      [`every_commit_calls_c${large}`]: f(big, 'every_commit_calls'),
+      [`every_commit_ms_c${large}`]: f(big, 'every_commit_ms'),
+      [`every_commit_over_history_calls_c${large}`]: round(f(big, 'every_commit_calls') / f(big, 'history_calls'), 1),
+      versions_agree: f(big, 'history_versions') === f(big, 'every_commit_versions') && f(big, 'history_versions') === 10,
     },
   };
 }
@@ -538,10 +568,12 @@ async function main(): Promise<void> {
     review: reviewMatrix,
     bulk: bulkMatrix,
     query: queryMatrix,
+    entity: entityMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
-    if (!(n in matrices)) throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query or all`);
+    if (!(n in matrices))
+      throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitLog } from '../src/graph/reads.js';
+import { commitLog } from '../src/graph/commit-log.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import type { BranchgraphService, MergeResultDto } from '../src/service/service.js';
 import { FaultStore } from '../src/store/fault-store.js';

@@ -14,7 +14,7 @@ import type {
   WalStatusDto,
   WriteResultDto,
 } from '../service/service.js';
-import type { RowItem } from '../service/api.js';
+import type { EntityVersionDto, PropertyBlameDto, RowItem } from '../service/api.js';
 import type { CommitDetailDto } from '../service/service.js';
 
 export interface Output {
@@ -58,6 +58,9 @@ export function print(out: Output, value: unknown, human: (v: never) => string =
 const counts = (r: { inserted: number; updated: number; deleted: number; cascaded: number }): string =>
   `${r.inserted} inserted, ${r.updated} updated, ${r.deleted} deleted${r.cascaded > 0 ? ` (${r.cascaded} edges with their nodes)` : ''}`;
 
+/** The hint for the next page of a walk: its cursor, with the commit to pin a moving ref to. */
+const more = (cursor: string | null, pin: string): string => (cursor === null ? '' : `more: --cursor ${cursor} --at ${pin}\n`);
+
 /** `1 operation`, `2 operations`. */
 const many = (n: number, noun: string): string => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
 
@@ -82,6 +85,31 @@ export const human = {
       cs.map((c) => ({ ...c, author: c.author })),
       ['id', 'kind', 'time', 'author', 'message'],
     ),
+  log: (p: { commits: CommitDto[]; nextCursor: string | null; at: string }): string =>
+    `${human.commits(p.commits)}${more(p.nextCursor, `commit:${p.at}`)}`,
+  history: (h: { at: string; versions: EntityVersionDto[]; nextCursor: string | null }): string => {
+    const rows = h.versions.map((v) => ({
+      commit: v.commit.id,
+      time: v.commit.time,
+      author: v.commit.author,
+      change: v.change,
+      changed: v.changed.map((p) => `${p}: ${cell(v.before?.[p] ?? null)} → ${cell(v.after?.[p] ?? null)}`).join(', '),
+      message: v.commit.message,
+    }));
+    return `${table(rows, ['commit', 'time', 'author', 'change', 'changed', 'message'])}${more(h.nextCursor, `commit:${h.at}`)}`;
+  },
+  blame: (b: { properties: PropertyBlameDto[]; complete: boolean }): string =>
+    `${table(
+      b.properties.map((p) => ({
+        property: p.property,
+        value: p.value,
+        commit: p.commit?.id ?? '?',
+        time: p.commit?.time ?? '',
+        author: p.commit?.author ?? '',
+        message: p.commit?.message ?? '',
+      })),
+      ['property', 'value', 'commit', 'time', 'author', 'message'],
+    )}${b.complete ? '' : 'the walk stopped before reaching every property (?)\n'}`,
   commit: (c: CommitDetailDto): string => {
     const resolved =
       c.resolved !== undefined

@@ -20,6 +20,7 @@ import { serveCommands } from './commands/serve-commands.js';
 import { branchCommands } from './commands/branch-commands.js';
 import { mergeCommands } from './commands/merge-commands.js';
 import { readCommands } from './commands/read-commands.js';
+import { historyCommands } from './commands/history-commands.js';
 import { writeCommands } from './commands/write-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
 
@@ -78,6 +79,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
         : run.start(undefined);
     },
   };
-  for (const group of [serveCommands, branchCommands, mergeCommands, readCommands, writeCommands, adminCommands]) group(program, cli);
+  for (const group of [serveCommands, branchCommands, mergeCommands, readCommands, historyCommands, writeCommands, adminCommands])
+    group(program, cli);
   return program;
 }

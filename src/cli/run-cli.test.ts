@@ -50,6 +50,8 @@ const COMMANDS = [
   'rows',
   'get',
   'log',
+  'history',
+  'blame',
   'show',
   'diff',
   'load',
@@ -242,9 +244,18 @@ describe('command line: a round against a server', () => {
     const missing = await cli(['get', 'Person', 'zed']);
     expect([missing.code, missing.stderr]).toEqual([EXIT.notFound, 'error [not_found]: Person zed does not exist\n']);
 
-    const log = JSON.parse(await ok(['log', '--json'])) as { id: string; kind: string }[];
+    const log = (JSON.parse(await ok(['log', '--json'])) as { commits: { id: string; kind: string }[] }).commits;
     expect(log.map((c) => c.kind)).toEqual(['write', 'write', 'schema', 'init']);
-    expect(await ok(['log', '--limit', '1'])).toMatch(/^ID +KIND +TIME +AUTHOR +MESSAGE\n[0-9A-Z]{26} +write +/);
+    expect(await ok(['log', '--limit', '1'])).toMatch(
+      new RegExp(`^ID +KIND +TIME +AUTHOR +MESSAGE\n[0-9A-Z]{26} +write +.*\nmore: --cursor \\S+ --at commit:${log[0]?.id}\n$`),
+    );
+    expect((JSON.parse(await ok(['log', '--table', 'Person', '--kind', 'schema', '--json'])) as { commits: unknown[] }).commits).toEqual(
+      [],
+    );
+    expect(await ok(['history', 'Person', 'ann', '--limit', '1'])).toMatch(
+      /^COMMIT +TIME +AUTHOR +CHANGE +CHANGED +MESSAGE\n[0-9A-Z]{26} .* updated +age: 30 → 32, email: → ann@example.com +bulk load\nmore: --cursor /,
+    );
+    expect(await ok(['blame', 'Person', 'ann'])).toMatch(/^PROPERTY +VALUE +COMMIT +TIME +AUTHOR +MESSAGE\n(age|email|id|name) /);
     expect(await ok(['show', `commit:${log[0]?.id}`])).toMatch(new RegExp(`^id: +${log[0]?.id}\nkind: +write\n`));
     expect(await ok(['diff', 'main', 'review'])).toBe(
       'Person: 0 inserted, 1 updated, 0 deleted\n  ~ ann  age: 32 → 31, email: ann@example.com → \n',

@@ -5,7 +5,8 @@
  */
 import { allRows, type BranchgraphApi, type RefInput } from '../service/api.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
-import { refString, type DriverRef, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
+import { allPages, GQT_PAGE, refString, type DriverRef, type EntityAt, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
+import type { LogQuery } from './gqt-case.js';
 import type { WriteLine } from './gqt-parser.js';
 
 /** Where a driver's API lives: `restart` drops everything but what the store holds. */
@@ -88,8 +89,27 @@ export class ApiDriver implements GqtDriver {
     return (await this.api.getSchema({ at: toRef(at) })).text;
   }
 
-  async log(branch: string) {
-    return (await this.api.log({ at: { branch }, limit: 1000 })).commits;
+  log(at: DriverRef, query: LogQuery) {
+    return allPages(async (cursor) => {
+      const p = await this.api.log({ ...query, at: toRef(at), limit: GQT_PAGE, ...(cursor ? { cursor } : {}) });
+      return { items: p.commits, nextCursor: p.nextCursor };
+    });
+  }
+
+  history(e: EntityAt) {
+    return allPages(async (cursor) => {
+      const p = await this.api.entityHistory({ ...e, at: toRef(e.at), limit: GQT_PAGE, ...(cursor ? { cursor } : {}) });
+      return { items: p.versions, nextCursor: p.nextCursor };
+    });
+  }
+
+  async blame(e: EntityAt) {
+    return (await this.api.blame({ table: e.table, key: e.key, at: toRef(e.at) })).properties;
+  }
+
+  async reset(branch: string, to: DriverRef): Promise<void> {
+    const head = await this.head(branch);
+    await this.api.resetBranch({ name: branch, to: toRef(to), expectedHead: head });
   }
 
   async head(branch: string): Promise<string> {

@@ -38,6 +38,15 @@ export interface WriteLine {
 
 /** A ref in a case: a branch name, or `@label` for a commit captured by `label`. */
 /** A ref in a case: a branch, `@label` or `tag:NAME`, optionally walked back by `~N` / `^N` steps (`main~1`, `@merged^2`). */
+/** The filters of `expect log`, as the log takes them. */
+export interface LogQuery {
+  table?: string;
+  key?: string;
+  kind?: string;
+  author?: string;
+  firstParent?: boolean;
+}
+
 export type CaseRef = ({ branch: string } | { label: string } | { tag: string }) & { steps?: string };
 
 export type Step = Located &
@@ -76,7 +85,17 @@ export type Step = Located &
     /** A typed GraphQL document on a branch's endpoint; its `data` must equal `expected` exactly. */
     | { kind: 'graphql'; branch: string; query: string; expected?: unknown; error?: ErrorCode }
     | { kind: 'expect-table'; table: string; at: CaseRef; rows: Record<string, unknown>[] }
-    | { kind: 'expect-log'; branch: string; entries: { kind: string; message?: string }[] }
+    | { kind: 'expect-log'; at: CaseRef; query: LogQuery; entries: { kind: string; message?: string }[] }
+    | {
+        kind: 'expect-history';
+        table: string;
+        key: string;
+        at: CaseRef;
+        firstParent: boolean;
+        versions: { change: string; changed: string[]; message?: string }[];
+      }
+    | { kind: 'expect-blame'; table: string; key: string; at: CaseRef; properties: { property: string; kind: string; message?: string }[] }
+    | { kind: 'reset'; branch: string; to: CaseRef; error?: ErrorCode }
     | { kind: 'expect-head'; branch: string; label: string; same: boolean }
   );
 

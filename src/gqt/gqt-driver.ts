@@ -4,9 +4,21 @@
  * server; `GraphqlDriver` speaks GraphQL documents. The runner replays the
  * same case over any of them.
  */
-import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/api.js';
+import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import type { WriteLine } from './gqt-parser.js';
+import type { LogQuery } from './gqt-case.js';
+
+/** Commits or versions per page when a driver reads a whole log or history: small, so every case pages through cursors. */
+export const GQT_PAGE = 3;
+
+/** One entity at a ref, as history and blame read it. */
+export interface EntityAt {
+  table: string;
+  key: string;
+  at: DriverRef;
+  firstParent?: boolean;
+}
 
 export interface DriverRef {
   branch?: string;
@@ -34,7 +46,13 @@ export interface GqtDriver {
   schemaText(at: DriverRef): Promise<string>;
   /** Every change of a two-dot or three-dot diff. */
   diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot'): Promise<DiffResultDto>;
-  log(branch: string): Promise<CommitDto[]>;
+  /** The whole log at a ref with the filters, read a page at a time. */
+  log(at: DriverRef, query: LogQuery): Promise<CommitDto[]>;
+  /** The entity's whole history, read a page at a time. */
+  history(entity: EntityAt): Promise<EntityVersionDto[]>;
+  blame(entity: EntityAt): Promise<PropertyBlameDto[]>;
+  /** Move a branch to a commit, if its head is the one this reads first. */
+  reset(branch: string, to: DriverRef): Promise<void>;
   head(branch: string): Promise<string>;
   /** A document on the branch's typed GraphQL endpoint (embedded: the same endpoint, in process). */
   typedGraphql(branch: string, query: string): Promise<TypedAnswer>;
@@ -64,4 +82,16 @@ export async function postTyped(base: string, branch: string, query: string): Pr
 export function refString(at: DriverRef): string {
   const base = at.commit !== undefined ? `commit:${at.commit}` : at.tag !== undefined ? `tag:${at.tag}` : (at.branch ?? 'main');
   return base + (at.steps ?? '');
+}
+
+/** Every item of a paged read: `page` answers one page from a cursor. */
+export async function allPages<T>(page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>): Promise<T[]> {
+  const out: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const p = await page(cursor);
+    out.push(...p.items);
+    cursor = p.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return out;
 }

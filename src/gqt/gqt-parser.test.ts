@@ -92,6 +92,60 @@ branch delete f -> error not_found
     expect(c.steps[11]).toMatchObject({ entries: [{ kind: 'merge', message: 'land it' }, { kind: 'write' }] });
   });
 
+  it('parses the history steps: filtered logs, entity history, blame and reset', () => {
+    const c = parseGqt(
+      `case hist
+expect log main~1 table P key a kind merge,write author ann first-parent
+  write set a
+end
+expect history P a at @one first-parent
+  updated n,s set a
+  inserted id,n
+end
+expect blame P a
+  n write set a
+end
+reset f to main~2
+reset f to @gone -> error not_found
+`,
+      'hist.gqt',
+    );
+    expect(c.steps.map(({ line: _line, ...s }) => s)).toEqual([
+      {
+        kind: 'expect-log',
+        at: { branch: 'main', steps: '~1' },
+        query: { table: 'P', key: 'a', kind: 'merge,write', author: 'ann', firstParent: true },
+        entries: [{ kind: 'write', message: 'set a' }],
+      },
+      {
+        kind: 'expect-history',
+        table: 'P',
+        key: 'a',
+        at: { label: 'one' },
+        firstParent: true,
+        versions: [
+          { change: 'updated', changed: ['n', 's'], message: 'set a' },
+          { change: 'inserted', changed: ['id', 'n'] },
+        ],
+      },
+      {
+        kind: 'expect-blame',
+        table: 'P',
+        key: 'a',
+        at: { branch: 'main' },
+        properties: [{ property: 'n', kind: 'write', message: 'set a' }],
+      },
+      { kind: 'reset', branch: 'f', to: { branch: 'main', steps: '~2' } },
+      { kind: 'reset', branch: 'f', to: { label: 'gone' }, error: 'not_found' },
+    ]);
+    expect(errorsOf('case x\nexpect log main key a\nend\nexpect history P\nend\nexpect log main colour red\nend\nreset f main\n')).toEqual([
+      '2:17 a key filter needs "table T" too',
+      '4:1 expected "expect history TABLE KEY [at REF] [first-parent]"',
+      '6:17 expected "expect log REF [table T] [key K] [kind K,K] [author A] [first-parent]"',
+      '8:1 expected "reset BRANCH to REF"',
+    ]);
+  });
+
   it('parses the WAL steps: ingest, catchup with options, expect pending', () => {
     const c = parseGqt(
       `case wal
@@ -118,7 +172,7 @@ expect pending main 0
     ]);
     expect(errorsOf('case x\ncatchup main max\nexpect pending main lots\ningest\n  upsert P {}\nend\n')).toEqual([
       '2:1 expected "catchup BRANCH [max N] [serial]"',
-      '3:1 expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
+      '3:1 expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
       '4:8 expected "ingest BRANCH"',
     ]);
   });
@@ -218,7 +272,7 @@ schema
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
     expect(errorsOf('case x\nfly away')).toEqual([
-      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart, graphql or expect',
+      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, restart, graphql or expect',
     ]);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });

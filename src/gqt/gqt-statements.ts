@@ -9,6 +9,7 @@ import type { ConflictResolution, ResolutionChoice } from '../service/inputs.js'
 import type { ExpectedChange, Step, WriteLine } from './gqt-case.js';
 import { NAME, type GqtCursor, type Line, type Statement, type StatementParser } from './gqt-cursor.js';
 import { parseMergeStatement } from './gqt-merge-statement.js';
+import { expectBlame, expectHistory, expectLog, reset } from './gqt-history-statements.js';
 
 const withError = (c: GqtCursor, s: Statement) => {
   const code = c.errorCode(s.line, s.tail);
@@ -145,10 +146,17 @@ function restart(c: GqtCursor, s: Statement): void {
 }
 
 const EXPECTATIONS =
-  'expected "expect table TABLE at REF", "expect log BRANCH", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"';
+  'expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"';
+
+const HISTORY_EXPECTATIONS: Record<string, StatementParser> = { log: expectLog, history: expectHistory, blame: expectBlame };
 
 function expectStep(c: GqtCursor, s: Statement): void {
   const { head, tail, line: l } = s;
+  const history = HISTORY_EXPECTATIONS[s.words[1] ?? ''];
+  if (history !== undefined) {
+    history(c, s);
+    return;
+  }
   const diff = /^expect\s+diff\s+(\S+?)(\.\.\.|\s+)(\S+)$/.exec(head);
   if (diff !== null && tail === undefined) {
     expectDiff(c, l, diff);
@@ -160,7 +168,7 @@ function expectStep(c: GqtCursor, s: Statement): void {
     c.i++;
     return;
   }
-  const m = /^expect\s+(table|log|head)\s+(\S+)(?:\s+(at|is|is-not)\s+(\S+))?$/.exec(head);
+  const m = /^expect\s+(table|head)\s+(\S+)(?:\s+(at|is|is-not)\s+(\S+))?$/.exec(head);
   if (m === null || tail !== undefined) {
     c.fail(l, EXPECTATIONS);
     c.i++;
@@ -171,12 +179,6 @@ function expectStep(c: GqtCursor, s: Statement): void {
     if (m[3] !== undefined && m[3] !== 'at') c.fail(l, 'expected "at REF"', c.colOf(l, m[3]));
     const rows = c.objects(l);
     if (at) c.steps.push({ kind: 'expect-table', line: l.n, table: m[2] as string, at, rows });
-  } else if (m[1] === 'log') {
-    const entries = c.block(l).map((b) => {
-      const [kind, ...msg] = b.text.split(/\s+/);
-      return msg.length > 0 ? { kind: kind as string, message: msg.join(' ') } : { kind: kind as string };
-    });
-    c.steps.push({ kind: 'expect-log', line: l.n, branch: m[2] as string, entries });
   } else {
     if ((m[3] !== 'is' && m[3] !== 'is-not') || !m[4]?.startsWith('@')) c.fail(l, 'expected "expect head BRANCH is|is-not @label"');
     else c.steps.push({ kind: 'expect-head', line: l.n, branch: m[2] as string, label: m[4].slice(1), same: m[3] === 'is' });
@@ -232,6 +234,7 @@ export const STATEMENTS: Record<string, StatementParser> = {
   'cherry-pick': parseMergeStatement,
   revert: parseMergeStatement,
   label,
+  reset,
   restart,
   graphql,
   expect: expectStep,
@@ -239,4 +242,4 @@ export const STATEMENTS: Record<string, StatementParser> = {
 
 /** The statements, as an unknown one's error lists them. */
 export const STATEMENT_NAMES =
-  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, restart, graphql or expect';
+  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, restart, graphql or expect';

@@ -13,6 +13,7 @@ import type { MergeResultDto } from '../service/service.js';
 import { refString } from './gqt-driver.js';
 import type { ExpectedConflict, Step } from './gqt-case.js';
 import { diffRows, Expectation, type CaseRun } from './gqt-case-run.js';
+import { expectBlame, expectHistory, expectLog, reset } from './gqt-history-runners.js';
 
 /** The step of one kind (write and ingest share one shape). */
 type StepOf<K extends Step['kind']> = Step extends infer S ? (S extends { kind: infer SK } ? (K extends SK ? S : never) : never) : never;
@@ -21,17 +22,6 @@ type Runners = { [K in Step['kind']]: (run: CaseRun, step: StepOf<K>) => Promise
 function sortConflicts(cs: ExpectedConflict[]): ExpectedConflict[] {
   const k = (c: ExpectedConflict) => [c.table, c.key, c.kind, c.property ?? ''].join('\u0000');
   return [...cs].sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
-}
-
-async function expectLog(run: CaseRun, step: StepOf<'expect-log'>): Promise<void> {
-  const log = await run.driver.log(step.branch);
-  const got = log.map((l) => `${l.kind} ${l.message}`);
-  const ok =
-    log.length === step.entries.length &&
-    step.entries.every((e, i) => log[i]?.kind === e.kind && (e.message === undefined || log[i]?.message === e.message));
-  if (ok) return;
-  const want = step.entries.map((e) => `${e.kind}${e.message ? ` ${e.message}` : ''}`).join(' | ');
-  throw new Expectation(`log of ${step.branch} differs:\n  expected ${want}\n  got      ${got.join(' | ')}`);
 }
 
 async function expectTable(run: CaseRun, step: StepOf<'expect-table'>): Promise<void> {
@@ -160,6 +150,9 @@ export const STEP_RUNNERS: Runners = {
       );
   },
   'expect-log': expectLog,
+  'expect-history': expectHistory,
+  'expect-blame': expectBlame,
+  reset,
   'expect-table': expectTable,
   'expect-diff': expectDiff,
   merge,

@@ -15,10 +15,11 @@ import { errorFromBody, type ErrorBody } from '../model/errors.js';
 import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
-import type { ApplyCommitInput, CatchUpInput, MergeInput } from '../service/api.js';
+import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
-import { postTyped, refString, type DriverRef, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
+import { allPages, GQT_PAGE, postTyped, refString, type DriverRef, type EntityAt, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
+import type { LogQuery } from './gqt-case.js';
 import type { WriteLine } from './gqt-parser.js';
 
 export interface ServerHandle {
@@ -334,8 +335,51 @@ export class GraphqlDriver implements GqtDriver {
     } as unknown as MergeResultDto;
   }
 
-  async log(branch: string): Promise<CommitDto[]> {
-    return (await this.gql<{ log: CommitDto[] }>(`query($a: String) { log(at: $a, limit: 1000) { ${COMMIT} } }`, { a: branch })).log;
+  log(at: DriverRef, query: LogQuery): Promise<CommitDto[]> {
+    return allPages(async (cursor) => {
+      const r = await this.gql<{ commits: { commits: CommitDto[]; nextCursor: string | null } }>(
+        `query($a: String, $l: Int, $c: String, $t: String, $k: String, $au: String, $kd: String, $fp: Boolean) {
+          commits(at: $a, limit: $l, cursor: $c, table: $t, key: $k, author: $au, kind: $kd, firstParent: $fp) { commits { ${COMMIT} } nextCursor } }`,
+        {
+          a: refString(at),
+          l: GQT_PAGE,
+          c: cursor ?? null,
+          t: query.table,
+          k: query.key,
+          au: query.author,
+          kd: query.kind,
+          fp: query.firstParent,
+        },
+      );
+      return { items: r.commits.commits, nextCursor: r.commits.nextCursor };
+    });
+  }
+
+  history(e: EntityAt): Promise<EntityVersionDto[]> {
+    return allPages(async (cursor) => {
+      const r = await this.gql<{ history: { versions: EntityVersionDto[]; nextCursor: string | null } }>(
+        `query($t: String!, $k: String!, $a: String, $l: Int, $c: String, $fp: Boolean) {
+          history(table: $t, key: $k, at: $a, limit: $l, cursor: $c, firstParent: $fp) { versions { commit { ${COMMIT} } change before after changed } nextCursor } }`,
+        { t: e.table, k: e.key, a: refString(e.at), l: GQT_PAGE, c: cursor ?? null, fp: e.firstParent ?? null },
+      );
+      return { items: r.history.versions, nextCursor: r.history.nextCursor };
+    });
+  }
+
+  async blame(e: EntityAt): Promise<PropertyBlameDto[]> {
+    const r = await this.gql<{ blame: { properties: PropertyBlameDto[] } }>(
+      `query($t: String!, $k: String!, $a: String) { blame(table: $t, key: $k, at: $a) { properties { property value commit { ${COMMIT} } } } }`,
+      { t: e.table, k: e.key, a: refString(e.at) },
+    );
+    return r.blame.properties;
+  }
+
+  async reset(branch: string, to: DriverRef): Promise<void> {
+    await this.gql('mutation($n: String!, $t: String!, $h: ID!) { resetBranch(name: $n, to: $t, expectedHead: $h) { name } }', {
+      n: branch,
+      t: refString(to),
+      h: await this.head(branch),
+    });
   }
 
   async rows(table: string, at: DriverRef) {

@@ -4,7 +4,8 @@ import { CountingStore, diffCounts } from '../store/counting-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll } from '../store/object-store.js';
 import { Graph } from './graph.js';
-import { allRows, commitLog, diffSnapshots, edgesOf, getRow, scanRows } from './reads.js';
+import { allRows, diffSnapshots, edgesOf, getRow, scanRows } from './reads.js';
+import { commitLog } from './commit-log.js';
 
 describe('Graph: writes and reads', () => {
   it('inserts, updates partially, upserts and deletes by key', async () => {

@@ -44,10 +44,10 @@ export interface TreeOptions {
   ancestry: PartTreeOptions<number>;
 }
 
-/** A run key names one immutable run, stats included: two entries with the same run keys (indexes' too) are the same. */
+/** A run key names one immutable run, stats included: two entries with the same run keys (indexes' too) and origins are the same. */
 function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
   if (a === b) return true;
-  if (!sameRuns(a, b)) return false;
+  if (!sameRuns(a, b) || a.replacedAt !== b.replacedAt || a.runs.some((r, i) => r.origin !== b.runs[i]?.origin)) return false;
   const ia = a.indexes;
   const ib = b.indexes;
   if (ia === undefined || ib === undefined) return ia === ib;

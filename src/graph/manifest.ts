@@ -17,6 +17,9 @@ import type { Ancestry } from './ancestry.js';
 
 export const MANIFEST_FORMAT = 2;
 
+/** A publication named in a run's origin or an entry's `replacedAt` (graph/run-origin.ts). */
+const ORIGIN = /^[^:]+:[1-9][0-9]{0,14}$/;
+
 export const RunRefZ = z.object({
   key: z.string(),
   rows: z.number().int().min(0),
@@ -28,6 +31,7 @@ export const RunRefZ = z.object({
   checksum: z.string().regex(/^[0-9a-f]{32}$/),
   segmented: z.boolean().optional(),
   compacted: z.boolean().optional(),
+  origin: z.string().regex(ORIGIN).optional(),
 });
 
 export const ManifestRefZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
@@ -84,10 +88,12 @@ export function partBodyZ<T extends z.ZodTypeAny>(value: T) {
 /**
  * A table's runs, and its secondary indexes once built (table/secondary-index.ts):
  * they describe the first `covers` runs (all when absent), whose keys `of`
- * fingerprints; each set is an index's runs.
+ * fingerprints; each set is an index's runs. `replacedAt` is the last
+ * publication whose runs did not extend a parent's (graph/run-origin.ts).
  */
 export const TableEntryZ = z.object({
   runs: z.array(RunRefZ),
+  replacedAt: z.string().regex(ORIGIN).optional(),
   indexes: z
     .object({
       of: z.string(),

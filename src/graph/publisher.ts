@@ -34,6 +34,7 @@ import { refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from
 import { Ancestry } from './ancestry.js';
 import { keys } from './keys.js';
 import { maintainIndexes } from './index-maintenance.js';
+import { stampOrigins } from './run-origin.js';
 import { MAX_PUBLICATION_MS } from './gc.js';
 import type { BranchRecord, Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
@@ -276,7 +277,7 @@ export class Publisher implements Publication {
     const { repo } = this.parts;
     const prev = head.manifest;
     const version = prev.lineage === rec.lineage ? prev.version + 1 : 1;
-    const { tables, changes } = changedTables(prev, plan);
+    const { tables, changes } = changedTables({ prev, plan, origin: { lineage: rec.lineage, version } });
     // Schemas are content-addressed: an unchanged schema needs no write.
     const schemaHash =
       plan.schema === undefined || schemaHashOf(plan.schema) === prev.schema
@@ -335,18 +336,23 @@ function checkExpectedHead(branch: string, head: Snapshot, expected: string | un
   });
 }
 
-/** The manifest's tables after the plan's changes (sorted by name), and the changes for the table tree. */
-function changedTables(
-  prev: Manifest,
-  plan: ChangePlan<unknown>,
-): { tables: Record<string, TableEntry>; changes: Map<string, TableEntry | undefined> } {
+/**
+ * The manifest's tables after the plan's changes (sorted by name), and the changes for the table
+ * tree, each run with its origin (run-origin.ts).
+ */
+function changedTables(c: { prev: Manifest; plan: ChangePlan<unknown>; origin: ManifestRef }): {
+  tables: Record<string, TableEntry>;
+  changes: Map<string, TableEntry | undefined>;
+} {
+  const { prev, plan, origin } = c;
   const tables: Record<string, TableEntry> = { ...prev.tables };
   const changes = new Map<string, TableEntry | undefined>();
   for (const [name, t] of Object.entries(plan.tables ?? {})) {
     if (t?.runs.some((r) => r.source !== undefined))
       throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
     const indexes = (t as IndexedVersion | null)?.indexes;
-    const entry = t === null ? undefined : { runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) };
+    const entry =
+      t === null ? undefined : stampOrigins({ runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) }, prev.tables[name], origin);
     changes.set(name, entry);
     if (entry === undefined) delete tables[name];
     else tables[name] = entry;

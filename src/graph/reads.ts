@@ -14,8 +14,7 @@ import { compareKey } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
 import { encodeNodeKey, IN_SPEC } from '../table/secondary-index.js';
 import type { Snapshot } from './snapshot.js';
-import type { ManifestReader, RunReader, TableReader } from './ports.js';
-import type { Commit, Manifest } from './manifest.js';
+import type { RunReader, TableReader } from './ports.js';
 
 export const MAX_PAGE = 1000;
 
@@ -230,34 +229,6 @@ export async function diffSnapshots(d: {
       }
     }
     if (d.inserted.length + d.updated.length + d.deleted.length > 0) out.push(d);
-  }
-  return out;
-}
-
-/**
- * The commit log from a snapshot, newest first: every commit reachable
- * through parents, ordered by generation then time. Costs one manifest read
- * per commit listed.
- */
-export async function commitLog(
-  manifests: ManifestReader,
-  snap: Snapshot,
-  opts: { limit?: number; signal?: AbortSignal } = {},
-): Promise<Commit[]> {
-  const limit = clampLimit(opts.limit, 50);
-  const seen = new Set<string>([snap.manifest.commit.id]);
-  const frontier: Manifest[] = [snap.manifest];
-  const out: Commit[] = [];
-  while (frontier.length > 0 && out.length < limit) {
-    frontier.sort((a, b) => b.generation - a.generation || (a.commit.time < b.commit.time ? 1 : a.commit.time > b.commit.time ? -1 : 0));
-    const m = frontier.shift() as Manifest;
-    out.push(m.commit);
-    const parents = await Promise.all(m.commit.parents.map((p) => manifests.readManifest(p, opts.signal)));
-    for (const p of parents) {
-      if (seen.has(p.commit.id)) continue;
-      seen.add(p.commit.id);
-      frontier.push(p);
-    }
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitLog } from '../graph/reads.js';
+import { commitLog } from '../graph/commit-log.js';
 import { mergeBranches } from './merge.js';
 import { mustWrite, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
 

@@ -13,8 +13,16 @@
 import { contentHash } from './canonical.js';
 import { BranchgraphError } from './errors.js';
 
-export type CursorKind = 'rows' | 'query' | 'diff' | 'conflicts' | 'branches';
-const PREFIX: Record<CursorKind, string> = { rows: 'c2', query: 'q2', diff: 'd2', conflicts: 'k2', branches: 'b2' };
+export type CursorKind = 'rows' | 'query' | 'diff' | 'conflicts' | 'branches' | 'log' | 'history';
+const PREFIX: Record<CursorKind, string> = {
+  rows: 'c2',
+  query: 'q2',
+  diff: 'd2',
+  conflicts: 'k2',
+  branches: 'b2',
+  log: 'l2',
+  history: 'h2',
+};
 /** A cursor's position is at most this many characters once encoded (keys are at most 1 KiB). */
 const MAX_BODY = 8000;
 

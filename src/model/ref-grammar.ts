@@ -51,6 +51,12 @@ export interface RefPath {
 }
 
 /** `text` parsed, or what is wrong with it (a sentence a client can act on). */
+/** Milliseconds since the epoch of an RFC 3339 time (`Z` or an offset), or undefined. */
+export function parseTime(text: string): number | undefined {
+  const ms = TIME_RE.test(text) ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 export function parseRefText(text: string): RefPath | { error: string } {
   const cut = firstOf(text, ['~', '^', '@{']);
   const baseText = text.slice(0, cut);
@@ -62,8 +68,8 @@ export function parseRefText(text: string): RefPath | { error: string } {
     const end = rest.indexOf('}');
     if (end < 0) return { error: `unclosed @{ in ${JSON.stringify(text)}` };
     const time = rest.slice(2, end);
-    const ms = TIME_RE.test(time) ? Date.parse(time) : Number.NaN;
-    if (Number.isNaN(ms)) return { error: `@{${time}}: use an RFC 3339 time such as 2026-12-01T12:00:00Z` };
+    const ms = parseTime(time);
+    if (ms === undefined) return { error: `@{${time}}: use an RFC 3339 time such as 2026-12-01T12:00:00Z` };
     if (!('branch' in base)) return { error: '@{time} reads a branch as it was: it follows a branch name, not a commit or tag' };
     path.asOf = new Date(ms).toISOString();
     rest = rest.slice(end + 1);

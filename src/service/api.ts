@@ -23,6 +23,8 @@ export type { Filter, Page, TableDiff } from '../graph/reads.js';
 export type { ExportFormat } from '../graph/table-export.js';
 export { EXPORT_EXTENSIONS, EXPORT_FORMATS, EXPORT_MEDIA_TYPES, parseExportFormat } from '../graph/table-export.js';
 export type { RowItem } from './operations/tables/rows.js';
+export type { EntityVersionDto } from './operations/tables/entity-history.js';
+export type { PropertyBlameDto } from './operations/tables/blame.js';
 export type { TableExport } from './operations/tables/export-table.js';
 export type { NdjsonBody } from './operations/wal/ingest.js';
 

@@ -13,7 +13,7 @@ import { canonicalJson, contentHash } from '../model/canonical.js';
 import { MERGE_PHASES } from '../model/phase-timer.js';
 import type { Commit } from '../graph/manifest.js';
 import { idempotencyKeyHash, type IdempotencyRecord } from '../graph/idempotency.js';
-import { commitLog } from '../graph/reads.js';
+import { commitLog } from '../graph/commit-log.js';
 import type { MergeMetrics, MergeRequest } from '../merge/merge.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
 import { runMerge } from './merge-handler.js';

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
 import { findInputProblem } from '../model/text.js';
-import { parseRefText } from '../model/ref-grammar.js';
+import { parseRefText, parseTime } from '../model/ref-grammar.js';
+import type { CommitKind } from '../graph/commit-log.js';
 import type { Ref } from '../graph/snapshot.js';
 import { MAX_PAGE } from '../graph/reads.js';
 import { MAX_BATCH_OPS } from '../graph/write-batch.js';
@@ -79,6 +80,45 @@ function refOfText(s: string): Ref | string {
   if (path.steps.length === 0 && path.asOf === undefined && !('commitPrefix' in b)) return b;
   return { path };
 }
+
+/** An RFC 3339 time (`Z` or an offset), as milliseconds since the epoch. */
+export const timeInput = z
+  .string()
+  .max(64)
+  .transform((t, ctx): number => {
+    const ms = parseTime(t);
+    if (ms !== undefined) return ms;
+    ctx.addIssue({ code: 'custom', message: 'an RFC 3339 time such as 2026-12-01T12:00:00Z' });
+    return z.NEVER;
+  });
+
+/** Commit kinds as a filter names them: the commit's own kinds, and the words people use for some. */
+const KIND_NAMES: Record<string, CommitKind[]> = {
+  init: ['init'],
+  write: ['write'],
+  schema: ['schema'],
+  merge: ['merge', 'fast_forward'],
+  fast_forward: ['fast_forward'],
+  catchup: ['catchup'],
+  ingest: ['catchup'],
+  compact: ['compact'],
+  compaction: ['compact'],
+  cherry_pick: ['cherry_pick'],
+  'cherry-pick': ['cherry_pick'],
+  revert: ['revert'],
+};
+
+/** Commit kinds, comma-separated (`merge,revert`); `merge` includes fast-forwards. */
+export const commitKinds = z
+  .string()
+  .max(200)
+  .transform((t, ctx): CommitKind[] => {
+    const names = t.split(',').map((n) => n.trim());
+    const unknown = names.filter((n) => !Object.hasOwn(KIND_NAMES, n));
+    if (unknown.length === 0) return [...new Set(names.flatMap((n) => KIND_NAMES[n] as CommitKind[]))];
+    ctx.addIssue({ code: 'custom', message: `unknown kind ${unknown.join(', ')}: use ${Object.keys(KIND_NAMES).join(', ')}` });
+    return z.NEVER;
+  });
 
 /** A ref that defaults to main's head when absent. */
 export const refOrMain = RefZ.optional().transform((r): Ref => r ?? { branch: 'main' });

@@ -29,6 +29,7 @@ import { getRow } from './operations/tables/get-row.js';
 import { edges } from './operations/tables/edges.js';
 import { exportTable } from './operations/tables/export-table.js';
 import { entityHistory } from './operations/tables/entity-history.js';
+import { blame } from './operations/tables/blame.js';
 import { queryRows } from './operations/tables/query-rows.js';
 import { lookupRows } from './operations/tables/lookup-rows.js';
 import { neighbors } from './operations/tables/neighbors.js';
@@ -67,6 +68,7 @@ export const OPERATIONS = {
   edges,
   exportTable,
   entityHistory,
+  blame,
   queryRows,
   lookupRows,
   neighbors,

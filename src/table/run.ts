@@ -59,6 +59,14 @@ export interface RunRef {
    */
   compacted?: boolean;
   /**
+   * The publication that first named this run, as `<lineage>:<version>`
+   * (graph/run-origin.ts). A run never changes, so a key's state found in it
+   * is the state that publication left: entity history jumps from a state
+   * to the commit that set it without walking the commits between. Absent
+   * on runs published before it was recorded.
+   */
+  origin?: string;
+  /**
    * Where the rows live when they are not a stored run file: one table of a
    * pending WAL generation, or rows staged in memory (a dry run, a virtual
    * merge base). Such a ref is read like any run and never published; a

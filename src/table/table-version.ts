@@ -118,6 +118,16 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
   return out;
 }
 
+/** The newest state of `key` in `v` (a tombstone included) and the run that holds it, or undefined. */
+export async function locateState(v: TableVersion, key: string, load: LoadRun): Promise<{ state: RunRow; run: RunRef } | undefined> {
+  for (let i = v.runs.length - 1; i >= 0; i--) {
+    const run = v.runs[i] as RunRef;
+    const state = (await lookupStates({ runs: [run] }, [key], load)).get(key);
+    if (state !== undefined) return { state, run };
+  }
+  return undefined;
+}
+
 /**
  * Each of sorted `probes` (keys or key prefixes) in the segments of one run that may hold it, in
  * order, each segment loaded once. Segments are disjoint and sorted, and so are the probes: each

@@ -599,10 +599,34 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The versions of one entity along first parents, newest first, each with the commit that made it and its change.
-         * @description A page walks at most 10,000 commits; follow nextCursor for the older versions. A version is a commit whose row for the key differs from its first parent's: inserted, updated (with the properties it changed) or deleted.
+         * The versions of one entity, newest first, each with the commit that made it and its change.
+         * @description A version is a commit whose row for the key differs from its parents': inserted, updated (with the properties it changed) or deleted, against its first parent. Merges follow Git's history simplification: a merge that kept one parent's row follows that parent only; one that differs from every parent is a version and both sides are followed. `firstParent` keeps to first parents. A page's cost grows with the commits that touched the entity, not with the length of the history; one page examines at most 10,000 commits, and `nextCursor` continues the walk. `at` is the commit the ref resolved to: pin it as `commit:<at>` to page a moving branch. History stops where the table did not exist.
          */
         get: operations["entityHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows/{key}/blame": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        /**
+         * For each property of one entity, the commit that set its current value.
+         * @description Each property is followed into the side of a merge its value came from, as Git's blame follows a line. One call examines at most 10,000 commits; `complete` is false when it stopped there, and the properties it did not reach have a null commit. `not_found` when the entity does not exist at the ref.
+         */
+        get: operations["blame"];
         put?: never;
         post?: never;
         delete?: never;
@@ -681,7 +705,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The commit log at a ref, newest first. */
+        /**
+         * The commit log at a ref, newest first, filtered and paged.
+         * @description Every commit reachable from the ref, each once, highest generation first. A page ends at `limit` commits or after examining 10,000; `nextCursor` continues the same walk with the same filters, with no depth limit. `table` keeps commits that changed the table's rows (compactions only when `kind` asks for them); `table` and `key` keep the commits of that entity's history. `since` also stops the walk below commits older than it (commit times are their writers' clocks). `at` is the commit the ref resolved to.
+         */
         get: operations["log"];
         put?: never;
         post?: never;
@@ -2296,8 +2323,10 @@ export interface operations {
                 at?: components["parameters"]["At"];
                 /** @description 100 when absent. */
                 limit?: number;
-                /** @description The nextCursor of the previous page. */
+                /** @description The nextCursor of the previous page, with the same ref and firstParent. */
                 cursor?: string;
+                /** @description Follow first parents only. */
+                firstParent?: boolean;
             };
             header?: never;
             path: {
@@ -2316,6 +2345,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The commit the ref resolved to. */
+                        at: string;
                         versions: {
                             commit: components["schemas"]["Commit"];
                             /** @enum {string} */
@@ -2328,8 +2359,49 @@ export interface operations {
                             } | null;
                             changed: string[];
                         }[];
-                        /** @description Where the next page starts; null when the walk reached the first commit. */
+                        /** @description Where the next page starts; null when the history is done. */
                         nextCursor: string | null;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    blame: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: components["parameters"]["At"];
+            };
+            header?: never;
+            path: {
+                table: components["parameters"]["Table"];
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: components["parameters"]["Key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The row and who set each property. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The commit the ref resolved to. */
+                        at: string;
+                        row: {
+                            [key: string]: unknown;
+                        };
+                        properties: {
+                            property: string;
+                            value: unknown;
+                            commit: components["schemas"]["Commit"] | null;
+                        }[];
+                        complete: boolean;
                     };
                 };
             };
@@ -2507,6 +2579,22 @@ export interface operations {
                 at?: components["parameters"]["At"];
                 /** @description 50 when absent. */
                 limit?: number;
+                /** @description The nextCursor of the previous page, with the same ref and filters. */
+                cursor?: string;
+                /** @description Commits that changed this table. */
+                table?: string;
+                /** @description With table, the commits that changed this entity. */
+                key?: string;
+                /** @description The actor or author of the commit, or an author of a group commit. */
+                author?: string;
+                /** @description Comma-separated commit kinds: init, write, schema, merge (merges and fast-forwards), fast_forward, catchup (or ingest), compact (or compaction), cherry_pick (or cherry-pick), revert. */
+                kind?: string;
+                /** @description Commits at or after this RFC 3339 time. */
+                since?: string;
+                /** @description Commits at or before this RFC 3339 time. */
+                until?: string;
+                /** @description Follow first parents only. */
+                firstParent?: boolean;
             };
             header?: never;
             path?: never;
@@ -2514,14 +2602,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Commits. */
+            /** @description One page of commits. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
+                        /** @description The commit the ref resolved to. */
+                        at: string;
                         commits: components["schemas"]["Commit"][];
+                        /** @description Where the next page starts; null when the log is done. */
+                        nextCursor: string | null;
                     };
                 };
             };

@@ -1,4 +1,4 @@
-/** Reading a graph: `rows`, `get`, `log`, `show`, `diff` and `export`. */
+/** Reading a graph: `rows`, `get`, `show`, `diff` and `export`. */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { Option, type Command } from 'commander';
@@ -31,16 +31,6 @@ export function readCommands(program: Command, cli: CliContext): void {
       const r = await (await connect(cmd)).getRow(defined({ table, key, at: o.at }));
       print(outOf(cmd), r, (v: typeof r) => human.rows({ items: [v], nextCursor: null }));
     });
-  command(program, 'log', 'commits at a ref, newest first')
-    .option('--at <ref>', AT_HELP)
-    .option('--limit <n>', 'how many, at most 1000', '20')
-    .action(async (o: { at?: string; limit: string }, cmd: Command) =>
-      print(
-        outOf(cmd),
-        (await (await connect(cmd)).log(defined({ at: o.at, limit: intOption('--limit', o.limit) }))).commits,
-        human.commits,
-      ),
-    );
   command(program, 'show', 'one commit with its tables')
     .argument('<commit>', 'commit id (commit: prefix optional)')
     .action(async (id: string, _o, cmd: Command) =>

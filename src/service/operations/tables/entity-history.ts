@@ -1,18 +1,16 @@
 import { z } from 'zod';
 import { canonicalJson } from '../../../model/canonical.js';
-import { decodePageCursor, encodePageCursor } from '../../../model/page-cursor.js';
-import { findType } from '../../../model/schema.js';
 import type { Row } from '../../../model/values.js';
-import type { Manifest } from '../../../graph/manifest.js';
+import { entityVersions, historyStart, type EntityWalk } from '../../../graph/entity-history.js';
+import { decodeFrontier, encodeFrontier } from '../../../graph/frontier-cursor.js';
 import type { Snapshot } from '../../../graph/snapshot.js';
-import { getRow } from '../../../graph/reads.js';
 import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
 import { commitDto, type CommitDto } from '../../dtos.js';
 import type { BranchgraphService, RequestContext } from '../../service.js';
 
 /** One version of an entity: the commit that made it, and what it did (inserted, updated with the properties it changed, deleted). */
-export interface EntityVersion {
+export interface EntityVersionDto {
   commit: CommitDto;
   change: 'inserted' | 'updated' | 'deleted';
   before: Row | null;
@@ -20,18 +18,24 @@ export interface EntityVersion {
   changed: string[];
 }
 
-/** Commits one page walks at most: a page ends there even with fewer versions, and its cursor continues the walk. */
-const MAX_WALK = 10_000;
+/** Commits one page examines at most: a page ends there even with fewer versions, and its cursor continues the walk. */
+export const HISTORY_PAGE_BUDGET = 10_000;
+
+/** The walk for one entity over committed states (graph/entity-history.ts). */
+export function entityWalk(service: BranchgraphService, at: { table: string; key: string }, ctx: RequestContext): EntityWalk {
+  const { heads, tables } = service.graph.ports;
+  return { heads, tables, table: at.table, key: at.key, signal: ctx.signal };
+}
 
 /**
- * The versions of one entity reachable from a ref along first parents, newest first, a page at a
- * time: each commit whose row for the key differs from its first parent's. A walk reads one
- * manifest and one point lookup per commit, so its cost grows with the history it walks (at most
- * 10,000 commits a page), not with the table.
+ * The versions of one entity reachable from a ref, newest first, a page at a time: each commit
+ * that changed its row, following both sides of merges that brought a change (Git's history
+ * simplification) or first parents only. A page's cost grows with the commits that touched the
+ * entity, not with the length of the history or the size of the table.
  */
 export const entityHistory = defineOperation({
   name: 'entityHistory',
-  summary: 'The versions of one entity along first parents, newest first, each with its commit and change.',
+  summary: 'The versions of one entity, newest first, each with its commit and change.',
   role: 'read',
   input: z
     .object({
@@ -39,50 +43,30 @@ export const entityHistory = defineOperation({
       key: entityKey,
       at: refOrMain,
       limit: z.number().int().min(1).max(1000).optional(),
-      cursor: z.string().max(4096).optional(),
+      cursor: z.string().max(12_000).optional(),
+      firstParent: z.boolean().optional(),
     })
     .strict(),
-  async run(service, { table, key, at, limit = 100, cursor }, ctx): Promise<{ versions: EntityVersion[]; nextCursor: string | null }> {
-    const head = await service.snapshot(at, ctx);
-    // A cursor continues one walk: this entity from this ref's commit (model/page-cursor.ts).
-    const scope = canonicalJson({ history: [table, key], from: head.manifest.commit.id });
-    // Committed states only: the walk reads each commit's snapshot once, its row and its parent from it.
-    const heads = service.graph.ports.heads;
-    const at0 = cursor === undefined ? head.ref : position(cursor, scope);
-    let snap: Snapshot | undefined = await heads.snapshotAt(at0, { signal: ctx.signal });
-    const versions: EntityVersion[] = [];
-    let after = await rowAt(service, { snap, table, key }, ctx);
-    for (let walked = 0; snap !== undefined && versions.length < limit && walked < MAX_WALK; walked++) {
-      const m: Manifest = snap.manifest;
-      const parentRef = m.commit.kind === 'init' ? undefined : m.commit.parents[0];
-      const parent: Snapshot | undefined = parentRef === undefined ? undefined : await heads.snapshotAt(parentRef, { signal: ctx.signal });
-      const before: Row | null = parent === undefined ? null : await rowAt(service, { snap: parent, table, key }, ctx);
-      const version = versionOf(m, before, after);
-      if (version !== undefined) versions.push(version);
-      [snap, after] = [parent, before];
-    }
-    const m = snap?.manifest;
-    const nextCursor = m === undefined ? null : encodePageCursor('rows', scope, JSON.stringify({ lineage: m.lineage, version: m.version }));
-    return { versions, nextCursor };
+  async run(service, input, ctx): Promise<{ at: string; versions: EntityVersionDto[]; nextCursor: string | null }> {
+    const { table, key, at, limit = 100, cursor, firstParent = false } = input;
+    const head: Snapshot = await service.snapshot(at, ctx);
+    // A cursor continues one walk: this entity from this ref's commit, on the same parents.
+    const scope = canonicalJson({ history: [table, key], from: head.manifest.commit.id, firstParent });
+    const walk = entityWalk(service, { table, key }, ctx);
+    const from =
+      cursor === undefined ? { head: await committed(service, head, ctx) } : { frontier: decodeFrontier('history', scope, cursor) };
+    const page = await entityVersions({ walk, start: await historyStart(walk, from), limit, budget: HISTORY_PAGE_BUDGET, firstParent });
+    return {
+      at: head.manifest.commit.id,
+      versions: page.versions.map((v) => ({ ...v, commit: commitDto(v.commit) })),
+      nextCursor: encodeFrontier('history', scope, page.frontier),
+    };
   },
   http: { method: 'GET', path: '/tables/{table}/rows/{key}/history' },
   graphql: [{ type: 'Query', field: 'history' }],
 });
 
-function position(cursor: string, scope: string): { lineage: string; version: number } {
-  return JSON.parse(decodePageCursor('rows', scope, cursor)) as { lineage: string; version: number };
-}
-
-/** The entity's row in one commit (null where it, or its table, does not exist). */
-function rowAt(service: BranchgraphService, at: { snap: Snapshot; table: string; key: string }, ctx: RequestContext): Promise<Row | null> {
-  if (findType(at.snap.schema, at.table) === undefined) return Promise.resolve(null);
-  return getRow({ tables: service.graph.ports.tables, snap: at.snap, table: at.table, key: at.key, signal: ctx.signal });
-}
-
-function versionOf(m: Manifest, before: Row | null, after: Row | null): EntityVersion | undefined {
-  if (canonicalJson(before) === canonicalJson(after)) return undefined;
-  const change = before === null ? 'inserted' : after === null ? 'deleted' : 'updated';
-  const props = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])].sort();
-  const changed = props.filter((p) => canonicalJson(before?.[p] ?? null) !== canonicalJson(after?.[p] ?? null));
-  return { commit: commitDto(m.commit), change, before, after, changed };
+/** The commit a snapshot reads (a branch head's pending WAL rows are not history yet). */
+export async function committed(service: BranchgraphService, snap: Snapshot, ctx: RequestContext): Promise<Snapshot> {
+  return service.graph.ports.heads.snapshotAt(snap.ref, { signal: ctx.signal });
 }

@@ -1,0 +1,58 @@
+/** Which runs keep their origin through each kind of publication, and when a table counts as replaced. */
+import { describe, expect, it } from 'vitest';
+import type { RunRef } from '../table/run.js';
+import type { TableEntry } from './manifest.js';
+import { originOf, stampOrigins } from './run-origin.js';
+
+const run = (key: string, extra: Partial<RunRef> = {}): RunRef => ({
+  key,
+  rows: 1,
+  tombstones: 0,
+  bytes: 1,
+  minKey: 'a',
+  maxKey: 'z',
+  checksum: '0'.repeat(32),
+  ...extra,
+});
+const HERE = { lineage: 'L', version: 9 };
+const origins = (e: TableEntry): (string | undefined)[] => e.runs.map((r) => r.origin);
+
+describe('stampOrigins', () => {
+  const parent: TableEntry = { runs: [run('a', { origin: 'L:1' }), run('b', { origin: 'L:4' })], replacedAt: 'L:1' };
+
+  it('keeps origins and replacedAt when runs are appended, and stamps the new runs', () => {
+    const e = stampOrigins({ runs: [...parent.runs, run('c')] }, parent, HERE);
+    expect(origins(e)).toEqual(['L:1', 'L:4', 'L:9']);
+    expect(e.replacedAt).toBe('L:1');
+  });
+
+  it('keeps the origins of runs older than a range this publication compacted', () => {
+    const before: TableEntry = { runs: [...parent.runs, run('c', { origin: 'L:6' }), run('d', { origin: 'L:7' })], replacedAt: 'L:1' };
+    const e = stampOrigins({ runs: [before.runs[0] as RunRef, run('cd', { compacted: true })] }, before, HERE);
+    expect(origins(e)).toEqual(['L:1', 'L:9']);
+    expect(e.replacedAt).toBe('L:1');
+  });
+
+  it('stamps a run whose newer runs were dropped, and counts the table as replaced', () => {
+    // A revert adopting an older table: `b`'s keys were superseded by `n`, which is gone.
+    const head: TableEntry = { runs: [...parent.runs, run('n', { origin: 'L:8' })], replacedAt: 'L:1' };
+    const e = stampOrigins({ runs: parent.runs }, head, HERE);
+    expect(origins(e)).toEqual(['L:9', 'L:9']);
+    expect(e.replacedAt).toBe('L:9');
+  });
+
+  it('stamps runs adopted from a merge side the first parent did not hold, and ignores origins the plan brings', () => {
+    const e = stampOrigins({ runs: [parent.runs[0] as RunRef, run('s', { origin: 'M:3' })] }, parent, HERE);
+    expect(origins(e)).toEqual(['L:9', 'L:9']);
+    expect(e.replacedAt).toBe('L:9');
+  });
+
+  it('a new table is replaced here; a run without an origin stays without one while carried', () => {
+    expect(stampOrigins({ runs: [] }, undefined, HERE).replacedAt).toBe('L:9');
+    const legacy: TableEntry = { runs: [run('old')] };
+    const e = stampOrigins({ runs: [run('old'), run('new')] }, legacy, HERE);
+    expect(origins(e)).toEqual([undefined, 'L:9']);
+    expect(e.replacedAt).toBeUndefined();
+    expect(originOf(e.runs[1] as RunRef)).toEqual(HERE);
+  });
+});

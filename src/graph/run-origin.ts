@@ -1,0 +1,85 @@
+/**
+ * Run origins: which publication put a run where it is.
+ *
+ * Entity history (entity-history.ts) jumps from a key's state straight to
+ * the commit that set it. That is sound when, for every run a manifest
+ * names, the run's `origin` is a commit C such that every commit from C to
+ * this one along first parents named the run with the same runs newer than
+ * it (or their compaction): then a key's newest state in the run is the
+ * state C left, and every commit between left its first parent's state.
+ * That is what Git's history simplification follows (a commit that equals
+ * its first parent passes to it), so jumping skips exactly what a walk of
+ * every commit would pass through.
+ *
+ * So the publisher keeps a run's origin only where the first parent's
+ * entry for the table held it and every run newer than it there is still
+ * newer than it here, or was compacted by this publication into a new run
+ * newer than it. Writes, catch-up and the merged delta append runs and
+ * compaction replaces a range by its compaction: they keep origins. A run
+ * the first parent did not hold (a merge or fast-forward adopting the
+ * other side's table, whose rows the walk then follows into that side from
+ * here), or one whose newer runs were dropped (a cherry-pick or revert
+ * adopting another commit's table), is stamped with this publication.
+ *
+ * A key no run holds needs the same guarantee for absence. `replacedAt` on
+ * the table entry names the last publication whose runs did not extend its
+ * first parent's (a table created, adopted or replaced as above); between
+ * it and the current commit runs were only added or compacted, so a key
+ * absent here was absent there too, unless a compaction of the oldest runs
+ * dropped its tombstone, which that compaction's run origin covers.
+ *
+ * Runs and entries published before origins were recorded have none:
+ * readers treat them as "set here or earlier" and walk one commit at a
+ * time until compaction and new writes replace them.
+ */
+import type { RunRef } from '../table/run.js';
+import type { ManifestRef, TableEntry } from './manifest.js';
+
+export function originText(ref: ManifestRef): string {
+  return `${ref.lineage}:${ref.version}`;
+}
+
+export function parseOrigin(text: string | undefined): ManifestRef | undefined {
+  if (text === undefined) return undefined;
+  const at = text.lastIndexOf(':');
+  return { lineage: text.slice(0, at), version: Number(text.slice(at + 1)) };
+}
+
+/** The publication that put `run` where it is, when it was recorded. */
+export function originOf(run: RunRef): ManifestRef | undefined {
+  return parseOrigin(run.origin);
+}
+
+/**
+ * `entry` as published by `origin` over `parent` (the same table in the first parent's manifest):
+ * each run with its sound origin, and `replacedAt` carried or set.
+ */
+export function stampOrigins(entry: TableEntry, parent: TableEntry | undefined, origin: ManifestRef): TableEntry {
+  const text = originText(origin);
+  const held = new Map((parent?.runs ?? []).map((r, j) => [r.key, j]));
+  // The newest run this publication compacted: runs older than it may have lost newer runs to it.
+  let compacted = -1;
+  entry.runs.forEach((r, i) => {
+    if (r.compacted === true && !held.has(r.key)) compacted = i;
+  });
+  const kept = new Set(entry.runs.map((r) => r.key));
+  // Scanning the parent newest first, `lost` turns true at its first run this entry dropped.
+  const lostAfter = new Map<string, boolean>();
+  let lost = false;
+  for (const r of [...(parent?.runs ?? [])].reverse()) {
+    lostAfter.set(r.key, lost);
+    if (!kept.has(r.key)) lost = true;
+  }
+  const runs = entry.runs.map((r, i) => {
+    const { origin: _stale, ...bare } = r;
+    const j = held.get(r.key);
+    const carried = j !== undefined && (lostAfter.get(r.key) !== true || compacted > i);
+    if (!carried) return { ...bare, origin: text };
+    const o = parent?.runs[j]?.origin;
+    return o === undefined ? bare : { ...bare, origin: o };
+  });
+  const extended = parent !== undefined && (!lost || compacted >= 0);
+  const replacedAt = extended ? parent.replacedAt : text;
+  const { replacedAt: _old, ...rest } = entry;
+  return { ...rest, runs, ...(replacedAt !== undefined ? { replacedAt } : {}) };
+}
