@@ -15,6 +15,7 @@ import type {
   WriteResultDto,
 } from '../service/service.js';
 import type { EntityVersionDto, PropertyBlameDto, RowItem } from '../service/api.js';
+import type { MergeRequestDto } from '../service/merge-request-actions.js';
 import type { CommitDetailDto } from '../service/service.js';
 
 export interface Output {
@@ -65,7 +66,50 @@ const more = (cursor: string | null, pin: string): string => (cursor === null ? 
 const many = (n: number, noun: string): string => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
 
 export const human = {
-  branch: (b: BranchDto): string => `branch ${b.name} at ${b.head.id}${b.forkedFrom !== null ? ` (from ${b.forkedFrom})` : ''}\n`,
+  branch: (b: BranchDto): string => {
+    const p = b.protection;
+    const rule =
+      p === null
+        ? ''
+        : `protected: ${many(p.requiredApprovals, 'approval')}${p.allowAdminBypass ? ', admins may bypass' : ''}, stale on ${p.staleApprovals}\n`;
+    return `branch ${b.name} at ${b.head.id}${b.forkedFrom !== null ? ` (from ${b.forkedFrom})` : ''}\n${rule}`;
+  },
+  request: (r: MergeRequestDto): string => {
+    const head = `request ${r.id}: ${r.title} (${r.source} -> ${r.target}, ${r.state}, by ${r.author})\n`;
+    const revs = table(
+      r.revisions.map((v) => ({
+        n: v.n,
+        sourceHead: v.sourceHead,
+        targetHead: v.targetHead,
+        outcome: v.preview.outcome,
+        conflicts: v.preview.conflicts,
+      })),
+      ['n', 'sourceHead', 'targetHead', 'outcome', 'conflicts'],
+    );
+    const reviews =
+      r.reviews.length === 0
+        ? ''
+        : table(
+            r.reviews.map((v) => ({ ...v, on: v.on === undefined ? '' : [v.on.table, v.on.key, v.on.property].filter(Boolean).join(' ') })),
+            ['author', 'verdict', 'revision', 'on', 'body'],
+          );
+    const m = r.mergeability;
+    const state = r.state !== 'open' ? '' : m.mergeable ? 'mergeable\n' : `not mergeable: ${m.reasons.join('; ')}\n`;
+    return `${head}${revs}${reviews}${state}`;
+  },
+  requests: (p: { requests: MergeRequestDto[]; nextCursor: string | null }): string =>
+    `${table(
+      p.requests.map((r) => ({
+        id: r.id,
+        state: r.state,
+        source: r.source,
+        target: r.target,
+        author: r.author,
+        mergeable: r.mergeability.mergeable,
+        title: r.title,
+      })),
+      ['id', 'state', 'source', 'target', 'author', 'mergeable', 'title'],
+    )}${p.nextCursor === null ? '' : `more: --cursor ${p.nextCursor}\n`}`,
   write: (r: WriteResultDto): string => (r.commit === null ? 'nothing changed\n' : `committed ${r.commit.id}: ${counts(r)}\n`),
   ingest: (r: IngestResultDto): string =>
     `${many(r.operations, 'operation')} acknowledged in ${many(r.generations.length, 'generation')} on shard ${r.shard}: ${counts(r)}\n`,

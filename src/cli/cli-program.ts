@@ -21,6 +21,7 @@ import { branchCommands } from './commands/branch-commands.js';
 import { mergeCommands } from './commands/merge-commands.js';
 import { readCommands } from './commands/read-commands.js';
 import { historyCommands } from './commands/history-commands.js';
+import { requestCommands } from './commands/request-commands.js';
 import { writeCommands } from './commands/write-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
 
@@ -79,7 +80,16 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
         : run.start(undefined);
     },
   };
-  for (const group of [serveCommands, branchCommands, mergeCommands, readCommands, historyCommands, writeCommands, adminCommands])
+  for (const group of [
+    serveCommands,
+    branchCommands,
+    mergeCommands,
+    readCommands,
+    historyCommands,
+    requestCommands,
+    writeCommands,
+    adminCommands,
+  ])
     group(program, cli);
   return program;
 }

@@ -52,6 +52,17 @@ const COMMANDS = [
   'log',
   'history',
   'blame',
+  'request',
+  'request open',
+  'request list',
+  'request show',
+  'request revise',
+  'request review',
+  'request resolve',
+  'request merge',
+  'request close',
+  'branch protect',
+  'branch unprotect',
   'show',
   'diff',
   'load',
@@ -168,7 +179,7 @@ describe('command line: a round against a server', () => {
   let dir: string;
   const env = { server: process.env.BRANCHGRAPH_SERVER, token: process.env.BRANCHGRAPH_TOKEN };
   beforeAll(async () => {
-    s = await testServer({ tokens: 'admin:cli-admin-token' });
+    s = await testServer({ tokens: 'admin:cli-admin-token,write:cli-review-token:rita' });
     dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-'));
     // --server and --token from the environment, as a shell profile would set them.
     process.env.BRANCHGRAPH_SERVER = s.url;
@@ -307,6 +318,37 @@ describe('command line: a round against a server', () => {
     ]);
     // No bar without --progress when standard error is not a terminal.
     expect((await cli(['merge', 'wide'])).stderr).toBe('');
+  });
+
+  it('runs the team workflow: protect main, open a request, review it as someone else, merge it', async () => {
+    const ok = async (args: string[]): Promise<string> => {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      return r.stdout;
+    };
+    await ok(['branch', 'create', 'team']);
+    await ok(['load', 'team', 'examples/ann-31.ndjson']);
+    expect(await ok(['branch', 'protect', 'main', '--approvals', '1'])).toMatch(/\nprotected: 1 approval, stale on result_change\n$/);
+    const direct = await cli(['load', 'main', 'examples/ann-31.ndjson']);
+    expect([direct.code, direct.stderr]).toEqual([
+      EXIT.failed,
+      expect.stringMatching(/^error \[branch_protected\]: branch main is protected/),
+    ]);
+    const opened = JSON.parse(await ok(['request', 'open', 'team', '--title', 'ann is 31', '--json'])) as { id: string };
+    expect(await ok(['request', 'show', opened.id])).toMatch(
+      /\(team -> main, open, by admin-[0-9a-f]{8}\)\n[\s\S]*not mergeable: 0 of 1 required approvals\n$/,
+    );
+    process.env.BRANCHGRAPH_TOKEN = 'cli-review-token';
+    try {
+      expect(await ok(['request', 'review', opened.id, '--approve', '--body', 'fine'])).toMatch(/rita +approve +1 +fine/);
+    } finally {
+      process.env.BRANCHGRAPH_TOKEN = 'cli-admin-token';
+    }
+    expect(await ok(['request', 'list'])).toMatch(new RegExp(`${opened.id} +open +team +main +admin-[0-9a-f]{8} +true +ann is 31`));
+    expect(await ok(['request', 'merge', opened.id, '--delete-branch'])).toMatch(
+      /^fast_forward as [0-9A-Z]{26}[\s\S]*\(team -> main, merged/,
+    );
+    await ok(['branch', 'unprotect', 'main']);
   });
 
   it('keeps the error code of a refused write and exits 1', async () => {

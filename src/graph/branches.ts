@@ -14,6 +14,7 @@ import type { BranchHints } from './branch-hints.js';
 import type { Heads, Publication } from './ports.js';
 import type { Ref, Snapshot } from './snapshot.js';
 import { MAX_PUBLISH_ATTEMPTS, type ChangeOptions } from './change.js';
+import { protectionVerdict, type GuardedChange, type ProtectionPass, type ProtectionRule } from '../model/branch-protection.js';
 
 /** A live branch as a listing shows it. */
 export interface ListedBranch {
@@ -98,18 +99,22 @@ export class Branches {
     validateBranchName(name);
     const target = await heads.resolve(to, opts.signal);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      const current = await heads.branchHead(name, opts.signal);
+      // Refused before the fold: a refused reset changes nothing.
+      refuseProtected(current.branch, 'reset', opts.protection);
       const head = await publication.foldExactly({
         ...opts,
         branch: name,
-        head: await heads.branchHead(name, opts.signal),
+        head: current,
         message: `fold pending WAL generations before resetting ${name}`,
       });
       const rec = head.branch ?? (await repo.liveBranch(name, opts.signal));
+      refuseProtected(rec, 'reset', opts.protection);
       if (head.manifest.commit.id !== opts.expectedHead)
         throw new BranchgraphError('head_moved', `branch ${name} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
           details: { branch: name, expected: opts.expectedHead, actual: head.manifest.commit.id },
         });
-      const res = await this.startLineage({ name, from: target.ref, after: rec.seq, opts });
+      const res = await this.startLineage({ name, from: target.ref, after: rec.seq, opts, protection: rec.protection });
       if (res !== 'lost') {
         this.parts.hints.write(repo, res, target.manifest);
         return { record: res, head: { ...target, branch: res } };
@@ -118,12 +123,40 @@ export class Branches {
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
 
-  /** The branch's next record after seq `after`, on a new lineage forked at `from` (or `lost` to a racer). */
-  private startLineage(a: { name: string; from: ManifestRef; after: number; opts: ChangeOptions }): Promise<BranchRecord | 'lost'> {
+  /** The branch's next record after seq `after`, on a new lineage forked at `from` (or `lost` to a racer); a reset keeps the protection. */
+  private startLineage(a: {
+    name: string;
+    from: ManifestRef;
+    after: number;
+    opts: ChangeOptions;
+    protection?: BranchRecord['protection'];
+  }): Promise<BranchRecord | 'lost'> {
     const { repo, clock } = this.parts;
     const time = new Date(clock()).toISOString();
     const rec = { name: a.name, lineage: ulid(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
-    return repo.writeBranchRecord(rec, a.after, a.opts.signal);
+    return repo.writeBranchRecord(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, a.opts.signal);
+  }
+
+  /**
+   * Set or remove (null) the branch's protection: its next record, on the same lineage. Changes
+   * planned after it land under the new rule; one already publishing when it lands may still
+   * finish under the old one (see docs/operations.md).
+   */
+  async protect(name: string, rule: ProtectionRule | null, opts: ChangeOptions = {}): Promise<BranchRecord> {
+    const { repo, clock } = this.parts;
+    validateBranchName(name);
+    for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
+      const { format: _f, seq, protection: _old, ...rec } = await repo.liveBranch(name, opts.signal);
+      const time = new Date(clock()).toISOString();
+      const next = { ...rec, time, actor: opts.actor ?? this.parts.actor };
+      const res = await repo.writeBranchRecord(
+        rule === null ? next : { ...next, protection: { ...rule, setBy: next.actor, time } },
+        seq,
+        opts.signal,
+      );
+      if (res !== 'lost') return res;
+    }
+    throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
 
   async delete(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
@@ -135,6 +168,7 @@ export class Branches {
       // deletion names none, and GC treats that lineage's objects like any no live branch uses.
       const damaged = await repo.damagedRecord(name, opts.signal);
       const rec = damaged === undefined ? await repo.liveBranch(name, opts.signal) : { lineage: '', from: null, seq: damaged.seq };
+      if (damaged === undefined) refuseProtected(rec as BranchRecord, 'delete', opts.protection);
       const res = await repo.writeBranchRecord(
         {
           name,
@@ -151,4 +185,11 @@ export class Branches {
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
+}
+
+/** Refuse `change` with `branch_protected` when the branch's rule forbids it. */
+export function refuseProtected(rec: BranchRecord | undefined, change: GuardedChange, pass: ProtectionPass | undefined): void {
+  if (rec?.protection === undefined) return;
+  const v = protectionVerdict({ branch: rec.name, rule: rec.protection, change, pass });
+  if (!v.allowed) throw new BranchgraphError('branch_protected', v.reason, { details: { branch: rec.name } });
 }

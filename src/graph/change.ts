@@ -3,6 +3,7 @@
  * (`ChangePlan`) is computed against a head and handed to the loop, which
  * never changes it; the loop answers `published` or `unchanged` as a value.
  */
+import type { ProtectionPass } from '../model/branch-protection.js';
 import type { Schema } from '../model/schema.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
@@ -22,6 +23,8 @@ export interface ChangeOptions {
   signal?: AbortSignal;
   /** Refuse with `head_moved` unless the branch head is this commit. */
   expectedHead?: string;
+  /** What the change presents to a protected branch (model/branch-protection.ts): a merge request, or an admin's bypass. */
+  protection?: ProtectionPass;
 }
 
 /** How the publication loop reads heads: engine internals, not what a user asks for. */

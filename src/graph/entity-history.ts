@@ -14,7 +14,8 @@
  * The gaps. A key no run holds was absent since the table's last
  * replacement (`replacedAt`: created, or its runs replaced by a revert, a
  * cherry-pick or a rewrite), unless a compaction of the oldest runs dropped
- * its tombstone since; the walk goes on from the newer of the two. A table
+ * its tombstone since (such runs are marked `dropped`, and so is every
+ * compaction of them); the walk goes on from the newest of these. A table
  * published before origins were recorded is walked one commit at a time,
  * and history stops where the table did not exist.
  *
@@ -92,16 +93,15 @@ function originSnapshot(w: EntityWalk, snap: Snapshot, run: RunRef): Promise<Sna
 }
 
 /**
- * Where the entity's absence at `snap` was set, as far as the runs tell: the newer of the table's
- * last replacement and the compaction of its oldest runs (which may have dropped a tombstone);
- * `snap` itself when the table predates origins; nowhere when the table was never written.
+ * Where the entity's absence at `snap` was set, as far as the runs tell: the newest of the table's
+ * last replacement and the compactions that dropped tombstones (`dropped` runs: one may have been
+ * its deletion's); `snap` itself when the table predates origins; nowhere when it was never written.
  */
 async function absenceFrom(w: EntityWalk, snap: Snapshot, runs: readonly RunRef[]): Promise<Pending | undefined> {
   const entry = snap.manifest.tables[w.table];
   if (entry === undefined) return undefined;
   if (entry.replacedAt === undefined || runs.some((r) => r.origin === undefined)) return { snap, row: null };
-  const oldest = runs[0];
-  const refs = [parseOrigin(entry.replacedAt), oldest?.compacted === true ? originOf(oldest) : undefined];
+  const refs = [parseOrigin(entry.replacedAt), ...runs.filter((r) => r.dropped === true).map(originOf)];
   const snaps = await Promise.all(
     refs
       .filter((r): r is ManifestRef => r !== undefined)

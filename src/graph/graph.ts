@@ -7,12 +7,14 @@
  * (`ports`, see ports.ts). Every change runs through the one publication
  * loop (publisher.ts). Nothing outside this folder reaches into the parts.
  */
+import type { ProtectionRule } from '../model/branch-protection.js';
 import type { Schema } from '../model/schema.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import type { ProgressSink } from '../model/progress.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { BranchRecord, DamagedBranch } from './repository.js';
 import type { TagRecord } from './tags.js';
+import { MergeRequests } from './merge-requests.js';
 import type { ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
 import { IdempotencyRecords } from './idempotency.js';
@@ -35,6 +37,8 @@ export class Graph {
   readonly clock: () => number;
   /** Idempotency records of keyed merges (see idempotency.ts). */
   readonly idempotency: IdempotencyRecords;
+  /** Stored merge requests (see merge-requests.ts). */
+  readonly requests: MergeRequests;
   readonly #parts: GraphParts;
   readonly #opts: GraphOptions;
 
@@ -45,6 +49,7 @@ export class Graph {
     this.actor = this.ports.actor;
     this.clock = this.ports.clock;
     this.idempotency = new IdempotencyRecords(store, this.clock);
+    this.requests = new MergeRequests(store, this.clock);
   }
 
   /** Open the graph in `store`, creating `main` when the store is empty. */
@@ -96,6 +101,11 @@ export class Graph {
 
   deleteBranch(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
     return this.#parts.branches.delete(name, opts);
+  }
+
+  /** Set (or, with null, remove) a branch's protection rule (model/branch-protection.ts). */
+  protectBranch(name: string, rule: ProtectionRule | null, opts: ChangeOptions = {}): Promise<BranchRecord> {
+    return this.#parts.branches.protect(name, rule, opts);
   }
 
   /** Move a branch to the commit `to` names, if its head is still `expectedHead`. */

@@ -57,8 +57,8 @@ export class GroupCommit {
   constructor(private readonly ports: GroupPorts) {}
 
   write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions): Promise<ChangeResult<WriteSummary>> {
-    // A batch pinned to a head is about that head alone.
-    if (opts.expectedHead !== undefined) return this.alone(branch, ops, opts);
+    // A batch pinned to a head is about that head alone; one bypassing a protection is recorded alone.
+    if (opts.expectedHead !== undefined || opts.protection !== undefined) return this.alone(branch, ops, opts);
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(branch) ?? [];
       queue.push({ ops, opts, resolve, reject });

@@ -15,6 +15,7 @@
  *   runs/<table>/<ulid>.replaced.json  the runs a compacted run replaced
  *   wal/...                            ingest generations (see src/wal)
  *   idempotency/<day>/<hash>.json      keyed merges' results, by UTC day (graph/idempotency.ts)
+ *   requests/<id>/<seq>.json           merge requests, one create-only object per version (graph/merge-requests.ts)
  *
  * Branch names are percent-encoded into one segment, so `review` and
  * `review/2026-07` never share a prefix.
@@ -54,7 +55,7 @@ export const keys = {
  * after each of them (service/live-graph-store.ts); runs, parts and hints are invisible until a
  * manifest names them.
  */
-export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/'] as const;
+export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/', 'requests/'] as const;
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
 export const COLLECTABLE_PREFIXES = {

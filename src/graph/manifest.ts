@@ -31,6 +31,7 @@ export const RunRefZ = z.object({
   checksum: z.string().regex(/^[0-9a-f]{32}$/),
   segmented: z.boolean().optional(),
   compacted: z.boolean().optional(),
+  dropped: z.boolean().optional(),
   origin: z.string().regex(ORIGIN).optional(),
 });
 
@@ -52,6 +53,10 @@ export const CommitZ = z.object({
   kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact', 'cherry_pick', 'revert']),
   /** The writes a group commit published together, in order, each with who it was for and its message. */
   group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
+  /** The merge request this merge landed (service/merge-requests.ts). */
+  request: z.string().optional(),
+  /** An admin landed this on a protected branch past its rule. */
+  bypass: z.literal(true).optional(),
   /** A merge made under an Idempotency-Key: the key's hash and the request's fingerprint (graph/idempotency.ts). */
   idempotency: z.object({ keyHash: z.string(), fingerprint: z.string() }).optional(),
   /** A merge's conflict resolutions: its strategy, how many it applied, and the first of them (merge/resolutions.ts). */

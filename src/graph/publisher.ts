@@ -35,6 +35,7 @@ import { Ancestry } from './ancestry.js';
 import { keys } from './keys.js';
 import { maintainIndexes } from './index-maintenance.js';
 import { stampOrigins } from './run-origin.js';
+import { guardedChangeOf, protectionVerdict, type ProtectionPass } from '../model/branch-protection.js';
 import { MAX_PUBLICATION_MS } from './gc.js';
 import type { BranchRecord, Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
@@ -96,6 +97,12 @@ export class Publisher implements Publication {
       checkExpectedHead(branch, head, opts.expectedHead);
       const proposed = await plan(head, attempt);
       if ('unchanged' in proposed) return { status: 'unchanged', result: proposed.unchanged, head };
+      try {
+        protectionMarks(head.branch, proposed.kind, opts.protection);
+      } catch (e) {
+        await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
+        throw e;
+      }
       const outcome = await this.attempt({ branch, head, proposed, attempt, opts });
       if (outcome !== 'lost') return outcome;
     }
@@ -325,8 +332,27 @@ export class Publisher implements Publication {
       ...(plan.group !== undefined ? { group: plan.group } : {}),
       ...(plan.resolved !== undefined ? { resolved: plan.resolved } : {}),
       ...(plan.idempotency !== undefined ? { idempotency: plan.idempotency } : {}),
+      ...protectionMarks(c.rec, plan.kind, opts.protection),
     };
   }
+}
+
+/**
+ * What a change records of how it passed the branch's protection: the merge request a merge
+ * landed, or an admin's bypass. Refused with `branch_protected` when the rule forbids it
+ * (model/branch-protection.ts); the rule is the branch record's the plan was made against.
+ */
+function protectionMarks(
+  rec: BranchRecord | undefined,
+  kind: Manifest['commit']['kind'],
+  pass: ProtectionPass | undefined,
+): Pick<Manifest['commit'], 'request' | 'bypass'> {
+  const change = guardedChangeOf(kind);
+  const request = change === 'merge' && pass?.request !== undefined ? { request: pass.request } : {};
+  if (rec?.protection === undefined || change === undefined) return request;
+  const v = protectionVerdict({ branch: rec.name, rule: rec.protection, change, pass });
+  if (!v.allowed) throw new BranchgraphError('branch_protected', v.reason, { details: { branch: rec.name } });
+  return v.bypassed ? { ...request, bypass: true } : request;
 }
 
 function checkExpectedHead(branch: string, head: Snapshot, expected: string | undefined): void {
@@ -352,7 +378,12 @@ function changedTables(c: { prev: Manifest; plan: ChangePlan<unknown>; origin: M
       throw new BranchgraphError('internal', `table ${name} would be published with rows that are not stored runs`);
     const indexes = (t as IndexedVersion | null)?.indexes;
     const entry =
-      t === null ? undefined : stampOrigins({ runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) }, prev.tables[name], origin);
+      t === null
+        ? undefined
+        : stampOrigins({ runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) }, prev.tables[name], {
+            origin,
+            compaction: plan.kind === 'compact',
+          });
     changes.set(name, entry);
     if (entry === undefined) delete tables[name];
     else tables[name] = entry;

@@ -30,6 +30,7 @@ import { ulid } from 'ulid';
 import { z } from 'zod';
 import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { ProtectionRuleZ } from '../model/branch-protection.js';
 import { EMPTY_SCHEMA, SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
@@ -62,6 +63,8 @@ export const BranchRecordZ = z.object({
   from: ManifestRefZ.nullable(),
   time: z.string(),
   actor: z.string(),
+  /** The branch's protection rule, when it has one (model/branch-protection.ts); carried by every later record but a deletion's. */
+  protection: ProtectionRuleZ.extend({ setBy: z.string(), time: z.string() }).optional(),
 });
 export type BranchRecord = z.infer<typeof BranchRecordZ>;
 

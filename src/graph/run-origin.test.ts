@@ -21,14 +21,17 @@ describe('stampOrigins', () => {
   const parent: TableEntry = { runs: [run('a', { origin: 'L:1' }), run('b', { origin: 'L:4' })], replacedAt: 'L:1' };
 
   it('keeps origins and replacedAt when runs are appended, and stamps the new runs', () => {
-    const e = stampOrigins({ runs: [...parent.runs, run('c')] }, parent, HERE);
+    const e = stampOrigins({ runs: [...parent.runs, run('c')] }, parent, { origin: HERE, compaction: false });
     expect(origins(e)).toEqual(['L:1', 'L:4', 'L:9']);
     expect(e.replacedAt).toBe('L:1');
   });
 
   it('keeps the origins of runs older than a range this publication compacted', () => {
     const before: TableEntry = { runs: [...parent.runs, run('c', { origin: 'L:6' }), run('d', { origin: 'L:7' })], replacedAt: 'L:1' };
-    const e = stampOrigins({ runs: [before.runs[0] as RunRef, run('cd', { compacted: true })] }, before, HERE);
+    const e = stampOrigins({ runs: [before.runs[0] as RunRef, run('cd', { compacted: true })] }, before, {
+      origin: HERE,
+      compaction: true,
+    });
     expect(origins(e)).toEqual(['L:1', 'L:9']);
     expect(e.replacedAt).toBe('L:1');
   });
@@ -36,21 +39,31 @@ describe('stampOrigins', () => {
   it('stamps a run whose newer runs were dropped, and counts the table as replaced', () => {
     // A revert adopting an older table: `b`'s keys were superseded by `n`, which is gone.
     const head: TableEntry = { runs: [...parent.runs, run('n', { origin: 'L:8' })], replacedAt: 'L:1' };
-    const e = stampOrigins({ runs: parent.runs }, head, HERE);
+    const e = stampOrigins({ runs: parent.runs }, head, { origin: HERE, compaction: false });
     expect(origins(e)).toEqual(['L:9', 'L:9']);
     expect(e.replacedAt).toBe('L:9');
   });
 
+  it("counts a merge that adopts a side's compacted runs as a replacement, not a compaction", () => {
+    const before: TableEntry = { runs: [...parent.runs, run('n', { origin: 'L:6' })], replacedAt: 'L:1' };
+    const adopted = { runs: [run('sc', { compacted: true, origin: 'M:2' })] };
+    expect(stampOrigins(adopted, before, { origin: HERE, compaction: false })).toMatchObject({
+      replacedAt: 'L:9',
+      runs: [{ origin: 'L:9' }],
+    });
+    expect(stampOrigins(adopted, before, { origin: HERE, compaction: true }).replacedAt).toBe('L:1');
+  });
+
   it('stamps runs adopted from a merge side the first parent did not hold, and ignores origins the plan brings', () => {
-    const e = stampOrigins({ runs: [parent.runs[0] as RunRef, run('s', { origin: 'M:3' })] }, parent, HERE);
+    const e = stampOrigins({ runs: [parent.runs[0] as RunRef, run('s', { origin: 'M:3' })] }, parent, { origin: HERE, compaction: false });
     expect(origins(e)).toEqual(['L:9', 'L:9']);
     expect(e.replacedAt).toBe('L:9');
   });
 
   it('a new table is replaced here; a run without an origin stays without one while carried', () => {
-    expect(stampOrigins({ runs: [] }, undefined, HERE).replacedAt).toBe('L:9');
+    expect(stampOrigins({ runs: [] }, undefined, { origin: HERE, compaction: false }).replacedAt).toBe('L:9');
     const legacy: TableEntry = { runs: [run('old')] };
-    const e = stampOrigins({ runs: [run('old'), run('new')] }, legacy, HERE);
+    const e = stampOrigins({ runs: [run('old'), run('new')] }, legacy, { origin: HERE, compaction: false });
     expect(origins(e)).toEqual([undefined, 'L:9']);
     expect(e.replacedAt).toBeUndefined();
     expect(originOf(e.runs[1] as RunRef)).toEqual(HERE);

@@ -52,15 +52,21 @@ export function originOf(run: RunRef): ManifestRef | undefined {
 
 /**
  * `entry` as published by `origin` over `parent` (the same table in the first parent's manifest):
- * each run with its sound origin, and `replacedAt` carried or set.
+ * each run with its sound origin, and `replacedAt` carried or set. `compaction` says the
+ * publication is a compaction, so the compacted runs it names first are its own.
  */
-export function stampOrigins(entry: TableEntry, parent: TableEntry | undefined, origin: ManifestRef): TableEntry {
-  const text = originText(origin);
+export function stampOrigins(
+  entry: TableEntry,
+  parent: TableEntry | undefined,
+  at: { origin: ManifestRef; compaction: boolean },
+): TableEntry {
+  const text = originText(at.origin);
   const held = new Map((parent?.runs ?? []).map((r, j) => [r.key, j]));
-  // The newest run this publication compacted: runs older than it may have lost newer runs to it.
+  // The newest run this compaction wrote: runs older than it may have lost newer runs to it. A merge
+  // adopting a side's compacted runs compacted nothing.
   let compacted = -1;
   entry.runs.forEach((r, i) => {
-    if (r.compacted === true && !held.has(r.key)) compacted = i;
+    if (at.compaction && r.compacted === true && !held.has(r.key)) compacted = i;
   });
   const kept = new Set(entry.runs.map((r) => r.key));
   // Scanning the parent newest first, `lost` turns true at its first run this entry dropped.

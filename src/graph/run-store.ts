@@ -196,7 +196,9 @@ export class RunStore implements RunReader, RunWriter {
     const newest = await newestRows(refs, this.loader(table, signal));
     const rows = dropTombstones ? newest.filter((r) => !r.tomb) : newest;
     if (rows.length === 0) return undefined;
-    const ref: RunRef = { ...(await this.write(table, rows, signal)), compacted: true };
+    // Whether a key's deletion may have vanished here: entity history looks for it (graph/entity-history.ts).
+    const dropped = (dropTombstones && refs.some((r) => r.tombstones > 0)) || refs.some((r) => r.dropped === true);
+    const ref: RunRef = { ...(await this.write(table, rows, signal)), compacted: true, ...(dropped ? { dropped } : {}) };
     try {
       await this.store.putIfAbsent(replacedKey(ref), encodeJson({ format: 1, runs: refs }), { signal });
     } catch (e) {

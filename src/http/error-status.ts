@@ -13,6 +13,7 @@ export const HTTP_STATUS = {
   ambiguous_ref: 400,
   branch_exists: 409,
   branch_protected: 409,
+  request_not_mergeable: 409,
   graph_exists: 409,
   tag_exists: 409,
   head_moved: 409,

@@ -64,6 +64,7 @@ export function ctxOf(c: Context<Env>): RequestContext {
     signal: c.req.raw.signal,
     log: c.get('log'),
     requestId: c.get('requestId'),
+    role: c.get('role'),
     ...(identity !== undefined ? { actor: identity } : {}),
     ...(operationId !== undefined ? { operationId } : {}),
   };

@@ -38,7 +38,8 @@ export class RestClient {
     const self = this as unknown as Record<string, unknown>;
     for (const op of OPERATION_LIST) {
       const fields = inputFields(op.input);
-      self[op.name] = (input: Record<string, unknown> = {}, call: CallOptions = {}) =>
+      // Async, so an input refused before any request is sent rejects like one the server refused.
+      self[op.name] = async (input: Record<string, unknown> = {}, call: CallOptions = {}) =>
         this.call(op, request(op, { base: baseUrl, fields, input, call }));
     }
   }
@@ -113,6 +114,12 @@ async function jsonOf(res: Response): Promise<unknown> {
 /** The request an operation's binding makes of `input`. */
 function request(op: Operation, r: { base: string; fields: InputField[]; input: Record<string, unknown>; call: CallOptions }): Outgoing {
   const { http } = op;
+  // A field the route does not carry would be dropped without a word: refuse it instead.
+  const dropped = (http.omit ?? []).find((f) => r.input[f] !== undefined);
+  if (dropped !== undefined)
+    throw new BranchgraphError('invalid_input', `${op.name} over REST does not take ${dropped}`, {
+      issues: [{ path: dropped, message: `not carried by ${http.method} ${http.path}` }],
+    });
   const rest: Record<string, unknown> = { ...r.input };
   const take = (field: string): unknown => {
     const v = rest[field];

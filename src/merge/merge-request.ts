@@ -7,6 +7,7 @@
  * idempotency key the commit records), travels beside it as the
  * environment.
  */
+import type { ProtectionPass } from '../model/branch-protection.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { ProgressSink } from '../model/progress.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
@@ -41,6 +42,8 @@ export interface MergeAsk {
   conflictCursor?: string | undefined;
   /** How to resolve the conflicts the merge finds (merge/resolutions.ts). */
   resolutions?: MergeResolutions | undefined;
+  /** What the merge presents to a protected target (model/branch-protection.ts). */
+  protection?: ProtectionPass | undefined;
 }
 
 /** A merge with every default applied: what runs, whatever asked for it. */

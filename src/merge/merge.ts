@@ -14,6 +14,7 @@
  * moves before publication, the whole plan is redone against the new head, a
  * bounded number of times, then `publish_contention` (retryable).
  */
+import { refuseProtected } from '../graph/branches.js';
 import { conflictPage, type ConflictReport } from '../model/conflict.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { GraphPorts } from '../graph/ports.js';
@@ -88,12 +89,14 @@ export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, envi
   const env: RunEnvironment = { ...environment, gauges, timer: environment.timer ?? new PhaseTimer(MERGE_PHASES) };
   env.timer.enter('resolve');
   const pinned = await pinHeads(counted, request, env.signal);
+  // A protected target refuses before any preparation; previews (dry runs) are always allowed.
+  if (!request.dryRun) refuseProtected(pinned.target.branch, request.apply === 'merge' ? 'merge' : request.apply, request.protection);
   const run = new MergeRun({ ports: counted, request, env, source: pinned.source, applied: pinned.applied });
   let targetHead = '';
   let published: ChangeResult<MergeDecision>;
   try {
-    const { actor, author, message, expectedTargetHead: expectedHead } = request;
-    const publish = { signal: env.signal, actor, author, message, expectedHead, firstHead: pinned.target };
+    const { actor, author, message, expectedTargetHead: expectedHead, protection } = request;
+    const publish = { signal: env.signal, actor, author, message, expectedHead, protection, firstHead: pinned.target };
     published = await counted.publication.commitChange<MergeDecision>(request.into, publish, (target) => {
       targetHead = target.manifest.commit.id;
       return run.attempt(target);

@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   graph_exists: { retryable: false },
   tag_exists: { retryable: false },
   head_moved: { retryable: false },
+  /** A merge request that cannot merge now; the details list why. */
+  request_not_mergeable: { retryable: false },
   payload_too_large: { retryable: false },
   unauthorized: { retryable: false },
   forbidden: { retryable: false },
@@ -97,6 +99,7 @@ export interface ErrorDetailsByCode {
   ambiguous_ref: CommonDetails & { prefix?: string; candidates?: string[] };
   branch_exists: CommonDetails & { branch?: string };
   branch_protected: CommonDetails & { branch?: string };
+  request_not_mergeable: CommonDetails & { reasons?: string[] };
   graph_exists: CommonDetails & { graph?: string };
   tag_exists: CommonDetails & { tag?: string };
   head_moved: CommonDetails & { branch?: string; expected?: string; actual?: string };

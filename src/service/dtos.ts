@@ -3,6 +3,7 @@
  * the one shape every transport returns (REST bodies, GraphQL objects, the
  * embedded API), and the conversions from the engine's records.
  */
+import type { Protection } from '../model/branch-protection.js';
 import type { Commit } from '../graph/manifest.js';
 import type { DamagedBranch } from '../graph/repository.js';
 import type { TagRecord } from '../graph/tags.js';
@@ -31,6 +32,10 @@ export interface CommitDto {
   kind: Commit['kind'];
   /** A merge's conflict resolutions, when it applied any. */
   resolved?: Commit['resolved'];
+  /** The merge request this merge landed. */
+  request?: string;
+  /** An admin landed this on a protected branch past its rule. */
+  bypass?: true;
 }
 
 /** A commit with its per-table row and run counts. */
@@ -42,6 +47,8 @@ export interface BranchDto {
   head: CommitDto;
   createdAt: string;
   forkedFrom: string | null;
+  /** The branch's protection rule, who set it and when; null when it has none. */
+  protection: Protection | null;
 }
 
 /** One page of branches: the live ones, the damaged ones in its range, and the cursor of the next page. */
@@ -121,6 +128,8 @@ export function commitDto(c: Commit): CommitDto {
     time: c.time,
     kind: c.kind,
     ...(c.resolved !== undefined ? { resolved: c.resolved } : {}),
+    ...(c.request !== undefined ? { request: c.request } : {}),
+    ...(c.bypass !== undefined ? { bypass: c.bypass } : {}),
   };
 }
 

@@ -152,9 +152,13 @@ export const MergeResolutionsZ = z
   })
   .strict();
 
+/** An admin's request to land a change on a protected branch past its rule (recorded on the commit). */
+export const bypassProtection = z.boolean().optional();
+
 /** What merges, cherry-picks and reverts all take: a dry run, the expected target head, the commit's text, conflict paging and resolutions. */
 export const MERGE_COMMON = {
   dryRun: z.boolean().optional(),
+  bypassProtection,
   expectedTargetHead: commitId.optional(),
   author: text(200).optional(),
   message: text(2000).optional(),

@@ -12,12 +12,19 @@ import { mergeBranches, mergeRequest, type MergeAsk, type MergeRequest } from '.
 import type { Commit } from '../graph/manifest.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
 import type { BranchgraphService, RequestContext } from './service.js';
+import { protectionPass } from './protection-pass.js';
 
 /** The request with this service's defaults: its configured width, HTTP's cap of one, its memory budget, the caller as actor. */
-export function servedMergeRequest(service: BranchgraphService, ask: MergeAsk, ctx: RequestContext): MergeRequest {
+export function servedMergeRequest(
+  service: BranchgraphService,
+  a: MergeAsk & { bypassProtection?: boolean },
+  ctx: RequestContext,
+): MergeRequest {
   const { defaultWidth, budgetBytes } = service.opts;
+  const { bypassProtection, ...ask } = a;
+  const pass = ask.protection ?? protectionPass(ctx, bypassProtection);
   return mergeRequest(
-    { ...ask, actor: ctx.actor },
+    { ...ask, actor: ctx.actor, ...(pass !== undefined ? { protection: pass } : {}) },
     { width: defaultWidth, maxWidth: ctx.transport === 'http' ? 1 : undefined, budgetBytes },
   );
 }

@@ -10,6 +10,8 @@ import { getBranch } from './operations/branches/get-branch.js';
 import { createBranch } from './operations/branches/create-branch.js';
 import { deleteBranch } from './operations/branches/delete-branch.js';
 import { resetBranch } from './operations/branches/reset-branch.js';
+import { protectBranch } from './operations/branches/protect-branch.js';
+import { unprotectBranch } from './operations/branches/unprotect-branch.js';
 import { listTags } from './operations/tags/list-tags.js';
 import { getTag } from './operations/tags/get-tag.js';
 import { createTag } from './operations/tags/create-tag.js';
@@ -33,6 +35,14 @@ import { blame } from './operations/tables/blame.js';
 import { queryRows } from './operations/tables/query-rows.js';
 import { lookupRows } from './operations/tables/lookup-rows.js';
 import { neighbors } from './operations/tables/neighbors.js';
+import { openMergeRequest } from './operations/requests/open-merge-request.js';
+import { listMergeRequests } from './operations/requests/list-merge-requests.js';
+import { getMergeRequest } from './operations/requests/get-merge-request.js';
+import { reviseMergeRequest } from './operations/requests/revise-merge-request.js';
+import { reviewMergeRequest } from './operations/requests/review-merge-request.js';
+import { setMergeRequestResolutions } from './operations/requests/set-merge-request-resolutions.js';
+import { mergeMergeRequest } from './operations/requests/merge-merge-request.js';
+import { closeMergeRequest } from './operations/requests/close-merge-request.js';
 import { log } from './operations/history/log.js';
 import { commit } from './operations/history/commit.js';
 import { diff } from './operations/history/diff.js';
@@ -49,6 +59,8 @@ export const OPERATIONS = {
   createBranch,
   deleteBranch,
   resetBranch,
+  protectBranch,
+  unprotectBranch,
   listTags,
   getTag,
   createTag,
@@ -72,6 +84,14 @@ export const OPERATIONS = {
   queryRows,
   lookupRows,
   neighbors,
+  openMergeRequest,
+  listMergeRequests,
+  getMergeRequest,
+  reviseMergeRequest,
+  reviewMergeRequest,
+  setMergeRequestResolutions,
+  mergeMergeRequest,
+  closeMergeRequest,
   log,
   commit,
   diff,

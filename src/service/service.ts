@@ -5,6 +5,8 @@
  * operations themselves are defined one per file under operations/ and
  * reach the service through `operation-table.ts`.
  */
+import type { BranchRecord } from '../graph/repository.js';
+import type { Role } from './auth.js';
 import type { Logger } from 'pino';
 import type { Graph } from '../graph/graph.js';
 import type { Ref, Snapshot } from '../graph/snapshot.js';
@@ -34,6 +36,8 @@ export interface RequestContext {
   log?: Logger;
   /** Who is calling: the token's identity over HTTP, the configured actor elsewhere. Recorded as each commit's actor. */
   actor?: string;
+  /** The caller's role over HTTP; an embedded caller, who owns the process, counts as admin. */
+  role?: Role;
   /** The transport's request id, quoted in errors whose detail only the log holds. */
   requestId?: string;
   /** The id the client chose for this request's long operation (`Operation-Id`), to follow its progress. */
@@ -155,12 +159,12 @@ export class BranchgraphService {
 
   /** A branch as clients see it, with the commit it was forked from. */
   async branchDto(
-    b: { name: string; head: Commit; rec: { time: string; from: { lineage: string; version: number } | null } },
+    b: { name: string; head: Commit; rec: Pick<BranchRecord, 'time' | 'from' | 'protection'> },
     ctx: RequestContext,
   ): Promise<BranchDto> {
     const { name, head, rec } = b;
     const forkedFrom = rec.from === null ? null : (await this.graph.ports.manifests.readManifest(rec.from, ctx.signal)).commit.id;
-    return { name, head: commitDto(head), createdAt: rec.time, forkedFrom };
+    return { name, head: commitDto(head), createdAt: rec.time, forkedFrom, protection: rec.protection ?? null };
   }
 
   /** Run `work` as a tracked long operation: listed while it runs, then with its outcome. */

@@ -59,6 +59,12 @@ export interface RunRef {
    */
   compacted?: boolean;
   /**
+   * The compaction that wrote this run dropped tombstones (the stretch began
+   * at the table's oldest run), or replaced a run whose compaction had: a key
+   * absent here may have been deleted before it (graph/entity-history.ts).
+   */
+  dropped?: boolean;
+  /**
    * The publication that first named this run, as `<lineage>:<version>`
    * (graph/run-origin.ts). A run never changes, so a key's state found in it
    * is the state that publication left: entity history jumps from a state

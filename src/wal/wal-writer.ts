@@ -20,6 +20,7 @@
  * for lineages with a registered shard, so branches without ingest pay
  * nothing for the WAL.
  */
+import { refuseProtected } from '../graph/branches.js';
 import { BranchgraphError, throwIfAborted, type ErrorIssue } from '../model/errors.js';
 import { findType } from '../model/schema.js';
 import { checkRow } from '../model/values.js';
@@ -247,6 +248,8 @@ export class WalWriter {
     opts: { signal?: AbortSignal; actor?: string },
   ): Promise<{ generation: SealedGeneration; summary: WriteSummary } | undefined> {
     let head = await this.ports.heads.branchHead(branch, opts.signal);
+    // A protected branch takes rows only through merges; nothing is sealed for it.
+    refuseProtected(head.branch, 'ingest', undefined);
     for (let attempt = 1; ; attempt++) {
       let resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal });
       if (resolved.rows.length === 0) return undefined;

@@ -197,6 +197,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branches/{id}/protection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Protect a branch (admin).
+         * @description A protected branch takes no direct writes, loads, ingests, schema changes, cherry-picks, reverts or resets, and cannot be deleted (`branch_protected`, 409, naming the rule). Merges land only through a merge request with `requiredApprovals` current approvals, none by its author; an admin may bypass the rule when `allowAdminBypass` is true (`bypassProtection` on the request), and the bypass is recorded on the commit. Folding acknowledged WAL rows and compaction are always allowed. Setting it again replaces the rule. A change already publishing when the rule lands may still finish under the old one; every change planned after it sees it.
+         */
+        put: operations["protectBranch"];
+        post?: never;
+        /** Remove a branch's protection (admin). */
+        delete: operations["unprotectBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operations": {
         parameters: {
             query?: never;
@@ -227,6 +251,156 @@ export interface paths {
         get: operations["getOperation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Merge requests, newest first, by state. */
+        get: operations["listMergeRequests"];
+        put?: never;
+        /**
+         * Open a merge request of a source branch into a target (main by default), with its first revision previewed.
+         * @description The author is the caller. The first revision pins both heads and the merge base, with the merge's preview (outcome, conflicts, per-table counts); `not_found` when either branch does not exist.
+         */
+        post: operations["openMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** One merge request with its revisions, reviews and mergeability. Reading never revises it. */
+        get: operations["getMergeRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/revise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the request a new revision if a head (or its resolutions) changed since its latest. */
+        post: operations["reviseMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve, request changes on or comment on a merge request, as the caller, on its current revision.
+         * @description The request is revised first, so the review is tied to the heads as they are. The author may comment but not approve or request changes (`forbidden`). A reviewer's latest review counts; an approval stays current while what the merge brings is unchanged (or, under a rule's `head_move`, while no head moves).
+         */
+        post: operations["reviewMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/resolutions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save the conflict resolutions the request's merge will apply; absent or null removes them.
+         * @description The request is revised at once: a choice that names no conflict is refused now (`invalid_input`), one whose expected values moved is `resolution_stale`, and approvals of the result before go stale.
+         */
+        put: operations["setMergeRequestResolutions"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a request that is mergeable, pinned to its revision's heads with its saved resolutions.
+         * @description Revised first; merged only when open, current, free of unresolved conflicts, bringing something, with the approvals the target's protection asks for and no current request for changes. Otherwise `request_not_mergeable` (409) with `details.reasons`. The commit records the request (`request`). A retry after a lost response replays the merge instead of merging again.
+         */
+        post: operations["mergeMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Close a merge request without merging. */
+        post: operations["closeMergeRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -891,6 +1065,13 @@ export interface components {
             /** @enum {string} */
             kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
             resolved?: components["schemas"]["ResolvedConflicts"];
+            /** @description The merge request this merge landed. */
+            request?: string;
+            /**
+             * @description An admin landed this on a protected branch past its rule.
+             * @enum {boolean}
+             */
+            bypass?: true;
         };
         CommitDetail: components["schemas"]["Commit"] & {
             tables: {
@@ -904,6 +1085,16 @@ export interface components {
             head: components["schemas"]["Commit"];
             createdAt: string;
             forkedFrom: string | null;
+            /** @description The branch's protection rule, who set it and when; null when it has none. */
+            protection: null | {
+                requiredApprovals: number;
+                allowAdminBypass: boolean;
+                /** @enum {string} */
+                staleApprovals: "result_change" | "head_move";
+                setBy: string;
+                /** Format: date-time */
+                time: string;
+            };
         };
         /** @description Exactly one of branch, commit or tag. */
         Ref: {
@@ -1016,6 +1207,8 @@ export interface components {
              * @enum {integer}
              */
             width?: 1 | 2 | 4;
+            /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+            bypassProtection?: boolean;
             conflictLimit?: number;
             /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
             conflictCursor?: string;
@@ -1029,6 +1222,8 @@ export interface components {
             expectedTargetHead?: string;
             author?: string;
             message?: string;
+            /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+            bypassProtection?: boolean;
             conflictLimit?: number;
             /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
             conflictCursor?: string;
@@ -1074,6 +1269,90 @@ export interface components {
                 /** @enum {string} */
                 by: "choice" | "strategy";
             }[];
+        };
+        /** @description A request to merge a source branch into a target, with its revisions, reviews and whether it may merge now. */
+        MergeRequestRecord: {
+            id: string;
+            /** @description The stored version of the request. */
+            version: number;
+            title: string;
+            description: string;
+            source: string;
+            target: string;
+            author: string;
+            /** @enum {string} */
+            state: "open" | "merged" | "closed";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            resolutions?: components["schemas"]["MergeResolutions"];
+            revisions: {
+                n: number;
+                sourceHead: string;
+                targetHead: string;
+                base: string | null;
+                /** @description What the merge brings (source head, merge base, resolutions), hashed. */
+                fingerprint: string;
+                /** Format: date-time */
+                time: string;
+                preview: {
+                    /** @enum {string} */
+                    outcome: "merged" | "fast_forward" | "already_up_to_date" | "conflicts";
+                    /** @description Conflicts left after the saved resolutions. */
+                    conflicts: number;
+                    counts: {
+                        [key: string]: number;
+                    };
+                    tables: {
+                        table: string;
+                        action: string;
+                        sourceChanges: number;
+                        targetChanges: number;
+                    }[];
+                };
+            }[];
+            reviews: {
+                n: number;
+                /** @enum {string} */
+                verdict: "approve" | "request_changes" | "comment";
+                body: string;
+                author: string;
+                /** @description The revision the reviewer saw. */
+                revision: number;
+                /** Format: date-time */
+                time: string;
+                on?: components["schemas"]["ReviewPlace"];
+            }[];
+            /** @description The revision a merge was started for and not yet recorded. */
+            merging?: number;
+            merged?: {
+                commit: string;
+                by: string;
+                /** Format: date-time */
+                time: string;
+                revision: number;
+            };
+            closed?: {
+                by: string;
+                /** Format: date-time */
+                time: string;
+            };
+            mergeability: {
+                mergeable: boolean;
+                reasons: string[];
+                approvals: {
+                    required: number;
+                    current: string[];
+                };
+                changesRequestedBy: string[];
+            };
+        };
+        /** @description A place in the request's diff a review comments on. */
+        ReviewPlace: {
+            table: string;
+            key?: string;
+            property?: string;
         };
         /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
         MergeResolutions: {
@@ -1582,6 +1861,8 @@ export interface operations {
                     to: components["schemas"]["Ref"];
                     /** @description The commit the branch must be at now. */
                     expectedHead: string;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
                 };
             };
         };
@@ -1620,6 +1901,70 @@ export interface operations {
                     "application/json": {
                         deleted: string;
                     };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    protectBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 when absent. */
+                    requiredApprovals?: number;
+                    /** @description false when absent. */
+                    allowAdminBypass?: boolean;
+                    /**
+                     * @description When an approval stops counting: when the change the merge brings or its resolutions change (result_change, the default), or when either head moves at all (head_move).
+                     * @enum {string}
+                     */
+                    staleApprovals?: "result_change" | "head_move";
+                };
+            };
+        };
+        responses: {
+            /** @description The branch with its rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Branch"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    unprotectBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: components["parameters"]["BranchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The branch without a rule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Branch"];
                 };
             };
             "4XX": components["responses"]["Error"];
@@ -1668,6 +2013,245 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Operation"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listMergeRequests: {
+        parameters: {
+            query?: {
+                /** @description open when absent. */
+                state?: "open" | "merged" | "closed" | "all";
+                /** @description 50 when absent. */
+                limit?: number;
+                /** @description The nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requests: components["schemas"]["MergeRequestRecord"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    openMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    source: string;
+                    /** @description main when absent. */
+                    target?: string;
+                    title: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    reviseMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    reviewMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    verdict: "approve" | "request_changes" | "comment";
+                    body?: string;
+                    on?: components["schemas"]["ReviewPlace"];
+                };
+            };
+        };
+        responses: {
+            /** @description The request with the review. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    setMergeRequestResolutions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    resolutions?: components["schemas"]["MergeResolutions"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    mergeMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    message?: string;
+                    deleteBranch?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The request, merged, and the merge's result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        request: components["schemas"]["MergeRequestRecord"];
+                        result: components["schemas"]["MergeSuccess"] | components["schemas"]["MergeConflicts"];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    closeMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
                 };
             };
             "4XX": components["responses"]["Error"];
@@ -1922,6 +2506,8 @@ export interface operations {
                     message?: string;
                     author?: string;
                     expectedHead?: string;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
                 };
             };
         };
@@ -2127,6 +2713,8 @@ export interface operations {
                     };
                     message?: string;
                     author?: string;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
                 };
             };
         };

@@ -1,4 +1,4 @@
-/** `branchgraph branch list|create|reset|delete` and `branchgraph tag list|create|delete`. */
+/** `branchgraph branch list|create|reset|protect|unprotect|delete` and `branchgraph tag list|create|delete`. */
 import type { Command } from 'commander';
 import type { BranchDto } from '../../service/service.js';
 import { human, print } from '../cli-output.js';
@@ -38,6 +38,25 @@ export function branchCommands(program: Command, cli: CliContext): void {
     .requiredOption('--expected-head <id>', 'the commit the branch must be at now')
     .action(async (name: string, o: { to: string; expectedHead: string }, cmd: Command) =>
       print(outOf(cmd), await (await connect(cmd)).resetBranch({ name, to: o.to, expectedHead: o.expectedHead }), human.branch),
+    );
+  command(branch, 'protect', 'protect a branch (admin): changes land only through approved merge requests')
+    .argument('<name>')
+    .option('--approvals <n>', 'current approvals a request needs, none by its author (default 1)')
+    .option('--allow-admin-bypass', 'let an admin land a change anyway (--bypass-protection), recorded on the commit')
+    .option('--stale-on <when>', 'when an approval stops counting: result_change (default) or head_move')
+    .action(async (name: string, o: { approvals?: string; allowAdminBypass?: boolean; staleOn?: string }, cmd: Command) => {
+      const rule = defined({
+        name,
+        requiredApprovals: intOption('--approvals', o.approvals),
+        allowAdminBypass: o.allowAdminBypass,
+        staleApprovals: o.staleOn as 'result_change' | 'head_move' | undefined,
+      });
+      print(outOf(cmd), await (await connect(cmd)).protectBranch(rule), human.branch);
+    });
+  command(branch, 'unprotect', "remove a branch's protection (admin)")
+    .argument('<name>')
+    .action(async (name: string, _o, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).unprotectBranch({ name }), human.branch),
     );
   command(branch, 'delete', 'delete a branch (never main); its commits stay readable until GC')
     .argument('<name>')

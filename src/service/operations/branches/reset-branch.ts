@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, commitId, RefZ } from '../../inputs.js';
+import { branchName, commitId, RefZ, bypassProtection } from '../../inputs.js';
+import { protectionPass } from '../../protection-pass.js';
 import type { BranchDto } from '../../dtos.js';
 
 /**
@@ -12,9 +13,10 @@ export const resetBranch = defineOperation({
   name: 'resetBranch',
   summary: 'Move a branch to any commit, if its head is still the one expected (admin).',
   role: 'admin',
-  input: z.object({ name: branchName, to: RefZ, expectedHead: commitId }).strict(),
-  async run(service, { name, to, expectedHead }, ctx): Promise<BranchDto> {
-    const r = await service.graph.resetBranch(name, to, { signal: ctx.signal, actor: ctx.actor, expectedHead });
+  input: z.object({ name: branchName, to: RefZ, expectedHead: commitId, bypassProtection }).strict(),
+  async run(service, { name, to, expectedHead, bypassProtection: bypass }, ctx): Promise<BranchDto> {
+    const protection = protectionPass(ctx, bypass);
+    const r = await service.graph.resetBranch(name, to, { signal: ctx.signal, actor: ctx.actor, expectedHead, protection });
     service.catchUps.forget(name);
     return service.branchDto({ name, head: r.head.manifest.commit, rec: r.record }, ctx);
   },

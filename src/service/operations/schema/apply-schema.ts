@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, text } from '../../inputs.js';
+import { branchName, text, bypassProtection } from '../../inputs.js';
+import { protectionPass } from '../../protection-pass.js';
 import type { SchemaMigration } from '../../../model/schema-change.js';
 import { publishedCommit, type SchemaApplyDto } from '../../dtos.js';
 
@@ -19,6 +20,7 @@ export const applySchema = defineOperation({
         .optional(),
       message: text(2000).optional(),
       author: text(200).optional(),
+      bypassProtection,
     })
     .strict(),
   async run(service, input, ctx): Promise<SchemaApplyDto> {
@@ -28,6 +30,7 @@ export const applySchema = defineOperation({
       author: input.author,
       message: input.message ?? 'apply schema',
       migration: input.migration as SchemaMigration | undefined,
+      protection: protectionPass(ctx, input.bypassProtection),
     });
     return { commit: publishedCommit(r), tables: r.result.tables };
   },

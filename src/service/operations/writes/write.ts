@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, commitId, LIMITS, text, WriteOpZ } from '../../inputs.js';
+import { branchName, bypassProtection, commitId, LIMITS, text, WriteOpZ } from '../../inputs.js';
+import { protectionPass } from '../../protection-pass.js';
 import type { WriteOp } from '../../../graph/write-batch.js';
 import { writeResult } from './write-result.js';
 import type { WriteResultDto } from '../../dtos.js';
@@ -17,6 +18,7 @@ export const write = defineOperation({
       message: text(2000).optional(),
       author: text(200).optional(),
       expectedHead: commitId.optional(),
+      bypassProtection,
     })
     .strict(),
   async run(service, input, ctx): Promise<WriteResultDto> {
@@ -27,6 +29,7 @@ export const write = defineOperation({
       author: input.author,
       message: input.message ?? `write ${n} ${n === 1 ? 'operation' : 'operations'}`,
       expectedHead: input.expectedHead,
+      protection: protectionPass(ctx, input.bypassProtection),
     });
     if (r.status === 'published') service.compactor.touched(input.branch);
     return writeResult(r);

@@ -1,0 +1,114 @@
+/**
+ * Merge requests in the object store: each request is a sequence of
+ * create-only versions, `requests/<id>/<seq>.json`, each the whole request
+ * (model/merge-request.ts). The newest version is the request. Changing one
+ * writes the next version with `putIfAbsent`; a writer that loses the race
+ * reads the new newest and applies its change again, so concurrent reviews
+ * on two servers both land and neither is lost. Versions are never
+ * rewritten or deleted, which also makes the sequence the request's audit
+ * trail.
+ */
+import { ulid } from 'ulid';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { MergeRequestDocZ, type MergeRequestDoc } from '../model/merge-request.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
+
+export const REQUESTS_PREFIX = 'requests/';
+const ID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const versionKey = (id: string, seq: number): string => `${REQUESTS_PREFIX}${id}/${String(seq).padStart(8, '0')}.json`;
+const VERSION_RE = /^requests\/([0-9A-HJKMNP-TV-Z]{26})\/(\d{8})\.json$/;
+/** Lost races one change retries before giving up with publish_contention. */
+const MAX_ATTEMPTS = 20;
+
+export class MergeRequests {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly clock: () => number,
+  ) {}
+
+  /** Store a new request (its first version); the id is chosen here. */
+  async create(doc: Omit<MergeRequestDoc, 'id' | 'seq' | 'format'>, signal?: AbortSignal): Promise<MergeRequestDoc> {
+    const full: MergeRequestDoc = { format: 1, id: ulid(this.clock()), seq: 1, ...doc };
+    await this.store.putIfAbsent(versionKey(full.id, 1), encodeJson(MergeRequestDocZ.parse(full)), { signal });
+    return full;
+  }
+
+  /** The request as its newest version says; not_found for an id no request has. */
+  async get(id: string, signal?: AbortSignal): Promise<MergeRequestDoc> {
+    if (!ID_RE.test(id))
+      throw new BranchgraphError('invalid_input', `${JSON.stringify(id)} is not a merge request id`, {
+        issues: [{ path: 'id', message: 'not a request id' }],
+      });
+    let newest: string | undefined;
+    for await (const o of this.store.list(`${REQUESTS_PREFIX}${id}/`, { signal })) if (VERSION_RE.test(o.key)) newest = o.key;
+    if (newest === undefined) throw new BranchgraphError('not_found', `merge request ${id} does not exist`, { details: { key: id } });
+    return this.read(newest, signal);
+  }
+
+  private async read(key: string, signal?: AbortSignal): Promise<MergeRequestDoc> {
+    const doc = decodeJson(MergeRequestDocZ, await this.store.get(key, { signal }), key);
+    const m = VERSION_RE.exec(key) as RegExpExecArray;
+    if (doc.id !== m[1] || doc.seq !== Number(m[2]))
+      throw new BranchgraphError('corrupt_object', `${key} holds another request's version`, { details: { key } });
+    return doc;
+  }
+
+  /**
+   * Apply `change` to the newest version and store the result as the next one; a lost race applies
+   * it again to the version that won. `change` answers undefined to store nothing.
+   */
+  async update(
+    id: string,
+    change: (doc: MergeRequestDoc) => Promise<MergeRequestDoc | undefined>,
+    signal?: AbortSignal,
+  ): Promise<MergeRequestDoc> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const doc = await this.get(id, signal);
+      const next = await change(doc);
+      if (next === undefined) return doc;
+      const stored: MergeRequestDoc = MergeRequestDocZ.parse({
+        ...next,
+        id,
+        seq: doc.seq + 1,
+        updatedAt: new Date(this.clock()).toISOString(),
+      });
+      try {
+        await this.store.putIfAbsent(versionKey(id, stored.seq), encodeJson(stored), { signal });
+        return stored;
+      } catch (e) {
+        if (!isBranchgraphError(e, 'object_exists')) throw e;
+      }
+    }
+    throw new BranchgraphError('publish_contention', `merge request ${id} is being changed concurrently; retry`);
+  }
+
+  /**
+   * Up to `limit` requests that `keep` accepts, newest request first (ids are time-ordered), each as
+   * its newest version; `after` continues after an id, and `next` is where the next page starts.
+   */
+  async list(page: {
+    after?: string | undefined;
+    limit: number;
+    keep: (doc: MergeRequestDoc) => boolean;
+    signal?: AbortSignal | undefined;
+  }): Promise<{ requests: MergeRequestDoc[]; next: string | undefined }> {
+    const newest = new Map<string, string>();
+    for await (const o of this.store.list(REQUESTS_PREFIX, { signal: page.signal })) {
+      const m = VERSION_RE.exec(o.key);
+      if (m !== null) newest.set(m[1] as string, o.key);
+    }
+    const ids = [...newest.keys()]
+      .sort()
+      .reverse()
+      .filter((id) => page.after === undefined || id < page.after);
+    const requests: MergeRequestDoc[] = [];
+    for (const [i, id] of ids.entries()) {
+      const doc = await this.read(newest.get(id) as string, page.signal);
+      if (!page.keep(doc)) continue;
+      requests.push(doc);
+      if (requests.length === page.limit) return { requests, next: i + 1 < ids.length ? id : undefined };
+    }
+    return { requests, next: undefined };
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * What merge requests do: open, revise, review, save resolutions, merge
+ * and close, over the stored requests (graph/merge-requests.ts) and the
+ * merge handler, with the rules in model/merge-request.ts.
+ *
+ * A revision is computed, never guessed: both heads are read, then the
+ * merge runs as a dry run pinned to them with the saved resolutions, and
+ * its outcome, conflicts and per-table counts are the revision's preview.
+ * Reviews and merges revise first, so a review is tied to the heads it was
+ * given and a merge checks the approvals of exactly what it merges.
+ *
+ * Merging is safe to retry across a crash: the request first records the
+ * revision it is merging, the merge runs under an idempotency key derived
+ * from that revision (service/idempotent-merge.ts), and only then is the
+ * request marked merged. A retry finds the recorded revision and replays
+ * the same merge, whose stored result says what landed.
+ */
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import {
+  changeFingerprint,
+  mergeability,
+  MAX_REVIEWS,
+  MAX_REVISIONS,
+  type Mergeability,
+  type MergeRequestDoc,
+  type Revision,
+  type Verdict,
+} from '../model/merge-request.js';
+import type { MergeResolutions } from '../merge/resolutions.js';
+import type { MergeResultDto } from './dtos.js';
+import { idempotentMerge } from './idempotent-merge.js';
+import { runMerge, servedMergeRequest } from './merge-handler.js';
+import type { BranchgraphService, RequestContext } from './service.js';
+
+/** A request as clients see it: the stored request, whether it may merge now, and whether its latest revision is current. */
+export type MergeRequestDto = Omit<MergeRequestDoc, 'format' | 'seq'> & { version: number; mergeability: Mergeability };
+
+const now = (service: BranchgraphService): string => new Date(service.graph.clock()).toISOString();
+const who = (service: BranchgraphService, ctx: RequestContext): string => ctx.actor ?? service.graph.actor;
+
+/** Both branches' heads now; undefined when either is gone. */
+async function headsOf(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext) {
+  try {
+    const [source, target] = await Promise.all([
+      service.graph.branchHead(doc.source, ctx.signal),
+      service.graph.branchHead(doc.target, ctx.signal),
+    ]);
+    return { source: source.manifest.commit.id, target: target.manifest.commit.id, rule: target.branch?.protection };
+  } catch (e) {
+    if (isBranchgraphError(e, 'not_found')) return undefined;
+    throw e;
+  }
+}
+
+export async function requestDto(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): Promise<MergeRequestDto> {
+  const heads = await headsOf(service, doc, ctx);
+  const { format: _f, seq, ...rest } = doc;
+  const at = { heads: heads === undefined ? undefined : { source: heads.source, target: heads.target }, rule: heads?.rule };
+  return { ...rest, version: seq, mergeability: mergeability(doc, at) };
+}
+
+/** The revision the branches make now: both heads, their merge base, and the pinned dry run's preview. */
+async function revisionNow(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): Promise<Omit<Revision, 'n'>> {
+  for (let attempt = 0; ; attempt++) {
+    const heads = await headsOf(service, doc, ctx);
+    if (heads === undefined)
+      throw new BranchgraphError('not_found', `branch ${doc.source} or ${doc.target} no longer exists`, {
+        details: { branch: doc.source },
+      });
+    const ask = {
+      source: doc.source,
+      into: doc.target,
+      dryRun: true,
+      expectedSourceHead: heads.source,
+      expectedTargetHead: heads.target,
+      conflictLimit: 1,
+      ...(doc.resolutions !== undefined ? { resolutions: doc.resolutions as MergeResolutions } : {}),
+    };
+    let r: MergeResultDto;
+    try {
+      r = await runMerge(service, servedMergeRequest(service, ask, ctx), { ctx });
+    } catch (e) {
+      // A branch moved between reading its head and the preview: read both again.
+      if (isBranchgraphError(e, 'head_moved') && attempt < 5) continue;
+      throw e;
+    }
+    const preview =
+      r.status === 'conflicts'
+        ? { outcome: 'conflicts' as const, conflicts: r.report.total, counts: r.report.counts as Record<string, number>, tables: [] }
+        : {
+            outcome: r.outcome === 'fast_forward' || r.outcome === 'already_up_to_date' ? r.outcome : ('merged' as const),
+            conflicts: 0,
+            counts: {},
+            tables: r.tables.map((t) => ({
+              table: t.table,
+              action: t.action,
+              sourceChanges: t.sourceChanges,
+              targetChanges: t.targetChanges,
+            })),
+          };
+    const fingerprint = changeFingerprint({ sourceHead: heads.source, base: r.base, resolutions: doc.resolutions });
+    return { sourceHead: heads.source, targetHead: heads.target, base: r.base, fingerprint, time: now(service), preview };
+  }
+}
+
+/** `doc` with a new revision when the heads or the resolutions changed since its latest; undefined when none did. */
+async function revised(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): Promise<MergeRequestDoc | undefined> {
+  if (doc.state !== 'open') return undefined;
+  const rev = await revisionNow(service, doc, ctx);
+  const latest = doc.revisions.at(-1);
+  if (
+    latest !== undefined &&
+    latest.sourceHead === rev.sourceHead &&
+    latest.targetHead === rev.targetHead &&
+    latest.fingerprint === rev.fingerprint
+  )
+    return undefined;
+  if (doc.revisions.length >= MAX_REVISIONS)
+    throw new BranchgraphError('payload_too_large', `merge request ${doc.id} has ${MAX_REVISIONS} revisions: close it and open another`);
+  return { ...doc, revisions: [...doc.revisions, { n: (latest?.n ?? 0) + 1, ...rev }] };
+}
+
+/** Open a request and compute its first revision. */
+export async function openRequest(
+  service: BranchgraphService,
+  input: { source: string; target: string; title: string; description: string },
+  ctx: RequestContext,
+): Promise<MergeRequestDoc> {
+  if (input.source === input.target)
+    throw new BranchgraphError('invalid_input', 'a request merges one branch into another', {
+      issues: [{ path: 'target', message: 'same as the source' }],
+    });
+  const time = now(service);
+  const draft = {
+    ...input,
+    author: who(service, ctx),
+    state: 'open' as const,
+    createdAt: time,
+    updatedAt: time,
+    revisions: [],
+    reviews: [],
+  };
+  // The first revision is computed before anything is stored: a request for a branch that does not exist is refused whole.
+  const first = await revisionNow(service, { ...draft, format: 1, id: '', seq: 0 }, ctx);
+  return service.graph.requests.create({ ...draft, revisions: [{ n: 1, ...first }] }, ctx.signal);
+}
+
+export function reviseRequest(service: BranchgraphService, id: string, ctx: RequestContext): Promise<MergeRequestDoc> {
+  return service.graph.requests.update(id, (doc) => revised(service, doc, ctx), ctx.signal);
+}
+
+/** Record a review on the request's current revision (revising first). The author may comment, not approve or request changes. */
+export function reviewRequest(
+  service: BranchgraphService,
+  a: { id: string; verdict: Verdict; body: string; on?: { table: string; key?: string; property?: string } },
+  ctx: RequestContext,
+): Promise<MergeRequestDoc> {
+  const author = who(service, ctx);
+  return service.graph.requests.update(
+    a.id,
+    async (stored) => {
+      if (stored.state !== 'open')
+        throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} is ${stored.state}`, {
+          details: { reasons: [`the request is ${stored.state}`] },
+        });
+      if (a.verdict !== 'comment' && author === stored.author)
+        throw new BranchgraphError('forbidden', 'the author of a request cannot approve it or request changes on it');
+      if (stored.reviews.length >= MAX_REVIEWS)
+        throw new BranchgraphError('payload_too_large', `merge request ${a.id} has ${MAX_REVIEWS} reviews`);
+      const doc = (await revised(service, stored, ctx)) ?? stored;
+      const revision = doc.revisions.at(-1)?.n ?? 1;
+      const review = {
+        n: doc.reviews.length + 1,
+        verdict: a.verdict,
+        body: a.body,
+        author,
+        revision,
+        time: now(service),
+        ...(a.on ? { on: a.on } : {}),
+      };
+      return { ...doc, reviews: [...doc.reviews, review] };
+    },
+    ctx.signal,
+  );
+}
+
+/** Save the resolutions the merge will apply (checked by a preview now) and revise. */
+export function setResolutions(
+  service: BranchgraphService,
+  a: { id: string; resolutions: MergeResolutions | null },
+  ctx: RequestContext,
+): Promise<MergeRequestDoc> {
+  return service.graph.requests.update(
+    a.id,
+    async (stored) => {
+      if (stored.state !== 'open')
+        throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} is ${stored.state}`, {
+          details: { reasons: [`the request is ${stored.state}`] },
+        });
+      const { resolutions: _old, ...rest } = stored;
+      const doc = a.resolutions === null ? rest : { ...rest, resolutions: a.resolutions };
+      return (await revised(service, doc, ctx)) ?? doc;
+    },
+    ctx.signal,
+  );
+}
+
+export function closeRequest(service: BranchgraphService, id: string, ctx: RequestContext): Promise<MergeRequestDoc> {
+  return service.graph.requests.update(
+    id,
+    async (doc) => {
+      if (doc.state === 'closed') return undefined;
+      if (doc.state === 'merged')
+        throw new BranchgraphError('request_not_mergeable', `merge request ${id} is merged`, {
+          details: { reasons: ['the request is merged'] },
+        });
+      return { ...doc, state: 'closed', closed: { by: who(service, ctx), time: now(service) } };
+    },
+    ctx.signal,
+  );
+}
+
+/** The merge of one revision, under the key a retry replays it by. */
+function revisionMerge(
+  service: BranchgraphService,
+  a: { doc: MergeRequestDoc; rev: Revision; message?: string | undefined; deleteBranch?: boolean | undefined },
+  ctx: RequestContext,
+) {
+  const { doc, rev } = a;
+  const ask = {
+    source: doc.source,
+    into: doc.target,
+    expectedSourceHead: rev.sourceHead,
+    expectedTargetHead: rev.targetHead,
+    message: a.message ?? `merge request ${doc.id}: ${doc.title}`,
+    deleteBranch: a.deleteBranch === true,
+    protection: { request: doc.id },
+    ...(doc.resolutions !== undefined ? { resolutions: doc.resolutions as MergeResolutions } : {}),
+  };
+  return idempotentMerge(service, servedMergeRequest(service, ask, ctx), { key: `request-${doc.id}-r${rev.n}`, ctx });
+}
+
+/** Record that `rev` merged as `commit`. */
+function markMerged(
+  service: BranchgraphService,
+  a: { id: string; rev: number; commit: string },
+  ctx: RequestContext,
+): Promise<MergeRequestDoc> {
+  return service.graph.requests.update(
+    a.id,
+    async (d) => {
+      if (d.state === 'merged') return undefined;
+      const { merging: _m, ...rest } = d;
+      return { ...rest, state: 'merged', merged: { commit: a.commit, by: who(service, ctx), time: now(service), revision: a.rev } };
+    },
+    ctx.signal,
+  );
+}
+
+/**
+ * Merge the request's current revision if it is mergeable (`request_not_mergeable` with the reasons
+ * otherwise), as a merge commit that records the request, then mark the request merged. A retry
+ * after a crash or a lost response replays the merge it started instead of merging again.
+ */
+export async function mergeRequestNow(
+  service: BranchgraphService,
+  a: { id: string; message?: string | undefined; deleteBranch?: boolean | undefined },
+  ctx: RequestContext,
+): Promise<{ request: MergeRequestDoc; result: MergeResultDto }> {
+  const stored = await service.graph.requests.get(a.id, ctx.signal);
+  if (stored.state !== 'open') {
+    const how = stored.merged !== undefined ? ` as ${stored.merged.commit}` : '';
+    throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} is ${stored.state}${how}`, {
+      details: { reasons: [`the request is ${stored.state}`] },
+    });
+  }
+  const started = stored.merging;
+  if (started !== undefined) {
+    const rev = stored.revisions.find((r) => r.n === started) as Revision;
+    try {
+      const result = await revisionMerge(service, { ...a, doc: stored, rev }, ctx);
+      if (result.status === 'success' && result.commit !== null)
+        return { request: await markMerged(service, { id: a.id, rev: rev.n, commit: result.commit.id }, ctx), result };
+    } catch (e) {
+      // The merge never landed and a head moved since: merge what the request says now.
+      if (!isBranchgraphError(e, 'head_moved')) throw e;
+    }
+  }
+  const doc = await reviseRequest(service, a.id, ctx);
+  const heads = await headsOf(service, doc, ctx);
+  const m = mergeability(doc, { heads, rule: heads?.rule });
+  if (!m.mergeable)
+    throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} cannot merge: ${m.reasons.join('; ')}`, {
+      details: { reasons: m.reasons },
+    });
+  const rev = doc.revisions.at(-1) as Revision;
+  await service.graph.requests.update(
+    a.id,
+    async (d) => {
+      if (d.revisions.at(-1)?.n !== rev.n)
+        throw new BranchgraphError('publish_contention', `merge request ${a.id} was revised meanwhile; retry`);
+      return { ...d, merging: rev.n };
+    },
+    ctx.signal,
+  );
+  const result = await revisionMerge(service, { ...a, doc, rev }, ctx);
+  if (result.status !== 'success' || result.commit === null) return { request: doc, result };
+  return { request: await markMerged(service, { id: a.id, rev: rev.n, commit: result.commit.id }, ctx), result };
+}

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName } from '../../inputs.js';
+import type { BranchDto } from '../../dtos.js';
+import { setProtection } from './protect-branch.js';
+
+/** Remove a branch's protection (admin): direct changes are accepted again. */
+export const unprotectBranch = defineOperation({
+  name: 'unprotectBranch',
+  summary: "Remove a branch's protection.",
+  role: 'admin',
+  input: z.object({ name: branchName }).strict(),
+  run: (service, { name }, ctx): Promise<BranchDto> => setProtection(service, { name, rule: null }, ctx),
+  http: { method: 'DELETE', path: '/branches/{id}/protection', params: { id: 'name' } },
+  graphql: [{ type: 'Mutation', field: 'unprotectBranch' }],
+});

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestId } from './request-id.js';
+
+/** One merge request: its revisions, reviews and whether it may merge now. Reading never revises it. */
+export const getMergeRequest = defineOperation({
+  name: 'getMergeRequest',
+  summary: 'One merge request with its revisions, reviews and mergeability.',
+  role: 'read',
+  input: z.object({ id: requestId }).strict(),
+  async run(service, { id }, ctx): Promise<MergeRequestDto> {
+    return requestDto(service, await service.graph.requests.get(id, ctx.signal), ctx);
+  },
+  http: { method: 'GET', path: '/merge-requests/{id}' },
+  graphql: [{ type: 'Query', field: 'mergeRequest' }],
+});

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { text } from '../../inputs.js';
+import { mergeRequestNow, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import type { MergeResultDto } from '../../dtos.js';
+import { graphqlMergeResult } from '../merges/merge-result.js';
+import { requestId } from './request-id.js';
+
+/**
+ * Merge a request: revised first, then merged only if mergeable (`request_not_mergeable` with the
+ * reasons otherwise), pinned to its revision's heads with its saved resolutions; the commit records
+ * the request. The only way a merge lands on a protected branch without an admin's bypass.
+ */
+export const mergeMergeRequest = defineOperation({
+  name: 'mergeMergeRequest',
+  summary: 'Merge a merge request that is mergeable.',
+  role: 'write',
+  input: z.object({ id: requestId, message: text(2000).optional(), deleteBranch: z.boolean().optional() }).strict(),
+  async run(service, input, ctx): Promise<{ request: MergeRequestDto; result: MergeResultDto }> {
+    const { request, result } = await mergeRequestNow(service, input, ctx);
+    return { request: await requestDto(service, request, ctx), result };
+  },
+  http: { method: 'POST', path: '/merge-requests/{id}/merge' },
+  graphql: [{ type: 'Mutation', field: 'mergeMergeRequest', result: (r) => ({ ...r, result: graphqlMergeResult(r.result) }) }],
+});

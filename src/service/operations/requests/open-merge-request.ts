@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { branchName, text } from '../../inputs.js';
+import { openRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+
+/** Open a merge request of a source branch into a target (main by default), with its first revision computed. */
+export const openMergeRequest = defineOperation({
+  name: 'openMergeRequest',
+  summary: 'Open a merge request: a source branch into a target, with its first revision previewed.',
+  role: 'write',
+  input: z
+    .object({
+      source: branchName,
+      target: branchName.optional(),
+      title: text(300).refine((t) => t.trim() !== '', 'a title is required'),
+      description: text(20_000).optional(),
+    })
+    .strict(),
+  async run(service, input, ctx): Promise<MergeRequestDto> {
+    const doc = await openRequest(
+      service,
+      { source: input.source, target: input.target ?? 'main', title: input.title, description: input.description ?? '' },
+      ctx,
+    );
+    return requestDto(service, doc, ctx);
+  },
+  http: { method: 'POST', path: '/merge-requests' },
+  graphql: [{ type: 'Mutation', field: 'openMergeRequest' }],
+});

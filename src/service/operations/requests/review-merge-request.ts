@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { VERDICTS } from '../../../model/merge-request.js';
+import { defineOperation } from '../../operation.js';
+import { text } from '../../inputs.js';
+import { requestDto, reviewRequest, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestId } from './request-id.js';
+
+/**
+ * Review a merge request as the caller: approve, request changes or comment (on the request, or on
+ * a table, key or property of its diff), tied to its current revision (revised first).
+ */
+export const reviewMergeRequest = defineOperation({
+  name: 'reviewMergeRequest',
+  summary: 'Approve, request changes on or comment on a merge request.',
+  role: 'write',
+  input: z
+    .object({
+      id: requestId,
+      verdict: z.enum(VERDICTS),
+      body: text(20_000).optional(),
+      on: z
+        .object({ table: text(200), key: text(4096).optional(), property: text(200).optional() })
+        .strict()
+        .optional(),
+    })
+    .strict(),
+  async run(service, { id, verdict, body, on }, ctx): Promise<MergeRequestDto> {
+    const doc = await reviewRequest(service, { id, verdict, body: body ?? '', ...(on !== undefined ? { on } : {}) }, ctx);
+    return requestDto(service, doc, ctx);
+  },
+  http: { method: 'POST', path: '/merge-requests/{id}/reviews' },
+  graphql: [{ type: 'Mutation', field: 'reviewMergeRequest' }],
+});

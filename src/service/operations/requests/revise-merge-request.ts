@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { requestDto, reviseRequest, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestId } from './request-id.js';
+
+/** Give the request a new revision if a head moved since its latest (a preview pinned to both heads); else leave it. */
+export const reviseMergeRequest = defineOperation({
+  name: 'reviseMergeRequest',
+  summary: 'Revise a merge request to the branches as they are now.',
+  role: 'write',
+  input: z.object({ id: requestId }).strict(),
+  async run(service, { id }, ctx): Promise<MergeRequestDto> {
+    return requestDto(service, await reviseRequest(service, id, ctx), ctx);
+  },
+  http: { method: 'POST', path: '/merge-requests/{id}/revise' },
+  graphql: [{ type: 'Mutation', field: 'reviseMergeRequest' }],
+});
