@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -256,7 +256,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 }
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
-async function scriptArm(matrix: 'growth' | 'bulk' | 'query' | 'entity', args: string[]): Promise<Record<string, number>> {
+async function scriptArm(matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests', args: string[]): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
   const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], {
     maxBuffer: 1 << 20,
@@ -404,6 +404,21 @@ async function entityMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       versions_agree: f(big, 'history_versions') === f(big, 'every_commit_versions') && f(big, 'history_versions') === 10,
     },
   };
+}
+
+/** What a merge request adds to a merge (bench/requests.ts): the same change merged directly and through a request, 17 ms per store call. */
+async function requestsMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('requests', [quick ? '3' : '7', '17', '100']);
+  const keys = [
+    'plain_merge_calls',
+    'plain_merge_ms',
+    'request_calls',
+    'request_ms',
+    'request_merge_calls',
+    'request_over_plain_ms',
+    'request_merge_step_over_plain_calls',
+  ];
+  return { results: onceResults('requests', [['l17', r]]), ratios: Object.fromEntries(keys.map((k) => [k, r[k] as number])) };
 }
 
 /**
@@ -569,11 +584,12 @@ async function main(): Promise<void> {
     bulk: bulkMatrix,
     query: queryMatrix,
     entity: entityMatrix,
+    requests: requestsMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
     if (!(n in matrices))
-      throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity or all`);
+      throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests or all`);
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];

@@ -16,6 +16,8 @@
  * cherry-pick or a rewrite), unless a compaction of the oldest runs dropped
  * its tombstone since (such runs are marked `dropped`, and so is every
  * compaction of them); the walk goes on from the newest of these. A table
+ * with no entry at all (never written, or emptied by a merge that adopted
+ * a side that never wrote it) is walked one commit at a time. A table
  * published before origins were recorded is walked one commit at a time,
  * and history stops where the table did not exist.
  *
@@ -95,12 +97,12 @@ function originSnapshot(w: EntityWalk, snap: Snapshot, run: RunRef): Promise<Sna
 /**
  * Where the entity's absence at `snap` was set, as far as the runs tell: the newest of the table's
  * last replacement and the compactions that dropped tombstones (`dropped` runs: one may have been
- * its deletion's); `snap` itself when the table predates origins; nowhere when it was never written.
+ * its deletion's); `snap` itself when the runs do not tell (a table without an entry, which a merge
+ * adopting a side that never wrote it leaves too, or one that predates origins).
  */
 async function absenceFrom(w: EntityWalk, snap: Snapshot, runs: readonly RunRef[]): Promise<Pending | undefined> {
   const entry = snap.manifest.tables[w.table];
-  if (entry === undefined) return undefined;
-  if (entry.replacedAt === undefined || runs.some((r) => r.origin === undefined)) return { snap, row: null };
+  if (entry?.replacedAt === undefined || runs.some((r) => r.origin === undefined)) return { snap, row: null };
   const refs = [parseOrigin(entry.replacedAt), ...runs.filter((r) => r.dropped === true).map(originOf)];
   const snaps = await Promise.all(
     refs

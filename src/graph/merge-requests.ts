@@ -18,19 +18,35 @@ export const REQUESTS_PREFIX = 'requests/';
 const ID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const versionKey = (id: string, seq: number): string => `${REQUESTS_PREFIX}${id}/${String(seq).padStart(8, '0')}.json`;
 const VERSION_RE = /^requests\/([0-9A-HJKMNP-TV-Z]{26})\/(\d{8})\.json$/;
+/** Requests whose newest version a process remembers. */
+const MAX_KNOWN = 10_000;
 /** Lost races one change retries before giving up with publish_contention. */
 const MAX_ATTEMPTS = 20;
 
 export class MergeRequests {
+  /** The newest version this process has seen of each request: versions are create-only and numbered without gaps. */
+  private readonly known = new Map<string, MergeRequestDoc>();
+
   constructor(
     private readonly store: ObjectStore,
     private readonly clock: () => number,
   ) {}
 
+  private remember(doc: MergeRequestDoc): void {
+    this.known.delete(doc.id);
+    this.known.set(doc.id, doc);
+    // Bounded: the least recently stored go first.
+    for (const id of this.known.keys()) {
+      if (this.known.size <= MAX_KNOWN) break;
+      this.known.delete(id);
+    }
+  }
+
   /** Store a new request (its first version); the id is chosen here. */
   async create(doc: Omit<MergeRequestDoc, 'id' | 'seq' | 'format'>, signal?: AbortSignal): Promise<MergeRequestDoc> {
     const full: MergeRequestDoc = { format: 1, id: ulid(this.clock()), seq: 1, ...doc };
     await this.store.putIfAbsent(versionKey(full.id, 1), encodeJson(MergeRequestDocZ.parse(full)), { signal });
+    this.remember(full);
     return full;
   }
 
@@ -40,10 +56,17 @@ export class MergeRequests {
       throw new BranchgraphError('invalid_input', `${JSON.stringify(id)} is not a merge request id`, {
         issues: [{ path: 'id', message: 'not a request id' }],
       });
+    // A newer version than the one known exists exactly when the next number does: one small request.
+    const cached = this.known.get(id);
+    if (cached !== undefined && (await this.store.head(versionKey(id, cached.seq + 1), { signal })) === undefined) return cached;
     let newest: string | undefined;
-    for await (const o of this.store.list(`${REQUESTS_PREFIX}${id}/`, { signal })) if (VERSION_RE.test(o.key)) newest = o.key;
+    const startAfter = cached === undefined ? undefined : versionKey(id, cached.seq);
+    for await (const o of this.store.list(`${REQUESTS_PREFIX}${id}/`, { signal, ...(startAfter ? { startAfter } : {}) }))
+      if (VERSION_RE.test(o.key)) newest = o.key;
     if (newest === undefined) throw new BranchgraphError('not_found', `merge request ${id} does not exist`, { details: { key: id } });
-    return this.read(newest, signal);
+    const doc = await this.read(newest, signal);
+    this.remember(doc);
+    return doc;
   }
 
   private async read(key: string, signal?: AbortSignal): Promise<MergeRequestDoc> {
@@ -75,6 +98,7 @@ export class MergeRequests {
       });
       try {
         await this.store.putIfAbsent(versionKey(id, stored.seq), encodeJson(stored), { signal });
+        this.remember(stored);
         return stored;
       } catch (e) {
         if (!isBranchgraphError(e, 'object_exists')) throw e;

@@ -60,6 +60,15 @@ describe('stampOrigins', () => {
     expect(e.replacedAt).toBe('L:9');
   });
 
+  it('stamps a run that an adopted table orders below a run its parent held older', () => {
+    const head: TableEntry = {
+      runs: [run('a', { origin: 'L:1' }), run('b', { origin: 'L:4' }), run('c', { origin: 'L:6' })],
+      replacedAt: 'L:1',
+    };
+    const e = stampOrigins({ runs: [run('a'), run('c'), run('b')] }, head, { origin: HERE, compaction: false });
+    expect(origins(e)).toEqual(['L:1', 'L:9', 'L:9']);
+  });
+
   it('a new table is replaced here; a run without an origin stays without one while carried', () => {
     expect(stampOrigins({ runs: [] }, undefined, { origin: HERE, compaction: false }).replacedAt).toBe('L:9');
     const legacy: TableEntry = { runs: [run('old')] };

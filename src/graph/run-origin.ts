@@ -12,9 +12,10 @@
  * every commit would pass through.
  *
  * So the publisher keeps a run's origin only where the first parent's
- * entry for the table held it and every run newer than it there is still
- * newer than it here, or was compacted by this publication into a new run
- * newer than it. Writes, catch-up and the merged delta append runs and
+ * entry for the table held it, every run newer than it there is still
+ * newer than it here (or was compacted by this publication into a new run
+ * newer than it), and no run older than it there is newer than it here (a
+ * side's table adopted by a merge may order shared runs differently). Writes, catch-up and the merged delta append runs and
  * compaction replaces a range by its compaction: they keep origins. A run
  * the first parent did not hold (a merge or fast-forward adopting the
  * other side's table, whose rows the walk then follows into that side from
@@ -50,6 +51,16 @@ export function originOf(run: RunRef): ManifestRef | undefined {
   return parseOrigin(run.origin);
 }
 
+/** Whether every run newer than the parent's run `j` is still newer than the entry's run `i`. */
+function keepsNewer(a: { entry: Map<string, number>; parent: readonly RunRef[]; i: number; j: number }): boolean {
+  return a.parent.slice(a.j + 1).every((p) => (a.entry.get(p.key) ?? -1) > a.i);
+}
+
+/** Whether no run the parent held older than its run `j` sits newer than the entry's run `i` (a side's table, reordered). */
+function promotesNone(a: { entry: readonly RunRef[]; held: Map<string, number>; i: number; j: number }): boolean {
+  return a.entry.slice(a.i + 1).every((q) => (a.held.get(q.key) ?? Number.POSITIVE_INFINITY) > a.j);
+}
+
 /**
  * `entry` as published by `origin` over `parent` (the same table in the first parent's manifest):
  * each run with its sound origin, and `replacedAt` carried or set. `compaction` says the
@@ -68,20 +79,19 @@ export function stampOrigins(
   entry.runs.forEach((r, i) => {
     if (at.compaction && r.compacted === true && !held.has(r.key)) compacted = i;
   });
-  const kept = new Set(entry.runs.map((r) => r.key));
-  // Scanning the parent newest first, `lost` turns true at its first run this entry dropped.
-  const lostAfter = new Map<string, boolean>();
-  let lost = false;
-  for (const r of [...(parent?.runs ?? [])].reverse()) {
-    lostAfter.set(r.key, lost);
-    if (!kept.has(r.key)) lost = true;
-  }
+  const position = new Map(entry.runs.map((r, i) => [r.key, i]));
+  const older = parent?.runs ?? [];
+  const lost = older.some((r) => !position.has(r.key));
   const runs = entry.runs.map((r, i) => {
     const { origin: _stale, ...bare } = r;
     const j = held.get(r.key);
-    const carried = j !== undefined && (lostAfter.get(r.key) !== true || compacted > i);
-    if (!carried) return { ...bare, origin: text };
-    const o = parent?.runs[j]?.origin;
+    // Carried soundly: the same runs above it, save what this compaction folded into a run above it.
+    const sound =
+      j !== undefined &&
+      promotesNone({ entry: entry.runs, held, i, j }) &&
+      (keepsNewer({ entry: position, parent: older, i, j }) || compacted > i);
+    if (!sound) return { ...bare, origin: text };
+    const o = older[j]?.origin;
     return o === undefined ? bare : { ...bare, origin: o };
   });
   const extended = parent !== undefined && (!lost || compacted >= 0);

@@ -135,9 +135,10 @@ export function mergeability(
   const stale = at.rule?.staleApprovals ?? 'result_change';
   const required = at.rule?.requiredApprovals ?? 0;
   const { approvedBy, changesRequestedBy } = standing(doc, stale);
+  const approvals = { required, current: approvedBy };
+  if (doc.state !== 'open') return { mergeable: false, reasons: [`the request is ${doc.state}`], approvals, changesRequestedBy };
   const reasons: string[] = [];
   const latest = doc.revisions.at(-1);
-  if (doc.state !== 'open') reasons.push(`the request is ${doc.state}`);
   if (at.heads === undefined) reasons.push(`branch ${doc.source} or ${doc.target} no longer exists`);
   else if (latest === undefined || latest.sourceHead !== at.heads.source || latest.targetHead !== at.heads.target)
     reasons.push('a branch moved since the latest revision: revise the request');
@@ -145,5 +146,5 @@ export function mergeability(
   if (latest?.preview.outcome === 'already_up_to_date') reasons.push(`${doc.target} already holds everything ${doc.source} brings`);
   if (approvedBy.length < required) reasons.push(`${approvedBy.length} of ${required} required approvals`);
   if (changesRequestedBy.length > 0) reasons.push(`changes requested by ${changesRequestedBy.join(', ')}`);
-  return { mergeable: reasons.length === 0, reasons, approvals: { required, current: approvedBy }, changesRequestedBy };
+  return { mergeable: reasons.length === 0, reasons, approvals, changesRequestedBy };
 }

@@ -53,7 +53,8 @@ async function headsOf(service: BranchgraphService, doc: MergeRequestDoc, ctx: R
 }
 
 export async function requestDto(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): Promise<MergeRequestDto> {
-  const heads = await headsOf(service, doc, ctx);
+  // A merged or closed request cannot merge whatever the branches say: no need to read them.
+  const heads = doc.state === 'open' ? await headsOf(service, doc, ctx) : undefined;
   const { format: _f, seq, ...rest } = doc;
   const at = { heads: heads === undefined ? undefined : { source: heads.source, target: heads.target }, rule: heads?.rule };
   return { ...rest, version: seq, mergeability: mergeability(doc, at) };
@@ -106,8 +107,17 @@ async function revisionNow(service: BranchgraphService, doc: MergeRequestDoc, ct
 /** `doc` with a new revision when the heads or the resolutions changed since its latest; undefined when none did. */
 async function revised(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): Promise<MergeRequestDoc | undefined> {
   if (doc.state !== 'open') return undefined;
-  const rev = await revisionNow(service, doc, ctx);
   const latest = doc.revisions.at(-1);
+  // Unmoved heads and unchanged resolutions make the same merge: no preview to run again.
+  const heads = await headsOf(service, doc, ctx);
+  if (
+    latest !== undefined &&
+    heads?.source === latest.sourceHead &&
+    heads.target === latest.targetHead &&
+    changeFingerprint({ sourceHead: latest.sourceHead, base: latest.base, resolutions: doc.resolutions }) === latest.fingerprint
+  )
+    return undefined;
+  const rev = await revisionNow(service, doc, ctx);
   if (
     latest !== undefined &&
     latest.sourceHead === rev.sourceHead &&
@@ -287,8 +297,10 @@ export async function mergeRequestNow(
     }
   }
   const doc = await reviseRequest(service, a.id, ctx);
-  const heads = await headsOf(service, doc, ctx);
-  const m = mergeability(doc, { heads, rule: heads?.rule });
+  // Revising just read both heads: they are the latest revision's. Only the target's rule is still to read.
+  const latest = doc.revisions.at(-1) as Revision;
+  const rule = (await service.graph.branchHead(doc.target, ctx.signal)).branch?.protection;
+  const m = mergeability(doc, { heads: { source: latest.sourceHead, target: latest.targetHead }, rule });
   if (!m.mergeable)
     throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} cannot merge: ${m.reasons.join('; ')}`, {
       details: { reasons: m.reasons },
