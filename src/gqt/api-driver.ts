@@ -5,8 +5,18 @@
  */
 import { allRows, type BranchgraphApi, type RefInput } from '../service/api.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
-import { allPages, GQT_PAGE, refString, type DriverRef, type EntityAt, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
-import type { LogQuery } from './gqt-case.js';
+import {
+  allPages,
+  GQT_PAGE,
+  refString,
+  type DriverRef,
+  type EntityAt,
+  type GqtDriver,
+  type RequestView,
+  type TypedAnswer,
+} from './gqt-driver.js';
+import type { LogQuery, RequestAction } from './gqt-case.js';
+import type { ProtectionRule } from '../model/branch-protection.js';
 import type { WriteLine } from './gqt-parser.js';
 
 /** Where a driver's API lives: `restart` drops everything but what the store holds. */
@@ -105,6 +115,36 @@ export class ApiDriver implements GqtDriver {
 
   async blame(e: EntityAt) {
     return (await this.api.blame({ table: e.table, key: e.key, at: toRef(e.at) })).properties;
+  }
+
+  async protect(branch: string, rule: ProtectionRule | null): Promise<void> {
+    await (rule === null ? this.api.unprotectBranch({ name: branch }) : this.api.protectBranch({ name: branch, ...rule }));
+  }
+
+  async request(
+    call: (RequestAction | { action: 'get' }) & { id?: string; title?: string },
+  ): Promise<{ view: RequestView; outcome?: string }> {
+    const id = call.id ?? '';
+    switch (call.action) {
+      case 'get':
+        return { view: await this.api.getMergeRequest({ id }) };
+      case 'open':
+        return { view: await this.api.openMergeRequest({ source: call.source, target: call.target, title: call.title ?? 'request' }) };
+      case 'revise':
+        return { view: await this.api.reviseMergeRequest({ id }) };
+      case 'close':
+        return { view: await this.api.closeMergeRequest({ id }) };
+      case 'review':
+        return { view: await this.api.reviewMergeRequest({ id, verdict: call.verdict }) };
+      case 'resolve':
+        return {
+          view: await this.api.setMergeRequestResolutions({ id, resolutions: call.strategy === null ? null : { strategy: call.strategy } }),
+        };
+      case 'merge': {
+        const r = await this.api.mergeMergeRequest({ id, deleteBranch: call.deleteBranch });
+        return { view: r.request, ...(r.result.status === 'success' ? { outcome: r.result.outcome } : { outcome: 'conflicts' }) };
+      }
+    }
   }
 
   async reset(branch: string, to: DriverRef): Promise<void> {

@@ -15,6 +15,8 @@ export class Expectation extends Error {}
 /** One case's replay: its driver, the commits its labels captured, and how its refs resolve. */
 export class CaseRun {
   readonly labels = new Map<string, string>();
+  /** The ids of the merge requests the case opened, by the names it gave them. */
+  readonly requests = new Map<string, string>();
 
   constructor(readonly driver: GqtDriver) {}
 

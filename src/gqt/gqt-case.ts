@@ -38,6 +38,23 @@ export interface WriteLine {
 
 /** A ref in a case: a branch name, or `@label` for a commit captured by `label`. */
 /** A ref in a case: a branch, `@label` or `tag:NAME`, optionally walked back by `~N` / `^N` steps (`main~1`, `@merged^2`). */
+/** What a `request` statement does to the request the case calls by name. */
+export type RequestAction =
+  | { action: 'open'; source: string; target: string }
+  | { action: 'revise' | 'close' }
+  | { action: 'review'; verdict: 'approve' | 'request_changes' | 'comment' }
+  | { action: 'resolve'; strategy: 'source-wins' | 'target-wins' | null }
+  | { action: 'merge'; deleteBranch: boolean; expect?: 'merged' | 'fast_forward' };
+
+/** What `expect request` checks; absent fields are not checked. */
+export interface RequestChecks {
+  state?: string;
+  revisions?: number;
+  preview?: { outcome: string; conflicts: number };
+  mergeable?: boolean;
+  reasons?: string[];
+}
+
 /** The filters of `expect log`, as the log takes them. */
 export interface LogQuery {
   table?: string;
@@ -96,6 +113,14 @@ export type Step = Located &
       }
     | { kind: 'expect-blame'; table: string; key: string; at: CaseRef; properties: { property: string; kind: string; message?: string }[] }
     | { kind: 'reset'; branch: string; to: CaseRef; error?: ErrorCode }
+    | {
+        kind: 'protect';
+        branch: string;
+        rule: { requiredApprovals: number; allowAdminBypass: boolean; staleApprovals: 'result_change' | 'head_move' } | null;
+        error?: ErrorCode;
+      }
+    | ({ kind: 'request'; name: string; error?: ErrorCode } & RequestAction)
+    | { kind: 'expect-request'; name: string; checks: RequestChecks }
     | { kind: 'expect-head'; branch: string; label: string; same: boolean }
   );
 

@@ -7,7 +7,8 @@
 import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import type { WriteLine } from './gqt-parser.js';
-import type { LogQuery } from './gqt-case.js';
+import type { ProtectionRule } from '../model/branch-protection.js';
+import type { LogQuery, RequestAction } from './gqt-case.js';
 
 /** Commits or versions per page when a driver reads a whole log or history: small, so every case pages through cursors. */
 export const GQT_PAGE = 3;
@@ -53,12 +54,24 @@ export interface GqtDriver {
   blame(entity: EntityAt): Promise<PropertyBlameDto[]>;
   /** Move a branch to a commit, if its head is the one this reads first. */
   reset(branch: string, to: DriverRef): Promise<void>;
+  /** Set a branch's protection rule, or remove it (null). */
+  protect(branch: string, rule: ProtectionRule | null): Promise<void>;
+  /** One action on a merge request (`id` for every action but open): the request after it, and a merge's outcome. */
+  request(call: (RequestAction | { action: 'get' }) & { id?: string; title?: string }): Promise<{ view: RequestView; outcome?: string }>;
   head(branch: string): Promise<string>;
   /** A document on the branch's typed GraphQL endpoint (embedded: the same endpoint, in process). */
   typedGraphql(branch: string, query: string): Promise<TypedAnswer>;
   /** Drop every in-memory cache and reopen from the store (in server modes: restart the server). */
   restart(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A merge request as GQT checks it. */
+export interface RequestView {
+  id: string;
+  state: string;
+  revisions: { preview: { outcome: string; conflicts: number } }[];
+  mergeability: { mergeable: boolean; reasons: string[] };
 }
 
 /** A GraphQL response as the typed step reads it. */

@@ -146,6 +146,44 @@ reset f to @gone -> error not_found
     ]);
   });
 
+  it('parses the protection and merge request steps', () => {
+    const c = parseGqt(
+      `case req
+protect main approvals 2 allow-bypass stale-on head_move
+unprotect main
+request open r1 from f into dev
+request review r1 approve -> error forbidden
+request resolve r1 none
+request merge r1 delete-branch -> merged
+expect request r1
+  state merged
+  preview conflicts 2
+  mergeable no
+  reason the request is merged
+end
+`,
+      'req.gqt',
+    );
+    expect(c.steps.map(({ line: _line, ...s }) => s)).toEqual([
+      { kind: 'protect', branch: 'main', rule: { requiredApprovals: 2, allowAdminBypass: true, staleApprovals: 'head_move' } },
+      { kind: 'protect', branch: 'main', rule: null },
+      { kind: 'request', name: 'r1', action: 'open', source: 'f', target: 'dev' },
+      { kind: 'request', name: 'r1', action: 'review', verdict: 'approve', error: 'forbidden' },
+      { kind: 'request', name: 'r1', action: 'resolve', strategy: null },
+      { kind: 'request', name: 'r1', action: 'merge', deleteBranch: true, expect: 'merged' },
+      {
+        kind: 'expect-request',
+        name: 'r1',
+        checks: { state: 'merged', preview: { outcome: 'conflicts', conflicts: 2 }, mergeable: false, reasons: ['the request is merged'] },
+      },
+    ]);
+    expect(errorsOf('case x\nprotect main approvals many\nrequest merge r1\nexpect request r1\n  colour red\nend\n')).toEqual([
+      '2:14 expected "protect BRANCH [approvals N] [allow-bypass] [stale-on result_change|head_move]"',
+      '3:1 expected "request open NAME from BRANCH [into BRANCH]", "request revise|close NAME", "request review NAME approve|request_changes|comment", "request resolve NAME source-wins|target-wins|none" or "request merge NAME [delete-branch] -> merged|fast_forward|error CODE"',
+      '5:3 expected "state S", "revisions N", "preview OUTCOME CONFLICTS", "mergeable yes|no" or "reason TEXT"',
+    ]);
+  });
+
   it('parses the WAL steps: ingest, catchup with options, expect pending', () => {
     const c = parseGqt(
       `case wal
@@ -172,7 +210,7 @@ expect pending main 0
     ]);
     expect(errorsOf('case x\ncatchup main max\nexpect pending main lots\ningest\n  upsert P {}\nend\n')).toEqual([
       '2:1 expected "catchup BRANCH [max N] [serial]"',
-      '3:1 expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
+      '3:1 expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect request NAME", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
       '4:8 expected "ingest BRANCH"',
     ]);
   });
@@ -272,7 +310,7 @@ schema
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
     expect(errorsOf('case x\nfly away')).toEqual([
-      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, restart, graphql or expect',
+      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, protect, unprotect, request, restart, graphql or expect',
     ]);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });

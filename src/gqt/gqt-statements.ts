@@ -10,6 +10,7 @@ import type { ExpectedChange, Step, WriteLine } from './gqt-case.js';
 import { NAME, type GqtCursor, type Line, type Statement, type StatementParser } from './gqt-cursor.js';
 import { parseMergeStatement } from './gqt-merge-statement.js';
 import { expectBlame, expectHistory, expectLog, reset } from './gqt-history-statements.js';
+import { expectRequest, protect, request } from './gqt-request-statements.js';
 
 const withError = (c: GqtCursor, s: Statement) => {
   const code = c.errorCode(s.line, s.tail);
@@ -146,9 +147,14 @@ function restart(c: GqtCursor, s: Statement): void {
 }
 
 const EXPECTATIONS =
-  'expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"';
+  'expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect request NAME", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"';
 
-const HISTORY_EXPECTATIONS: Record<string, StatementParser> = { log: expectLog, history: expectHistory, blame: expectBlame };
+const HISTORY_EXPECTATIONS: Record<string, StatementParser> = {
+  log: expectLog,
+  history: expectHistory,
+  blame: expectBlame,
+  request: expectRequest,
+};
 
 function expectStep(c: GqtCursor, s: Statement): void {
   const { head, tail, line: l } = s;
@@ -235,6 +241,9 @@ export const STATEMENTS: Record<string, StatementParser> = {
   revert: parseMergeStatement,
   label,
   reset,
+  protect,
+  unprotect: protect,
+  request,
   restart,
   graphql,
   expect: expectStep,
@@ -242,4 +251,4 @@ export const STATEMENTS: Record<string, StatementParser> = {
 
 /** The statements, as an unknown one's error lists them. */
 export const STATEMENT_NAMES =
-  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, restart, graphql or expect';
+  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, protect, unprotect, request, restart, graphql or expect';

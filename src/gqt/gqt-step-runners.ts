@@ -14,6 +14,7 @@ import { refString } from './gqt-driver.js';
 import type { ExpectedConflict, Step } from './gqt-case.js';
 import { diffRows, Expectation, type CaseRun } from './gqt-case-run.js';
 import { expectBlame, expectHistory, expectLog, reset } from './gqt-history-runners.js';
+import { expectRequest, protect, request } from './gqt-request-runners.js';
 
 /** The step of one kind (write and ingest share one shape). */
 type StepOf<K extends Step['kind']> = Step extends infer S ? (S extends { kind: infer SK } ? (K extends SK ? S : never) : never) : never;
@@ -153,6 +154,9 @@ export const STEP_RUNNERS: Runners = {
   'expect-history': expectHistory,
   'expect-blame': expectBlame,
   reset,
+  protect,
+  request,
+  'expect-request': expectRequest,
   'expect-table': expectTable,
   'expect-diff': expectDiff,
   merge,

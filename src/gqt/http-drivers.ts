@@ -18,8 +18,19 @@ import { cliCommand } from '../service/package-root.js';
 import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
 import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
-import { allPages, GQT_PAGE, postTyped, refString, type DriverRef, type EntityAt, type GqtDriver, type TypedAnswer } from './gqt-driver.js';
-import type { LogQuery } from './gqt-case.js';
+import {
+  allPages,
+  GQT_PAGE,
+  postTyped,
+  refString,
+  type DriverRef,
+  type EntityAt,
+  type GqtDriver,
+  type RequestView,
+  type TypedAnswer,
+} from './gqt-driver.js';
+import type { LogQuery, RequestAction } from './gqt-case.js';
+import type { ProtectionRule } from '../model/branch-protection.js';
 import type { WriteLine } from './gqt-parser.js';
 
 export interface ServerHandle {
@@ -372,6 +383,61 @@ export class GraphqlDriver implements GqtDriver {
       { t: e.table, k: e.key, a: refString(e.at) },
     );
     return r.blame.properties;
+  }
+
+  async protect(branch: string, rule: ProtectionRule | null): Promise<void> {
+    if (rule === null) await this.gql('mutation($n: String!) { unprotectBranch(name: $n) { name } }', { n: branch });
+    else
+      await this.gql(
+        'mutation($n: String!, $a: Int, $b: Boolean, $s: String) { protectBranch(name: $n, requiredApprovals: $a, allowAdminBypass: $b, staleApprovals: $s) { name } }',
+        {
+          n: branch,
+          a: rule.requiredApprovals,
+          b: rule.allowAdminBypass,
+          s: rule.staleApprovals,
+        },
+      );
+  }
+
+  async request(
+    call: (RequestAction | { action: 'get' }) & { id?: string; title?: string },
+  ): Promise<{ view: RequestView; outcome?: string }> {
+    const VIEW = 'id state revisions { preview { outcome conflicts } } mergeability { mergeable reasons }';
+    const id = call.id ?? '';
+    const one = async (field: string, params: string, vars: Record<string, unknown>): Promise<RequestView> =>
+      (await this.gql<{ r: RequestView }>(`mutation(${params}) { r: ${field} { ${VIEW} } }`, vars)).r;
+    switch (call.action) {
+      case 'get':
+        return { view: (await this.gql<{ r: RequestView }>(`query($id: ID!) { r: mergeRequest(id: $id) { ${VIEW} } }`, { id })).r };
+      case 'open':
+        return {
+          view: await one('openMergeRequest(source: $s, target: $t, title: $ti)', '$s: String!, $t: String, $ti: String!', {
+            s: call.source,
+            t: call.target,
+            ti: call.title ?? 'request',
+          }),
+        };
+      case 'revise':
+        return { view: await one('reviseMergeRequest(id: $id)', '$id: ID!', { id }) };
+      case 'close':
+        return { view: await one('closeMergeRequest(id: $id)', '$id: ID!', { id }) };
+      case 'review':
+        return { view: await one('reviewMergeRequest(id: $id, verdict: $v)', '$id: ID!, $v: String!', { id, v: call.verdict }) };
+      case 'resolve':
+        return {
+          view: await one('setMergeRequestResolutions(id: $id, resolutions: $r)', '$id: ID!, $r: MergeResolutionsInput', {
+            id,
+            r: call.strategy === null ? null : { strategy: call.strategy },
+          }),
+        };
+      case 'merge': {
+        const r = await this.gql<{ m: { request: RequestView; result: { __typename: string; outcome?: string } } }>(
+          `mutation($id: ID!, $d: Boolean) { m: mergeMergeRequest(id: $id, deleteBranch: $d) { request { ${VIEW} } result { __typename ... on MergeSuccess { outcome } } } }`,
+          { id, d: call.deleteBranch },
+        );
+        return { view: r.m.request, outcome: r.m.result.outcome ?? 'conflicts' };
+      }
+    }
   }
 
   async reset(branch: string, to: DriverRef): Promise<void> {
