@@ -79,7 +79,7 @@ export class Branches {
           head: base,
           message: `fold pending WAL generations before branching ${name}`,
         });
-      const res = await this.startLineage({ name, from: base.ref, after: existing?.seq ?? 0, opts });
+      const res = await this.startLineage({ name, from: base.ref, after: existing?.seq ?? 0, opts, event: 'branch_created' });
       if (res !== 'lost') {
         this.parts.hints.write(repo, res, base.manifest);
         return { record: res, head: { ...base, branch: res } };
@@ -114,7 +114,14 @@ export class Branches {
         throw new BranchgraphError('head_moved', `branch ${name} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
           details: { branch: name, expected: opts.expectedHead, actual: head.manifest.commit.id },
         });
-      const res = await this.startLineage({ name, from: target.ref, after: rec.seq, opts, protection: rec.protection });
+      const res = await this.startLineage({
+        name,
+        from: target.ref,
+        after: rec.seq,
+        opts,
+        protection: rec.protection,
+        event: 'branch_reset',
+      });
       if (res !== 'lost') {
         this.parts.hints.write(repo, res, target.manifest);
         return { record: res, head: { ...target, branch: res } };
@@ -130,11 +137,15 @@ export class Branches {
     after: number;
     opts: ChangeOptions;
     protection?: BranchRecord['protection'];
+    event: 'branch_created' | 'branch_reset';
   }): Promise<BranchRecord | 'lost'> {
     const { repo, clock } = this.parts;
     const time = new Date(clock()).toISOString();
     const rec = { name: a.name, lineage: ulid(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
-    return repo.writeBranchRecord(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, a.opts.signal);
+    return repo.writeBranchRecord(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, {
+      event: a.event,
+      signal: a.opts.signal,
+    });
   }
 
   /**
@@ -149,11 +160,11 @@ export class Branches {
       const { format: _f, seq, protection: _old, ...rec } = await repo.liveBranch(name, opts.signal);
       const time = new Date(clock()).toISOString();
       const next = { ...rec, time, actor: opts.actor ?? this.parts.actor };
-      const res = await repo.writeBranchRecord(
-        rule === null ? next : { ...next, protection: { ...rule, setBy: next.actor, time } },
-        seq,
-        opts.signal,
-      );
+      const event = rule === null ? ('branch_unprotected' as const) : ('branch_protected' as const);
+      const res = await repo.writeBranchRecord(rule === null ? next : { ...next, protection: { ...rule, setBy: next.actor, time } }, seq, {
+        event,
+        signal: opts.signal,
+      });
       if (res !== 'lost') return res;
     }
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
@@ -179,7 +190,7 @@ export class Branches {
           actor: opts.actor ?? this.parts.actor,
         },
         rec.seq,
-        opts.signal,
+        { event: 'branch_deleted', signal: opts.signal },
       );
       if (res !== 'lost') return res;
     }

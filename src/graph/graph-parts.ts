@@ -55,7 +55,7 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const trees = treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes });
   const repo = shared?.repo.withStore(store) ?? new Repository(store, { trees, clock });
   const runs = shared?.runs.withStore(store) ?? new RunStore(store, { cacheBytes: opts.runCacheBytes, clock });
-  const tags = new Tags(store);
+  const tags = new Tags(store, repo.events);
   const hints = shared?.hints ?? new BranchHints();
   const heads = new SnapshotReader({ repo, runs, store, tags, clock });
   const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor });

@@ -8,6 +8,7 @@
  * loop (publisher.ts). Nothing outside this folder reaches into the parts.
  */
 import type { ProtectionRule } from '../model/branch-protection.js';
+import { isBranchgraphError } from '../model/errors.js';
 import type { Schema } from '../model/schema.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import type { ProgressSink } from '../model/progress.js';
@@ -15,11 +16,12 @@ import type { ObjectStore } from '../store/object-store.js';
 import type { BranchRecord, DamagedBranch } from './repository.js';
 import type { TagRecord } from './tags.js';
 import { MergeRequests } from './merge-requests.js';
+import { sourceHash, type GraphEvent } from './event-log.js';
 import type { ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
-import { collectGarbage, type GcOptions, type GcReport } from './gc.js';
+import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
 import type { WriteOp, WriteSummary } from './write-batch.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import { planLoad } from './bulk-load.js';
@@ -49,7 +51,7 @@ export class Graph {
     this.actor = this.ports.actor;
     this.clock = this.ports.clock;
     this.idempotency = new IdempotencyRecords(store, this.clock);
-    this.requests = new MergeRequests(store, this.clock);
+    this.requests = new MergeRequests(store, this.clock, this.#parts.repo.events);
   }
 
   /** Open the graph in `store`, creating `main` when the store is empty. */
@@ -101,6 +103,16 @@ export class Graph {
 
   deleteBranch(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
     return this.#parts.branches.delete(name, opts);
+  }
+
+  /** One page of the event log after sequence `after`, in order, each change once (event-log.ts). */
+  events(page: { after: number; limit: number; signal?: AbortSignal | undefined }): Promise<{ events: GraphEvent[]; next: number }> {
+    const { repo, store } = this.#parts;
+    return repo.events.page({
+      ...page,
+      undecidedMs: MAX_PUBLICATION_MS,
+      sourceSays: (e) => sourceSays({ repo, store, signal: page.signal }, e),
+    });
   }
 
   /** Set (or, with null, remove) a branch's protection rule (model/branch-protection.ts). */
@@ -175,5 +187,24 @@ export class Graph {
 
   gc(opts: GcOptions = {}): Promise<GcReport> {
     return collectGarbage(this.#parts, opts);
+  }
+}
+
+/** Whether an event's source landed, is not there (yet), or says another change (graph/event-log.ts). */
+async function sourceSays(
+  at: { repo: GraphParts['repo']; store: ObjectStore; signal?: AbortSignal | undefined },
+  e: GraphEvent,
+): Promise<'landed' | 'absent' | 'other'> {
+  try {
+    if (e.kind === 'commit') {
+      const m = /^manifests\/(.+)\/(\d{12})\.json$/.exec(e.source.key);
+      if (m === null) return 'other';
+      const manifest = await at.repo.readManifest({ lineage: m[1] as string, version: Number(m[2]) }, at.signal);
+      return manifest.commit.id === e.source.commit ? 'landed' : 'other';
+    }
+    return sourceHash(await at.store.get(e.source.key, { signal: at.signal })) === e.source.hash ? 'landed' : 'other';
+  } catch (x) {
+    if (isBranchgraphError(x, 'not_found') || isBranchgraphError(x, 'object_not_found')) return 'absent';
+    throw x;
   }
 }

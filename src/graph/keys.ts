@@ -16,6 +16,7 @@
  *   wal/...                            ingest generations (see src/wal)
  *   idempotency/<day>/<hash>.json      keyed merges' results, by UTC day (graph/idempotency.ts)
  *   requests/<id>/<seq>.json           merge requests, one create-only object per version (graph/merge-requests.ts)
+ *   events/<seq>.json, <seq>.ok        the event log and its confirmations (graph/event-log.ts)
  *
  * Branch names are percent-encoded into one segment, so `review` and
  * `review/2026-07` never share a prefix.
@@ -55,7 +56,7 @@ export const keys = {
  * after each of them (service/live-graph-store.ts); runs, parts and hints are invisible until a
  * manifest names them.
  */
-export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/', 'requests/'] as const;
+export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/', 'requests/', 'events/'] as const;
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
 export const COLLECTABLE_PREFIXES = {

@@ -9,6 +9,8 @@
  * trail.
  */
 import { ulid } from 'ulid';
+import { canonicalJson } from '../model/canonical.js';
+import type { EventKind, EventLog } from './event-log.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { MergeRequestDocZ, type MergeRequestDoc } from '../model/merge-request.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -30,7 +32,17 @@ export class MergeRequests {
   constructor(
     private readonly store: ObjectStore,
     private readonly clock: () => number,
+    private readonly events: EventLog,
   ) {}
+
+  /** Write one version, with its event before it (event-log.ts). */
+  private async put(doc: MergeRequestDoc, kind: EventKind, signal?: AbortSignal): Promise<void> {
+    const key = versionKey(doc.id, doc.seq);
+    const bytes = encodeJson(MergeRequestDocZ.parse(doc));
+    const actor = doc.merged?.by ?? doc.closed?.by ?? doc.reviews.at(-1)?.author ?? doc.author;
+    const draft = { kind, actor: kind === 'request_opened' ? doc.author : actor, branch: doc.target, request: doc.id };
+    await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
+  }
 
   private remember(doc: MergeRequestDoc): void {
     this.known.delete(doc.id);
@@ -45,7 +57,7 @@ export class MergeRequests {
   /** Store a new request (its first version); the id is chosen here. */
   async create(doc: Omit<MergeRequestDoc, 'id' | 'seq' | 'format'>, signal?: AbortSignal): Promise<MergeRequestDoc> {
     const full: MergeRequestDoc = { format: 1, id: ulid(this.clock()), seq: 1, ...doc };
-    await this.store.putIfAbsent(versionKey(full.id, 1), encodeJson(MergeRequestDocZ.parse(full)), { signal });
+    await this.put(full, 'request_opened', signal);
     this.remember(full);
     return full;
   }
@@ -97,7 +109,7 @@ export class MergeRequests {
         updatedAt: new Date(this.clock()).toISOString(),
       });
       try {
-        await this.store.putIfAbsent(versionKey(id, stored.seq), encodeJson(stored), { signal });
+        await this.put(stored, changeKind(doc, stored), signal);
         this.remember(stored);
         return stored;
       } catch (e) {
@@ -135,4 +147,14 @@ export class MergeRequests {
     }
     return { requests, next: undefined };
   }
+}
+
+/** What a new version of a request changed, as its event names it. */
+function changeKind(before: MergeRequestDoc, after: MergeRequestDoc): EventKind {
+  if (after.state === 'merged' && before.state !== 'merged') return 'request_merged';
+  if (after.state === 'closed' && before.state !== 'closed') return 'request_closed';
+  if (after.reviews.length > before.reviews.length) return 'request_reviewed';
+  if (after.merging !== undefined && before.merging === undefined) return 'request_merge_started';
+  if (canonicalJson(after.resolutions ?? null) !== canonicalJson(before.resolutions ?? null)) return 'request_resolutions';
+  return 'request_revised';
 }

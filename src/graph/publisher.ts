@@ -68,6 +68,8 @@ export interface PublisherParts {
 
 /** One attempt's published manifest and what to tidy after it. */
 interface Landed<T> {
+  /** The event appended for it (graph/event-log.ts). */
+  event: number;
   manifest: Manifest;
   rec: BranchRecord;
   plan: ChangePlan<T>;
@@ -136,9 +138,17 @@ export class Publisher implements Publication {
       planned = await maintainIndexes({ runs, head, plan: fold.plan, signal: opts.signal });
       const manifest = await this.buildManifest({ head, rec, plan: planned, opts });
       this.checkDeadline(a.branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
-      // Both must land before the manifest names them; neither depends on the other.
-      await Promise.all([repo.writeCommitIndex(manifest.commit.id, refOf(manifest), opts.signal), repo.writeParts(manifest, opts.signal)]);
-      const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable };
+      // All three must land before the manifest; none depends on another. The event names the manifest
+      // it is for: if this attempt loses, that manifest says another commit, and readers skip the event.
+      const { commit } = manifest;
+      const source = { key: keys.manifest(manifest.lineage, manifest.version), commit: commit.id };
+      const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
+      const [, , seq] = await Promise.all([
+        repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
+        repo.writeParts(manifest, opts.signal),
+        repo.events.append(event, opts.signal),
+      ]);
+      const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
       let outcome: 'published' | 'lost';
       try {
         maybePublished = true;
@@ -216,6 +226,7 @@ export class Publisher implements Publication {
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (l.folded.length > 0) await this.parts.store.deleteMany(l.folded).catch(() => undefined);
+    void this.parts.repo.events.confirm(l.event);
     return { status: 'published', commit: l.manifest.commit, manifest: l.manifest, result: l.plan.result, attempts: l.attempt };
   }
 

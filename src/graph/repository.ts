@@ -48,6 +48,7 @@ import {
 import { Ancestry } from './ancestry.js';
 import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { EventLog, type EventKind } from './event-log.js';
 
 export const HINT_EVERY = 32;
 /** How many versions past a known one are asked for by name before the lineage is listed. */
@@ -130,6 +131,8 @@ export class Repository {
   private readonly parts: PromiseCache<string, PartNode<unknown>>;
   private readonly knownVersion: Map<string, number>;
   private readonly branchRecords: Map<string, BranchRecord>;
+  /** Where every change to the graph is appended (event-log.ts). */
+  readonly events: EventLog;
   /** Per lineage, a version a branch hint named, to be confirmed by the next listing. */
   private readonly hintedVersion = new Map<string, number>();
 
@@ -145,10 +148,12 @@ export class Repository {
       /** Ids of new parts come from this clock: GC reads them as ages. */
       clock?: () => number;
       caches?: RepositoryCaches;
+      events?: EventLog;
     } = {},
   ) {
     this.trees = opts.trees ?? treeOptions();
     this.clock = opts.clock ?? Date.now;
+    this.events = opts.events ?? new EventLog(store, this.clock);
     const caches = opts.caches ?? new RepositoryCaches();
     this.caches = caches;
     this.manifests = caches.manifests;
@@ -160,11 +165,12 @@ export class Repository {
 
   /** The same repository seen through another store (for example a per-request counting wrapper). */
   withStore(store: ObjectStore): Repository {
-    return new Repository(store, { trees: this.trees, clock: this.clock, caches: this.caches });
+    return new Repository(store, { trees: this.trees, clock: this.clock, caches: this.caches, events: this.events.withStore(store) });
   }
 
   /** Drop every in-memory cache, as a restarted process would have none. */
   clearCaches(): void {
+    this.events.forget();
     this.manifests.clear();
     this.schemas.clear();
     this.parts.clear();
@@ -389,11 +395,15 @@ export class Repository {
   async writeBranchRecord(
     rec: Omit<BranchRecord, 'format' | 'seq'>,
     expectSeq: number,
-    signal?: AbortSignal,
+    at: { event: EventKind; signal?: AbortSignal | undefined },
   ): Promise<BranchRecord | 'lost'> {
+    const { signal } = at;
     const full: BranchRecord = { format: 1, seq: expectSeq + 1, ...rec };
+    const key = keys.branchRecord(rec.name, full.seq);
+    const bytes = encodeJson(full);
     try {
-      await this.store.putIfAbsent(keys.branchRecord(rec.name, full.seq), encodeJson(full), { signal });
+      const draft = { kind: at.event, actor: rec.actor, branch: rec.name };
+      await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists')) return 'lost';
       throw e;
@@ -680,7 +690,10 @@ export class Repository {
       };
       await this.writeCommitIndex(commitId, { lineage, version: 1 }, signal);
       await this.publish(m, signal);
-      const res = await this.writeBranchRecord({ name: 'main', lineage, deleted: false, from: null, time, actor }, 0, signal);
+      const res = await this.writeBranchRecord({ name: 'main', lineage, deleted: false, from: null, time, actor }, 0, {
+        event: 'branch_created',
+        signal,
+      });
       if (res !== 'lost') return;
       // Another process initialised the graph first; its main wins.
     }

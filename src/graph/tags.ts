@@ -16,6 +16,7 @@ import { listAll } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, encodeBranch } from './keys.js';
 import { ManifestRefZ } from './manifest.js';
+import type { EventLog } from './event-log.js';
 
 export const TagRecordZ = z.object({
   format: z.literal(1),
@@ -50,7 +51,10 @@ export function validateTagName(name: string): void {
 }
 
 export class Tags {
-  constructor(private readonly store: ObjectStore) {}
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly events: EventLog,
+  ) {}
 
   async get(name: string, signal?: AbortSignal): Promise<TagRecord> {
     validateTagName(name);
@@ -67,8 +71,11 @@ export class Tags {
   async create(record: Omit<TagRecord, 'format'>, signal?: AbortSignal): Promise<TagRecord> {
     validateTagName(record.name);
     const full: TagRecord = { format: 1, ...record };
+    const key = tagKey(record.name);
+    const bytes = encodeJson(full);
     try {
-      await this.store.putIfAbsent(tagKey(record.name), encodeJson(full), { signal });
+      const draft = { kind: 'tag_created' as const, actor: record.actor, tag: record.name, commit: record.commit };
+      await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists'))
         throw new BranchgraphError('tag_exists', `tag ${record.name} already exists; tags never move`, { details: { tag: record.name } });

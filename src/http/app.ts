@@ -6,6 +6,7 @@
  * public-routes.ts), every operation of the table (routes/
  * operation-routes.ts), and GraphQL (routes/graphql-route.ts).
  */
+import { eventStreamRoute } from './routes/event-stream-route.js';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ulid, type PRNG } from 'ulid';
@@ -134,6 +135,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404),
   );
   publicRoutes(app, { service, base });
+  eventStreamRoute(app, service);
   operationRoutes(app, service);
   graphqlRoute(app, { service, logger, base });
   typedGraphqlRoutes(app, { service, logger, base });

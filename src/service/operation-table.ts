@@ -43,6 +43,7 @@ import { reviewMergeRequest } from './operations/requests/review-merge-request.j
 import { setMergeRequestResolutions } from './operations/requests/set-merge-request-resolutions.js';
 import { mergeMergeRequest } from './operations/requests/merge-merge-request.js';
 import { closeMergeRequest } from './operations/requests/close-merge-request.js';
+import { listEvents } from './operations/events/list-events.js';
 import { log } from './operations/history/log.js';
 import { commit } from './operations/history/commit.js';
 import { diff } from './operations/history/diff.js';
@@ -92,6 +93,7 @@ export const OPERATIONS = {
   setMergeRequestResolutions,
   mergeMergeRequest,
   closeMergeRequest,
+  listEvents,
   log,
   commit,
   diff,

@@ -111,7 +111,11 @@ export class BranchgraphService {
     this.compactor.start();
   }
 
+  /** Aborted when the service stops: long-lived streams (the event feed) end with it. */
+  readonly stopping = new AbortController();
+
   async stop(): Promise<void> {
+    this.stopping.abort();
     await Promise.all([this.catchUps.stop(), this.compactor.stop()]);
   }
 

@@ -59,8 +59,8 @@ export function storesUnderTest(): StoreUnderTest[] {
 }
 
 /** A byte-for-byte copy of a memory store, so one setup can seed many runs. */
-export async function cloneMemoryStore(src: MemoryStore): Promise<MemoryStore> {
-  const dst = new MemoryStore();
+export async function cloneMemoryStore(src: MemoryStore, clock?: () => number): Promise<MemoryStore> {
+  const dst = new MemoryStore(clock);
   for (const o of await listAll(src, '')) await dst.putIfAbsent(o.key, await src.get(o.key));
   return dst;
 }

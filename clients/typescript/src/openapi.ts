@@ -257,6 +257,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event feed after a cursor: each change once, in order.
+         * @description Every commit, branch change (created, deleted, reset, protected, unprotected), tag created and merge request change (opened, revised, reviewed, resolutions, merge started, merged, closed), appended once to a log in the store and read in one order by every server, across restarts. `nextCursor` is where to read on; a page is empty when nothing new came. A change whose publication is still in flight holds the page before it until it lands (or, if its writer died, until a publication's deadline passes), so nothing is skipped or reordered. `GET /events/stream` streams the same feed as server-sent events.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event feed as server-sent events, from a cursor on.
+         * @description Sends every event after `cursor` (or the `Last-Event-ID` a reconnecting client sends), then each new one as it is appended: `id` is its sequence, `event` its kind, `data` the event as JSON (as `GET /events` gives it). A comment line every 15 seconds keeps an idle connection open. The stream ends when the client goes away or the server stops.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merge-requests": {
         parameters: {
             query?: never;
@@ -1270,6 +1310,21 @@ export interface components {
                 by: "choice" | "strategy";
             }[];
         };
+        GraphEvent: {
+            /** @description Its place in the feed. */
+            seq: number;
+            /** @enum {string} */
+            kind: "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_merge_started" | "request_merged" | "request_closed";
+            /** Format: date-time */
+            time: string;
+            actor: string;
+            branch?: string;
+            commit?: string;
+            /** @description A commit event's commit kind (write, merge, ...). */
+            commitKind?: string;
+            tag?: string;
+            request?: string;
+        };
         /** @description A request to merge a source branch into a target, with its revisions, reviews and whether it may merge now. */
         MergeRequestRecord: {
             id: string;
@@ -2013,6 +2068,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Operation"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description A previous page's nextCursor; 0 or absent for the start. */
+                cursor?: string;
+                /** @description 100 when absent. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["GraphEvent"][];
+                        nextCursor: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description A sequence from the feed; 0 or absent for the start. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The last event's id a reconnecting client saw (wins over cursor). */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             "4XX": components["responses"]["Error"];

@@ -1,0 +1,214 @@
+/**
+ * The event log: every change to the graph (each commit, branch record,
+ * tag and merge request version) appended once, in one order, readable by
+ * cursor from any process.
+ *
+ * Exactly once without a transaction. An event names its *source*: the
+ * object whose creation is the change (a manifest with its commit id, a
+ * branch record, a tag, a request version, each with a hash of what it
+ * says). A writer appends the event, create-only at the next free
+ * sequence number, before it writes the source (for a commit, beside the
+ * commit index entry and the parts, so publication waits no longer), and
+ * marks it confirmed (`<seq>.ok`) once the source has landed. So:
+ *  - a crash before the source lands leaves an event whose source never
+ *    appears: an orphan, which readers skip;
+ *  - a crash after leaves an event without its mark, whose source is
+ *    there: readers count it (and mark it);
+ *  - a writer that lost its race (another manifest took that version)
+ *    leaves an event whose source says something else: an orphan too.
+ * An event is written once per attempt, and an attempt's source is unique
+ * (a fresh commit id, a record's content), so no change has two events.
+ *
+ * Order. Events are read in sequence order, and a reader never passes an
+ * event it cannot decide yet (its source absent, its writer maybe still
+ * publishing): it stops there until the source lands or the event is
+ * older, by the store's clock, than a publication may take
+ * (MAX_PUBLICATION_MS), after which it is an orphan. Within a branch,
+ * sequence order is commit order: an attempt appends its event after
+ * reading the head it builds on, so an event of a later version was
+ * appended after that of the earlier one. A crash in the middle of a
+ * publication can hold readers back by up to that bound; nothing is lost
+ * or reordered.
+ */
+import { z } from 'zod';
+import { contentHash } from '../model/canonical.js';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { storeTime } from '../store/store-clock.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
+
+export const EVENTS_PREFIX = 'events/';
+const eventKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.json`;
+const okKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.ok`;
+const HINT_KEY = `${EVENTS_PREFIX}hint.json`;
+const KEY_RE = /^events\/(\d{12})\.(json|ok)$/;
+/** How often a writer records the sequence it reached, so a cold process lists from near the end. */
+const HINT_EVERY = 64;
+
+export const EVENT_KINDS = [
+  'commit',
+  'branch_created',
+  'branch_deleted',
+  'branch_reset',
+  'branch_protected',
+  'branch_unprotected',
+  'tag_created',
+  'request_opened',
+  'request_revised',
+  'request_reviewed',
+  'request_resolutions',
+  'request_merge_started',
+  'request_merged',
+  'request_closed',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+const SourceZ = z.object({ key: z.string(), hash: z.string().optional(), commit: z.string().optional() });
+
+export const GraphEventZ = z.object({
+  format: z.literal(1),
+  seq: z.number().int().min(1),
+  kind: z.enum(EVENT_KINDS),
+  time: z.string(),
+  actor: z.string(),
+  branch: z.string().optional(),
+  /** A commit's id (and, for commit events, its kind). */
+  commit: z.string().optional(),
+  commitKind: z.string().optional(),
+  tag: z.string().optional(),
+  request: z.string().optional(),
+  source: SourceZ,
+});
+export type GraphEvent = z.infer<typeof GraphEventZ>;
+export type EventDraft = Omit<GraphEvent, 'format' | 'seq' | 'time'>;
+
+/** The hash an event records of its source's bytes. */
+export function sourceHash(bytes: Uint8Array): string {
+  return contentHash(new TextDecoder().decode(bytes));
+}
+
+export class EventLog {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly clock: () => number,
+    /** The highest sequence number this process knows is taken, shared by every view of the store. */
+    private readonly known: { taken?: number } = {},
+  ) {}
+
+  /** The same log through another store wrapper, sharing what it knows. */
+  withStore(store: ObjectStore): EventLog {
+    return new EventLog(store, this.clock, this.known);
+  }
+
+  /** Forget what this process knew, as a restarted one would. */
+  forget(): void {
+    delete this.known.taken;
+  }
+
+  /** Append an event for the object written next at `key` (its bytes `bytes`), then write it with `write`, then confirm. */
+  async around<T>(
+    a: { draft: Omit<EventDraft, 'source'>; key: string; bytes: Uint8Array; signal?: AbortSignal | undefined },
+    write: () => Promise<T>,
+  ): Promise<T> {
+    const seq = await this.append({ ...a.draft, source: { key: a.key, hash: sourceHash(a.bytes) } }, a.signal);
+    const out = await write();
+    void this.confirm(seq);
+    return out;
+  }
+
+  /** Append `draft` at the next free sequence number; the caller writes its source next, then `confirm`s. */
+  async append(draft: EventDraft, signal?: AbortSignal): Promise<number> {
+    let seq = (await this.highest(signal)) + 1;
+    for (;;) {
+      const event: GraphEvent = { format: 1, seq, time: new Date(this.clock()).toISOString(), ...draft };
+      try {
+        await this.store.putIfAbsent(eventKey(seq), encodeJson(event), { signal });
+        this.known.taken = Math.max(this.known.taken ?? 0, seq);
+        if (seq % HINT_EVERY === 0) void this.store.putOverwrite(HINT_KEY, encodeJson({ seq })).catch(() => undefined);
+        return seq;
+      } catch (e) {
+        if (!isBranchgraphError(e, 'object_exists')) throw e;
+        seq++;
+      }
+    }
+  }
+
+  /** Mark `seq`'s source as landed (best effort: readers check the source of an unmarked event). */
+  confirm(seq: number): Promise<void> {
+    return this.store.putIfAbsent(okKey(seq), new Uint8Array(0)).catch(() => undefined);
+  }
+
+  private async highest(signal?: AbortSignal): Promise<number> {
+    if (this.known.taken !== undefined) return this.known.taken;
+    let from = 0;
+    try {
+      from = decodeJson(z.object({ seq: z.number().int().min(0) }), await this.store.get(HINT_KEY, { signal }), HINT_KEY).seq;
+    } catch (e) {
+      if (!isBranchgraphError(e, 'object_not_found') && !isBranchgraphError(e, 'corrupt_object')) throw e;
+    }
+    let highest = 0;
+    for await (const o of this.store.list(EVENTS_PREFIX, { signal, ...(from > 0 ? { startAfter: eventKey(from - 1) } : {}) })) {
+      const m = KEY_RE.exec(o.key);
+      if (m !== null) highest = Math.max(highest, Number(m[1]));
+    }
+    this.known.taken = Math.max(this.known.taken ?? 0, highest);
+    return this.known.taken;
+  }
+
+  /**
+   * Up to `limit` events after sequence `after`, in order, each once: orphans skipped, and stopping
+   * before the first event that cannot be decided yet. `next` is the cursor to read on from.
+   */
+  async page(a: {
+    after: number;
+    limit: number;
+    sourceSays: (event: GraphEvent) => Promise<'landed' | 'absent' | 'other'>;
+    /** How long an event's source may take to land (a publication's deadline, MAX_PUBLICATION_MS). */
+    undecidedMs: number;
+    signal?: AbortSignal | undefined;
+  }): Promise<{ events: GraphEvent[]; next: number }> {
+    const found = new Map<number, { json?: string; ok: boolean; writtenAt?: number | undefined }>();
+    // `<seq>.ok` sorts after `<seq>.json`: listing after the cursor's mark skips both of its objects.
+    for await (const o of this.store.list(EVENTS_PREFIX, { signal: a.signal, startAfter: okKey(a.after) })) {
+      const m = KEY_RE.exec(o.key);
+      if (m === null) continue;
+      const seq = Number(m[1]);
+      if (seq <= a.after) continue;
+      const f = found.get(seq) ?? { ok: false };
+      if (m[2] === 'ok') f.ok = true;
+      else {
+        f.json = o.key;
+        f.writtenAt = o.lastModified;
+      }
+      found.set(seq, f);
+    }
+    const events: GraphEvent[] = [];
+    let next = a.after;
+    let now: number | undefined;
+    for (const seq of [...found.keys()].sort((x, y) => x - y)) {
+      if (events.length >= a.limit) break;
+      const f = found.get(seq) as { json?: string; ok: boolean; writtenAt?: number };
+      if (f.json === undefined) break;
+      const event = decodeJson(GraphEventZ, await this.store.get(f.json, { signal: a.signal }), f.json);
+      if (event.seq !== seq)
+        throw new BranchgraphError('corrupt_object', `${f.json} holds event ${event.seq}`, { details: { key: f.json } });
+      if (!f.ok) {
+        const says = await a.sourceSays(event);
+        if (says === 'landed') void this.confirm(seq);
+        else if (says === 'absent') {
+          now ??= await storeTime(this.store, a.signal);
+          // Its writer may still be publishing: nothing after it is read until that is decided.
+          if (f.writtenAt === undefined || now - f.writtenAt <= a.undecidedMs) break;
+          next = seq;
+          continue;
+        } else {
+          next = seq;
+          continue;
+        }
+      }
+      events.push(event);
+      next = seq;
+    }
+    return { events, next };
+  }
+}
