@@ -35,6 +35,15 @@ import type { BranchgraphService, RequestContext } from './service.js';
 /** A request as clients see it: the stored request, whether it may merge now, and whether its latest revision is current. */
 export type MergeRequestDto = Omit<MergeRequestDoc, 'format' | 'seq'> & { version: number; mergeability: Mergeability };
 
+/** A merged or closed request takes no reviews, resolutions or merges. */
+function refuseUnlessOpen(doc: MergeRequestDoc): void {
+  if (doc.state === 'open') return;
+  const how = doc.merged !== undefined ? ` as ${doc.merged.commit}` : '';
+  throw new BranchgraphError('request_not_mergeable', `merge request ${doc.id} is ${doc.state}${how}`, {
+    details: { reasons: [`the request is ${doc.state}`] },
+  });
+}
+
 const now = (service: BranchgraphService): string => new Date(service.graph.clock()).toISOString();
 const who = (service: BranchgraphService, ctx: RequestContext): string => ctx.actor ?? service.graph.actor;
 
@@ -169,10 +178,7 @@ export function reviewRequest(
   return service.graph.requests.update(
     a.id,
     async (stored) => {
-      if (stored.state !== 'open')
-        throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} is ${stored.state}`, {
-          details: { reasons: [`the request is ${stored.state}`] },
-        });
+      refuseUnlessOpen(stored);
       if (a.verdict !== 'comment' && author === stored.author)
         throw new BranchgraphError('forbidden', 'the author of a request cannot approve it or request changes on it');
       if (stored.reviews.length >= MAX_REVIEWS)
@@ -203,10 +209,7 @@ export function setResolutions(
   return service.graph.requests.update(
     a.id,
     async (stored) => {
-      if (stored.state !== 'open')
-        throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} is ${stored.state}`, {
-          details: { reasons: [`the request is ${stored.state}`] },
-        });
+      refuseUnlessOpen(stored);
       const { resolutions: _old, ...rest } = stored;
       const doc = a.resolutions === null ? rest : { ...rest, resolutions: a.resolutions };
       return (await revised(service, doc, ctx)) ?? doc;
@@ -220,10 +223,7 @@ export function closeRequest(service: BranchgraphService, id: string, ctx: Reque
     id,
     async (doc) => {
       if (doc.state === 'closed') return undefined;
-      if (doc.state === 'merged')
-        throw new BranchgraphError('request_not_mergeable', `merge request ${id} is merged`, {
-          details: { reasons: ['the request is merged'] },
-        });
+      refuseUnlessOpen(doc);
       return { ...doc, state: 'closed', closed: { by: who(service, ctx), time: now(service) } };
     },
     ctx.signal,
@@ -278,12 +278,7 @@ export async function mergeRequestNow(
   ctx: RequestContext,
 ): Promise<{ request: MergeRequestDoc; result: MergeResultDto }> {
   const stored = await service.graph.requests.get(a.id, ctx.signal);
-  if (stored.state !== 'open') {
-    const how = stored.merged !== undefined ? ` as ${stored.merged.commit}` : '';
-    throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} is ${stored.state}${how}`, {
-      details: { reasons: [`the request is ${stored.state}`] },
-    });
-  }
+  refuseUnlessOpen(stored);
   const started = stored.merging;
   if (started !== undefined) {
     const rev = stored.revisions.find((r) => r.n === started) as Revision;
