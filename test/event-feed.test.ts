@@ -123,6 +123,52 @@ describe('event feed', () => {
   });
 });
 
+describe('event feed as a GraphQL subscription', () => {
+  it('streams the feed from a cursor over server-sent events, and refuses a bad cursor', async () => {
+    const s = await testServer();
+    const api = embeddedApi(s.service, { transport: 'embedded' });
+    await api.applySchema({ branch: 'main', schema: SCHEMA });
+    await api.write({ branch: 'main', ...put('a', 1) });
+    const controller = new AbortController();
+    const res = await fetch(`${s.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { events(cursor: "1") { seq kind commitKind } }' }),
+      signal: controller.signal,
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    const got = (): { seq: number; kind: string; commitKind: string | null }[] =>
+      [...text.matchAll(/^data: (.+)$/gm)].map(
+        (m) => (JSON.parse(m[1] as string) as { data: { events: { seq: number; kind: string; commitKind: string | null } } }).data.events,
+      );
+    let wrote = false;
+    while (got().length < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+      if (!wrote && got().length === 2) {
+        wrote = true;
+        await api.write({ branch: 'main', ...put('b', 1) });
+      }
+    }
+    controller.abort();
+    expect(got()).toEqual([
+      { seq: 2, kind: 'commit', commitKind: 'schema' },
+      { seq: 3, kind: 'commit', commitKind: 'write' },
+      { seq: 4, kind: 'commit', commitKind: 'write' },
+    ]);
+    const bad = await fetch(`${s.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { events(cursor: "x") { seq } }' }),
+    });
+    expect(await bad.text()).toMatch(/invalid_input/);
+    await s.close();
+  });
+});
+
 describe('event feed under races and crashes', () => {
   it('racing writers on two servers leave one event per published commit, in commit order', async () => {
     const store = new MemoryStore();

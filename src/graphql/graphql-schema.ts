@@ -13,6 +13,7 @@ import { invoke } from '../service/api.js';
 import { OPERATION_LIST } from '../service/operation-table.js';
 import { packageRoot } from '../service/package-root.js';
 import { toGraphqlError } from './graphql-errors.js';
+import { eventSubscription } from './event-subscription.js';
 
 export const SDL_PATH = path.join(packageRoot(), 'schema', 'branchgraph.graphql');
 
@@ -92,6 +93,7 @@ export function graphqlSchema() {
         __resolveType: (obj: { __typename: string }) => obj.__typename,
       },
       ...operationResolvers(),
+      Subscription: eventSubscription,
     },
   });
 }
