@@ -36,7 +36,9 @@ describe('protected branches', () => {
     feature = (await writer.write({ branch: 'f', ...put('b', 1) })).commit?.id as string;
     // Rows acknowledged before the rule: folding them later is no new change.
     await writer.ingest({ branch: 'main', ndjson: JSON.stringify(put('w', 1).ops[0]) });
+    const createdAt = (await admin.getBranch({ name: 'main' })).createdAt;
     const b = await admin.protectBranch({ name: 'main', requiredApprovals: 1 });
+    expect(b.createdAt).toBe(createdAt);
     expect(b.protection).toMatchObject({ requiredApprovals: 1, allowAdminBypass: false, staleApprovals: 'result_change', setBy: 'alice' });
   });
   afterAll(() => s.close());

@@ -159,7 +159,8 @@ export class Branches {
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       const { format: _f, seq, protection: _old, ...rec } = await repo.liveBranch(name, opts.signal);
       const time = new Date(clock()).toISOString();
-      const next = { ...rec, time, actor: opts.actor ?? this.parts.actor };
+      // The record keeps the branch's creation time (clients read it as createdAt); the rule says when it was set.
+      const next = { ...rec, actor: opts.actor ?? this.parts.actor };
       const event = rule === null ? ('branch_unprotected' as const) : ('branch_protected' as const);
       const res = await repo.writeBranchRecord(rule === null ? next : { ...next, protection: { ...rule, setBy: next.actor, time } }, seq, {
         event,
