@@ -91,8 +91,8 @@ export class EventLog {
   constructor(
     private readonly store: ObjectStore,
     private readonly clock: () => number,
-    /** The highest sequence number this process knows is taken, shared by every view of the store. */
-    private readonly known: { taken?: number } = {},
+    /** The highest sequence number this process knows is taken, and the confirmations in flight, shared by every view of the store. */
+    private readonly known: { taken?: number; confirming: Set<Promise<void>> } = { confirming: new Set() },
   ) {}
 
   /** The same log through another store wrapper, sharing what it knows. */
@@ -112,7 +112,8 @@ export class EventLog {
   ): Promise<T> {
     const seq = await this.append({ ...a.draft, source: { key: a.key, hash: sourceHash(a.bytes) } }, a.signal);
     const out = await write();
-    void this.confirm(seq);
+    // Records, tags and requests change rarely: their confirmation is waited for. A commit's is not (publisher.ts).
+    await this.confirm(seq);
     return out;
   }
 
@@ -135,7 +136,18 @@ export class EventLog {
 
   /** Mark `seq`'s source as landed (best effort: readers check the source of an unmarked event). */
   confirm(seq: number): Promise<void> {
-    return this.store.putIfAbsent(okKey(seq), new Uint8Array(0)).catch(() => undefined);
+    const w = this.store.putIfAbsent(okKey(seq), new Uint8Array(0)).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.known.confirming.add(w);
+    void w.finally(() => this.known.confirming.delete(w));
+    return w;
+  }
+
+  /** Once the confirmations already started have landed or failed. */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.known.confirming]);
   }
 
   private async highest(signal?: AbortSignal): Promise<number> {

@@ -72,9 +72,9 @@ export class Graph {
     this.#parts.runs.clear();
   }
 
-  /** Release the store, once the best-effort writes already started (head hints) have landed or failed. */
+  /** Release the store, once the best-effort writes already started (head hints, event confirmations) have landed or failed. */
   async close(): Promise<void> {
-    await this.#parts.hints.settle();
+    await Promise.all([this.#parts.hints.settle(), this.#parts.repo.events.settle()]);
     await this.#parts.store.close?.();
   }
 
