@@ -92,7 +92,7 @@ export class EventLog {
     private readonly store: ObjectStore,
     private readonly clock: () => number,
     /** The highest sequence number this process knows is taken, and the confirmations in flight, shared by every view of the store. */
-    private readonly known: { taken?: number; confirming: Set<Promise<void>> } = { confirming: new Set() },
+    private readonly known: { taken?: number; loading?: Promise<number>; confirming: Set<Promise<void>> } = { confirming: new Set() },
   ) {}
 
   /** The same log through another store wrapper, sharing what it knows. */
@@ -150,8 +150,16 @@ export class EventLog {
     await Promise.allSettled([...this.known.confirming]);
   }
 
-  private async highest(signal?: AbortSignal): Promise<number> {
-    if (this.known.taken !== undefined) return this.known.taken;
+  private highest(signal?: AbortSignal): Promise<number> {
+    if (this.known.taken !== undefined) return Promise.resolve(this.known.taken);
+    // One lookup at a time: concurrent first appends share it.
+    this.known.loading ??= this.lookUp(signal).finally(() => {
+      delete this.known.loading;
+    });
+    return this.known.loading;
+  }
+
+  private async lookUp(signal?: AbortSignal): Promise<number> {
     let from = 0;
     try {
       from = decodeJson(z.object({ seq: z.number().int().min(0) }), await this.store.get(HINT_KEY, { signal }), HINT_KEY).seq;
