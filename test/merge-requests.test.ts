@@ -49,6 +49,7 @@ describe('merge requests', () => {
       reasons: ['0 of 1 required approvals'],
       approvals: { required: 1, current: [] },
       changesRequestedBy: [],
+      checks: { required: [], passed: [] },
     });
     await expect(bob.openMergeRequest({ source: 'nope', title: 'x' })).rejects.toMatchObject({ code: 'not_found' });
     await expect(bob.openMergeRequest({ source: 'main', target: 'main', title: 'x' })).rejects.toMatchObject({ code: 'invalid_input' });

@@ -16,6 +16,7 @@ import type {
 } from '../service/service.js';
 import type { EntityVersionDto, PropertyBlameDto, RowItem } from '../service/api.js';
 import type { MergeRequestDto } from '../service/merge-request-actions.js';
+import type { HookDto } from '../service/operations/hooks/hook-dto.js';
 import type { CommitDetailDto } from '../service/service.js';
 
 export interface Output {
@@ -71,7 +72,7 @@ export const human = {
     const rule =
       p === null
         ? ''
-        : `protected: ${many(p.requiredApprovals, 'approval')}${p.allowAdminBypass ? ', admins may bypass' : ''}, stale on ${p.staleApprovals}\n`;
+        : `protected: ${many(p.requiredApprovals, 'approval')}${p.requiredChecks.length > 0 ? `, checks ${p.requiredChecks.join(', ')}` : ''}${p.allowAdminBypass ? ', admins may bypass' : ''}, stale on ${p.staleApprovals}\n`;
     return `branch ${b.name} at ${b.head.id}${b.forkedFrom !== null ? ` (from ${b.forkedFrom})` : ''}\n${rule}`;
   },
   request: (r: MergeRequestDto): string => {
@@ -83,8 +84,11 @@ export const human = {
         targetHead: v.targetHead,
         outcome: v.preview.outcome,
         conflicts: v.preview.conflicts,
+        checks: Object.entries(v.checks ?? {})
+          .map(([name, c]) => `${name}:${c.status}`)
+          .join(' '),
       })),
-      ['n', 'sourceHead', 'targetHead', 'outcome', 'conflicts'],
+      ['n', 'sourceHead', 'targetHead', 'outcome', 'conflicts', 'checks'],
     );
     const reviews =
       r.reviews.length === 0
@@ -97,6 +101,25 @@ export const human = {
     const state = r.state !== 'open' ? '' : m.mergeable ? 'mergeable\n' : `not mergeable: ${m.reasons.join('; ')}\n`;
     return `${head}${revs}${reviews}${state}`;
   },
+  hooks: (p: { hooks: HookDto[] }): string =>
+    p.hooks.length === 0
+      ? 'no hooks\n'
+      : table(
+          p.hooks.map((h) => ({
+            id: h.id,
+            kind: h.kind,
+            url: h.url,
+            what: h.kind === 'check' ? (h.check ?? '') : h.events.join(','),
+            delivered: h.stats.delivered,
+            dead: h.stats.deadLetters,
+          })),
+          ['id', 'kind', 'url', 'what', 'delivered', 'dead'],
+        ),
+  deadLetters: (p: {
+    deadLetters: { id: string; hook: string; event: string; attempts: number; error: string }[];
+    nextCursor: string | null;
+  }): string =>
+    `${p.deadLetters.length === 0 ? 'no dead letters\n' : table(p.deadLetters, ['id', 'hook', 'event', 'attempts', 'error'])}${p.nextCursor === null ? '' : `more: --cursor ${p.nextCursor}\n`}`,
   requests: (p: { requests: MergeRequestDto[]; nextCursor: string | null }): string =>
     `${table(
       p.requests.map((r) => ({

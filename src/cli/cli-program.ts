@@ -22,6 +22,7 @@ import { mergeCommands } from './commands/merge-commands.js';
 import { readCommands } from './commands/read-commands.js';
 import { historyCommands } from './commands/history-commands.js';
 import { requestCommands } from './commands/request-commands.js';
+import { hookCommands } from './commands/hook-commands.js';
 import { writeCommands } from './commands/write-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
 
@@ -87,6 +88,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     readCommands,
     historyCommands,
     requestCommands,
+    hookCommands,
     writeCommands,
     adminCommands,
   ])

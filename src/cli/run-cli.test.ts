@@ -13,6 +13,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PEOPLE_SCHEMA } from '../../test/support/fixtures.js';
 import { testServer, type TestServer } from '../../test/support/test-server.js';
+import { hookReceiver } from '../../test/support/hook-receiver.js';
 import { packageVersion } from '../service/package-root.js';
 import { EXIT } from './exit-codes.js';
 import { runCli } from './run-cli.js';
@@ -60,7 +61,13 @@ const COMMANDS = [
   'request review',
   'request resolve',
   'request merge',
+  'request check',
   'request close',
+  'hook',
+  'hook add',
+  'hook list',
+  'hook remove',
+  'hook dead-letters',
   'branch protect',
   'branch unprotect',
   'show',
@@ -179,7 +186,7 @@ describe('command line: a round against a server', () => {
   let dir: string;
   const env = { server: process.env.BRANCHGRAPH_SERVER, token: process.env.BRANCHGRAPH_TOKEN };
   beforeAll(async () => {
-    s = await testServer({ tokens: 'admin:cli-admin-token,write:cli-review-token:rita' });
+    s = await testServer({ tokens: 'admin:cli-admin-token,write:cli-review-token:rita', env: { BRANCHGRAPH_HOOK_ALLOWLIST: '127.0.0.1' } });
     dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-'));
     // --server and --token from the environment, as a shell profile would set them.
     process.env.BRANCHGRAPH_SERVER = s.url;
@@ -349,6 +356,36 @@ describe('command line: a round against a server', () => {
       /^fast_forward as [0-9A-Z]{26}[\s\S]*\(team -> main, merged/,
     );
     await ok(['branch', 'unprotect', 'main']);
+  });
+
+  it('registers a check, requires it on main, and shows its answer on the request', async () => {
+    const ok = async (args: string[]): Promise<string> => {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+      return r.stdout;
+    };
+    const rx = await hookReceiver({ status: 200, body: JSON.stringify({ status: 'pass', message: 'green' }) });
+    try {
+      const added = await ok(['hook', 'add', rx.url, '--check', 'ci']);
+      const id = /^([0-9A-Z]{26}) +check /m.exec(added)?.[1] as string;
+      expect(added).toMatch(/\nsecret: [A-Za-z0-9_-]{32}\n$/);
+      expect(await ok(['hook', 'list'])).toMatch(new RegExp(`${id} +check +${rx.url.replace(/[/.]/g, '\\$&')} +ci +0 +0`));
+      expect(await ok(['branch', 'protect', 'main', '--approvals', '0', '--checks', 'ci'])).toMatch(
+        /protected: 0 approvals, checks ci, stale on/,
+      );
+      await ok(['branch', 'create', 'checked']);
+      const file = path.join(dir, 'hooked.ndjson');
+      await writeFile(file, '{"table":"Person","values":{"id":"hooked","name":"H"}}\n');
+      await ok(['load', 'checked', file]);
+      const opened = JSON.parse(await ok(['request', 'open', 'checked', '--title', 'checked', '--json'])) as { id: string };
+      expect(await ok(['request', 'check', opened.id])).toMatch(/ci:pass\n[\s\S]*mergeable\n$/);
+      expect(await ok(['hook', 'dead-letters'])).toBe('no dead letters\n');
+      expect(await ok(['hook', 'remove', id])).toBe(`removed hook ${id}\n`);
+      await ok(['request', 'close', opened.id]);
+      await ok(['branch', 'unprotect', 'main']);
+    } finally {
+      await rx.close();
+    }
   });
 
   it('keeps the error code of a refused write and exits 1', async () => {

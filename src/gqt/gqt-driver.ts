@@ -54,8 +54,8 @@ export interface GqtDriver {
   blame(entity: EntityAt): Promise<PropertyBlameDto[]>;
   /** Move a branch to a commit, if its head is the one this reads first. */
   reset(branch: string, to: DriverRef): Promise<void>;
-  /** Set a branch's protection rule, or remove it (null). */
-  protect(branch: string, rule: ProtectionRule | null): Promise<void>;
+  /** Set a branch's protection rule, or remove it (null). Cases register no check hooks, so they require none. */
+  protect(branch: string, rule: Omit<ProtectionRule, 'requiredChecks'> | null): Promise<void>;
   /** One action on a merge request (`id` for every action but open): the request after it, and a merge's outcome. */
   request(call: (RequestAction | { action: 'get' }) & { id?: string; title?: string }): Promise<{ view: RequestView; outcome?: string }>;
   head(branch: string): Promise<string>;

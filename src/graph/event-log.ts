@@ -57,6 +57,7 @@ export const EVENT_KINDS = [
   'request_revised',
   'request_reviewed',
   'request_resolutions',
+  'request_checked',
   'request_merge_started',
   'request_merged',
   'request_closed',
@@ -87,13 +88,35 @@ export function sourceHash(bytes: Uint8Array): string {
   return contentHash(new TextDecoder().decode(bytes));
 }
 
+/** Events appended here whose source has not landed yet, kept for the listeners. */
+const MAX_APPENDED = 10_000;
+
+/** What every view of one store's log shares in a process. */
+interface Known {
+  /** The highest sequence number this process knows is taken. */
+  taken?: number;
+  loading?: Promise<number>;
+  /** Confirmations in flight. */
+  confirming: Set<Promise<void>>;
+  listeners: Set<(event: GraphEvent) => void>;
+  appended: Map<number, GraphEvent>;
+}
+
 export class EventLog {
   constructor(
     private readonly store: ObjectStore,
     private readonly clock: () => number,
-    /** The highest sequence number this process knows is taken, and the confirmations in flight, shared by every view of the store. */
-    private readonly known: { taken?: number; loading?: Promise<number>; confirming: Set<Promise<void>> } = { confirming: new Set() },
+    private readonly known: Known = { confirming: new Set(), listeners: new Set(), appended: new Map() },
   ) {}
+
+  /**
+   * Call `listener` with each event this process appends, once its source has landed (the
+   * webhooks follow this). Events other processes append reach their own listeners, not these.
+   */
+  onLanded(listener: (event: GraphEvent) => void): () => void {
+    this.known.listeners.add(listener);
+    return () => this.known.listeners.delete(listener);
+  }
 
   /** The same log through another store wrapper, sharing what it knows. */
   withStore(store: ObjectStore): EventLog {
@@ -125,6 +148,7 @@ export class EventLog {
       try {
         await this.store.putIfAbsent(eventKey(seq), encodeJson(event), { signal });
         this.known.taken = Math.max(this.known.taken ?? 0, seq);
+        if (this.known.listeners.size > 0) this.remember(event);
         if (seq % HINT_EVERY === 0) void this.store.putOverwrite(HINT_KEY, encodeJson({ seq })).catch(() => undefined);
         return seq;
       } catch (e) {
@@ -134,8 +158,23 @@ export class EventLog {
     }
   }
 
+  /** Keep an appended event until its source lands (or, bounded, is given up on as an orphan). */
+  private remember(event: GraphEvent): void {
+    const { appended } = this.known;
+    appended.set(event.seq, event);
+    for (const seq of appended.keys()) {
+      if (appended.size <= MAX_APPENDED) break;
+      appended.delete(seq);
+    }
+  }
+
   /** Mark `seq`'s source as landed (best effort: readers check the source of an unmarked event). */
   confirm(seq: number): Promise<void> {
+    const event = this.known.appended.get(seq);
+    if (event !== undefined) {
+      this.known.appended.delete(seq);
+      for (const l of this.known.listeners) l(event);
+    }
     const w = this.store.putIfAbsent(okKey(seq), new Uint8Array(0)).then(
       () => undefined,
       () => undefined,

@@ -30,6 +30,8 @@ export interface GraphOptions {
    * it to put small graphs in multi-part manifests. Any size reads back.
    */
   partBytes?: number;
+  /** How old a copy of the hook registry deliveries may use (hooks.ts), default 5 s. */
+  hookRefreshMs?: number;
 }
 
 /** What every store view of one graph shares: the caches and the hints in flight. */

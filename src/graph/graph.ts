@@ -16,6 +16,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import type { BranchRecord, DamagedBranch } from './repository.js';
 import type { TagRecord } from './tags.js';
 import { MergeRequests } from './merge-requests.js';
+import { HookStore } from './hooks.js';
 import { sourceHash, type GraphEvent } from './event-log.js';
 import type { ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
@@ -41,17 +42,20 @@ export class Graph {
   readonly idempotency: IdempotencyRecords;
   /** Stored merge requests (see merge-requests.ts). */
   readonly requests: MergeRequests;
+  /** Registered webhooks and checks, and their dead letters (see hooks.ts). */
+  readonly hooks: HookStore;
   readonly #parts: GraphParts;
   readonly #opts: GraphOptions;
 
-  private constructor(store: ObjectStore, opts: GraphOptions, shared?: GraphParts) {
-    this.#parts = graphParts(store, opts, shared);
+  private constructor(store: ObjectStore, opts: GraphOptions, shared?: { parts: GraphParts; hooks: HookStore }) {
+    this.#parts = graphParts(store, opts, shared?.parts);
     this.#opts = opts;
     this.ports = this.#parts.ports;
     this.actor = this.ports.actor;
     this.clock = this.ports.clock;
     this.idempotency = new IdempotencyRecords(store, this.clock);
     this.requests = new MergeRequests(store, this.clock, this.#parts.repo.events);
+    this.hooks = shared?.hooks.withStore(store) ?? new HookStore(store, { clock: this.clock, refreshMs: opts.hookRefreshMs });
   }
 
   /** Open the graph in `store`, creating `main` when the store is empty. */
@@ -63,7 +67,7 @@ export class Graph {
 
   /** This graph, with the same caches, seen through another store wrapper (per-request counting, abort). */
   withStore(store: ObjectStore): Graph {
-    return new Graph(store, this.#opts, this.#parts);
+    return new Graph(store, this.#opts, { parts: this.#parts, hooks: this.hooks });
   }
 
   /** Forget every cache, exactly as a fresh process would start. */
@@ -103,6 +107,11 @@ export class Graph {
 
   deleteBranch(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
     return this.#parts.branches.delete(name, opts);
+  }
+
+  /** Call `listener` with each event this process appends once its change has landed; returns the unsubscribe. */
+  onEvent(listener: (event: GraphEvent) => void): () => void {
+    return this.#parts.repo.events.onLanded(listener);
   }
 
   /** One page of the event log after sequence `after`, in order, each change once (event-log.ts). */

@@ -17,6 +17,8 @@
  *   idempotency/<day>/<hash>.json      keyed merges' results, by UTC day (graph/idempotency.ts)
  *   requests/<id>/<seq>.json           merge requests, one create-only object per version (graph/merge-requests.ts)
  *   events/<seq>.json, <seq>.ok        the event log and its confirmations (graph/event-log.ts)
+ *   hooks/<id>.json                    registered webhooks and checks (graph/hooks.ts)
+ *   hook-dead-letters/<id>.json        deliveries that never landed (graph/hooks.ts)
  *
  * Branch names are percent-encoded into one segment, so `review` and
  * `review/2026-07` never share a prefix.
@@ -56,7 +58,7 @@ export const keys = {
  * after each of them (service/live-graph-store.ts); runs, parts and hints are invisible until a
  * manifest names them.
  */
-export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/', 'requests/', 'events/'] as const;
+export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/', 'requests/', 'events/', 'hooks/'] as const;
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
 export const COLLECTABLE_PREFIXES = {

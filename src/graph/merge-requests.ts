@@ -40,7 +40,9 @@ export class MergeRequests {
     const key = versionKey(doc.id, doc.seq);
     const bytes = encodeJson(MergeRequestDocZ.parse(doc));
     const actor = doc.merged?.by ?? doc.closed?.by ?? doc.reviews.at(-1)?.author ?? doc.author;
-    const draft = { kind, actor: kind === 'request_opened' ? doc.author : actor, branch: doc.target, request: doc.id };
+    // A check result is the checks' doing, not the last reviewer's.
+    const by = kind === 'request_opened' ? doc.author : kind === 'request_checked' ? 'checks' : actor;
+    const draft = { kind, actor: by, branch: doc.target, request: doc.id };
     await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
   }
 
@@ -156,5 +158,6 @@ function changeKind(before: MergeRequestDoc, after: MergeRequestDoc): EventKind 
   if (after.reviews.length > before.reviews.length) return 'request_reviewed';
   if (after.merging !== undefined && before.merging === undefined) return 'request_merge_started';
   if (canonicalJson(after.resolutions ?? null) !== canonicalJson(before.resolutions ?? null)) return 'request_resolutions';
+  if (after.revisions.length === before.revisions.length) return 'request_checked';
   return 'request_revised';
 }

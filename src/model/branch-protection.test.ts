@@ -35,8 +35,9 @@ describe('protectionVerdict', () => {
     ).toEqual(['write', 'schema', 'merge', 'merge', 'cherry_pick', 'revert', undefined, undefined, undefined]);
   });
 
-  it('defaults a rule to one approval, no bypass, stale when the result changes; refuses unknown fields', () => {
-    expect(rule).toEqual({ requiredApprovals: 1, allowAdminBypass: false, staleApprovals: 'result_change' });
+  it('defaults a rule to one approval, no bypass, stale when the result changes, no checks; refuses unknown fields', () => {
+    expect(rule).toEqual({ requiredApprovals: 1, allowAdminBypass: false, staleApprovals: 'result_change', requiredChecks: [] });
+    expect(ProtectionRuleZ.safeParse({ requiredChecks: ['not a name'] }).success).toBe(false);
     expect(ProtectionRuleZ.safeParse({ requiredApprovals: 1, colour: 'red' }).success).toBe(false);
   });
 });

@@ -12,6 +12,7 @@
  * allowed.
  */
 import { z } from 'zod';
+import { CHECK_NAME_RE } from './hook.js';
 
 export const ProtectionRuleZ = z
   .object({
@@ -25,6 +26,8 @@ export const ProtectionRuleZ = z
      * head moves at all.
      */
     staleApprovals: z.enum(['result_change', 'head_move']).default('result_change'),
+    /** Checks (by name, model/hook.ts) that must pass on the revision a merge request merges. */
+    requiredChecks: z.array(z.string().regex(CHECK_NAME_RE, 'a check name: letters, digits, ., _ and -')).max(20).default([]),
   })
   .strict();
 export type ProtectionRule = z.infer<typeof ProtectionRuleZ>;

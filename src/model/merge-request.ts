@@ -16,12 +16,14 @@
  *
  * A request is mergeable when it is open, its latest revision pins the
  * heads as they are now, its preview has no conflicts left after the
- * saved resolutions and brings something, and it has the current approvals
- * the target's rule asks for (none when the target is unprotected).
+ * saved resolutions and brings something, it has the current approvals
+ * the target's rule asks for (none when the target is unprotected), and
+ * every check the rule requires passed on the latest revision.
  */
 import { z } from 'zod';
 import { canonicalJson, contentHash } from './canonical.js';
 import type { ProtectionRule } from './branch-protection.js';
+import { CheckResultZ } from './hook.js';
 
 export const REQUEST_STATES = ['open', 'merged', 'closed'] as const;
 export const VERDICTS = ['approve', 'request_changes', 'comment'] as const;
@@ -50,6 +52,8 @@ export const RevisionZ = z.object({
   fingerprint: z.string(),
   time: z.string(),
   preview: PreviewZ,
+  /** Each check hook's result on this revision, by check name (model/hook.ts). */
+  checks: z.record(z.string(), CheckResultZ).optional(),
 });
 export type Revision = z.infer<typeof RevisionZ>;
 
@@ -125,6 +129,8 @@ export interface Mergeability {
   reasons: string[];
   approvals: { required: number; current: string[] };
   changesRequestedBy: string[];
+  /** The checks the target's rule requires, and those that passed on the latest revision. */
+  checks: { required: string[]; passed: string[] };
 }
 
 /** Whether the request may merge now: `heads` are the branches' heads as they are, `rule` the target's protection. */
@@ -136,9 +142,12 @@ export function mergeability(
   const required = at.rule?.requiredApprovals ?? 0;
   const { approvedBy, changesRequestedBy } = standing(doc, stale);
   const approvals = { required, current: approvedBy };
-  if (doc.state !== 'open') return { mergeable: false, reasons: [`the request is ${doc.state}`], approvals, changesRequestedBy };
-  const reasons: string[] = [];
   const latest = doc.revisions.at(-1);
+  const requiredChecks = at.rule?.requiredChecks ?? [];
+  const results = latest?.checks ?? {};
+  const checks = { required: requiredChecks, passed: requiredChecks.filter((c) => results[c]?.status === 'pass') };
+  if (doc.state !== 'open') return { mergeable: false, reasons: [`the request is ${doc.state}`], approvals, changesRequestedBy, checks };
+  const reasons: string[] = [];
   if (at.heads === undefined) reasons.push(`branch ${doc.source} or ${doc.target} no longer exists`);
   else if (latest === undefined || latest.sourceHead !== at.heads.source || latest.targetHead !== at.heads.target)
     reasons.push('a branch moved since the latest revision: revise the request');
@@ -146,5 +155,11 @@ export function mergeability(
   if (latest?.preview.outcome === 'already_up_to_date') reasons.push(`${doc.target} already holds everything ${doc.source} brings`);
   if (approvedBy.length < required) reasons.push(`${approvedBy.length} of ${required} required approvals`);
   if (changesRequestedBy.length > 0) reasons.push(`changes requested by ${changesRequestedBy.join(', ')}`);
-  return { mergeable: reasons.length === 0, reasons, approvals, changesRequestedBy };
+  for (const name of requiredChecks) {
+    const r = results[name];
+    if (r === undefined || r.status === 'pending') reasons.push(`check ${name} has not reported on revision ${latest?.n ?? 1}`);
+    else if (r.status === 'fail') reasons.push(`check ${name} failed${r.message === '' ? '' : `: ${r.message}`}`);
+    else if (r.status === 'error') reasons.push(`check ${name} could not run: ${r.message}`);
+  }
+  return { mergeable: reasons.length === 0, reasons, approvals, changesRequestedBy, checks };
 }

@@ -14,6 +14,7 @@ import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-write
 import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-manager.js';
 import { DEFAULT_BUDGET_BYTES } from '../merge/preparation-scheduler.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
+import { DEFAULT_HOOK_SETTINGS, type HookSettings } from './hook-dispatcher.js';
 
 /** Validated server and engine configuration (see `CONFIG_HELP` for every setting). */
 export interface Config {
@@ -39,6 +40,10 @@ export interface Config {
   compaction: CompactionSettings;
   /** Leaf size of manifest part trees; undefined keeps the engine's defaults. */
   manifestPartBytes: number | undefined;
+  /** Webhook and check delivery. */
+  hooks: HookSettings;
+  /** How old a copy of the hook registry a delivery may use. */
+  hookRefreshMs: number;
 }
 
 export const CONFIG_HELP = `
@@ -65,6 +70,13 @@ export const CONFIG_HELP = `
                        CATCHUP_INTERVAL_MS            how often the background trigger looks, default 1000
                        COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
                        COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
+  --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port or *.domain, comma-separated (unset: none)
+                       HOOK_TIMEOUT_MS                how long one delivery attempt or check may take, default 10000
+                       HOOK_MAX_ATTEMPTS              attempts per delivery before it becomes a dead letter, default 6
+                       HOOK_RETRY_BASE_MS             first wait before a retry, doubling up to HOOK_RETRY_MAX_MS (60000), default 1000
+                       HOOK_QUEUE_LIMIT               deliveries queued or retrying at once; more become dead letters, default 1000
+                       HOOK_CONCURRENCY               deliveries in flight at once, default 4
+                       HOOK_REFRESH_MS                how old a copy of the hook registry a server may use, default 5000
                        MANIFEST_PART_BYTES            leaf size of manifest part trees (tables 65536 inline then 4096, ancestry 4096); tests set it small
 `;
 
@@ -177,12 +189,36 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === ''
         ? undefined
         : r.int({ env: 'MANIFEST_PART_BYTES', dflt: 0, range: [64, 1 << 20] }),
+    hooks: hookSettings(r),
+    hookRefreshMs: r.int({ env: 'HOOK_REFRESH_MS', dflt: 5000, range: [0, 3_600_000] }),
   };
   if (r.problems.length > 0) {
     const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
     throw new BranchgraphError('invalid_input', `invalid configuration:\n${lines}`, { issues: r.problems });
   }
   return config;
+}
+
+function hookSettings(r: SettingReader): HookSettings {
+  const d = DEFAULT_HOOK_SETTINGS;
+  const allowlist = (r.pick('hook-allowlist', 'BRANCHGRAPH_HOOK_ALLOWLIST') ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+  for (const h of allowlist)
+    if (!/^(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(h))
+      r.problem('--hook-allowlist / BRANCHGRAPH_HOOK_ALLOWLIST', `${JSON.stringify(h)} is not a host, host:port or *.domain`);
+  return {
+    allowlist,
+    timeoutMs: r.int({ env: 'HOOK_TIMEOUT_MS', dflt: d.timeoutMs, range: [1, 600_000] }),
+    retry: {
+      maxAttempts: r.int({ env: 'HOOK_MAX_ATTEMPTS', dflt: d.retry.maxAttempts, range: [1, 100] }),
+      baseMs: r.int({ env: 'HOOK_RETRY_BASE_MS', dflt: d.retry.baseMs, range: [1, 3_600_000] }),
+      maxMs: r.int({ env: 'HOOK_RETRY_MAX_MS', dflt: d.retry.maxMs, range: [1, 86_400_000] }),
+    },
+    queueLimit: r.int({ env: 'HOOK_QUEUE_LIMIT', dflt: d.queueLimit, range: [1, 1_000_000] }),
+    concurrency: r.int({ env: 'HOOK_CONCURRENCY', dflt: d.concurrency, range: [1, 256] }),
+  };
 }
 
 function catchUpSettings(r: SettingReader): Config['catchUp'] {

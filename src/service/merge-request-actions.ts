@@ -30,6 +30,7 @@ import type { MergeResolutions } from '../merge/resolutions.js';
 import type { MergeResultDto } from './dtos.js';
 import { idempotentMerge } from './idempotent-merge.js';
 import { runMerge, servedMergeRequest } from './merge-handler.js';
+import { runRequestChecks, startRequestChecks } from './request-checks.js';
 import type { BranchgraphService, RequestContext } from './service.js';
 
 /** A request as clients see it: the stored request, whether it may merge now, and whether its latest revision is current. */
@@ -161,21 +162,34 @@ export async function openRequest(
   };
   // The first revision is computed before anything is stored: a request for a branch that does not exist is refused whole.
   const first = await revisionNow(service, { ...draft, format: 1, id: '', seq: 0 }, ctx);
-  return service.graph.requests.create({ ...draft, revisions: [{ n: 1, ...first }] }, ctx.signal);
+  return checking(service, await service.graph.requests.create({ ...draft, revisions: [{ n: 1, ...first }] }, ctx.signal), ctx);
 }
 
-export function reviseRequest(service: BranchgraphService, id: string, ctx: RequestContext): Promise<MergeRequestDoc> {
-  return service.graph.requests.update(id, (doc) => revised(service, doc, ctx), ctx.signal);
+/** `doc`, with the checks of its latest revision started in the background (request-checks.ts). */
+function checking(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): MergeRequestDoc {
+  startRequestChecks(service, doc, ctx);
+  return doc;
+}
+
+export async function reviseRequest(service: BranchgraphService, id: string, ctx: RequestContext): Promise<MergeRequestDoc> {
+  return checking(service, await service.graph.requests.update(id, (doc) => revised(service, doc, ctx), ctx.signal), ctx);
+}
+
+/** Revise the request, then run every check on its latest revision again and wait for the answers. */
+export async function recheckRequest(service: BranchgraphService, id: string, ctx: RequestContext): Promise<MergeRequestDoc> {
+  const doc = await service.graph.requests.update(id, (d) => revised(service, d, ctx), ctx.signal);
+  refuseUnlessOpen(doc);
+  return runRequestChecks(service, { doc, again: true }, ctx);
 }
 
 /** Record a review on the request's current revision (revising first). The author may comment, not approve or request changes. */
-export function reviewRequest(
+export async function reviewRequest(
   service: BranchgraphService,
   a: { id: string; verdict: Verdict; body: string; on?: { table: string; key?: string; property?: string } },
   ctx: RequestContext,
 ): Promise<MergeRequestDoc> {
   const author = who(service, ctx);
-  return service.graph.requests.update(
+  const stored = await service.graph.requests.update(
     a.id,
     async (stored) => {
       refuseUnlessOpen(stored);
@@ -198,15 +212,16 @@ export function reviewRequest(
     },
     ctx.signal,
   );
+  return checking(service, stored, ctx);
 }
 
 /** Save the resolutions the merge will apply (checked by a preview now) and revise. */
-export function setResolutions(
+export async function setResolutions(
   service: BranchgraphService,
   a: { id: string; resolutions: MergeResolutions | null },
   ctx: RequestContext,
 ): Promise<MergeRequestDoc> {
-  return service.graph.requests.update(
+  const stored = await service.graph.requests.update(
     a.id,
     async (stored) => {
       refuseUnlessOpen(stored);
@@ -216,6 +231,7 @@ export function setResolutions(
     },
     ctx.signal,
   );
+  return checking(service, stored, ctx);
 }
 
 export function closeRequest(service: BranchgraphService, id: string, ctx: RequestContext): Promise<MergeRequestDoc> {
@@ -291,10 +307,12 @@ export async function mergeRequestNow(
       if (!isBranchgraphError(e, 'head_moved')) throw e;
     }
   }
-  const doc = await reviseRequest(service, a.id, ctx);
+  let doc = await service.graph.requests.update(a.id, (d) => revised(service, d, ctx), ctx.signal);
   // Revising just read both heads: they are the latest revision's. Only the target's rule is still to read.
   const latest = doc.revisions.at(-1) as Revision;
   const rule = (await service.graph.branchHead(doc.target, ctx.signal)).branch?.protection;
+  // A required check without an answer yet is asked now: the merge is decided on answers.
+  if (rule?.requiredChecks.some((c) => latest.checks?.[c] === undefined) === true) doc = await runRequestChecks(service, { doc }, ctx);
   const m = mergeability(doc, { heads: { source: latest.sourceHead, target: latest.targetHead }, rule });
   if (!m.mergeable)
     throw new BranchgraphError('request_not_mergeable', `merge request ${a.id} cannot merge: ${m.reasons.join('; ')}`, {

@@ -24,6 +24,7 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
     catchUp: config.catchUp,
     compaction: config.compaction,
     maxIngestBytes: config.maxIngestBytes,
+    hooks: config.hooks,
     ...(log ? { log } : {}),
   };
 }
@@ -46,7 +47,10 @@ async function configuredStore(config: Config): Promise<ObjectStore> {
 function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) => Promise<BranchgraphService> {
   const opts = serviceOptions(config, log);
   return async (store) =>
-    new BranchgraphService(await Graph.open(store, { actor: config.actor, partBytes: config.manifestPartBytes }), opts);
+    new BranchgraphService(
+      await Graph.open(store, { actor: config.actor, partBytes: config.manifestPartBytes, hookRefreshMs: config.hookRefreshMs }),
+      opts,
+    );
 }
 
 /** A service over the configured store (with injected latency when configured), opening the graph and creating `main` in an empty store. */

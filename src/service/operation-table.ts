@@ -43,7 +43,12 @@ import { reviewMergeRequest } from './operations/requests/review-merge-request.j
 import { setMergeRequestResolutions } from './operations/requests/set-merge-request-resolutions.js';
 import { mergeMergeRequest } from './operations/requests/merge-merge-request.js';
 import { closeMergeRequest } from './operations/requests/close-merge-request.js';
+import { runMergeRequestChecks } from './operations/requests/run-merge-request-checks.js';
 import { listEvents } from './operations/events/list-events.js';
+import { createHook } from './operations/hooks/create-hook.js';
+import { listHooks } from './operations/hooks/list-hooks.js';
+import { deleteHook } from './operations/hooks/delete-hook.js';
+import { listHookDeadLetters } from './operations/hooks/list-hook-dead-letters.js';
 import { log } from './operations/history/log.js';
 import { commit } from './operations/history/commit.js';
 import { diff } from './operations/history/diff.js';
@@ -93,7 +98,12 @@ export const OPERATIONS = {
   setMergeRequestResolutions,
   mergeMergeRequest,
   closeMergeRequest,
+  runMergeRequestChecks,
   listEvents,
+  createHook,
+  listHooks,
+  deleteHook,
+  listHookDeadLetters,
   log,
   commit,
   diff,

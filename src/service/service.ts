@@ -22,6 +22,7 @@ import { CatchUpManager, DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '
 import { ServiceMetrics } from './metrics.js';
 import { Compactor, DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
 import { commitDto, type BranchDto, type MergeResultDto } from './dtos.js';
+import { DEFAULT_HOOK_SETTINGS, HookDispatcher, type HookSettings } from './hook-dispatcher.js';
 
 export type * from './dtos.js';
 export { commitDto } from './dtos.js';
@@ -76,6 +77,8 @@ export interface ServiceOptions {
   progressLogMs?: number;
   /** The most bytes one NDJSON ingest body may stream (default 1 GiB). */
   maxIngestBytes?: number;
+  /** Webhook and check delivery: the host allowlist, timeouts, retries, queue. */
+  hooks?: HookSettings;
 }
 
 /** One graph's service: the graph, its WAL writer, catch-up and compaction, long operations and metrics. */
@@ -89,6 +92,10 @@ export class BranchgraphService {
   readonly writer: WalWriter;
   /** Keyed merges running in this process, so retries with one key wait for each other (idempotent-merge.ts). */
   readonly keyedMerges = new Map<string, Promise<MergeResultDto>>();
+  /** Delivers this process's events to the graph's webhooks and asks its checks. */
+  readonly hooks: HookDispatcher;
+  /** Work started for a request that outlives it (check runs), waited for when the service stops. */
+  private readonly backgroundWork = new Set<Promise<unknown>>();
 
   constructor(
     readonly graph: Graph,
@@ -103,6 +110,15 @@ export class BranchgraphService {
       observer: this.metrics,
     });
     this.compactor = new Compactor(graph, opts.compaction ?? DEFAULT_COMPACTION_SETTINGS, opts.log);
+    this.hooks = new HookDispatcher(graph, opts.hooks ?? DEFAULT_HOOK_SETTINGS, opts.log);
+    // Listening costs nothing until a hook is registered; embedded use delivers too.
+    this.hooks.start();
+  }
+
+  /** Keep `work` (which handles its own errors) running past the request that started it, until the service stops. */
+  background(work: Promise<unknown>): void {
+    this.backgroundWork.add(work);
+    void work.finally(() => this.backgroundWork.delete(work));
   }
 
   /** Start background work (the catch-up trigger, background compaction). */
@@ -116,7 +132,8 @@ export class BranchgraphService {
 
   async stop(): Promise<void> {
     this.stopping.abort();
-    await Promise.all([this.catchUps.stop(), this.compactor.stop()]);
+    await Promise.allSettled([...this.backgroundWork]);
+    await Promise.all([this.catchUps.stop(), this.compactor.stop(), this.hooks.stop()]);
   }
 
   /** Stop background work and release the store. */

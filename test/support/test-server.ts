@@ -25,6 +25,8 @@ export async function testServer(
     drainTimeoutMs?: number;
     sealAfterMs?: number;
     compaction?: boolean;
+    /** More environment settings (hook delivery, for one). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
@@ -35,7 +37,7 @@ export async function testServer(
     },
   });
   const config = loadConfig(
-    { COMPACTION_BACKGROUND: opts.compaction === true ? 'true' : 'false' },
+    { COMPACTION_BACKGROUND: opts.compaction === true ? 'true' : 'false', ...opts.env },
     {
       store: opts.store ?? 'memory://',
       port: '0',

@@ -427,6 +427,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merge-requests/{id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the pre-merge checks on the request's latest revision again, and wait for their answers.
+         * @description The request is revised first. Every check hook is asked about the latest revision (each within the hook timeout) and its answer replaces the one stored on that revision. New revisions are checked in the background on their own, and a merge asks a required check that has not answered yet, so this is for a check to be asked again (after a failure whose cause is fixed).
+         */
+        post: operations["runMergeRequestChecks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Registered webhooks and checks, oldest first, with this server's delivery counts (admin). */
+        get: operations["listHooks"];
+        put?: never;
+        /**
+         * Register a webhook or a pre-merge check (admin).
+         * @description An `event` hook receives the events it names (or `*`) as signed JSON POSTs: `X-Branchgraph-Signature` is `sha256=` and the hex HMAC-SHA256, under the secret, of `X-Branchgraph-Timestamp` + `.` + the raw body; `X-Branchgraph-Delivery` (`<event seq>-<hook id>`) is the same on every attempt. A delivery is tried up to HOOK_MAX_ATTEMPTS times with growing waits and becomes a dead letter after; the change that caused it never waits for it. A `check` hook is asked about each new merge request revision and answers `{"status": "pass" | "fail", "message": "..."}`; protection rules require checks by name. The URL must be http or https, without credentials, on a host the server's allowlist (BRANCHGRAPH_HOOK_ALLOWLIST) allows (`forbidden` otherwise); redirects are not followed. The secret (given, or made here) is returned only now.
+         */
+        post: operations["createHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A hook id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a webhook or check (admin); servers stop calling it within HOOK_REFRESH_MS; its dead letters stay. */
+        delete: operations["deleteHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/dead-letters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook deliveries that never landed, oldest first, with the body and the last error (admin).
+         * @description A delivery becomes a dead letter when it runs out of attempts, when the delivery queue (HOOK_QUEUE_LIMIT) is full as it is offered, or when the server stops while it is queued or in flight.
+         */
+        get: operations["listHookDeadLetters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merge-requests/{id}/close": {
         parameters: {
             query?: never;
@@ -1131,6 +1215,7 @@ export interface components {
                 allowAdminBypass: boolean;
                 /** @enum {string} */
                 staleApprovals: "result_change" | "head_move";
+                requiredChecks: string[];
                 setBy: string;
                 /** Format: date-time */
                 time: string;
@@ -1314,7 +1399,7 @@ export interface components {
             /** @description Its place in the feed. */
             seq: number;
             /** @enum {string} */
-            kind: "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_merge_started" | "request_merged" | "request_closed";
+            kind: "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed";
             /** Format: date-time */
             time: string;
             actor: string;
@@ -1351,6 +1436,17 @@ export interface components {
                 fingerprint: string;
                 /** Format: date-time */
                 time: string;
+                /** @description Each check's result on this revision, by check name: pass, fail, error (no answer in time, a non-2xx status, an answer that is not a verdict) or pending. */
+                checks?: {
+                    [key: string]: {
+                        /** @enum {string} */
+                        status: "pending" | "pass" | "fail" | "error";
+                        message: string;
+                        /** Format: date-time */
+                        time: string;
+                        hook?: string;
+                    };
+                };
                 preview: {
                     /** @enum {string} */
                     outcome: "merged" | "fast_forward" | "already_up_to_date" | "conflicts";
@@ -1401,6 +1497,32 @@ export interface components {
                     current: string[];
                 };
                 changesRequestedBy: string[];
+                /** @description The checks the target's rule requires, and those that passed on the latest revision. */
+                checks: {
+                    required: string[];
+                    passed: string[];
+                };
+            };
+        };
+        /** @description A registered webhook or check, without its secret, with this server's delivery counts since it started. */
+        Hook: {
+            id: string;
+            /** @enum {string} */
+            kind: "event" | "check";
+            url: string;
+            events: string[];
+            check?: string;
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            stats: {
+                delivered: number;
+                failedAttempts: number;
+                deadLetters: number;
+                queued: number;
+                lastError: string | null;
+                /** @description From the change landing to the receiver's answer, of the latest delivery. */
+                lastLatencyMs: number | null;
             };
         };
         /** @description A place in the request's diff a review comments on. */
@@ -1984,6 +2106,8 @@ export interface operations {
                      * @enum {string}
                      */
                     staleApprovals?: "result_change" | "head_move";
+                    /** @description Checks (by the name their check hook registered) that must pass on the revision a merge request merges; none when absent. */
+                    requiredChecks?: string[];
                 };
             };
         };
@@ -2339,6 +2463,166 @@ export interface operations {
                     "application/json": {
                         request: components["schemas"]["MergeRequestRecord"];
                         result: components["schemas"]["MergeSuccess"] | components["schemas"]["MergeConflicts"];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    runMergeRequestChecks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request with the check results. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listHooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hooks, without their secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hooks: components["schemas"]["Hook"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                    /**
+                     * @description event when absent.
+                     * @enum {string}
+                     */
+                    kind?: "event" | "check";
+                    /** @description The event kinds an event hook receives, or * for all; required for an event hook. */
+                    events?: ("*" | "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed")[];
+                    /** @description A check hook's name, as protection rules require it. */
+                    check?: string;
+                    /** @description The signing key; 32 random characters when absent. */
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The hook, with its secret (shown only here). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hook"] & {
+                        secret: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteHook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A hook id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listHookDeadLetters: {
+        parameters: {
+            query?: {
+                /** @description The previous page's nextCursor. */
+                cursor?: string;
+                /** @description 100 when absent. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of dead letters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deadLetters: {
+                            id: string;
+                            hook: string;
+                            url: string;
+                            delivery: string;
+                            event: string;
+                            /** @description Attempts made (0 when the queue was full). */
+                            attempts: number;
+                            error: string;
+                            /** Format: date-time */
+                            time: string;
+                            /** @description The JSON body it would have carried. */
+                            body: string;
+                        }[];
+                        nextCursor: string | null;
                     };
                 };
             };

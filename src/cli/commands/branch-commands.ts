@@ -44,15 +44,22 @@ export function branchCommands(program: Command, cli: CliContext): void {
     .option('--approvals <n>', 'current approvals a request needs, none by its author (default 1)')
     .option('--allow-admin-bypass', 'let an admin land a change anyway (--bypass-protection), recorded on the commit')
     .option('--stale-on <when>', 'when an approval stops counting: result_change (default) or head_move')
-    .action(async (name: string, o: { approvals?: string; allowAdminBypass?: boolean; staleOn?: string }, cmd: Command) => {
-      const rule = defined({
-        name,
-        requiredApprovals: intOption('--approvals', o.approvals),
-        allowAdminBypass: o.allowAdminBypass,
-        staleApprovals: o.staleOn as 'result_change' | 'head_move' | undefined,
-      });
-      print(outOf(cmd), await (await connect(cmd)).protectBranch(rule), human.branch);
-    });
+    .option('--checks <names>', 'checks that must pass on the revision a request merges, comma-separated')
+    .action(
+      async (name: string, o: { approvals?: string; allowAdminBypass?: boolean; staleOn?: string; checks?: string }, cmd: Command) => {
+        const rule = defined({
+          name,
+          requiredApprovals: intOption('--approvals', o.approvals),
+          requiredChecks: o.checks
+            ?.split(',')
+            .map((c) => c.trim())
+            .filter((c) => c !== ''),
+          allowAdminBypass: o.allowAdminBypass,
+          staleApprovals: o.staleOn as 'result_change' | 'head_move' | undefined,
+        });
+        print(outOf(cmd), await (await connect(cmd)).protectBranch(rule), human.branch);
+      },
+    );
   command(branch, 'unprotect', "remove a branch's protection (admin)")
     .argument('<name>')
     .action(async (name: string, _o, cmd: Command) =>

@@ -1,4 +1,4 @@
-/** `branchgraph request open|list|show|revise|review|resolve|merge|close`: merge requests a team reviews. */
+/** `branchgraph request open|list|show|revise|review|resolve|check|merge|close`: merge requests a team reviews. */
 import type { Command } from 'commander';
 import { BranchgraphError } from '../../model/errors.js';
 import type { Verdict } from '../../model/merge-request.js';
@@ -64,6 +64,11 @@ export function requestCommands(program: Command, cli: CliContext): void {
       const r = await (await connect(cmd)).mergeMergeRequest(defined({ id, message: o.message, deleteBranch: o.deleteBranch }));
       print(outOf(cmd), r, (x: typeof r) => `${human.merge(x.result)}${human.request(x.request)}`);
     });
+  command(request, 'check', 'run the pre-merge checks on the latest revision again, and wait for them')
+    .argument('<id>')
+    .action(async (id: string, _o, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).runMergeRequestChecks({ id }), human.request),
+    );
   command(request, 'close', 'close a request without merging')
     .argument('<id>')
     .action(async (id: string, _o, cmd: Command) => print(outOf(cmd), await (await connect(cmd)).closeMergeRequest({ id }), human.request));

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { hookId } from './hook-id.js';
+
+/** Remove a hook (admin): no server calls it after its next registry refresh; its dead letters stay. */
+export const deleteHook = defineOperation({
+  name: 'deleteHook',
+  summary: 'Remove a webhook or check (admin).',
+  role: 'admin',
+  input: z.object({ id: hookId }).strict(),
+  async run(service, { id }, ctx): Promise<{ deleted: string }> {
+    await service.graph.hooks.delete(id, ctx.signal);
+    return { deleted: id };
+  },
+  http: { method: 'DELETE', path: '/hooks/{id}' },
+  graphql: [{ type: 'Mutation', field: 'deleteHook', result: () => true }],
+});

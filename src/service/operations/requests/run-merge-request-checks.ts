@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { defineOperation } from '../../operation.js';
+import { recheckRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestId } from './request-id.js';
+
+/** Revise the request, then ask every check hook about its latest revision again and wait for the answers. */
+export const runMergeRequestChecks = defineOperation({
+  name: 'runMergeRequestChecks',
+  summary: 'Run the pre-merge checks on a merge request again, and wait for them.',
+  role: 'write',
+  input: z.object({ id: requestId }).strict(),
+  async run(service, { id }, ctx): Promise<MergeRequestDto> {
+    return requestDto(service, await recheckRequest(service, id, ctx), ctx);
+  },
+  http: { method: 'POST', path: '/merge-requests/{id}/checks' },
+  graphql: [{ type: 'Mutation', field: 'runMergeRequestChecks' }],
+});
