@@ -5,7 +5,7 @@
 import { packageVersion } from '../service/package-root.js';
 
 const LINKS: [string, string][] = [
-  ['/ui', 'the merge review page'],
+  ['/ui', 'the review page for merge requests'],
   ['/graphql', 'GraphiQL: the GraphQL API in the browser'],
   ['/openapi.yaml', 'the REST contract (OpenAPI 3.1)'],
   ['/healthz', 'liveness'],

@@ -80,7 +80,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The merge review page: branches, three-dot diffs, a preview with every conflict side by side, resolutions, and the merge.
+         * The review page: merge requests with their revisions, commits, pinned three-dot diffs of both sides, conflicts with saved resolutions, reviews, checks and the merge.
          * @description Self-contained HTML (no external assets, enforced by its Content-Security-Policy) that uses this API with the token typed into it.
          */
         get: operations["getReviewPage"];
