@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -256,7 +256,10 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 }
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
-async function scriptArm(matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests', args: string[]): Promise<Record<string, number>> {
+async function scriptArm(
+  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks',
+  args: string[],
+): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
   const { stdout } = await run(path.resolve('node_modules/.bin/tsx'), [path.resolve(`bench/${matrix}.ts`), ...args], {
     maxBuffer: 1 << 20,
@@ -419,6 +422,23 @@ async function requestsMatrix(quick: boolean): Promise<{ results: Result[]; rati
     'request_merge_step_over_plain_calls',
   ];
   return { results: onceResults('requests', [['l17', r]]), ratios: Object.fromEntries(keys.map((k) => [k, r[k] as number])) };
+}
+
+/** What webhooks cost a write and how fast they arrive (bench/hooks.ts): 0, 1 and 4 hooks in turns, 17 ms per store call. */
+async function hooksMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('hooks', quick ? ['3', '10', '17', '100'] : ['8', '10', '17', '400']);
+  const keys = [
+    'write_p50_ms_0_hooks',
+    'write_p50_ms_1_hook',
+    'write_p50_ms_4_hooks',
+    'write_p50_4_hooks_over_0',
+    'write_calls_0_hooks',
+    'write_calls_4_hooks',
+    'delivery_p50_ms',
+    'delivery_p95_ms',
+    'burst_deliveries_per_second',
+  ];
+  return { results: onceResults('hooks', [['l17', r]]), ratios: Object.fromEntries(keys.map((k) => [k, r[k] as number])) };
 }
 
 /**
@@ -585,11 +605,14 @@ async function main(): Promise<void> {
     query: queryMatrix,
     entity: entityMatrix,
     requests: requestsMatrix,
+    hooks: hooksMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
     if (!(n in matrices))
-      throw new Error(`unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests or all`);
+      throw new Error(
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks or all`,
+      );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
   const all: Result[] = [];
