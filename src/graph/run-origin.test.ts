@@ -1,4 +1,5 @@
 /** Which runs keep their origin through each kind of publication, and when a table counts as replaced. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RunRef } from '../table/run.js';
 import type { TableEntry } from './manifest.js';
@@ -76,5 +77,33 @@ describe('stampOrigins', () => {
     expect(origins(e)).toEqual([undefined, 'L:9']);
     expect(e.replacedAt).toBeUndefined();
     expect(originOf(e.runs[1] as RunRef)).toEqual(HERE);
+  });
+});
+
+describe('stampOrigins at any shape', () => {
+  /** The rule as the header states it, one run at a time: quadratic, and obviously so. */
+  function soundByScan(entry: readonly RunRef[], parent: readonly RunRef[], i: number): boolean {
+    const j = parent.findIndex((p) => p.key === entry[i]?.key);
+    if (j < 0) return false;
+    const keepsNewer = parent.slice(j + 1).every((p) => entry.findIndex((q) => q.key === p.key) > i);
+    const promotesNone = entry.slice(i + 1).every((q) => {
+      const k = parent.findIndex((p) => p.key === q.key);
+      return k < 0 || k > j;
+    });
+    return keepsNewer && promotesNone;
+  }
+
+  it('property: a run keeps its origin exactly when the rule, checked run by run, says so', () => {
+    const keys = fc.uniqueArray(fc.constantFrom(...'abcdefghij'), { maxLength: 10 });
+    fc.assert(
+      fc.property(keys, keys, (parentKeys, entryKeys) => {
+        const parent: TableEntry = { runs: parentKeys.map((k, n) => run(k, { origin: `P:${n}` })) };
+        const entry = entryKeys.map((k) => run(k));
+        const e = stampOrigins({ runs: entry }, parent, { origin: HERE, compaction: false });
+        const expected = entry.map((r, i) => (soundByScan(entry, parent.runs, i) ? `P:${parentKeys.indexOf(r.key)}` : 'L:9'));
+        expect(origins(e)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -51,14 +51,19 @@ export function originOf(run: RunRef): ManifestRef | undefined {
   return parseOrigin(run.origin);
 }
 
-/** Whether every run newer than the parent's run `j` is still newer than the entry's run `i`. */
-function keepsNewer(a: { entry: Map<string, number>; parent: readonly RunRef[]; i: number; j: number }): boolean {
-  return a.parent.slice(a.j + 1).every((p) => (a.entry.get(p.key) ?? -1) > a.i);
-}
-
-/** Whether no run the parent held older than its run `j` sits newer than the entry's run `i` (a side's table, reordered). */
-function promotesNone(a: { entry: readonly RunRef[]; held: Map<string, number>; i: number; j: number }): boolean {
-  return a.entry.slice(a.i + 1).every((q) => (a.held.get(q.key) ?? Number.POSITIVE_INFINITY) > a.j);
+/**
+ * For each index k of `runs`, the least `at(run)` over the runs after k (`none` after the last).
+ * Both soundness tests below are "every run after this one is placed after that one", so one
+ * suffix minimum answers each in constant time and a publication stays linear in its runs.
+ */
+function minAfter(runs: readonly RunRef[], at: (r: RunRef) => number, none: number): number[] {
+  const out = new Array<number>(runs.length);
+  let least = none;
+  for (let k = runs.length - 1; k >= 0; k--) {
+    out[k] = least;
+    least = Math.min(least, at(runs[k] as RunRef));
+  }
+  return out;
 }
 
 /**
@@ -82,14 +87,15 @@ export function stampOrigins(
   const position = new Map(entry.runs.map((r, i) => [r.key, i]));
   const older = parent?.runs ?? [];
   const lost = older.some((r) => !position.has(r.key));
+  // keepsNewer: every run newer than the parent's run j is still newer than the entry's run i (a run gone counts as -1).
+  const newerHere = minAfter(older, (p) => position.get(p.key) ?? -1, Number.POSITIVE_INFINITY);
+  // promotesNone: no run the parent held older than its run j sits newer than the entry's run i (a side's table, reordered).
+  const newerThere = minAfter(entry.runs, (q) => held.get(q.key) ?? Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
   const runs = entry.runs.map((r, i) => {
     const { origin: _stale, ...bare } = r;
     const j = held.get(r.key);
     // Carried soundly: the same runs above it, save what this compaction folded into a run above it.
-    const sound =
-      j !== undefined &&
-      promotesNone({ entry: entry.runs, held, i, j }) &&
-      (keepsNewer({ entry: position, parent: older, i, j }) || compacted > i);
+    const sound = j !== undefined && (newerThere[i] as number) > j && ((newerHere[j] as number) > i || compacted > i);
     if (!sound) return { ...bare, origin: text };
     const o = older[j]?.origin;
     return o === undefined ? bare : { ...bare, origin: o };
