@@ -9,7 +9,7 @@
  * The reference walk reads the entity's row at every commit it reaches and
  * applies Git's history simplification: a commit equal to a parent (the
  * first such) passes to that parent; one that differs from every parent is
- * a version and passes to all. HIST_SEEDS (default 60; CI runs 600 more),
+ * a version and passes to all. HIST_SEEDS (default 60; CI runs 400 more),
  * HIST_FIRST_SEED and HIST_OPS tune a run; a failure names its seed.
  */
 import { describe, expect, it } from 'vitest';

@@ -19,8 +19,8 @@ import { MemoryStore } from '../src/store/memory-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
 import { embeddedApi } from '../src/service/api.js';
 
-// 20 seeds in `npm test` (about 7 s); CI runs 100 more (HOSTED_SIM_FIRST_SEED=21).
-const SEEDS = Number(process.env.HOSTED_SIM_SEEDS ?? 20);
+// 10 seeds in `npm test` (about 6 s); CI runs 70 more (HOSTED_SIM_FIRST_SEED=11).
+const SEEDS = Number(process.env.HOSTED_SIM_SEEDS ?? 10);
 const FIRST = Number(process.env.HOSTED_SIM_FIRST_SEED ?? 1);
 const STEPS = 24;
 const ctx: RequestContext = { transport: 'embedded', actor: 'sim' };

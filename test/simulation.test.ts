@@ -23,7 +23,7 @@
  * with no net change); the state must still be exactly the model's.
  *
  * SIM_SEEDS (default 200, which keeps `npm test` inside its time budget; CI
- * runs 1,800 more), SIM_FIRST_SEED, SIM_OPS and SIM_PARALLEL (seeds at a
+ * runs 1,200 more), SIM_FIRST_SEED, SIM_OPS and SIM_PARALLEL (seeds at a
  * time, default 4) tune a run; a failure prints the one line that
  * reproduces it.
  */
