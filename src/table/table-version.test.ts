@@ -14,6 +14,7 @@ import {
   compareVersions,
   deltaRuns,
   lookupStates,
+  READ_AHEAD_RUN_BYTES,
   mergeRuns,
   newestRows,
   prefixRows,
@@ -137,6 +138,58 @@ describe('table versions', () => {
     const states = await lookupStates(v, ['n', 'nope'], load);
     expect([...states.keys()]).toEqual(['n']);
     expect(loads()).toBe(1);
+  });
+
+  it('lookupStates reads small candidate runs at once, and the newest state still wins', async () => {
+    const { write, load } = runs();
+    const propsOf = (m: Map<string, RunRow>, k: string) => m.get(k)?.props;
+    let inFlight = 0;
+    let most = 0;
+    const slow = (async (ref: RunRef) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      return load(ref);
+    }) as LoadRun;
+    slow.segments = load.segments;
+    // Three small runs whose ranges all hold 'k': one round trip for all three, not three.
+    const v: TableVersion = {
+      runs: [
+        write([
+          ['a', 1],
+          ['k', 1],
+          ['z', 1],
+        ]),
+        write([
+          ['b', 2],
+          ['y', 2],
+        ]),
+        write([
+          ['c', 3],
+          ['k', 3],
+          ['x', 3],
+        ]),
+      ],
+    };
+    expect(propsOf(await lookupStates(v, ['k'], slow), 'k')).toEqual({ id: 'k', v: 3 });
+    expect(most).toBe(3);
+    expect(propsOf(await lookupStates(v, ['a', 'b'], slow), 'b')).toEqual({ id: 'b', v: 2 });
+    // A run too big to read ahead is read only when the lookup reaches it.
+    most = 0;
+    const big = write(Array.from({ length: 4000 }, (_, i) => [`m${String(i).padStart(5, '0')}`, i] as [string, number]));
+    expect(big.bytes).toBeGreaterThan(READ_AHEAD_RUN_BYTES);
+    const w: TableVersion = {
+      runs: [
+        big,
+        write([
+          ['m00001', -1],
+          ['m99999', -1],
+        ]),
+      ],
+    };
+    expect(propsOf(await lookupStates(w, ['m00001'], slow), 'm00001')).toEqual({ id: 'm00001', v: -1 });
+    expect(most).toBe(1);
   });
 
   it('scanPrefix reads the keys with a prefix, in order', async () => {

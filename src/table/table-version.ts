@@ -92,10 +92,11 @@ export async function alignForDelta(base: TableVersion, v: TableVersion, load: L
  * absent from the map. Runs whose key range excludes every wanted key are
  * never loaded.
  */
-export async function lookupStates(v: TableVersion, keys: Iterable<string>, load: LoadRun): Promise<Map<string, RunRow>> {
+export async function lookupStates(v: TableVersion, keys: Iterable<string>, base: LoadRun): Promise<Map<string, RunRow>> {
   const out = new Map<string, RunRow>();
   // Sorted, so each run or segment finds the keys it may hold by two binary searches.
   let pending = [...new Set(keys)].sort(compareKey);
+  const load = readAhead(v, pending, base);
   for (let i = v.runs.length - 1; i >= 0 && pending.length > 0; i--) {
     const run = v.runs[i] as RunRef;
     if (candidates(run, pending).length === 0) continue;
@@ -116,6 +117,45 @@ export async function lookupStates(v: TableVersion, keys: Iterable<string>, load
     if (found.size > 0) pending = pending.filter((k) => !found.has(k));
   }
   return out;
+}
+
+/** Runs at most this big are read ahead when a lookup may need several runs. */
+export const READ_AHEAD_RUN_BYTES = 64 * 1024;
+/** The most bytes one lookup reads ahead. */
+const READ_AHEAD_BYTES = 1024 * 1024;
+
+/**
+ * `load`, with the small runs a lookup of `keys` may need already being read, and the segment
+ * lists of the segmented ones. A lookup visits runs newest first and stops at the first that holds
+ * a key, so without this each candidate run costs a round trip after the one before: a branch
+ * forked many times, each fork with a small write, answers a point read of an old row only after
+ * a round trip per fork. Small runs (a few writes' rows) are read at once instead, at the price
+ * of reading one the lookup turns out not to need, bounded by READ_AHEAD_BYTES; big runs are
+ * still read only when reached.
+ */
+function readAhead(v: TableVersion, keys: readonly string[], load: LoadRun): LoadRun {
+  const wanted = v.runs.filter((r) => candidates(r, keys).length > 0);
+  if (wanted.length < 2) return load;
+  const ahead = new Map<string, Promise<RunData>>();
+  const lists = new Map<string, Promise<RunRef[]>>();
+  // Each is awaited again when the lookup reaches its run, which is where a failure surfaces.
+  const early = <T>(p: Promise<T>): Promise<T> => {
+    p.catch(() => undefined);
+    return p;
+  };
+  let budget = READ_AHEAD_BYTES;
+  for (let i = wanted.length - 1; i >= 0; i--) {
+    const run = wanted[i] as RunRef;
+    if (run.segmented === true) lists.set(run.key, early(load.segments(run)));
+    else if (run.bytes <= Math.min(READ_AHEAD_RUN_BYTES, budget)) {
+      budget -= run.bytes;
+      ahead.set(run.key, early(load(run)));
+    }
+  }
+  if (ahead.size + lists.size === 0) return load;
+  return Object.assign((ref: RunRef) => ahead.get(ref.key) ?? load(ref), load, {
+    segments: (ref: RunRef) => lists.get(ref.key) ?? load.segments(ref),
+  });
 }
 
 /** The newest state of `key` in `v` (a tombstone included) and the run that holds it, or undefined. */
