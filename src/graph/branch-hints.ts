@@ -3,22 +3,53 @@
  * publication: for other processes' next cold read, never for the change
  * that wrote them. This keeps the writes in flight, shared by every store
  * view of one graph, so closing the graph can wait for them.
+ *
+ * One branch's hints are written one at a time, newest last. A hint is an
+ * overwrite, so two in flight at once may land in either order: a branch
+ * created and written at once could be left hinting at its creation, and
+ * every cold reader would then pay a round trip per version it is behind.
+ * While one is in flight only the newest hint waiting after it is kept;
+ * those in between would be overwritten anyway.
  */
 import { refOf, type Manifest } from './manifest.js';
 import type { BranchRecord, Repository } from './repository.js';
 
+interface HintWrite {
+  repo: Repository;
+  rec: BranchRecord;
+  head: Manifest;
+}
+
 export class BranchHints {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Per branch name, the hint waiting for the one in flight to land (undefined: none waiting). */
+  private readonly queued = new Map<string, HintWrite | undefined>();
 
   /** Start a hint for `rec` at `head` through `repo` (the caller's store view) and leave it to finish. */
   write(repo: Repository, rec: BranchRecord, head: Manifest): void {
-    const w = repo.writeBranchHint(rec, refOf(head), head.schemaDoc === undefined ? head.schema : undefined);
+    const name = rec.name;
+    if (this.queued.has(name)) {
+      this.queued.set(name, { repo, rec, head });
+      return;
+    }
+    this.queued.set(name, undefined);
+    const run = async (h: HintWrite): Promise<void> => {
+      try {
+        for (let next: HintWrite | undefined = h; next !== undefined; next = this.queued.get(name)) {
+          this.queued.set(name, undefined);
+          await next.repo.writeBranchHint(next.rec, refOf(next.head), next.head.schemaDoc === undefined ? next.head.schema : undefined);
+        }
+      } finally {
+        this.queued.delete(name);
+      }
+    };
+    const w = run({ repo, rec, head });
     this.inFlight.add(w);
     void w.finally(() => this.inFlight.delete(w));
   }
 
   /** Wait until every hint started has landed or failed. */
   async settle(): Promise<void> {
-    await Promise.allSettled([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 }

@@ -219,10 +219,11 @@ export class Publisher implements Publication {
 
   private async published<T>(l: Landed<T>): Promise<PublishedChange<T>> {
     // Started now and left to finish: the hint is for other processes' next cold read, not for this change.
-    // Background folds and compactions leave it be: they come in bursts, and a hint one version behind
-    // costs a cold reader one round trip, where a write per batch costs the fold an fsync'd file each.
-    const kind = l.manifest.commit.kind;
-    if (kind !== 'catchup' && kind !== 'compact') this.parts.hints.write(this.parts.repo, l.rec, l.manifest);
+    // Folds leave it be: they come in bursts, and a hint one version behind costs a cold reader one
+    // round trip, where a write per batch costs the fold an fsync'd file each. A compaction does write
+    // it: it is often a branch's last version for a long while (a fork compacted after its writes),
+    // and a burst of them writes at most two hints per branch (branch-hints.ts).
+    if (l.manifest.commit.kind !== 'catchup') this.parts.hints.write(this.parts.repo, l.rec, l.manifest);
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (l.folded.length > 0) await this.parts.store.deleteMany(l.folded).catch(() => undefined);
