@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|all> [--quick] [--out DIR]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -257,7 +257,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(
-  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks',
+  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -442,6 +442,28 @@ async function hooksMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
 }
 
 /**
+ * Deep forks (bench/forks.ts): cold reads on a branch forked 64 levels deep against main, and branch
+ * creation among 10,000 branches against 10 (quick: 10,000 rows and 1,000 branches), 17 ms per store call.
+ */
+async function forksMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const branches = quick ? 1000 : 10_000;
+  const r = await scriptArm('forks', ['64', quick ? '10000' : '100000', String(branches), '17', quick ? '3' : '5']);
+  const keys = [
+    'read_deep_over_main_scan',
+    'read_deep_over_main_point',
+    'scan_main_calls',
+    'scan_deep_calls',
+    'point_main_calls',
+    'point_deep_calls',
+    `branch_create_at_${branches}_over_at_10`,
+    `branch_create_calls_at_${branches}`,
+  ];
+  const ratios: Record<string, number> = Object.fromEntries(keys.map((k) => [k, r[k] as number]));
+  ratios.read_deep_over_main = Math.max(r.read_deep_over_main_scan as number, r.read_deep_over_main_point as number);
+  return { results: onceResults('forks', [['l17', r]]), ratios };
+}
+
+/**
  * The typed GraphQL API against PostGraphile 5 over PostgreSQL, the same operations over HTTP on
  * the same data (bench/query.ts): each ratio is PostGraphile's p50 over ours (above 1, we are faster).
  */
@@ -606,12 +628,13 @@ async function main(): Promise<void> {
     entity: entityMatrix,
     requests: requestsMatrix,
     hooks: hooksMatrix,
+    forks: forksMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
