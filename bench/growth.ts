@@ -110,6 +110,7 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
   const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`))
     .length;
   await service.close();
+  await fresh.close();
   await rm(dir, { recursive: true, force: true });
   await rm(freshDirPath, { recursive: true, force: true });
   return {
@@ -208,6 +209,9 @@ async function tables(t: number): Promise<Record<string, number>> {
   const split = new BytesByKind(new FsStore(dir));
   const g2 = await Graph.open(split, { actor: 'bench' });
   await g2.write('main', [{ op: 'upsert', table: 'T0001', values: { id: 'a', v: 1 } }]);
+  // Closing waits for what the write left in flight (its event's confirmation, its head hint), which it wrote too.
+  await g2.close();
+  await g.close();
   await rm(dir, { recursive: true, force: true });
   const byKind = split.byKind;
   const total = sum([...byKind.values()]);
@@ -293,6 +297,8 @@ async function compactedMerge(n: number): Promise<Record<string, number>> {
   const ms = performance.now() - t0;
   if (r.status !== 'success') throw new Error('the compacted merge conflicted');
   const read = counting.snapshot().total.bytesRead - before;
+  await cold.close();
+  await g.close();
   await rm(dir, { recursive: true, force: true });
   return {
     rows: n,

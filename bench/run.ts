@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|all> [--quick] [--out DIR]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -613,9 +613,20 @@ export function bulkChart(now: Record<string, number | boolean>, size: string, b
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { quick: { type: 'boolean' }, out: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { quick: { type: 'boolean' }, out: { type: 'string' }, store: { type: 'string' } },
+  });
   const which = positionals[0] ?? 'all';
   const quick = values.quick === true;
+  // `--store s3`: every sample's graph on the S3 server the environment names (scripts/s3-start.sh), its real round trips in place of injected latency.
+  const onS3 = values.store === 's3';
+  if (values.store !== undefined && !onS3 && values.store !== 'fs') throw new Error(`--store ${values.store}: use fs (the default) or s3`);
+  if (onS3) {
+    if (!process.env.S3_ENDPOINT) throw new Error('--store s3 needs an S3 server: bash scripts/s3-start.sh DIR, then source DIR/s3.env');
+    if (!['merge', 'history', 'catchup'].includes(which)) throw new Error('--store s3 runs the merge, history and catchup matrices');
+    process.env.BENCH_STORE = 's3';
+  }
   const matrices: Record<string, (q: boolean) => Promise<{ results: Result[]; ratios: Record<string, number | boolean> }>> = {
     merge: mergeMatrix,
     history: historyMatrix,
@@ -645,8 +656,8 @@ async function main(): Promise<void> {
     all.push(...r.results);
     ratios[n] = r.ratios;
   }
-  const report = { date: new Date().toISOString(), quick, node: process.version, results: all, ratios };
-  const file = path.join(out, `${which}${quick ? '-quick' : ''}.json`);
+  const report = { date: new Date().toISOString(), quick, store: onS3 ? 's3' : 'fs', node: process.version, results: all, ratios };
+  const file = path.join(out, `${which}${quick ? '-quick' : ''}${onS3 ? '-s3' : ''}.json`);
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   if (names.includes('merge')) await writeFile(path.join(out, 'merge-chart.svg'), mergeChart(all));
   if (names.includes('bulk')) {

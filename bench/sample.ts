@@ -4,6 +4,7 @@
  * store calls, phases and peak memory.
  */
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import pino from 'pino';
 import { Graph } from '../src/graph/graph.js';
 import { startServer } from '../src/http/server.js';
@@ -12,17 +13,42 @@ import { mergeBranches } from '../src/merge/merge.js';
 import { loadConfig } from '../src/service/config.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
+import type { ObjectStore } from '../src/store/object-store.js';
+import { openStore } from '../src/store/open-store.js';
+import { mapLimit } from '../src/model/map-limit.js';
 import { copyFixture } from './fixtures.js';
 import { readFile } from 'node:fs/promises';
 import { catchUp } from '../src/wal/catch-up.js';
 import { allRows } from '../src/graph/reads.js';
 
+/**
+ * Where a sample's graph lives: its local copy, with `latency` ms injected per call, or under
+ * BENCH_STORE=s3 that copy uploaded under a fresh prefix of the S3 server the environment names
+ * (S3_ENDPOINT and its keys), read with its real round trips. `url` opens the same store in a server.
+ */
+async function sampleStore(dir: string, latency: number): Promise<{ store: ObjectStore; url: string; latency: number; done: () => Promise<void> }> {
+  const local = new FsStore(dir);
+  if (process.env.BENCH_STORE !== 's3')
+    return { store: latency > 0 ? new LatencyStore(local, latency) : local, url: `file://${dir}`, latency, done: async () => {} };
+  const url = `s3://branchgraph-bench/${path.basename(dir)}`;
+  const s3 = await openStore(url);
+  const keys: string[] = [];
+  for await (const o of local.list('')) keys.push(o.key);
+  await mapLimit(keys, 16, async (k) => s3.putOverwrite(k, await local.get(k)));
+  const done = async (): Promise<void> => {
+    const left: string[] = [];
+    for await (const o of s3.list('')) left.push(o.key);
+    for (let i = 0; i < left.length; i += 1000) await s3.deleteMany(left.slice(i, i + 1000));
+  };
+  return { store: s3, url, latency: 0, done };
+}
+
 /** `catchup-<serial|pipeline>-<cap>`: fold every pending generation, then verify every row. */
 async function catchUpSample(a: { variant: string; dir: string; latency: number; fixtureDir: string }): Promise<void> {
   const { variant, dir, latency, fixtureDir } = a;
   const [, mode, cap] = variant.split('-');
-  const store = latency > 0 ? new LatencyStore(new FsStore(dir), latency) : new FsStore(dir);
-  const g = await Graph.open(store, { actor: 'bench' });
+  const at = await sampleStore(dir, latency);
+  const g = await Graph.open(at.store, { actor: 'bench' });
   const t0 = performance.now();
   const r = await catchUp(g.ports, 'main', { pipeline: mode === 'pipeline', maxGenerations: Number(cap) });
   const ms = performance.now() - t0;
@@ -54,6 +80,7 @@ async function catchUpSample(a: { variant: string; dir: string; latency: number;
     })}\n`,
   );
   await g.close();
+  await at.done();
 }
 
 const [fixture, variant, latencyArg] = process.argv.slice(2);
@@ -67,8 +94,9 @@ try {
   let result;
   let ms: number;
   if (variant === 'http') {
+    const at = await sampleStore(dir, latency);
     const server = await startServer(
-      loadConfig({}, { store: `file://${dir}`, port: '0', 'store-latency-ms': String(latency) }),
+      loadConfig(process.env, { store: at.url, port: '0', 'store-latency-ms': String(at.latency) }),
       pino({ level: 'silent' }),
     );
     // Warm the HTTP client and the request path (routing, body parsing, input validation, error
@@ -85,10 +113,11 @@ try {
     result = await new RestClient(server.url).mergeBranch({ source: 'feature' });
     ms = performance.now() - t0;
     await server.close();
+    await at.done();
   } else {
     const width = variant === 'width4' ? 4 : variant === 'width2' ? 2 : 1;
-    const store = latency > 0 ? new LatencyStore(new FsStore(dir), latency) : new FsStore(dir);
-    const g = await Graph.open(store, { actor: 'bench' });
+    const at = await sampleStore(dir, latency);
+    const g = await Graph.open(at.store, { actor: 'bench' });
     const t0 = performance.now();
     // `unresolved` expects the conflict report; `resolved` lands the same merge with a strategy.
     result = await mergeBranches(g.ports, {
@@ -99,6 +128,7 @@ try {
     ms = performance.now() - t0;
     // Outside the timing: best-effort writes the merge started (its branch hint) finish before the copy goes.
     await g.close();
+    await at.done();
   }
   const expected = variant === 'unresolved' ? 'conflicts' : 'merged';
   if ((result.status === 'success' ? result.outcome : 'conflicts') !== expected)
