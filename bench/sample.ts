@@ -26,7 +26,10 @@ import { allRows } from '../src/graph/reads.js';
  * BENCH_STORE=s3 that copy uploaded under a fresh prefix of the S3 server the environment names
  * (S3_ENDPOINT and its keys), read with its real round trips. `url` opens the same store in a server.
  */
-async function sampleStore(dir: string, latency: number): Promise<{ store: ObjectStore; url: string; latency: number; done: () => Promise<void> }> {
+async function sampleStore(
+  dir: string,
+  latency: number,
+): Promise<{ store: ObjectStore; url: string; latency: number; done: () => Promise<void> }> {
   const local = new FsStore(dir);
   if (process.env.BENCH_STORE !== 's3')
     return { store: latency > 0 ? new LatencyStore(local, latency) : local, url: `file://${dir}`, latency, done: async () => {} };
