@@ -410,6 +410,11 @@ async function entityMatrix(quick: boolean): Promise<{ results: Result[]; ratios
   };
 }
 
+/** A matrix of one script arm run once: its figures as the result's params, and `keys` of them as the ratios. */
+function pickedFigures(matrix: string, r: Record<string, number>, keys: string[]): { results: Result[]; ratios: Record<string, number> } {
+  return { results: onceResults(matrix, [['l17', r]]), ratios: Object.fromEntries(keys.map((k) => [k, r[k] as number])) };
+}
+
 /** What a merge request adds to a merge (bench/requests.ts): the same change merged directly and through a request, 17 ms per store call. */
 async function requestsMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const r = await scriptArm('requests', [quick ? '3' : '7', '17', '100']);
@@ -422,7 +427,7 @@ async function requestsMatrix(quick: boolean): Promise<{ results: Result[]; rati
     'request_over_plain_ms',
     'request_merge_step_over_plain_calls',
   ];
-  return { results: onceResults('requests', [['l17', r]]), ratios: Object.fromEntries(keys.map((k) => [k, r[k] as number])) };
+  return pickedFigures('requests', r, keys);
 }
 
 /** What webhooks cost a write and how fast they arrive (bench/hooks.ts): 0, 1 and 4 hooks in turns, 17 ms per store call. */
@@ -439,7 +444,7 @@ async function hooksMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
     'delivery_p95_ms',
     'burst_deliveries_per_second',
   ];
-  return { results: onceResults('hooks', [['l17', r]]), ratios: Object.fromEntries(keys.map((k) => [k, r[k] as number])) };
+  return pickedFigures('hooks', r, keys);
 }
 
 /**
@@ -459,9 +464,9 @@ async function forksMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
     `branch_create_at_${branches}_over_at_10`,
     `branch_create_calls_at_${branches}`,
   ];
-  const ratios: Record<string, number> = Object.fromEntries(keys.map((k) => [k, r[k] as number]));
-  ratios.read_deep_over_main = Math.max(r.read_deep_over_main_scan as number, r.read_deep_over_main_point as number);
-  return { results: onceResults('forks', [['l17', r]]), ratios };
+  const picked = pickedFigures('forks', r, keys);
+  picked.ratios.read_deep_over_main = Math.max(r.read_deep_over_main_scan as number, r.read_deep_over_main_point as number);
+  return picked;
 }
 
 /**
