@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { mergeBranches } from '../src/merge/merge.js';
+import type { Manifest, ManifestRef } from '../src/graph/manifest.js';
+import { MAX_PUBLICATION_MS } from '../src/graph/gc.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll, type ObjectStore } from '../src/store/object-store.js';
@@ -213,6 +215,80 @@ describe('crash sweeps', () => {
     // Crashes struck before anything landed, between the groups, and after all of them.
     expect([...seenLanded].sort()).toEqual([0, 1, 3]);
   }, 60_000);
+
+  it('three concurrent merges into one branch: each lands whole, the lineage stays a chain, one event per landed merge', async () => {
+    let now = Date.parse('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const initial = new MemoryStore(clock);
+    const setup = await Graph.open(initial, { clock, ...SMALL_PARTS });
+    await setup.applySchema('main', PEOPLE_SCHEMA);
+    await mustWrite(setup, 'main', [person('a')]);
+    const sources = ['m1', 'm2', 'm3'];
+    for (const b of sources) {
+      await setup.createBranch(b, { branch: 'main' });
+      await mustWrite(setup, b, [person(`${b}-x`), person(`${b}-y`)]);
+    }
+    await mustWrite(setup, 'main', [person('b')]);
+    const eventsBefore = (await setup.events({ after: 0, limit: 1000 })).events.length;
+    // One process merges all three at once: each planned on the manifest the one before it built.
+    const run = async (store: ObjectStore): Promise<boolean[]> => {
+      const g = await Graph.open(store, { clock, ...SMALL_PARTS }).catch((e: unknown) => {
+        expect(e).toMatchObject({ code: 'store_crashed' });
+        return undefined;
+      });
+      if (g === undefined) return sources.map(() => false);
+      const results = await Promise.allSettled(sources.map((source) => mergeBranches(g.ports, { source })));
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'store_crashed' });
+      return results.map((r) => r.status === 'fulfilled' && r.value.status === 'success');
+    };
+    const counter = new FaultStore(await clone(initial, clock));
+    expect(await run(counter)).toEqual([true, true, true]);
+    const seenLanded = new Set<number>();
+    let points = 0;
+    for (let k = 1; k <= counter.callCount; k++) {
+      for (const crashEffect of ['before', 'after'] as const) {
+        const inner = await clone(initial, clock);
+        const acked = await run(new FaultStore(inner, { crashAtCall: k, crashEffect }));
+        points++;
+        const at = `crash at ${k} (${crashEffect})`;
+        // Restart once a publication's deadline has passed by the store's clock, so the feed decides every event.
+        now += MAX_PUBLICATION_MS + 1000;
+        const g = await Graph.open(inner, { clock, ...SMALL_PARTS });
+        const rows = Object.keys(await rowsOf(g, 'main', 'Person'));
+        const landed = sources.map((b) => {
+          expect(rows.includes(`${b}-y`), `${at}: merge of ${b} landed in part`).toBe(rows.includes(`${b}-x`));
+          return rows.includes(`${b}-x`);
+        });
+        landed.forEach((l, i) => {
+          if (acked[i]) expect(l, `${at}: acknowledged merge of ${sources[i]} is missing`).toBe(true);
+        });
+        seenLanded.add(landed.filter(Boolean).length);
+        // main's versions form one chain: each names the version below it as its first parent.
+        const merges: string[] = [];
+        for (let m: Manifest | undefined = (await g.branchHead('main')).manifest; m !== undefined && m.commit.kind === 'merge'; ) {
+          merges.push(m.commit.id);
+          const parent: ManifestRef | undefined = m.commit.parents[0];
+          expect(parent?.version, at).toBe(m.version - 1);
+          m = parent === undefined ? undefined : await g.ports.manifests.readManifest(parent);
+        }
+        expect(merges, at).toHaveLength(landed.filter(Boolean).length);
+        const events = (await g.events({ after: 0, limit: 1000 })).events.slice(eventsBefore).filter((e) => e.kind === 'commit');
+        expect(
+          events.map((e) => e.commit),
+          `${at}: one event per landed merge, in commit order`,
+        ).toEqual([...merges].reverse());
+        // A restarted client retries what was not acknowledged; then every branch is merged once.
+        for (const [i, source] of sources.entries()) if (!acked[i]) await mergeBranches(g.ports, { source });
+        expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(
+          ['a', 'b', ...sources.flatMap((b) => [`${b}-x`, `${b}-y`])].sort(),
+        );
+        now -= MAX_PUBLICATION_MS + 1000;
+      }
+    }
+    expect(points).toBeGreaterThan(20);
+    // Crashes struck before anything landed, between the merges, and after all of them.
+    expect(seenLanded.has(0) && seenLanded.has(3) && (seenLanded.has(1) || seenLanded.has(2))).toBe(true);
+  }, 120_000);
 
   it('a compaction: every crash point leaves the rows as they were, and a retry compacts', async () => {
     const initial = await seededStore(PEOPLE_SCHEMA, [person('a')]);

@@ -148,6 +148,70 @@ function modelState(m: ReferenceModel): Map<string, State> {
 const canon = (s: Map<string, State>): string =>
   JSON.stringify([...s].sort(([a], [b]) => (a < b ? -1 : 1)).map(([b, st]) => [b, [...st].sort(([x], [y]) => (x < y ? -1 : 1))]));
 
+type Settled = PromiseSettledResult<Awaited<ReturnType<typeof mergeBranches>>>;
+
+/**
+ * The model after `sources` merged into `into` one at a time in some order, each answering what the
+ * engine answered (an acknowledged outcome as the model predicts it at that point; a retryable
+ * failure as landed or not), whose state is `observed`; or why there is none.
+ */
+function mergedInSomeOrder(a: {
+  before: ReferenceModel;
+  into: string;
+  sources: string[];
+  results: Settled[];
+  observed: string;
+  walUsed: boolean;
+}): ReferenceModel | string {
+  const { into, sources, results } = a;
+  for (const r of results)
+    if (
+      r.status === 'rejected' &&
+      !(isBranchgraphError(r.reason) && (RETRYABLE.has(r.reason.code) || r.reason.code === 'schema_incompatible'))
+    )
+      return `a merge failed: ${String(r.reason)}`;
+  const search = (m: ReferenceModel, left: number[]): ReferenceModel | undefined => {
+    if (left.length === 0) return canon(modelState(m)) === a.observed ? m : undefined;
+    for (const i of left) {
+      const rest = left.filter((j) => j !== i);
+      const source = sources[i] as string;
+      const r = results[i] as Settled;
+      let outcomes = m.mergeOutcomes(source, into);
+      const landed = (o: (typeof outcomes)[number]): ReferenceModel => {
+        const next = m.clone();
+        next.applyMerge(source, into, o.state as State, o.tight);
+        return next;
+      };
+      let options: ReferenceModel[];
+      if (r.status === 'rejected') {
+        const refused = isBranchgraphError(r.reason, 'schema_incompatible');
+        if (refused && !outcomes.every((o) => o.outcome === 'schema_incompatible')) continue;
+        // A retryable failure may or may not have landed.
+        options = [m, ...(refused ? [] : outcomes.filter((o) => o.state !== undefined).map(landed))];
+      } else {
+        const got = r.value.status === 'success' ? r.value.outcome : 'conflicts';
+        let matching = outcomes.filter((o) => o.outcome === got);
+        // As for single merges: folds and catch-ups are commits the model lacks (see above).
+        if (matching.length === 0 && a.walUsed && got !== 'conflicts' && outcomes.every((o) => o.outcome !== 'conflicts'))
+          matching = outcomes = outcomes.map((o) => ({ ...o, state: o.state ?? m.state(into) }));
+        if (matching.length === 0) continue;
+        options = got === 'merged' || got === 'fast_forward' ? matching.map(landed) : [m];
+      }
+      for (const o of options) {
+        const found = search(o, rest);
+        if (found !== undefined) return found;
+      }
+    }
+    return undefined;
+  };
+  return (
+    search(
+      a.before.clone(),
+      sources.map((_, i) => i),
+    ) ?? 'no order of the merges explains what each answered and the state'
+  );
+}
+
 async function simulate(seed: number): Promise<void> {
   const rng = new Prng(seed);
   // The true time: the store stamps objects with it, and each process reads it skewed by up to an
@@ -301,6 +365,26 @@ async function simulate(seed: number): Promise<void> {
       after = model.clone();
       after.branches.delete(name);
       run = () => g.deleteBranch(name);
+    } else if (roll < 0.9 && next === undefined && branches.length > 2 && rng.chance(0.4)) {
+      // Concurrent merges into one branch: this process plans each on the manifest the one before it
+      // built (publication lanes). Each must answer as if the merges had run one at a time in some
+      // order, and the state must be the model's after them in that order.
+      const into = pick();
+      const others = branches.filter((b) => b !== into);
+      const sources = Array.from(
+        { length: Math.min(others.length, 2 + rng.int(2)) },
+        () => others.splice(rng.int(others.length), 1)[0] as string,
+      );
+      label = `concurrent merges ${sources.join(', ')} into ${into}`;
+      if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
+      const results = await Promise.allSettled(
+        sources.map((source) => mergeBranches(g.ports, { source, into, width: rng.pick([1, 2, 4] as const) })),
+      );
+      const observed = canon(await engineState(clean));
+      const match = mergedInSomeOrder({ before, into, sources, results, observed, walUsed });
+      if (typeof match === 'string') throw new Error(`seed ${seed} step ${step} ${label}: ${match}\n  engine ${observed}`);
+      model = match;
+      continue;
     } else if (roll < 0.9 && branches.length > 1) {
       const source = next?.source ?? pick();
       const into = next?.into ?? rng.pick(branches.filter((b) => b !== source));

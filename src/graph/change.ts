@@ -33,6 +33,11 @@ export interface PublishOptions extends ChangeOptions {
   firstHead?: Snapshot;
   /** Plan against the manifest alone, without reading pending WAL generations (catch-up). */
   withoutPending?: boolean;
+  /**
+   * Take this process's turn on the branch and plan on the manifest the previous turn built,
+   * landing after it (publication-lanes.ts): merges into one branch, so they do not race each other.
+   */
+  chained?: boolean;
 }
 
 /** What a plan asks the publication loop to publish. */

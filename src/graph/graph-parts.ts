@@ -12,6 +12,7 @@ import { Tags } from './tags.js';
 import { BranchHints } from './branch-hints.js';
 import { SnapshotReader } from './snapshot-reader.js';
 import { Publisher } from './publisher.js';
+import { PublicationLanes } from './publication-lanes.js';
 import { Branches } from './branches.js';
 import { GroupCommit } from './group-commit.js';
 import type { Generations, GraphPorts } from './ports.js';
@@ -39,6 +40,7 @@ export interface SharedParts {
   repo: Repository;
   runs: RunStore;
   hints: BranchHints;
+  lanes: PublicationLanes;
 }
 
 export interface GraphParts extends SharedParts {
@@ -59,8 +61,9 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const runs = shared?.runs.withStore(store) ?? new RunStore(store, { cacheBytes: opts.runCacheBytes, clock });
   const tags = new Tags(store, repo.events);
   const hints = shared?.hints ?? new BranchHints();
+  const lanes = shared?.lanes ?? new PublicationLanes();
   const heads = new SnapshotReader({ repo, runs, store, tags, clock });
-  const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor });
+  const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor, lanes });
   let branches: Branches | undefined;
   const ports: GraphPorts = {
     branches: { delete: (name, o) => (branches as Branches).delete(name, o) },
@@ -74,11 +77,11 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
     actor,
     counted: () => {
       const counting = new CountingStore(store);
-      return { ports: graphParts(counting, opts, { repo, runs, hints }).ports, counting };
+      return { ports: graphParts(counting, opts, { repo, runs, hints, lanes }).ports, counting };
     },
   };
   branches = new Branches({ repo, heads, publication, hints, clock, actor });
-  return { store, repo, runs, tags, hints, heads, branches, groups: new GroupCommit(ports), ports };
+  return { store, repo, runs, tags, hints, lanes, heads, branches, groups: new GroupCommit(ports), ports };
 }
 
 function generationsIn(store: ObjectStore): Generations {

@@ -28,7 +28,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef } from '../table/run.js';
 import type { TableVersion } from '../table/table-version.js';
 import type { IndexedVersion } from '../table/secondary-index.js';
-import { watermarksFor } from '../pending/pending-wal.js';
+import { NO_PENDING, watermarksFor } from '../pending/pending-wal.js';
 import { foldedEntries, isPendingRun } from '../pending/generation.js';
 import { refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
 import { Ancestry } from './ancestry.js';
@@ -42,12 +42,14 @@ import type { RunStore } from './run-store.js';
 import type { BranchHints } from './branch-hints.js';
 import type { FoldRequest, Heads, Publication } from './ports.js';
 import type { Snapshot } from './snapshot.js';
+import type { LaneTip, LaneTurn, PublicationLanes } from './publication-lanes.js';
 import {
   MAX_PUBLISH_ATTEMPTS,
   type ChangeOptions,
   type ChangePlan,
   type ChangeResult,
   type Plan,
+  type PlanResult,
   type PublishedChange,
   type PublishOptions,
 } from './change.js';
@@ -64,6 +66,8 @@ export interface PublisherParts {
   hints: BranchHints;
   clock: () => number;
   actor: string;
+  /** This process's publication lanes, shared by every view of the graph. */
+  lanes: PublicationLanes;
 }
 
 /** One attempt's published manifest and what to tidy after it. */
@@ -88,39 +92,107 @@ export class Publisher implements Publication {
     // Commit metadata is stored text too: embedded callers get the same refusal transports give.
     const bad = findInputProblem({ actor: opts.actor, author: opts.author, message: opts.message }, 'commit');
     if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
-    for (let attempt = 1; attempt <= MAX_PUBLISH_ATTEMPTS; attempt++) {
+    // Only races lost at the store count: planning again because the manifest below ours in this
+    // process's lane did not land is not contention of ours (publication-lanes.ts).
+    let lost = 0;
+    for (let tries = 1; lost < MAX_PUBLISH_ATTEMPTS && tries <= MAX_PUBLISH_ATTEMPTS * 4; tries++) {
       throwIfAborted(opts.signal);
       // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
-      if (attempt > 1) await abortableSleep(Math.random() * 2 ** attempt * 2, opts.signal);
-      const head =
-        attempt === 1 && opts.firstHead !== undefined
-          ? opts.firstHead
-          : await this.parts.heads.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true });
-      checkExpectedHead(branch, head, opts.expectedHead);
-      const proposed = await plan(head, attempt);
-      if ('unchanged' in proposed) return { status: 'unchanged', result: proposed.unchanged, head };
+      if (lost > 0) await abortableSleep(Math.random() * 2 ** (lost + 1) * 2, opts.signal);
+      const turn = opts.chained === true ? await this.parts.lanes.enter(branch, opts.signal) : undefined;
       try {
-        protectionMarks(head.branch, proposed.kind, opts.protection);
-      } catch (e) {
-        await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
-        throw e;
+        const outcome = await this.tryOnce({ branch, opts, plan, turn, fresh: tries > 1, attempt: tries });
+        if (outcome === 'lost') lost++;
+        else if (outcome !== 'behind') return outcome;
+      } finally {
+        turn?.release();
       }
-      const outcome = await this.attempt({ branch, head, proposed, attempt, opts });
-      if (outcome !== 'lost') return outcome;
     }
     throw new BranchgraphError('publish_contention', `branch ${branch} moved ${MAX_PUBLISH_ATTEMPTS} times while publishing; retry`, {
       details: { branch, attempts: MAX_PUBLISH_ATTEMPTS },
     });
   }
 
-  /** One attempt at publishing `proposed` on `head`: published, or lost to a racing publication (scratch deleted). */
+  /**
+   * Plan once and try to publish: the change (published or unchanged), `lost` to a racing
+   * publication, or `behind` when it was planned on a lane tip that did not land.
+   */
+  private async tryOnce<T>(a: {
+    branch: string;
+    opts: PublishOptions;
+    plan: Plan<T>;
+    turn: LaneTurn | undefined;
+    fresh: boolean;
+    attempt: number;
+  }): Promise<ChangeResult<T> | 'lost' | 'behind'> {
+    const { branch, opts, turn } = a;
+    const { head, below } = await this.headFor(a);
+    checkExpectedHead(branch, head, opts.expectedHead);
+    let proposed: PlanResult<T>;
+    try {
+      proposed = await a.plan(head, a.attempt);
+    } catch (e) {
+      // Planned on a manifest that never landed: the refusal may be about a state that never was.
+      if (below !== undefined && !(await below.landed)) return 'behind';
+      throw e;
+    }
+    if ('unchanged' in proposed) {
+      // "Nothing to do" (up to date, conflicts) holds only if the manifest it was judged against landed.
+      turn?.release();
+      if (below !== undefined && !(await below.landed)) return 'behind';
+      return { status: 'unchanged', result: proposed.unchanged, head };
+    }
+    try {
+      protectionMarks(head.branch, proposed.kind, opts.protection);
+    } catch (e) {
+      await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
+      if (below !== undefined && !(await below.landed)) return 'behind';
+      throw e;
+    }
+    return this.attempt({ branch, head, proposed, attempt: a.attempt, opts, turn, below });
+  }
+
+  /**
+   * The head to plan on: the lane's tip when this process built one that may be planned on
+   * (`below` is then its landing), else the head the caller gave for a first try, else the
+   * stored head. A caller that expects a head never plans on a tip: it waits for it to settle.
+   */
+  private async headFor(a: {
+    branch: string;
+    opts: PublishOptions;
+    turn: LaneTurn | undefined;
+    fresh: boolean;
+  }): Promise<{ head: Snapshot; below?: LaneTip }> {
+    const { branch, opts, turn } = a;
+    const tip = turn?.tip;
+    if (tip !== undefined && tip.state === 'pending') {
+      if (tip.speculable && opts.expectedHead === undefined) return { head: tip.snapshot, below: tip };
+      await tip.landed;
+    }
+    const landedTip = turn?.tip;
+    // A tip that landed is the head as this process last published it: newer than a head the caller
+    // read before it. After a lost race, only the store knows the head.
+    if (!a.fresh && landedTip?.state === 'landed' && landedTip.speculable && newer(landedTip.snapshot, opts.firstHead))
+      return { head: landedTip.snapshot };
+    if (!a.fresh && opts.firstHead !== undefined) return { head: opts.firstHead };
+    return { head: await this.parts.heads.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true }) };
+  }
+
+  /**
+   * One attempt at publishing `proposed` on `head`: published, `lost` to a racing publication, or
+   * `behind` when `head` was a lane tip that did not land (scratch deleted either way). In a lane,
+   * the built manifest is handed on before anything is written, so the next caller plans on it
+   * while this one writes; it is published only once `below` (the tip it was planned on) landed.
+   */
   private async attempt<T>(a: {
     branch: string;
     head: Snapshot;
     proposed: ChangePlan<T>;
     attempt: number;
     opts: PublishOptions;
-  }): Promise<PublishedChange<T> | 'lost'> {
+    turn: LaneTurn | undefined;
+    below: LaneTip | undefined;
+  }): Promise<PublishedChange<T> | 'lost' | 'behind'> {
     const { repo, runs, store } = this.parts;
     const { head, opts } = a;
     const rec = head.branch as BranchRecord;
@@ -132,6 +204,7 @@ export class Publisher implements Publication {
     };
     // Scratch may be deleted only when the manifest certainly did not land.
     let maybePublished = false;
+    let settle: ((landed: boolean) => void) | undefined;
     try {
       throwIfAborted(opts.signal);
       const fold = await this.foldPending(head, planned, opts.signal);
@@ -143,11 +216,23 @@ export class Publisher implements Publication {
       const { commit } = manifest;
       const source = { key: keys.manifest(manifest.lineage, manifest.version), commit: commit.id };
       const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
-      const [, , seq] = await Promise.all([
+      // Planned on a lane tip: its event first, so ours comes after it in the log as our commit does.
+      const appended = (a.below?.appended ?? Promise.resolve()).then(() => repo.events.append(event, opts.signal));
+      const written = Promise.all([
         repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
         repo.writeParts(manifest, opts.signal),
-        repo.events.append(event, opts.signal),
+        appended,
       ]);
+      settle = a.turn?.handOn({
+        snapshot: this.tipOf({ manifest, rec, plan: planned, head }),
+        speculable: Object.keys(watermarksFor(manifest, rec.lineage)).length === 0,
+        appended: appended.catch(() => undefined),
+      });
+      const [[, , seq], below] = await Promise.all([written, a.below?.landed ?? true]);
+      if (!below) {
+        await store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
+        return 'behind';
+      }
       const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
       let outcome: 'published' | 'lost';
       try {
@@ -156,16 +241,31 @@ export class Publisher implements Publication {
       } catch (e) {
         // A lost response: the manifest may have landed. Look before deciding anything. A store that
         // answers not_found to a publication says the graph itself is gone: whatever landed is nobody's.
-        if (!isBranchgraphError(e, 'not_found') && (await repo.isPublished(manifest))) return this.published(landed);
+        if (!isBranchgraphError(e, 'not_found') && (await repo.isPublished(manifest))) {
+          settle?.(true);
+          return this.published(landed);
+        }
         throw e;
       }
+      settle?.(outcome === 'published');
       if (outcome === 'published') return this.published(landed);
       maybePublished = false;
       await store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
       return 'lost';
     } finally {
+      settle?.(false);
       if (!maybePublished) await runs.delete(planned.scratch).catch(() => undefined);
     }
+  }
+
+  /** What a lane's next caller plans on: the manifest just built, read as a head read would read it. */
+  private tipOf(a: { manifest: Manifest; rec: BranchRecord; plan: ChangePlan<unknown>; head: Snapshot }): Snapshot {
+    const { manifest, rec, plan, head } = a;
+    const schema = plan.schema ?? head.schema;
+    const tables = Object.fromEntries(Object.entries(manifest.tables).filter(([t]) => findType(schema, t) !== undefined));
+    // Read now, as far as GC's deadline is concerned: a successor publishes only after this manifest
+    // landed, so what it takes from here is published by then; its own reads are dated by its plan.
+    return { ref: refOf(manifest), manifest, schema, tables, pending: NO_PENDING, branch: rec, readAt: this.parts.clock() };
   }
 
   /**
@@ -365,6 +465,11 @@ function protectionMarks(
   const v = protectionVerdict({ branch: rec.name, rule: rec.protection, change, pass });
   if (!v.allowed) throw new BranchgraphError('branch_protected', v.reason, { details: { branch: rec.name } });
   return v.bypassed ? { ...request, bypass: true } : request;
+}
+
+/** Whether `s` is a later version of the lineage `than` is on (true when there is no `than`). */
+function newer(s: Snapshot, than: Snapshot | undefined): boolean {
+  return than === undefined || (s.manifest.lineage === than.manifest.lineage && s.manifest.version > than.manifest.version);
 }
 
 function checkExpectedHead(branch: string, head: Snapshot, expected: string | undefined): void {

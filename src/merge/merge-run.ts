@@ -27,7 +27,7 @@ import { mergeCursorScope, type MergeEnvironment, type MergeRequest } from './me
 import type { Snapshot } from '../graph/snapshot.js';
 import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import { changedStates, EMPTY_TABLE, lookupStates, type TableVersion } from '../table/table-version.js';
+import { changedStates, EMPTY_TABLE, lookupStates, READ_AHEAD_RUN_BYTES, type TableVersion } from '../table/table-version.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import { runPreparations, type Fallback, type PreparationGauges } from './preparation-scheduler.js';
 import { hashOf, prepareTable, type PreparedTable } from './prepare-table.js';
@@ -123,6 +123,9 @@ class ScratchLedger {
   }
 }
 
+/** The most bytes of the source's runs a merge reads before its plan asks for them (see warmSource). */
+const WARM_SOURCE_BYTES = 1024 * 1024;
+
 /** Commits a keyed re-plan reads back for its key at most (a publication race is lost to a few). */
 const MAX_KEYED_RECHECK = 64;
 const sideOf = (s: Snapshot): MergeSide => ({
@@ -155,6 +158,33 @@ export class MergeRun {
     this.scratch = new ScratchLedger(this.env.gauges);
     this.timer = this.env.timer;
     this.conflictWindow = conflictWindow(this.request.conflictLimit, this.request.conflictCursor, mergeCursorScope(this.request));
+  }
+
+  /**
+   * Start reading the source's small runs that `target` lacks, before any attempt asks for them.
+   * A three-way merge reads the runs each side added since the base (to prepare a table both
+   * changed, or to validate one it adopts), and the source's are the same whichever target head
+   * the attempt meets; so they are read while the base is found, or while this merge waits for its
+   * turn behind other merges into the same branch. Big runs are left to the plan, which may adopt
+   * them unread; failures surface when the plan reads the run.
+   */
+  warmSource(target: Snapshot): void {
+    let budget = WARM_SOURCE_BYTES;
+    for (const [name, version] of Object.entries(this.source.tables)) {
+      const type = findType(this.source.schema, name);
+      const theirs = new Set((target.tables[name]?.runs ?? []).map((r) => r.key));
+      for (const r of version.runs) {
+        if (type === undefined || theirs.has(r.key) || r.source !== undefined || r.segmented === true) continue;
+        if (r.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
+        budget -= r.bytes;
+        this.ports.runFiles
+          .loader(
+            type,
+            this.env.signal,
+          )(r)
+          .catch(() => undefined);
+      }
+    }
   }
 
   /** Plan one attempt against `target`. */

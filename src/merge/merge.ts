@@ -92,11 +92,22 @@ export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, envi
   // A protected target refuses before any preparation; previews (dry runs) are always allowed.
   if (!request.dryRun) refuseProtected(pinned.target.branch, request.apply === 'merge' ? 'merge' : request.apply, request.protection);
   const run = new MergeRun({ ports: counted, request, env, source: pinned.source, applied: pinned.applied });
+  run.warmSource(pinned.target);
   let targetHead = '';
   let published: ChangeResult<MergeDecision>;
   try {
     const { actor, author, message, expectedTargetHead: expectedHead, protection } = request;
-    const publish = { signal: env.signal, actor, author, message, expectedHead, protection, firstHead: pinned.target };
+    // Merges into one branch from this process take turns, each planned on the one before it (publication-lanes.ts).
+    const publish = {
+      signal: env.signal,
+      actor,
+      author,
+      message,
+      expectedHead,
+      protection,
+      firstHead: pinned.target,
+      chained: !request.dryRun && env.idempotency === undefined,
+    };
     published = await counted.publication.commitChange<MergeDecision>(request.into, publish, (target) => {
       targetHead = target.manifest.commit.id;
       return run.attempt(target);

@@ -304,6 +304,7 @@ const SPAN_BATCH = 1024;
 export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
   const sources = await openSources(a);
   const fill = segmentFiller(a);
+  if (a.opts?.readAhead === true) readSmallAhead(sources, a.load);
   if (sources.length === 1) {
     yield* wholeSegments(sources[0] as Source, fill);
     return;
@@ -372,11 +373,31 @@ async function* wholeSegments(only: Source, fill: (src: Source) => Promise<void>
   }
 }
 
+/**
+ * A walk through whole runs starts reading every small run it will merge at once. The merge loads
+ * a run only when its least key comes up, so a table that gathered many small runs with
+ * interleaved key ranges (one per merged branch, say) would otherwise cost a round trip per run,
+ * one after another. Bounded like a lookup's read-ahead (READ_AHEAD_BYTES); small runs stay cached,
+ * since the next merge into the same table reads them again.
+ */
+function readSmallAhead(sources: Source[], load: LoadRun): void {
+  let budget = READ_AHEAD_BYTES;
+  for (const src of sources) {
+    const first = src.parts[src.at] as RunRef;
+    if (src.parts.length !== 1 || first.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
+    budget -= first.bytes;
+    src.ahead = load(first);
+    src.ahead.catch(() => undefined);
+  }
+}
+
 /** Loads a source's next segment and places it after `startAfter` (reading the one after ahead, when asked). */
 function segmentFiller(a: MergeArgs): (src: Source) => Promise<void> {
   const { load, startAfter, opts = {} } = a;
-  // A walk through whole runs reads each segment once, so it does not fill the run cache with them.
-  const fetch = opts.readAhead === true ? (load.uncached ?? load) : load;
+  // A walk through whole runs reads each segment once, so it does not fill the run cache with
+  // them; small runs (see readSmallAhead) are the exception.
+  const uncached = load.uncached ?? load;
+  const fetch = opts.readAhead === true ? (ref: RunRef) => (ref.bytes <= READ_AHEAD_RUN_BYTES ? load(ref) : uncached(ref)) : load;
   return async (src: Source): Promise<void> => {
     const data = await (src.ahead ?? fetch(src.parts[src.at] as RunRef));
     src.ahead = undefined;

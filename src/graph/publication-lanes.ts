@@ -1,0 +1,150 @@
+/**
+ * Publication lanes: the publications one process makes on one branch,
+ * planned one at a time and landed in order, each planned on the manifest
+ * the one before it built instead of on the stored head.
+ *
+ * Without a lane, N concurrent merges into one branch each read the head,
+ * plan, and race for version N+1: one wins, the others plan again, and
+ * under steady load some run out of attempts (`publish_contention`). With
+ * a lane, callers take a FIFO *turn*: only the turn's holder plans. When it
+ * has built its manifest it hands it to the lane as the *tip* and gives up
+ * the turn, so the next caller plans on that manifest (version N+2 on top
+ * of N+1) while the first one's commit index, event and manifest are still
+ * being written. A tip's manifest is published only after the one below
+ * it landed; if that one did not land, the tip is not published and its
+ * caller plans again on the stored head. So the stored lineage never has a
+ * version whose parent is not the version below it, and what each caller
+ * is told is exactly what landed.
+ *
+ * A tip is *speculable* only when its branch has no WAL shards (its
+ * manifest has no watermarks for its lineage): then the tip's snapshot has
+ * no pending generations by construction, exactly as a head read would
+ * find it. A branch that ingests serialises its planners without
+ * speculating: each waits for the tip to settle and reads the head.
+ *
+ * This file only keeps turns and tips; the publication loop (publisher.ts)
+ * decides what to do with them. No I/O.
+ */
+import { BranchgraphError } from '../model/errors.js';
+import type { Snapshot } from './snapshot.js';
+
+/** A manifest handed on by the turn that built it: pending until its publication settles. */
+export interface LaneTip {
+  snapshot: Snapshot;
+  /**
+   * Settles once the tip's event is appended. A successor appends its own after it, so its
+   * event's sequence number is higher: within a branch, event order stays commit order.
+   */
+  appended: Promise<unknown>;
+  /** True once the manifest landed; false when it did not (lost a race, failed, was refused). */
+  landed: Promise<boolean>;
+  state: 'pending' | 'landed' | 'lost';
+  /** Whether a successor may plan on it before it lands (see the header). */
+  speculable: boolean;
+}
+
+/** One caller's turn to plan on a branch. */
+export interface LaneTurn {
+  /** The newest manifest this process handed on for the branch, if it is not known to have failed. */
+  readonly tip: LaneTip | undefined;
+  /**
+   * Hand on what this turn built and end the turn. `settle` must be called once with whether
+   * the manifest landed; successors planned on it wait for that.
+   */
+  handOn(tip: Pick<LaneTip, 'snapshot' | 'speculable' | 'appended'>): (landed: boolean) => void;
+  /** End the turn without handing anything on (idempotent). */
+  release(): void;
+}
+
+interface Lane {
+  /** Resolves when the last queued turn ends. */
+  queue: Promise<void>;
+  tip: LaneTip | undefined;
+  /** Turns queued or held; the lane is forgotten when none is and its tip has settled. */
+  holders: number;
+}
+
+export class PublicationLanes {
+  private readonly lanes = new Map<string, Lane>();
+
+  /** Wait for this process's turn to plan on `branch` (FIFO). Aborting while waiting gives the place up. */
+  async enter(branch: string, signal?: AbortSignal): Promise<LaneTurn> {
+    const lane = this.lanes.get(branch) ?? { queue: Promise.resolve(), tip: undefined, holders: 0 };
+    this.lanes.set(branch, lane);
+    const before = lane.queue;
+    let end!: () => void;
+    const mine = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    lane.queue = before.then(() => mine);
+    lane.holders++;
+    let ended = false;
+    const release = (): void => {
+      if (ended) return;
+      ended = true;
+      lane.holders--;
+      end();
+      this.forgetIfIdle(branch, lane);
+    };
+    try {
+      await abortable(before, signal);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    return {
+      get tip() {
+        return lane.tip?.state === 'lost' ? undefined : lane.tip;
+      },
+      handOn: (handed) => {
+        let settle!: (landed: boolean) => void;
+        const tip: LaneTip = {
+          ...handed,
+          state: 'pending',
+          landed: new Promise<boolean>((resolve) => {
+            settle = resolve;
+          }),
+        };
+        lane.tip = tip;
+        release();
+        let settled = false;
+        return (landed: boolean) => {
+          if (settled) return;
+          settled = true;
+          tip.state = landed ? 'landed' : 'lost';
+          settle(landed);
+          this.forgetIfIdle(branch, lane);
+        };
+      },
+      release,
+    };
+  }
+
+  /** Branches with a turn queued or held, or a tip not yet settled (for tests and gauges). */
+  get active(): number {
+    return this.lanes.size;
+  }
+
+  private forgetIfIdle(branch: string, lane: Lane): void {
+    if (lane.holders === 0 && lane.tip?.state !== 'pending' && this.lanes.get(branch) === lane) this.lanes.delete(branch);
+  }
+}
+
+function abortable(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return p;
+  if (signal.aborted) return Promise.reject(new BranchgraphError('aborted', 'aborted while waiting to publish'));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new BranchgraphError('aborted', 'aborted while waiting to publish'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

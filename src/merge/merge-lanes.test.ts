@@ -1,0 +1,144 @@
+/**
+ * Many merges into one branch from one process (graph/publication-lanes.ts): each is planned on
+ * the manifest the one before it built and lands after it. These tests hold what callers rely
+ * on: every merge lands as its own commit with the right parents, nobody sees contention, event
+ * order is commit order, and a manifest that fails to land takes nobody's answer with it.
+ */
+import { describe, expect, it } from 'vitest';
+import { merge, mustWrite, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
+import { Graph } from '../graph/graph.js';
+import type { Manifest, ManifestRef } from '../graph/manifest.js';
+import type { WriteOp } from '../graph/write-batch.js';
+import { BranchgraphError } from '../model/errors.js';
+import { LatencyStore } from '../store/latency-store.js';
+import { MemoryStore } from '../store/memory-store.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
+
+const upd = (id: string, values: Record<string, unknown>) => ({ op: 'update' as const, table: 'Person', values: { id, ...values } });
+
+/** main with one person, `n` branches each adding its own person (or changing `shared` when given), and main moved on. */
+async function branches(store: ObjectStore, n: number, change?: (i: number) => WriteOp[]): Promise<void> {
+  const g = await peopleGraph(store);
+  await mustWrite(g, 'main', [person('shared', { age: 1 })]);
+  for (let i = 0; i < n; i++) {
+    await g.createBranch(`b${i}`, { branch: 'main' });
+    await mustWrite(g, `b${i}`, change?.(i) ?? [person(`p${i}`)]);
+  }
+  await mustWrite(g, 'main', [{ op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } }]);
+}
+
+/** main's first-parent chain, newest first, down to the first commit. */
+async function chain(g: Graph): Promise<Manifest[]> {
+  const out: Manifest[] = [];
+  for (let m: Manifest | undefined = (await g.branchHead('main')).manifest; m !== undefined; ) {
+    out.push(m);
+    const parent: ManifestRef | undefined = m.commit.parents[0];
+    m = parent === undefined ? undefined : await g.ports.manifests.readManifest(parent);
+  }
+  return out;
+}
+
+/** Fails the first manifest PUT whose key starts with one of `prefixes` (as a store that errs). */
+class FailFirstManifest extends StoreWrapper {
+  failed: string | undefined;
+  constructor(
+    inner: ObjectStore,
+    private readonly prefix: () => string | undefined,
+  ) {
+    super(inner);
+  }
+  protected around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    const p = this.prefix();
+    if (this.failed === undefined && p !== undefined && ctx.op === 'putIfAbsent' && ctx.key.startsWith(p)) {
+      this.failed = ctx.key;
+      return Promise.reject(new BranchgraphError('store_error', 'the store refused the manifest'));
+    }
+    return call();
+  }
+}
+
+describe('merges into one branch from one process', () => {
+  it('land each as its own two-parent commit, in one chain, with no contention, events in commit order', async () => {
+    const mem = new MemoryStore();
+    await branches(mem, 8);
+    const g = await Graph.open(new LatencyStore(mem, 3), { actor: 'test' });
+    const before = (await g.events({ after: 0, limit: 1000 })).next;
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => merge(g, `b${i}`)));
+    for (const r of results) expect(r).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
+    const commits = results.map((r) => (r.status === 'success' ? r.commit?.id : undefined));
+    const fresh = await Graph.open(mem);
+    const line = await chain(fresh);
+    // Newest first: the eight merges, then main's own history; each version's parent is the one below.
+    expect(new Set(line.slice(0, 8).map((m) => m.commit.id))).toEqual(new Set(commits));
+    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    for (const [i, r] of results.entries()) {
+      const m = line.find((x) => x.commit.id === commits[i]) as Manifest;
+      expect(m.commit.parentIds[1]).toBe(r.sourceHead);
+    }
+    expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(
+      [...Array.from({ length: 8 }, (_, i) => `p${i}`), 'shared'].sort(),
+    );
+    const events = (await fresh.events({ after: before, limit: 1000 })).events.filter((e) => e.kind === 'commit' && e.branch === 'main');
+    expect(events.map((e) => e.commit)).toEqual(
+      line
+        .slice(0, 8)
+        .map((m) => m.commit.id)
+        .reverse(),
+    );
+  });
+
+  it('plan again when the manifest they were planned on does not land: only its own caller sees the failure', async () => {
+    const mem = new MemoryStore();
+    await branches(mem, 4);
+    let lineage: string | undefined;
+    const failing = new FailFirstManifest(mem, () => lineage);
+    const g = await Graph.open(new LatencyStore(failing, 3), { actor: 'test' });
+    const head = (await g.branchHead('main')).manifest;
+    lineage = `manifests/${head.lineage}/`;
+    const results = await Promise.allSettled(Array.from({ length: 4 }, (_, i) => merge(g, `b${i}`)));
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(refused).toHaveLength(1);
+    expect((refused[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'store_error' });
+    const landed = results.flatMap((r) => (r.status === 'fulfilled' && r.value.status === 'success' ? [r.value] : []));
+    expect(landed).toHaveLength(3);
+    const line = await chain(await Graph.open(mem));
+    expect(line[0]?.version).toBe(head.version + 3);
+    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expect(new Set(line.slice(0, 3).map((m) => m.commit.id))).toEqual(new Set(landed.map((r) => r.commit?.id)));
+  });
+
+  it('never report conflicts with a change that did not land', async () => {
+    const mem = new MemoryStore();
+    // Both branches set the same property to different values: whichever lands first conflicts with the other.
+    await branches(mem, 2, (i) => [upd('shared', { age: 10 + i })]);
+    let lineage: string | undefined;
+    const g = await Graph.open(new LatencyStore(new FailFirstManifest(mem, () => lineage), 3), { actor: 'test' });
+    lineage = `manifests/${(await g.branchHead('main')).manifest.lineage}/`;
+    const [a, b] = await Promise.allSettled([merge(g, 'b0'), merge(g, 'b1')]);
+    // The first to publish fails at the store; the other was planned on it, saw a conflict, and
+    // must have planned again on the stored head instead of reporting it.
+    const outcomes = [a, b].map((r) => (r.status === 'rejected' ? 'error' : r.value.status));
+    expect(outcomes.sort()).toEqual(['error', 'success']);
+    const age = (await rowsOf(await Graph.open(mem), 'main', 'Person')).shared?.age;
+    expect([10, 11]).toContain(age);
+  });
+
+  it('keep every merge exact when another process publishes to the branch meanwhile', async () => {
+    const mem = new MemoryStore();
+    await branches(mem, 6);
+    const here = await Graph.open(new LatencyStore(mem, 2), { actor: 'here' });
+    const there = await Graph.open(new LatencyStore(mem, 2), { actor: 'there' });
+    const results = await Promise.all([
+      ...[0, 1, 2].map((i) => merge(here, `b${i}`)),
+      ...[3, 4, 5].map((i) => merge(there, `b${i}`)),
+      ...[0, 1, 2].map((i) => there.write('main', [person(`w${i}`)])),
+    ]);
+    for (const r of results.slice(0, 6)) expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
+    const fresh = await Graph.open(mem);
+    const line = await chain(fresh);
+    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    const people = Object.keys(await rowsOf(fresh, 'main', 'Person')).sort();
+    expect(people).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'shared', 'w0', 'w1', 'w2']);
+  });
+});
