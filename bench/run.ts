@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -257,7 +257,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(
-  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks',
+  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -470,6 +470,54 @@ async function forksMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
 }
 
 /**
+ * Many mergers into one branch (bench/merges.ts), 17 ms per store call: one client merging its
+ * branches one after another, eight clients at once in one process, and eight split over two
+ * processes on one store, in rotating order; medians over the rounds. Every merge's result is
+ * checked exact by the script.
+ */
+async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const rounds = quick ? 1 : 3;
+  const perClient = quick ? 6 : 12;
+  const arms: [variant: string, args: string[]][] = [
+    ['clients1', ['1', String(perClient * 2), '17', '1']],
+    ['clients8', ['8', String(perClient), '17', '1']],
+    ['clients8-2proc', ['8', String(perClient), '17', '2']],
+  ];
+  const runs: Record<string, Record<string, number>[]> = Object.fromEntries(arms.map(([v]) => [v, []]));
+  for (let r = 0; r < rounds; r++)
+    for (let i = 0; i < arms.length; i++) {
+      const [variant, args] = arms[(i + r) % arms.length] as [string, string[]];
+      runs[variant]?.push(await scriptArm('merges', args));
+    }
+  // Per arm, the round with the median throughput, whole (its errors and exactness with it).
+  const pick = (variant: string): Record<string, number> => {
+    const xs = [...(runs[variant] ?? [])].sort((a, b) => (a.merges_per_second as number) - (b.merges_per_second as number));
+    return xs[xs.length >> 1] as Record<string, number>;
+  };
+  const [one, eight, two] = arms.map(([v]) => pick(v)) as [Record<string, number>, Record<string, number>, Record<string, number>];
+  const all = Object.values(runs).flat();
+  return {
+    results: onceResults('merges', [
+      ['clients1', one],
+      ['clients8', eight],
+      ['clients8-2proc', two],
+    ]),
+    ratios: {
+      merges_per_second_1_l17: one.merges_per_second as number,
+      merges_per_second_8_l17: eight.merges_per_second as number,
+      merges_8_over_1_l17: round((eight.merges_per_second as number) / (one.merges_per_second as number), 3),
+      merge_errors_8: Math.max(...(runs.clients8 ?? []).map((x) => x.contention_errors as number)),
+      merges_per_second_8_l17_2proc: two.merges_per_second as number,
+      merges_8_over_1_l17_2proc: round((two.merges_per_second as number) / (one.merges_per_second as number), 3),
+      merge_errors_8_2proc: Math.max(...(runs['clients8-2proc'] ?? []).map((x) => x.contention_errors as number)),
+      store_calls_per_merge_1: one.store_calls_per_merge as number,
+      store_calls_per_merge_8: eight.store_calls_per_merge as number,
+      every_merge_exact: all.every((x) => x.exact === 1 && x.errors === 0),
+    },
+  };
+}
+
+/**
  * The typed GraphQL API against PostGraphile 5 over PostgreSQL, the same operations over HTTP on
  * the same data (bench/query.ts): each ratio is PostGraphile's p50 over ours (above 1, we are faster).
  */
@@ -514,7 +562,7 @@ function table(results: Result[]): string {
     String(r.storeCalls.total),
     String(r.bytesRead),
     String(r.peakRssMiB),
-    r.matrix === 'growth' || r.matrix === 'bulk' || r.matrix === 'query'
+    r.matrix === 'growth' || r.matrix === 'bulk' || r.matrix === 'query' || r.matrix === 'merges'
       ? Object.entries(r.params)
           .filter(([k]) => k !== 'peakRssMiB')
           .map(([k, v]) => `${k} ${v}`)
@@ -646,12 +694,13 @@ async function main(): Promise<void> {
     requests: requestsMatrix,
     hooks: hooksMatrix,
     forks: forksMatrix,
+    merges: mergesMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
