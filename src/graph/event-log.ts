@@ -189,6 +189,15 @@ export class EventLog {
     await Promise.allSettled([...this.known.confirming]);
   }
 
+  /**
+   * Start finding where the log ends, when this process does not know yet, so a publication's
+   * first append does not wait two round trips for it after planning (a cold server's first
+   * merge). Shared with the append that follows; a failure surfaces there.
+   */
+  warm(): void {
+    if (this.known.taken === undefined) this.highest().catch(() => undefined);
+  }
+
   private highest(signal?: AbortSignal): Promise<number> {
     if (this.known.taken !== undefined) return Promise.resolve(this.known.taken);
     // One lookup at a time: concurrent first appends share it.

@@ -21,8 +21,7 @@
  * Index runs are the plan's scratch: a publication that does not land
  * deletes them with the rest.
  */
-import { canonicalJson } from '../model/canonical.js';
-import { findType, schemaHashOf, type Schema, type TableType } from '../model/schema.js';
+import { findType, schemaHashOf, typeText, type Schema, type TableType } from '../model/schema.js';
 import { compareKey, type RunRef, type RunRow } from '../table/run.js';
 import type { Row } from '../model/values.js';
 import {
@@ -86,7 +85,7 @@ export async function maintainIndexes<T>(a: {
 function typeChanged(before: Schema, type: TableType, schemaChanged: boolean): boolean {
   if (!schemaChanged) return false;
   const old = findType(before, type.name);
-  return old === undefined || canonicalJson(old) !== canonicalJson(type);
+  return old === undefined || (old !== type && typeText(old) !== typeText(type));
 }
 
 /** Does `v` carry exactly the indexes `specs` names (none when there are none)? */

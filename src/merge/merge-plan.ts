@@ -12,12 +12,11 @@
  * those are changes its manifest does not show yet.
  */
 import { BranchgraphError } from '../model/errors.js';
-import { findType, type Schema, type TableType } from '../model/schema.js';
+import { findType, typeText, type Schema, type TableType } from '../model/schema.js';
 import type { ManifestRef } from '../graph/manifest.js';
 import type { Ancestry } from '../graph/ancestry.js';
 import { deltaRuns, EMPTY_TABLE, sameRuns, versionStats, type TableVersion } from '../table/table-version.js';
 import type { RunRef } from '../table/run.js';
-import { canonicalJson } from '../model/canonical.js';
 import { tableMergeAction } from './three-way.js';
 import { mergeSchemaTypes } from './schema-merge.js';
 import type { Conflict } from '../model/conflict.js';
@@ -164,7 +163,8 @@ export function planBySize(sourceRows: number, targetRows: number, sourceRowsTru
  */
 /** Does `schema` define `type` exactly so (its rows read the same under either)? */
 export function sameTypeIn(schema: Schema, type: TableType | undefined): boolean {
-  return type !== undefined && canonicalJson(findType(schema, type.name) ?? null) === canonicalJson(type);
+  const same = type === undefined ? undefined : findType(schema, type.name);
+  return type !== undefined && same !== undefined && (same === type || typeText(same) === typeText(type));
 }
 
 export function sourceRowsTrusted(a: { schema: Schema; sourceSchema: Schema; type: TableType; sourceTombstones: number }): boolean {

@@ -85,6 +85,25 @@ export function tableNames(schema: Schema): string[] {
 }
 
 /** The content address of a schema. */
+/** Schemas and their types are never changed once built, so their canonical text is computed once per object. */
+const schemaHashes = new WeakMap<Schema, string>();
+const typeTexts = new WeakMap<TableType, string>();
+
 export function schemaHashOf(schema: Schema): string {
-  return contentHash(canonicalJson(schema));
+  let hash = schemaHashes.get(schema);
+  if (hash === undefined) {
+    hash = contentHash(canonicalJson(schema));
+    schemaHashes.set(schema, hash);
+  }
+  return hash;
+}
+
+/** A type's canonical JSON: equal texts, equal definitions. */
+export function typeText(type: TableType): string {
+  let text = typeTexts.get(type);
+  if (text === undefined) {
+    text = canonicalJson(type);
+    typeTexts.set(type, text);
+  }
+  return text;
 }
