@@ -262,8 +262,13 @@ export class RunStore implements RunReader, RunWriter {
   load(table: TableType, ref: RunRef, opts: { signal?: AbortSignal | undefined; cache?: boolean } = {}): Promise<RunData> {
     const { signal, cache = true } = opts;
     const key = runCacheKey(table, ref.key);
-    if (!cache) return this.shared.runs.peek(key) ?? this.read(table, ref, signal);
-    return this.shared.runs.get(key, () => this.read(table, ref, signal), ref.bytes);
+    const shared = cache ? this.shared.runs.get(key, () => this.read(table, ref, signal), ref.bytes) : this.shared.runs.peek(key);
+    if (shared === undefined) return this.read(table, ref, signal);
+    // A read another request started, and aborted, is not this caller's failure: read it once more, as its own.
+    return shared.catch((e: unknown) => {
+      if (!isBranchgraphError(e, 'aborted') || signal?.aborted === true) throw e;
+      return cache ? this.shared.runs.get(key, () => this.read(table, ref, signal), ref.bytes) : this.read(table, ref, signal);
+    });
   }
 
   private read(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<RunData> {

@@ -123,8 +123,8 @@ class ScratchLedger {
   }
 }
 
-/** The most bytes of the source's runs a merge reads before its plan asks for them (see warmSource). */
-const WARM_SOURCE_BYTES = 1024 * 1024;
+/** The most bytes of runs a merge reads before its plan asks for them (see warmDeltas). */
+const WARM_DELTA_BYTES = 1024 * 1024;
 
 /** Commits a keyed re-plan reads back for its key at most (a publication race is lost to a few). */
 const MAX_KEYED_RECHECK = 64;
@@ -161,21 +161,22 @@ export class MergeRun {
   }
 
   /**
-   * Start reading the source's small runs that `target` lacks, before any attempt asks for them.
-   * A three-way merge reads the runs each side added since the base (to prepare a table both
-   * changed, or to validate one it adopts), and the source's are the same whichever target head
-   * the attempt meets; so they are read while the base is found, or while this merge waits for its
-   * turn behind other merges into the same branch. Big runs are left to the plan, which may adopt
-   * them unread; failures surface when the plan reads the run.
+   * Start reading the small runs each side added that the other lacks, before any attempt asks
+   * for them. A three-way merge reads the runs each side added since the base: the source's to
+   * validate a table it adopts, both sides' to prepare a table both changed. Those reads used to
+   * wait for the base and then for the preparation's turn under the width, a round trip per
+   * table; now they are issued together while the base is found (or while this merge waits for
+   * its turn behind other merges into the same branch), and a table's preparation finds its runs
+   * read. Only small unsegmented runs, at most WARM_DELTA_BYTES in all: big runs stay where
+   * preparation's width and memory budget govern them, and the plan may adopt them unread. A
+   * target's runs are warmed only for tables the source changed too. Failures surface when the
+   * plan reads the run.
    */
-  warmSource(target: Snapshot): void {
-    let budget = WARM_SOURCE_BYTES;
-    for (const [name, version] of Object.entries(this.source.tables)) {
-      const type = findType(this.source.schema, name);
-      const theirs = new Set((target.tables[name]?.runs ?? []).map((r) => r.key));
-      for (const r of version.runs) {
-        if (type === undefined || theirs.has(r.key) || r.source !== undefined || r.segmented === true) continue;
-        if (r.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
+  warmDeltas(target: Snapshot): void {
+    let budget = WARM_DELTA_BYTES;
+    const warm = (type: TableType, runs: readonly RunRef[]): void => {
+      for (const r of runs) {
+        if (r.source !== undefined || r.segmented === true || r.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
         budget -= r.bytes;
         this.ports.runFiles
           .loader(
@@ -184,6 +185,19 @@ export class MergeRun {
           )(r)
           .catch(() => undefined);
       }
+    };
+    for (const [name, version] of Object.entries(this.source.tables)) {
+      const type = findType(this.source.schema, name);
+      const theirs = target.tables[name]?.runs ?? [];
+      const inTarget = new Set(theirs.map((r) => r.key));
+      const added = version.runs.filter((r) => !inTarget.has(r.key));
+      if (type === undefined || added.length === 0) continue;
+      const inSource = new Set(version.runs.map((r) => r.key));
+      warm(type, added);
+      warm(
+        type,
+        theirs.filter((r) => !inSource.has(r.key)),
+      );
     }
   }
 

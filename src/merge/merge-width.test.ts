@@ -2,11 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { mustWrite } from '../../test/support/fixtures.js';
 import { Graph } from '../graph/graph.js';
 import { LatencyStore } from '../store/latency-store.js';
+import { abortableSleep } from '../store/abortable-sleep.js';
+import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll, type ObjectStore } from '../store/object-store.js';
 import { mergeBranches, type MergeResult } from './merge.js';
 import { PreparationGauges } from './preparation-scheduler.js';
 import { cloneMemoryStore as clone } from '../../test/support/stores.js';
+
+/** Delays every call on a run object by 30 ms, abortably. */
+class SlowRuns extends StoreWrapper {
+  protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    if (ctx.key.startsWith('runs/')) await abortableSleep(30, ctx.signal);
+    return call();
+  }
+}
 
 const TABLES = Array.from({ length: 10 }, (_, i) => `T${String(i).padStart(2, '0')}`);
 
@@ -83,7 +93,9 @@ describe('merges at widths 1, 2 and 4', () => {
     const original = await setup(false);
     const inner = await clone(original);
     const before = new Set((await listAll(inner, '')).map((o) => o.key));
-    const slow = new LatencyStore(inner, 5);
+    // Run objects answer slowly, so preparations wait on them (their reads were started early, with
+    // the merge's signal) long enough to be caught in flight.
+    const slow = new SlowRuns(new LatencyStore(inner, 5));
     const g = await Graph.open(slow);
     const headBefore = (await g.branchHead('main')).manifest.commit.id;
     const ac = new AbortController();

@@ -92,7 +92,7 @@ export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, envi
   // A protected target refuses before any preparation; previews (dry runs) are always allowed.
   if (!request.dryRun) refuseProtected(pinned.target.branch, request.apply === 'merge' ? 'merge' : request.apply, request.protection);
   const run = new MergeRun({ ports: counted, request, env, source: pinned.source, applied: pinned.applied });
-  run.warmSource(pinned.target);
+  run.warmDeltas(pinned.target);
   let targetHead = '';
   let published: ChangeResult<MergeDecision>;
   try {
