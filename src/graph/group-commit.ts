@@ -137,7 +137,7 @@ export class GroupCommit {
   private async plan(head: Snapshot, group: Queued[]): Promise<PlanResult<Outcome[]>> {
     let view = head;
     const outcomes: Outcome[] = [];
-    const rows = new Map<string, { type: TableType; byKey: Map<string, RunRow> }>();
+    const rows = new Map<string, { type: TableType; byKey: Map<string, RunRow>; kept: string[] }>();
     for (const q of group) {
       if (q.opts.signal?.aborted) {
         outcomes.push({ error: new BranchgraphError('aborted', 'the write was aborted before its group was published') });
@@ -150,7 +150,10 @@ export class GroupCommit {
         const r = await resolveWrite({ tables: this.ports.tables, head: view, ops: q.ops });
         outcomes.push({ summary: r.summary, changed: r.rows.length > 0 });
         for (const [type, changed] of r.rows) {
-          const t = rows.get(type.name) ?? { type, byKey: new Map<string, RunRow>() };
+          // A @unique property is kept by the group's run only if every batch in it kept it.
+          const kept = r.keptUnique.get(type.name) ?? [];
+          const t = rows.get(type.name) ?? { type, byKey: new Map<string, RunRow>(), kept };
+          t.kept = t.kept.filter((p) => kept.includes(p));
           for (const row of changed) t.byKey.set(row.key, row);
           rows.set(type.name, t);
           // Later batches see this one's rows, as if it had been published first.
@@ -165,13 +168,13 @@ export class GroupCommit {
     const tables: Record<string, TableVersion> = {};
     const scratch: RunRef[] = [];
     try {
-      for (const [name, { type, byKey }] of rows) {
+      for (const [name, { type, byKey, kept }] of rows) {
         const ref = await this.ports.runFiles.write(
           type,
           [...byKey.values()].sort((a, b) => compareKey(a.key, b.key)),
         );
         scratch.push(ref);
-        tables[name] = { runs: [...(head.tables[name] ?? EMPTY_TABLE).runs, ref] };
+        tables[name] = { runs: [...(head.tables[name] ?? EMPTY_TABLE).runs, kept.length > 0 ? { ...ref, keptUnique: kept } : ref] };
       }
     } catch (e) {
       await this.ports.runFiles.delete(scratch).catch(() => undefined);

@@ -31,6 +31,7 @@ export const RunRefZ = z.object({
   checksum: z.string().regex(/^[0-9a-f]{32}$/),
   segmented: z.boolean().optional(),
   compacted: z.boolean().optional(),
+  keptUnique: z.array(z.string()).optional(),
   dropped: z.boolean().optional(),
   origin: z.string().regex(ORIGIN).optional(),
 });

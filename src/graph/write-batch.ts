@@ -17,12 +17,12 @@
  */
 import { findInputProblem } from '../model/text.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
-import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type TableType } from '../model/schema.js';
+import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type PropDef, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
-import { encodeNodeKey, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
+import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult } from './change.js';
 import type { Snapshot } from './snapshot.js';
@@ -124,6 +124,8 @@ export interface ResolvedWrite {
   summary: WriteSummary;
   /** Per changed table, the new state of every key whose state really changes, sorted by key. */
   rows: [TableType, RunRow[]][];
+  /** Per changed table with @unique properties, those its rows left as they were (see RunRef.keptUnique). */
+  keptUnique: Map<string, string[]>;
 }
 
 type TypedOp = ReturnType<typeof checkOps>[number];
@@ -140,7 +142,7 @@ export interface WriteRequest {
 
 export async function planWrite(request: WriteRequest & { runs: RunWriter; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
   const { runs, head, signal, validated } = request;
-  const { summary, rows: rowsByTable } = await resolveWrite(request);
+  const { summary, rows: rowsByTable, keptUnique } = await resolveWrite(request);
   validated?.();
   if (rowsByTable.length === 0) return { unchanged: summary };
   const changed: Record<string, TableVersion> = {};
@@ -148,8 +150,10 @@ export async function planWrite(request: WriteRequest & { runs: RunWriter; valid
   try {
     await Promise.all(
       rowsByTable.map(async ([type, rows]) => {
-        const ref = await runs.write(type, rows, signal);
-        scratch.push(ref);
+        const written = await runs.write(type, rows, signal);
+        scratch.push(written);
+        const kept = keptUnique.get(type.name);
+        const ref = kept !== undefined && kept.length > 0 ? { ...written, keptUnique: kept } : written;
         const cur = head.tables[type.name] ?? EMPTY_TABLE;
         changed[type.name] = { runs: [...cur.runs, ref] };
       }),
@@ -195,9 +199,9 @@ export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite
   // Operations refused so far are left out of the overlay; the constraint checks still run over
   // the rest, so one refusal lists every failing operation, not only those of the first kind.
   summary.cascaded = await cascadeDeletes({ head, view, deletedNodes, overlay });
-  await checkConstraints({ tables, head, overlay: overlay.changes, issues, signal });
+  await checkConstraints({ tables, head, overlay: overlay.changes, before: overlay.before, issues, signal });
   issues.throwIfAny('write refused');
-  return { summary, rows: await changedRows({ head, view, overlay, summary }) };
+  return { summary, ...(await changedRows({ head, view, overlay, summary })) };
 }
 
 /** The current state of every key the batch names. */
@@ -280,15 +284,25 @@ async function cascadeDeletes(a: {
   return cascaded;
 }
 
-/** One run's rows per changed table, holding only keys whose state really changed; counts them into `summary`. */
+/** Whether `row` (a key's state before the change) holds `value` (encoded) in `prop`. */
+function heldValue(row: Row | null | undefined, prop: string, value: string): boolean {
+  const v = row?.[prop];
+  return v !== null && v !== undefined && encodeUnique(v) === value;
+}
+
+/**
+ * One run's rows per changed table, holding only keys whose state really changed, and the tables
+ * whose rows keep every @unique value where it was; counts the rows into `summary`.
+ */
 async function changedRows(a: {
   head: Snapshot;
   view: (name: string) => TableView;
   overlay: Overlay;
   summary: WriteSummary;
-}): Promise<[TableType, RunRow[]][]> {
+}): Promise<Pick<ResolvedWrite, 'rows' | 'keptUnique'>> {
   const { head, view, overlay, summary } = a;
   const rowsByTable: [TableType, RunRow[]][] = [];
+  const keptUnique = new Map<string, string[]>();
   for (const [name, changes] of overlay.changes) {
     const type = findType(head.schema, name) as TableType;
     const t = view(name);
@@ -313,19 +327,33 @@ async function changedRows(a: {
         else summary.updated++;
       }
     }
-    if (rows.length > 0) rowsByTable.push([type, rows]);
+    if (rows.length === 0) continue;
+    rowsByTable.push([type, rows]);
+    const kept =
+      (p: PropDef) =>
+      (r: RunRow): boolean => {
+        const v = r.props?.[p.name];
+        return v === null || v === undefined || heldValue(prior.get(r.key), p.name, encodeUnique(v));
+      };
+    const uniques = type.props.filter((p) => p.unique);
+    if (uniques.length > 0)
+      keptUnique.set(
+        name,
+        uniques.filter((p) => rows.every(kept(p))).map((p) => p.name),
+      );
   }
-  return rowsByTable;
+  return { rows: rowsByTable, keptUnique };
 }
 
 async function checkConstraints(a: {
   tables: TableReader;
   head: Snapshot;
   overlay: Map<string, Map<string, Change>>;
+  before: Map<string, Map<string, Row>>;
   issues: Issues;
   signal?: AbortSignal | undefined;
 }): Promise<void> {
-  const { tables, head, overlay, issues, signal } = a;
+  const { tables, head, overlay, before, issues, signal } = a;
   const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
   const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
     const out = new Set<string>();
@@ -370,7 +398,9 @@ async function checkConstraints(a: {
     // @unique across the table after the batch, by each property's index.
     const after = new Map([...changes].map(([k, c]) => [k, c.row] as const));
     const uniques = type.props.filter((p) => p.unique);
-    for (const clash of await uniqueClashes(uniques, after, (p, values) => t.indexes.holders(uniqueSpec(p.name), values))) {
+    const heldBefore = (key: string, prop: string, value: string): boolean => heldValue(before.get(name)?.get(key), prop, value);
+    const holdersOf = (p: PropDef, values: string[]) => t.indexes.holders(uniqueSpec(p.name), values);
+    for (const clash of await uniqueClashes({ uniques, changed: after, holdersOf, heldBefore })) {
       const c = changes.get(clash.key) as Change;
       issues.add(
         at(c, name, clash.key),

@@ -27,7 +27,7 @@ import { mergeCursorScope, type MergeEnvironment, type MergeRequest } from './me
 import type { Snapshot } from '../graph/snapshot.js';
 import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import { changedStates, EMPTY_TABLE, lookupStates, READ_AHEAD_RUN_BYTES, type TableVersion } from '../table/table-version.js';
+import { changedStates, deltaRuns, EMPTY_TABLE, lookupStates, READ_AHEAD_RUN_BYTES, type TableVersion } from '../table/table-version.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import { runPreparations, type Fallback, type PreparationGauges } from './preparation-scheduler.js';
 import { hashOf, prepareTable, type PreparedTable } from './prepare-table.js';
@@ -503,6 +503,11 @@ export class MergeRun {
     const mergedKeys = new Map(m.prepared.map((p) => [p.table, p.merged]));
     const needsValueCheck = (table: string, key: string): boolean =>
       sameType.get(table) !== true || mergedKeys.get(table)?.has(key) === true;
+    // Values a client supplies in a resolution are new: with resolutions, every @unique value is checked.
+    const kept = (side: Snapshot, table: string, prop: string): boolean =>
+      deltaRuns(m.base.tables[table], side.tables[table])?.every((r) => r.keptUnique?.includes(prop) === true) === true;
+    const uniqueKept = (table: string, prop: string): boolean =>
+      this.request.resolutions === undefined && kept(source, table, prop) && kept(m.target, table, prop);
     const found = await validateMerged({
       schema,
       tables: mergedTables,
@@ -511,6 +516,7 @@ export class MergeRun {
       sides,
       targetIndexes,
       needsValueCheck,
+      uniqueKept,
     });
     found.push(
       ...(await recheckTightened({

@@ -436,3 +436,62 @@ describe('datetimes in merges', () => {
     ).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });
+
+describe('@unique checks read only what a change could clash over', () => {
+  /** A graph of 3,000 people (several index segments), a branch, and the keys read by what `run` does next. */
+  async function traced() {
+    const { StoreWrapper } = await import('../store/store-wrapper.js');
+    const read: string[] = [];
+    class Reads extends StoreWrapper {
+      protected around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+        if (ctx.op === 'get') read.push(ctx.key);
+        return call();
+      }
+    }
+    const inner = new MemoryStore();
+    const g = await peopleGraph(inner);
+    await mustWrite(
+      g,
+      'main',
+      Array.from({ length: 3000 }, (_, i) => person(`p${String(i).padStart(5, '0')}`, { email: `p${i}@x.org`, age: 1 })),
+    );
+    await g.createBranch('f', { branch: 'main' });
+    const cold = async () => Graph.open(new Reads(inner));
+    const indexReads = () => read.filter((k) => k.includes('.index-unique-')).length;
+    return { g, cold, read, indexReads };
+  }
+
+  it('a write that leaves @unique values as they were reads no index, and its run says so', async () => {
+    const { cold, read, indexReads } = await traced();
+    const g = await cold();
+    read.length = 0;
+    await mustWrite(g, 'f', [upd('Person', { id: 'p00007', age: 30 }), upd('Person', { id: 'p02900', email: 'p2900@x.org', age: 31 })]);
+    expect(indexReads()).toBe(0);
+    expect((await g.branchHead('f')).manifest.tables.Person?.runs.at(-1)?.keptUnique).toEqual(['email']);
+    // A new value is looked up, and the run does not claim to keep it.
+    await mustWrite(g, 'f', [upd('Person', { id: 'p00008', email: 'p15@x.orgz' })]);
+    expect(indexReads()).toBeGreaterThan(0);
+    expect((await g.branchHead('f')).manifest.tables.Person?.runs.at(-1)?.keptUnique).toBeUndefined();
+  });
+
+  it('a merge whose sides kept every @unique value reads no index; one that changed a value is checked', async () => {
+    const { g, cold, read, indexReads } = await traced();
+    await mustWrite(g, 'f', [upd('Person', { id: 'p00010', age: 40 })]);
+    await mustWrite(g, 'main', [upd('Person', { id: 'p00020', age: 50 })]);
+    const c = await cold();
+    read.length = 0;
+    expect(await mergeOk(c, 'f')).toMatchObject({ outcome: 'merged' });
+    expect(indexReads()).toBe(0);
+    // Now each side gives a different row the same new value: the clash is found through the index.
+    await c.createBranch('h', { branch: 'main' });
+    await mustWrite(c, 'h', [upd('Person', { id: 'p00030', email: 'shared@x.org' })]);
+    await mustWrite(c, 'main', [upd('Person', { id: 'p00040', email: 'shared@x.org' })]);
+    const r = await merge(await cold(), 'h');
+    expect(r.status).toBe('conflicts');
+    if (r.status === 'conflicts')
+      expect(r.report.items.map((x) => [x.kind, x.key])).toEqual([
+        ['UniqueViolation', 'p00030'],
+        ['UniqueViolation', 'p00040'],
+      ]);
+  });
+});

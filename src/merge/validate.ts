@@ -14,7 +14,7 @@
  * follows the merge's change, not the tables.
  */
 import type { Conflict } from '../model/conflict.js';
-import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type Schema, type TableType } from '../model/schema.js';
+import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type PropDef, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, type Row } from '../model/values.js';
 import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
 import { encodeNodeKey, IN_SPEC, uniqueSpec, type IndexReader } from '../table/secondary-index.js';
@@ -36,6 +36,12 @@ export interface ValidationInput {
   targetIndexes: (table: string) => IndexReader;
   /** Values on each side, for conflict reports. */
   sides: (table: string, key: string) => Promise<{ base: Row | null; source: Row | null; target: Row | null }>;
+  /**
+   * Whether both sides changed the table since the base only by runs that kept this @unique
+   * property where it was (RunRef.keptUnique): every merged row then holds its base value, as
+   * the target's rows do, so no clash over it can arise and its index is not read.
+   */
+  uniqueKept?: (table: string, prop: string) => boolean;
 }
 
 export async function validateMerged(input: ValidationInput): Promise<Conflict[]> {
@@ -93,12 +99,13 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
         await checkSurvivingEdges({ schema, nodeTable: name, deleted, view, targetIndexes: input.targetIndexes, changes, conflict });
     }
 
-    const uniques = t.type.props.filter((p) => p.unique);
+    const uniques = t.type.props.filter((p) => p.unique && input.uniqueKept?.(name, p.name) !== true);
     // Both rows of a clash are reported, with one message, so the report does not depend on which
     // side's row counts as the change (the merge direction).
     const reported = new Set<string>();
     const index = input.targetIndexes(name);
-    for (const clash of await uniqueClashes(uniques, changed, (p, values) => index.holders(uniqueSpec(p.name), values))) {
+    const holdersOf = (p: PropDef, values: string[]) => index.holders(uniqueSpec(p.name), values);
+    for (const clash of await uniqueClashes({ uniques, changed, holdersOf })) {
       const pair = [clash.key, clash.other].sort(compareKey) as [string, string];
       for (const key of pair) {
         if (reported.has(`${clash.property}\0${key}`)) continue;

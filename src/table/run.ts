@@ -59,6 +59,13 @@ export interface RunRef {
    */
   compacted?: boolean;
   /**
+   * The @unique properties this run's rows left as they were: for each, no row gives its key a
+   * value the key did not hold just below this run (the rows are deletes, or updates that kept
+   * the property). A merge whose deltas on both sides keep every @unique property of a table
+   * cannot create a clash there, and reads no index for it (merge/validate.ts).
+   */
+  keptUnique?: string[];
+  /**
    * The compaction that wrote this run dropped tombstones (the stretch began
    * at the table's oldest run), or replaced a run whose compaction had: a key
    * absent here may have been deleted before it (graph/entity-history.ts).

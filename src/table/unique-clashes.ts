@@ -25,14 +25,22 @@ export interface UniqueClash {
 /** Live keys of the table holding each encoded value of `prop` (see `encodeUnique`). */
 export type UniqueHolders = (prop: PropDef, values: string[]) => Promise<Map<string, string[]>>;
 
-export async function uniqueClashes(
-  uniques: readonly PropDef[],
-  changed: ReadonlyMap<string, Row | null>,
-  holdersOf: UniqueHolders,
-): Promise<UniqueClash[]> {
+export async function uniqueClashes(a: {
+  uniques: readonly PropDef[];
+  changed: ReadonlyMap<string, Row | null>;
+  holdersOf: UniqueHolders;
+  /**
+   * Whether `key` held this encoded value of `prop` just before the change. In a valid table no
+   * other row holds it then, so only the changed rows can clash over it: its holders are not
+   * looked up (an update that leaves a @unique property as it was reads no index).
+   */
+  heldBefore?: ((key: string, prop: string, value: string) => boolean) | undefined;
+}): Promise<UniqueClash[]> {
+  const { uniques, changed, holdersOf, heldBefore } = a;
   const out: UniqueClash[] = [];
   if (uniques.length === 0) return out;
   const claimed = uniques.map(() => new Map<string, string>());
+  const unheld = uniques.map(() => new Set<string>());
   for (const [key, row] of changed) {
     if (row === null) continue;
     for (const [i, p] of uniques.entries()) {
@@ -43,13 +51,15 @@ export async function uniqueClashes(
       const other = mine.get(value);
       if (other !== undefined) out.push({ key, property: p.name, value, other, otherChanged: true });
       else mine.set(value, key);
+      if (heldBefore?.(key, p.name, value) !== true) unheld[i]?.add(value);
     }
   }
   const held: UniqueClash[] = [];
   for (const [i, p] of uniques.entries()) {
     const mine = claimed[i] as Map<string, string>;
-    if (mine.size === 0) continue;
-    for (const [value, keys] of await holdersOf(p, [...mine.keys()])) {
+    const ask = [...mine.keys()].filter((v) => unheld[i]?.has(v));
+    if (ask.length === 0) continue;
+    for (const [value, keys] of await holdersOf(p, ask)) {
       for (const other of keys)
         if (!changed.has(other)) held.push({ key: mine.get(value) as string, property: p.name, value, other, otherChanged: false });
     }
