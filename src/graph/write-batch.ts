@@ -19,6 +19,7 @@ import { findInputProblem } from '../model/text.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type PropDef, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
+import { canonicalJson, contentHash } from '../model/canonical.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
@@ -52,6 +53,8 @@ interface Change {
   row: Row | null;
   /** Index of the last operation that set it, for error paths; -1 for cascades. */
   op: number;
+  /** The row's canonical text, when the operation gave the row whole (made once, to measure it, then hashed). */
+  text?: string;
 }
 
 class Issues {
@@ -80,7 +83,7 @@ function checkOps(a: {
   ops: readonly WriteOp[];
   issues: Issues;
   maxOps: number;
-}): { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] {
+}): { type: TableType; key: string; row: Row; text: string; op: WriteOpKind; index: number }[] {
   const { schema, ops, issues, maxOps } = a;
   if (ops.length > maxOps) {
     throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
@@ -92,7 +95,7 @@ function checkOps(a: {
       issues: malformed.slice(0, MAX_REPORTED_ISSUES),
     });
   }
-  const out: { type: TableType; key: string; row: Row; op: WriteOpKind; index: number }[] = [];
+  const out: { type: TableType; key: string; row: Row; text: string; op: WriteOpKind; index: number }[] = [];
   ops.forEach((o, i) => {
     const type = findType(schema, o.table);
     if (type === undefined) {
@@ -109,13 +112,14 @@ function checkOps(a: {
     }
     if (rowIssues.length > 0) return;
     const key = entityKey(type, row);
-    const tooBig = rowSizeProblem(key, row);
+    const text = canonicalJson(row);
+    const tooBig = rowSizeProblem(key, row, text);
     if (tooBig !== undefined) {
       issues.add(`ops[${i}].values`, tooBig);
       issues.malformed = true;
       return;
     }
-    out.push({ type, key, row, op: o.op, index: i });
+    out.push({ type, key, row, text, op: o.op, index: i });
   });
   return out;
 }
@@ -232,14 +236,14 @@ function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): 
     switch (o.op) {
       case 'insert':
         if (cur !== null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} already exists`);
-        else overlay.set(o.type.name, o.key, { row: o.row, op: i });
+        else overlay.set(o.type.name, o.key, { row: o.row, op: i, text: o.text });
         break;
       case 'update':
         if (cur === null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} does not exist`);
         else overlay.set(o.type.name, o.key, { row: { ...cur, ...o.row }, op: i });
         break;
       case 'upsert':
-        overlay.set(o.type.name, o.key, { row: o.row, op: i });
+        overlay.set(o.type.name, o.key, { row: o.row, op: i, text: o.text });
         break;
       case 'delete':
         if (cur !== null) {
@@ -320,7 +324,7 @@ async function changedRows(a: {
         rows.push({ key, tomb: true, hash: '', props: null });
         if (c.op >= 0) summary.deleted++;
       } else {
-        const hash = rowHash(c.row);
+        const hash = c.text !== undefined ? contentHash(c.text) : rowHash(c.row);
         if (old !== null && rowHash(old) === hash) continue;
         rows.push({ key, tomb: false, hash, props: c.row });
         if (old === null) summary.inserted++;

@@ -3,7 +3,7 @@
  * equal. Object keys are sorted; numbers use JSON's shortest round-trip form;
  * -0 is written as 0. Types stay distinct: null, "", [] and {} all differ.
  */
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import { BranchgraphError } from './errors.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -23,25 +23,40 @@ export function canonicalJson(v: unknown, depth = 0): string {
       issues: [{ path: 'value', message: 'nested too deep' }],
     });
   }
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x, depth + 1)).join(',')}]`;
+  // Built by appending, not by mapping and joining: every row written is hashed through here.
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(v[i], depth + 1);
+    return `${out}]`;
+  }
   if (typeof v === 'object') {
     const obj = v as Record<string, unknown>;
-    const keys = Object.keys(obj)
-      .filter((k) => obj[k] !== undefined)
-      .sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k], depth + 1)}`).join(',')}}`;
+    const keys = Object.keys(obj).sort();
+    let out = '{';
+    for (const k of keys) {
+      const x = obj[k];
+      if (x === undefined) continue;
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(x, depth + 1)}`;
+    }
+    return `${out}}`;
   }
   throw new TypeError(`no canonical form for ${typeof v}`);
 }
 
+/** SHA-256 as hex: the one-shot form where the runtime has it (no hash object per call), else a hash object. */
+const sha256Hex: (data: string | Uint8Array) => string =
+  typeof crypto.hash === 'function'
+    ? (data) => crypto.hash('sha256', data, 'hex')
+    : (data) => crypto.createHash('sha256').update(data).digest('hex');
+
 /** 128-bit content hash, hex. */
 export function contentHash(canonical: string): string {
-  return createHash('sha256').update(canonical).digest('hex').slice(0, 32);
+  return sha256Hex(canonical).slice(0, 32);
 }
 
 /** 128-bit hash of raw bytes, hex: the checksum a manifest records for each run file. */
 export function bytesHash(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex').slice(0, 32);
+  return sha256Hex(bytes).slice(0, 32);
 }
 
 export function valuesEqual(a: unknown, b: unknown): boolean {

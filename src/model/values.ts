@@ -165,11 +165,11 @@ export function checkRow(a: { table: TableType; input: unknown; mode: 'full' | '
 export const MAX_KEY_BYTES = 1024;
 export const MAX_ROW_BYTES = 1024 * 1024;
 
-/** The size problem of a row with key `key`, or undefined. */
-export function rowSizeProblem(key: string, row: Row): string | undefined {
+/** The size problem of a row with key `key` (whose canonical text is `text`, when already made), or undefined. */
+export function rowSizeProblem(key: string, row: Row, text = canonicalJson(row)): string | undefined {
   const keyBytes = Buffer.byteLength(key, 'utf8');
   if (keyBytes > MAX_KEY_BYTES) return `the key is ${keyBytes} bytes; keys are limited to ${MAX_KEY_BYTES} bytes (UTF-8)`;
-  const rowBytes = Buffer.byteLength(canonicalJson(row), 'utf8');
+  const rowBytes = Buffer.byteLength(text, 'utf8');
   if (rowBytes > MAX_ROW_BYTES) return `the row is ${rowBytes} bytes; rows are limited to ${MAX_ROW_BYTES} bytes (as canonical JSON)`;
   return undefined;
 }
