@@ -41,7 +41,7 @@ import {
   type TableVersion,
 } from '../table/table-version.js';
 import type { Resolver } from './resolutions.js';
-import { markedHash, marksOf, mergeEntity } from './three-way.js';
+import { divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
 import type { ProgressSink } from '../model/progress.js';
 
@@ -137,6 +137,12 @@ const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 const NO_MARKS = {};
 /** Whether a stored state carries marks (three-way.ts `markedHash`). */
 const isMarked = (r: RunRow | undefined): boolean => r !== undefined && r.hash.charCodeAt(0) === 126;
+
+/** Three live states whose stored hashes all differ: both sides updated the row, and not the same way. */
+function bothUpdatedDifferently(b: RunRow | undefined, s: RunRow | undefined, t: RunRow | undefined): boolean {
+  if (b === undefined || s === undefined || t === undefined || b.tomb || s.tomb || t.tomb) return false;
+  return s.hash !== b.hash && t.hash !== b.hash && s.hash !== t.hash;
+}
 
 /** A state's content hash: '' for absent or deleted. */
 export const hashOf = (r: RunRow | undefined): string => (r === undefined || r.tomb ? '' : r.hash);
@@ -250,6 +256,15 @@ class KeyMerge {
     const brief = input.conflicts !== undefined && input.resolver?.empty !== false && !input.conflicts.wants(input.type.name, key);
     // Only a virtual base's staged rows carry marks: the common case allocates nothing for them.
     const marked = isMarked(b) || isMarked(s) || isMarked(t);
+    // Both sides updated the row, differently: if some property conflicts, a brief key is only counted.
+    if (brief && !marked && bothUpdatedDifferently(b, s, t)) {
+      const n = divergentProperties(b?.props as Row, s?.props as Row, t?.props as Row);
+      if (n > 0) {
+        for (let i = 0; i < n; i++) (input.conflicts as ConflictCollector).count('DivergentUpdate');
+        this.conflicts.count += n;
+        return;
+      }
+    }
     const marks = marked ? { base: marksOf(hashOf(b)), source: marksOf(hashOf(s)), target: marksOf(hashOf(t)) } : NO_MARKS;
     const m = mergeEntity({ table: input.type.name, key, base: sides.base, source: sides.source, target: sides.target }, { brief, marks });
     let result: Row | null;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../model/values.js';
-import { markedHash, marksOf, mergeEntity } from './three-way.js';
+import { divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
 
 const B: Row = { id: 'k', name: 'base', age: 1 };
 const S: Row = { id: 'k', name: 'src', age: 1 };
@@ -107,5 +107,20 @@ describe('three-way merge over a marked (virtual) base', () => {
     expect(h.startsWith('~')).toBe(true);
     expect(marksOf(h)).toEqual(marked);
     expect(marksOf(markedHash(T, new Set()))).toBeUndefined();
+  });
+});
+
+describe('divergentProperties', () => {
+  it('counts exactly the DivergentUpdates mergeEntity reports for rows both sides updated', () => {
+    const value = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2 }), fc.constantFrom('a', 'b'), fc.constant({ x: [1] }));
+    const row = fc.dictionary(fc.constantFrom('p', 'q', 'r'), value).map((r) => ({ id: 'k', ...r }) as Row);
+    fc.assert(
+      fc.property(row, row, row, (b, s, t) => {
+        const merged = m(b, s, t);
+        const reported = 'conflicts' in merged ? merged.conflicts.filter((c) => c.kind === 'DivergentUpdate').length : 0;
+        expect(divergentProperties(b, s, t)).toBe(reported);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -121,6 +121,20 @@ function wholeRowConflict(e: EntityStates, brief: boolean, marks: StateMarks): C
   return { kind: 'DeleteVsUpdate', table, key, property: null, base, source, target, message: what };
 }
 
+/**
+ * How many properties both sides changed to different values, for three rows without marks: the
+ * DivergentUpdate conflicts `mergeEntity` would report when both sides updated the row (0 when
+ * they merge cleanly). A conflict past a report's page is only counted, and most keys of a big
+ * conflicted merge are such: this counts them without building the merged row or the conflicts.
+ */
+export function divergentProperties(base: Row, source: Row, target: Row): number {
+  let n = 0;
+  for (const p in base) if (!sameValue(source[p], base[p]) && !sameValue(target[p], base[p]) && !sameValue(source[p], target[p])) n++;
+  for (const p in source)
+    if (!(p in base) && !sameValue(source[p], undefined) && !sameValue(target[p], undefined) && !sameValue(source[p], target[p])) n++;
+  return n;
+}
+
 /** Both sides updated the entity: property by property, each side's change taken, a property both changed differently a conflict. */
 function mergeProperties(e: EntityStates & { base: Row; source: Row; target: Row }, brief: boolean, marks: StateMarks): EntityMerge {
   const { table, key, base, source, target } = e;
