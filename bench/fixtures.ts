@@ -10,6 +10,9 @@ import type { WriteOp } from '../src/graph/write-batch.js';
 import { rowHash } from '../src/model/values.js';
 import { findType, type TableType } from '../src/model/schema.js';
 import { FsStore } from '../src/store/fs-store.js';
+import type { ObjectStore } from '../src/store/object-store.js';
+import { openStore } from '../src/store/open-store.js';
+import { mapLimit } from '../src/model/map-limit.js';
 import type { RunRow } from '../src/table/run.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 
@@ -173,6 +176,29 @@ export async function scaleFixture(rows: number): Promise<string> {
   await g.close();
   await mkdir(path.join(dir, 'ready'));
   return dir;
+}
+
+/**
+ * `dir`'s graph uploaded under a fresh prefix of the S3 server the environment names (S3_ENDPOINT
+ * and its keys, as scripts/s3-start.sh writes them): the store, its URL for a server, and `done`
+ * to delete what is left under the prefix.
+ */
+export async function uploadFixture(
+  dir: string,
+  name = path.basename(dir),
+): Promise<{ store: ObjectStore; url: string; done: () => Promise<void> }> {
+  const local = new FsStore(dir);
+  const url = `s3://branchgraph-bench/${name}-${process.pid}-${Date.now()}`;
+  const s3 = await openStore(url);
+  const keys: string[] = [];
+  for await (const o of local.list('')) keys.push(o.key);
+  await mapLimit(keys, 16, async (k) => s3.putOverwrite(k, await local.get(k)));
+  const done = async (): Promise<void> => {
+    const left: string[] = [];
+    for await (const o of s3.list('')) left.push(o.key);
+    for (let i = 0; i < left.length; i += 1000) await s3.deleteMany(left.slice(i, i + 1000));
+  };
+  return { store: s3, url, done };
 }
 
 /** A private copy of a fixture for one sample. */

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -257,7 +257,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(
-  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges',
+  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges' | 'large',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -470,6 +470,29 @@ async function forksMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
 }
 
 /**
+ * A big graph, a small change (bench/large.ts): 18 tables of 10,000,000 rows in all (quick:
+ * 1,000,000) with @unique properties, edges and 300 commits of history, against the same graph
+ * at a hundredth of the size; 100 updates per side, merged in a cold process.
+ */
+async function largeMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('large', [quick ? '1000000' : '10000000', quick ? '5' : '7', '300']);
+  const keys = [
+    'large_over_small',
+    'merge_p50_ms',
+    'merge_p95_ms',
+    'small_merge_p50_ms',
+    'bytes_read_over_changed_bytes',
+    'store_calls',
+    'small_store_calls',
+    'peak_rss_mib',
+    'cold_open_ms',
+    'load_rows_per_second',
+  ];
+  const picked = pickedFigures('large', r, keys);
+  return { ...picked, results: onceResults('large', [[process.env.BENCH_STORE === 's3' ? 's3' : 'fs', r]]) };
+}
+
+/**
  * Many mergers into one branch (bench/merges.ts), 17 ms per store call: one client merging its
  * branches one after another, eight clients at once in one process, and eight split over two
  * processes on one store, in rotating order; medians over the rounds. Every merge's result is
@@ -562,7 +585,7 @@ function table(results: Result[]): string {
     String(r.storeCalls.total),
     String(r.bytesRead),
     String(r.peakRssMiB),
-    r.matrix === 'growth' || r.matrix === 'bulk' || r.matrix === 'query' || r.matrix === 'merges'
+    r.matrix === 'growth' || r.matrix === 'bulk' || r.matrix === 'query' || r.matrix === 'merges' || r.matrix === 'large'
       ? Object.entries(r.params)
           .filter(([k]) => k !== 'peakRssMiB')
           .map(([k, v]) => `${k} ${v}`)
@@ -678,7 +701,8 @@ async function main(): Promise<void> {
   if (values.store !== undefined && !onS3 && values.store !== 'fs') throw new Error(`--store ${values.store}: use fs (the default) or s3`);
   if (onS3) {
     if (!process.env.S3_ENDPOINT) throw new Error('--store s3 needs an S3 server: bash scripts/s3-start.sh DIR, then source DIR/s3.env');
-    if (!['merge', 'history', 'catchup'].includes(which)) throw new Error('--store s3 runs the merge, history and catchup matrices');
+    if (!['merge', 'history', 'catchup', 'large'].includes(which))
+      throw new Error('--store s3 runs the merge, history, catchup and large matrices');
     process.env.BENCH_STORE = 's3';
   }
   const matrices: Record<string, (q: boolean) => Promise<{ results: Result[]; ratios: Record<string, number | boolean> }>> = {
@@ -695,12 +719,13 @@ async function main(): Promise<void> {
     hooks: hooksMatrix,
     forks: forksMatrix,
     merges: mergesMatrix,
+    large: largeMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });

@@ -4,7 +4,6 @@
  * store calls, phases and peak memory.
  */
 import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import pino from 'pino';
 import { Graph } from '../src/graph/graph.js';
 import { startServer } from '../src/http/server.js';
@@ -14,9 +13,7 @@ import { loadConfig } from '../src/service/config.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
-import { openStore } from '../src/store/open-store.js';
-import { mapLimit } from '../src/model/map-limit.js';
-import { copyFixture } from './fixtures.js';
+import { copyFixture, uploadFixture } from './fixtures.js';
 import { readFile } from 'node:fs/promises';
 import { catchUp } from '../src/wal/catch-up.js';
 import { allRows } from '../src/graph/reads.js';
@@ -33,17 +30,7 @@ async function sampleStore(
   const local = new FsStore(dir);
   if (process.env.BENCH_STORE !== 's3')
     return { store: latency > 0 ? new LatencyStore(local, latency) : local, url: `file://${dir}`, latency, done: async () => {} };
-  const url = `s3://branchgraph-bench/${path.basename(dir)}`;
-  const s3 = await openStore(url);
-  const keys: string[] = [];
-  for await (const o of local.list('')) keys.push(o.key);
-  await mapLimit(keys, 16, async (k) => s3.putOverwrite(k, await local.get(k)));
-  const done = async (): Promise<void> => {
-    const left: string[] = [];
-    for await (const o of s3.list('')) left.push(o.key);
-    for (let i = 0; i < left.length; i += 1000) await s3.deleteMany(left.slice(i, i + 1000));
-  };
-  return { store: s3, url, latency: 0, done };
+  return { ...(await uploadFixture(dir)), latency: 0 };
 }
 
 /** `catchup-<serial|pipeline>-<cap>`: fold every pending generation, then verify every row. */
