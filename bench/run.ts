@@ -689,6 +689,82 @@ export function bulkChart(now: Record<string, number | boolean>, size: string, b
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}${goalLine}<text x="24" y="${(H - bottom) / 2 + top}" font-size="11" text-anchor="middle" transform="rotate(-90 24 ${(H - bottom) / 2 + top})">figure ÷ goal, log scale</text>${bars}</svg>\n`;
 }
 
+/** One bar pair of a before/after chart: a figure's baseline (when measured) and now, with its unit. */
+export interface ChartBar {
+  label: string;
+  before?: number | undefined;
+  now: number;
+}
+
+/**
+ * Grouped bars, the baseline (grey) beside now (blue), each group on its own linear scale from 0
+ * to the group's largest figure, so figures of different units share one picture.
+ */
+export function beforeAfterChart(title: string, groups: { title: string; bars: ChartBar[] }[]): string {
+  const W = 860;
+  const H = 330;
+  const top = 50;
+  const bottom = 90;
+  const bw = 22;
+  const groupW = (W - 40) / Math.max(1, groups.length);
+  let body = '';
+  groups.forEach((g, gi) => {
+    const x0 = 30 + gi * groupW;
+    const max = Math.max(...g.bars.flatMap((b) => [b.now, b.before ?? 0]), 1e-9);
+    const y = (v: number) => H - bottom - (v / max) * (H - top - bottom);
+    const slot = (groupW - 20) / Math.max(1, g.bars.length);
+    g.bars.forEach((b, bi) => {
+      const x = x0 + 10 + bi * slot;
+      const pairs: [number | undefined, string][] = [
+        [b.before, '#95a5a6'],
+        [b.now, '#2e86de'],
+      ];
+      pairs.forEach(([v, color], j) => {
+        if (v === undefined) return;
+        const bx = x + j * (bw + 2);
+        body += `<rect x="${bx}" y="${y(v)}" width="${bw}" height="${Math.max(1, H - bottom - y(v))}" fill="${color}"/><text x="${bx + bw / 2}" y="${y(v) - 3}" font-size="9" text-anchor="middle">${Number.isInteger(v) || v >= 100 ? v.toFixed(0) : v.toFixed(v >= 10 ? 1 : 2)}</text>`;
+      });
+      body += `<text x="${x + bw}" y="${H - bottom + 14}" font-size="10" text-anchor="end" transform="rotate(-30 ${x + bw} ${H - bottom + 14})">${b.label}</text>`;
+    });
+    body += `<text x="${x0 + groupW / 2}" y="${top - 12}" font-size="12" text-anchor="middle">${g.title}</text><line x1="${x0 + 5}" y1="${H - bottom}" x2="${x0 + groupW - 10}" y2="${H - bottom}" stroke="#333"/>`;
+  });
+  const legend = `<rect x="30" y="8" width="12" height="12" fill="#95a5a6"/><text x="46" y="18" font-size="12">before</text><rect x="110" y="8" width="12" height="12" fill="#2e86de"/><text x="126" y="18" font-size="12">now</text><text x="${W - 10}" y="18" font-size="12" text-anchor="end">${title}</text>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}${body}</svg>\n`;
+}
+
+/** The merges matrix as a chart: merges per second and store calls per merge, beside a baseline run's. */
+export function mergesChart(now: Record<string, number | boolean>, before?: Record<string, number | boolean>): string {
+  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
+  const bar = (label: string, k: string): ChartBar => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+  return beforeAfterChart('merges into main, 17 ms per store call', [
+    {
+      title: 'merges per second',
+      bars: [
+        bar('1 client', 'merges_per_second_1_l17'),
+        bar('8 clients', 'merges_per_second_8_l17'),
+        bar('8 over 2 processes', 'merges_per_second_8_l17_2proc'),
+      ],
+    },
+    { title: 'errors seen by callers', bars: [bar('8 clients', 'merge_errors_8'), bar('8 over 2 processes', 'merge_errors_8_2proc')] },
+    { title: 'store calls per merge', bars: [bar('1 client', 'store_calls_per_merge_1'), bar('8 clients', 'store_calls_per_merge_8')] },
+  ]);
+}
+
+/** The large matrix as a chart: merge times on both graphs, store calls and bytes read, load rate, beside a baseline. */
+export function largeChart(now: Record<string, number | boolean>, before?: Record<string, number | boolean>): string {
+  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
+  const bar = (label: string, k: string): ChartBar => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+  return beforeAfterChart('an 18-table graph, a 200-row merge in a cold process', [
+    {
+      title: 'merge ms',
+      bars: [bar('p50, big', 'merge_p50_ms'), bar('p95, big', 'merge_p95_ms'), bar('p50, 1/100 size', 'small_merge_p50_ms')],
+    },
+    { title: 'store calls', bars: [bar('big', 'store_calls'), bar('1/100 size', 'small_store_calls')] },
+    { title: 'read ÷ changed bytes', bars: [bar('big', 'bytes_read_over_changed_bytes')] },
+    { title: 'load rows per second', bars: [bar('write path', 'load_rows_per_second')] },
+  ]);
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -754,6 +830,16 @@ async function main(): Promise<void> {
       bulkChart(ratios.bulk ?? {}, quick ? '100k' : '400k', baseline),
     );
   }
+  // These two are drawn beside the round measured before publication lanes and kept @unique values, when present.
+  const baseline = async (name: string): Promise<Record<string, number | boolean> | undefined> =>
+    (
+      JSON.parse(await readFile(`bench/results/round3/${name}-quick-before.json`, 'utf8').catch(() => '{}')) as {
+        ratios?: Record<string, Record<string, number | boolean>>;
+      }
+    ).ratios?.[name];
+  if (names.includes('merges'))
+    await writeFile(path.join(out, 'merges-chart.svg'), mergesChart(ratios.merges ?? {}, await baseline('merges')));
+  if (names.includes('large')) await writeFile(path.join(out, 'large-chart.svg'), largeChart(ratios.large ?? {}, await baseline('large')));
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
 }
 
