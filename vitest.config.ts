@@ -14,5 +14,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Real S3 and multi-process tests share one machine with two cores.
     maxWorkers: 2,
+    isolate: false,
   },
 });

@@ -3,6 +3,7 @@
  * run store and tags over the view's store, the caches and hints shared by
  * every view, and the ports (see ports.ts) the orchestrators are given.
  */
+import { monotonicFactory } from 'ulid';
 import { CountingStore } from '../store/counting-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { treeOptions } from './manifest-codec.js';
@@ -41,6 +42,12 @@ export interface SharedParts {
   runs: RunStore;
   hints: BranchHints;
   lanes: PublicationLanes;
+  /**
+   * Commit ids, increasing within a millisecond of the graph's clock: commits of one generation
+   * are listed newest first by time and then id, so two made in one millisecond keep the order
+   * they were made in.
+   */
+  commitIds: (time: number) => string;
 }
 
 export interface GraphParts extends SharedParts {
@@ -62,8 +69,9 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const tags = new Tags(store, repo.events);
   const hints = shared?.hints ?? new BranchHints();
   const lanes = shared?.lanes ?? new PublicationLanes();
+  const commitIds = shared?.commitIds ?? monotonicFactory();
   const heads = new SnapshotReader({ repo, runs, store, tags, clock });
-  const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor, lanes });
+  const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor, lanes, commitIds });
   let branches: Branches | undefined;
   const ports: GraphPorts = {
     branches: { delete: (name, o) => (branches as Branches).delete(name, o) },
@@ -77,11 +85,11 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
     actor,
     counted: () => {
       const counting = new CountingStore(store);
-      return { ports: graphParts(counting, opts, { repo, runs, hints, lanes }).ports, counting };
+      return { ports: graphParts(counting, opts, { repo, runs, hints, lanes, commitIds }).ports, counting };
     },
   };
   branches = new Branches({ repo, heads, publication, hints, clock, actor });
-  return { store, repo, runs, tags, hints, lanes, heads, branches, groups: new GroupCommit(ports), ports };
+  return { store, repo, runs, tags, hints, lanes, commitIds, heads, branches, groups: new GroupCommit(ports), ports };
 }
 
 function generationsIn(store: ObjectStore): Generations {

@@ -17,7 +17,6 @@
  *
  * The plan given is never changed: folding builds a new plan.
  */
-import { ulid } from 'ulid';
 import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
 import { findType, schemaHashOf, type Schema } from '../model/schema.js';
 import { canonicalJson } from '../model/canonical.js';
@@ -68,6 +67,8 @@ export interface PublisherParts {
   actor: string;
   /** This process's publication lanes, shared by every view of the graph. */
   lanes: PublicationLanes;
+  /** New commit ids, increasing within a millisecond (graph-parts.ts). */
+  commitIds: (time: number) => string;
 }
 
 /** One attempt's published manifest and what to tidy after it. */
@@ -434,7 +435,7 @@ export class Publisher implements Publication {
     const actor = opts.actor ?? this.parts.actor;
     const second = plan.secondParent;
     return {
-      id: ulid(this.parts.clock()),
+      id: this.parts.commitIds(this.parts.clock()),
       parents: c.parents,
       parentIds: [c.prev.commit.id, ...(second !== undefined && c.parents.length > 1 ? [second.commit.id] : [])],
       branch: c.rec.name,
