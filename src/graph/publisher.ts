@@ -172,13 +172,15 @@ export class Publisher implements Publication {
       if (tip.speculable && opts.expectedHead === undefined) return { head: tip.snapshot, below: tip };
       await tip.landed;
     }
+    const read = () => this.parts.heads.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true });
     const landedTip = turn?.tip;
-    // A tip that landed is the head as this process last published it: newer than a head the caller
-    // read before it. After a lost race, only the store knows the head.
-    if (!a.fresh && landedTip?.state === 'landed' && landedTip.speculable && newer(landedTip.snapshot, opts.firstHead))
-      return { head: landedTip.snapshot };
+    // A tip that landed is the head as this process last published it, newer than one the caller
+    // read before: planned on as it is when it holds no pending rows, else read again with them.
+    // After a lost race, only the store knows the head.
+    if (!a.fresh && landedTip?.state === 'landed' && newer(landedTip.snapshot, opts.firstHead))
+      return { head: landedTip.speculable ? landedTip.snapshot : await read() };
     if (!a.fresh && opts.firstHead !== undefined) return { head: opts.firstHead };
-    return { head: await this.parts.heads.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true }) };
+    return { head: await read() };
   }
 
   /**

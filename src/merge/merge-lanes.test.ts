@@ -14,6 +14,7 @@ import { LatencyStore } from '../store/latency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
+import { WalWriter } from '../wal/wal-writer.js';
 
 const upd = (id: string, values: Record<string, unknown>) => ({ op: 'update' as const, table: 'Person', values: { id, ...values } });
 
@@ -122,6 +123,22 @@ describe('merges into one branch from one process', () => {
     expect(outcomes.sort()).toEqual(['error', 'success']);
     const age = (await rowsOf(await Graph.open(mem), 'main', 'Person')).shared?.age;
     expect([10, 11]).toContain(age);
+  });
+
+  it('on a branch that ingests, take turns without planning on unlanded manifests, and keep every pending row', async () => {
+    const mem = new MemoryStore();
+    await branches(mem, 4);
+    const g = await Graph.open(new LatencyStore(mem, 3), { actor: 'test' });
+    const wal = new WalWriter(g.ports, { shard: 's1' });
+    await wal.ingest('main', [person('ingested-1')]);
+    const results = await Promise.all([...[0, 1, 2, 3].map((i) => merge(g, `b${i}`)), wal.ingest('main', [person('ingested-2')])]);
+    for (const r of results.slice(0, 4)) expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
+    const fresh = await Graph.open(mem);
+    const line = await chain(fresh);
+    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(
+      ['ingested-1', 'ingested-2', 'p0', 'p1', 'p2', 'p3', 'shared'].sort(),
+    );
   });
 
   it('keep every merge exact when another process publishes to the branch meanwhile', async () => {
