@@ -10,6 +10,7 @@
  *   schemas/<hash>.json                schemas, content-addressed
  *   parts/<ulid>.json                  manifest part tree nodes (tables, ancestry)
  *   runs/<table>/<ulid>.arrow          table runs
+ *   runs/<table>/<ulid>.rows.json      table runs of a few rows (compact)
  *   runs/<table>/<ulid>.json           index of a segmented run, whose segments are
  *   runs/<table>/<ulid>/<n>.arrow      its segment files
  *   runs/<table>/<ulid>.replaced.json  the runs a compacted run replaced
@@ -46,6 +47,8 @@ export const keys = {
   /** A node of a manifest's table or ancestry tree, shared by every manifest that did not change it. */
   part: (id: string): string => `parts/${id}.json`,
   run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,
+  /** A run of a few rows, stored as compact JSON (table/run.ts). */
+  compactRun: (table: string, id: string): string => `runs/${table}/${id}.rows.json`,
   runIndex: (table: string, id: string): string => `runs/${table}/${id}.json`,
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
   /** The runs a compacted run replaced, oldest first. */
@@ -88,7 +91,7 @@ export function parseKey(key: string): ParsedKey | undefined {
       return parts.length === 3 && version !== undefined ? { kind: 'manifest', lineage: parts[1] as string, version } : undefined;
     }
     case 'runs': {
-      // runs/<table>/<id>.arrow | runs/<table>/<id>.json | runs/<table>/<id>/<n>.arrow
+      // runs/<table>/<id>.arrow | runs/<table>/<id>.rows.json | runs/<table>/<id>.json | runs/<table>/<id>/<n>.arrow
       const id = /^[^./]+/.exec(parts[2] ?? '')?.[0];
       return (parts.length === 3 || parts.length === 4) && id !== undefined ? { kind: 'run', table: parts[1] as string, id } : undefined;
     }

@@ -15,6 +15,8 @@ import { bytesHash } from '../model/canonical.js';
 import {
   decodeRun,
   encodeRun,
+  encodeRunFile,
+  COMPACT_RUN_ROWS,
   MemoryRunData,
   runRefOf,
   SEGMENT_ROWS,
@@ -101,23 +103,24 @@ export class RunStore implements RunReader, RunWriter {
    */
   stage(table: TableType, rows: readonly RunRow[]): RunRef {
     const key = `staged/${table.name}/${ulid()}`;
-    const bytes = encodeRun(table, rows);
+    const bytes = encodeRunFile(table, rows);
     const ref: RunRef = { ...runRefOf({ key, rows, file: bytes }), source: { kind: 'staged' } };
     this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
     return ref;
   }
 
   /**
-   * Write `rows` (sorted, unique keys) as a new run of `table`: one Arrow
-   * file, or, above SEGMENT_ROWS rows, segment files plus an index object.
+   * Write `rows` (sorted, unique keys) as a new run of `table`: one compact
+   * file of a few rows, one Arrow file, or, above SEGMENT_ROWS rows, Arrow
+   * segment files plus an index object.
    * The index is written last, so a run is never referenced half-written.
    */
   async write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
     // The id carries the write time, which GC reads as the run's age: it comes from the graph's clock.
     const id = ulid(this.shared.clock());
     if (rows.length <= SEGMENT_ROWS) {
-      const key = keys.run(table.name, id);
-      const bytes = encodeRun(table, rows);
+      const key = rows.length <= COMPACT_RUN_ROWS ? keys.compactRun(table.name, id) : keys.run(table.name, id);
+      const bytes = encodeRunFile(table, rows);
       await this.store.putIfAbsent(key, bytes, { signal });
       // The next write or merge on the table reads this run first: keep it rather than read it back.
       this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);

@@ -1,11 +1,20 @@
 /**
- * Runs: immutable Arrow IPC files of rows sorted by key.
+ * Runs: immutable files of rows sorted by key.
  *
- * Columns: `_key` (utf8), `_tomb` (bool), `_hash` (utf8, the row's content
- * hash) and one typed column per property: utf8 for string/date/datetime/
- * enum, int64, float64, bool, and utf8 canonical JSON for json. A tombstone
- * row has null properties. Files carry `branchgraph.format` in their schema
- * metadata, so pyarrow or DuckDB read them as ordinary Arrow files.
+ * A run of more than COMPACT_RUN_ROWS rows is an Arrow IPC file. Columns:
+ * `_key` (utf8), `_tomb` (bool), `_hash` (utf8, the row's content hash) and
+ * one typed column per property: utf8 for string/date/datetime/enum, int64,
+ * float64, bool, and utf8 canonical JSON for json. A tombstone row has null
+ * properties. Files carry `branchgraph.format` in their schema metadata, so
+ * pyarrow or DuckDB read them as ordinary Arrow files.
+ *
+ * A run of at most COMPACT_RUN_ROWS rows (a single write's, a fold of a few
+ * generations) is a small JSON document instead: `{"format":
+ * "branchgraph.rows/1","table":…,"rows":[[key, tomb (0|1), hash, props or
+ * null], …]}`. An Arrow file spends about 1 KB on its schema and buffer
+ * layout, so a one-row write stored about 1,120 bytes for a 60-byte row.
+ * Compaction gathers small runs into Arrow files; a reader tells the two
+ * apart by their first byte.
  *
  * Keys compare by JavaScript string order (`compareKey`), the one order
  * every layer sorts and searches by.
@@ -150,6 +159,26 @@ function fromArrow(p: PropDef, v: unknown): Value {
   if (p.type.kind === 'int') return Number(v as bigint);
   if (p.type.kind === 'json') return JSON.parse(v as string) as Value;
   return v as Value;
+}
+
+/** Runs of at most this many rows are stored as compact JSON (see the file header). */
+export const COMPACT_RUN_ROWS = 64;
+const COMPACT_FORMAT = 'branchgraph.rows/1';
+
+/** Encode rows (sorted by key, keys unique) in the run format their number calls for. */
+export function encodeRunFile(table: TableType, rows: readonly RunRow[]): Uint8Array {
+  return rows.length <= COMPACT_RUN_ROWS ? encodeCompactRun(table, rows) : encodeRun(table, rows);
+}
+
+/** Rows (sorted by key, keys unique) as a compact run: a JSON document of rows. */
+export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uint8Array {
+  let prev: string | undefined;
+  for (const r of rows) {
+    if (prev !== undefined && compareKey(prev, r.key) >= 0) throw new Error(`run rows out of order at ${r.key}`);
+    prev = r.key;
+  }
+  const body = rows.map((r) => [r.key, r.tomb ? 1 : 0, r.hash, r.tomb ? null : r.props]);
+  return TEXT_OUT.encode(JSON.stringify({ format: COMPACT_FORMAT, table: table.name, rows: body }));
 }
 
 /** Encode rows (sorted by key, keys unique) as an Arrow IPC file. */
@@ -475,6 +504,8 @@ export function decodeRun(a: {
 }): RunData {
   const { table, bytes, objectKey, expected } = a;
   try {
+    // `{` opens a compact run; an Arrow file opens with its magic.
+    if (bytes[0] === 0x7b) return decodeCompactRun(table, bytes, expected);
     const t = tableFromIPC(bytes);
     const format = t.schema.metadata.get('branchgraph.format');
     if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
@@ -505,6 +536,31 @@ export function decodeRun(a: {
       details: { key: objectKey },
     });
   }
+}
+
+/** A compact run's rows, checked as an Arrow file's are: the format, each row's shape, key order, count and range. */
+function decodeCompactRun(
+  table: TableType,
+  bytes: Uint8Array,
+  expected: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined,
+): RunData {
+  const doc = JSON.parse(TEXT.decode(bytes)) as { format?: unknown; rows?: unknown };
+  if (doc.format !== COMPACT_FORMAT) throw new Error(`unknown run format ${String(doc.format)}`);
+  if (!Array.isArray(doc.rows)) throw new Error('no rows');
+  if (expected !== undefined && doc.rows.length !== expected.rows)
+    throw new Error(`holds ${doc.rows.length} rows, the manifest says ${expected.rows}`);
+  const rows: RunRow[] = doc.rows.map((x: unknown, i: number) => {
+    const [key, tomb, hash, props] = Array.isArray(x) ? x : [];
+    const live = tomb === 0 && props !== null && typeof props === 'object' && !Array.isArray(props);
+    if (typeof key !== 'string' || typeof hash !== 'string' || (tomb !== 1 && !live)) throw new Error(`row ${i} is malformed`);
+    return { key, tomb: tomb === 1, hash, props: live ? (props as Row) : null };
+  });
+  rows.forEach((r, i) => {
+    if (i > 0 && compareKey((rows[i - 1] as RunRow).key, r.key) >= 0) throw new Error(`row ${i} is out of key order`);
+  });
+  if (expected !== undefined && rows.length > 0 && !rangeMatches(expected, (rows[0] as RunRow).key, (rows.at(-1) as RunRow).key))
+    throw new Error('its key range differs from the manifest');
+  return new MemoryRunData(table, rows, bytes.length);
 }
 
 /**

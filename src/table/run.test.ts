@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { parseSchema } from '../model/schema-parser.js';
+import { rowHash, type Row } from '../model/values.js';
+import { COMPACT_RUN_ROWS, decodeRun, encodeCompactRun, encodeRun, encodeRunFile, runRefOf, type RunRow } from './run.js';
+
+const type = parseSchema('node T { id: string @key\n n: int?\n f: float?\n b: bool?\n d: date?\n j: json?\n e: enum(x, y)? }')
+  .types[0] as NonNullable<ReturnType<typeof parseSchema>['types'][0]>;
+
+const live = (key: string, props: Row): RunRow => ({
+  key,
+  tomb: false,
+  hash: rowHash({ id: key, ...props }),
+  props: { id: key, ...props },
+});
+const rows: RunRow[] = [
+  live('a', { n: -9007199254740991, f: 1.5, b: true, d: '2026-01-02', j: { x: [1, 'two', null] }, e: 'y' }),
+  { key: 'b', tomb: true, hash: '', props: null },
+  live('c', { n: null, f: null, b: null, d: null, j: null, e: null }),
+  live('d\u{1F600}', { n: 0, f: -2.25, b: false, j: [] }),
+];
+const read = (bytes: Uint8Array, expected = runRefOf({ key: 'k', rows, file: bytes })) =>
+  decodeRun({ table: type, bytes, objectKey: 'runs/T/x', expected });
+
+describe('runs of a few rows are compact', () => {
+  it('read back exactly as the same rows stored in Arrow do', () => {
+    const compact = encodeCompactRun(type, rows);
+    const arrow = encodeRun(type, rows);
+    expect(compact.length).toBeLessThan(arrow.length / 2);
+    const a = read(compact);
+    const b = read(arrow);
+    expect(a.keys).toEqual(b.keys);
+    expect(a.hashes).toEqual(b.hashes);
+    expect(a.tombs).toEqual(b.tombs);
+    expect(rows.map((_, i) => a.rowAt(i))).toEqual(rows.map((_, i) => b.rowAt(i)));
+  });
+
+  it('are chosen by size: a one-row run is about a tenth of its Arrow file, many rows stay Arrow', () => {
+    const one = [live('k', { n: 1 })];
+    expect(encodeRunFile(type, one).length).toBeLessThan(encodeRun(type, one).length / 5);
+    const many = Array.from({ length: COMPACT_RUN_ROWS + 1 }, (_, i) => live(`k${String(i).padStart(3, '0')}`, { n: i }));
+    expect(encodeRunFile(type, many)).toEqual(encodeRun(type, many));
+  });
+
+  it('refuse a damaged document as corrupt, never as rows', () => {
+    const good = new TextDecoder().decode(encodeCompactRun(type, rows));
+    const bad = [
+      good.replace('branchgraph.rows/1', 'branchgraph.rows/9'),
+      good.replace('"rows":[', '"rows":[["a",0,"h",null],'),
+      good.replace('["c",0', '["c",2'),
+      good.slice(0, -3),
+      good.replace('"d\u{1F600}"', '"0"'),
+    ];
+    for (const text of bad) {
+      const bytes = new TextEncoder().encode(text);
+      expect(() => decodeRun({ table: type, bytes, objectKey: 'runs/T/x', expected: runRefOf({ key: 'k', rows, file: bytes }) })).toThrow(
+        expect.objectContaining({ code: 'corrupt_object' }),
+      );
+    }
+    // A row count or key range other than the manifest's is refused too.
+    const bytes = encodeCompactRun(type, rows.slice(0, 3));
+    expect(() => read(bytes)).toThrow(expect.objectContaining({ code: 'corrupt_object' }));
+  });
+});
