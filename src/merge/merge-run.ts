@@ -174,18 +174,6 @@ export class MergeRun {
    */
   warmDeltas(target: Snapshot): void {
     let budget = WARM_DELTA_BYTES;
-    const warm = (type: TableType, runs: readonly RunRef[]): void => {
-      for (const r of runs) {
-        if (r.source !== undefined || r.segmented === true || r.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
-        budget -= r.bytes;
-        this.ports.runFiles
-          .loader(
-            type,
-            this.env.signal,
-          )(r)
-          .catch(() => undefined);
-      }
-    };
     for (const [name, version] of Object.entries(this.source.tables)) {
       const type = findType(this.source.schema, name);
       const theirs = target.tables[name]?.runs ?? [];
@@ -193,11 +181,12 @@ export class MergeRun {
       const added = version.runs.filter((r) => !inTarget.has(r.key));
       if (type === undefined || added.length === 0) continue;
       const inSource = new Set(version.runs.map((r) => r.key));
-      warm(type, added);
-      warm(
-        type,
-        theirs.filter((r) => !inSource.has(r.key)),
-      );
+      const load = this.ports.runFiles.loader(type, this.env.signal);
+      for (const r of [...added, ...theirs.filter((t) => !inSource.has(t.key))]) {
+        if (r.source !== undefined || r.segmented === true || r.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
+        budget -= r.bytes;
+        load(r).catch(() => undefined);
+      }
     }
   }
 
