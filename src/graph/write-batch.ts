@@ -333,18 +333,17 @@ async function changedRows(a: {
     }
     if (rows.length === 0) continue;
     rowsByTable.push([type, rows]);
-    const kept =
-      (p: PropDef) =>
-      (r: RunRow): boolean => {
+    const uniques = type.props.filter((p) => p.unique);
+    if (uniques.length === 0) continue;
+    const keptBy = (p: PropDef): boolean =>
+      rows.every((r) => {
         const v = r.props?.[p.name];
         return v === null || v === undefined || heldValue(prior.get(r.key), p.name, encodeUnique(v));
-      };
-    const uniques = type.props.filter((p) => p.unique);
-    if (uniques.length > 0)
-      keptUnique.set(
-        name,
-        uniques.filter((p) => rows.every(kept(p))).map((p) => p.name),
-      );
+      });
+    keptUnique.set(
+      name,
+      uniques.filter(keptBy).map((p) => p.name),
+    );
   }
   return { rows: rowsByTable, keptUnique };
 }
