@@ -19,7 +19,8 @@ import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 
 /** Manifests split into many parts even for these small graphs, so every sweep crosses part writes too. */
-const SMALL_PARTS = { partBytes: 96 };
+// Small parts and run lists of one run inline: every sweep also crashes around run-list parts.
+const SMALL_PARTS = { partBytes: 96, inlineRuns: 1 };
 
 type Op = (store: ObjectStore) => Promise<unknown>;
 

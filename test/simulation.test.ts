@@ -60,6 +60,8 @@ const KEYS = ['k1', '\u0000k', '\u{1F600}', 'k\uffff'];
 const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1000), rng.chance(0.5) ? 0x41 : 0xdc00 + rng.int(0x400));
 /** Tiny manifest parts: the simulation's graphs then store tables and ancestry as deep part trees. */
 const PART_BYTES = 160;
+/** Run lists of more than two runs keep their older runs in run-list parts, which faults then hit too. */
+const INLINE_RUNS = 2;
 const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
 /** How the engine refuses what the model refuses: bad input, a write its schema forbids, a schema its rows break. */
 const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incompatible']);
@@ -68,7 +70,7 @@ const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incom
 async function openRetrying(store: FaultStore, clock: () => number): Promise<Graph> {
   for (let i = 0; ; i++) {
     try {
-      return await Graph.open(store, { clock, partBytes: PART_BYTES });
+      return await Graph.open(store, { clock, partBytes: PART_BYTES, inlineRuns: INLINE_RUNS });
     } catch (e) {
       if (!isBranchgraphError(e) || !RETRYABLE.has(e.code) || i > 50) throw e;
     }
@@ -220,7 +222,7 @@ async function simulate(seed: number): Promise<void> {
   const inner = new MemoryStore(() => wall);
   const skews = [rng.int(7_200_001) - 3_600_000, rng.int(7_200_001) - 3_600_000];
   const processClock = (i: number) => () => wall + (skews[i] as number);
-  const setup = await Graph.open(inner, { partBytes: PART_BYTES });
+  const setup = await Graph.open(inner, { partBytes: PART_BYTES, inlineRuns: INLINE_RUNS });
   await setup.applySchema('main', LOOSE);
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
   // The wall clock jumps between steps, past GC's floor at times, so GC (asked for grace 0,
@@ -239,7 +241,7 @@ async function simulate(seed: number): Promise<void> {
   let model = new ReferenceModel();
   let branchNo = 0;
   let walUsed = false;
-  const clean = await Graph.open(inner, { partBytes: PART_BYTES });
+  const clean = await Graph.open(inner, { partBytes: PART_BYTES, inlineRuns: INLINE_RUNS });
 
   const forced: ({ source: string; into: string } | { branch: string; key: string; remove?: true })[] = [];
   let crossNo = 0;

@@ -40,6 +40,7 @@ import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
 import { IDEMPOTENCY_LIFETIME_MS, idempotencyBucketTime } from './idempotency.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { PartNode } from '../model/part-tree.js';
+import { baseNamedBy } from './run-list-parts.js';
 import { parseGenerationKey } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
@@ -108,6 +109,9 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
     keepParts(m.tableTree);
     keepParts(m.ancestry.tree);
     for (const t of Object.values(m.tables)) {
+      // A long run list keeps its older runs in a run-list part the entry names.
+      const base = baseNamedBy(t);
+      if (base !== undefined) keep.add(keys.part(base));
       for (const r of t.runs) runRefs.set(r.key, r);
       // A table's indexes are runs like its own, reachable through its entry.
       for (const ix of Object.values(t.indexes?.sets ?? {})) for (const r of ix.runs) runRefs.set(r.key, r);

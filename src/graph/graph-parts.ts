@@ -32,6 +32,11 @@ export interface GraphOptions {
    * it to put small graphs in multi-part manifests. Any size reads back.
    */
   partBytes?: number;
+  /**
+   * Longest run list a manifest keeps wholly inline (run-list-parts.ts);
+   * tests set it low to put run-list parts in small graphs. Any value reads back.
+   */
+  inlineRuns?: number;
   /** How old a copy of the hook registry deliveries may use (hooks.ts), default 5 s. */
   hookRefreshMs?: number;
 }
@@ -63,7 +68,7 @@ export interface GraphParts extends SharedParts {
 export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: SharedParts): GraphParts {
   const clock = opts.clock ?? Date.now;
   const actor = opts.actor ?? 'branchgraph';
-  const trees = treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes });
+  const trees = treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes, runs: opts.inlineRuns });
   const repo = shared?.repo.withStore(store) ?? new Repository(store, { trees, clock });
   const runs = shared?.runs.withStore(store) ?? new RunStore(store, { cacheBytes: opts.runCacheBytes, clock });
   const tags = new Tags(store, repo.events);

@@ -7,6 +7,8 @@ import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { Graph } from './graph.js';
 import { keys } from './keys.js';
 import { StoredManifestZ } from './manifest.js';
+import { bodyOf } from '../model/part-tree.js';
+import { tailLimit } from './run-list-parts.js';
 
 const TABLES = 60;
 const names = Array.from({ length: TABLES }, (_, i) => `T${String(i).padStart(2, '0')}`);
@@ -72,20 +74,27 @@ describe('manifest format 2: part trees', () => {
     expect([...coldHead.ancestry.entries()].sort()).toEqual([...head.ancestry.entries()].sort());
   });
 
-  it('reads format 1 manifests, and the next publication writes format 2', async () => {
+  it('reads format 1 manifests, and the next publication writes format 3', async () => {
     const store = new MemoryStore();
     const g = await manyTables(store, 256);
     const head = (await g.branchHead('main')).manifest;
     const key = keys.manifest(head.lineage, head.version);
     const { tableTree: _t, ancestry, ...rest } = head;
     await store.deleteMany([key]);
-    await store.putIfAbsent(key, encodeJson({ format: 1, ...rest, ancestry: Object.fromEntries(ancestry.entries()) }));
+    await store.putIfAbsent(
+      key,
+      encodeJson({
+        format: 1,
+        ...rest,
+        ancestry: Object.fromEntries(ancestry.entries()),
+      }),
+    );
     for (const p of await partKeys(store)) await store.deleteMany([p]);
     const old = await Graph.open(store);
     expect((await rowsOf(old, 'main', 'T03')).a).toMatchObject({ v: 1 });
     await mustWrite(old, 'main', [{ op: 'update', table: 'T03', values: { id: 'a', v: 5 } }]);
     const next = (await old.branchHead('main')).manifest;
-    expect(decodeJson(StoredManifestZ, await store.get(keys.manifest(next.lineage, next.version)), 'm').format).toBe(2);
+    expect(decodeJson(StoredManifestZ, await store.get(keys.manifest(next.lineage, next.version)), 'm').format).toBe(3);
     expect((await rowsOf(await Graph.open(store), 'main', 'T03')).a).toMatchObject({ v: 5 });
   });
 
@@ -130,5 +139,134 @@ describe('manifest format 2: part trees', () => {
     const cold = await Graph.open(store);
     expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(10);
     expect((await cold.branchHead('main')).manifest.ancestry.size).toBe(11);
+  });
+});
+
+describe('manifest format 3: run-list parts', () => {
+  const oneRowWrites = async (g: Graph, n: number, from = 0): Promise<void> => {
+    for (let i = from; i < from + n; i++) await mustWrite(g, 'main', [{ op: 'upsert', table: 'P', values: { id: `k${i}`, v: i } }]);
+  };
+  const storedHead = async (g: Graph, store: MemoryStore) => {
+    const head = (await g.branchHead('main')).manifest;
+    const bytes = await store.get(keys.manifest(head.lineage, head.version));
+    return { head, bytes: bytes.length, stored: decodeJson(StoredManifestZ, bytes, 'm') };
+  };
+
+  it('a one-row write to a table of many runs stores the newest runs, not the whole list, and reads back whole', async () => {
+    const store = new MemoryStore();
+    const g = await Graph.open(store);
+    await g.applySchema('main', 'node P { id: string @key\n v: int }');
+    await oneRowWrites(g, 30);
+    const at30 = await storedHead(g, store);
+    await oneRowWrites(g, 90, 30);
+    const at120 = await storedHead(g, store);
+    expect(at120.head.tables.P?.runs).toHaveLength(120);
+    const entry = (at120.stored.tables.e as Record<string, { runs: unknown[]; runBase?: { part: string; count: number } }>).P;
+    expect(entry?.runBase?.count).toBeGreaterThan(100);
+    expect(entry?.runs.length).toBeLessThanOrEqual(16);
+    // Four times the runs, about twice the manifest (√n), where a whole list would be four times.
+    expect(at120.bytes).toBeLessThan(at30.bytes * 2.5);
+    const cold = await Graph.open(store);
+    expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(120);
+    expect((await cold.branchHead('main')).manifest.tables.P?.runs.map((r) => r.key)).toEqual(at120.head.tables.P?.runs.map((r) => r.key));
+    // A cold writer builds on the base it read rather than storing the list again (the tail has room).
+    expect(tailLimit(121) - (entry?.runs.length ?? 0)).toBeGreaterThan(0);
+    const counting = new CountingStore(store);
+    const w = await Graph.open(counting);
+    await w.branchHead('main');
+    const before = counting.snapshot().putIfAbsent.bytesWritten;
+    await oneRowWrites(w, 1, 500);
+    const tail = (await storedHead(w, store)).stored.tables.e as Record<string, { runBase?: { part: string } }>;
+    expect(tail.P?.runBase?.part).toBe(entry?.runBase?.part);
+    expect(counting.snapshot().putIfAbsent.bytesWritten - before).toBeLessThan(at120.bytes * 2);
+  });
+
+  it('a compaction or a merge publishes lists that read back exactly, with small inline limits everywhere', async () => {
+    const store = new MemoryStore();
+    const g = await Graph.open(store, { inlineRuns: 1, partBytes: 256 });
+    await g.applySchema('main', 'node P { id: string @key\n v: int }\nnode Q { id: string @key\n v: int }');
+    await oneRowWrites(g, 12);
+    await g.createBranch('b', { branch: 'main' });
+    for (let i = 0; i < 6; i++) await mustWrite(g, 'b', [{ op: 'upsert', table: 'Q', values: { id: `q${i}`, v: i } }]);
+    await oneRowWrites(g, 6, 12);
+    await mergeOk(g, 'b');
+    await g.compact('main');
+    await oneRowWrites(g, 3, 40);
+    const head = (await g.branchHead('main')).manifest;
+    const cold = await Graph.open(store);
+    const coldHead = (await cold.branchHead('main')).manifest;
+    for (const t of ['P', 'Q']) expect(coldHead.tables[t]?.runs).toEqual(head.tables[t]?.runs);
+    expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(21);
+    expect(Object.keys(await rowsOf(cold, 'main', 'Q'))).toHaveLength(6);
+  });
+
+  it('reads format 2 manifests and parts, and the next publication writes format 3 with a run-list part', async () => {
+    const store = new MemoryStore();
+    const g = await Graph.open(store, { inlineRuns: 1000, partBytes: 256 });
+    await g.applySchema('main', 'node P { id: string @key\n v: int }');
+    await oneRowWrites(g, 20);
+    // Rewrite the head and its parts as the previous format stored them: entries whole, format 2 and 1.
+    const head = (await g.branchHead('main')).manifest;
+    const { tableTree, ancestry, tables: _t, ...rest } = head;
+    const key = keys.manifest(head.lineage, head.version);
+    await store.deleteMany([key]);
+    await store.putIfAbsent(key, encodeJson({ format: 2, ...rest, tables: bodyOf(tableTree), ancestry: bodyOf(ancestry.tree) }));
+    for (const p of await partKeys(store)) {
+      const part = JSON.parse(new TextDecoder().decode(await store.get(p))) as Record<string, unknown>;
+      const { $checksum: _c, ...body } = part;
+      await store.deleteMany([p]);
+      await store.putIfAbsent(p, encodeJson({ ...body, format: 1 }));
+    }
+    const old = await Graph.open(store);
+    expect(Object.keys(await rowsOf(old, 'main', 'P'))).toHaveLength(20);
+    await oneRowWrites(old, 1, 20);
+    const next = await storedHead(old, store);
+    expect(next.stored.format).toBe(3);
+    expect((next.stored.tables.e as Record<string, { runBase?: unknown }> | undefined)?.P?.runBase).toBeDefined();
+    expect(Object.keys(await rowsOf(await Graph.open(store), 'main', 'P'))).toHaveLength(21);
+  });
+
+  it('a missing or damaged run-list part is corrupt_object', async () => {
+    const store = new MemoryStore();
+    const g = await Graph.open(store);
+    await g.applySchema('main', 'node P { id: string @key\n v: int }');
+    await oneRowWrites(g, 12);
+    const { stored } = await storedHead(g, store);
+    const part = keys.part((stored.tables.e as Record<string, { runBase: { part: string } }>).P?.runBase.part as string);
+    const bytes = await store.get(part);
+    await store.deleteMany([part]);
+    expect(isBranchgraphError(await (await Graph.open(store)).branchHead('main').catch((e: unknown) => e), 'corrupt_object')).toBe(true);
+    // A well-formed part holding other runs than the entry says.
+    const body = JSON.parse(new TextDecoder().decode(bytes)) as {
+      runs: unknown[];
+    };
+    await store.putIfAbsent(part, encodeJson({ format: 1, kind: 'runs', runs: body.runs.slice(1) }));
+    const err = await (await Graph.open(store)).branchHead('main').catch((e: unknown) => e);
+    expect(isBranchgraphError(err, 'corrupt_object')).toBe(true);
+    expect(String((err as Error).message)).toMatch(/holds/);
+  });
+
+  it('GC keeps the run-list parts retained manifests name, including ones this process published', async () => {
+    let now = Date.UTC(2026, 0, 1);
+    const store = new MemoryStore(() => now);
+    const g = await Graph.open(store, { clock: () => now, inlineRuns: 2 });
+    await g.applySchema('main', 'node P { id: string @key\n v: int }');
+    await oneRowWrites(g, 10);
+    await g.createBranch('doomed', { branch: 'main' });
+    for (let i = 0; i < 8; i++) await mustWrite(g, 'doomed', [{ op: 'upsert', table: 'P', values: { id: `d${i}`, v: i } }]);
+    await oneRowWrites(g, 4, 10);
+    await g.deleteBranch('doomed');
+    now += 3 * 60 * 60 * 1000;
+    // The writer's own manifests (cached, never read back) are what GC walks here.
+    const report = await g.gc({ now });
+    expect(report.deleted.parts).toBeGreaterThan(0);
+    const cold = await Graph.open(store);
+    expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(14);
+    // Every version of main still reads, from a cold process, with every run it names.
+    const head = (await cold.branchHead('main')).manifest;
+    for (let v = 1; v <= head.version; v++) {
+      const m = await (await Graph.open(store)).ports.manifests.readManifest({ lineage: head.lineage, version: v });
+      for (const r of m.tables.P?.runs ?? []) await expect(store.get(r.key)).resolves.toBeInstanceOf(Uint8Array);
+    }
   });
 });

@@ -7,7 +7,13 @@
  * a manifest names, each part once per process: parts are immutable and
  * shared, so a manifest read after its parent costs the parts that differ.
  * Format 1 manifests (everything inline) are read into the same trees; the
- * first publication on such a lineage writes format 2.
+ * first publication on such a lineage writes format 3.
+ *
+ * A long run list is stored as a run-list part and a tail
+ * (graph/run-list-parts.ts): writing writes the parts a list's layout names
+ * that are not stored yet, before the tree parts and the manifest; reading
+ * splices each part's runs back in front of the tail, so the engine only
+ * ever sees whole lists.
  */
 import { z } from 'zod';
 import { BranchgraphError } from '../model/errors.js';
@@ -25,7 +31,19 @@ import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { Ancestry, ancestryTreeOptions, ANCESTRY_PART_BYTES } from './ancestry.js';
 import { keys } from './keys.js';
 import { sameRuns } from '../table/table-version.js';
-import { MANIFEST_FORMAT, StoredManifestZ, partBodyZ, TableEntryZ, type Manifest, type TableEntry } from './manifest.js';
+import {
+  MANIFEST_FORMAT,
+  RunRefZ,
+  StoredManifestZ,
+  StoredTableEntryZ,
+  partBodyZ,
+  TableEntryZ,
+  type Manifest,
+  type StoredTableEntry,
+  type TableEntry,
+} from './manifest.js';
+import { expandEntry, INLINE_RUNS, layoutOf, chosenLayout, storedEntry, type RunListPart } from './run-list-parts.js';
+import type { RunRef } from '../table/run.js';
 
 /** Largest leaf of a manifest's table tree: a one-row write in a graph of any number of tables writes about this much metadata, plus its path. */
 export const TABLE_PART_BYTES = 4096;
@@ -42,6 +60,8 @@ export type PartKind = 'tables' | 'ancestry';
 export interface TreeOptions {
   tables: PartTreeOptions<TableEntry>;
   ancestry: PartTreeOptions<number>;
+  /** Longest run list kept wholly inline (graph/run-list-parts.ts). */
+  inlineRuns: number;
 }
 
 /** A run key names one immutable run, stats included: two entries with the same run keys (indexes' too) and origins are the same. */
@@ -60,45 +80,109 @@ function sameTableEntry(a: TableEntry, b: TableEntry): boolean {
   );
 }
 
-export function treeOptions(limits: { tables?: number; ancestry?: number } = {}): TreeOptions {
+export function treeOptions(limits: { tables?: number; ancestry?: number; runs?: number } = {}): TreeOptions {
   return {
     tables: { limit: limits.tables ?? TABLE_PART_BYTES, rootLimit: limits.tables ?? TABLE_ROOT_BYTES, equal: sameTableEntry },
     ancestry: ancestryTreeOptions(limits.ancestry ?? ANCESTRY_PART_BYTES),
+    inlineRuns: limits.runs ?? INLINE_RUNS,
   };
 }
 
 const PartZ = {
-  tables: z.object({ format: z.literal(1), kind: z.literal('tables'), ...partBodyZ(TableEntryZ).shape }),
+  // Format 1 table parts predate run-list parts; format 2 entries may name one.
+  tables: z.discriminatedUnion('format', [
+    z.object({ format: z.literal(1), kind: z.literal('tables'), ...partBodyZ(TableEntryZ).shape }),
+    z.object({ format: z.literal(2), kind: z.literal('tables'), ...partBodyZ(StoredTableEntryZ).shape }),
+  ]),
   ancestry: z.object({ format: z.literal(1), kind: z.literal('ancestry'), ...partBodyZ(z.number().int().min(1)).shape }),
 };
+const TABLES_PART_FORMAT = 2;
+const RunListPartZ = z.object({ format: z.literal(1), kind: z.literal('runs'), runs: z.array(RunRefZ).min(1) });
 
-/** One part object a publication writes before its manifest. */
-export interface PartWrite {
-  key: string;
-  bytes: Uint8Array;
-  node: PartNode<unknown>;
+/** One part object a publication writes before its manifest: a tree node, or a run list's base. */
+export type PartWrite = { key: string; bytes: Uint8Array } & ({ node: PartNode<unknown> } | { runs: RunListPart });
+
+/** A tree body with each entry in its stored form (the layouts were chosen by `partsToWrite`). */
+function storedTablesBody(node: PartNode<TableEntry>, o: { stored: boolean }): PartBody<StoredTableEntry> {
+  const body = bodyOf(node);
+  if (body.e === undefined) return body as PartBody<StoredTableEntry>;
+  const e: Record<string, StoredTableEntry> = {};
+  for (const [name, entry] of Object.entries(body.e)) e[name] = storedEntry(entry, chosenLayout(entry, o));
+  return { ...body, e };
 }
 
-/** The parts `m` names that are not known to be stored, children before parents. */
-export function partsToWrite(m: Manifest, newId: () => string): PartWrite[] {
-  const parts: PartWrite[] = [];
-  const add = <V>(kind: PartKind, root: PartNode<V>): void => {
-    for (const n of unstoredNodes(root, newId))
-      parts.push({ key: keys.part(n.id as string), bytes: encodeJson({ format: 1, kind, ...bodyOf(n) }), node: n as PartNode<unknown> });
-  };
-  add('tables', m.tableTree);
-  add('ancestry', m.ancestry.tree);
+/**
+ * The parts `m` names that are not known to be stored, children before
+ * parents: run lists' bases first, then tree nodes. Chooses the run layout of
+ * every entry the manifest or a new part encodes.
+ */
+export function partsToWrite(m: Manifest, newId: () => string, o: { inlineRuns: number }): PartWrite[] {
+  const nodes = unstoredNodes(m.tableTree, newId);
+  const bases = new Map<string, RunListPart>();
+  for (const n of [m.tableTree, ...nodes])
+    for (const entry of n.entries?.values() ?? []) {
+      const base = layoutOf(entry, { inline: o.inlineRuns, newId }).base;
+      if (base !== undefined && !base.stored) bases.set(base.id, base);
+    }
+  const parts: PartWrite[] = [...bases.values()].map((b) => ({
+    key: keys.part(b.id),
+    bytes: encodeJson({ format: 1, kind: 'runs', runs: b.refs }),
+    runs: b,
+  }));
+  for (const n of nodes)
+    parts.push({
+      key: keys.part(n.id as string),
+      bytes: encodeJson({ format: TABLES_PART_FORMAT, kind: 'tables', ...storedTablesBody(n, { stored: false }) }),
+      node: n as PartNode<unknown>,
+    });
+  for (const n of unstoredNodes(m.ancestry.tree, newId))
+    parts.push({
+      key: keys.part(n.id as string),
+      bytes: encodeJson({ format: 1, kind: 'ancestry', ...bodyOf(n) }),
+      node: n as PartNode<unknown>,
+    });
   return parts;
 }
 
-/** The manifest's own bytes; every part it names must have an id (see partsToWrite). */
+/** The manifest's own bytes; every part it names must be written (see partsToWrite). */
 export function encodeManifest(m: Manifest): Uint8Array {
   const { tableTree, ancestry, tables, ...rest } = m;
-  return encodeJson({ format: MANIFEST_FORMAT, ...rest, tables: bodyOf(tableTree), ancestry: bodyOf(ancestry.tree) });
+  return encodeJson({
+    format: MANIFEST_FORMAT,
+    ...rest,
+    tables: storedTablesBody(tableTree, { stored: true }),
+    ancestry: bodyOf(ancestry.tree),
+  });
 }
 
 /** Loads the part `id` at `depth` on `path` of a `kind` tree, usually through a cache. */
 export type PartLoader = (part: { kind: PartKind; id: string; depth: number; path: string }) => Promise<PartNode<unknown>>;
+/** Loads a run-list part, usually through a cache. */
+export type RunPartLoader = (id: string) => Promise<RunListPart>;
+
+/** Decode a stored run-list part. */
+export function decodeRunListPart(bytes: Uint8Array, key: string, id: string): RunListPart {
+  return { id, refs: decodeJson(RunListPartZ, bytes, key).runs as RunRef[], stored: true };
+}
+
+/** A stored tables body with every entry's base spliced back in (bases read in parallel). */
+export async function expandTablesBody(
+  body: PartBody<StoredTableEntry>,
+  loadRuns: RunPartLoader,
+  where: string,
+): Promise<PartBody<TableEntry>> {
+  if (body.e === undefined) return body as PartBody<TableEntry>;
+  const pairs = await Promise.all(
+    Object.entries(body.e).map(async ([name, stored]) => {
+      const base = stored.runBase === undefined ? undefined : await loadRuns(stored.runBase.part);
+      const entry = expandEntry(stored, base);
+      if (typeof entry === 'string')
+        throw new BranchgraphError('corrupt_object', `${where}: table ${name} ${entry}`, { details: { key: where } });
+      return [name, entry] as const;
+    }),
+  );
+  return { ...body, e: Object.fromEntries(pairs) };
+}
 
 /** A tree node from its body, loading its children (in parallel) through `load`. */
 export async function nodeFromBody<V>(a: {
@@ -126,23 +210,38 @@ export async function nodeFromBody<V>(a: {
   return node;
 }
 
-/** Decode a stored part object of `kind`. */
-export function decodePart(kind: PartKind, bytes: Uint8Array, key: string): PartBody<unknown> {
-  return decodeJson(PartZ[kind] as z.ZodType<PartBody<unknown>>, bytes, key);
+/** Decode a stored part object of `kind`, splicing run-list bases into a tables part. */
+export async function decodePart(a: {
+  kind: PartKind;
+  bytes: Uint8Array;
+  key: string;
+  loadRuns: RunPartLoader;
+}): Promise<PartBody<unknown>> {
+  const { kind, bytes, key, loadRuns } = a;
+  const body = decodeJson(PartZ[kind] as z.ZodType<PartBody<unknown>>, bytes, key);
+  return kind === 'tables' ? expandTablesBody(body as PartBody<StoredTableEntry>, loadRuns, key) : body;
 }
 
 /** A stored manifest, read in full. */
-export async function decodeManifest(a: { bytes: Uint8Array; key: string; load: PartLoader; o: TreeOptions }): Promise<Manifest> {
-  const { bytes, key, load, o } = a;
+export async function decodeManifest(a: {
+  bytes: Uint8Array;
+  key: string;
+  load: PartLoader;
+  loadRuns: RunPartLoader;
+  o: TreeOptions;
+}): Promise<Manifest> {
+  const { bytes, key, load, loadRuns, o } = a;
   const s = decodeJson(StoredManifestZ, bytes, key);
   const own = { lineage: s.lineage, version: s.version };
   if (s.format === 1) {
     const { format: _f, tables, ancestry, ...rest } = s;
     return { ...rest, tables, tableTree: treeOf(Object.entries(tables), o.tables), ancestry: Ancestry.of(ancestry, own, o.ancestry) };
   }
-  const { format: _f, tables: tablesBody, ancestry: ancestryBody, ...rest } = s;
+  const { format: _f, tables: storedTables, ancestry: ancestryBody, ...rest } = s;
   const [tableTree, ancestryTree] = await Promise.all([
-    nodeFromBody({ kind: 'tables', body: tablesBody, depth: 0, path: '', load, o: o.tables, where: key }),
+    expandTablesBody(storedTables, loadRuns, key).then((body) =>
+      nodeFromBody({ kind: 'tables', body, depth: 0, path: '', load, o: o.tables, where: key }),
+    ),
     nodeFromBody({ kind: 'ancestry', body: ancestryBody, depth: 0, path: '', load, o: o.ancestry, where: key }),
   ]);
   const tables = Object.fromEntries([...entriesOf(tableTree)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

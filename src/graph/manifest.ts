@@ -15,7 +15,7 @@ import { z } from 'zod';
 import type { PartNode } from '../model/part-tree.js';
 import type { Ancestry } from './ancestry.js';
 
-export const MANIFEST_FORMAT = 2;
+export const MANIFEST_FORMAT = 3;
 
 /** A publication named in a run's origin or an entry's `replacedAt` (graph/run-origin.ts). */
 const ORIGIN = /^[^:]+:[1-9][0-9]{0,14}$/;
@@ -109,6 +109,18 @@ export const TableEntryZ = z.object({
     .optional(),
 });
 export type TableEntry = z.infer<typeof TableEntryZ>;
+
+/**
+ * Where a stored entry's first `count` runs are: the run-list part `part`
+ * (`parts/<part>.json`, graph/run-list-parts.ts), whose last run is `last`.
+ * The entry's own `runs` follow them.
+ */
+export const RunBaseZ = z.object({ part: z.string().regex(/^[0-9A-Za-z]+$/), count: z.number().int().min(1), last: z.string() });
+export type RunBase = z.infer<typeof RunBaseZ>;
+
+/** A table entry as format 3 stores it: a long run list names a shared part for all but its newest runs. */
+export const StoredTableEntryZ = TableEntryZ.extend({ runBase: RunBaseZ.optional() });
+export type StoredTableEntry = z.infer<typeof StoredTableEntryZ>;
 const VersionZ = z.number().int().min(1);
 
 const manifestFields = {
@@ -155,13 +167,26 @@ export const ManifestV1Z = z.object({
  * leaves it untouched.
  */
 export const ManifestV2Z = z.object({
-  format: z.literal(MANIFEST_FORMAT),
+  format: z.literal(2),
   ...manifestFields,
   tables: partBodyZ(TableEntryZ),
   ancestry: partBodyZ(VersionZ),
 });
 
-export const StoredManifestZ = z.discriminatedUnion('format', [ManifestV1Z, ManifestV2Z]);
+/**
+ * Format 3: format 2 whose table entries may keep all but the newest runs
+ * of a long run list in a shared run-list part (`runBase`), so a one-row
+ * write does not copy the whole list. A format 2 reader would drop
+ * `runBase` and see only the newest runs, so the format number changes.
+ */
+export const ManifestV3Z = z.object({
+  format: z.literal(MANIFEST_FORMAT),
+  ...manifestFields,
+  tables: partBodyZ(StoredTableEntryZ),
+  ancestry: partBodyZ(VersionZ),
+});
+
+export const StoredManifestZ = z.discriminatedUnion('format', [ManifestV1Z, ManifestV2Z, ManifestV3Z]);
 
 /** A manifest as the engine uses it: stored parts loaded, tables by name, ancestry as a tree. */
 export interface Manifest {

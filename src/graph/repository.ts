@@ -38,6 +38,7 @@ import { ManifestRefZ, type Manifest, type ManifestRef } from './manifest.js';
 import {
   decodeManifest,
   decodePart,
+  decodeRunListPart,
   encodeManifest,
   nodeFromBody,
   partsToWrite,
@@ -49,6 +50,7 @@ import { Ancestry } from './ancestry.js';
 import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { EventLog, type EventKind } from './event-log.js';
+import type { RunListPart } from './run-list-parts.js';
 
 export const HINT_EVERY = 32;
 /** How many versions past a known one are asked for by name before the lineage is listed. */
@@ -98,12 +100,15 @@ export function validateBranchName(name: string): void {
 const MANIFEST_CACHE_ENTRIES = 20_000;
 const SCHEMA_CACHE_ENTRIES = 1_000;
 const PART_CACHE_ENTRIES = 100_000;
+/** Run refs held by cached run-list parts (a ref is a few hundred bytes). */
+const RUN_PART_CACHE_REFS = 200_000;
 
 class RepositoryCaches {
   // Immutable objects, bounded by count: a long history or many lineages must not grow a process without end.
   readonly manifests = new PromiseCache<string, Manifest>({ maxWeight: MANIFEST_CACHE_ENTRIES });
   readonly schemas = new PromiseCache<string, Schema>({ maxWeight: SCHEMA_CACHE_ENTRIES });
   readonly parts = new PromiseCache<string, PartNode<unknown>>({ maxWeight: PART_CACHE_ENTRIES });
+  readonly runParts = new PromiseCache<string, RunListPart>({ maxWeight: RUN_PART_CACHE_REFS, weigh: (p) => p.refs.length });
   readonly knownVersion = new Map<string, number>();
   readonly branchRecords = new Map<string, BranchRecord>();
 }
@@ -129,6 +134,7 @@ export class Repository {
   private readonly manifests: PromiseCache<string, Manifest>;
   private readonly schemas: PromiseCache<string, Schema>;
   private readonly parts: PromiseCache<string, PartNode<unknown>>;
+  private readonly runParts: PromiseCache<string, RunListPart>;
   private readonly knownVersion: Map<string, number>;
   private readonly branchRecords: Map<string, BranchRecord>;
   /** Where every change to the graph is appended (event-log.ts). */
@@ -159,6 +165,7 @@ export class Repository {
     this.manifests = caches.manifests;
     this.schemas = caches.schemas;
     this.parts = caches.parts;
+    this.runParts = caches.runParts;
     this.knownVersion = caches.knownVersion;
     this.branchRecords = caches.branchRecords;
   }
@@ -505,6 +512,7 @@ export class Repository {
       bytes,
       key,
       load: (part) => this.readPart({ ...part, signal }),
+      loadRuns: (id) => this.readRunPart(id, signal),
       o: this.trees,
     });
     if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
@@ -527,19 +535,11 @@ export class Repository {
     const { kind, id, depth, path, signal } = a;
     const key = keys.part(id);
     const node = await this.parts.get(id, async () => {
-      let bytes: Uint8Array;
-      try {
-        bytes = await this.store.get(key, { signal });
-      } catch (e) {
-        // A manifest naming a part that is not there is damaged, like one naming a missing run.
-        if (isBranchgraphError(e, 'object_not_found'))
-          throw new BranchgraphError('corrupt_object', `${key} is missing`, { details: { key } });
-        throw e;
-      }
+      const bytes = await this.partBytes(key, signal);
       const o = kind === 'tables' ? this.trees.tables : this.trees.ancestry;
       const n = await nodeFromBody({
         kind,
-        body: decodePart(kind, bytes, key),
+        body: await decodePart({ kind, bytes, key, loadRuns: (runs) => this.readRunPart(runs, signal) }),
         depth,
         path,
         load: (part) => this.readPart({ ...part, signal }),
@@ -556,6 +556,23 @@ export class Repository {
     return node;
   }
 
+  /** A part's bytes; a manifest naming a part that is not there is damaged, like one naming a missing run. */
+  private async partBytes(key: string, signal?: AbortSignal): Promise<Uint8Array> {
+    try {
+      return await this.store.get(key, { signal });
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_not_found'))
+        throw new BranchgraphError('corrupt_object', `${key} is missing`, { details: { key } });
+      throw e;
+    }
+  }
+
+  /** A run-list part, read once per process (parts are immutable): every manifest naming it shares its run refs. */
+  private readRunPart(id: string, signal?: AbortSignal): Promise<RunListPart> {
+    const key = keys.part(id);
+    return this.runParts.get(id, async () => decodeRunListPart(await this.partBytes(key, signal), key, id));
+  }
+
   /**
    * Write the part tree nodes `m` names that are not stored yet (they must
    * land before the manifest). Publication does this itself; a publisher
@@ -563,15 +580,20 @@ export class Repository {
    */
   async writeParts(m: Manifest, signal?: AbortSignal): Promise<void> {
     await Promise.all(
-      partsToWrite(m, () => ulid(this.clock())).map(async (p) => {
+      partsToWrite(m, () => ulid(this.clock()), this.trees).map(async (p) => {
         try {
           await this.store.putIfAbsent(p.key, p.bytes, { signal });
         } catch (e) {
           // Part ids are never reused: an existing part is this one, written by an attempt whose response was lost.
           if (!isBranchgraphError(e, 'object_exists')) throw e;
         }
-        p.node.stored = true;
-        this.parts.set(p.node.id as string, p.node);
+        if ('node' in p) {
+          p.node.stored = true;
+          this.parts.set(p.node.id as string, p.node);
+        } else {
+          p.runs.stored = true;
+          this.runParts.set(p.runs.id, p.runs);
+        }
       }),
     );
   }

@@ -96,9 +96,10 @@ export function stampOrigins(
     const j = held.get(r.key);
     // Carried soundly: the same runs above it, save what this compaction folded into a run above it.
     const sound = j !== undefined && (newerThere[i] as number) > j && ((newerHere[j] as number) > i || compacted > i);
-    if (!sound) return { ...bare, origin: text };
-    const o = older[j]?.origin;
-    return o === undefined ? bare : { ...bare, origin: o };
+    const origin = sound ? older[j]?.origin : text;
+    // An unchanged ref stays the same object: later publications (and run-list parts) recognize it cheaply.
+    if (r.origin === origin) return r;
+    return origin === undefined ? bare : { ...bare, origin };
   });
   const extended = parent !== undefined && (!lost || compacted >= 0);
   const replacedAt = extended ? parent.replacedAt : text;
