@@ -40,7 +40,6 @@ import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
 import { IDEMPOTENCY_LIFETIME_MS, idempotencyBucketTime } from './idempotency.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { PartNode } from '../model/part-tree.js';
-import { baseNamedBy } from './run-list-parts.js';
 import { parseGenerationKey } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
@@ -83,7 +82,6 @@ async function listKeys(store: ObjectStore, prefix: string, signal?: AbortSignal
   return out;
 }
 
-/** What GC reads and deletes through (a `Graph` is one). */
 /** What GC reads and deletes: every object of the graph's store, through its repository, runs and tags. */
 export interface GcTarget {
   store: ObjectStore;
@@ -110,7 +108,7 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
     keepParts(m.ancestry.tree);
     for (const t of Object.values(m.tables)) {
       // A long run list keeps its older runs in a run-list part the entry names.
-      const base = baseNamedBy(t);
+      const base = graph.repo.runListPartOf(t);
       if (base !== undefined) keep.add(keys.part(base));
       for (const r of t.runs) runRefs.set(r.key, r);
       // A table's indexes are runs like its own, reachable through its entry.

@@ -9,6 +9,7 @@ import { keys } from './keys.js';
 import { StoredManifestZ } from './manifest.js';
 import { bodyOf } from '../model/part-tree.js';
 import { tailLimit } from './run-list-parts.js';
+import { cloneMemoryStore } from '../../test/support/stores.js';
 
 const TABLES = 60;
 const names = Array.from({ length: TABLES }, (_, i) => `T${String(i).padStart(2, '0')}`);
@@ -268,5 +269,24 @@ describe('manifest format 3: run-list parts', () => {
       const m = await (await Graph.open(store)).ports.manifests.readManifest({ lineage: head.lineage, version: v });
       for (const r of m.tables.P?.runs ?? []) await expect(store.get(r.key)).resolves.toBeInstanceOf(Uint8Array);
     }
+  });
+});
+
+describe('run-list parts across graphs', () => {
+  it('a graph copied from another never names a run-list part only the other stored, though their runs are the same', async () => {
+    const first = new MemoryStore();
+    const a = await Graph.open(first);
+    await a.applySchema('main', 'node P { id: string @key\n v: int }');
+    for (let i = 0; i < 10; i++) await mustWrite(a, 'main', [{ op: 'upsert', table: 'P', values: { id: `k${i}`, v: i } }]);
+    await a.createBranch('x', { branch: 'main' });
+    for (let i = 0; i < 3; i++) await mustWrite(a, 'x', [{ op: 'upsert', table: 'P', values: { id: `x${i}`, v: i } }]);
+    const second = await cloneMemoryStore(first);
+    // The same merge in both graphs publishes the same run list, made only of runs both hold.
+    await mergeOk(a, 'x');
+    const b = await Graph.open(second);
+    await mergeOk(b, 'x');
+    const [ha, hb] = [(await a.branchHead('main')).manifest, (await b.branchHead('main')).manifest];
+    expect(hb.tables.P?.runs.map((r) => r.key)).toEqual(ha.tables.P?.runs.map((r) => r.key));
+    expect(Object.keys(await rowsOf(await Graph.open(second), 'main', 'P'))).toHaveLength(13);
   });
 });

@@ -42,7 +42,7 @@ import {
   type StoredTableEntry,
   type TableEntry,
 } from './manifest.js';
-import { expandEntry, INLINE_RUNS, layoutOf, chosenLayout, storedEntry, type RunListPart } from './run-list-parts.js';
+import { INLINE_RUNS, storedEntry, type RunListPart, type RunListParts } from './run-list-parts.js';
 import type { RunRef } from '../table/run.js';
 
 /** Largest leaf of a manifest's table tree: a one-row write in a graph of any number of tables writes about this much metadata, plus its path. */
@@ -103,11 +103,11 @@ const RunListPartZ = z.object({ format: z.literal(1), kind: z.literal('runs'), r
 export type PartWrite = { key: string; bytes: Uint8Array } & ({ node: PartNode<unknown> } | { runs: RunListPart });
 
 /** A tree body with each entry in its stored form (the layouts were chosen by `partsToWrite`). */
-function storedTablesBody(node: PartNode<TableEntry>, o: { stored: boolean }): PartBody<StoredTableEntry> {
+function storedTablesBody(node: PartNode<TableEntry>, o: { runLists: RunListParts; stored: boolean }): PartBody<StoredTableEntry> {
   const body = bodyOf(node);
   if (body.e === undefined) return body as PartBody<StoredTableEntry>;
   const e: Record<string, StoredTableEntry> = {};
-  for (const [name, entry] of Object.entries(body.e)) e[name] = storedEntry(entry, chosenLayout(entry, o));
+  for (const [name, entry] of Object.entries(body.e)) e[name] = storedEntry(entry, o.runLists.chosen(entry, o));
   return { ...body, e };
 }
 
@@ -116,12 +116,12 @@ function storedTablesBody(node: PartNode<TableEntry>, o: { stored: boolean }): P
  * parents: run lists' bases first, then tree nodes. Chooses the run layout of
  * every entry the manifest or a new part encodes.
  */
-export function partsToWrite(m: Manifest, newId: () => string, o: { inlineRuns: number }): PartWrite[] {
+export function partsToWrite(m: Manifest, newId: () => string, o: { inlineRuns: number; runLists: RunListParts }): PartWrite[] {
   const nodes = unstoredNodes(m.tableTree, newId);
   const bases = new Map<string, RunListPart>();
   for (const n of [m.tableTree, ...nodes])
     for (const entry of n.entries?.values() ?? []) {
-      const base = layoutOf(entry, { inline: o.inlineRuns, newId }).base;
+      const base = o.runLists.layoutOf(entry, { inline: o.inlineRuns, newId }).base;
       if (base !== undefined && !base.stored) bases.set(base.id, base);
     }
   const parts: PartWrite[] = [...bases.values()].map((b) => ({
@@ -132,7 +132,7 @@ export function partsToWrite(m: Manifest, newId: () => string, o: { inlineRuns: 
   for (const n of nodes)
     parts.push({
       key: keys.part(n.id as string),
-      bytes: encodeJson({ format: TABLES_PART_FORMAT, kind: 'tables', ...storedTablesBody(n, { stored: false }) }),
+      bytes: encodeJson({ format: TABLES_PART_FORMAT, kind: 'tables', ...storedTablesBody(n, { runLists: o.runLists, stored: false }) }),
       node: n as PartNode<unknown>,
     });
   for (const n of unstoredNodes(m.ancestry.tree, newId))
@@ -145,20 +145,23 @@ export function partsToWrite(m: Manifest, newId: () => string, o: { inlineRuns: 
 }
 
 /** The manifest's own bytes; every part it names must be written (see partsToWrite). */
-export function encodeManifest(m: Manifest): Uint8Array {
+export function encodeManifest(m: Manifest, runLists: RunListParts): Uint8Array {
   const { tableTree, ancestry, tables, ...rest } = m;
   return encodeJson({
     format: MANIFEST_FORMAT,
     ...rest,
-    tables: storedTablesBody(tableTree, { stored: true }),
+    tables: storedTablesBody(tableTree, { runLists, stored: true }),
     ancestry: bodyOf(ancestry.tree),
   });
 }
 
 /** Loads the part `id` at `depth` on `path` of a `kind` tree, usually through a cache. */
 export type PartLoader = (part: { kind: PartKind; id: string; depth: number; path: string }) => Promise<PartNode<unknown>>;
-/** Loads a run-list part, usually through a cache. */
-export type RunPartLoader = (id: string) => Promise<RunListPart>;
+/** How a reader gets run-list parts: a loader (usually through a cache), and the graph's memory of them. */
+export interface RunListReader {
+  load: (id: string) => Promise<RunListPart>;
+  known: RunListParts;
+}
 
 /** Decode a stored run-list part. */
 export function decodeRunListPart(bytes: Uint8Array, key: string, id: string): RunListPart {
@@ -166,16 +169,12 @@ export function decodeRunListPart(bytes: Uint8Array, key: string, id: string): R
 }
 
 /** A stored tables body with every entry's base spliced back in (bases read in parallel). */
-export async function expandTablesBody(
-  body: PartBody<StoredTableEntry>,
-  loadRuns: RunPartLoader,
-  where: string,
-): Promise<PartBody<TableEntry>> {
+async function expandTablesBody(body: PartBody<StoredTableEntry>, runs: RunListReader, where: string): Promise<PartBody<TableEntry>> {
   if (body.e === undefined) return body as PartBody<TableEntry>;
   const pairs = await Promise.all(
     Object.entries(body.e).map(async ([name, stored]) => {
-      const base = stored.runBase === undefined ? undefined : await loadRuns(stored.runBase.part);
-      const entry = expandEntry(stored, base);
+      const base = stored.runBase === undefined ? undefined : await runs.load(stored.runBase.part);
+      const entry = runs.known.expand(stored, base);
       if (typeof entry === 'string')
         throw new BranchgraphError('corrupt_object', `${where}: table ${name} ${entry}`, { details: { key: where } });
       return [name, entry] as const;
@@ -211,15 +210,10 @@ export async function nodeFromBody<V>(a: {
 }
 
 /** Decode a stored part object of `kind`, splicing run-list bases into a tables part. */
-export async function decodePart(a: {
-  kind: PartKind;
-  bytes: Uint8Array;
-  key: string;
-  loadRuns: RunPartLoader;
-}): Promise<PartBody<unknown>> {
-  const { kind, bytes, key, loadRuns } = a;
+export async function decodePart(a: { kind: PartKind; bytes: Uint8Array; key: string; runs: RunListReader }): Promise<PartBody<unknown>> {
+  const { kind, bytes, key, runs } = a;
   const body = decodeJson(PartZ[kind] as z.ZodType<PartBody<unknown>>, bytes, key);
-  return kind === 'tables' ? expandTablesBody(body as PartBody<StoredTableEntry>, loadRuns, key) : body;
+  return kind === 'tables' ? expandTablesBody(body as PartBody<StoredTableEntry>, runs, key) : body;
 }
 
 /** A stored manifest, read in full. */
@@ -227,10 +221,10 @@ export async function decodeManifest(a: {
   bytes: Uint8Array;
   key: string;
   load: PartLoader;
-  loadRuns: RunPartLoader;
+  runs: RunListReader;
   o: TreeOptions;
 }): Promise<Manifest> {
-  const { bytes, key, load, loadRuns, o } = a;
+  const { bytes, key, load, runs, o } = a;
   const s = decodeJson(StoredManifestZ, bytes, key);
   const own = { lineage: s.lineage, version: s.version };
   if (s.format === 1) {
@@ -239,7 +233,7 @@ export async function decodeManifest(a: {
   }
   const { format: _f, tables: storedTables, ancestry: ancestryBody, ...rest } = s;
   const [tableTree, ancestryTree] = await Promise.all([
-    expandTablesBody(storedTables, loadRuns, key).then((body) =>
+    expandTablesBody(storedTables, runs, key).then((body) =>
       nodeFromBody({ kind: 'tables', body, depth: 0, path: '', load, o: o.tables, where: key }),
     ),
     nodeFromBody({ kind: 'ancestry', body: ancestryBody, depth: 0, path: '', load, o: o.ancestry, where: key }),

@@ -34,7 +34,7 @@ import { ProtectionRuleZ } from '../model/branch-protection.js';
 import { EMPTY_SCHEMA, SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey, versionOfManifestKey } from './keys.js';
-import { ManifestRefZ, type Manifest, type ManifestRef } from './manifest.js';
+import { ManifestRefZ, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
 import {
   decodeManifest,
   decodePart,
@@ -44,13 +44,14 @@ import {
   partsToWrite,
   treeOptions,
   type PartKind,
+  type RunListReader,
   type TreeOptions,
 } from './manifest-codec.js';
 import { Ancestry } from './ancestry.js';
 import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { EventLog, type EventKind } from './event-log.js';
-import type { RunListPart } from './run-list-parts.js';
+import { RunListParts, type RunListPart } from './run-list-parts.js';
 
 export const HINT_EVERY = 32;
 /** How many versions past a known one are asked for by name before the lineage is listed. */
@@ -109,6 +110,8 @@ class RepositoryCaches {
   readonly schemas = new PromiseCache<string, Schema>({ maxWeight: SCHEMA_CACHE_ENTRIES });
   readonly parts = new PromiseCache<string, PartNode<unknown>>({ maxWeight: PART_CACHE_ENTRIES });
   readonly runParts = new PromiseCache<string, RunListPart>({ maxWeight: RUN_PART_CACHE_REFS, weigh: (p) => p.refs.length });
+  /** The run-list parts this graph read or wrote, by their runs (never shared across graphs: see run-list-parts.ts). */
+  readonly runLists = new RunListParts();
   readonly knownVersion = new Map<string, number>();
   readonly branchRecords = new Map<string, BranchRecord>();
 }
@@ -512,7 +515,7 @@ export class Repository {
       bytes,
       key,
       load: (part) => this.readPart({ ...part, signal }),
-      loadRuns: (id) => this.readRunPart(id, signal),
+      runs: this.runListReader(signal),
       o: this.trees,
     });
     if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
@@ -539,7 +542,7 @@ export class Repository {
       const o = kind === 'tables' ? this.trees.tables : this.trees.ancestry;
       const n = await nodeFromBody({
         kind,
-        body: await decodePart({ kind, bytes, key, loadRuns: (runs) => this.readRunPart(runs, signal) }),
+        body: await decodePart({ kind, bytes, key, runs: this.runListReader(signal) }),
         depth,
         path,
         load: (part) => this.readPart({ ...part, signal }),
@@ -567,10 +570,20 @@ export class Repository {
     }
   }
 
-  /** A run-list part, read once per process (parts are immutable): every manifest naming it shares its run refs. */
-  private readRunPart(id: string, signal?: AbortSignal): Promise<RunListPart> {
-    const key = keys.part(id);
-    return this.runParts.get(id, async () => decodeRunListPart(await this.partBytes(key, signal), key, id));
+  /** Run-list parts, each read once per process (parts are immutable): every manifest naming one shares its run refs. */
+  private runListReader(signal?: AbortSignal): RunListReader {
+    return {
+      load: (id) => {
+        const key = keys.part(id);
+        return this.runParts.get(id, async () => decodeRunListPart(await this.partBytes(key, signal), key, id));
+      },
+      known: this.caches.runLists,
+    };
+  }
+
+  /** The run-list part a read or published table entry names, if any (GC keeps it). */
+  runListPartOf(entry: TableEntry): string | undefined {
+    return this.caches.runLists.namedBy(entry);
   }
 
   /**
@@ -580,7 +593,7 @@ export class Repository {
    */
   async writeParts(m: Manifest, signal?: AbortSignal): Promise<void> {
     await Promise.all(
-      partsToWrite(m, () => ulid(this.clock()), this.trees).map(async (p) => {
+      partsToWrite(m, () => ulid(this.clock()), { inlineRuns: this.trees.inlineRuns, runLists: this.caches.runLists }).map(async (p) => {
         try {
           await this.store.putIfAbsent(p.key, p.bytes, { signal });
         } catch (e) {
@@ -606,7 +619,7 @@ export class Repository {
     const key = keys.manifest(m.lineage, m.version);
     await this.writeParts(m, signal);
     try {
-      await this.store.putIfAbsent(key, encodeManifest(m), { signal });
+      await this.store.putIfAbsent(key, encodeManifest(m, this.caches.runLists), { signal });
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists')) {
         this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRef } from '../table/run.js';
 import type { TableEntry } from './manifest.js';
-import { expandEntry, layoutOf, storedEntry, tailLimit, type RunListPart } from './run-list-parts.js';
+import { RunListParts, storedEntry, tailLimit, type RunListPart } from './run-list-parts.js';
 
 const run = (i: number): RunRef => ({
   key: `runs/T/r${String(i).padStart(4, '0')}.rows.json`,
@@ -15,6 +15,8 @@ const run = (i: number): RunRef => ({
 
 let ids = 0;
 const o = { inline: 8, newId: () => `P${++ids}` };
+const known = new RunListParts();
+const layoutOf = (entry: TableEntry, opts: typeof o) => known.layoutOf(entry, opts);
 
 describe('run-list layout', () => {
   it('keeps a short list inline', () => {
@@ -64,9 +66,9 @@ describe('run-list layout', () => {
     const base: RunListPart = { id: 'B1', refs: runs.slice(0, 12), stored: true };
     const stored = storedEntry({ runs, replacedAt: 'L:3' }, { base, tail: runs.slice(12) });
     expect(stored).toEqual({ runs: runs.slice(12), replacedAt: 'L:3', runBase: { part: 'B1', count: 12, last: run(611).key } });
-    expect(expandEntry(stored, base)).toEqual({ runs, replacedAt: 'L:3' });
-    expect(expandEntry(stored, { ...base, refs: runs.slice(0, 11) })).toMatch(/holds 11/);
-    expect(expandEntry(stored, undefined)).toMatch(/not read/);
+    expect(known.expand(stored, base)).toEqual({ runs, replacedAt: 'L:3' });
+    expect(known.expand(stored, { ...base, refs: runs.slice(0, 11) })).toMatch(/holds 11/);
+    expect(known.expand(stored, undefined)).toMatch(/not read/);
   });
 
   it('tail limit grows as the square root of the list', () => {

@@ -21,12 +21,15 @@
  * per table with a base (in parallel across tables); the base is immutable,
  * so a process reads it once for every manifest that shares it.
  *
- * Reuse: a base is remembered with the run refs it holds, and a list whose
- * first runs are those refs (the same objects, or equal ones: a publication
- * restamps refs it carries) may name it. A base is named only once stored,
- * or by the publication storing it (see `layoutOf` and the codec).
- * Decisions here are pure apart from that memory; reading and writing parts
- * is the codec's and the repository's.
+ * Reuse: each graph's `RunListParts` remembers the bases it read or wrote
+ * with the run refs they hold, and a list whose first runs are those refs
+ * (the same objects, or equal ones: a publication restamps refs it carries)
+ * may name one. The memory is per graph, never per process: two graphs may
+ * hold the same run keys (one copied from the other), and a base stored in
+ * one is not stored in the other. A base is named only once stored, or by
+ * the publication storing it (see `layoutOf` and the codec). Decisions here
+ * are pure apart from that memory; reading and writing parts is the codec's
+ * and the repository's.
  */
 import { canonicalJson } from '../model/canonical.js';
 import type { StoredTableEntry, TableEntry } from './manifest.js';
@@ -54,27 +57,10 @@ export interface RunLayout {
   tail: readonly RunRef[];
 }
 
-/** Bases by their first run's key, newest last: the candidates a list starting with that run may name. */
-const basesByFirst = new Map<string, RunListPart[]>();
-/** First runs remembered, oldest evicted first: a process writing many tables keeps its recent bases. */
-const REMEMBERED_FIRST_RUNS = 10_000;
-/** The layout chosen for an entry, so the parts written and the manifest encoded agree. */
-const layouts = new WeakMap<TableEntry, RunLayout>();
 /** A few bases per first run are enough: each new base holds the whole list and supersedes the older ones. */
 const BASES_PER_RUN = 4;
-
-/** Remember `part` as a base lists starting with its runs may name. */
-export function rememberBase(part: RunListPart): void {
-  const first = part.refs[0];
-  if (first === undefined) return;
-  const known = basesByFirst.get(first.key) ?? [];
-  if (known.includes(part)) return;
-  known.push(part);
-  if (known.length > BASES_PER_RUN) known.shift();
-  basesByFirst.delete(first.key);
-  basesByFirst.set(first.key, known);
-  if (basesByFirst.size > REMEMBERED_FIRST_RUNS) basesByFirst.delete(basesByFirst.keys().next().value as string);
-}
+/** First runs remembered, oldest evicted first: a graph writing many tables keeps its recent bases. */
+const REMEMBERED_FIRST_RUNS = 10_000;
 
 /** The same run ref: one object, or the same run with the same stamps (a ref is what the base stores of it). */
 function sameRef(a: RunRef, b: RunRef): boolean {
@@ -88,83 +74,96 @@ function isPrefix(base: RunListPart, runs: readonly RunRef[]): boolean {
   return true;
 }
 
-/**
- * How `entry`'s runs are stored, decided once per entry object: inline when
- * short; else the longest remembered base its list starts with, while the
- * tail after it stays within `tailLimit`; else a new base holding the whole
- * list (named by `newId`, not yet stored).
- */
-export function layoutOf(entry: TableEntry, o: { inline: number; newId: () => string }): RunLayout {
-  const known = layouts.get(entry);
-  if (known !== undefined) return known;
-  const runs = entry.runs;
-  let layout: RunLayout;
-  if (runs.length <= o.inline) layout = { tail: runs };
-  else {
-    const limit = tailLimit(runs.length);
-    const candidates = basesByFirst.get((runs[0] as RunRef).key) ?? [];
-    let best: RunListPart | undefined;
-    for (const b of candidates) if (isPrefix(b, runs) && (best === undefined || b.refs.length > best.refs.length)) best = b;
-    if (best !== undefined && runs.length - best.refs.length <= limit) layout = { base: best, tail: runs.slice(best.refs.length) };
-    else {
-      const base: RunListPart = { id: o.newId(), refs: runs, stored: false };
-      rememberBase(base);
-      layout = { base, tail: [] };
-    }
-  }
-  layouts.set(entry, layout);
-  return layout;
-}
-
 /** The stored form of `entry` under `layout`: its tail inline, the base named. */
 export function storedEntry(entry: TableEntry, layout: RunLayout): StoredTableEntry {
   const { base, tail } = layout;
   if (base === undefined) return entry;
-  return {
-    ...entry,
-    runs: [...tail],
-    runBase: {
-      part: base.id,
-      count: base.refs.length,
-      last: (base.refs.at(-1) as RunRef).key,
-    },
-  };
+  return { ...entry, runs: [...tail], runBase: { part: base.id, count: base.refs.length, last: (base.refs.at(-1) as RunRef).key } };
 }
 
-/**
- * The entry a stored one stands for: its base's runs, then its own. Returns
- * a problem (a string) when the base does not hold what the entry says.
- */
-export function expandEntry(stored: StoredTableEntry, base: RunListPart | undefined): TableEntry | string {
-  const { runBase, ...rest } = stored;
-  if (runBase === undefined) return rest;
-  if (base === undefined) return `names run-list part ${runBase.part}, which was not read`;
-  if (base.refs.length !== runBase.count || base.refs.at(-1)?.key !== runBase.last)
-    return `names ${runBase.count} runs ending at ${runBase.last} in part ${runBase.part}, which holds ${base.refs.length}`;
-  const entry: TableEntry = { ...rest, runs: [...base.refs, ...rest.runs] };
-  // The entry as stored: re-publishing it unchanged names the same base.
-  layouts.set(entry, { base, tail: rest.runs });
-  rememberBase(base);
-  return entry;
-}
+/** The run-list parts one graph knows, and the layout each of its stored or storing entries has. */
+export class RunListParts {
+  /** Bases by their first run's key, newest last: the candidates a list starting with that run may name. */
+  private readonly byFirst = new Map<string, RunListPart[]>();
+  /** The layout chosen for an entry, so the parts written and the manifest encoded agree. */
+  private readonly layouts = new WeakMap<TableEntry, RunLayout>();
 
-/**
- * The run-list part an entry's stored form names, for an entry that was read
- * or published (undefined for one never stored, or stored inline): GC keeps
- * the part as long as a manifest holding the entry.
- */
-export function baseNamedBy(entry: TableEntry): string | undefined {
-  return layouts.get(entry)?.base?.id;
-}
+  /** Remember `part` as a base lists starting with its runs may name. */
+  remember(part: RunListPart): void {
+    const first = part.refs[0];
+    if (first === undefined) return;
+    const known = this.byFirst.get(first.key) ?? [];
+    if (known.includes(part)) return;
+    known.push(part);
+    if (known.length > BASES_PER_RUN) known.shift();
+    this.byFirst.delete(first.key);
+    this.byFirst.set(first.key, known);
+    if (this.byFirst.size > REMEMBERED_FIRST_RUNS) this.byFirst.delete(this.byFirst.keys().next().value as string);
+  }
 
-/**
- * The layout a publication chose for `entry` (see `layoutOf`). A manifest
- * is written after its parts, so with `stored` its base must be written by
- * now; a tree part may be written beside the base it names.
- */
-export function chosenLayout(entry: TableEntry, o: { stored: boolean }): RunLayout {
-  const layout = layouts.get(entry);
-  if (layout === undefined) throw new Error('run list encoded before its layout was chosen');
-  if (o.stored && layout.base !== undefined && !layout.base.stored) throw new Error('run list names a part that is not written');
-  return layout;
+  /**
+   * How `entry`'s runs are stored, decided once per entry object: inline when
+   * short; else the longest remembered base its list starts with, while the
+   * tail after it stays within `tailLimit`; else a new base holding the whole
+   * list (named by `newId`, not yet stored).
+   */
+  layoutOf(entry: TableEntry, o: { inline: number; newId: () => string }): RunLayout {
+    const known = this.layouts.get(entry);
+    if (known !== undefined) return known;
+    const runs = entry.runs;
+    let layout: RunLayout;
+    if (runs.length <= o.inline) layout = { tail: runs };
+    else {
+      let best: RunListPart | undefined;
+      for (const b of this.byFirst.get((runs[0] as RunRef).key) ?? [])
+        if (isPrefix(b, runs) && (best === undefined || b.refs.length > best.refs.length)) best = b;
+      if (best !== undefined && runs.length - best.refs.length <= tailLimit(runs.length))
+        layout = { base: best, tail: runs.slice(best.refs.length) };
+      else {
+        const base: RunListPart = { id: o.newId(), refs: runs, stored: false };
+        this.remember(base);
+        layout = { base, tail: [] };
+      }
+    }
+    this.layouts.set(entry, layout);
+    return layout;
+  }
+
+  /**
+   * The layout a publication chose for `entry` (see `layoutOf`). A manifest
+   * is written after its parts, so with `stored` its base must be written by
+   * now; a tree part may be written beside the base it names.
+   */
+  chosen(entry: TableEntry, o: { stored: boolean }): RunLayout {
+    const layout = this.layouts.get(entry);
+    if (layout === undefined) throw new Error('run list encoded before its layout was chosen');
+    if (o.stored && layout.base !== undefined && !layout.base.stored) throw new Error('run list names a part that is not written');
+    return layout;
+  }
+
+  /**
+   * The entry a stored one stands for: its base's runs, then its own. Returns
+   * a problem (a string) when the base does not hold what the entry says.
+   */
+  expand(stored: StoredTableEntry, base: RunListPart | undefined): TableEntry | string {
+    const { runBase, ...rest } = stored;
+    if (runBase === undefined) return rest;
+    if (base === undefined) return `names run-list part ${runBase.part}, which was not read`;
+    if (base.refs.length !== runBase.count || base.refs.at(-1)?.key !== runBase.last)
+      return `names ${runBase.count} runs ending at ${runBase.last} in part ${runBase.part}, which holds ${base.refs.length}`;
+    const entry: TableEntry = { ...rest, runs: [...base.refs, ...rest.runs] };
+    // The entry as stored: re-publishing it unchanged names the same base.
+    this.layouts.set(entry, { base, tail: rest.runs });
+    this.remember(base);
+    return entry;
+  }
+
+  /**
+   * The run-list part an entry's stored form names, for an entry that was
+   * read or published (undefined for one never stored, or stored inline): GC
+   * keeps the part as long as a manifest holding the entry.
+   */
+  namedBy(entry: TableEntry): string | undefined {
+    return this.layouts.get(entry)?.base?.id;
+  }
 }
