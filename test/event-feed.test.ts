@@ -4,7 +4,8 @@
  * publishers on two servers leave one event per published commit, in
  * commit order; and a crash at any store call of a write leaves, after a
  * restart, an event exactly when the commit landed (an attempt that never
- * published holds readers back only until a publication's deadline).
+ * published holds readers back only until a publication's deadline, and
+ * not at all when it gave up before writing its manifest).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
@@ -258,5 +259,48 @@ describe('event feed under races and crashes', () => {
       }
     }
     expect(crashedAfterEvent).toBe(true);
+  });
+
+  it('a publication that gives up before writing its manifest voids its event: readers pass it at once', async () => {
+    const now = Date.parse('2026-12-01T00:00:00Z');
+    const clock = () => now;
+    const inner = new MemoryStore(clock);
+    const g = await Graph.open(inner, { clock });
+    await g.applySchema('main', SCHEMA);
+    const seen = (await g.events({ after: 0, limit: 1000 })).next;
+    const counter = new FaultStore(await clone(inner, clock));
+    const opened = await Graph.open(counter, { clock });
+    const openCalls = counter.callCount;
+    await opened.write('main', put('a', 1).ops);
+    let voided = 0;
+    // Fail each call of the write in turn (later calls proceed, as after a transient error).
+    for (let k = openCalls + 1; k <= counter.callCount; k++) {
+      const copy = await clone(inner, clock);
+      const faults = new FaultStore(copy);
+      const w = await Graph.open(faults, { clock });
+      faults.setSchedule({ failAtCall: k });
+      const failed = await w.write('main', put('a', 1).ops).then(
+        () => false,
+        () => true,
+      );
+      await w.close();
+      const g2 = await Graph.open(copy, { clock });
+      const appended = (await listAll(copy, 'events/')).some((o) => o.key === `events/${String(seen + 1).padStart(12, '0')}.json`);
+      if (!failed || !appended) continue;
+      const page = await g2.events({ after: seen, limit: 100 });
+      if ((await g2.branchHead('main')).manifest.commit.kind === 'write') continue;
+      // Only the manifest's own write has an unknown outcome (its response may be what was lost): that
+      // event is held to the deadline, as after a crash. Any earlier failure gave the source up.
+      const manifestWrite = faults.log.find((c) => c.n === k)?.key.startsWith('manifests/') === true;
+      expect(page, `failure at call ${k} (${faults.log.find((c) => c.n === k)?.key})`).toEqual({
+        events: [],
+        next: manifestWrite ? seen : seen + 1,
+      });
+      if (!manifestWrite) voided++;
+      // The next write's event is read right after it.
+      await g2.write('main', put('b', 1).ops);
+      if (!manifestWrite) expect((await g2.events({ after: seen, limit: 100 })).events.map((e) => e.kind)).toEqual(['commit']);
+    }
+    expect(voided).toBeGreaterThan(0);
   });
 });

@@ -15,7 +15,13 @@
  *  - a crash after leaves an event without its mark, whose source is
  *    there: readers count it (and mark it);
  *  - a writer that lost its race (another manifest took that version)
- *    leaves an event whose source says something else: an orphan too.
+ *    leaves an event whose source says something else: an orphan too;
+ *  - a writer that gives its source up before writing it (its request
+ *    aborted, a write before it failed, the lane tip it built on did not
+ *    land) marks the event void (`<seq>.void`): an orphan at once, so one
+ *    failed publication does not hold every reader back until the
+ *    deadline below. Only a source never written is voided: a write whose
+ *    outcome is unknown (a lost response) is left to the readers.
  * An event is written once per attempt, and an attempt's source is unique
  * (a fresh commit id, a record's content), so no change has two events.
  *
@@ -40,8 +46,9 @@ import { decodeJson, encodeJson } from '../store/stored-json.js';
 export const EVENTS_PREFIX = 'events/';
 const eventKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.json`;
 const okKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.ok`;
+const voidKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.void`;
 const HINT_KEY = `${EVENTS_PREFIX}hint.json`;
-const KEY_RE = /^events\/(\d{12})\.(json|ok)$/;
+const KEY_RE = /^events\/(\d{12})\.(json|ok|void)$/;
 /** How often a writer records the sequence it reached, so a cold process lists from near the end. */
 const HINT_EVERY = 64;
 
@@ -175,7 +182,22 @@ export class EventLog {
       this.known.appended.delete(seq);
       for (const l of this.known.listeners) l(event);
     }
-    const w = this.store.putIfAbsent(okKey(seq), new Uint8Array(0)).then(
+    return this.track(this.store.putIfAbsent(okKey(seq), new Uint8Array(0)));
+  }
+
+  /**
+   * Mark `seq` void: its writer gave its source up without writing it, and never will (a fresh
+   * attempt appends a fresh event). Best effort: a reader that does not see the mark passes the
+   * event at the deadline, as after a crash.
+   */
+  abandon(seq: number): Promise<void> {
+    this.known.appended.delete(seq);
+    return this.track(this.store.putIfAbsent(voidKey(seq), new Uint8Array(0)));
+  }
+
+  /** A mark being written, which `settle` waits for; its failure is only a reader's longer wait. */
+  private track(put: Promise<unknown>): Promise<void> {
+    const w = put.then(
       () => undefined,
       () => undefined,
     );
@@ -184,7 +206,7 @@ export class EventLog {
     return w;
   }
 
-  /** Once the confirmations already started have landed or failed. */
+  /** Once the marks already started (confirmations, voids) have landed or failed. */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.known.confirming]);
   }
@@ -235,8 +257,8 @@ export class EventLog {
     undecidedMs: number;
     signal?: AbortSignal | undefined;
   }): Promise<{ events: GraphEvent[]; next: number }> {
-    const found = new Map<number, { json?: string; ok: boolean; writtenAt?: number | undefined }>();
-    // `<seq>.ok` sorts after `<seq>.json`: listing after the cursor's mark skips both of its objects.
+    const found = new Map<number, { json?: string; ok: boolean; void?: true; writtenAt?: number | undefined }>();
+    // `<seq>.ok` sorts after `<seq>.json` (and `.void` after both): the cursor's own objects are skipped below.
     for await (const o of this.store.list(EVENTS_PREFIX, { signal: a.signal, startAfter: okKey(a.after) })) {
       const m = KEY_RE.exec(o.key);
       if (m === null) continue;
@@ -244,6 +266,7 @@ export class EventLog {
       if (seq <= a.after) continue;
       const f = found.get(seq) ?? { ok: false };
       if (m[2] === 'ok') f.ok = true;
+      else if (m[2] === 'void') f.void = true;
       else {
         f.json = o.key;
         f.writtenAt = o.lastModified;
@@ -255,8 +278,13 @@ export class EventLog {
     let now: number | undefined;
     for (const seq of [...found.keys()].sort((x, y) => x - y)) {
       if (events.length >= a.limit) break;
-      const f = found.get(seq) as { json?: string; ok: boolean; writtenAt?: number };
+      const f = found.get(seq) as { json?: string; ok: boolean; void?: true; writtenAt?: number };
       if (f.json === undefined) break;
+      // Given up by its writer before its source was written: an orphan, decided without reading it.
+      if (f.void === true && !f.ok) {
+        next = seq;
+        continue;
+      }
       const event = decodeJson(GraphEventZ, await this.store.get(f.json, { signal: a.signal }), f.json);
       if (event.seq !== seq)
         throw new BranchgraphError('corrupt_object', `${f.json} holds event ${event.seq}`, { details: { key: f.json } });

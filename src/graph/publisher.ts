@@ -210,6 +210,7 @@ export class Publisher implements Publication {
     // Scratch may be deleted only when the manifest certainly did not land.
     let maybePublished = false;
     let settle: ((landed: boolean) => void) | undefined;
+    let appendedSeq: Promise<number | undefined> | undefined;
     try {
       throwIfAborted(opts.signal);
       const fold = await this.foldPending(head, planned, opts.signal);
@@ -223,6 +224,7 @@ export class Publisher implements Publication {
       const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
       // Planned on a lane tip: its event first, so ours comes after it in the log as our commit does.
       const appended = (a.below?.appended ?? Promise.resolve()).then(() => repo.events.append(event, opts.signal));
+      appendedSeq = appended.catch(() => undefined);
       const written = Promise.all([
         repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
         repo.writeParts(manifest, opts.signal),
@@ -259,8 +261,19 @@ export class Publisher implements Publication {
       return 'lost';
     } finally {
       settle?.(false);
-      if (!maybePublished) await runs.delete(planned.scratch).catch(() => undefined);
+      if (!maybePublished) await this.givenUp(planned.scratch, appendedSeq);
     }
+  }
+
+  /**
+   * An attempt whose manifest was certainly not written: its scratch runs go, and, as its commit id
+   * is never used again, its event is void now rather than holding every reader of the feed until
+   * the deadline (event-log.ts).
+   */
+  private async givenUp(scratch: readonly RunRef[], event: Promise<number | undefined> | undefined): Promise<void> {
+    await this.parts.runs.delete(scratch).catch(() => undefined);
+    const seq = await event;
+    if (seq !== undefined) void this.parts.repo.events.abandon(seq);
   }
 
   /** What a lane's next caller plans on: the manifest just built, read as a head read would read it. */
