@@ -274,6 +274,37 @@ describe('table versions', () => {
     await agreesWithMap(['a', 'b', 'c', 'd', 'e'], ['a', 'c', 'e', 'z']);
   });
 
+  it("a long walk reads a run's next segments ahead once it has passed one; a page ending in the first reads only that one", async () => {
+    const r = runs();
+    const big = r.write(
+      Array.from({ length: 64 }, (_, i) => [`k${String(i).padStart(3, '0')}`, i] as [string, number]),
+      4,
+    );
+    let inFlight = 0;
+    let most = 0;
+    const slow = (async (ref: RunRef) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      // A store round trip: every read started meanwhile is in flight together.
+      await new Promise((done) => setTimeout(done, 2));
+      inFlight--;
+      return r.load(ref);
+    }) as LoadRun;
+    slow.segments = r.load.segments;
+    const page: string[] = [];
+    for await (const row of mergeRuns({ runs: [big], load: slow })) {
+      page.push(row.key);
+      if (page.length === 3) break;
+    }
+    expect(r.loads()).toBe(1);
+    const all: string[] = [];
+    for await (const row of mergeRuns({ runs: [big], load: slow })) all.push(row.key);
+    expect(all).toHaveLength(64);
+    // Each of the 16 segments read once (the first again, the page's walk being a separate one).
+    expect(r.loads()).toBe(1 + 16);
+    expect(most).toBeGreaterThanOrEqual(4);
+  });
+
   it('a merge of thousands of keys over interleaved and segmented runs hands on every key once, in order, newest first', async () => {
     const { write, load } = runs();
     const key = (i: number) => `k${String(i).padStart(5, '0')}`;

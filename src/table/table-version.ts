@@ -124,6 +124,12 @@ export const READ_AHEAD_RUN_BYTES = 64 * 1024;
 /** The most bytes one lookup reads ahead. */
 const READ_AHEAD_BYTES = 1024 * 1024;
 
+/** A read started ahead of its use: awaited again where it is used, which is where a failure surfaces. */
+function early<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
 /**
  * `load`, with the small runs a lookup of `keys` may need already being read, and the segment
  * lists of the segmented ones. A lookup visits runs newest first and stops at the first that holds
@@ -138,11 +144,6 @@ function readAhead(v: TableVersion, keys: readonly string[], load: LoadRun): Loa
   if (wanted.length < 2) return load;
   const ahead = new Map<string, Promise<RunData>>();
   const lists = new Map<string, Promise<RunRef[]>>();
-  // Each is awaited again when the lookup reaches its run, which is where a failure surfaces.
-  const early = <T>(p: Promise<T>): Promise<T> => {
-    p.catch(() => undefined);
-    return p;
-  };
   let budget = READ_AHEAD_BYTES;
   for (let i = wanted.length - 1; i >= 0; i--) {
     const run = wanted[i] as RunRef;
@@ -386,12 +387,26 @@ function readSmallAhead(sources: Source[], load: LoadRun): void {
     const first = src.parts[src.at] as RunRef;
     if (src.parts.length !== 1 || first.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
     budget -= first.bytes;
-    src.ahead = load(first);
-    src.ahead.catch(() => undefined);
+    src.ahead.push(early(load(first)));
   }
 }
 
-/** Loads a source's next segment and places it after `startAfter` (reading the one after ahead, when asked). */
+/** The most segments of one run a walk reads ahead of where it is. */
+const MAX_SEGMENTS_AHEAD = 8;
+
+/**
+ * How many segments a source reads ahead after its `filled`-th: a walk that set out to read whole
+ * runs always reads the next; any other walk reads none until it has passed a whole segment (a
+ * page usually ends inside its first), then doubles the window per segment up to
+ * MAX_SEGMENTS_AHEAD, so a long scan of a run of n segments waits about log(n) + n/8 round trips
+ * instead of n, and a short one reads nothing it does not use.
+ */
+export function segmentsAhead(filled: number, readAhead: boolean): number {
+  const grown = filled >= 2 ? Math.min(MAX_SEGMENTS_AHEAD, 2 ** (filled - 2)) : 0;
+  return Math.max(readAhead ? 1 : 0, grown);
+}
+
+/** Loads a source's next segment and places it after `startAfter`, reading the ones after it ahead (see `segmentsAhead`). */
 function segmentFiller(a: MergeArgs): (src: Source) => Promise<void> {
   const { load, startAfter, opts = {} } = a;
   // A walk through whole runs reads each segment once, so it does not fill the run cache with
@@ -399,14 +414,12 @@ function segmentFiller(a: MergeArgs): (src: Source) => Promise<void> {
   const uncached = load.uncached ?? load;
   const fetch = opts.readAhead === true ? (ref: RunRef) => (ref.bytes <= READ_AHEAD_RUN_BYTES ? load(ref) : uncached(ref)) : load;
   return async (src: Source): Promise<void> => {
-    const data = await (src.ahead ?? fetch(src.parts[src.at] as RunRef));
-    src.ahead = undefined;
-    // A long walk reads the next segment while this one is merged, so it rarely waits on the store.
-    const next = src.parts[src.at + 1];
-    if (opts.readAhead === true && next !== undefined) {
-      src.ahead = fetch(next);
-      src.ahead.catch(() => undefined);
-    }
+    const data = await (src.ahead.shift() ?? fetch(src.parts[src.at] as RunRef));
+    src.filled++;
+    // A long walk reads the next segments while this one is merged, so it rarely waits on the store.
+    const window = segmentsAhead(src.filled, opts.readAhead === true);
+    for (let i = src.ahead.length; i < window && src.at + 1 + i < src.parts.length; i++)
+      src.ahead.push(early(fetch(src.parts[src.at + 1 + i] as RunRef)));
     src.data = data;
     src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
     if (src.pos >= data.length) {
@@ -426,7 +439,7 @@ async function openSources(a: MergeArgs): Promise<Source[]> {
     // Segments are disjoint and sorted: the first that reaches past `startAfter` is found by bisection.
     const first = startAfter === undefined ? 0 : firstIndex(all.length, (i) => !runEndsBefore(all[i] as RunRef, startAfter, false));
     const parts = all.slice(first).filter((ref) => ref.rows > 0);
-    if (parts.length > 0) sources.push({ parts, at: 0, rank, data: null, pos: 0 });
+    if (parts.length > 0) sources.push({ parts, at: 0, rank, data: null, pos: 0, ahead: [], filled: 0 });
   }
   return sources;
 }
@@ -446,8 +459,10 @@ export function firstIndex(n: number, pred: (i: number) => boolean): number {
 /** One run in a k-way merge: its segments, the one being read, and the position in it. */
 interface Source {
   parts: RunRef[];
-  /** The next segment, being read ahead. */
-  ahead?: Promise<RunData> | undefined;
+  /** Reads of the segments from `at` on, started ahead of the walk. */
+  ahead: Promise<RunData>[];
+  /** Segments loaded so far. */
+  filled: number;
   at: number;
   rank: number;
   data: RunData | null;
