@@ -170,6 +170,14 @@ describe('event feed as a GraphQL subscription', () => {
   });
 });
 
+/** A graph on an in-memory store with its schema applied, and the feed's cursor after that. */
+async function schemaOnly(clock: () => number): Promise<{ inner: MemoryStore; seen: number }> {
+  const inner = new MemoryStore(clock);
+  const g = await Graph.open(inner, { clock });
+  await g.applySchema('main', SCHEMA);
+  return { inner, seen: (await g.events({ after: 0, limit: 1000 })).next };
+}
+
 describe('event feed under races and crashes', () => {
   it('racing writers on two servers leave one event per published commit, in commit order', async () => {
     const store = new MemoryStore();
@@ -229,10 +237,7 @@ describe('event feed under races and crashes', () => {
   it('holds readers at an event whose publication may still land, then passes over it once the deadline is over', async () => {
     let now = Date.parse('2026-12-01T00:00:00Z');
     const clock = () => now;
-    const inner = new MemoryStore(clock);
-    const g = await Graph.open(inner, { clock });
-    await g.applySchema('main', SCHEMA);
-    const seen = (await g.events({ after: 0, limit: 1000 })).next;
+    const { inner, seen } = await schemaOnly(clock);
     const eventObjects = async (store: MemoryStore) =>
       (await listAll(store, 'events/')).filter((o) => /^events\/\d{12}\.json$/.test(o.key)).length;
     const initialEvents = await eventObjects(inner);
@@ -264,10 +269,7 @@ describe('event feed under races and crashes', () => {
   it('a publication that gives up before writing its manifest voids its event: readers pass it at once', async () => {
     const now = Date.parse('2026-12-01T00:00:00Z');
     const clock = () => now;
-    const inner = new MemoryStore(clock);
-    const g = await Graph.open(inner, { clock });
-    await g.applySchema('main', SCHEMA);
-    const seen = (await g.events({ after: 0, limit: 1000 })).next;
+    const { inner, seen } = await schemaOnly(clock);
     const counter = new FaultStore(await clone(inner, clock));
     const opened = await Graph.open(counter, { clock });
     const openCalls = counter.callCount;

@@ -70,6 +70,27 @@ function runs() {
   return { load, write, loads: () => loads };
 }
 
+/** `load` behind a store round trip, counting the most reads in flight together. */
+function roundTrips(load: LoadRun): { slow: LoadRun; most: () => number; reset: () => void } {
+  let inFlight = 0;
+  let most = 0;
+  const slow = (async (ref: RunRef) => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await new Promise((done) => setTimeout(done, 2));
+    inFlight--;
+    return load(ref);
+  }) as LoadRun;
+  slow.segments = load.segments;
+  return {
+    slow,
+    most: () => most,
+    reset: () => {
+      most = 0;
+    },
+  };
+}
+
 describe('runs', () => {
   it('encode and decode round-trip rows, tombstones and nulls exactly', () => {
     const rows: RunRow[] = [
@@ -143,16 +164,7 @@ describe('table versions', () => {
   it('lookupStates reads small candidate runs at once, and the newest state still wins', async () => {
     const { write, load } = runs();
     const propsOf = (m: Map<string, RunRow>, k: string) => m.get(k)?.props;
-    let inFlight = 0;
-    let most = 0;
-    const slow = (async (ref: RunRef) => {
-      inFlight++;
-      most = Math.max(most, inFlight);
-      await new Promise((r) => setTimeout(r, 5));
-      inFlight--;
-      return load(ref);
-    }) as LoadRun;
-    slow.segments = load.segments;
+    const { slow, most, reset } = roundTrips(load);
     // Three small runs whose ranges all hold 'k': one round trip for all three, not three.
     const v: TableVersion = {
       runs: [
@@ -173,10 +185,10 @@ describe('table versions', () => {
       ],
     };
     expect(propsOf(await lookupStates(v, ['k'], slow), 'k')).toEqual({ id: 'k', v: 3 });
-    expect(most).toBe(3);
+    expect(most()).toBe(3);
     expect(propsOf(await lookupStates(v, ['a', 'b'], slow), 'b')).toEqual({ id: 'b', v: 2 });
     // A run too big to read ahead is read only when the lookup reaches it.
-    most = 0;
+    reset();
     const big = write(Array.from({ length: 4000 }, (_, i) => [`m${String(i).padStart(5, '0')}`, i] as [string, number]));
     expect(big.bytes).toBeGreaterThan(READ_AHEAD_RUN_BYTES);
     const w: TableVersion = {
@@ -189,7 +201,7 @@ describe('table versions', () => {
       ],
     };
     expect(propsOf(await lookupStates(w, ['m00001'], slow), 'm00001')).toEqual({ id: 'm00001', v: -1 });
-    expect(most).toBe(1);
+    expect(most()).toBe(1);
   });
 
   it('scanPrefix reads the keys with a prefix, in order', async () => {
@@ -280,17 +292,7 @@ describe('table versions', () => {
       Array.from({ length: 64 }, (_, i) => [`k${String(i).padStart(3, '0')}`, i] as [string, number]),
       4,
     );
-    let inFlight = 0;
-    let most = 0;
-    const slow = (async (ref: RunRef) => {
-      inFlight++;
-      most = Math.max(most, inFlight);
-      // A store round trip: every read started meanwhile is in flight together.
-      await new Promise((done) => setTimeout(done, 2));
-      inFlight--;
-      return r.load(ref);
-    }) as LoadRun;
-    slow.segments = r.load.segments;
+    const { slow, most } = roundTrips(r.load);
     const page: string[] = [];
     for await (const row of mergeRuns({ runs: [big], load: slow })) {
       page.push(row.key);
@@ -302,7 +304,7 @@ describe('table versions', () => {
     expect(all).toHaveLength(64);
     // Each of the 16 segments read once (the first again, the page's walk being a separate one).
     expect(r.loads()).toBe(1 + 16);
-    expect(most).toBeGreaterThanOrEqual(4);
+    expect(most()).toBeGreaterThanOrEqual(4);
   });
 
   it('a merge of thousands of keys over interleaved and segmented runs hands on every key once, in order, newest first', async () => {
