@@ -114,14 +114,19 @@ function storedTablesBody(node: PartNode<TableEntry>, o: { runLists: RunListPart
 /**
  * The parts `m` names that are not known to be stored, children before
  * parents: run lists' bases first, then tree nodes. Chooses the run layout of
- * every entry the manifest or a new part encodes.
+ * every entry the manifest or a new part encodes, reusing the bases of
+ * `parent` (the manifest `m` builds on) where they still fit.
  */
-export function partsToWrite(m: Manifest, newId: () => string, o: { inlineRuns: number; runLists: RunListParts }): PartWrite[] {
+export function partsToWrite(
+  m: Manifest,
+  newId: () => string,
+  o: { inlineRuns: number; runLists: RunListParts; parent?: Manifest | undefined },
+): PartWrite[] {
   const nodes = unstoredNodes(m.tableTree, newId);
   const bases = new Map<string, RunListPart>();
   for (const n of [m.tableTree, ...nodes])
-    for (const entry of n.entries?.values() ?? []) {
-      const base = o.runLists.layoutOf(entry, { inline: o.inlineRuns, newId }).base;
+    for (const [name, entry] of n.entries ?? []) {
+      const base = o.runLists.layoutOf(entry, { inline: o.inlineRuns, newId, parent: o.parent?.tables[name] }).base;
       if (base !== undefined && !base.stored) bases.set(base.id, base);
     }
   const parts: PartWrite[] = [...bases.values()].map((b) => ({

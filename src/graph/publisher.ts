@@ -227,7 +227,7 @@ export class Publisher implements Publication {
       appendedSeq = appended.catch(() => undefined);
       const written = Promise.all([
         repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
-        repo.writeParts(manifest, opts.signal),
+        repo.writeParts(manifest, opts.signal, head.manifest),
         appended,
       ]);
       settle = a.turn?.handOn({
@@ -244,7 +244,7 @@ export class Publisher implements Publication {
       let outcome: 'published' | 'lost';
       try {
         maybePublished = true;
-        outcome = await repo.publish(manifest, opts.signal);
+        outcome = await repo.publish(manifest, opts.signal, head.manifest);
       } catch (e) {
         // A lost response: the manifest may have landed. Look before deciding anything. A store that
         // answers not_found to a publication says the graph itself is gone: whatever landed is nobody's.

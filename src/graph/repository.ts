@@ -110,7 +110,7 @@ class RepositoryCaches {
   readonly schemas = new PromiseCache<string, Schema>({ maxWeight: SCHEMA_CACHE_ENTRIES });
   readonly parts = new PromiseCache<string, PartNode<unknown>>({ maxWeight: PART_CACHE_ENTRIES });
   readonly runParts = new PromiseCache<string, RunListPart>({ maxWeight: RUN_PART_CACHE_REFS, weigh: (p) => p.refs.length });
-  /** The run-list parts this graph read or wrote, by their runs (never shared across graphs: see run-list-parts.ts). */
+  /** The layout of every run list this graph read or wrote (per graph, as the entries are: see run-list-parts.ts). */
   readonly runLists = new RunListParts();
   readonly knownVersion = new Map<string, number>();
   readonly branchRecords = new Map<string, BranchRecord>();
@@ -587,13 +587,16 @@ export class Repository {
   }
 
   /**
-   * Write the part tree nodes `m` names that are not stored yet (they must
-   * land before the manifest). Publication does this itself; a publisher
-   * may call it first, beside its other writes, to save a round trip.
+   * Write the part tree nodes and run-list parts `m` names that are not
+   * stored yet (they must land before the manifest). Publication does this
+   * itself; a publisher may call it first, beside its other writes, to save a
+   * round trip. `parent`, the manifest `m` builds on, lends its run-list
+   * parts to the lists that still start with their runs.
    */
-  async writeParts(m: Manifest, signal?: AbortSignal): Promise<void> {
+  async writeParts(m: Manifest, signal?: AbortSignal, parent?: Manifest): Promise<void> {
+    const o = { inlineRuns: this.trees.inlineRuns, runLists: this.caches.runLists, parent };
     await Promise.all(
-      partsToWrite(m, () => ulid(this.clock()), { inlineRuns: this.trees.inlineRuns, runLists: this.caches.runLists }).map(async (p) => {
+      partsToWrite(m, () => ulid(this.clock()), o).map(async (p) => {
         try {
           await this.store.putIfAbsent(p.key, p.bytes, { signal });
         } catch (e) {
@@ -615,9 +618,9 @@ export class Repository {
    * Publish `m` as version `m.version` of `m.lineage`, create-only.
    * Returns `lost` when another publisher took that version first.
    */
-  async publish(m: Manifest, signal?: AbortSignal): Promise<'published' | 'lost'> {
+  async publish(m: Manifest, signal?: AbortSignal, parent?: Manifest): Promise<'published' | 'lost'> {
     const key = keys.manifest(m.lineage, m.version);
-    await this.writeParts(m, signal);
+    await this.writeParts(m, signal, parent);
     try {
       await this.store.putIfAbsent(key, encodeManifest(m, this.caches.runLists), { signal });
     } catch (e) {

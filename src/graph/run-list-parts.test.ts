@@ -16,49 +16,57 @@ const run = (i: number): RunRef => ({
 let ids = 0;
 const o = { inline: 8, newId: () => `P${++ids}` };
 const known = new RunListParts();
-const layoutOf = (entry: TableEntry, opts: typeof o) => known.layoutOf(entry, opts);
+const layoutOf = (entry: TableEntry, parent?: TableEntry) => known.layoutOf(entry, { ...o, parent });
 
 describe('run-list layout', () => {
   it('keeps a short list inline', () => {
     const runs = Array.from({ length: 8 }, (_, i) => run(i));
-    expect(layoutOf({ runs }, o)).toEqual({ tail: runs });
+    expect(layoutOf({ runs })).toEqual({ tail: runs });
   });
 
   it('stores a long list as a base, and the writes after it add only to the tail', () => {
-    let runs = Array.from({ length: 20 }, (_, i) => run(i));
-    const first = layoutOf({ runs }, o);
-    expect(first.base?.refs).toBe(runs);
+    let parent: TableEntry = { runs: Array.from({ length: 20 }, (_, i) => run(i)) };
+    const first = layoutOf(parent);
+    expect(first.base?.refs).toBe(parent.runs);
     expect(first.tail).toEqual([]);
     const base = first.base as RunListPart;
-    base.stored = true;
-    // Each one-row write derives the next list from the last: the same refs, one more at the end.
-    for (let w = 1; w <= tailLimit(20 + w) && w < 7; w++) {
-      runs = [...runs, run(100 + w)];
-      const next = layoutOf({ runs }, o);
+    // Each one-row write derives the next list from its parent's: the same refs, one more at the end.
+    for (let w = 1; w <= tailLimit(20 + w); w++) {
+      const entry = { runs: [...parent.runs, run(100 + w)] };
+      const next = layoutOf(entry, parent);
       expect(next.base).toBe(base);
-      expect(next.tail).toEqual(runs.slice(20));
+      expect(next.tail).toEqual(entry.runs.slice(20));
+      parent = entry;
     }
     // Past the tail limit, a new base holds the whole list.
-    while (runs.length - 20 <= tailLimit(runs.length)) runs = [...runs, run(200 + runs.length)];
-    const rolled = layoutOf({ runs }, o);
+    const entry = { runs: [...parent.runs, run(200)] };
+    const rolled = layoutOf(entry, parent);
     expect(rolled.base).not.toBe(base);
-    expect(rolled.base?.refs).toEqual(runs);
+    expect(rolled.base?.refs).toEqual(entry.runs);
+  });
+
+  it('names only the base its parent names: never one another list left, though it holds the same runs', () => {
+    const runs = Array.from({ length: 12 }, (_, i) => run(700 + i));
+    const elsewhere = layoutOf({ runs }).base as RunListPart;
+    const unrelated = layoutOf({ runs: [...runs, run(800)] }, { runs: runs.slice(0, 3) });
+    expect(unrelated.base).not.toBe(elsewhere);
+    expect(unrelated.base?.refs).toHaveLength(13);
   });
 
   it('does not name a base whose runs a compaction replaced', () => {
     const runs = Array.from({ length: 12 }, (_, i) => run(300 + i));
-    const base = layoutOf({ runs }, o).base as RunListPart;
-    base.stored = true;
+    const parent = { runs };
+    const base = layoutOf(parent).base as RunListPart;
     // The same keys, new refs (a compaction rewrote the stats): the stored base no longer describes them.
     const compacted = [...runs.slice(0, 5), { ...(runs[5] as RunRef), compacted: true }, ...runs.slice(6), run(400)];
-    const next = layoutOf({ runs: compacted }, o);
+    const next = layoutOf({ runs: compacted }, parent);
     expect(next.base).not.toBe(base);
     expect(next.base?.refs).toEqual(compacted);
   });
 
   it('decides once per entry, so the parts written and the manifest encoded agree', () => {
     const entry: TableEntry = { runs: Array.from({ length: 9 }, (_, i) => run(500 + i)) };
-    expect(layoutOf(entry, o)).toBe(layoutOf(entry, o));
+    expect(layoutOf(entry)).toBe(layoutOf(entry));
   });
 
   it('round-trips an entry through its stored form, and refuses a base that does not match', () => {
@@ -69,6 +77,9 @@ describe('run-list layout', () => {
     expect(known.expand(stored, base)).toEqual({ runs, replacedAt: 'L:3' });
     expect(known.expand(stored, { ...base, refs: runs.slice(0, 11) })).toMatch(/holds 11/);
     expect(known.expand(stored, undefined)).toMatch(/not read/);
+    // A list built on an entry read back names the same base.
+    const read = known.expand(stored, base) as TableEntry;
+    expect(layoutOf({ runs: [...runs, run(612)] }, read).base).toBe(base);
   });
 
   it('tail limit grows as the square root of the list', () => {

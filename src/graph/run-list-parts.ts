@@ -21,15 +21,17 @@
  * per table with a base (in parallel across tables); the base is immutable,
  * so a process reads it once for every manifest that shares it.
  *
- * Reuse: each graph's `RunListParts` remembers the bases it read or wrote
- * with the run refs they hold, and a list whose first runs are those refs
- * (the same objects, or equal ones: a publication restamps refs it carries)
- * may name one. The memory is per graph, never per process: two graphs may
- * hold the same run keys (one copied from the other), and a base stored in
- * one is not stored in the other. A base is named only once stored, or by
- * the publication storing it (see `layoutOf` and the codec). Decisions here
- * are pure apart from that memory; reading and writing parts is the codec's
- * and the repository's.
+ * Reuse: a new entry may name only the base its table's entry names in the
+ * manifest the publication builds on (its parent), when that base holds the
+ * first runs of the new list (the same refs, or equal ones: a publication
+ * restamps refs it carries), or a base it writes itself. The parent is in
+ * the new manifest's history, so whatever it names lives as long as the new
+ * manifest does; a base remembered from anywhere else (a lost publication,
+ * a branch since deleted, another graph holding the same runs) might be
+ * gone by the time it is named. Each graph's `RunListParts` records which
+ * layout each entry it read or wrote has (see `layoutOf` and the codec).
+ * Decisions here are pure apart from that record; reading and writing parts
+ * is the codec's and the repository's.
  */
 import { canonicalJson } from '../model/canonical.js';
 import type { StoredTableEntry, TableEntry } from './manifest.js';
@@ -57,11 +59,6 @@ export interface RunLayout {
   tail: readonly RunRef[];
 }
 
-/** A few bases per first run are enough: each new base holds the whole list and supersedes the older ones. */
-const BASES_PER_RUN = 4;
-/** First runs remembered, oldest evicted first: a graph writing many tables keeps its recent bases. */
-const REMEMBERED_FIRST_RUNS = 10_000;
-
 /** The same run ref: one object, or the same run with the same stamps (a ref is what the base stores of it). */
 function sameRef(a: RunRef, b: RunRef): boolean {
   return a === b || (a.key === b.key && canonicalJson(a as never) === canonicalJson(b as never));
@@ -81,50 +78,28 @@ export function storedEntry(entry: TableEntry, layout: RunLayout): StoredTableEn
   return { ...entry, runs: [...tail], runBase: { part: base.id, count: base.refs.length, last: (base.refs.at(-1) as RunRef).key } };
 }
 
-/** The run-list parts one graph knows, and the layout each of its stored or storing entries has. */
+/** The run-list parts one graph read or wrote: the layout each of its stored or storing entries has. */
 export class RunListParts {
-  /** Bases by their first run's key, newest last: the candidates a list starting with that run may name. */
-  private readonly byFirst = new Map<string, RunListPart[]>();
-  /** The layout chosen for an entry, so the parts written and the manifest encoded agree. */
+  /** The layout chosen for an entry (or read with it), so the parts written and the manifest encoded agree. */
   private readonly layouts = new WeakMap<TableEntry, RunLayout>();
-
-  /** Remember `part` as a base lists starting with its runs may name. */
-  remember(part: RunListPart): void {
-    const first = part.refs[0];
-    if (first === undefined) return;
-    const known = this.byFirst.get(first.key) ?? [];
-    if (known.includes(part)) return;
-    known.push(part);
-    if (known.length > BASES_PER_RUN) known.shift();
-    this.byFirst.delete(first.key);
-    this.byFirst.set(first.key, known);
-    if (this.byFirst.size > REMEMBERED_FIRST_RUNS) this.byFirst.delete(this.byFirst.keys().next().value as string);
-  }
 
   /**
    * How `entry`'s runs are stored, decided once per entry object: inline when
-   * short; else the longest remembered base its list starts with, while the
-   * tail after it stays within `tailLimit`; else a new base holding the whole
-   * list (named by `newId`, not yet stored).
+   * short; else the base `parent` (the same table's entry in the manifest
+   * this one builds on) names, if it holds the list's first runs and the tail
+   * after it stays within `tailLimit`; else a new base holding the whole list
+   * (named by `newId`, not yet stored).
    */
-  layoutOf(entry: TableEntry, o: { inline: number; newId: () => string }): RunLayout {
+  layoutOf(entry: TableEntry, o: { inline: number; newId: () => string; parent?: TableEntry | undefined }): RunLayout {
     const known = this.layouts.get(entry);
     if (known !== undefined) return known;
     const runs = entry.runs;
+    const inherited = o.parent === undefined ? undefined : this.layouts.get(o.parent)?.base;
     let layout: RunLayout;
     if (runs.length <= o.inline) layout = { tail: runs };
-    else {
-      let best: RunListPart | undefined;
-      for (const b of this.byFirst.get((runs[0] as RunRef).key) ?? [])
-        if (isPrefix(b, runs) && (best === undefined || b.refs.length > best.refs.length)) best = b;
-      if (best !== undefined && runs.length - best.refs.length <= tailLimit(runs.length))
-        layout = { base: best, tail: runs.slice(best.refs.length) };
-      else {
-        const base: RunListPart = { id: o.newId(), refs: runs, stored: false };
-        this.remember(base);
-        layout = { base, tail: [] };
-      }
-    }
+    else if (inherited !== undefined && runs.length - inherited.refs.length <= tailLimit(runs.length) && isPrefix(inherited, runs))
+      layout = { base: inherited, tail: runs.slice(inherited.refs.length) };
+    else layout = { base: { id: o.newId(), refs: runs, stored: false }, tail: [] };
     this.layouts.set(entry, layout);
     return layout;
   }
@@ -152,9 +127,8 @@ export class RunListParts {
     if (base.refs.length !== runBase.count || base.refs.at(-1)?.key !== runBase.last)
       return `names ${runBase.count} runs ending at ${runBase.last} in part ${runBase.part}, which holds ${base.refs.length}`;
     const entry: TableEntry = { ...rest, runs: [...base.refs, ...rest.runs] };
-    // The entry as stored: re-publishing it unchanged names the same base.
+    // The entry as stored: re-publishing it unchanged, or building on it, names the same base.
     this.layouts.set(entry, { base, tail: rest.runs });
-    this.remember(base);
     return entry;
   }
 
