@@ -307,6 +307,41 @@ describe('table versions', () => {
     expect(most()).toBeGreaterThanOrEqual(4);
   });
 
+  it('a long walk reads the small runs it will merge at once, once it has passed a segment', async () => {
+    const r = runs();
+    const big = r.write(
+      Array.from({ length: 64 }, (_, i) => [`k${String(i).padStart(3, '0')}`, i] as [string, number]),
+      4,
+    );
+    // Small runs, one row each, spread over the big run's range: a deep branch's writes above its fork.
+    const small = [10, 20, 30, 40, 50, 60].map((i) => r.write([[`k${String(i).padStart(3, '0')}x`, -i]]));
+    const smallKeys = new Set(small.map((x) => x.key));
+    let smallInFlight = 0;
+    let mostSmall = 0;
+    const { slow: slowAll } = roundTrips(r.load);
+    const slow = Object.assign(async (ref: RunRef) => {
+      const isSmall = smallKeys.has(ref.key);
+      if (isSmall) mostSmall = Math.max(mostSmall, ++smallInFlight);
+      try {
+        return await slowAll(ref);
+      } finally {
+        if (isSmall) smallInFlight--;
+      }
+    }, slowAll) as LoadRun;
+    const page: string[] = [];
+    for await (const row of mergeRuns({ runs: [big, ...small], load: slow })) {
+      page.push(row.key);
+      if (page.length === 3) break;
+    }
+    expect(r.loads()).toBe(1);
+    const all: string[] = [];
+    for await (const row of mergeRuns({ runs: [big, ...small], load: slow })) all.push(row.key);
+    expect(all).toHaveLength(70);
+    expect(r.loads()).toBe(1 + 16 + 6);
+    // The six small runs went out together, not one round trip each as the walk reached them.
+    expect(mostSmall).toBe(6);
+  });
+
   it('a merge of thousands of keys over interleaved and segmented runs hands on every key once, in order, newest first', async () => {
     const { write, load } = runs();
     const key = (i: number) => `k${String(i).padStart(5, '0')}`;

@@ -304,8 +304,15 @@ const SPAN_BATCH = 1024;
  */
 export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
   const sources = await openSources(a);
-  const fill = segmentFiller(a);
-  if (a.opts?.readAhead === true) readSmallAhead(sources, a.load);
+  // A walk through whole runs reads its small runs at once; any other walk, once it has passed a
+  // whole segment of some run (a long walk, not a page).
+  let long = a.opts?.readAhead === true;
+  if (long) readSmallAhead(sources, a.load);
+  const fill = segmentFiller(a, () => {
+    if (long) return;
+    long = true;
+    readSmallAhead(sources, a.load);
+  });
   if (sources.length === 1) {
     yield* wholeSegments(sources[0] as Source, fill);
     return;
@@ -375,7 +382,7 @@ async function* wholeSegments(only: Source, fill: (src: Source) => Promise<void>
 }
 
 /**
- * A walk through whole runs starts reading every small run it will merge at once. The merge loads
+ * A long walk starts reading every small run it will merge at once. The merge loads
  * a run only when its least key comes up, so a table that gathered many small runs with
  * interleaved key ranges (one per merged branch, say) would otherwise cost a round trip per run,
  * one after another. Bounded like a lookup's read-ahead (READ_AHEAD_BYTES); small runs stay cached,
@@ -385,6 +392,7 @@ function readSmallAhead(sources: Source[], load: LoadRun): void {
   let budget = READ_AHEAD_BYTES;
   for (const src of sources) {
     const first = src.parts[src.at] as RunRef;
+    if (src.filled > 0 || src.ahead.length > 0) continue;
     if (src.parts.length !== 1 || first.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
     budget -= first.bytes;
     src.ahead.push(early(load(first)));
@@ -407,7 +415,7 @@ export function segmentsAhead(filled: number, readAhead: boolean): number {
 }
 
 /** Loads a source's next segment and places it after `startAfter`, reading the ones after it ahead (see `segmentsAhead`). */
-function segmentFiller(a: MergeArgs): (src: Source) => Promise<void> {
+function segmentFiller(a: MergeArgs, onLongWalk: () => void): (src: Source) => Promise<void> {
   const { load, startAfter, opts = {} } = a;
   // A walk through whole runs reads each segment once, so it does not fill the run cache with
   // them; small runs (see readSmallAhead) are the exception.
@@ -416,6 +424,7 @@ function segmentFiller(a: MergeArgs): (src: Source) => Promise<void> {
   return async (src: Source): Promise<void> => {
     const data = await (src.ahead.shift() ?? fetch(src.parts[src.at] as RunRef));
     src.filled++;
+    if (src.filled === 2) onLongWalk();
     // A long walk reads the next segments while this one is merged, so it rarely waits on the store.
     const window = segmentsAhead(src.filled, opts.readAhead === true);
     for (let i = src.ahead.length; i < window && src.at + 1 + i < src.parts.length; i++)
