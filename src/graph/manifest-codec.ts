@@ -173,19 +173,22 @@ export function decodeRunListPart(bytes: Uint8Array, key: string, id: string): R
   return { id, refs: decodeJson(RunListPartZ, bytes, key).runs as RunRef[], stored: true };
 }
 
-/** A stored tables body with every entry's base spliced back in (bases read in parallel). */
+/**
+ * A stored tables body with every entry's base spliced back in (bases read in parallel). Entries
+ * without one are already whole, and a body with none (most: compacted tables) is returned as read.
+ */
 async function expandTablesBody(body: PartBody<StoredTableEntry>, runs: RunListReader, where: string): Promise<PartBody<TableEntry>> {
-  if (body.e === undefined) return body as PartBody<TableEntry>;
-  const pairs = await Promise.all(
-    Object.entries(body.e).map(async ([name, stored]) => {
-      const base = stored.runBase === undefined ? undefined : await runs.load(stored.runBase.part);
-      const entry = runs.known.expand(stored, base);
+  const based = Object.entries(body.e ?? {}).filter(([, stored]) => stored.runBase !== undefined);
+  if (based.length === 0) return body as PartBody<TableEntry>;
+  const expanded = await Promise.all(
+    based.map(async ([name, stored]) => {
+      const entry = runs.known.expand(stored, await runs.load((stored.runBase as { part: string }).part));
       if (typeof entry === 'string')
         throw new BranchgraphError('corrupt_object', `${where}: table ${name} ${entry}`, { details: { key: where } });
       return [name, entry] as const;
     }),
   );
-  return { ...body, e: Object.fromEntries(pairs) };
+  return { ...body, e: { ...body.e, ...Object.fromEntries(expanded) } };
 }
 
 /** A tree node from its body, loading its children (in parallel) through `load`. */

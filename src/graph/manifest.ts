@@ -115,8 +115,7 @@ export type TableEntry = z.infer<typeof TableEntryZ>;
  * (`parts/<part>.json`, graph/run-list-parts.ts), whose last run is `last`.
  * The entry's own `runs` follow them.
  */
-export const RunBaseZ = z.object({ part: z.string().regex(/^[0-9A-Za-z]+$/), count: z.number().int().min(1), last: z.string() });
-export type RunBase = z.infer<typeof RunBaseZ>;
+const RunBaseZ = z.object({ part: z.string().regex(/^[0-9A-Za-z]+$/), count: z.number().int().min(1), last: z.string() });
 
 /** A table entry as format 3 stores it: a long run list names a shared part for all but its newest runs. */
 export const StoredTableEntryZ = TableEntryZ.extend({ runBase: RunBaseZ.optional() });

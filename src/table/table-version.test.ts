@@ -307,6 +307,24 @@ describe('table versions', () => {
     expect(most()).toBeGreaterThanOrEqual(4);
   });
 
+  it('a long walk over many runs shares one bound on what it reads ahead', async () => {
+    const r = runs();
+    // Four runs of 16 segments each, keys interleaved so the walk moves through all four together.
+    const wide = [0, 1, 2, 3].map((k) =>
+      r.write(
+        Array.from({ length: 64 }, (_, i) => [`k${String(i).padStart(3, '0')}-${k}`, i] as [string, number]),
+        4,
+      ),
+    );
+    const { slow, most } = roundTrips(r.load);
+    let n = 0;
+    for await (const _ of mergeRuns({ runs: wide, load: slow })) n++;
+    expect(n).toBe(256);
+    // Sixteen read ahead across the walk, and one being read per run: never eight per run.
+    expect(most()).toBeGreaterThan(4);
+    expect(most()).toBeLessThanOrEqual(16 + 4);
+  });
+
   it('a long walk reads the small runs it will merge at once, once it has passed a segment', async () => {
     const r = runs();
     const big = r.write(

@@ -306,13 +306,13 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
   const sources = await openSources(a);
   // A walk through whole runs reads its small runs at once; any other walk, once it has passed a
   // whole segment of some run (a long walk, not a page).
-  let long = a.opts?.readAhead === true;
-  if (long) readSmallAhead(sources, a.load);
-  const fill = segmentFiller(a, () => {
-    if (long) return;
+  let long = false;
+  const goLong = (): void => {
+    if (!long) readSmallAhead(sources, a.load);
     long = true;
-    readSmallAhead(sources, a.load);
-  });
+  };
+  if (a.opts?.readAhead === true) goLong();
+  const fill = segmentFiller(a, { sources: sources.length, onLongWalk: goLong });
   if (sources.length === 1) {
     yield* wholeSegments(sources[0] as Source, fill);
     return;
@@ -401,21 +401,24 @@ function readSmallAhead(sources: Source[], load: LoadRun): void {
 
 /** The most segments of one run a walk reads ahead of where it is. */
 const MAX_SEGMENTS_AHEAD = 8;
+/** The most segments a walk of several runs reads ahead across them, once windows grow past one each. */
+const MAX_WALK_AHEAD = 16;
 
 /**
  * How many segments a source reads ahead after its `filled`-th: a walk that set out to read whole
  * runs always reads the next; any other walk reads none until it has passed a whole segment (a
  * page usually ends inside its first), then doubles the window per segment up to
  * MAX_SEGMENTS_AHEAD, so a long scan of a run of n segments waits about log(n) + n/8 round trips
- * instead of n, and a short one reads nothing it does not use.
+ * instead of n, and a short one reads nothing it does not use. A walk of many runs shares
+ * MAX_WALK_AHEAD among them, so what it holds in memory stays bounded whatever its width.
  */
-export function segmentsAhead(filled: number, readAhead: boolean): number {
-  const grown = filled >= 2 ? Math.min(MAX_SEGMENTS_AHEAD, 2 ** (filled - 2)) : 0;
-  return Math.max(readAhead ? 1 : 0, grown);
+function segmentsAhead(filled: number, o: { readAhead: boolean; sources: number }): number {
+  const grown = filled >= 2 ? Math.min(MAX_SEGMENTS_AHEAD, 2 ** (filled - 2), Math.floor(MAX_WALK_AHEAD / o.sources)) : 0;
+  return Math.max(o.readAhead ? 1 : 0, grown);
 }
 
 /** Loads a source's next segment and places it after `startAfter`, reading the ones after it ahead (see `segmentsAhead`). */
-function segmentFiller(a: MergeArgs, onLongWalk: () => void): (src: Source) => Promise<void> {
+function segmentFiller(a: MergeArgs, walk: { sources: number; onLongWalk: () => void }): (src: Source) => Promise<void> {
   const { load, startAfter, opts = {} } = a;
   // A walk through whole runs reads each segment once, so it does not fill the run cache with
   // them; small runs (see readSmallAhead) are the exception.
@@ -424,9 +427,9 @@ function segmentFiller(a: MergeArgs, onLongWalk: () => void): (src: Source) => P
   return async (src: Source): Promise<void> => {
     const data = await (src.ahead.shift() ?? fetch(src.parts[src.at] as RunRef));
     src.filled++;
-    if (src.filled === 2) onLongWalk();
+    if (src.filled === 2) walk.onLongWalk();
     // A long walk reads the next segments while this one is merged, so it rarely waits on the store.
-    const window = segmentsAhead(src.filled, opts.readAhead === true);
+    const window = segmentsAhead(src.filled, { readAhead: opts.readAhead === true, sources: walk.sources });
     for (let i = src.ahead.length; i < window && src.at + 1 + i < src.parts.length; i++)
       src.ahead.push(early(fetch(src.parts[src.at + 1 + i] as RunRef)));
     src.data = data;
