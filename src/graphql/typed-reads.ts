@@ -241,23 +241,38 @@ function askOf(p: PageArgs): Record<string, unknown> {
   };
 }
 
+/**
+ * An entity of a page, whose cursor stays the engine's lazy one: made only when a document selects
+ * it. A class, so the getter lives on the prototype: a getter in an object literal gives every
+ * item a hidden class of its own, kept in the old generation, and everything the getter reaches
+ * then survives young collections until a full one.
+ */
+class PagedEntity implements Entity {
+  readonly key: string;
+  readonly row: Row;
+
+  constructor(
+    readonly table: string,
+    private readonly item: { key: string; row: Record<string, unknown>; cursor: string },
+    readonly at: string,
+    readonly level: number,
+  ) {
+    this.key = item.key;
+    this.row = item.row as Row;
+  }
+
+  get cursor(): string {
+    return this.item.cursor;
+  }
+}
+
 function pageOf(
   r: { items: { key: string; row: Record<string, unknown>; cursor: string }[]; hasNextPage: boolean; totalCount?: number },
   where: { table: string; at: string; level: number; after: string | undefined },
 ): EntityPage {
   const { table, at, level } = where;
   return {
-    // The cursor stays the engine's lazy one: made only when a document selects it.
-    items: r.items.map((i) => ({
-      table,
-      key: i.key,
-      row: i.row as Row,
-      at,
-      level,
-      get cursor() {
-        return i.cursor;
-      },
-    })),
+    items: r.items.map((i) => new PagedEntity(table, i, at, level)),
     hasNextPage: r.hasNextPage,
     hasPreviousPage: where.after !== undefined,
     totalCount: r.totalCount,

@@ -66,13 +66,14 @@ function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map
 
 /** Shared output types: the page info and a commit. */
 function sharedTypes() {
-  const pageInfo = new GraphQLObjectType({
+  // Resolved from the page itself: a cursor is made only when a document selects it.
+  const pageInfo = new GraphQLObjectType<EntityPage>({
     name: 'PageInfo',
     fields: {
       hasNextPage: { type: new GraphQLNonNull(GraphQLBoolean) },
       hasPreviousPage: { type: new GraphQLNonNull(GraphQLBoolean) },
-      startCursor: { type: GraphQLString },
-      endCursor: { type: GraphQLString },
+      startCursor: { type: GraphQLString, resolve: (p) => p.items[0]?.cursor ?? null },
+      endCursor: { type: GraphQLString, resolve: (p) => p.items[p.items.length - 1]?.cursor ?? null },
     },
   });
   const text = { type: new GraphQLNonNull(GraphQLString) };
@@ -170,16 +171,7 @@ function connectionType(n: TableNames, node: GraphQLObjectType, pageInfo: GraphQ
       nodes: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(node))), resolve: (p) => p.items },
       pageInfo: {
         type: new GraphQLNonNull(pageInfo),
-        resolve: (p) => ({
-          hasNextPage: p.hasNextPage,
-          hasPreviousPage: p.hasPreviousPage,
-          get startCursor() {
-            return p.items[0]?.cursor ?? null;
-          },
-          get endCursor() {
-            return p.items[p.items.length - 1]?.cursor ?? null;
-          },
-        }),
+        resolve: (p) => p,
       },
       totalCount: {
         type: new GraphQLNonNull(GraphQLInt),

@@ -368,15 +368,20 @@ export class RunData {
    * next `at`.
    */
   rowView(): (i: number) => Row {
-    const values = this.decoded();
-    let pos = 0;
-    const view: Row = {};
-    for (const [n, c] of this.columns.entries())
-      Object.defineProperty(view, c.prop.name, { get: () => (values[n] as Value[])[pos] as Value, enumerable: true });
-    return (i) => {
-      pos = i;
-      return view;
-    };
+    // Made once per decoded run: accessor properties cost V8 a new hidden class per object, so a
+    // view made per scan would leave garbage behind each query that only a full collection frees.
+    if (this.view === undefined) {
+      const values = this.decoded();
+      const view: Row = {};
+      const at = { pos: 0 };
+      for (const [n, c] of this.columns.entries())
+        Object.defineProperty(view, c.prop.name, { get: () => (values[n] as Value[])[at.pos] as Value, enumerable: true });
+      this.view = (i) => {
+        at.pos = i;
+        return view;
+      };
+    }
+    return this.view;
   }
 
   /**
@@ -420,6 +425,7 @@ export class RunData {
 
   private rowsRead = 0;
   private values: Value[][] | undefined;
+  private view: ((i: number) => Row) | undefined;
   private equalityIndexes: Map<string, Map<string | number | boolean, number[]>> | undefined;
 }
 
