@@ -248,17 +248,20 @@ function askOf(p: PageArgs): Record<string, unknown> {
  * then survives young collections until a full one.
  */
 class PagedEntity implements Entity {
+  readonly table: string;
   readonly key: string;
   readonly row: Row;
+  readonly at: string;
+  readonly level: number;
+  private readonly item: { cursor: string };
 
-  constructor(
-    readonly table: string,
-    private readonly item: { key: string; row: Record<string, unknown>; cursor: string },
-    readonly at: string,
-    readonly level: number,
-  ) {
+  constructor(item: { key: string; row: Record<string, unknown>; cursor: string }, where: { table: string; at: string; level: number }) {
+    this.table = where.table;
     this.key = item.key;
     this.row = item.row as Row;
+    this.at = where.at;
+    this.level = where.level;
+    this.item = item;
   }
 
   get cursor(): string {
@@ -270,9 +273,8 @@ function pageOf(
   r: { items: { key: string; row: Record<string, unknown>; cursor: string }[]; hasNextPage: boolean; totalCount?: number },
   where: { table: string; at: string; level: number; after: string | undefined },
 ): EntityPage {
-  const { table, at, level } = where;
   return {
-    items: r.items.map((i) => new PagedEntity(table, i, at, level)),
+    items: r.items.map((i) => new PagedEntity(i, where)),
     hasNextPage: r.hasNextPage,
     hasPreviousPage: where.after !== undefined,
     totalCount: r.totalCount,
