@@ -293,6 +293,17 @@ export class RunStore implements RunReader, RunWriter {
       segments: (ref: RunRef) => this.segments(ref, signal),
       replaced: (ref: RunRef) => this.replacedBy(ref, signal),
       uncached: (ref: RunRef) => this.load(table, ref, { signal, cache: false }),
+      raw: (ref: RunRef) => this.raw(table, ref, signal),
+    });
+  }
+
+  /** A run's bytes read and checked now, decoded when the returned function is called (uncached). */
+  private raw(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<() => RunData> {
+    if (isPendingRun(ref) || this.shared.runs.peek(runCacheKey(table, ref.key)) !== undefined)
+      return this.load(table, ref, { signal, cache: false }).then((d) => () => d);
+    return this.store.get(ref.key, { signal }).then((bytes) => {
+      verifyChecksum(ref, bytes);
+      return () => decodeRun({ table, bytes, objectKey: ref.key, expected: ref });
     });
   }
 

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../graph/graph.js';
 import type { WriteOp } from '../graph/write-batch.js';
-import { compareConflicts } from '../model/conflict.js';
+import { compareConflicts, ConflictCollector } from '../model/conflict.js';
 import { parseSchema } from '../model/schema-parser.js';
 import { findType, type TableType } from '../model/schema.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -69,9 +69,74 @@ describe('merge plans by size', () => {
         expect(await outcome('both')).toEqual(whole);
         expect(await outcome('source-big')).toEqual(whole);
         expect(await outcome('target-big')).toEqual(whole);
+        // A report's page of one: conflicts past it are only counted (the streamed plan counts them
+        // from the runs' columns), and every plan counts them alike.
+        const page = async (bySize: SizePlan | undefined) => {
+          const sink = new ConflictCollector(1);
+          await prepareTable({
+            type,
+            base: base.tables.T ?? EMPTY_TABLE,
+            source: source.tables.T ?? EMPTY_TABLE,
+            target: target.tables.T ?? EMPTY_TABLE,
+            load: g.ports.runFiles.loader(type),
+            writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
+            conflicts: sink,
+            ...(bySize !== undefined ? { bySize } : {}),
+          });
+          return { total: sink.total, counts: sink.counts, kept: sink.kept() };
+        };
+        const paged = await page(undefined);
+        expect(paged.total).toBe(whole.conflicts.length);
+        expect(paged.kept).toEqual(whole.conflicts.slice(0, 1));
+        for (const plan of ['both', 'source-big', 'target-big'] as const) expect(await page(plan)).toEqual(paged);
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('a streamed merge of stored runs counts the conflicts past the page from their columns, as the rows count them', async () => {
+    const g = await Graph.open(new MemoryStore());
+    await g.applySchema('main', SCHEMA);
+    // Enough rows that runs are stored as Arrow files, whose decoded columns the count reads.
+    const ids = Array.from({ length: 300 }, (_, i) => `k${String(i).padStart(3, '0')}`);
+    const upsert = (f: (i: number) => { a: number | null; b: number | null }): WriteOp[] =>
+      ids.map((id, i) => ({ op: 'upsert', table: 'T', values: { id, ...f(i) } }));
+    await g.write(
+      'main',
+      upsert(() => ({ a: 0, b: 0 })),
+    );
+    const base = await g.branchHead('main');
+    await g.createBranch('f', { branch: 'main' });
+    // Both sides change every row; a is changed alike on every third row, b differently on every other.
+    await g.write(
+      'f',
+      upsert((i) => ({ a: i % 3 === 0 ? 7 : 1, b: i % 2 === 0 ? 1 : null })),
+    );
+    await g.write(
+      'main',
+      upsert((i) => ({ a: i % 3 === 0 ? 7 : 2, b: i % 2 === 0 ? 2 : null })),
+    );
+    const [source, target] = [await g.branchHead('f'), await g.branchHead('main')];
+    const type = findType(target.schema, 'T') as TableType;
+    const page = async (bySize: SizePlan | undefined) => {
+      const sink = new ConflictCollector(5);
+      await prepareTable({
+        type,
+        base: base.tables.T ?? EMPTY_TABLE,
+        source: source.tables.T ?? EMPTY_TABLE,
+        target: target.tables.T ?? EMPTY_TABLE,
+        load: g.ports.runFiles.loader(type),
+        writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
+        conflicts: sink,
+        ...(bySize !== undefined ? { bySize } : {}),
+      });
+      return { total: sink.total, counts: sink.counts, kept: sink.kept() };
+    };
+    const whole = await page(undefined);
+    const divergent = ids.filter((_, i) => i % 3 !== 0).length + ids.filter((_, i) => i % 2 === 0).length;
+    expect(whole.total).toBe(divergent);
+    expect(whole.kept.map((c) => c.key)).toEqual(['k000', 'k001', 'k002', 'k002', 'k004']);
+    expect(await page('both')).toEqual(whole);
   });
 
   it('walk the smaller side only when the other is much bigger, and skip the source only when validation needs nothing from it', () => {

@@ -28,20 +28,21 @@ import type { Conflict, ConflictCollector } from '../model/conflict.js';
 import type { TableType } from '../model/schema.js';
 import { BranchgraphError } from '../model/errors.js';
 import { checkRow, entityKey, rowHash, type Row } from '../model/values.js';
-import type { RunRef, RunRow } from '../table/run.js';
+import type { RunData, RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import {
   alignForDelta,
   changedStates,
   deltaRuns,
+  HeadCursor,
+  lookupEntries,
   lookupStates,
-  mergeHeads,
   newestRows,
   type LoadRun,
   type TableVersion,
 } from '../table/table-version.js';
 import type { Resolver } from './resolutions.js';
-import { divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
+import { divergentColumns, divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
 import type { ProgressSink } from '../model/progress.js';
 
@@ -237,6 +238,31 @@ class KeyMerge {
   }
 
   /**
+   * A key both sides updated differently, whose conflicts fall past the report's page, counted
+   * from its runs' columns without building its rows (as `key` would count it from them): true
+   * when counted, false when the caller must merge the key from its rows.
+   */
+  countedInPlace(key: string, at: { base: Place; source: Place; target: Place }): boolean {
+    const { input } = this;
+    const sink = input.conflicts;
+    if (sink === undefined || input.resolver?.empty === false) return false;
+    const [b, s, t] = [at.base, at.source, at.target];
+    if (b.data === undefined || s.data === undefined || t.data === undefined) return false;
+    if (b.data.tombs[b.at] || s.data.tombs[s.at] || t.data.tombs[t.at]) return false;
+    const [hb, hs, ht] = [b.data.hashes[b.at] as string, s.data.hashes[s.at] as string, t.data.hashes[t.at] as string];
+    // Marked states (a virtual base's) and rows updated alike on one side go the whole way.
+    if (hb.charCodeAt(0) === 126 || hs.charCodeAt(0) === 126 || ht.charCodeAt(0) === 126) return false;
+    if (hs === hb || ht === hb || hs === ht) return false;
+    const [cb, cs, ct] = [b.data.propertyColumns(), s.data.propertyColumns(), t.data.propertyColumns()];
+    if (cb === undefined || cs === undefined || ct === undefined || sink.wants(input.type.name, key)) return false;
+    const n = divergentColumns({ columns: cb, at: b.at }, { columns: cs, at: s.at }, { columns: ct, at: t.at });
+    if (n === 0) return false;
+    for (let i = 0; i < n; i++) sink.count('DivergentUpdate');
+    this.conflicts.count += n;
+    return true;
+  }
+
+  /**
    * Merge one key from its three states; `layout` is what it reads as under `target ++ source
    * delta` (a fix row is written when the result differs), `changed` whether the result may differ
    * from the target's (a change validation looks at).
@@ -360,11 +386,40 @@ async function prepareOneSide(input: PrepareInput, walk: 'source' | 'target'): P
   });
 }
 
+/** Where a key's state is: its decoded run (none when no run holds the key) and the position in it. */
+interface Place {
+  data: RunData | undefined;
+  at: number;
+}
+
+/** Keys both sides changed, awaiting their base states: where each side's entry is, in parallel arrays (no object per key). */
+class BothChanged {
+  readonly keys: string[] = [];
+  private readonly runs: RunData[] = [];
+  private readonly pos: number[] = [];
+
+  push(s: HeadCursor, t: HeadCursor): void {
+    this.keys.push(s.key);
+    this.runs.push(s.data, t.data);
+    this.pos.push(s.pos, t.pos);
+  }
+
+  place(i: number, side: 'source' | 'target'): Place {
+    const j = 2 * i + (side === 'source' ? 0 : 1);
+    return { data: this.runs[j] as RunData, at: this.pos[j] as number };
+  }
+
+  at(i: number, side: 'source' | 'target'): RunRow {
+    const p = this.place(i, side);
+    return (p.data as RunData).rowAt(p.at);
+  }
+}
+
 /** Keys both sides changed are merged in batches of this many, each batch's base states read at once. */
 const BOTH_BATCH = 4096;
 
 /**
- * Both sides big: one streaming pass over the two deltas in key order (`mergeHeads`, which decodes
+ * Both sides big: one streaming pass over the two deltas in key order (`HeadCursor`, which decodes
  * nothing), merging a key only where both sides changed it, their base states read in batches. A
  * key one side alone changed reads right under the layout as it is, so it is only counted, or, for
  * a source whose rows validation must see, decoded into the changes. Memory is a segment per run
@@ -376,37 +431,48 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
   const { sourceDelta, targetDelta } = layout;
   const km = new KeyMerge(input);
   const counts = { sourceKeys: 0, targetKeys: 0 };
-  let batch: { key: string; s: RunRow; t: RunRow }[] = [];
+  // Where each side's entry is, not its decoded row: each row is decoded just before it is merged
+  // and dies young (see lookupEntries).
+  let batch = new BothChanged();
+  // The base is read in key order too, each segment by a batch or two: not kept in the run cache.
+  const baseLoad: LoadRun = Object.assign((ref: RunRef) => (input.load.uncached ?? input.load)(ref), input.load);
   const flush = async (): Promise<void> => {
-    const baseStates = await lookupStates(
-      input.base,
-      batch.map((x) => x.key),
-      input.load,
-    );
-    for (const { key, s, t } of batch) km.key({ key, b: baseStates.get(key), s, t, layout: s, changed: true });
-    batch = [];
+    const b = await lookupEntries(input.base, batch.keys, baseLoad);
+    for (let i = 0; i < batch.keys.length; i++) {
+      const key = batch.keys[i] as string;
+      const base = { data: b.data[i], at: b.pos[i] as number };
+      if (km.countedInPlace(key, { base, source: batch.place(i, 'source'), target: batch.place(i, 'target') })) continue;
+      const s = batch.at(i, 'source');
+      const bRow = base.data === undefined ? undefined : base.data.rowAt(base.at);
+      km.key({ key, b: bRow, s, t: batch.at(i, 'target'), layout: s, changed: true });
+    }
+    batch = new BothChanged();
   };
-  const si = mergeHeads({ runs: sourceDelta, load: input.load, opts: { readAhead: true } })[Symbol.asyncIterator]();
-  const ti = mergeHeads({ runs: targetDelta, load: input.load, opts: { readAhead: true } })[Symbol.asyncIterator]();
-  let [hs, ht] = await Promise.all([si.next(), ti.next()]);
-  while (hs.done !== true || ht.done !== true) {
+  const [sc, tc] = await Promise.all([
+    HeadCursor.open({ runs: sourceDelta, load: input.load, opts: { readAhead: true } }),
+    HeadCursor.open({ runs: targetDelta, load: input.load, opts: { readAhead: true } }),
+  ]);
+  while (!sc.done || !tc.done) {
     km.walked.step();
-    const c = hs.done === true ? 1 : ht.done === true ? -1 : compareKey(hs.value.key, ht.value.key);
-    if (c < 0 && hs.done !== true) {
+    const c = sc.done ? 1 : tc.done ? -1 : compareKey(sc.key, tc.key);
+    if (c < 0) {
       counts.sourceKeys++;
-      if (input.sourceTrusted !== true) km.changes.set(hs.value.key, stateRow(hs.value.data.rowAt(hs.value.pos)));
-      hs = await si.next();
-    } else if (c > 0 && ht.done !== true) {
+      if (input.sourceTrusted !== true) km.changes.set(sc.key, stateRow(sc.data.rowAt(sc.pos)));
+      const wait = sc.step();
+      if (wait !== undefined) await wait;
+    } else if (c > 0) {
       counts.targetKeys++;
-      ht = await ti.next();
-    } else if (hs.done !== true && ht.done !== true) {
+      const wait = tc.step();
+      if (wait !== undefined) await wait;
+    } else {
       counts.sourceKeys++;
       counts.targetKeys++;
-      batch.push({ key: hs.value.key, s: hs.value.data.rowAt(hs.value.pos), t: ht.value.data.rowAt(ht.value.pos) });
-      [hs, ht] = await Promise.all([si.next(), ti.next()]);
-      if (batch.length >= BOTH_BATCH) await flush();
+      batch.push(sc, tc);
+      const waits = [sc.step(), tc.step()].filter((w) => w !== undefined);
+      if (waits.length > 0) await Promise.all(waits);
+      if (batch.keys.length >= BOTH_BATCH) await flush();
     }
   }
-  if (batch.length > 0) await flush();
+  if (batch.keys.length > 0) await flush();
   return km.finish(sourceDelta, counts);
 }

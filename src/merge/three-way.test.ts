@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Row } from '../model/values.js';
-import { divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
+import { divergentColumns, divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
 
 const B: Row = { id: 'k', name: 'base', age: 1 };
 const S: Row = { id: 'k', name: 'src', age: 1 };
@@ -119,6 +119,22 @@ describe('divergentProperties', () => {
         const merged = m(b, s, t);
         const reported = 'conflicts' in merged ? merged.conflicts.filter((c) => c.kind === 'DivergentUpdate').length : 0;
         expect(divergentProperties(b, s, t)).toBe(reported);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("counts the same from the rows' columns as from the rows (a property a row lacks is null in its column)", () => {
+    const value = fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 2 }), fc.constantFrom('a', 'b'), fc.constant({ x: [1] }));
+    const row = fc.record({ id: fc.constant('k'), p: value, q: value, r: value }) as fc.Arbitrary<Row>;
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 3, maxLength: 6 }), fc.nat(), (rows, pick) => {
+        // One run's columns holding every row, the three rows read at different positions.
+        const props = ['id', 'p', 'q', 'r'];
+        const columns = props.map((p) => rows.map((x) => x[p] ?? null));
+        const [b, s, t] = [pick % rows.length, (pick + 1) % rows.length, (pick + 2) % rows.length];
+        const at = (i: number) => ({ columns, at: i });
+        expect(divergentColumns(at(b), at(s), at(t))).toBe(divergentProperties(rows[b] as Row, rows[s] as Row, rows[t] as Row));
       }),
       { numRuns: 2000 },
     );

@@ -135,6 +135,28 @@ export function divergentProperties(base: Row, source: Row, target: Row): number
   return n;
 }
 
+/** One row as its run's decoded columns hold it: every property's column, and the row's position. */
+export interface ColumnRow {
+  columns: readonly (readonly unknown[])[];
+  at: number;
+}
+
+/**
+ * `divergentProperties` for three rows read where their runs' columns hold them, building no row:
+ * runs decoded for one table type hold a column per property, in the same order, so property p
+ * of each row is column p at its position (a value the run lacks is null, as in a decoded row).
+ */
+export function divergentColumns(base: ColumnRow, source: ColumnRow, target: ColumnRow): number {
+  let n = 0;
+  for (let p = 0; p < base.columns.length; p++) {
+    const b = (base.columns[p] as unknown[])[base.at];
+    const s = (source.columns[p] as unknown[])[source.at];
+    const t = (target.columns[p] as unknown[])[target.at];
+    if (!sameValue(s, b) && !sameValue(t, b) && !sameValue(s, t)) n++;
+  }
+  return n;
+}
+
 /** Both sides updated the entity: property by property, each side's change taken, a property both changed differently a conflict. */
 function mergeProperties(e: EntityStates & { base: Row; source: Row; target: Row }, brief: boolean, marks: StateMarks): EntityMerge {
   const { table, key, base, source, target } = e;

@@ -414,6 +414,15 @@ export class RunData {
     return hits.length === 1 ? out : out.sort();
   }
 
+  /**
+   * Every property's values, a column per property of the table type the run was decoded for, in
+   * its order: what reads of many rows compare without building them. Undefined for rows held in
+   * memory, which are read as rows.
+   */
+  propertyColumns(): readonly (readonly Value[])[] | undefined {
+    return this.decoded();
+  }
+
   /** Every column's values, decoded whole once; the values replace the vectors, so the file's bytes are not held twice. */
   private decoded(): Value[][] {
     if (this.values === undefined) {
@@ -482,6 +491,10 @@ export class MemoryRunData extends RunData {
 
   /** Rows in memory are few (a WAL generation's) and are scanned. */
   override positionsOf(): Int32Array | undefined {
+    return undefined;
+  }
+
+  override propertyColumns(): undefined {
     return undefined;
   }
 

@@ -8,11 +8,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
-import { decodeRun, encodeRun, KEY_BOUND_CHARS, runRefOf, type RunRef, type RunRow } from './run.js';
+import { compareKey, decodeRun, encodeRun, KEY_BOUND_CHARS, runRefOf, type RunData, type RunRef, type RunRow } from './run.js';
 import {
   changedStates,
   compareVersions,
   deltaRuns,
+  HeadCursor,
+  lookupEntries,
   lookupStates,
   READ_AHEAD_RUN_BYTES,
   mergeRuns,
@@ -247,6 +249,26 @@ describe('table versions', () => {
         expect((await newestRows(v.runs, load)).map((r) => [r.key, r.tomb ? null : r.props?.v])).toEqual(
           [...mV].sort(([a], [b]) => (a < b ? -1 : 1)),
         );
+        // The cursor over each key's newest entry hands on the same entries, tombstones included.
+        const stateAt = (d: RunData | undefined, at: number) => {
+          if (d === undefined) return undefined;
+          const r = d.rowAt(at);
+          return r.tomb ? null : r.props?.v;
+        };
+        const heads: [string, unknown][] = [];
+        const cursor = await HeadCursor.open({ runs: v.runs, load });
+        while (!cursor.done) {
+          heads.push([cursor.key, stateAt(cursor.data, cursor.pos)]);
+          const wait = cursor.step();
+          if (wait !== undefined) await wait;
+        }
+        expect(heads).toEqual([...mV].sort(([a], [b]) => (a < b ? -1 : 1)));
+        // Where each probe's entry is agrees with the looked-up states, aligned with the sorted probes.
+        const sortedProbes = [...new Set([...probes, ...alphabet])].sort(compareKey);
+        const at = await lookupEntries(v, sortedProbes, load);
+        expect(sortedProbes.map((_, i) => stateAt(at.data[i], at.pos[i] as number))).toEqual(
+          sortedProbes.map((k) => (mV.has(k) ? mV.get(k) : undefined)),
+        );
         const sortedLive = [...mV].filter(([, x]) => x !== null).sort(([a], [b]) => (a < b ? -1 : 1));
         for (const after of probes) {
           const tail: [string, unknown][] = [];
@@ -382,6 +404,20 @@ describe('table versions', () => {
     for await (const r of mergeRuns({ runs: v.runs, load, startAfter: key(10) })) live.push([r.key, r.props?.v]);
     const want = all.filter((i) => i > 10 && i % 7 !== 0).map((i) => [key(i), i % 3 === 0 ? 2 : 1]);
     expect(live).toEqual(want);
+    // The cursor hands on the same keys (tombstones too) and waits only for whole batches, not per key.
+    const cursor = await HeadCursor.open({ runs: v.runs, load, startAfter: key(10) });
+    const keys: string[] = [];
+    let waits = 0;
+    while (!cursor.done) {
+      if (!cursor.data.tombs[cursor.pos]) keys.push(cursor.key);
+      const wait = cursor.step();
+      if (wait !== undefined) {
+        waits++;
+        await wait;
+      }
+    }
+    expect(keys).toEqual(want.map(([k]) => k));
+    expect(waits).toBeLessThan(20);
   });
 
   it('property: the same with keys too long to record whole, so run entries keep only their prefixes', async () => {

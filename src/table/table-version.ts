@@ -29,6 +29,12 @@ export type LoadRun = ((ref: RunRef) => Promise<RunData>) & {
   segments: (ref: RunRef) => Promise<RunRef[]>;
   /** Load without keeping the run in a cache (a walk that reads each segment once); `load` when absent. */
   uncached?: (ref: RunRef) => Promise<RunData>;
+  /**
+   * `uncached`, decoding only when the returned function is called: what a walk reads ahead stays
+   * bytes (outside the JavaScript heap) until the walk reaches it, so its decoded rows are not
+   * carried through collections while they wait.
+   */
+  raw?: (ref: RunRef) => Promise<() => RunData>;
   /** The runs a compacted run replaced, oldest first. */
   replaced?: (ref: RunRef) => Promise<RunRef[]>;
 };
@@ -89,34 +95,60 @@ export async function alignForDelta(base: TableVersion, v: TableVersion, load: L
 
 /**
  * The state of each key in `v`: its newest row (tombstones included), or
- * absent from the map. Runs whose key range excludes every wanted key are
- * never loaded.
+ * absent from the map, in key order. Runs whose key range excludes every
+ * wanted key are never loaded.
  */
 export async function lookupStates(v: TableVersion, keys: Iterable<string>, base: LoadRun): Promise<Map<string, RunRow>> {
+  const sorted = [...new Set(keys)].sort(compareKey);
+  const at = await lookupEntries(v, sorted, base);
   const out = new Map<string, RunRow>();
-  // Sorted, so each run or segment finds the keys it may hold by two binary searches.
-  let pending = [...new Set(keys)].sort(compareKey);
+  for (let i = 0; i < sorted.length; i++) {
+    const data = at.data[i];
+    if (data !== undefined) out.set(sorted[i] as string, data.rowAt(at.pos[i] as number));
+  }
+  return out;
+}
+
+/**
+ * Where each of `keys` (sorted, distinct) has its newest entry in `v`, tombstones included: the
+ * decoded run and the position in it, aligned with `keys`, or no run where no run holds the key.
+ * For callers that decode each row just before they use it: rows decoded for a whole batch would
+ * all outlive young collections, and V8 would then allocate every row decoded anywhere straight
+ * into the old generation.
+ */
+export async function lookupEntries(
+  v: TableVersion,
+  keys: readonly string[],
+  base: LoadRun,
+): Promise<{ data: (RunData | undefined)[]; pos: number[] }> {
+  const data = new Array<RunData | undefined>(keys.length);
+  const pos = new Array<number>(keys.length).fill(-1);
+  const index = new Map<string, number>();
+  for (let i = 0; i < keys.length; i++) index.set(keys[i] as string, i);
+  let pending: readonly string[] = keys;
   const load = readAhead(v, pending, base);
-  for (let i = v.runs.length - 1; i >= 0 && pending.length > 0; i--) {
-    const run = v.runs[i] as RunRef;
+  for (let r = v.runs.length - 1; r >= 0 && pending.length > 0; r--) {
+    const run = v.runs[r] as RunRef;
     if (candidates(run, pending).length === 0) continue;
-    const found = new Set<string>();
+    let found = 0;
     await visitHolders({
       parts: run.segmented ? await load.segments(run) : [run],
       probes: pending,
       load,
       mayHold: rangeMayHold,
-      visit: (k, data) => {
-        const idx = data.find(k);
-        if (idx < 0) return false;
-        out.set(k, data.rowAt(idx));
-        found.add(k);
+      visit: (k, d) => {
+        const p = d.find(k);
+        if (p < 0) return false;
+        const i = index.get(k) as number;
+        data[i] = d;
+        pos[i] = p;
+        found++;
         return true;
       },
     });
-    if (found.size > 0) pending = pending.filter((k) => !found.has(k));
+    if (found > 0) pending = pending.filter((k) => data[index.get(k) as number] === undefined);
   }
-  return out;
+  return { data, pos };
 }
 
 /** Runs at most this big are read ahead when a lookup may need several runs. */
@@ -250,24 +282,63 @@ export async function* mergeRuns(a: MergeArgs & { withTombstones?: boolean | und
     for (const { data, from, to } of batch) for (let i = from; i < to; i++) if (withTombstones || !data.tombs[i]) yield data.rowAt(i);
 }
 
-/** Each key's newest entry in a k-way merge: its key, whether it is a tombstone, its stored hash, and where to decode it. */
-export interface MergeHead {
-  key: string;
-  tomb: boolean;
-  hash: string;
-  data: RunData;
-  pos: number;
-}
-
 /**
- * The k-way merge of `mergeRuns` without decoding rows: callers that need only keys and hashes
- * (most of a big merge) decode the few rows they need with `data.rowAt(pos)`, before the next step.
+ * The k-way merge of `mergeSpans` as a cursor over each key's newest entry, without decoding rows:
+ * callers that need only keys and hashes (most of a big merge) decode the few rows they need with
+ * `data.rowAt(pos)` before stepping on. Steps within a batch are synchronous; only a step that needs
+ * the merge's next batch returns a promise, so a walk of n keys waits n / SPAN_BATCH times rather
+ * than n (an async generator's yield per key cost a promise, a result object and a microtask each).
  */
-export async function* mergeHeads(a: MergeArgs): AsyncGenerator<MergeHead> {
-  for await (const batch of mergeSpans(a))
-    for (const { data, from, to } of batch)
-      for (let pos = from; pos < to; pos++)
-        yield { key: data.keys[pos] as string, tomb: data.tombs[pos] === true, hash: data.hashes[pos] as string, data, pos };
+export class HeadCursor {
+  /** The current entry's decoded run and position in it (while not `done`). */
+  data!: RunData;
+  pos = 0;
+  done = false;
+  private batch: MergeSpan[] = [];
+  private span = 0;
+  private end = 0;
+
+  private constructor(private readonly spans: AsyncIterator<MergeSpan[]>) {}
+
+  static async open(a: MergeArgs): Promise<HeadCursor> {
+    const c = new HeadCursor(mergeSpans(a)[Symbol.asyncIterator]());
+    await c.nextBatch();
+    return c;
+  }
+
+  get key(): string {
+    return this.data.keys[this.pos] as string;
+  }
+
+  /** To the next key's entry: undefined when that was synchronous, else a promise to await first. */
+  step(): Promise<void> | undefined {
+    if (++this.pos < this.end) return undefined;
+    if (++this.span < this.batch.length) {
+      this.enter();
+      return undefined;
+    }
+    return this.nextBatch();
+  }
+
+  private enter(): void {
+    const s = this.batch[this.span] as MergeSpan;
+    this.data = s.data;
+    this.pos = s.from;
+    this.end = s.to;
+  }
+
+  private async nextBatch(): Promise<void> {
+    for (;;) {
+      const r = await this.spans.next();
+      if (r.done === true) {
+        this.done = true;
+        return;
+      }
+      this.batch = r.value.filter((s) => s.to > s.from);
+      this.span = 0;
+      if (this.batch.length > 0) return this.enter();
+    }
+  }
 }
 
 export interface MergeArgs {
@@ -395,7 +466,7 @@ function readSmallAhead(sources: Source[], load: LoadRun): void {
     if (src.filled > 0 || src.ahead.length > 0) continue;
     if (src.parts.length !== 1 || first.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
     budget -= first.bytes;
-    src.ahead.push(early(load(first)));
+    src.ahead.push(early(load(first).then((d) => () => d)));
   }
 }
 
@@ -423,15 +494,19 @@ function segmentFiller(a: MergeArgs, walk: { sources: number; onLongWalk: () => 
   // A walk through whole runs reads each segment once, so it does not fill the run cache with
   // them; small runs (see readSmallAhead) are the exception.
   const uncached = load.uncached ?? load;
-  const fetch = opts.readAhead === true ? (ref: RunRef) => (ref.bytes <= READ_AHEAD_RUN_BYTES ? load(ref) : uncached(ref)) : load;
+  const cached = (ref: RunRef): boolean => opts.readAhead !== true || ref.bytes <= READ_AHEAD_RUN_BYTES;
+  const fetch = (ref: RunRef): Promise<RunData> => (cached(ref) ? load(ref) : uncached(ref));
+  const ahead = (ref: RunRef): Promise<() => RunData> =>
+    cached(ref) || load.raw === undefined ? fetch(ref).then((d) => () => d) : load.raw(ref);
   return async (src: Source): Promise<void> => {
-    const data = await (src.ahead.shift() ?? fetch(src.parts[src.at] as RunRef));
+    const next = src.ahead.shift();
+    const data = next === undefined ? await fetch(src.parts[src.at] as RunRef) : (await next)();
     src.filled++;
     if (src.filled === 2) walk.onLongWalk();
     // A long walk reads the next segments while this one is merged, so it rarely waits on the store.
     const window = segmentsAhead(src.filled, { readAhead: opts.readAhead === true, sources: walk.sources });
     for (let i = src.ahead.length; i < window && src.at + 1 + i < src.parts.length; i++)
-      src.ahead.push(early(fetch(src.parts[src.at + 1 + i] as RunRef)));
+      src.ahead.push(early(ahead(src.parts[src.at + 1 + i] as RunRef)));
     src.data = data;
     src.pos = startAfter === undefined ? 0 : data.upperBound(startAfter);
     if (src.pos >= data.length) {
@@ -471,8 +546,8 @@ export function firstIndex(n: number, pred: (i: number) => boolean): number {
 /** One run in a k-way merge: its segments, the one being read, and the position in it. */
 interface Source {
   parts: RunRef[];
-  /** Reads of the segments from `at` on, started ahead of the walk. */
-  ahead: Promise<RunData>[];
+  /** Reads of the segments from `at` on, started ahead of the walk; each decodes when called. */
+  ahead: Promise<() => RunData>[];
   /** Segments loaded so far. */
   filled: number;
   at: number;
