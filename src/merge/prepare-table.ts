@@ -436,17 +436,31 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
   let batch = new BothChanged();
   // The base is read in key order too, each segment by a batch or two: not kept in the run cache.
   const baseLoad: LoadRun = Object.assign((ref: RunRef) => (input.load.uncached ?? input.load)(ref), input.load);
-  const flush = async (): Promise<void> => {
-    const b = await lookupEntries(input.base, batch.keys, baseLoad);
-    for (let i = 0; i < batch.keys.length; i++) {
-      const key = batch.keys[i] as string;
+  const mergeBatch = (keys: BothChanged, b: { data: (RunData | undefined)[]; pos: number[] }): void => {
+    for (let i = 0; i < keys.keys.length; i++) {
+      const key = keys.keys[i] as string;
       const base = { data: b.data[i], at: b.pos[i] as number };
-      if (km.countedInPlace(key, { base, source: batch.place(i, 'source'), target: batch.place(i, 'target') })) continue;
-      const s = batch.at(i, 'source');
+      if (km.countedInPlace(key, { base, source: keys.place(i, 'source'), target: keys.place(i, 'target') })) continue;
+      const s = keys.at(i, 'source');
       const bRow = base.data === undefined ? undefined : base.data.rowAt(base.at);
-      km.key({ key, b: bRow, s, t: batch.at(i, 'target'), layout: s, changed: true });
+      km.key({ key, b: bRow, s, t: keys.at(i, 'target'), layout: s, changed: true });
     }
+  };
+  // A full batch's base entries are read while the walk fills the next one; batches are merged in
+  // order, and at most two are held.
+  let merging: Promise<void> = Promise.resolve();
+  const flush = (): void => {
+    const full = batch;
     batch = new BothChanged();
+    const found = lookupEntries(input.base, full.keys, baseLoad);
+    const before = merging;
+    merging = (async () => {
+      const b = await found;
+      await before;
+      mergeBatch(full, b);
+    })();
+    // Observed where it is awaited (the next full batch, or the end); never unhandled meanwhile.
+    merging.catch(() => undefined);
   };
   const [sc, tc] = await Promise.all([
     HeadCursor.open({ runs: sourceDelta, load: input.load, opts: { readAhead: true } }),
@@ -470,9 +484,13 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
       batch.push(sc, tc);
       const waits = [sc.step(), tc.step()].filter((w) => w !== undefined);
       if (waits.length > 0) await Promise.all(waits);
-      if (batch.keys.length >= BOTH_BATCH) await flush();
+      if (batch.keys.length >= BOTH_BATCH) {
+        await merging;
+        flush();
+      }
     }
   }
-  if (batch.keys.length > 0) await flush();
+  if (batch.keys.length > 0) flush();
+  await merging;
   return km.finish(sourceDelta, counts);
 }

@@ -163,6 +163,26 @@ describe('table versions', () => {
     expect(loads()).toBe(1);
   });
 
+  it('a lookup spread over many segments reads them a few ahead of its visit, and only the segments that may hold a key', async () => {
+    const r = runs();
+    const key = (i: number) => `k${String(i).padStart(5, '0')}`;
+    // 50 segments of 100 keys; one wanted key in each of 40 of them, and one no segment holds.
+    const v: TableVersion = {
+      runs: [
+        r.write(
+          Array.from({ length: 5000 }, (_, i): [string, number] => [key(i), i]),
+          100,
+        ),
+      ],
+    };
+    const wanted = [...Array.from({ length: 40 }, (_, n) => key(n * 100 + 7)), 'k99999'];
+    const { slow, most } = roundTrips(r.load);
+    const states = await lookupStates(v, wanted, slow);
+    expect([...states.keys()]).toEqual(wanted.slice(0, 40));
+    expect(r.loads()).toBe(40);
+    expect(most()).toBeGreaterThan(4);
+  });
+
   it('lookupStates reads small candidate runs at once, and the newest state still wins', async () => {
     const { write, load } = runs();
     const propsOf = (m: Map<string, RunRow>, k: string) => m.get(k)?.props;

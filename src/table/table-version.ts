@@ -218,24 +218,63 @@ export async function visitHolders(a: {
   visit: (probe: string, data: RunData) => boolean | undefined;
 }): Promise<void> {
   const { parts, load, mayHold, visit } = a;
+  // The parts the probes may need are known before any is read: each is read a few parts ahead of
+  // the visit that needs it, so a batch spread over many segments waits about one round trip per
+  // LOOKUP_PARTS_AHEAD segments rather than one per segment.
+  const needed = partsNeeded(a);
+  const rank = new Map(needed.map((t, r) => [t, r]));
+  const reads = new Map<number, Promise<RunData>>();
+  let started = 0;
+  const read = (t: number): Promise<RunData> => {
+    const r = rank.get(t) ?? started;
+    for (; started < needed.length && started <= r + LOOKUP_PARTS_AHEAD; started++) {
+      const u = needed[started] as number;
+      reads.set(u, early(load(parts[u] as RunRef)));
+    }
+    return reads.get(t) ?? load(parts[t] as RunRef);
+  };
   const loaded = new Map<number, RunData>();
   let s = 0;
   for (const p of a.probes) {
-    // A dense batch's next probe is most often in the same segment: search only past it.
-    if (s < parts.length && runEndsBefore(parts[s] as RunRef, p, true)) {
-      const from = s + 1;
-      s = from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, p, true));
-    }
+    s = firstFrom(parts, s, p);
     if (s === parts.length) break;
     for (let t = s; t < parts.length && mayHold(parts[t] as RunRef, p); t++) {
       let data = loaded.get(t);
       if (data === undefined) {
-        data = await load(parts[t] as RunRef);
+        data = await read(t);
         loaded.set(t, data);
       }
       if (visit(p, data) === true) break;
     }
   }
+}
+
+/** Segments a lookup reads ahead of the one it visits. */
+const LOOKUP_PARTS_AHEAD = 8;
+
+/** The first part from `s` on that does not end before `probe`: a dense batch's next probe is most often in the same part, so only past it is searched. */
+function firstFrom(parts: readonly RunRef[], s: number, probe: string): number {
+  if (s >= parts.length || !runEndsBefore(parts[s] as RunRef, probe, true)) return s;
+  const from = s + 1;
+  return from + firstIndex(parts.length - from, (i) => !runEndsBefore(parts[from + i] as RunRef, probe, true));
+}
+
+/** Every part `visitHolders` may visit for its probes, ascending (each probe's are a contiguous stretch). */
+function partsNeeded(a: {
+  parts: readonly RunRef[];
+  probes: readonly string[];
+  mayHold: (segment: RunRef, probe: string) => boolean;
+}): number[] {
+  const { parts, mayHold } = a;
+  const out: number[] = [];
+  let s = 0;
+  for (const p of a.probes) {
+    s = firstFrom(parts, s, p);
+    if (s === parts.length) break;
+    for (let t = s; t < parts.length && mayHold(parts[t] as RunRef, p); t++)
+      if (out.length === 0 || t > (out.at(-1) as number)) out.push(t);
+  }
+  return out;
 }
 
 /** The stretch of sorted `keys` a run's recorded range may hold. */
