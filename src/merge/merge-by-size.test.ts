@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../graph/graph.js';
+import type { Snapshot } from '../graph/snapshot.js';
 import type { WriteOp } from '../graph/write-batch.js';
 import { compareConflicts, ConflictCollector } from '../model/conflict.js';
 import { parseSchema } from '../model/schema-parser.js';
@@ -15,7 +16,7 @@ import { findType, type TableType } from '../model/schema.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { EMPTY_TABLE, mergeRuns } from '../table/table-version.js';
 import { planBySize, SKEW_ROWS, sourceRowsTrusted, type SizePlan } from './merge-plan.js';
-import { prepareTable } from './prepare-table.js';
+import { prepareTable, type PreparedTable } from './prepare-table.js';
 
 const SCHEMA = 'node T { id: string @key\n a: int?\n b: int? }';
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'];
@@ -36,6 +37,31 @@ const toWrite = (ops: { op: 'upsert' | 'delete'; id: string; a?: number; b?: num
       : { op: 'upsert', table: 'T', values: { id: o.id, a: o.a ?? null, b: o.b ?? null } },
   );
 
+/** The T table of `main` (target) and `f` (source) since `base`, prepared under a plan, through the graph's run files. */
+async function prepareT(
+  g: Graph,
+  at: { base: Snapshot; source: Snapshot; target: Snapshot; bySize: SizePlan | undefined; conflicts?: ConflictCollector },
+): Promise<PreparedTable> {
+  const type = findType(at.target.schema, 'T') as TableType;
+  return prepareTable({
+    type,
+    base: at.base.tables.T ?? EMPTY_TABLE,
+    source: at.source.tables.T ?? EMPTY_TABLE,
+    target: at.target.tables.T ?? EMPTY_TABLE,
+    load: g.ports.runFiles.loader(type),
+    writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
+    ...(at.conflicts !== undefined ? { conflicts: at.conflicts } : {}),
+    ...(at.bySize !== undefined ? { bySize: at.bySize } : {}),
+  });
+}
+
+/** The report a page of `keep` conflicts gives under a plan: conflicts past the page are only counted. */
+async function pageOf(g: Graph, at: { base: Snapshot; source: Snapshot; target: Snapshot; bySize: SizePlan | undefined }, keep: number) {
+  const sink = new ConflictCollector(keep);
+  await prepareT(g, { ...at, conflicts: sink });
+  return { total: sink.total, counts: sink.counts, kept: sink.kept() };
+}
+
 describe('merge plans by size', () => {
   it('walking either side alone, or both, merges to the same rows and the same conflicts', async () => {
     await fc.assert(
@@ -50,15 +76,7 @@ describe('merge plans by size', () => {
         const [source, target] = [await g.branchHead('f'), await g.branchHead('main')];
         const type = findType(target.schema, 'T') as TableType;
         const outcome = async (bySize: SizePlan | undefined) => {
-          const p = await prepareTable({
-            type,
-            base: base.tables.T ?? EMPTY_TABLE,
-            source: source.tables.T ?? EMPTY_TABLE,
-            target: target.tables.T ?? EMPTY_TABLE,
-            load: g.ports.runFiles.loader(type),
-            writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
-            ...(bySize !== undefined ? { bySize } : {}),
-          });
+          const p = await prepareT(g, { base, source, target, bySize });
           const rows: unknown[] = [];
           if (p.conflicts.length === 0)
             for await (const r of mergeRuns({ runs: p.version.runs, load: g.ports.runFiles.loader(type) })) rows.push([r.key, r.props]);
@@ -71,20 +89,7 @@ describe('merge plans by size', () => {
         expect(await outcome('target-big')).toEqual(whole);
         // A report's page of one: conflicts past it are only counted (the streamed plan counts them
         // from the runs' columns), and every plan counts them alike.
-        const page = async (bySize: SizePlan | undefined) => {
-          const sink = new ConflictCollector(1);
-          await prepareTable({
-            type,
-            base: base.tables.T ?? EMPTY_TABLE,
-            source: source.tables.T ?? EMPTY_TABLE,
-            target: target.tables.T ?? EMPTY_TABLE,
-            load: g.ports.runFiles.loader(type),
-            writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
-            conflicts: sink,
-            ...(bySize !== undefined ? { bySize } : {}),
-          });
-          return { total: sink.total, counts: sink.counts, kept: sink.kept() };
-        };
+        const page = (bySize: SizePlan | undefined) => pageOf(g, { base, source, target, bySize }, 1);
         const paged = await page(undefined);
         expect(paged.total).toBe(whole.conflicts.length);
         expect(paged.kept).toEqual(whole.conflicts.slice(0, 1));
@@ -117,21 +122,7 @@ describe('merge plans by size', () => {
       upsert((i) => ({ a: i % 3 === 0 ? 7 : 2, b: i % 2 === 0 ? 2 : null })),
     );
     const [source, target] = [await g.branchHead('f'), await g.branchHead('main')];
-    const type = findType(target.schema, 'T') as TableType;
-    const page = async (bySize: SizePlan | undefined) => {
-      const sink = new ConflictCollector(5);
-      await prepareTable({
-        type,
-        base: base.tables.T ?? EMPTY_TABLE,
-        source: source.tables.T ?? EMPTY_TABLE,
-        target: target.tables.T ?? EMPTY_TABLE,
-        load: g.ports.runFiles.loader(type),
-        writeRun: async (rows) => g.ports.runFiles.stage(type, rows),
-        conflicts: sink,
-        ...(bySize !== undefined ? { bySize } : {}),
-      });
-      return { total: sink.total, counts: sink.counts, kept: sink.kept() };
-    };
+    const page = (bySize: SizePlan | undefined) => pageOf(g, { base, source, target, bySize }, 5);
     const whole = await page(undefined);
     const divergent = ids.filter((_, i) => i % 3 !== 0).length + ids.filter((_, i) => i % 2 === 0).length;
     expect(whole.total).toBe(divergent);
