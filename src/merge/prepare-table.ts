@@ -34,13 +34,13 @@ import {
   alignForDelta,
   changedStates,
   deltaRuns,
-  HeadCursor,
   lookupEntries,
   lookupStates,
   newestRows,
   type LoadRun,
   type TableVersion,
 } from '../table/table-version.js';
+import { HeadCursor } from '../table/head-cursor.js';
 import type { Resolver } from './resolutions.js';
 import { divergentColumns, divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';

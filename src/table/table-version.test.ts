@@ -13,7 +13,6 @@ import {
   changedStates,
   compareVersions,
   deltaRuns,
-  HeadCursor,
   lookupEntries,
   lookupStates,
   READ_AHEAD_RUN_BYTES,
@@ -25,6 +24,7 @@ import {
   type LoadRun,
   type TableVersion,
 } from './table-version.js';
+import { HeadCursor } from './head-cursor.js';
 
 const T: TableType = {
   kind: 'node',

@@ -12,6 +12,7 @@
  *
  * Everything here is pure: run bytes arrive through a `LoadRun` function.
  */
+import { BranchgraphError } from '../model/errors.js';
 import type { RunData, RunRef, RunRow } from './run.js';
 import { compareKey, rangeMayHold, runEndsBefore } from './run.js';
 
@@ -121,6 +122,9 @@ export async function lookupEntries(
   keys: readonly string[],
   base: LoadRun,
 ): Promise<{ data: (RunData | undefined)[]; pos: number[] }> {
+  for (let i = 1; i < keys.length; i++)
+    if (compareKey(keys[i - 1] as string, keys[i] as string) >= 0)
+      throw new BranchgraphError('internal', 'lookupEntries takes sorted, distinct keys');
   const data = new Array<RunData | undefined>(keys.length);
   const pos = new Array<number>(keys.length).fill(-1);
   const index = new Map<string, number>();
@@ -319,65 +323,6 @@ export async function* mergeRuns(a: MergeArgs & { withTombstones?: boolean | und
   const withTombstones = a.withTombstones === true;
   for await (const batch of mergeSpans(a))
     for (const { data, from, to } of batch) for (let i = from; i < to; i++) if (withTombstones || !data.tombs[i]) yield data.rowAt(i);
-}
-
-/**
- * The k-way merge of `mergeSpans` as a cursor over each key's newest entry, without decoding rows:
- * callers that need only keys and hashes (most of a big merge) decode the few rows they need with
- * `data.rowAt(pos)` before stepping on. Steps within a batch are synchronous; only a step that needs
- * the merge's next batch returns a promise, so a walk of n keys waits n / SPAN_BATCH times rather
- * than n (an async generator's yield per key cost a promise, a result object and a microtask each).
- */
-export class HeadCursor {
-  /** The current entry's decoded run and position in it (while not `done`). */
-  data!: RunData;
-  pos = 0;
-  done = false;
-  private batch: MergeSpan[] = [];
-  private span = 0;
-  private end = 0;
-
-  private constructor(private readonly spans: AsyncIterator<MergeSpan[]>) {}
-
-  static async open(a: MergeArgs): Promise<HeadCursor> {
-    const c = new HeadCursor(mergeSpans(a)[Symbol.asyncIterator]());
-    await c.nextBatch();
-    return c;
-  }
-
-  get key(): string {
-    return this.data.keys[this.pos] as string;
-  }
-
-  /** To the next key's entry: undefined when that was synchronous, else a promise to await first. */
-  step(): Promise<void> | undefined {
-    if (++this.pos < this.end) return undefined;
-    if (++this.span < this.batch.length) {
-      this.enter();
-      return undefined;
-    }
-    return this.nextBatch();
-  }
-
-  private enter(): void {
-    const s = this.batch[this.span] as MergeSpan;
-    this.data = s.data;
-    this.pos = s.from;
-    this.end = s.to;
-  }
-
-  private async nextBatch(): Promise<void> {
-    for (;;) {
-      const r = await this.spans.next();
-      if (r.done === true) {
-        this.done = true;
-        return;
-      }
-      this.batch = r.value.filter((s) => s.to > s.from);
-      this.span = 0;
-      if (this.batch.length > 0) return this.enter();
-    }
-  }
 }
 
 export interface MergeArgs {
