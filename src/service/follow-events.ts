@@ -33,8 +33,15 @@ export async function* followEvents(
     if (page.events.length > 0) continue;
     yield 'idle';
     await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, FOLLOW_POLL_MS);
-      signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      // The listener goes when the pause ends either way: a follower pauses four times a second
+      // for as long as its client listens, on a signal that lives as long.
+      const done = (): void => {
+        clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const t = setTimeout(done, FOLLOW_POLL_MS);
+      signal.addEventListener('abort', done, { once: true });
     });
   }
 }
