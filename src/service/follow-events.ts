@@ -22,9 +22,9 @@ export function eventCursor(given: string | null | undefined): number {
 
 export async function* followEvents(
   service: BranchgraphService,
-  from: { after: number; signal: AbortSignal },
+  from: { after: number; signal: AbortSignal; pollMs?: number },
 ): AsyncGenerator<GraphEventDto | 'idle'> {
-  const { signal } = from;
+  const { signal, pollMs = FOLLOW_POLL_MS } = from;
   let cursor = from.after;
   while (!signal.aborted) {
     const page = await service.graph.events({ after: cursor, limit: 100, signal });
@@ -40,7 +40,7 @@ export async function* followEvents(
         signal.removeEventListener('abort', done);
         resolve();
       };
-      const t = setTimeout(done, FOLLOW_POLL_MS);
+      const t = setTimeout(done, pollMs);
       signal.addEventListener('abort', done, { once: true });
     });
   }
