@@ -4,13 +4,13 @@
  * error envelope, and the body readers under the size limit and the
  * in-flight budget.
  */
-import { setMaxListeners } from 'node:events';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError, publicError } from '../model/errors.js';
 import type { Role } from '../service/auth.js';
 import type { RequestContext } from '../service/service.js';
+import { allowStoreCallListeners } from '../model/signal-listeners.js';
 import { HTTP_STATUS } from './error-status.js';
 import { readBodyText, type BodyBudget } from './request-body.js';
 
@@ -57,18 +57,11 @@ export async function jsonBody(c: Context<Env>): Promise<unknown> {
   }
 }
 
-/**
- * Store calls a request may have in flight at once, each listening on its signal: the reads a
- * walk (16 segments) and a lookup (8) start ahead, over the tables a merge prepares. Node warns of a
- * leak past 10 listeners; these are released as each call ends.
- */
-const REQUEST_SIGNAL_LISTENERS = 256;
-
 export function ctxOf(c: Context<Env>): RequestContext {
   const identity = c.get('identity');
   const operationId = c.req.header('operation-id');
   const signal = c.req.raw.signal;
-  setMaxListeners(REQUEST_SIGNAL_LISTENERS, signal);
+  allowStoreCallListeners(signal);
   return {
     transport: 'http',
     signal,

@@ -27,6 +27,7 @@ import { PreparationGauges, type Fallback, type Width } from './preparation-sche
 import { MergeRun, type AppliedChange, type MergeDecision, type ResolvedRecord, type RunEnvironment } from './merge-run.js';
 import { mergeCursorScope, mergeRequest, type MergeAsk, type MergeEnvironment, type MergeRequest } from './merge-request.js';
 import type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
+import { allowStoreCallListeners } from '../model/signal-listeners.js';
 
 export type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
 export { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
@@ -83,6 +84,7 @@ export type MergeBranchPorts = Pick<GraphPorts, 'counted' | 'branches'>;
  */
 export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, environment: MergeEnvironment = {}): Promise<MergeResult> {
   const request = mergeRequest(ask);
+  allowStoreCallListeners(environment.signal);
   const started = performance.now();
   const { ports: counted, counting } = ports.counted();
   const gauges = environment.gauges ?? new PreparationGauges();
