@@ -139,10 +139,16 @@ const NO_MARKS = {};
 /** Whether a stored state carries marks (three-way.ts `markedHash`). */
 const isMarked = (r: RunRow | undefined): boolean => r !== undefined && r.hash.charCodeAt(0) === 126;
 
-/** Three live states whose stored hashes all differ: both sides updated the row, and not the same way. */
+/** Stored hashes of three live states, none marked, all different: both sides updated the row, and not the same way. */
+function updatedApart(hb: string, hs: string, ht: string): boolean {
+  if (hb.charCodeAt(0) === 126 || hs.charCodeAt(0) === 126 || ht.charCodeAt(0) === 126) return false;
+  return hs !== hb && ht !== hb && hs !== ht;
+}
+
+/** `updatedApart` for three states as rows. */
 function bothUpdatedDifferently(b: RunRow | undefined, s: RunRow | undefined, t: RunRow | undefined): boolean {
   if (b === undefined || s === undefined || t === undefined || b.tomb || s.tomb || t.tomb) return false;
-  return s.hash !== b.hash && t.hash !== b.hash && s.hash !== t.hash;
+  return updatedApart(b.hash, s.hash, t.hash);
 }
 
 /** A state's content hash: '' for absent or deleted. */
@@ -243,21 +249,26 @@ class KeyMerge {
    * when counted, false when the caller must merge the key from its rows.
    */
   countedInPlace(key: string, at: { base: Place; source: Place; target: Place }): boolean {
-    const { input } = this;
-    const sink = input.conflicts;
-    if (sink === undefined || input.resolver?.empty === false) return false;
     const [b, s, t] = [at.base, at.source, at.target];
     if (b.data === undefined || s.data === undefined || t.data === undefined) return false;
     if (b.data.tombs[b.at] || s.data.tombs[s.at] || t.data.tombs[t.at]) return false;
-    const [hb, hs, ht] = [b.data.hashes[b.at] as string, s.data.hashes[s.at] as string, t.data.hashes[t.at] as string];
     // Marked states (a virtual base's) and rows updated alike on one side go the whole way.
-    if (hb.charCodeAt(0) === 126 || hs.charCodeAt(0) === 126 || ht.charCodeAt(0) === 126) return false;
-    if (hs === hb || ht === hb || hs === ht) return false;
+    if (!updatedApart(b.data.hashes[b.at] as string, s.data.hashes[s.at] as string, t.data.hashes[t.at] as string)) return false;
     const [cb, cs, ct] = [b.data.propertyColumns(), s.data.propertyColumns(), t.data.propertyColumns()];
-    if (cb === undefined || cs === undefined || ct === undefined || sink.wants(input.type.name, key)) return false;
-    const n = divergentColumns({ columns: cb, at: b.at }, { columns: cs, at: s.at }, { columns: ct, at: t.at });
+    if (cb === undefined || cs === undefined || ct === undefined || !this.brief(key)) return false;
+    return this.countDivergent(divergentColumns({ columns: cb, at: b.at }, { columns: cs, at: s.at }, { columns: ct, at: t.at }));
+  }
+
+  /** Whether `key`'s conflicts are past the report's page with nothing to resolve them: only counted. */
+  private brief(key: string): boolean {
+    const { input } = this;
+    return input.conflicts !== undefined && input.resolver?.empty !== false && !input.conflicts.wants(input.type.name, key);
+  }
+
+  /** Count `n` DivergentUpdates of a brief key; false when there are none (the key merges cleanly). */
+  private countDivergent(n: number): boolean {
     if (n === 0) return false;
-    for (let i = 0; i < n; i++) sink.count('DivergentUpdate');
+    for (let i = 0; i < n; i++) (this.input.conflicts as ConflictCollector).count('DivergentUpdate');
     this.conflicts.count += n;
     return true;
   }
@@ -279,18 +290,16 @@ class KeyMerge {
     const { input } = this;
     const sides = { base: stateRow(b), source: stateRow(s), target: stateRow(t) };
     // Conflicts past the report's page, with nothing to resolve them, are only counted.
-    const brief = input.conflicts !== undefined && input.resolver?.empty !== false && !input.conflicts.wants(input.type.name, key);
+    const brief = this.brief(key);
     // Only a virtual base's staged rows carry marks: the common case allocates nothing for them.
     const marked = isMarked(b) || isMarked(s) || isMarked(t);
     // Both sides updated the row, differently: if some property conflicts, a brief key is only counted.
-    if (brief && !marked && bothUpdatedDifferently(b, s, t)) {
-      const n = divergentProperties(b?.props as Row, s?.props as Row, t?.props as Row);
-      if (n > 0) {
-        for (let i = 0; i < n; i++) (input.conflicts as ConflictCollector).count('DivergentUpdate');
-        this.conflicts.count += n;
-        return;
-      }
-    }
+    if (
+      brief &&
+      bothUpdatedDifferently(b, s, t) &&
+      this.countDivergent(divergentProperties(b?.props as Row, s?.props as Row, t?.props as Row))
+    )
+      return;
     const marks = marked ? { base: marksOf(hashOf(b)), source: marksOf(hashOf(s)), target: marksOf(hashOf(t)) } : NO_MARKS;
     const m = mergeEntity({ table: input.type.name, key, base: sides.base, source: sides.source, target: sides.target }, { brief, marks });
     let result: Row | null;
