@@ -11,6 +11,7 @@ import { BranchgraphError } from '../src/model/errors.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll } from '../src/store/object-store.js';
 import { mustWrite, peopleGraph, person, knows } from './support/fixtures.js';
+import { storedText } from '../src/model/compress-stored.js';
 
 async function readEverything(store: MemoryStore): Promise<void> {
   const g = await Graph.open(store);
@@ -121,7 +122,7 @@ describe('checksums on stored JSON', () => {
       keys.find((k) => k.startsWith('branches/')) as string,
       keys.find((k) => k.startsWith('commits/')) as string,
     ]) {
-      const original = new TextDecoder().decode(await store.get(key));
+      const original = storedText(await store.get(key));
       const edited = original.includes('"version":')
         ? original.replace(/"version":(\d+)/, (_m, v: string) => `"version":${Number(v) + 0}0`)
         : original.replace('"actor":"test"', '"actor":"mallory"');
@@ -142,7 +143,7 @@ describe('checksums on stored JSON', () => {
       await store.putOverwrite(key, new TextEncoder().encode(original));
     }
     // The same manifest without its checksum, as written before checksums existed, reads as it is.
-    const legacy = JSON.parse(new TextDecoder().decode(await store.get(manifestKey))) as Record<string, unknown>;
+    const legacy = JSON.parse(storedText(await store.get(manifestKey))) as Record<string, unknown>;
     delete legacy.$checksum;
     await store.putOverwrite(manifestKey, new TextEncoder().encode(JSON.stringify(legacy)));
     expect(

@@ -42,6 +42,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { storeTime } from '../store/store-clock.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { storedText } from '../model/compress-stored.js';
 
 export const EVENTS_PREFIX = 'events/';
 const eventKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.json`;
@@ -90,9 +91,19 @@ export const GraphEventZ = z.object({
 export type GraphEvent = z.infer<typeof GraphEventZ>;
 export type EventDraft = Omit<GraphEvent, 'format' | 'seq' | 'time'>;
 
-/** The hash an event records of its source's bytes. */
+/**
+ * The hash an event records of its source: of the source's text, whether it
+ * is stored plain or compressed (model/compress-stored.ts), so an event
+ * written before compression keeps matching its plain source, and the hash
+ * never depends on the envelope. Bytes that do not decode hash as they are,
+ * and so match nothing an event recorded.
+ */
 export function sourceHash(bytes: Uint8Array): string {
-  return contentHash(new TextDecoder().decode(bytes));
+  try {
+    return contentHash(storedText(bytes));
+  } catch {
+    return contentHash(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'));
+  }
 }
 
 /** Events appended here whose source has not landed yet, kept for the listeners. */

@@ -10,6 +10,7 @@ import { StoredManifestZ } from './manifest.js';
 import { bodyOf } from '../model/part-tree.js';
 import { tailLimit } from './run-list-parts.js';
 import { cloneMemoryStore } from '../../test/support/stores.js';
+import { storedText } from '../model/compress-stored.js';
 
 const TABLES = 60;
 const names = Array.from({ length: TABLES }, (_, i) => `T${String(i).padStart(2, '0')}`);
@@ -238,9 +239,7 @@ describe('manifest format 3: run-list parts', () => {
     await store.deleteMany([part]);
     expect(isBranchgraphError(await (await Graph.open(store)).branchHead('main').catch((e: unknown) => e), 'corrupt_object')).toBe(true);
     // A well-formed part holding other runs than the entry says.
-    const body = JSON.parse(new TextDecoder().decode(bytes)) as {
-      runs: unknown[];
-    };
+    const body = JSON.parse(storedText(bytes)) as { runs: unknown[] };
     await store.putIfAbsent(part, encodeJson({ format: 1, kind: 'runs', runs: body.runs.slice(1) }));
     const err = await (await Graph.open(store)).branchHead('main').catch((e: unknown) => e);
     expect(isBranchgraphError(err, 'corrupt_object')).toBe(true);

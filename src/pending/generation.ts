@@ -118,15 +118,18 @@ function tablesChecksum(tables: Generation['tables']): string {
 export function encodeGeneration(g: Omit<Generation, 'checksum'>): Uint8Array {
   // The stored-object checksum covers every byte; the rows' own checksum is only read from older generations.
   // Fields in this order: a reader takes the identity and stamp from the first bytes (readGenerationHeader).
-  return encodeJson({
-    format: g.format,
-    lineage: g.lineage,
-    shard: g.shard,
-    seq: g.seq,
-    stamp: g.stamp,
-    schema: g.schema,
-    tables: g.tables,
-  });
+  return encodeJson(
+    {
+      format: g.format,
+      lineage: g.lineage,
+      shard: g.shard,
+      seq: g.seq,
+      stamp: g.stamp,
+      schema: g.schema,
+      tables: g.tables,
+    },
+    { plain: true },
+  );
 }
 
 /** What orders a generation: enough to list pending generations without decoding their rows. */

@@ -33,6 +33,7 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { bytesHash } from '../model/canonical.js';
+import { compressStored, decompressStored, isCompressed } from '../model/compress-stored.js';
 import { BranchgraphError } from '../model/errors.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import type { Row, Value } from '../model/values.js';
@@ -170,7 +171,7 @@ export function encodeRunFile(table: TableType, rows: readonly RunRow[]): Uint8A
   return rows.length <= COMPACT_RUN_ROWS ? encodeCompactRun(table, rows) : encodeRun(table, rows);
 }
 
-/** Rows (sorted by key, keys unique) as a compact run: a JSON document of rows. */
+/** Rows (sorted by key, keys unique) as a compact run: a JSON document of rows, compressed as stored JSON is. */
 export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uint8Array {
   let prev: string | undefined;
   for (const r of rows) {
@@ -178,7 +179,7 @@ export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uin
     prev = r.key;
   }
   const body = rows.map((r) => [r.key, r.tomb ? 1 : 0, r.hash, r.tomb ? null : r.props]);
-  return TEXT_OUT.encode(JSON.stringify({ format: COMPACT_FORMAT, table: table.name, rows: body }));
+  return compressStored(TEXT_OUT.encode(JSON.stringify({ format: COMPACT_FORMAT, table: table.name, rows: body })));
 }
 
 /** Encode rows (sorted by key, keys unique) as an Arrow IPC file. */
@@ -523,8 +524,9 @@ export function decodeRun(a: {
 }): RunData {
   const { table, bytes, objectKey, expected } = a;
   try {
-    // `{` opens a compact run; an Arrow file opens with its magic.
+    // `{` opens a compact run, and the compressed envelope one written since; an Arrow file opens with its magic.
     if (bytes[0] === 0x7b) return decodeCompactRun(table, bytes, expected);
+    if (isCompressed(bytes)) return decodeCompactRun(table, decompressStored(bytes, objectKey), expected);
     const t = tableFromIPC(bytes);
     const format = t.schema.metadata.get('branchgraph.format');
     if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
