@@ -17,7 +17,7 @@ import type { RunRow } from '../src/table/run.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 
 // Versioned so fixtures built by an older storage format are never reused.
-export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v7');
+export const FIXTURE_ROOT = path.resolve('.bench/fixtures/v8');
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(

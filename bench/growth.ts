@@ -26,6 +26,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Graph } from '../src/graph/graph.js';
 import { getRow, scanRows } from '../src/graph/reads.js';
+import type { Snapshot } from '../src/graph/snapshot.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { serviceOnStore } from '../src/service/open-service.js';
@@ -62,29 +63,77 @@ async function cold<T>(store: ObjectStore, fn: (g: Graph) => Promise<T>): Promis
   return { ms: performance.now() - t0, calls: counting.snapshot().total.calls - before, value };
 }
 
-/** Cold scans per side for the scan-after-writes figure. */
-const SCAN_PAIRS = 7;
-const scan1000 = (g: Graph) => g.branchHead('main').then((h) => scanRows({ tables: g.ports.tables, snap: h, table: 'Item', limit: 1000 }));
+/**
+ * The scan-after-writes figure. A cold 1,000-row scan takes 3-5 ms, so one
+ * pause doubles a single sample: each state's figure is the median of
+ * SCAN_PAIRS alternating pairs. The states are the table as compaction left
+ * it at each quarter of the writes (not waited for) and once it settled, so
+ * the worst state says how far a read depends on where compaction stands.
+ */
+const SCAN_PAIRS = 5;
+const SCAN_STATES = 4;
+type ScanAt = (g: Graph) => Promise<Snapshot>;
+const atHead: ScanAt = (g) => g.branchHead('main');
+
+/** A cold scan's time, the snapshot resolved untimed (a commit id and a branch name resolve in different calls). */
+async function coldScan(dir: string, at: ScanAt): Promise<number> {
+  const g = await Graph.open(new FsStore(dir), { actor: 'bench' });
+  const snap = await at(g);
+  const t0 = performance.now();
+  await scanRows({ tables: g.ports.tables, snap, table: 'Item', limit: 1000 });
+  return performance.now() - t0;
+}
+
+/** Per state: median cold scans after the writes and of the fresh table, alternating which goes first. */
+async function scanStates(dir: string, freshDirPath: string, states: readonly string[]) {
+  // One untimed scan of each first: the first scan in a process also compiles the read path.
+  await coldScan(dir, atHead);
+  await coldScan(freshDirPath, atHead);
+  const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
+  const out: { after: number[]; fresh: number[]; ratio: number }[] = [];
+  for (const commit of states) {
+    const at: ScanAt = (g) => g.commitSnapshot(commit);
+    const after: number[] = [];
+    const fresh: number[] = [];
+    for (let p = 0; p < SCAN_PAIRS; p++) {
+      if (p % 2 === 0) {
+        after.push(await coldScan(dir, at));
+        fresh.push(await coldScan(freshDirPath, atHead));
+      } else {
+        fresh.push(await coldScan(freshDirPath, atHead));
+        after.push(await coldScan(dir, at));
+      }
+    }
+    out.push({ after, fresh, ratio: medianOf(after) / medianOf(fresh) });
+  }
+  return out;
+}
 
 /** Writes go through a started service, as a server runs them: background compaction included unless `compaction` is off. */
-async function writes(n: number, compaction: boolean): Promise<Record<string, number>> {
+async function writes(n: number, compaction: boolean): Promise<Record<string, number | string>> {
   const dir = await freshDir();
-  const counting = new CountingStore(new FsStore(dir));
+  const counting = new BytesByKind(new FsStore(dir));
   const service = await serviceOnStore(counting, { actor: 'bench', shard: 'bench', compaction: { background: compaction, delayMs: 50 } });
   service.start();
   const ctx = { transport: 'embedded' as const };
   const g = service.graph;
   await embeddedApi(service, ctx).applySchema({ branch: 'main', schema: SCHEMA });
   const written: number[] = [];
+  const writtenMeta: number[] = [];
   const ms: number[] = [];
   let pointCallsAfter10 = 0;
+  const states: string[] = [];
   for (let i = 0; i < n; i++) {
     const before = counting.snapshot().total.bytesWritten;
+    const runBytesBefore = counting.runFileBytes;
     const t0 = performance.now();
     await embeddedApi(service, ctx).write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: id(i), v: i } }] });
     ms.push(performance.now() - t0);
     // Bytes the write itself and any compaction it caused have written since the last write.
     written.push(counting.snapshot().total.bytesWritten - before);
+    writtenMeta.push((written.at(-1) as number) - (counting.runFileBytes - runBytesBefore));
+    // The table as compaction has left it so far, not waited for.
+    if ((i + 1) % Math.ceil(n / SCAN_STATES) === 0 && i + 1 < n) states.push((await g.branchHead('main')).manifest.commit.id);
     if (i === 9)
       pointCallsAfter10 = (
         await cold(new FsStore(dir), (c) =>
@@ -107,19 +156,9 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
     'main',
     Array.from({ length: n }, (_, i) => ({ op: 'upsert' as const, table: 'Item', values: { id: id(i), v: i } })),
   );
-  // Cold scans of both, alternating, after one untimed scan of each (the first scan in a process
-  // also compiles the read path). One sample each swung between 0.9 and 2.8: report the worst pair.
-  await cold(new FsStore(dir), scan1000);
-  await cold(new FsStore(freshDirPath), scan1000);
-  const pairs: { after: number; fresh: number }[] = [];
-  const one = async (d: string) => (await cold(new FsStore(d), scan1000)).ms;
-  for (let p = 0; p < SCAN_PAIRS; p++) {
-    const afterFirst = p % 2 === 0;
-    const x = await one(afterFirst ? dir : freshDirPath);
-    const y = await one(afterFirst ? freshDirPath : dir);
-    pairs.push(afterFirst ? { after: x, fresh: y } : { after: y, fresh: x });
-  }
-  const ratios = pairs.map((x) => x.after / x.fresh).sort((a, b) => a - b);
+  states.push(head.manifest.commit.id);
+  const scans = await scanStates(dir, freshDirPath, states);
+  const ratios = scans.map((x) => x.ratio);
   const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
   const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`))
     .length;
@@ -133,16 +172,29 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
     write_bytes_first100: sum(written.slice(0, 100)),
     write_bytes_last100: sum(written.slice(-100)),
     write_bytes_last_over_first: round(sum(written.slice(-100)) / sum(written.slice(0, 100))),
+    // Everything but run files: what would grow if history leaked into each commit. Run files
+    // grow as the log of the rows by design (each row is rewritten once per compaction tier).
+    write_meta_bytes_first100: sum(writtenMeta.slice(0, 100)),
+    write_meta_bytes_last100: sum(writtenMeta.slice(-100)),
+    write_meta_bytes_last_over_first: round(sum(writtenMeta.slice(-100)) / sum(writtenMeta.slice(0, 100))),
     write_ms_first100: round(sum(ms.slice(0, 100)) / 100, 2),
     write_ms_last100: round(sum(ms.slice(-100)) / 100, 2),
     storage_bytes: storage,
     storage_bytes_per_row: Math.round(storage / n),
     runs_after: head.tables.Item?.runs.length ?? 0,
     head_manifest_bytes: manifest,
-    scan_ms_after_writes: round(medianOf(pairs.map((x) => x.after)), 1),
-    scan_ms_fresh: round(medianOf(pairs.map((x) => x.fresh)), 1),
-    scan_after_writes_over_fresh: round(ratios.at(-1) as number),
+    scan_ms_after_writes: round(medianOf(scans.flatMap((x) => x.after)), 2),
+    scan_ms_fresh: round(medianOf(scans.flatMap((x) => x.fresh)), 2),
+    // Worst and median over the states; every sample is below, per state.
+    scan_after_writes_over_fresh: round(Math.max(...ratios)),
     scan_after_writes_over_fresh_median: round(medianOf(ratios)),
+    ...Object.fromEntries(
+      scans.flatMap((x, i) => [
+        [`scan_state${i + 1}_over_fresh`, round(x.ratio)],
+        [`scan_state${i + 1}_ms_after`, x.after.map((v) => round(v, 2)).join(' ')],
+        [`scan_state${i + 1}_ms_fresh`, x.fresh.map((v) => round(v, 2)).join(' ')],
+      ]),
+    ),
     point_read_calls_after_writes: point.calls,
     point_read_calls_after_10_writes: pointCallsAfter10,
   };
@@ -151,9 +203,12 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
 /** Counts the bytes of create-only writes by the first segment of their keys (runs, manifests, parts, ...). */
 class BytesByKind extends CountingStore {
   readonly byKind = new Map<string, number>();
+  /** Bytes of run files (Arrow runs, their segments and indexes, compact runs); not lists of replaced runs. */
+  runFileBytes = 0;
   override async putIfAbsent(key: string, body: Uint8Array, opts?: Parameters<ObjectStore['putIfAbsent']>[2]): Promise<void> {
     const kind = key.split('/')[0] as string;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + body.length);
+    if (kind === 'runs' && !key.endsWith('.replaced.json')) this.runFileBytes += body.length;
     return super.putIfAbsent(key, body, opts);
   }
   /** Bytes of manifests and of the part tree nodes they name. */

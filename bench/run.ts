@@ -312,6 +312,7 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
     results,
     ratios: {
       write_bytes_last_over_first: writes.write_bytes_last_over_first as number,
+      write_meta_bytes_last_over_first: writes.write_meta_bytes_last_over_first as number,
       storage_bytes_per_row: writes.storage_bytes_per_row as number,
       scan_after_writes_over_fresh: writes.scan_after_writes_over_fresh as number,
       scan_after_writes_over_fresh_median: writes.scan_after_writes_over_fresh_median as number,
