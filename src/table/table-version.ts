@@ -382,18 +382,13 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
   let held = 0;
   let last: MergeSpan | undefined;
   for (;;) {
-    let min: string | undefined;
-    for (const src of sources) {
-      if (src.at >= src.parts.length) continue;
-      const k = src.data === null ? (src.parts[src.at] as RunRef).minKey : (src.data.keys[src.pos] as string);
-      if (min === undefined || compareKey(k, min) < 0) min = k;
-    }
+    const min = nextKey(sources);
     if (min === undefined) break;
     // Load every unloaded source whose next segment starts at or before the smallest key.
-    const toLoad = sources.filter(
-      (src) => src.at < src.parts.length && src.data === null && compareKey((src.parts[src.at] as RunRef).minKey, min as string) <= 0,
-    );
-    if (toLoad.length > 0) {
+    const due = (src: Source): boolean =>
+      src.at < src.parts.length && src.data === null && compareKey((src.parts[src.at] as RunRef).minKey, min as string) <= 0;
+    if (sources.some(due)) {
+      const toLoad = sources.filter(due);
       // What is merged so far goes out first: a caller that stops early never waits on this load.
       if (batch.length > 0) yield batch;
       batch = [];
@@ -414,7 +409,25 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
       batch.push(last);
     }
     for (const src of sources) if (src.data !== null && src.data.keys[src.pos] === min) advance(src);
-    if (++held >= SPAN_BATCH) {
+    held++;
+    // The winner's next keys that sort before every other source's next key need no comparing
+    // among sources: they join its span at once. Runs whose key ranges do not overlap (a table
+    // written in key order, or tiers that compaction has not merged yet) then cost what one run does.
+    if (w.data !== null && last.data === w.data && last.to === w.pos) {
+      const data = w.data;
+      const bound = nextKey(sources, w);
+      const end =
+        bound === undefined
+          ? data.length
+          : w.pos + firstIndex(data.length - w.pos, (i) => compareKey(data.keys[w.pos + i] as string, bound) >= 0);
+      if (end > w.pos) {
+        held += end - w.pos;
+        last.to = end;
+        w.pos = end - 1;
+        advance(w);
+      }
+    }
+    if (held >= SPAN_BATCH) {
       yield batch;
       batch = [];
       held = 0;
@@ -422,6 +435,17 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
     }
   }
   if (batch.length > 0) yield batch;
+}
+
+/** The least next key of the sources (an unloaded segment's least key), but `except`'s; undefined when none is left. */
+function nextKey(sources: readonly Source[], except?: Source): string | undefined {
+  let min: string | undefined;
+  for (const src of sources) {
+    if (src === except || src.at >= src.parts.length) continue;
+    const k = src.data === null ? (src.parts[src.at] as RunRef).minKey : (src.data.keys[src.pos] as string);
+    if (min === undefined || compareKey(k, min) < 0) min = k;
+  }
+  return min;
 }
 
 /** A single source's segments, each passed whole from where the merge starts in it. */
