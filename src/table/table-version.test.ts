@@ -404,6 +404,63 @@ describe('table versions', () => {
     expect(mostSmall).toBe(6);
   });
 
+  it('a walk that meets tens of one-row runs compaction has not gathered reads them at once, and segment indexes are read together', async () => {
+    const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+    const rows = (from: number, to: number): [string, number][] => Array.from({ length: to - from }, (_, i) => [key(from + i), from + i]);
+    /** Round trips a whole walk waits (load calls that began after the one before them ended, plus the first). */
+    const walk = async (layout: (r: ReturnType<typeof runs>) => RunRef[]): Promise<{ waits: number; keys: number }> => {
+      const r = runs();
+      const list = layout(r);
+      let inFlight = 0;
+      let waits = 0;
+      const timed = Object.assign(async (ref: RunRef) => {
+        if (inFlight++ === 0) waits++;
+        await new Promise((done) => setTimeout(done, 2));
+        inFlight--;
+        return r.load(ref);
+      }, r.load) as LoadRun;
+      let keys = 0;
+      for await (const _ of mergeRuns({ runs: list, load: timed })) keys++;
+      return { waits, keys };
+    };
+    // Tiers in key order, then forty one-row runs compaction has not gathered yet.
+    const behind = await walk((r) => [
+      r.write(rows(0, 400)),
+      r.write(rows(400, 480)),
+      ...Array.from({ length: 40 }, (_, i) => r.write(rows(480 + i, 481 + i))),
+    ]);
+    expect(behind.keys).toBe(520);
+    // The two tiers one after another, then all forty at once: three round trips, not 42.
+    expect(behind.waits).toBe(3);
+    // A page that ends in the first tier reads none of the one-row runs.
+    const r0 = runs();
+    const layout = [r0.write(rows(0, 400)), ...Array.from({ length: 40 }, (_, i) => r0.write(rows(480 + i, 481 + i)))];
+    let page = 0;
+    for await (const _ of mergeRuns({ runs: layout, load: r0.load })) if (++page === 10) break;
+    expect(r0.loads()).toBe(1);
+    // Settled, a few runs are read as the walk reaches each: a page that ends in the first reads only that one.
+    const settled = await walk((r) => [r.write(rows(0, 300)), r.write(rows(300, 380)), r.write(rows(380, 400)), r.write(rows(400, 410))]);
+    expect(settled.keys).toBe(410);
+    expect(settled.waits).toBe(4);
+    // Several segmented runs: their segment indexes are read together.
+    const r = runs();
+    const segmented = [r.write(rows(0, 300), 100), r.write(rows(300, 600), 100), r.write(rows(600, 900), 100)];
+    let indexesInFlight = 0;
+    let mostIndexes = 0;
+    const load = Object.assign(async (ref: RunRef) => r.load(ref), r.load, {
+      segments: async (ref: RunRef) => {
+        mostIndexes = Math.max(mostIndexes, ++indexesInFlight);
+        await new Promise((done) => setTimeout(done, 2));
+        indexesInFlight--;
+        return r.load.segments(ref);
+      },
+    }) as LoadRun;
+    let n = 0;
+    for await (const _ of mergeRuns({ runs: segmented, load })) n++;
+    expect(n).toBe(900);
+    expect(mostIndexes).toBe(3);
+  });
+
   it('a merge of thousands of keys over interleaved and segmented runs hands on every key once, in order, newest first', async () => {
     const { write, load } = runs();
     const key = (i: number) => `k${String(i).padStart(5, '0')}`;

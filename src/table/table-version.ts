@@ -14,7 +14,7 @@
  */
 import { BranchgraphError } from '../model/errors.js';
 import type { RunData, RunRef, RunRow } from './run.js';
-import { compareKey, rangeMayHold, runEndsBefore } from './run.js';
+import { COMPACT_RUN_ROWS, compareKey, rangeMayHold, runEndsBefore } from './run.js';
 
 export interface TableVersion {
   runs: RunRef[];
@@ -394,6 +394,8 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
       batch = [];
       held = 0;
       last = undefined;
+      // Reaching one of many one-row runs compaction has not gathered yet: read the rest at once.
+      if (toLoad.some(isTiny) && sources.filter(isTinyUnread).length > TINY_RUNS_ONE_BY_ONE) goLong();
       await Promise.all(toLoad.map(fill));
       continue;
     }
@@ -409,24 +411,7 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
       batch.push(last);
     }
     for (const src of sources) if (src.data !== null && src.data.keys[src.pos] === min) advance(src);
-    held++;
-    // The winner's next keys that sort before every other source's next key need no comparing
-    // among sources: they join its span at once. Runs whose key ranges do not overlap (a table
-    // written in key order, or tiers that compaction has not merged yet) then cost what one run does.
-    if (w.data !== null && last.data === w.data && last.to === w.pos) {
-      const data = w.data;
-      const bound = nextKey(sources, w);
-      const end =
-        bound === undefined
-          ? data.length
-          : w.pos + firstIndex(data.length - w.pos, (i) => compareKey(data.keys[w.pos + i] as string, bound) >= 0);
-      if (end > w.pos) {
-        held += end - w.pos;
-        last.to = end;
-        w.pos = end - 1;
-        advance(w);
-      }
-    }
+    held += 1 + extendSpan(sources, w, last);
     if (held >= SPAN_BATCH) {
       yield batch;
       batch = [];
@@ -435,6 +420,28 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
     }
   }
   if (batch.length > 0) yield batch;
+}
+
+/**
+ * The winner's next keys that sort before every other source's next key need no comparing among
+ * sources: they join its span at once (found by bisection). Runs whose key ranges do not overlap
+ * (a table written in key order, or tiers that compaction has not merged yet) then cost what one
+ * run does. Returns how many positions joined.
+ */
+function extendSpan(sources: readonly Source[], w: Source, span: MergeSpan): number {
+  const data = w.data;
+  if (data === null || span.data !== data || span.to !== w.pos) return 0;
+  const from = w.pos;
+  const bound = nextKey(sources, w);
+  const end =
+    bound === undefined ? data.length : from + firstIndex(data.length - from, (i) => compareKey(data.keys[from + i] as string, bound) >= 0);
+  span.to = end;
+  w.pos = end;
+  if (end >= data.length) {
+    w.data = null;
+    w.at++;
+  }
+  return end - from;
 }
 
 /** The least next key of the sources (an unloaded segment's least key), but `except`'s; undefined when none is left. */
@@ -477,6 +484,18 @@ function readSmallAhead(sources: Source[], load: LoadRun): void {
     src.ahead.push(early(load(first).then((d) => () => d)));
   }
 }
+
+/**
+ * How many runs of a few rows (one write's each) a walk reads one by one, as its keys come up.
+ * Settled, size-tiered compaction leaves fewer than nine (three per tier below 64 rows); while it
+ * runs behind a stream of one-row writes there are tens, and a walk that met each in turn
+ * waited a round trip per run: past this many, a walk that reaches one reads the rest at once.
+ * Not before it reaches one: a page that ends below them (they hold the newest keys of a table
+ * written in key order) reads none of them.
+ */
+const TINY_RUNS_ONE_BY_ONE = 8;
+const isTiny = (src: Source): boolean => src.parts.length === 1 && (src.parts[0] as RunRef).rows <= COMPACT_RUN_ROWS;
+const isTinyUnread = (src: Source): boolean => isTiny(src) && src.filled === 0 && src.ahead.length === 0;
 
 /** The most segments of one run a walk reads ahead of where it is. */
 const MAX_SEGMENTS_AHEAD = 8;
@@ -528,9 +547,13 @@ function segmentFiller(a: MergeArgs, walk: { sources: number; onLongWalk: () => 
 async function openSources(a: MergeArgs): Promise<Source[]> {
   const { runs, load, startAfter } = a;
   const sources: Source[] = [];
-  for (const [rank, run] of runs.entries()) {
-    if (run.rows === 0 || (startAfter !== undefined && runEndsBefore(run, startAfter, false))) continue;
-    const all = run.segmented ? await load.segments(run) : [run];
+  const wanted = [...runs.entries()].filter(
+    ([, run]) => run.rows > 0 && (startAfter === undefined || !runEndsBefore(run, startAfter, false)),
+  );
+  // Segmented runs' indexes are read together: a table with several such runs waits one round trip, not one each.
+  const segments = await Promise.all(wanted.map(([, run]) => (run.segmented ? load.segments(run) : [run])));
+  for (const [at, [rank]] of wanted.entries()) {
+    const all = segments[at] as RunRef[];
     // Segments are disjoint and sorted: the first that reaches past `startAfter` is found by bisection.
     const first = startAfter === undefined ? 0 : firstIndex(all.length, (i) => !runEndsBefore(all[i] as RunRef, startAfter, false));
     const parts = all.slice(first).filter((ref) => ref.rows > 0);
