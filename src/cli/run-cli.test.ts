@@ -4,7 +4,7 @@
  * and the README's round against a server, through the environment
  * variables, with readable output and `--json`.
  */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -83,6 +83,7 @@ const COMMANDS = [
   'schema apply',
   'gc',
   'gqt',
+  'show-object',
 ];
 
 describe('command line: help, version and mistakes', () => {
@@ -178,6 +179,36 @@ describe('command line: the embedded engine', () => {
       pendingAfter: 0,
     });
     expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
+  });
+
+  it('show-object prints a stored object as the text it holds, compressed or not, and refuses what is not one', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-object-'));
+    const data = path.join(dir, 'data');
+    await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
+    const rows = Array.from({ length: 70 }, (_, i) => `{"table":"Person","values":{"id":"p${String(i).padStart(2, '0')}","name":"P"}}`);
+    await writeFile(path.join(dir, 'one.ndjson'), `${rows[0]}\n`);
+    await writeFile(path.join(dir, 'many.ndjson'), `${rows.slice(1).join('\n')}\n`);
+    expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--store', `file://${data}`])).code).toBe(0);
+    expect((await cli(['load', 'main', path.join(dir, 'one.ndjson'), '--store', `file://${data}`])).code).toBe(0);
+    expect((await cli(['load', 'main', path.join(dir, 'many.ndjson'), '--store', `file://${data}`])).code).toBe(0);
+    const files = (await readdir(data, { recursive: true })).map((f) => path.join(data, f));
+    const manifest = files
+      .filter((f) => f.includes(`manifests${path.sep}`) && f.endsWith('.json~'))
+      .sort()
+      .at(-1) as string;
+    const shown = await cli(['show-object', manifest]);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ format: 3, commit: { kind: 'write' }, $checksum: expect.any(String) });
+    const compact = await cli(['show-object', files.find((f) => f.endsWith('.rows.json~')) as string]);
+    expect(JSON.parse(compact.stdout)).toMatchObject({
+      format: 'branchgraph.rows/1',
+      table: 'Person',
+      rows: [['p00', 0, expect.any(String), { id: 'p00' }]],
+    });
+    const arrow = await cli(['show-object', files.find((f) => f.endsWith('.arrow~')) as string]);
+    expect([arrow.code, arrow.stderr]).toEqual([EXIT.usage, expect.stringContaining('not a stored JSON object')]);
+    const missing = await cli(['show-object', path.join(dir, 'nothing')]);
+    expect([missing.code, missing.stderr]).toEqual([EXIT.usage, expect.stringContaining('no such file')]);
   });
 });
 

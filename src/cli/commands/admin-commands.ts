@@ -1,14 +1,16 @@
 /**
- * `gc`, `gqt`, and `call`: any operation of the table by name with its input as JSON, so every
+ * `gc`, `gqt`, `show-object` (a stored object's text, compressed or not), and `call`: any operation of the table by name with its input as JSON, so every
  * operation is reachable from the command line the moment it is defined, with or without a
  * command of its own (`branchgraph call --list` names them).
  */
+import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
+import { storedText } from '../../model/compress-stored.js';
 import { BranchgraphError } from '../../model/errors.js';
 import { OPERATION_LIST, type OperationName } from '../../service/operation-table.js';
 import { print, table as textTable } from '../cli-output.js';
 import type { CliContext } from '../cli-context.js';
-import { defined, intOption, jsonOption, readInput } from '../cli-inputs.js';
+import { defined, inputFile, intOption, jsonOption, readInput } from '../cli-inputs.js';
 
 export function adminCommands(program: Command, cli: CliContext): void {
   const { command, connect, outOf, globals, setExit } = cli;
@@ -20,6 +22,20 @@ export function adminCommands(program: Command, cli: CliContext): void {
         outOf(cmd),
         await (await connect(cmd)).gc(defined({ graceSeconds: intOption('--grace-seconds', o.graceSeconds), dryRun: o.dryRun === true })),
       );
+    });
+
+  command(program, 'show-object', 'print a stored JSON object or compact run as text, compressed or not (a file of a local store)')
+    .argument('<file>', 'the object file, e.g. data/manifests/<lineage>/<version>.json~')
+    .action((file: string, _o: unknown, cmd: Command) => {
+      const bytes = readFileSync(inputFile(file));
+      let text: string;
+      try {
+        text = storedText(bytes, file);
+      } catch (e) {
+        if (!(e instanceof TypeError)) throw e;
+        throw new BranchgraphError('invalid_input', `${file} is not a stored JSON object (Arrow runs are read with Arrow tools)`);
+      }
+      outOf(cmd).write(`${text}\n`);
     });
 
   command(program, 'call', 'run any operation by name with a JSON input, and print its JSON result')
