@@ -1,7 +1,8 @@
 /**
- * `gc`, `gqt`, `show-object` (a stored object's text, compressed or not), and `call`: any operation of the table by name with its input as JSON, so every
- * operation is reachable from the command line the moment it is defined, with or without a
- * command of its own (`branchgraph call --list` names them).
+ * `gc`, `gqt`, `show-object` (a stored object's text, compressed or not), and `call`: any
+ * operation of the table by name with its input as JSON, so every operation is reachable from
+ * the command line the moment it is defined, with or without a command of its own
+ * (`branchgraph call --list` names them).
  */
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
