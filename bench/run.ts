@@ -335,13 +335,7 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
 /** The preparation budget the engine runs merges under by default (BRANCHGRAPH_PREP_BUDGET_BYTES), in MiB. */
 const BUDGET_MIB = 128;
 
-/**
- * Work that should cost what changed, on big tables (the proportional-work
- * issue's baseline): an @unique insert, a cascading delete, and merges whose
- * sides are skewed, both big, or all in conflict. Each arm runs once in a
- * fresh process on a local directory.
- */
-/** Bulk arms run three times (see bulkMatrix). */
+/** Bulk arms run three times, the median process counting (see bulkMatrix). */
 const REPEATED_BULK_ARMS = new Set(['merge-small', 'merge-conflict']);
 
 /** The figures of the run whose `key` is the median of three, with every run's `key` beside them (`<key>_samples_<i>`). */
@@ -353,6 +347,13 @@ async function medianArm(arm: () => Promise<Record<string, number>>, key: string
   return { ...(byKey[1] as Record<string, number>), ...samples };
 }
 
+/**
+ * Work that should cost what changed, on big tables (the proportional-work
+ * issue's baseline): an @unique insert, a cascading delete, and merges whose
+ * sides are skewed, both big, or all in conflict. Each arm runs in a fresh
+ * process on a local directory, once, or three times for the two merges of
+ * the conflicts ratio (REPEATED_BULK_ARMS).
+ */
 async function bulkMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const n = quick ? 100_000 : 400_000;
   const arms: [string, string[]][] = [

@@ -42,7 +42,7 @@ import {
 } from '../table/table-version.js';
 import { HeadCursor } from '../table/head-cursor.js';
 import type { Resolver } from './resolutions.js';
-import { divergentColumns, divergentProperties, markedHash, marksOf, mergeEntity } from './three-way.js';
+import { divergentColumns, divergentProperties, isMarkedHash, markedHash, marksOf, mergeEntity } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
 import type { ProgressSink } from '../model/progress.js';
 
@@ -137,11 +137,11 @@ const stateHash = (r: Row | null): string => (r === null ? '' : rowHash(r));
 
 const NO_MARKS = {};
 /** Whether a stored state carries marks (three-way.ts `markedHash`). */
-const isMarked = (r: RunRow | undefined): boolean => r !== undefined && r.hash.charCodeAt(0) === 126;
+const isMarked = (r: RunRow | undefined): boolean => r !== undefined && isMarkedHash(r.hash);
 
 /** Stored hashes of three live states, none marked, all different: both sides updated the row, and not the same way. */
 function updatedApart(hb: string, hs: string, ht: string): boolean {
-  if (hb.charCodeAt(0) === 126 || hs.charCodeAt(0) === 126 || ht.charCodeAt(0) === 126) return false;
+  if (isMarkedHash(hb) || isMarkedHash(hs) || isMarkedHash(ht)) return false;
   return hs !== hb && ht !== hb && hs !== ht;
 }
 

@@ -44,9 +44,14 @@ export function markedHash(row: Row, marks: Marks): string {
   return marks.size === 0 ? rowHash(row) : `~${[...marks].sort().join(',')}~${rowHash(row)}`;
 }
 
+/** Whether a stored hash carries marks (`markedHash`): no content hash starts with `~`. */
+export function isMarkedHash(hash: string): boolean {
+  return hash.charCodeAt(0) === 126;
+}
+
 /** The marks a stored hash carries (undefined for an ordinary content hash). */
 export function marksOf(hash: string): Marks | undefined {
-  if (!hash.startsWith('~')) return undefined;
+  if (!isMarkedHash(hash)) return undefined;
   const end = hash.indexOf('~', 1);
   return new Set(hash.slice(1, end).split(','));
 }

@@ -7,6 +7,7 @@
 import { BranchgraphError } from '../model/errors.js';
 import { eventDto, type GraphEventDto } from './operations/events/list-events.js';
 import type { BranchgraphService } from './service.js';
+import { abortableSleep } from '../store/abortable-sleep.js';
 
 /** How often a follower with nothing new looks again. */
 export const FOLLOW_POLL_MS = 250;
@@ -32,16 +33,7 @@ export async function* followEvents(
     cursor = page.next;
     if (page.events.length > 0) continue;
     yield 'idle';
-    await new Promise<void>((resolve) => {
-      // The listener goes when the pause ends either way: a follower pauses four times a second
-      // for as long as its client listens, on a signal that lives as long.
-      const done = (): void => {
-        clearTimeout(t);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const t = setTimeout(done, pollMs);
-      signal.addEventListener('abort', done, { once: true });
-    });
+    // Woken early by the client going away; the loop then ends.
+    await abortableSleep(pollMs, signal).catch(() => undefined);
   }
 }
