@@ -75,10 +75,16 @@ export async function openGqtPass(opts: GqtRunOptions): Promise<GqtPass> {
       close: async () => undefined,
     };
   }
-  if (opts.store === 'memory') throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
+  const inProcess = opts.servers === 'in-process';
+  if (opts.store === 'memory' && !inProcess) {
+    throw new Error('a memory store lives inside one process; use --store fs or s3 with --via rest or graphql');
+  }
   const store = await freshStore(opts.store);
+  // Every server of an in-process pass serves the one store object, so a memory store survives its restarts as a directory would.
   const server = new PassServer(
-    (opts.servers ?? 'process') === 'process' ? processServer(store.url, { warm: opts.via }) : inProcessServer(store.url),
+    inProcess
+      ? inProcessServer(store.url, opts.store === 'memory' ? store.reopen() : undefined)
+      : processServer(store.url, { warm: opts.via }),
   );
   await server.restart();
   return {

@@ -32,6 +32,7 @@ import {
 import type { LogQuery, RequestAction } from './gqt-case.js';
 import type { ProtectionRule } from '../model/branch-protection.js';
 import type { WriteLine } from './gqt-parser.js';
+import type { ObjectStore } from '../store/object-store.js';
 
 export interface ServerHandle {
   url: string;
@@ -86,12 +87,13 @@ export function processServer(
   };
 }
 
-/** The same server in this process, with its own graph and caches. */
-export function inProcessServer(storeUrl: string): ServerLauncher {
+/** The same server in this process, with its own graph and caches (on `store` when given: a memory store outlives restarts). */
+export function inProcessServer(storeUrl: string, store?: ObjectStore): ServerLauncher {
   return async () => {
     const s = await startServer(
       loadConfig({ COMPACTION_BACKGROUND: 'false' }, { store: storeUrl, port: '0', actor: 'gqt' }),
       pino({ level: 'silent' }),
+      store ? { store } : {},
     );
     return { url: s.url, stop: () => s.close() };
   };

@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../service/config.js';
+import type { ObjectStore } from '../store/object-store.js';
 import type { GraphHost } from '../service/graph-host.js';
 import { openGraphHost } from '../service/open-service.js';
 import type { BranchgraphService } from '../service/service.js';
@@ -25,9 +26,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Open the configured store and serve REST and GraphQL on it; `close()` drains in-flight requests first. */
-export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
-  const host = await openGraphHost(config, logger);
+/**
+ * Open the configured store and serve REST and GraphQL on it; `close()` drains in-flight requests first.
+ * `opts.store` serves a store the caller already holds instead (a memory store kept across restarts in tests).
+ */
+export async function startServer(
+  config: Config,
+  logger: Logger = pino({ level: config.logLevel }),
+  opts: { store?: ObjectStore } = {},
+): Promise<RunningServer> {
+  const host = await openGraphHost(config, logger, opts.store);
   const service = host.root;
   const graph = service.graph;
   service.start();

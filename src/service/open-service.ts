@@ -38,9 +38,9 @@ export async function serviceOnStore(
   return new BranchgraphService(await Graph.open(store, { actor }), { ...rest, wal: { shard } });
 }
 
-/** The configured store, with injected latency when asked, its calls timed for the metrics. */
-async function configuredStore(config: Config): Promise<ObjectStore> {
-  const store = await openStore(config.store);
+/** The configured store (or one the caller holds), with injected latency when asked, its calls timed for the metrics. */
+async function configuredStore(config: Config, held?: ObjectStore): Promise<ObjectStore> {
+  const store = held ?? (await openStore(config.store));
   return new ObservedStore(config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store, observeStoreCall);
 }
 
@@ -59,8 +59,8 @@ export async function openService(config: Config, log?: Logger): Promise<Branchg
 }
 
 /** The default graph and the named graphs hosted beside it in the configured store. */
-export async function openGraphHost(config: Config, log?: Logger): Promise<GraphHost> {
-  const store = await configuredStore(config);
+export async function openGraphHost(config: Config, log?: Logger, held?: ObjectStore): Promise<GraphHost> {
+  const store = await configuredStore(config, held);
   const open = onStore(config, log);
   return new GraphHost({ root: await open(store), store, open });
 }

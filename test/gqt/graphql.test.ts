@@ -1,3 +1,3 @@
 import { describeGqtPass } from '../support/gqt-suite.js';
 
-await describeGqtPass({ via: 'graphql', store: 'fs', servers: 'in-process' });
+await describeGqtPass({ via: 'graphql', store: 'memory', servers: 'in-process' });

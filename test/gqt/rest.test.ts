@@ -1,3 +1,3 @@
 import { describeGqtPass } from '../support/gqt-suite.js';
 
-await describeGqtPass({ via: 'rest', store: 'fs', servers: 'in-process' });
+await describeGqtPass({ via: 'rest', store: 'memory', servers: 'in-process' });

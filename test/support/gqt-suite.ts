@@ -1,7 +1,8 @@
 /**
  * Every GQT case over one transport, as one vitest file per transport
  * (test/gqt/*.test.ts) so the suite spreads over the test workers. REST and
- * GraphQL run their servers in the test process, one per pass with a hosted
+ * GraphQL run their servers in the test process on one memory store (a
+ * restart is a new server on the same objects), one per pass with a hosted
  * graph per case. CI also runs the CLI runner embedded on fs and S3 and over
  * REST and GraphQL with real server processes.
  */
