@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RestClient } from '../src/http/rest-client.js';
-import { HAVE_BROWSER, offlinePage } from './support/browser.js';
+import { HAVE_BROWSER, launchBrowser, offlinePage } from './support/browser.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
 const OUT = path.resolve('test-output');
@@ -37,12 +37,51 @@ describe('GraphiQL offline', () => {
     expect(html).toContain('branchgraph GraphiQL');
   });
 
+  it('is a small page whose bundle every page shares, cached for good, readable without a token', async () => {
+    const locked = await testServer({ tokens: 'read:reader-token,admin:admin-token' });
+    try {
+      const admin = new RestClient(locked.url, 'admin-token');
+      await admin.createBranch({ name: 'feature' });
+      await admin.applySchema({ branch: 'feature', schema: 'node Person { id: string @key }' });
+      const created = await fetch(`${locked.url}/graphs`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer admin-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'crm' }),
+      });
+      expect(created.status).toBe(201);
+      const assetsOf = async (pagePath: string, token?: string): Promise<string[]> => {
+        const headers: Record<string, string> = { accept: 'text/html', ...(token ? { authorization: `Bearer ${token}` } : {}) };
+        const r = await fetch(`${locked.url}${pagePath}`, { headers });
+        const html = await r.text();
+        expect([r.status, html.length < 10_000]).toEqual([200, true]);
+        return [...html.matchAll(/(?:src|href)="(\.[^"]+)"/g)].map((m) => new URL(m[1] ?? '', `${locked.url}${pagePath}`).href);
+      };
+      const root = await assetsOf('/graphql');
+      expect(root.map((u) => u.split('/').pop())).toEqual(['favicon.ico', 'graphiql.css', 'graphiql.js']);
+      // A branch's page and a hosted graph's climb back to the same root copy.
+      expect(await assetsOf('/branches/feature/graphql', 'reader-token')).toEqual(root);
+      expect(await assetsOf('/graphs/crm/graphql')).toEqual(root);
+      for (const url of [...root, root[2]?.replace('graphiql.js', 'graphql.worker.js') ?? '']) {
+        const r = await fetch(url);
+        expect([r.status, r.headers.get('cache-control'), (await r.arrayBuffer()).byteLength > 1000]).toEqual([
+          200,
+          'public, max-age=31536000, immutable',
+          true,
+        ]);
+      }
+      // Another version (a page cached from an older release) or file is not found, with the usual error body.
+      const stale = await fetch(root[2]?.replace(/\/[^/]+\/graphiql\.js$/, '/0.0.0/graphiql.js') ?? '');
+      expect([stale.status, (await stale.json()).error.code]).toEqual([404, 'not_found']);
+    } finally {
+      await locked.close();
+    }
+  });
+
   it.skipIf(!HAVE_BROWSER)(
     'renders the editor and runs a query in headless Chromium with the network cut off',
     async () => {
-      const offline = await offlinePage(s.url);
-      browser = offline.browser;
-      const { page, refused, errors } = offline;
+      browser ??= await launchBrowser();
+      const { page, refused, errors } = await offlinePage(browser, s.url);
       await page.goto(`${s.url}/graphql`, { waitUntil: 'load', timeout: 30_000 });
       await page.waitForSelector('.graphiql-execute-button', { timeout: 30_000 });
       mkdirSync(OUT, { recursive: true });
@@ -65,8 +104,8 @@ describe('GraphiQL offline', () => {
   it.skipIf(!HAVE_BROWSER)(
     "opens a branch's typed page with a query generated from its tables, offline, and runs it",
     async () => {
-      const offline = await offlinePage(s.url);
-      const { page, refused, errors } = offline;
+      browser ??= await launchBrowser();
+      const { page, refused, errors } = await offlinePage(browser, s.url);
       try {
         await page.goto(`${s.url}/branches/feature/graphql`, { waitUntil: 'load', timeout: 30_000 });
         await page.waitForSelector('.graphiql-execute-button', { timeout: 30_000 });
@@ -87,7 +126,7 @@ describe('GraphiQL offline', () => {
         expect(refused).toEqual([]);
         expect(errors).toEqual([]);
       } finally {
-        await offline.browser.close();
+        await page.close();
       }
     },
     90_000,

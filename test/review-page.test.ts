@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RestClient } from '../src/http/rest-client.js';
-import { HAVE_BROWSER, offlinePage } from './support/browser.js';
+import { HAVE_BROWSER, launchBrowser, offlinePage } from './support/browser.js';
 import { hookReceiver, type HookReceiver } from './support/hook-receiver.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
@@ -84,8 +84,8 @@ describe('review page', () => {
   it.skipIf(!HAVE_BROWSER)(
     'runs a protected merge request from open to merged in headless Chromium',
     async () => {
-      const offline = await offlinePage(s.url, { width: 1280, height: 900 });
-      browser = offline.browser;
+      browser = await launchBrowser();
+      const offline = await offlinePage(browser, s.url, { width: 1280, height: 900 });
       const { page, refused, errors } = offline;
       mkdirSync(OUT, { recursive: true });
       const shots: string[] = [];

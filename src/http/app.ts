@@ -17,7 +17,7 @@ import type { BranchgraphService } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
 import { BodyBudget } from './request-body.js';
 import { errorBody, errorResponse, type Env } from './http-context.js';
-import { PUBLIC_ROUTES, publicRoutes } from './routes/public-routes.js';
+import { isPublicRoute, publicRoutes } from './routes/public-routes.js';
 import { operationRoutes } from './routes/operation-routes.js';
 import { graphqlRoute } from './routes/graphql-route.js';
 import { typedGraphqlRoutes } from './routes/typed-graphql-route.js';
@@ -111,10 +111,8 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   app.use('*', async (c, next) => {
     c.set('maxBodyBytes', opts.maxBodyBytes);
     c.set('bodyBudget', opts.bodyBudget);
-    // GraphQL over GET runs a document: only the bare GraphiQL page is public.
     const path = HOSTED_PATH.exec(c.req.path)?.[2] ?? c.req.path;
-    const isPublic = PUBLIC_ROUTES.has(`${c.req.method} ${path}`) && !(path === '/graphql' && c.req.query('query') !== undefined);
-    if (!isPublic) {
+    if (!isPublicRoute({ method: c.req.method, path, query: (name) => c.req.query(name) })) {
       const grant = authenticate(c.req.header('authorization'), opts.tokens);
       c.set('role', grant.role);
       if (grant.identity !== undefined) c.set('identity', grant.identity);

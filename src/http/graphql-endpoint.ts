@@ -5,6 +5,7 @@
  */
 import { createYoga, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import { renderGraphiqlPage } from './graphiql-page.js';
 import { closedSetErrorCodes, closeErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import type { Role } from '../service/auth.js';
@@ -109,10 +110,13 @@ export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Log
     graphqlEndpoint: `${base}/graphql`,
     logging: yogaLogging(logger),
     maskedErrors: true,
-    // GraphiQL with its scripts, styles and editor workers inlined, so the page works with no internet.
-    // The module is ~9 MB of JavaScript: loaded when someone first opens the page, not by every process.
-    renderGraphiQL: async (o) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(o),
-    graphiql: { title: 'branchgraph GraphiQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
+    // GraphiQL served by this server alone (graphiql-page.ts), so the page works with no internet.
+    renderGraphiQL: renderGraphiqlPage,
+    graphiql: (request) => ({
+      title: 'branchgraph GraphiQL',
+      endpoint: new URL(request.url).pathname,
+      defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+    }),
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
       costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,

@@ -13,6 +13,7 @@
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { Kind, type DocumentNode } from 'graphql';
 import pino, { type Logger } from 'pino';
+import { renderGraphiqlPage } from './graphiql-page.js';
 import { answerGraphql, yogaLogging, yogaTransport, type ParsedBody } from './graphql-endpoint.js';
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
@@ -91,7 +92,7 @@ export function typedGraphqlEndpoint(opts: {
     graphqlEndpoint: `${base}/branches/:id/graphql`,
     logging: yogaLogging(logger),
     maskedErrors: true,
-    renderGraphiQL: async (o) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(o),
+    renderGraphiQL: renderGraphiqlPage,
     // Each branch's page posts to its own endpoint and opens with a query of that branch's tables.
     graphiql: (request, ctx) => ({
       title: `branchgraph · ${ctx.branch}`,

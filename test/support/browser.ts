@@ -12,7 +12,6 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const HAVE_BROWSER = existsSync(CHROMIUM) || process.env.CI !== undefined;
 
 export interface OfflinePage {
-  browser: Browser;
   page: Page;
   /** URLs the page asked for outside the server, refused. */
   refused: string[];
@@ -20,8 +19,9 @@ export interface OfflinePage {
   errors: string[];
 }
 
-export async function offlinePage(serverUrl: string, viewport = { width: 1280, height: 800 }): Promise<OfflinePage> {
-  const browser = await puppeteer.launch({
+/** One browser per test file: pages opened on it share its HTTP cache, as a user's tabs do. */
+export function launchBrowser(): Promise<Browser> {
+  return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -35,6 +35,10 @@ export async function offlinePage(serverUrl: string, viewport = { width: 1280, h
       '--disable-dev-shm-usage',
     ],
   });
+}
+
+/** A new page on `browser` that may reach `serverUrl` and nothing else. */
+export async function offlinePage(browser: Browser, serverUrl: string, viewport = { width: 1280, height: 800 }): Promise<OfflinePage> {
   const page = await browser.newPage();
   await page.setViewport(viewport);
   const refused: string[] = [];
@@ -49,5 +53,5 @@ export async function offlinePage(serverUrl: string, viewport = { width: 1280, h
     }
   });
   page.on('pageerror', (e) => errors.push(String(e)));
-  return { browser, page, refused, errors };
+  return { page, refused, errors };
 }

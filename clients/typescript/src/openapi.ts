@@ -92,6 +92,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/graphiql-assets/{version}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GraphiQL's script, styles, editor workers and icon, shared by every GraphiQL page and cached for good (the version is the bundle's, so a new release is a new path). */
+        get: operations["getGraphiqlAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/graphql": {
         parameters: {
             query?: never;
@@ -1788,6 +1805,32 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    getGraphiqlAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: string;
+                file: "graphiql.js" | "graphiql.css" | "editor.worker.js" | "json.worker.js" | "graphql.worker.js" | "favicon.ico";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, with cache-control "public, max-age=31536000, immutable". */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                    "image/x-icon": string;
                 };
             };
             "4XX": components["responses"]["Error"];

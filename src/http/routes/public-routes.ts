@@ -1,6 +1,6 @@
 /**
  * What anyone may read without a token: the index page, health, metrics,
- * the contract, and the review page (which holds no data: it calls the API
+ * the contract, GraphiQL's bundle, and the review page (which holds no data: it calls the API
  * with the reader's token, and may load nothing from elsewhere).
  */
 import { readFileSync } from 'node:fs';
@@ -9,13 +9,23 @@ import type { Hono } from 'hono';
 import { packageRoot } from '../../service/package-root.js';
 import type { BranchgraphService } from '../../service/service.js';
 import type { Env } from '../http-context.js';
+import { GRAPHIQL_ASSETS, graphiqlAssetRoute } from '../graphiql-page.js';
 import { indexPage } from '../index-page.js';
 import { REVIEW_PAGE } from '../review-page.js';
 
 export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
 /** Routes anyone may call, as `METHOD /path` relative to the graph. */
-export const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
+const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
+
+/**
+ * Whether anyone may call `method path` (relative to the graph). GraphQL over GET runs a document:
+ * only the bare GraphiQL page is public. GraphiQL's bundle is public as the page is.
+ */
+export function isPublicRoute(req: { method: string; path: string; query: (name: string) => string | undefined }): boolean {
+  if (req.method === 'GET' && req.path.startsWith(`${GRAPHIQL_ASSETS}/`)) return true;
+  return PUBLIC_ROUTES.has(`${req.method} ${req.path}`) && !(req.path === '/graphql' && req.query('query') !== undefined);
+}
 
 const REVIEW_CSP =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
@@ -30,4 +40,5 @@ export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
   app.get('/ui', (c) => c.html(REVIEW_PAGE, 200, { 'content-security-policy': REVIEW_CSP }));
+  graphiqlAssetRoute(app);
 }
