@@ -7,7 +7,6 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../service/config.js';
-import type { ObjectStore } from '../store/object-store.js';
 import type { GraphHost } from '../service/graph-host.js';
 import { openGraphHost } from '../service/open-service.js';
 import type { BranchgraphService } from '../service/service.js';
@@ -33,7 +32,7 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   logger: Logger = pino({ level: config.logLevel }),
-  opts: { store?: ObjectStore } = {},
+  opts: { store?: GraphHost['store'] } = {},
 ): Promise<RunningServer> {
   const host = await openGraphHost(config, logger, opts.store);
   const service = host.root;
