@@ -331,6 +331,36 @@ describe('slow and vanishing clients', () => {
     sock.destroy();
   });
 
+  it('regression: a stopping server closes connections with nothing in flight at once, and a busy one when its response ends', async () => {
+    const { testServer } = await import('./support/test-server.js');
+    // An hour's deadline: the close below returns only if the idle connections are closed without it.
+    const s = await testServer({ drainTimeoutMs: 3_600_000, latencyMs: 200 });
+    const closed = (sock: import('node:net').Socket) => new Promise<void>((r) => sock.once('close', () => r()));
+    // A spare connection that never sends a request (HTTP clients open them), and one kept alive after its response.
+    const spare = await rawRequest(s.url, '');
+    const keptAlive = await rawRequest(s.url, 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
+    await new Promise<void>((r) => keptAlive.once('data', () => r()));
+    // A request being served when the drain starts: its headers asked to continue, so the server's
+    // answer says it took the request, and its body (a schema, several 200 ms store calls) follows.
+    const body = '{"schema":"node P { id: string @key }"}';
+    const busy = await rawRequest(
+      s.url,
+      `POST /branches/main/schema HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 100-continue\r\ncontent-length: ${body.length}\r\n\r\n`,
+    );
+    let answer = '';
+    const continued = new Promise<void>((r) =>
+      busy.on('data', (d: Buffer) => {
+        answer += d.toString();
+        if (answer.includes('100 Continue')) r();
+      }),
+    );
+    await continued;
+    busy.write(body);
+    await Promise.all([s.close(), closed(spare), closed(keptAlive), closed(busy)]);
+    expect(answer).toMatch(/HTTP\/1\.1 200 OK/);
+    expect(s.logs.some((l) => l.msg === 'drain deadline passed: closing the connections still open')).toBe(false);
+  });
+
   it('regression: a client that aborts a chunked body is logged as aborted, not as an unexpected 500', async () => {
     const { testServer } = await import('./support/test-server.js');
     const s = await testServer();

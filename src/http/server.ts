@@ -11,6 +11,7 @@ import type { GraphHost } from '../service/graph-host.js';
 import { openGraphHost } from '../service/open-service.js';
 import type { BranchgraphService } from '../service/service.js';
 import { createApp } from './app.js';
+import { trackConnections } from './connection-drain.js';
 
 /** A server started by `startServer`. */
 export interface RunningServer {
@@ -49,6 +50,7 @@ export async function startServer(
     await graph.close();
     throw e;
   });
+  const connections = trackConnections(server);
   const addr = server.address() as AddressInfo;
   const url = `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`;
   let closing: Promise<void> | undefined;
@@ -61,7 +63,8 @@ export async function startServer(
     logger,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        // Stop accepting; in-flight requests finish; idle keep-alive sockets go now. A request still
+        // Stop accepting; in-flight requests finish; connections with nothing in flight close now, and
+        // the others as their responses end (connection-drain.ts). A request still
         // running at the deadline (a client trickling its body) has its connection closed, which
         // aborts its handler: the drain is bounded, and nothing half-done is published.
         const deadline = setTimeout(() => {
@@ -72,7 +75,7 @@ export async function startServer(
           clearTimeout(deadline);
           resolve();
         });
-        server.closeIdleConnections();
+        connections.drain();
       })
         .then(() => host.close())
         .then(() => service.stop())
