@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import HeavyFirstSequencer from './test/support/heavy-first-sequencer.js';
 
 export default defineConfig({
   resolve: {
@@ -15,5 +16,6 @@ export default defineConfig({
     // Real S3 and multi-process tests share one machine with two cores.
     maxWorkers: 2,
     isolate: false,
+    sequence: { sequencer: HeavyFirstSequencer },
   },
 });

@@ -191,6 +191,13 @@ function serve(s: {
   });
 }
 
+/** The levels an `@explain` answer reports; an answer without them fails the run plainly. */
+function explainLevels<T>(body: { extensions?: Record<string, unknown> }): T[] {
+  const levels = (body.extensions?.explain as { levels?: T[] } | undefined)?.levels;
+  if (levels === undefined) throw new Error(`the answer has no explain report: ${JSON.stringify(body).slice(0, 300)}`);
+  return levels;
+}
+
 async function post(
   url: string,
   query: string,
@@ -287,9 +294,7 @@ async function main(): Promise<void> {
     const oursUrl = `${ours.url}/branches/main/graphql`;
     // Cold: the first two-hop of a fresh server, with its store calls per level.
     const cold = await post(oursUrl, `query @explain ${(OPS.two_hop as { ours: (n: number) => string }).ours(3)}`);
-    const levels = (
-      (cold.body.extensions ?? {}).explain as { levels: { level: number; storeCalls: number; rowsRead: number; segmentsRead: number }[] }
-    ).levels;
+    const levels = explainLevels<{ level: number; storeCalls: number; rowsRead: number; segmentsRead: number }>(cold.body);
     // The two sides answer alike: the same person by key.
     const a = await post(oursUrl, OPS.by_key?.ours(1) as string);
     const b = await post(peer.url, OPS.by_key?.peer(1) as string);
@@ -328,7 +333,7 @@ async function main(): Promise<void> {
       figures[`${name}_peer_p95`] = pct(times.peer, 95);
       if (name === 'mutation_batch') continue;
       const warm = await post(oursUrl, `query @explain ${op.ours(7)}`);
-      const wl = ((warm.body.extensions ?? {}).explain as { levels: { storeCalls: number }[] }).levels;
+      const wl = explainLevels<{ storeCalls: number }>(warm.body);
       figures[`${name}_ours_warm_store_calls`] = wl.reduce((sum, l) => sum + l.storeCalls, 0);
     }
     levels.forEach((l) => {

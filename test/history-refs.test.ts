@@ -76,12 +76,11 @@ describe('refs into history', () => {
   it('takes a commit-id prefix that names one commit, and lists the candidates of one that names several', async () => {
     const all = Object.values(ids);
     // Every commit there is (the schema's and the first one's too): a prefix is unique among them all.
+    const api = apis[0]?.[1];
+    if (api === undefined) throw new Error('no transport');
     const every = [
       ...new Set(
-        [
-          ...(await apis[0]?.[1].log({ at: 'main', limit: 1000 }))!.commits,
-          ...(await apis[0]?.[1].log({ at: 'f', limit: 1000 }))!.commits,
-        ].map((c) => c.id),
+        [...(await api.log({ at: 'main', limit: 1000 })).commits, ...(await api.log({ at: 'f', limit: 1000 })).commits].map((c) => c.id),
       ),
     ];
     // Ids begin with their time: commits made moments apart share their first characters.

@@ -14,7 +14,6 @@ export function requestCommands(program: Command, cli: CliContext): void {
     .option('--into <branch>', 'the target branch (default main)')
     .requiredOption('--title <text>', 'what the change is')
     .option('--description <text>', 'why, for the reviewers')
-    // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
     .action(async (source: string, o: { into?: string; title: string; description?: string }, cmd: Command) => {
       const r = await (await connect(cmd)).openMergeRequest(
         defined({ source, target: o.into, title: o.title, description: o.description }),
