@@ -69,9 +69,13 @@ describe('command line', () => {
 
   it('talks to a running server, and SIGTERM drains in-flight requests before exiting', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-srv-'));
-    const { child, url } = await serve(['--store', `file://${dir}/data`, '--store-latency-ms', '100']);
+    // The schema goes in embedded, at full speed; the server then runs with every store call slowed.
     await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
-    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--server', url])).toBe('0');
+    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--store', `file://${dir}/data`])).toBe('0');
+    const { child, url } = await serve(['--store', `file://${dir}/data`, '--store-latency-ms', '100']);
+    const listed = await cli(['branch', 'list', '--server', url, '--json']);
+    expect([listed.code, listed.stderr]).toEqual([0, '']);
+    expect(JSON.stringify(JSON.parse(listed.stdout))).toContain('"main"');
     // A slow request in flight when SIGTERM arrives still completes.
     const inflight = fetch(`${url}/branches/main/writes`, {
       method: 'POST',
