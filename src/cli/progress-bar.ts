@@ -5,9 +5,9 @@
  * place; elsewhere (a log, a pipe, a test) a line is written each time the
  * bar moves by a tenth, and once at the end.
  */
-import { ulid } from 'ulid';
 import { isBranchgraphError } from '../model/errors.js';
 import type { OperationDto } from '../service/long-operations.js';
+import { newId } from '../model/new-id.js';
 
 const WIDTH = 30;
 const POLL_MS = 250;
@@ -34,7 +34,7 @@ export async function withProgress<T>(a: {
   start: (operationId: string) => Promise<T>;
 }): Promise<T> {
   const { get, write, tty, start } = a;
-  const id = ulid();
+  const id = newId();
   let shown = -1;
   let last = '';
   const draw = (op: OperationDto, final: boolean): void => {

@@ -5,7 +5,6 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ulid } from 'ulid';
 import { BranchgraphError } from '../model/errors.js';
 import { FsStore } from '../store/fs-store.js';
 import { MemoryStore } from '../store/memory-store.js';
@@ -16,6 +15,7 @@ import { openEmbeddedDriver } from './embedded-driver.js';
 import { GqtSyntaxError, parseGqt, type GqtCase } from './gqt-parser.js';
 import { GraphqlDriver, inProcessServer, openRestDriver, PassServer, processServer } from './http-drivers.js';
 import { runCase, type CaseResult } from './gqt-runner.js';
+import { newId } from '../model/new-id.js';
 
 export type Via = 'embedded' | 'rest' | 'graphql';
 export type StoreKind = 'memory' | 'fs' | 's3';
@@ -40,7 +40,7 @@ async function freshStore(kind: StoreKind): Promise<{ url: string; reopen: () =>
   const endpoint = process.env.S3_ENDPOINT;
   if (!endpoint) throw new Error('--store s3 needs S3_ENDPOINT (and S3_ACCESS_KEY, S3_SECRET_KEY); see scripts/s3-start.sh');
   const bucket = process.env.BRANCHGRAPH_TEST_BUCKET ?? 'branchgraph-test';
-  const url = `s3://${bucket}/gqt-${ulid()}?endpoint=${encodeURIComponent(endpoint)}`;
+  const url = `s3://${bucket}/gqt-${newId()}?endpoint=${encodeURIComponent(endpoint)}`;
   const spec = parseStoreUrl(url);
   if (spec.kind !== 's3') throw new Error('unreachable');
   const { kind: _k, ...config } = spec;

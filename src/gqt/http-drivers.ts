@@ -10,7 +10,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
-import { ulid } from 'ulid';
 import { errorFromBody, type ErrorBody } from '../model/errors.js';
 import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
@@ -33,6 +32,7 @@ import type { LogQuery, RequestAction } from './gqt-case.js';
 import type { ProtectionRule } from '../model/branch-protection.js';
 import type { WriteLine } from './gqt-parser.js';
 import type { ObjectStore } from '../store/object-store.js';
+import { newId } from '../model/new-id.js';
 
 export interface ServerHandle {
   url: string;
@@ -155,7 +155,7 @@ export class PassServer {
  * code is compiled before a case's first request reaches it; the graph is deleted after.
  */
 export async function warmUp(url: string, graphql: boolean): Promise<void> {
-  const name = `warmup-${ulid().toLowerCase()}`;
+  const name = `warmup-${newId().toLowerCase()}`;
   const root = new RestClient(url);
   await root.createGraph(name);
   const api = new RestClient(`${url}/graphs/${name}`);
@@ -192,7 +192,7 @@ class CaseGraph {
   ) {}
 
   static async create(server: PassServer): Promise<CaseGraph> {
-    const name = `case-${ulid().toLowerCase()}`;
+    const name = `case-${newId().toLowerCase()}`;
     await new RestClient(server.url).createGraph(name);
     return new CaseGraph(server, name);
   }

@@ -5,7 +5,6 @@
  * damaged record too). Records are create-only and sequence-numbered, so
  * racing creators and deleters retry against the newest record.
  */
-import { ulid } from 'ulid';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { Commit, ManifestRef } from './manifest.js';
 import { validateBranchName, type BranchRecord, type DamagedBranch, type Repository } from './repository.js';
@@ -15,6 +14,7 @@ import type { Heads, Publication } from './ports.js';
 import type { Ref, Snapshot } from './snapshot.js';
 import { MAX_PUBLISH_ATTEMPTS, type ChangeOptions } from './change.js';
 import { protectionVerdict, type GuardedChange, type ProtectionPass, type ProtectionRule } from '../model/branch-protection.js';
+import { newId } from '../model/new-id.js';
 
 /** A live branch as a listing shows it. */
 export interface ListedBranch {
@@ -141,7 +141,7 @@ export class Branches {
   }): Promise<BranchRecord | 'lost'> {
     const { repo, clock } = this.parts;
     const time = new Date(clock()).toISOString();
-    const rec = { name: a.name, lineage: ulid(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
+    const rec = { name: a.name, lineage: newId(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
     return repo.writeBranchRecord(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, {
       event: a.event,
       signal: a.opts.signal,

@@ -3,7 +3,6 @@
  * run store and tags over the view's store, the caches and hints shared by
  * every view, and the ports (see ports.ts) the orchestrators are given.
  */
-import { monotonicFactory } from 'ulid';
 import { CountingStore } from '../store/counting-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { treeOptions } from './manifest-codec.js';
@@ -17,6 +16,7 @@ import { PublicationLanes } from './publication-lanes.js';
 import { Branches } from './branches.js';
 import { GroupCommit } from './group-commit.js';
 import type { Generations, GraphPorts } from './ports.js';
+import { monotonicIds } from '../model/new-id.js';
 
 export interface GraphOptions {
   actor?: string;
@@ -74,7 +74,7 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const tags = new Tags(store, repo.events);
   const hints = shared?.hints ?? new BranchHints();
   const lanes = shared?.lanes ?? new PublicationLanes();
-  const commitIds = shared?.commitIds ?? monotonicFactory();
+  const commitIds = shared?.commitIds ?? monotonicIds();
   const heads = new SnapshotReader({ repo, runs, store, tags, clock });
   const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor, lanes, commitIds });
   let branches: Branches | undefined;

@@ -12,12 +12,12 @@
  * would have sent and why it failed, for an admin to read. Dead letters
  * are named by time, so a page of them is one listing in order.
  */
-import { ulid } from 'ulid';
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { HookZ, type Hook } from '../model/hook.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { newId } from '../model/new-id.js';
 
 export const HOOKS_PREFIX = 'hooks/';
 export const DEAD_LETTERS_PREFIX = 'hook-dead-letters/';
@@ -71,7 +71,7 @@ export class HookStore {
     const hooks = await this.list(signal, { fresh: true });
     if (hooks.length >= MAX_HOOKS)
       throw new BranchgraphError('payload_too_large', `a graph holds at most ${MAX_HOOKS} hooks; remove one first`);
-    const full: Hook = HookZ.parse({ format: 1, id: ulid(this.clock()), ...hook });
+    const full: Hook = HookZ.parse({ format: 1, id: newId(this.clock()), ...hook });
     await this.store.putIfAbsent(hookKey(full.id), encodeJson(full), { signal });
     this.copy.cached = undefined;
     return full;
@@ -127,7 +127,7 @@ export class HookStore {
 
   async addDeadLetter(letter: Omit<DeadLetter, 'format' | 'id' | 'time'>): Promise<DeadLetter> {
     const now = this.clock();
-    const full: DeadLetter = { format: 1, id: ulid(now), time: new Date(now).toISOString(), ...letter };
+    const full: DeadLetter = { format: 1, id: newId(now), time: new Date(now).toISOString(), ...letter };
     await this.store.putIfAbsent(letterKey(full.id), encodeJson(full));
     return full;
   }

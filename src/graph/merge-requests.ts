@@ -8,13 +8,13 @@
  * rewritten or deleted, which also makes the sequence the request's audit
  * trail.
  */
-import { ulid } from 'ulid';
 import { canonicalJson } from '../model/canonical.js';
 import type { EventKind, EventLog } from './event-log.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { MergeRequestDocZ, type MergeRequestDoc } from '../model/merge-request.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { newId } from '../model/new-id.js';
 
 export const REQUESTS_PREFIX = 'requests/';
 const ID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -58,7 +58,7 @@ export class MergeRequests {
 
   /** Store a new request (its first version); the id is chosen here. */
   async create(doc: Omit<MergeRequestDoc, 'id' | 'seq' | 'format'>, signal?: AbortSignal): Promise<MergeRequestDoc> {
-    const full: MergeRequestDoc = { format: 1, id: ulid(this.clock()), seq: 1, ...doc };
+    const full: MergeRequestDoc = { format: 1, id: newId(this.clock()), seq: 1, ...doc };
     await this.put(full, 'request_opened', signal);
     this.remember(full);
     return full;

@@ -26,7 +26,6 @@
  * re-created branch never sees an old branch's versions.
  */
 import { PromiseCache } from '../model/promise-cache.js';
-import { ulid } from 'ulid';
 import { z } from 'zod';
 import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
@@ -52,6 +51,7 @@ import { emptyTree, type PartNode } from '../model/part-tree.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { EventLog, type EventKind } from './event-log.js';
 import { RunListParts, type RunListPart } from './run-list-parts.js';
+import { newId } from '../model/new-id.js';
 
 export const HINT_EVERY = 32;
 /** How many versions past a known one are asked for by name before the lineage is listed. */
@@ -596,7 +596,7 @@ export class Repository {
   async writeParts(m: Manifest, signal?: AbortSignal, parent?: Manifest): Promise<void> {
     const o = { inlineRuns: this.trees.inlineRuns, runLists: this.caches.runLists, parent };
     await Promise.all(
-      partsToWrite(m, () => ulid(this.clock()), o).map(async (p) => {
+      partsToWrite(m, () => newId(this.clock()), o).map(async (p) => {
         try {
           await this.store.putIfAbsent(p.key, p.bytes, { signal });
         } catch (e) {
@@ -710,9 +710,9 @@ export class Repository {
     for (;;) {
       const rec = await this.branchRecord('main', signal);
       if (rec !== undefined) return;
-      const lineage = ulid();
+      const lineage = newId();
       const schema = await this.writeSchema(EMPTY_SCHEMA, signal);
-      const commitId = ulid();
+      const commitId = newId();
       const time = new Date().toISOString();
       const m: Manifest = {
         lineage,

@@ -4,7 +4,6 @@
  * stale; the cache only bounds memory. Concurrent loads of one run share a
  * single read.
  */
-import { ulid } from 'ulid';
 import type { TableType } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
@@ -39,6 +38,7 @@ import {
   type Generation,
   type GenerationHeader,
 } from '../pending/generation.js';
+import { newId } from '../model/new-id.js';
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
@@ -102,7 +102,7 @@ export class RunStore implements RunReader, RunWriter {
    * key is outside the run key space, so it can never be published.
    */
   stage(table: TableType, rows: readonly RunRow[]): RunRef {
-    const key = `staged/${table.name}/${ulid()}`;
+    const key = `staged/${table.name}/${newId()}`;
     const bytes = encodeRunFile(table, rows);
     const ref: RunRef = { ...runRefOf({ key, rows, file: bytes }), source: { kind: 'staged' } };
     this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
@@ -117,7 +117,7 @@ export class RunStore implements RunReader, RunWriter {
    */
   async write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
     // The id carries the write time, which GC reads as the run's age: it comes from the graph's clock.
-    const id = ulid(this.shared.clock());
+    const id = newId(this.shared.clock());
     if (rows.length <= SEGMENT_ROWS) {
       const key = rows.length <= COMPACT_RUN_ROWS ? keys.compactRun(table.name, id) : keys.run(table.name, id);
       const bytes = encodeRunFile(table, rows);

@@ -9,7 +9,6 @@
 import { eventStreamRoute } from './routes/event-stream-route.js';
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { ulid, type PRNG } from 'ulid';
 import { BranchgraphError, isMasked, toBranchgraphError } from '../model/errors.js';
 import { authenticate, type TokenTable } from '../service/auth.js';
 import { LIMITS } from '../service/inputs.js';
@@ -22,22 +21,7 @@ import { operationRoutes } from './routes/operation-routes.js';
 import { graphqlRoute } from './routes/graphql-route.js';
 import { typedGraphqlRoutes } from './routes/typed-graphql-route.js';
 import { graphRoutes } from './routes/graph-routes.js';
-
-/**
- * Random fractions for request ids, from secure random bytes fetched 4 KiB at a time: a ULID
- * draws sixteen, and one system call each would cost every request more than its routing.
- */
-const POOLED_RANDOM: PRNG = (() => {
-  const pool = new Uint8Array(4096);
-  let at = pool.length;
-  return () => {
-    if (at === pool.length) {
-      crypto.getRandomValues(pool);
-      at = 0;
-    }
-    return (pool[at++] as number) / 256;
-  };
-})();
+import { newId } from '../model/new-id.js';
 
 export { OPENAPI_PATH } from './routes/public-routes.js';
 export { errorBody } from './http-context.js';
@@ -84,7 +68,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   const { service, logger, base } = opts;
   const app = new Hono<Env>().basePath(base);
   app.use('*', async (c, next) => {
-    const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? ulid(undefined, POOLED_RANDOM);
+    const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? newId();
     const log = logger.child({ requestId });
     c.set('requestId', requestId);
     c.set('log', log);

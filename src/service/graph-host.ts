@@ -23,7 +23,6 @@
  * directly under `graphs/<name>/`. The default graph never lists, reads or
  * collects keys under these prefixes.
  */
-import { ulid } from 'ulid';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { PrefixStore } from '../store/prefix-store.js';
@@ -32,6 +31,7 @@ import { z } from 'zod';
 import { LiveGraphStore } from './live-graph-store.js';
 import { GRAPH_NAME_RE } from './inputs.js';
 import type { BranchgraphService } from './service.js';
+import { newId } from '../model/new-id.js';
 
 export { GRAPH_NAME_RE } from './inputs.js';
 const REGISTRY = 'hosted-graphs/';
@@ -97,7 +97,7 @@ export class GraphHost {
 
   async create(name: string, signal?: AbortSignal): Promise<HostedGraph> {
     validateGraphName(name);
-    const entry: Entry = { name, created: new Date(this.clock()).toISOString(), incarnation: ulid(this.clock()) };
+    const entry: Entry = { name, created: new Date(this.clock()).toISOString(), incarnation: newId(this.clock()) };
     try {
       await this.store.putIfAbsent(entryKey(name), encodeJson(entry), { signal });
     } catch (e) {

@@ -5,9 +5,9 @@
  * a while with its outcome, so a client that polled it can read how it
  * ended; at most KEEP_FINISHED are kept.
  */
-import { ulid } from 'ulid';
 import { BranchgraphError } from '../model/errors.js';
 import { Progress } from '../model/progress.js';
+import { newId } from '../model/new-id.js';
 
 export type LongOperationKind = 'merge' | 'load';
 
@@ -58,7 +58,7 @@ export class LongOperations {
     opts: { id?: string; onReport?: ConstructorParameters<typeof Progress>[0]; everyMs?: number } = {},
   ): { id: string; progress: Progress } {
     const { kind, branch, source } = what;
-    const id = opts.id ?? ulid(this.clock());
+    const id = opts.id ?? newId(this.clock());
     if (this.entries.get(id)?.dto.state === 'running')
       throw new BranchgraphError('invalid_input', `operation ${id} is already running`, {
         issues: [{ path: 'Operation-Id', message: 'in use' }],

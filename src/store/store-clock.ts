@@ -8,14 +8,14 @@
  * listings, so no writer's clock enters the decision. One probe object is
  * written, read back and deleted: three small calls per GC run.
  */
-import { ulid } from 'ulid';
 import { BranchgraphError } from '../model/errors.js';
 import type { ObjectStore } from './object-store.js';
+import { newId } from '../model/new-id.js';
 
 export const CLOCK_PROBE_PREFIX = 'clock/';
 
 export async function storeTime(store: ObjectStore, signal?: AbortSignal): Promise<number> {
-  const key = `${CLOCK_PROBE_PREFIX}${ulid()}.probe`;
+  const key = `${CLOCK_PROBE_PREFIX}${newId()}.probe`;
   await store.putIfAbsent(key, new Uint8Array(0), { signal });
   try {
     const info = await store.head(key, { signal });
