@@ -316,6 +316,7 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       storage_bytes_per_row: writes.storage_bytes_per_row as number,
       scan_after_writes_over_fresh: writes.scan_after_writes_over_fresh as number,
       scan_after_writes_over_fresh_median: writes.scan_after_writes_over_fresh_median as number,
+      scan_after_writes_over_fresh_l17: writes.scan_after_writes_over_fresh_l17 as number,
       point_read_calls_after_writes: writes.point_read_calls_after_writes as number,
       point_read_calls_after_10_writes: writes.point_read_calls_after_10_writes as number,
       runs_after_writes: writes.runs_after as number,

@@ -123,7 +123,8 @@ export async function scanRows(
   if (after !== undefined && Buffer.byteLength(after, 'utf8') > MAX_KEY_BYTES)
     throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'too long' }] });
   const items: { key: string; row: Row }[] = [];
-  for await (const r of mergeRuns({ runs: t.version.runs, load: t.load, startAfter: after })) {
+  // The page and one more row, to know whether another page follows.
+  for await (const r of mergeRuns({ runs: t.version.runs, load: t.load, startAfter: after, opts: { pageRows: limit + 1 } })) {
     const row = r.props as Row;
     if (!test(row)) continue;
     if (items.length === limit)

@@ -207,10 +207,12 @@ async function* liveRows(
     startAfter?: string | undefined;
     admit?: (s: { key: string; row: Row }) => boolean;
     narrow?: { prop: string; values: Value[] } | undefined;
+    /** Rows a page in key order will take (see `mergeSpans`' `pageRows`). */
+    pageRows?: number;
   },
 ): AsyncGenerator<{ rows: { key: string; row: Row }[]; passed: number }> {
   const { admit, narrow } = c;
-  for await (const batch of mergeSpans({ runs: v.runs, load: c.load, startAfter: c.startAfter })) {
+  for await (const batch of mergeSpans({ runs: v.runs, load: c.load, startAfter: c.startAfter, opts: { pageRows: c.pageRows } })) {
     const rows: { key: string; row: Row }[] = [];
     let passed = 0;
     for (const { data, from, to } of batch) {
@@ -255,7 +257,8 @@ async function streamedPage(c: Checked): Promise<QueryPage> {
   const startAfter = c.after === undefined ? undefined : String(c.after[0]);
   let rowsRead = 0;
   const narrow = columnEquality(c.filter);
-  for await (const { rows, passed } of liveRows(c.view.version, { load: c.view.load, startAfter, admit: c.filter.test, narrow })) {
+  const page = { load: c.view.load, startAfter, admit: c.filter.test, narrow, pageRows: c.first + 1 };
+  for await (const { rows, passed } of liveRows(c.view.version, page)) {
     rowsRead += passed;
     for (const r of rows) {
       if (items.length === c.first) return { items, hasNextPage: true, rowsRead };

@@ -404,6 +404,47 @@ describe('table versions', () => {
     expect(mostSmall).toBe(6);
   });
 
+  it('a page reads every run that can hold its rows in one round trip, and no run past its reach', async () => {
+    const key = (i: number) => `k${String(i).padStart(4, '0')}`;
+    const rows = (from: number, to: number): [string, number][] => Array.from({ length: to - from }, (_, i) => [key(from + i), from + i]);
+    const pageOf = async (list: (r: ReturnType<typeof runs>) => RunRef[], pageRows: number, take: number) => {
+      const r = runs();
+      const layout = list(r);
+      let inFlight = 0;
+      let waits = 0;
+      const timed = Object.assign(async (ref: RunRef) => {
+        if (inFlight++ === 0) waits++;
+        await new Promise((done) => setTimeout(done, 2));
+        inFlight--;
+        return r.load(ref);
+      }, r.load) as LoadRun;
+      const keys: string[] = [];
+      for await (const row of mergeRuns({ runs: layout, load: timed, opts: { pageRows } })) {
+        keys.push(row.key);
+        if (keys.length === take) break;
+      }
+      return { keys, waits, loads: r.loads() };
+    };
+    // Tiers in key order (40 + 30 + 20 + 10 rows) and five one-row runs: a page of 80 reaches into the third tier.
+    const tiers = (r: ReturnType<typeof runs>) => [
+      r.write(rows(0, 40)),
+      r.write(rows(40, 70)),
+      r.write(rows(70, 90)),
+      r.write(rows(90, 100)),
+      ...Array.from({ length: 5 }, (_, i) => r.write(rows(100 + i, 101 + i))),
+    ];
+    const page = await pageOf(tiers, 81, 81);
+    expect(page.keys).toEqual(rows(0, 81).map(([k]) => k));
+    expect([page.waits, page.loads]).toEqual([1, 3]);
+    // A page as big as the table reads every run in that one round trip.
+    const whole = await pageOf(tiers, 200, 200);
+    expect([whole.keys.length, whole.waits, whole.loads]).toEqual([105, 1, 9]);
+    // Interleaved ranges (keys spread over every run): every run may hold the first rows, so all are read at once.
+    const spread = await pageOf((r) => [0, 1, 2, 3].map((m) => r.write(rows(0, 40).filter((_, i) => i % 4 === m))), 5, 5);
+    expect(spread.keys).toEqual(rows(0, 5).map(([k]) => k));
+    expect([spread.waits, spread.loads]).toEqual([1, 4]);
+  });
+
   it('a walk that meets tens of one-row runs compaction has not gathered reads them at once, and segment indexes are read together', async () => {
     const key = (i: number) => `k${String(i).padStart(4, '0')}`;
     const rows = (from: number, to: number): [string, number][] => Array.from({ length: to - from }, (_, i) => [key(from + i), from + i]);

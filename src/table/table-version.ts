@@ -335,7 +335,16 @@ export interface MergeArgs {
    * while the current one is merged, and keeps what it reads out of the run cache (`uncached`);
    * short scans leave it off, as it costs them a read.
    */
-  opts?: { readAhead?: boolean } | undefined;
+  opts?:
+    | {
+        readAhead?: boolean;
+        /**
+         * How many rows the caller expects to take (a page's size and one more): the runs that can
+         * hold them are read at once (see `readPageAhead`). Filters that skip rows make it a floor.
+         */
+        pageRows?: number | undefined;
+      }
+    | undefined;
 }
 
 /**
@@ -367,6 +376,7 @@ export async function* mergeSpans(a: MergeArgs): AsyncGenerator<MergeSpan[]> {
     long = true;
   };
   if (a.opts?.readAhead === true) goLong();
+  else if (a.opts?.pageRows !== undefined && sources.length > 1) readPageAhead(sources, a.opts.pageRows, a.load);
   const fill = segmentFiller(a, { sources: sources.length, onLongWalk: goLong });
   if (sources.length === 1) {
     yield* wholeSegments(sources[0] as Source, fill);
@@ -482,6 +492,37 @@ function readSmallAhead(sources: Source[], load: LoadRun): void {
     if (src.parts.length !== 1 || first.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
     budget -= first.bytes;
     src.ahead.push(early(load(first).then((d) => () => d)));
+  }
+}
+
+/**
+ * A page of `rows` keys reads at once every run that can hold one of them. Taken in order of their
+ * least keys, the first runs that hold `rows` rows between them reach to the last one's greatest
+ * key, and every run starting at or before that key may hold part of the page (all of them when
+ * the ranges interleave). Without this, runs whose ranges follow one another (tiers compaction has
+ * not merged yet, in a table written in key order) were read one after another as the walk reached
+ * each: a round trip each. Bounded by READ_AHEAD_BYTES like every read-ahead; what is read stays
+ * cached, as the runs a page reads are usually read by the next page too.
+ */
+function readPageAhead(sources: Source[], rows: number, load: LoadRun): void {
+  const firsts = sources
+    .map((src) => ({ src, part: src.parts[src.at] as RunRef }))
+    .sort((x, y) => compareKey(x.part.minKey, y.part.minKey));
+  let held = 0;
+  let reach: string | undefined;
+  for (const { part } of firsts) {
+    held += part.rows;
+    if (held >= rows) {
+      reach = part.maxKey;
+      break;
+    }
+  }
+  let budget = READ_AHEAD_BYTES;
+  for (const { src, part } of firsts) {
+    if (reach !== undefined && compareKey(part.minKey, reach) > 0) break;
+    if (src.filled > 0 || src.ahead.length > 0 || part.bytes > budget) continue;
+    budget -= part.bytes;
+    src.ahead.push(early(load(part).then((d) => () => d)));
   }
 }
 
