@@ -92,7 +92,8 @@ async function coldScan(dir: string, at: ScanAt, latencyMs = 0): Promise<number>
 const L17_PAIRS = 3;
 
 /** Per state: median cold scans after the writes and of the fresh table, alternating which goes first. */
-async function scanStates(dir: string, freshDirPath: string, states: readonly string[], latencyMs = 0) {
+async function scanStates(dirs: { dir: string; freshDirPath: string }, states: readonly string[], latencyMs = 0) {
+  const { dir, freshDirPath } = dirs;
   // One untimed scan of each first: the first scan in a process also compiles the read path.
   await coldScan(dir, atHead);
   await coldScan(freshDirPath, atHead);
@@ -164,8 +165,8 @@ async function writes(n: number, compaction: boolean): Promise<Record<string, nu
     Array.from({ length: n }, (_, i) => ({ op: 'upsert' as const, table: 'Item', values: { id: id(i), v: i } })),
   );
   states.push(head.manifest.commit.id);
-  const scans = await scanStates(dir, freshDirPath, states);
-  const scans17 = await scanStates(dir, freshDirPath, states, 17);
+  const scans = await scanStates({ dir, freshDirPath }, states);
+  const scans17 = await scanStates({ dir, freshDirPath }, states, 17);
   const ratios = scans.map((x) => x.ratio);
   const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
   const manifest = (await counting.get(`manifests/${head.manifest.lineage}/${String(head.manifest.version).padStart(12, '0')}.json`))
