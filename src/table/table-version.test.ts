@@ -74,6 +74,19 @@ function runs() {
   return { load, write, loads: () => loads };
 }
 
+/** `load` behind a store round trip, counting the round trips a walk waits (loads that began after the ones before them ended, plus the first). */
+function waitedRoundTrips(load: LoadRun): { timed: LoadRun; waits: () => number } {
+  let inFlight = 0;
+  let waits = 0;
+  const timed = Object.assign(async (ref: RunRef) => {
+    if (inFlight++ === 0) waits++;
+    await new Promise((done) => setTimeout(done, 2));
+    inFlight--;
+    return load(ref);
+  }, load) as LoadRun;
+  return { timed, waits: () => waits };
+}
+
 /** `load` behind a store round trip, counting the most reads in flight together. */
 function roundTrips(load: LoadRun): { slow: LoadRun; most: () => number; reset: () => void } {
   let inFlight = 0;
@@ -410,20 +423,13 @@ describe('table versions', () => {
     const pageOf = async (list: (r: ReturnType<typeof runs>) => RunRef[], pageRows: number, take: number) => {
       const r = runs();
       const layout = list(r);
-      let inFlight = 0;
-      let waits = 0;
-      const timed = Object.assign(async (ref: RunRef) => {
-        if (inFlight++ === 0) waits++;
-        await new Promise((done) => setTimeout(done, 2));
-        inFlight--;
-        return r.load(ref);
-      }, r.load) as LoadRun;
+      const { timed, waits } = waitedRoundTrips(r.load);
       const keys: string[] = [];
       for await (const row of mergeRuns({ runs: layout, load: timed, opts: { pageRows } })) {
         keys.push(row.key);
         if (keys.length === take) break;
       }
-      return { keys, waits, loads: r.loads() };
+      return { keys, waits: waits(), loads: r.loads() };
     };
     // Tiers in key order (40 + 30 + 20 + 10 rows) and five one-row runs: a page of 80 reaches into the third tier.
     const tiers = (r: ReturnType<typeof runs>) => [
@@ -448,21 +454,13 @@ describe('table versions', () => {
   it('a walk that meets tens of one-row runs compaction has not gathered reads them at once, and segment indexes are read together', async () => {
     const key = (i: number) => `k${String(i).padStart(4, '0')}`;
     const rows = (from: number, to: number): [string, number][] => Array.from({ length: to - from }, (_, i) => [key(from + i), from + i]);
-    /** Round trips a whole walk waits (load calls that began after the one before them ended, plus the first). */
     const walk = async (layout: (r: ReturnType<typeof runs>) => RunRef[]): Promise<{ waits: number; keys: number }> => {
       const r = runs();
       const list = layout(r);
-      let inFlight = 0;
-      let waits = 0;
-      const timed = Object.assign(async (ref: RunRef) => {
-        if (inFlight++ === 0) waits++;
-        await new Promise((done) => setTimeout(done, 2));
-        inFlight--;
-        return r.load(ref);
-      }, r.load) as LoadRun;
+      const { timed, waits } = waitedRoundTrips(r.load);
       let keys = 0;
       for await (const _ of mergeRuns({ runs: list, load: timed })) keys++;
-      return { waits, keys };
+      return { waits: waits(), keys };
     };
     // Tiers in key order, then forty one-row runs compaction has not gathered yet.
     const behind = await walk((r) => [
