@@ -17,11 +17,18 @@
  * the next version (or branch record) exists, which is almost always no: a
  * stat the kernel answers from its cache in about a microsecond, where a
  * trip through the thread pool costs 50-100 µs and a missing file raised
- * as an error costs more. Everything that moves bytes or lists directories
- * stays asynchronous.
+ * as an error costs more.
+ *
+ * Small objects are read synchronously too. Reading a file asynchronously
+ * takes four trips through the thread pool (open, stat, read, close), about
+ * 0.15 ms for a 4 KB file, against 0.03 ms read at once; a scan or merge
+ * reads tens of small runs and parts, one after another where each names
+ * the next. Objects up to SYNC_READ_BYTES come from the page cache in tens
+ * of microseconds, which holds the event loop no longer than decoding them
+ * does. Larger reads, listings and every write stay asynchronous.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fsp, statSync } from 'node:fs';
+import { promises as fsp, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import {
@@ -35,6 +42,8 @@ import {
 } from './object-store.js';
 
 const TMP_DIR = '.tmp';
+/** Objects up to this size are read in one synchronous call (see the header). */
+const SYNC_READ_BYTES = 64 * 1024;
 const FILE_SUFFIX = '~';
 const EMPTY_SEGMENT = '~e';
 
@@ -154,9 +163,13 @@ export class FsStore implements ObjectStore {
   async get(key: string, opts: GetOptions = {}): Promise<Uint8Array> {
     throwIfAborted(opts.signal);
     const file = this.filePath(key);
-    if (this.missing(file)) throw notFound(key);
+    const size = this.sizeOf(file);
+    if (size === undefined) throw notFound(key);
     try {
-      if (opts.range === undefined) return new Uint8Array(await fsp.readFile(file, { signal: opts.signal }));
+      if (opts.range === undefined) {
+        if (size <= SYNC_READ_BYTES) return new Uint8Array(readFileSync(file));
+        return new Uint8Array(await fsp.readFile(file, { signal: opts.signal }));
+      }
       const handle = await fsp.open(file, 'r');
       try {
         const { size } = await handle.stat();
@@ -190,13 +203,13 @@ export class FsStore implements ObjectStore {
   }
 
   /** Whether no file is at `file` (a directory where its parent should be counts as none). */
-  private missing(file: string): boolean {
+  /** A file's size, undefined when there is none; infinite when the stat failed otherwise (the asynchronous read then reports it). */
+  private sizeOf(file: string): number | undefined {
     try {
-      return statSync(file, { throwIfNoEntry: false }) === undefined;
+      return statSync(file, { throwIfNoEntry: false })?.size;
     } catch (e) {
-      if (errno(e) === 'ENOTDIR') return true;
-      // Anything else the read itself reports, as it always has.
-      return false;
+      if (errno(e) === 'ENOTDIR') return undefined;
+      return Number.POSITIVE_INFINITY;
     }
   }
 
