@@ -12,7 +12,8 @@ import { MAX_PUBLICATION_MS } from '../src/graph/gc.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll, type ObjectStore } from '../src/store/object-store.js';
-import { mustWrite, PEOPLE_SCHEMA, person, rowsOf, seededStore } from './support/fixtures.js';
+import { mergeOk, mustWrite, PEOPLE_SCHEMA, person, rowsOf, seededStore } from './support/fixtures.js';
+import { storedText } from '../src/model/compress-stored.js';
 import { observe, sameContents, type Observed } from './support/observe.js';
 import { cloneMemoryStore as clone } from './support/stores.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
@@ -152,6 +153,50 @@ describe('crash sweeps', () => {
       expect(r.sawAfter).toBeGreaterThan(0);
     }, 120_000);
   }
+
+  it('a merge that writes its ancestry leaf as a delta over the leaf last written whole', async () => {
+    // Parts of 256 bytes: a dozen merged lineages split the ancestry, and a delta holds up to two entries.
+    const parts = { partBytes: 256 };
+    const setup = async (): Promise<MemoryStore> => {
+      const store = new MemoryStore();
+      const g = await Graph.open(store, parts);
+      await g.applySchema('main', PEOPLE_SCHEMA);
+      for (let i = 0; i < 14; i++) {
+        await g.createBranch(`b${i}`, { branch: 'main' });
+        await mustWrite(g, `b${i}`, [person(`p${i}`)]);
+        await mergeOk(g, `b${i}`, { deleteBranch: true });
+      }
+      await g.createBranch('last', { branch: 'main' });
+      await mustWrite(g, 'last', [person('last')]);
+      return store;
+    };
+    const deltas = async (store: MemoryStore): Promise<number> => {
+      let n = 0;
+      for (const o of await listAll(store, 'parts/')) if (/"kind":"ancestry".*"b":/.test(storedText(await store.get(o.key)))) n++;
+      return n;
+    };
+    // Which leaf the merged lineage lands in is random (lineages are ULIDs), and a leaf whose delta is
+    // full is written whole: take a graph where this merge writes a delta (nearly always the first).
+    let initial: MemoryStore | undefined;
+    for (let attempt = 0; attempt < 10 && initial === undefined; attempt++) {
+      const candidate = await setup();
+      const probe = await clone(candidate);
+      const before = await deltas(probe);
+      await mergeOk(await Graph.open(probe, parts), 'last');
+      if ((await deltas(probe)) > before) initial = candidate;
+    }
+    expect(initial).toBeDefined();
+    const r = await sweep(
+      async () => initial as MemoryStore,
+      async (store) => {
+        const res = await mergeBranches((await Graph.open(store, parts)).ports, { source: 'last' });
+        if (res.status !== 'success') throw new Error('expected a clean merge');
+      },
+    );
+    expect(r.crashPoints).toBeGreaterThan(10);
+    expect(r.sawBefore).toBeGreaterThan(0);
+    expect(r.sawAfter).toBeGreaterThan(0);
+  }, 60_000);
 
   it('a write batch', async () => {
     const setup = () => seededStore(PEOPLE_SCHEMA, [person('a'), person('b')]);

@@ -34,6 +34,8 @@ export const ANCESTRY_PART_BYTES = 4096;
 export const ancestryTreeOptions = (limit = ANCESTRY_PART_BYTES): PartTreeOptions<number> => ({
   limit,
   sizeOf: (k, v) => k.length + String(v).length + 4,
+  // Each merge adds a lineage to one leaf: it writes the entries that leaf gained since it was last written whole.
+  deltaLeaves: true,
 });
 
 export class Ancestry {

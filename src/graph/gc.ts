@@ -99,6 +99,8 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
       // A part already kept was reached through another manifest, with everything below it.
       if (c.id === undefined || keep.has(keys.part(c.id))) continue;
       keep.add(keys.part(c.id));
+      // A delta leaf reads its base (model/part-tree.ts `deltaLeaves`).
+      if (c.base?.id !== undefined) keep.add(keys.part(c.base.id));
       keepParts(c);
     }
   };

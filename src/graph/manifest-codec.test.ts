@@ -3,6 +3,7 @@ import { mergeOk, mustWrite, rowsOf } from '../../test/support/fixtures.js';
 import { isBranchgraphError } from '../model/errors.js';
 import { CountingStore } from '../store/counting-store.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { listAll } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { Graph } from './graph.js';
 import { keys } from './keys.js';
@@ -74,6 +75,58 @@ describe('manifest format 2: part trees', () => {
     expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(40);
     const coldHead = (await cold.branchHead('main')).manifest;
     expect([...coldHead.ancestry.entries()].sort()).toEqual([...head.ancestry.entries()].sort());
+  });
+
+  it('a merge writes the ancestry entries its leaf gained since it was last written whole; readers and GC see the whole leaf', async () => {
+    const store = new MemoryStore();
+    const g = await Graph.open(store, { partBytes: 512 });
+    await g.applySchema('main', 'node P { id: string @key\n v: int }');
+    const parts = () => listAll(store, 'parts/').then((p) => p.map((o) => o.key));
+    const ancestryParts = async (ks: string[]) =>
+      (
+        await Promise.all(ks.map(async (k) => JSON.parse(storedText(await store.get(k))) as { kind: string; b?: string; e?: object }))
+      ).filter((p) => p.kind === 'ancestry' && p.e !== undefined);
+    let before = await parts();
+    const written: { delta: number; full: number; deltaEntries: number[] } = { delta: 0, full: 0, deltaEntries: [] };
+    for (let i = 0; i < 60; i++) {
+      await g.createBranch(`b${i}`, { branch: 'main' });
+      await mustWrite(g, `b${i}`, [{ op: 'upsert', table: 'P', values: { id: `k${i}`, v: i } }]);
+      await mergeOk(g, `b${i}`, { deleteBranch: true });
+      const now = await parts();
+      for (const leaf of await ancestryParts(now.filter((k) => !before.includes(k)))) {
+        if (leaf.b === undefined) written.full++;
+        else {
+          written.delta++;
+          written.deltaEntries.push(Object.keys(leaf.e ?? {}).length);
+        }
+      }
+      before = now;
+    }
+    // Most merges wrote a delta of a few entries (a quarter of a leaf at most), not their whole leaf.
+    expect(written.delta).toBeGreaterThan(written.full);
+    expect(Math.max(...written.deltaEntries)).toBeLessThanOrEqual(512 / 4 / 31);
+    const head = (await g.branchHead('main')).manifest;
+    const whole = [...head.ancestry.entries()].sort();
+    expect(whole).toHaveLength(61);
+    // Collected with no grace: every base a delta names is kept, and a cold process reads every entry.
+    await g.gc({ graceMs: 0, now: Date.now() + 3_600_000 });
+    const cold = await Graph.open(store, { partBytes: 512 });
+    expect([...(await cold.branchHead('main')).manifest.ancestry.entries()].sort()).toEqual(whole);
+    await cold.createBranch('late', { branch: 'main' });
+    await mustWrite(cold, 'late', [{ op: 'upsert', table: 'P', values: { id: 'late', v: 1 } }]);
+    await mergeOk(cold, 'late');
+    // A delta whose base is gone is a damaged graph, said plainly, not a leaf with entries missing.
+    const latest = (await cold.branchHead('main')).manifest.ancestry.tree;
+    const base = [...(latest.children?.values() ?? [])].find((leaf) => leaf.base !== undefined)?.base?.id;
+    expect(base).toBeDefined();
+    await store.deleteMany([keys.part(base as string)]);
+    const damaged = await Graph.open(store, { partBytes: 512 })
+      .then((x) => x.branchHead('main'))
+      .then(
+        () => 'read',
+        (e: unknown) => (isBranchgraphError(e) ? e.code : String(e)),
+      );
+    expect(damaged).toBe('corrupt_object');
   });
 
   it('reads format 1 manifests, and the next publication writes format 3', async () => {

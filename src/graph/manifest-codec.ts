@@ -36,6 +36,7 @@ import {
   RunRefZ,
   StoredManifestZ,
   StoredTableEntryZ,
+  deltaPartBodyZ,
   partBodyZ,
   TableEntryZ,
   type Manifest,
@@ -94,7 +95,13 @@ const PartZ = {
     z.object({ format: z.literal(1), kind: z.literal('tables'), ...partBodyZ(TableEntryZ).shape }),
     z.object({ format: z.literal(2), kind: z.literal('tables'), ...partBodyZ(StoredTableEntryZ).shape }),
   ]),
-  ancestry: z.object({ format: z.literal(1), kind: z.literal('ancestry'), ...partBodyZ(z.number().int().min(1)).shape }),
+  // Format 2 ancestry parts are delta leaves naming their base (`b`). A reader that predates them
+  // refuses them as corrupt rather than read a leaf's newest entries alone; every other ancestry
+  // part stays format 1, readable by it.
+  ancestry: z.discriminatedUnion('format', [
+    z.object({ format: z.literal(1), kind: z.literal('ancestry'), ...partBodyZ(z.number().int().min(1)).shape }),
+    z.object({ format: z.literal(2), kind: z.literal('ancestry'), ...deltaPartBodyZ(z.number().int().min(1)).shape }),
+  ]),
 };
 const TABLES_PART_FORMAT = 2;
 const RunListPartZ = z.object({ format: z.literal(1), kind: z.literal('runs'), runs: z.array(RunRefZ).min(1) });
@@ -140,12 +147,11 @@ export function partsToWrite(
       bytes: encodeJson({ format: TABLES_PART_FORMAT, kind: 'tables', ...storedTablesBody(n, { runLists: o.runLists, stored: false }) }),
       node: n as PartNode<unknown>,
     });
-  for (const n of unstoredNodes(m.ancestry.tree, newId))
-    parts.push({
-      key: keys.part(n.id as string),
-      bytes: encodeJson({ format: 1, kind: 'ancestry', ...bodyOf(n) }),
-      node: n as PartNode<unknown>,
-    });
+  for (const n of unstoredNodes(m.ancestry.tree, newId)) {
+    const body = bodyOf(n);
+    const format = body.b !== undefined ? 2 : 1;
+    parts.push({ key: keys.part(n.id as string), bytes: encodeJson({ format, kind: 'ancestry', ...body }), node: n as PartNode<unknown> });
+  }
   return parts;
 }
 
@@ -191,7 +197,7 @@ async function expandTablesBody(body: PartBody<StoredTableEntry>, runs: RunListR
   return { ...body, e: { ...body.e, ...Object.fromEntries(expanded) } };
 }
 
-/** A tree node from its body, loading its children (in parallel) through `load`. */
+/** A tree node from its body, loading its children (in parallel), or a delta leaf's base, through `load`. */
 export async function nodeFromBody<V>(a: {
   kind: PartKind;
   body: PartBody<V>;
@@ -202,17 +208,12 @@ export async function nodeFromBody<V>(a: {
   where: string;
 }): Promise<PartNode<V>> {
   const { kind, body, depth, path, load, o, where } = a;
-  const children =
-    body.c === undefined
-      ? undefined
-      : new Map(
-          await Promise.all(
-            Object.entries(body.c).map(
-              async ([d, id]) => [d, (await load({ kind, id, depth: depth + 1, path: path + d })) as PartNode<V>] as const,
-            ),
-          ),
-        );
-  const node = nodeOf({ body, depth, children, o, path });
+  const child = async (d: string, id: string) => [d, (await load({ kind, id, depth: depth + 1, path: path + d })) as PartNode<V>] as const;
+  const [children, base] = await Promise.all([
+    body.c === undefined ? undefined : Promise.all(Object.entries(body.c).map(([d, id]) => child(d, id))).then((cs) => new Map(cs)),
+    body.b === undefined ? undefined : (load({ kind, id: body.b, depth, path }) as Promise<PartNode<V>>),
+  ]);
+  const node = nodeOf({ body, depth, children, o, path, base });
   if (typeof node === 'string') throw new BranchgraphError('corrupt_object', `${where}: ${node}`, { details: { key: where } });
   return node;
 }

@@ -91,6 +91,11 @@ export function partBodyZ<T extends z.ZodTypeAny>(value: T) {
   });
 }
 
+/** A part tree body that may be a delta leaf (model/part-tree.ts `deltaLeaves`), naming its base in `b`. */
+export function deltaPartBodyZ<T extends z.ZodTypeAny>(value: T) {
+  return partBodyZ(value).extend({ b: z.string().regex(PART_ID_RE).optional() });
+}
+
 /**
  * A table's runs, and its secondary indexes once built (table/secondary-index.ts):
  * they describe the first `covers` runs (all when absent), whose keys `of`

@@ -151,4 +151,69 @@ describe('part trees', () => {
     expect(nodeOf({ body: { d: 1, e: { k1: 1, k2: 2 } }, depth: 1, o, path: 'z' })).toMatch(/not on this part's path/);
     expect(nodeOf({ body: { d: 0 }, depth: 0, o, path: '' })).toMatch(/neither/);
   });
+
+  it('delta leaves: a changed stored leaf keeps the entries that differ from its last full version, within a quarter of the limit', () => {
+    const d: PartTreeOptions<number> = { limit: 400, deltaLeaves: true };
+    // Enough entries to split the root, so leaves sit at depth 1 (a root is never a delta: it rides in its owner).
+    let tree = treeOf(
+      Array.from({ length: 200 }, (_, i) => [`k${i}`, 1] as [string, number]),
+      d,
+    );
+    let n = 0;
+    const publish = (t: PartNode<number>): void => {
+      for (const p of unstoredNodes(t, () => `p${n++}`)) p.stored = true;
+    };
+    publish(tree);
+    const leafOf = (t: PartNode<number>, key: string): PartNode<number> => {
+      let x = t;
+      while (x.children !== undefined) x = [...x.children.values()].find((c) => getEntry(c, key) !== undefined) as PartNode<number>;
+      return x;
+    };
+    const full = leafOf(tree, 'k0');
+    // A new key and a changed value land in k0's leaf as a delta over it, written as those two entries alone.
+    const sibling = [...(full.entries?.keys() ?? [])].find((k) => k !== 'k0') as string;
+    tree = withChanges(tree, new Map([['k0', 2]]), d);
+    publish(tree);
+    tree = withChanges(tree, new Map([[sibling, 3]]), d);
+    const leaf = leafOf(tree, 'k0');
+    expect(leaf.base).toBe(full);
+    expect(bodyOf(leaf)).toEqual({
+      d: full.depth,
+      b: full.id,
+      e: Object.fromEntries(
+        [
+          ['k0', 2],
+          [sibling, 3],
+        ].sort(),
+      ),
+    });
+    // Read back over its base, it is the whole leaf.
+    const read = nodeOf({ body: bodyOf(leaf), depth: leaf.depth, o: d, path: '', base: full });
+    expect(typeof read === 'string' ? read : sorted(read)).toEqual(sorted(leaf));
+    // Past a quarter of the limit, the leaf is written whole again and becomes the next base.
+    publish(tree);
+    let grown = tree;
+    for (let i = 0; i < 8; i++) {
+      grown = withChanges(
+        grown,
+        new Map([
+          ['k0', 10 + i],
+          [sibling, 20 + i],
+        ]),
+        d,
+      );
+      publish(grown);
+    }
+    expect(leafOf(grown, 'k0').base).toBe(full);
+    const many = new Map([...(full.entries?.keys() ?? [])].map((k) => [k, 123_456_789] as [string, number]));
+    const rewritten = leafOf(withChanges(grown, many, d), 'k0');
+    expect(rewritten.base).toBeUndefined();
+    expect(bodyOf(rewritten).b).toBeUndefined();
+    // A removal, or a leaf never stored, is written whole.
+    expect(leafOf(withChanges(tree, new Map([[sibling, undefined]]), d), 'k0').base).toBeUndefined();
+    expect(leafOf(withChanges(treeOf([...entriesOf(tree)], d), new Map([['k0', 5]]), d), 'k0').base).toBeUndefined();
+    // A delta read without its base, or over one that is not a full leaf, is refused.
+    expect(nodeOf({ body: bodyOf(leaf), depth: leaf.depth, o: d, path: '' })).toMatch(/without its base/);
+    expect(nodeOf({ body: bodyOf(leaf), depth: leaf.depth, o: d, path: '', base: leaf })).toMatch(/not a full leaf/);
+  });
 });

@@ -37,6 +37,11 @@ export interface PartNode<V> {
   id: string | undefined;
   /** Whether the part named `id` is known to be written. */
   stored: boolean;
+  /**
+   * For a leaf stored as a delta (see `PartTreeOptions.deltaLeaves`): the stored full leaf at the
+   * same place whose entries this one extends. Its body then holds only the entries that differ.
+   */
+  readonly base?: PartNode<V> | undefined;
 }
 
 /** How a tree sizes and compares its values. */
@@ -53,13 +58,27 @@ export interface PartTreeOptions<V> {
   sizeOf?: (key: string, value: V) => number;
   /** Whether two values are the same (no change). Default: ===. */
   equal?: (a: V, b: V) => boolean;
+  /**
+   * Store a changed leaf below the root as the entries that differ from the stored full leaf it
+   * came from, while those fit a quarter of `limit` and none was removed. A map that gains an
+   * entry per change (the ancestry: a lineage per merged branch) then writes that entry and the
+   * few before it, not the whole leaf; the leaf is written whole again once its delta passes the
+   * bound. A delta always refers to a full leaf, so a reader reads at most two parts per leaf
+   * (the base after the delta that names it; a process reads each part once). Values are
+   * compared with ===.
+   */
+  deltaLeaves?: boolean;
 }
 
-/** The stored body of a node: `e` for a leaf's entries, `c` for an inner node's children's part ids. */
+/**
+ * The stored body of a node: `e` for a leaf's entries, `c` for an inner node's children's part ids.
+ * A delta leaf names its base in `b`, and `e` holds only the entries that differ from it.
+ */
 export interface PartBody<V> {
   d: number;
   e?: Record<string, V>;
   c?: Record<string, string>;
+  b?: string;
 }
 
 const MAX_DEPTH = 32;
@@ -158,7 +177,7 @@ export function withChanges<V>(node: PartNode<V>, changes: ReadonlyMap<string, V
       if (v === undefined) next.delete(k);
       else next.set(k, v);
     }
-    return next === undefined ? node : build(next, node.depth, o);
+    return next === undefined ? node : withBase(build(next, node.depth, o), node, o);
   }
   const byDigit = new Map<string, Map<string, V | undefined>>();
   for (const [k, v] of changes) {
@@ -178,6 +197,30 @@ export function withChanges<V>(node: PartNode<V>, changes: ReadonlyMap<string, V
   }
   if (children === undefined) return node;
   return inner(children, node.depth, o);
+}
+
+/**
+ * `next` (changed from `from`) as a delta over the full leaf `from` is or extends, when the options
+ * ask for delta leaves and the delta is small enough; otherwise `next` as it is, a full leaf.
+ */
+function withBase<V>(next: PartNode<V>, from: PartNode<V>, o: PartTreeOptions<V>): PartNode<V> {
+  if (o.deltaLeaves !== true || next.entries === undefined || next.depth === 0) return next;
+  const base = from.base ?? (from.stored && from.id !== undefined ? from : undefined);
+  if (base?.entries === undefined || base.id === undefined) return next;
+  const delta = leafDelta(next.entries, base.entries);
+  if (delta === undefined) return next;
+  const size = sizer(o);
+  let bytes = 0;
+  for (const [k, v] of delta) bytes += size(k, v);
+  return bytes <= o.limit / 4 ? { ...next, base } : next;
+}
+
+/** The entries of `leaf` that differ from `base` (values compared with ===); undefined when `leaf` lacks one of `base`'s keys. */
+function leafDelta<V>(leaf: ReadonlyMap<string, V>, base: ReadonlyMap<string, V>): Map<string, V> | undefined {
+  for (const k of base.keys()) if (!leaf.has(k)) return undefined;
+  const delta = new Map<string, V>();
+  for (const [k, v] of leaf) if (base.get(k) !== v) delta.set(k, v);
+  return delta;
 }
 
 /** Entry bytes and count below a set of children. */
@@ -285,10 +328,16 @@ export function unstoredNodes<V>(root: PartNode<V>, newId: () => string): PartNo
   return out;
 }
 
+const sortedRecord = <V>(entries: Iterable<[string, V]>): Record<string, V> =>
+  Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
 /** A node's stored body; its children must have ids (see unstoredNodes). */
 export function bodyOf<V>(node: PartNode<V>): PartBody<V> {
   if (node.entries !== undefined) {
-    return { d: node.depth, e: Object.fromEntries([...node.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+    const base = node.base;
+    const delta = base?.entries === undefined ? undefined : leafDelta(node.entries, base.entries);
+    if (base?.id !== undefined && delta !== undefined) return { d: node.depth, b: base.id, e: sortedRecord(delta) };
+    return { d: node.depth, e: sortedRecord(node.entries) };
   }
   const c: Record<string, string> = {};
   for (const [d, child] of node.children ?? []) {
@@ -309,20 +358,25 @@ export function nodeOf<V>(a: {
   children?: ReadonlyMap<string, PartNode<V>> | undefined;
   o: PartTreeOptions<V>;
   path: string;
+  /** A delta leaf's base, loaded (see `PartBody.b`). */
+  base?: PartNode<V> | undefined;
 }): PartNode<V> | string {
-  const { body, depth, children, o, path } = a;
+  const { body, depth, children, o, path, base } = a;
   if (body.d !== depth) return `part at depth ${body.d} where depth ${depth} belongs`;
   if ((body.e === undefined) === (body.c === undefined)) return 'part is neither a leaf nor an inner node';
   if (body.e !== undefined) {
+    if ((body.b === undefined) !== (base === undefined)) return 'delta part without its base';
+    if (base !== undefined && (base.entries === undefined || base.depth !== depth || base.base !== undefined))
+      return 'delta part whose base is not a full leaf at its place';
     const size = sizer(o);
-    const entries = new Map<string, V>();
-    let bytes = 0;
+    const entries = new Map<string, V>(base?.entries);
     for (const [k, v] of Object.entries(body.e)) {
       if (!hashOf(k).startsWith(path)) return `key ${JSON.stringify(k.slice(0, 64))} is not on this part's path`;
       entries.set(k, v);
-      bytes += size(k, v);
     }
-    return { depth, entries, children: undefined, bytes, count: entries.size, id: undefined, stored: true };
+    let bytes = 0;
+    for (const [k, v] of entries) bytes += size(k, v);
+    return { depth, entries, children: undefined, bytes, count: entries.size, id: undefined, stored: true, base };
   }
   if (children === undefined || children.size === 0) return 'inner part has no children';
   const { bytes, count } = totals(children);
