@@ -72,6 +72,10 @@ describe('GraphiQL offline', () => {
       // Another version (a page cached from an older release) or file is not found, with the usual error body.
       const stale = await fetch(root[2]?.replace(/\/[^/]+\/graphiql\.js$/, '/0.0.0/graphiql.js') ?? '');
       expect([stale.status, (await stale.json()).error.code]).toEqual([404, 'not_found']);
+      for (const name of ['constructor', '__proto__', 'toString', '..%2Fpackage.json']) {
+        const odd = await fetch(root[2]?.replace(/graphiql\.js$/, name) ?? '');
+        expect([name, odd.status]).toEqual([name, 404]);
+      }
     } finally {
       await locked.close();
     }

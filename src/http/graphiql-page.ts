@@ -47,7 +47,8 @@ const ASSETS: Record<string, { type: string; bytes: (b: Bundle) => Buffer }> = {
 /** Each asset encoded once per process. */
 const encoded = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
 function assetBytes(file: string): Promise<Uint8Array<ArrayBuffer>> | undefined {
-  const asset = ASSETS[file];
+  // Own names only: `constructor` or `__proto__` is not an asset.
+  const asset = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
   if (asset === undefined) return undefined;
   let bytes = encoded.get(file);
   if (bytes === undefined) {
@@ -122,7 +123,7 @@ export function graphiqlAssetRoute(app: Hono<Env>): void {
     const bytes = c.req.param('version') === VERSION ? assetBytes(file) : undefined;
     if (bytes === undefined) return c.notFound();
     return c.body(await bytes, 200, {
-      'content-type': ASSETS[file]?.type ?? 'application/octet-stream',
+      'content-type': (ASSETS[file] as { type: string }).type,
       'cache-control': 'public, max-age=31536000, immutable',
     });
   });
