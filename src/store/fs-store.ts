@@ -202,8 +202,10 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  /** Whether no file is at `file` (a directory where its parent should be counts as none). */
-  /** A file's size, undefined when there is none; infinite when the stat failed otherwise (the asynchronous read then reports it). */
+  /**
+   * A file's size; undefined when there is none (a directory where its parent should be counts as
+   * none); infinite when the stat failed otherwise, so the asynchronous read reports it.
+   */
   private sizeOf(file: string): number | undefined {
     try {
       return statSync(file, { throwIfNoEntry: false })?.size;
