@@ -63,6 +63,51 @@ describe('part trees', () => {
     );
   });
 
+  it('with delta leaves, every published tree read back from its stored bodies is the map, and a delta always names a full leaf', () => {
+    const d: PartTreeOptions<number> = { limit: 120, deltaLeaves: true };
+    let deltas = 0;
+    fc.assert(
+      fc.property(fc.array(changesArb, { maxLength: 8 }), (batches) => {
+        const bodies = new Map<string, ReturnType<typeof bodyOf<number>>>();
+        let n = 0;
+        /** Read a stored node back as a reader does: children by id, a delta over its base. */
+        const read = (body: ReturnType<typeof bodyOf<number>>, depth: number, path: string): PartNode<number> => {
+          const children =
+            body.c === undefined
+              ? undefined
+              : new Map(Object.entries(body.c).map(([digit, id]) => [digit, read(bodies.get(id) as never, depth + 1, path + digit)]));
+          const baseBody = body.b === undefined ? undefined : bodies.get(body.b);
+          if (baseBody !== undefined) expect(baseBody.b).toBeUndefined();
+          const base = baseBody === undefined ? undefined : read(baseBody, depth, path);
+          const node = nodeOf({ body, depth, children, o: d, path, base });
+          if (typeof node === 'string') throw new Error(node);
+          return node;
+        };
+        let tree = emptyTree<number>();
+        const model = new Map<string, number>();
+        for (const batch of batches) {
+          const changes = new Map(batch);
+          tree = withChanges(tree, changes, d);
+          for (const [k, v] of changes) {
+            if (v === undefined) model.delete(k);
+            else model.set(k, v);
+          }
+          // Published: every new node stored under its id, as a publication writes them before its manifest.
+          for (const p of unstoredNodes(tree, () => `p${n++}`)) {
+            const body = bodyOf(p);
+            if (body.b !== undefined) deltas++;
+            bodies.set(p.id as string, body);
+            p.stored = true;
+          }
+          expect(sorted(read(bodyOf(tree), 0, ''))).toEqual(plain(model));
+        }
+      }),
+      { numRuns: 300 },
+    );
+    // The runs wrote deltas, not only full leaves.
+    expect(deltas).toBeGreaterThan(50);
+  });
+
   it('a one-key change copies one path and shares every other node', () => {
     const big = treeOf(
       Array.from({ length: 500 }, (_, i) => [`lineage-${i}`, i + 1] as [string, number]),
