@@ -46,16 +46,16 @@ const ASSETS: Record<string, { type: string; bytes: (b: Bundle) => Buffer }> = {
 
 /** Each asset encoded once per process. */
 const encoded = new Map<string, Promise<Uint8Array<ArrayBuffer>>>();
-function assetBytes(file: string): Promise<Uint8Array<ArrayBuffer>> | undefined {
+function asset(file: string): { type: string; bytes: Promise<Uint8Array<ArrayBuffer>> } | undefined {
   // Own names only: `constructor` or `__proto__` is not an asset.
-  const asset = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
-  if (asset === undefined) return undefined;
+  const found = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
+  if (found === undefined) return undefined;
   let bytes = encoded.get(file);
   if (bytes === undefined) {
-    bytes = loadBundle().then((b) => new Uint8Array(asset.bytes(b)));
+    bytes = loadBundle().then((b) => new Uint8Array(found.bytes(b)));
     encoded.set(file, bytes);
   }
-  return bytes;
+  return { type: found.type, bytes };
 }
 
 /** `../` enough times to climb from the page at `pagePath` to the server's root. */
@@ -119,11 +119,10 @@ export function renderGraphiqlPage(opts: GraphiQLOptions): string {
 /** `GET /graphiql-assets/<version>/<file>`: the bundle's parts, cached for good; another version is not found. */
 export function graphiqlAssetRoute(app: Hono<Env>): void {
   app.get(`${GRAPHIQL_ASSETS}/:version/:file`, async (c) => {
-    const file = c.req.param('file');
-    const bytes = c.req.param('version') === VERSION ? assetBytes(file) : undefined;
-    if (bytes === undefined) return c.notFound();
-    return c.body(await bytes, 200, {
-      'content-type': (ASSETS[file] as { type: string }).type,
+    const found = c.req.param('version') === VERSION ? asset(c.req.param('file')) : undefined;
+    if (found === undefined) return c.notFound();
+    return c.body(await found.bytes, 200, {
+      'content-type': found.type,
       'cache-control': 'public, max-age=31536000, immutable',
     });
   });

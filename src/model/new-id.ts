@@ -8,7 +8,7 @@
 import { monotonicFactory, ulid, type PRNG, type ULIDFactory } from 'ulid';
 
 /** Random fractions in [0, 1) from a pool refilled by `crypto.getRandomValues`. */
-export const POOLED_RANDOM: PRNG = (() => {
+const POOLED_RANDOM: PRNG = (() => {
   const pool = new Uint8Array(4096);
   let at = pool.length;
   return () => {

@@ -485,13 +485,23 @@ async function* wholeSegments(only: Source, fill: (src: Source) => Promise<void>
  * since the next merge into the same table reads them again.
  */
 function readSmallAhead(sources: Source[], load: LoadRun): void {
+  const wholeRuns = sources.filter((src) => src.parts.length === 1);
+  readFirstsAhead(
+    wholeRuns.map((src) => ({ src, part: src.parts[src.at] as RunRef })),
+    { load, maxPart: READ_AHEAD_RUN_BYTES },
+  );
+}
+
+/** Sources nothing was read or asked for from yet. */
+const untouched = (src: Source): boolean => src.filled === 0 && src.ahead.length === 0;
+
+/** Asks at once for the first segment of each untouched source given, within READ_AHEAD_BYTES and `maxPart` bytes a segment. */
+function readFirstsAhead(firsts: readonly { src: Source; part: RunRef }[], o: { load: LoadRun; maxPart?: number }): void {
   let budget = READ_AHEAD_BYTES;
-  for (const src of sources) {
-    const first = src.parts[src.at] as RunRef;
-    if (src.filled > 0 || src.ahead.length > 0) continue;
-    if (src.parts.length !== 1 || first.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
-    budget -= first.bytes;
-    src.ahead.push(early(load(first).then((d) => () => d)));
+  for (const { src, part } of firsts) {
+    if (!untouched(src) || part.bytes > Math.min(o.maxPart ?? Number.POSITIVE_INFINITY, budget)) continue;
+    budget -= part.bytes;
+    src.ahead.push(early(o.load(part).then((d) => () => d)));
   }
 }
 
@@ -517,13 +527,8 @@ function readPageAhead(sources: Source[], rows: number, load: LoadRun): void {
       break;
     }
   }
-  let budget = READ_AHEAD_BYTES;
-  for (const { src, part } of firsts) {
-    if (reach !== undefined && compareKey(part.minKey, reach) > 0) break;
-    if (src.filled > 0 || src.ahead.length > 0 || part.bytes > budget) continue;
-    budget -= part.bytes;
-    src.ahead.push(early(load(part).then((d) => () => d)));
-  }
+  const reached = reach === undefined ? firsts : firsts.filter(({ part }) => compareKey(part.minKey, reach) <= 0);
+  readFirstsAhead(reached, { load });
 }
 
 /**
@@ -536,7 +541,7 @@ function readPageAhead(sources: Source[], rows: number, load: LoadRun): void {
  */
 const TINY_RUNS_ONE_BY_ONE = 8;
 const isTiny = (src: Source): boolean => src.parts.length === 1 && (src.parts[0] as RunRef).rows <= COMPACT_RUN_ROWS;
-const isTinyUnread = (src: Source): boolean => isTiny(src) && src.filled === 0 && src.ahead.length === 0;
+const isTinyUnread = (src: Source): boolean => isTiny(src) && untouched(src);
 
 /** The most segments of one run a walk reads ahead of where it is. */
 const MAX_SEGMENTS_AHEAD = 8;
