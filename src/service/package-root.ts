@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * The directory holding package.json, found by walking up from this file,
@@ -30,14 +31,16 @@ export const NODE_FLAGS = ['--max-semi-space-size=64'] as const;
 /**
  * How to start this package's own command line in a child process: built
  * JavaScript under plain Node when this code runs built (fast start), the
- * TypeScript source under tsx otherwise.
+ * TypeScript source through tsx's loader otherwise, as `npm start` does.
+ * Either way the child is the server itself, not a launcher in front of it,
+ * so its pid is the one to signal, kill or measure.
  */
 export function cliCommand(): { command: string; args: string[] } {
   const root = packageRoot();
   if (fileURLToPath(import.meta.url).endsWith('.js'))
     return { command: process.execPath, args: [...NODE_FLAGS, path.join(root, 'dist', 'src', 'cli', 'main.js')] };
-  // tsx hands Node's flags on to Node.
-  return { command: path.join(root, 'node_modules', '.bin', 'tsx'), args: [...NODE_FLAGS, path.join(root, 'src', 'cli', 'main.ts')] };
+  const loader = pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
+  return { command: process.execPath, args: [...NODE_FLAGS, '--import', loader, path.join(root, 'src', 'cli', 'main.ts')] };
 }
 
 /** This package's version, from its package.json. */
