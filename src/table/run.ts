@@ -36,6 +36,7 @@ import { bytesHash } from '../model/canonical.js';
 import { compressStored, decompressStored, isCompressed } from '../model/compress-stored.js';
 import { BranchgraphError } from '../model/errors.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
+import { arrowFileOf, readArrowFile } from './read-arrow-file.js';
 import type { Row, Value } from '../model/values.js';
 
 export const RUN_FORMAT = '1';
@@ -527,29 +528,28 @@ export function decodeRun(a: {
     // `{` opens a compact run, and the compressed envelope one written since; an Arrow file opens with its magic.
     if (bytes[0] === 0x7b) return decodeCompactRun(table, bytes, expected);
     if (isCompressed(bytes)) return decodeCompactRun(table, decompressStored(bytes, objectKey), expected);
-    const t = tableFromIPC(bytes);
-    const format = t.schema.metadata.get('branchgraph.format');
+    const t = readArrowFile(bytes) ?? arrowFileOf(tableFromIPC(bytes));
+    const format = t.metadata.get('branchgraph.format');
     if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
     // Check the shape against what the manifest recorded before touching any row:
     // a corrupted length must not turn into a billion-row loop.
     if (expected !== undefined && t.numRows !== expected.rows)
       throw new Error(`holds ${t.numRows} rows, the manifest says ${expected.rows}`);
     if (t.numRows > bytes.length) throw new Error(`claims ${t.numRows} rows in ${bytes.length} bytes`);
-    const keyCol = t.getChild('_key');
-    const tombCol = t.getChild('_tomb');
-    const hashCol = t.getChild('_hash');
+    const keyCol = t.column('_key');
+    const tombCol = t.column('_tomb');
+    const hashCol = t.column('_hash');
     if (keyCol === null || tombCol === null || hashCol === null) throw new Error('missing _key, _tomb or _hash column');
     const keys = utf8Strings(keyCol);
-    const tombs: boolean[] = new Array(t.numRows);
+    const tombs = trueAt(tombCol);
     const hashes: string[] = utf8Strings(hashCol);
     for (let i = 0; i < t.numRows; i++) {
-      tombs[i] = tombCol.get(i) === true;
       if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
     }
     if (expected !== undefined && t.numRows > 0 && !rangeMatches(expected, keys[0] as string, keys[t.numRows - 1] as string)) {
       throw new Error('its key range differs from the manifest');
     }
-    const columns = rowProps(table).map((prop) => ({ prop, vector: t.getChild(prop.name) }));
+    const columns = rowProps(table).map((prop) => ({ prop, vector: t.column(prop.name) }));
     return new RunData({ keys, tombs, hashes, columns, byteSize: bytes.length });
   } catch (e) {
     throw new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
@@ -607,6 +607,20 @@ function utf8Strings(v: Vector): string[] {
     }
     const text = Buffer.from(region.buffer, region.byteOffset, region.byteLength).toString('latin1');
     for (let i = 0; i < d.length; i++) out.push(text.slice((offsets[i] as number) - start, (offsets[i + 1] as number) - start));
+  }
+  return out;
+}
+
+/** Which values of a bool column are true (a null is not), read from the bitmaps when nothing is null. */
+function trueAt(v: Vector): boolean[] {
+  const out: boolean[] = [];
+  for (const d of v.data) {
+    const bits = d.values as Uint8Array | undefined;
+    if (d.nullCount > 0 || bits === undefined) {
+      for (let i = 0; i < d.length; i++) out.push(v.get(out.length) === true);
+      continue;
+    }
+    for (let i = d.offset; i < d.offset + d.length; i++) out.push((((bits[i >> 3] as number) >> (i & 7)) & 1) === 1);
   }
   return out;
 }
