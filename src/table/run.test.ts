@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { parseSchema } from '../model/schema-parser.js';
 import { rowHash, type Row } from '../model/values.js';
 import { isCompressed, storedText } from '../model/compress-stored.js';
-import { COMPACT_RUN_ROWS, decodeRun, encodeCompactRun, encodeRun, encodeRunFile, runRefOf, type RunRow } from './run.js';
+import {
+  COMPACT_RUN_ROWS,
+  compareKey,
+  decodeRun,
+  encodeCompactRun,
+  encodeRun,
+  encodeRunFile,
+  MemoryRunData,
+  runRefOf,
+  type RunRow,
+} from './run.js';
 
 const type = parseSchema('node T { id: string @key\n n: int?\n f: float?\n b: bool?\n d: date?\n j: json?\n e: enum(x, y)? }')
   .types[0] as NonNullable<ReturnType<typeof parseSchema>['types'][0]>;
@@ -72,5 +83,31 @@ describe('runs of a few rows are compact', () => {
     // A row count or key range other than the manifest's is refused too.
     const bytes = encodeCompactRun(type, rows.slice(0, 3));
     expect(() => read(bytes)).toThrow(expect.objectContaining({ code: 'corrupt_object' }));
+  });
+});
+
+describe('finding a key in a decoded run', () => {
+  it('finds the same position from any earlier start as from the first row, and -1 for an absent key', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string({ maxLength: 4 }), { maxLength: 200 }),
+        fc.string({ maxLength: 4 }),
+        fc.nat(),
+        (drawn, probe, start) => {
+          const keys = [...drawn].sort(compareKey);
+          const run = new MemoryRunData(
+            type,
+            keys.map((key) => ({ key, tomb: true, hash: '', props: null })),
+            0,
+          );
+          const at = keys.indexOf(probe);
+          expect(run.find(probe)).toBe(at);
+          // Any start at or before the key's place (all of them when it is absent) finds the same.
+          const place = keys.filter((k) => compareKey(k, probe) < 0).length;
+          expect(run.find(probe, Math.min(start, place))).toBe(at);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

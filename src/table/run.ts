@@ -309,10 +309,24 @@ export class RunData {
     return this.keys.length;
   }
 
-  /** Index of `key`, or -1. */
-  find(key: string): number {
-    let lo = 0;
-    let hi = this.keys.length - 1;
+  /**
+   * Index of `key`, or -1. `from` is a position the key cannot sort before (a sorted batch's last
+   * hit in this run): the search gallops from there, so a batch's keys that land close together
+   * in one segment cost a few comparisons each rather than a full binary search.
+   */
+  find(key: string, from = 0): number {
+    const keys = this.keys;
+    let lo = from;
+    let hi = keys.length - 1;
+    if (from > 0) {
+      let bound = 1;
+      // Each step leaves keys[lo - 1] below `key`.
+      while (lo + bound - 1 < keys.length && compareKey(keys[lo + bound - 1] as string, key) < 0) {
+        lo += bound;
+        bound *= 2;
+      }
+      hi = Math.min(hi, lo + bound - 1);
+    }
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const c = compareKey(this.keys[mid] as string, key);

@@ -127,30 +127,38 @@ export async function lookupEntries(
       throw new BranchgraphError('internal', 'lookupEntries takes sorted, distinct keys');
   const data = new Array<RunData | undefined>(keys.length);
   const pos = new Array<number>(keys.length).fill(-1);
-  const index = new Map<string, number>();
-  for (let i = 0; i < keys.length; i++) index.set(keys[i] as string, i);
+  // The keys not found yet, and where each sits in `keys`.
   let pending: readonly string[] = keys;
+  let at: readonly number[] = keys.map((_, i) => i);
   const load = readAhead(v, pending, base);
   for (let r = v.runs.length - 1; r >= 0 && pending.length > 0; r--) {
     const run = v.runs[r] as RunRef;
     if (candidates(run, pending).length === 0) continue;
     let found = 0;
+    // Probes come in key order, so one found in a run's data is after the last found there.
+    let last: RunData | undefined;
+    let lastPos = 0;
     await visitHolders({
       parts: run.segmented ? await load.segments(run) : [run],
       probes: pending,
       load,
       mayHold: rangeMayHold,
-      visit: (k, d) => {
-        const p = d.find(k);
+      visit: (k, d, j) => {
+        const p = d.find(k, d === last ? lastPos + 1 : 0);
         if (p < 0) return false;
-        const i = index.get(k) as number;
+        last = d;
+        lastPos = p;
+        const i = at[j] as number;
         data[i] = d;
         pos[i] = p;
         found++;
         return true;
       },
     });
-    if (found > 0) pending = pending.filter((k) => data[index.get(k) as number] === undefined);
+    if (found > 0) {
+      at = at.filter((i) => data[i] === undefined);
+      pending = at.map((i) => keys[i] as string);
+    }
   }
   return { data, pos };
 }
@@ -219,7 +227,8 @@ export async function visitHolders(a: {
   probes: readonly string[];
   load: LoadRun;
   mayHold: (segment: RunRef, probe: string) => boolean;
-  visit: (probe: string, data: RunData) => boolean | undefined;
+  /** `index` is the probe's position in `probes`. */
+  visit: (probe: string, data: RunData, index: number) => boolean | undefined;
 }): Promise<void> {
   const { parts, load, mayHold, visit } = a;
   // The parts the probes may need are known before any is read: each is read a few parts ahead of
@@ -239,7 +248,8 @@ export async function visitHolders(a: {
   };
   const loaded = new Map<number, RunData>();
   let s = 0;
-  for (const p of a.probes) {
+  for (let i = 0; i < a.probes.length; i++) {
+    const p = a.probes[i] as string;
     s = firstFrom(parts, s, p);
     if (s === parts.length) break;
     for (let t = s; t < parts.length && mayHold(parts[t] as RunRef, p); t++) {
@@ -248,7 +258,7 @@ export async function visitHolders(a: {
         data = await read(t);
         loaded.set(t, data);
       }
-      if (visit(p, data) === true) break;
+      if (visit(p, data, i) === true) break;
     }
   }
 }
