@@ -42,7 +42,7 @@ import {
 } from '../table/table-version.js';
 import { HeadCursor } from '../table/head-cursor.js';
 import type { Resolver } from './resolutions.js';
-import { divergentColumns, divergentProperties, isMarkedHash, markedHash, marksOf, mergeEntity } from './three-way.js';
+import { divergentColumns, divergentProperties, isMarkedHash, markedHash, marksOf, mergeEntity, type ColumnRow } from './three-way.js';
 import type { SizePlan } from './merge-plan.js';
 import type { ProgressSink } from '../model/progress.js';
 
@@ -248,16 +248,28 @@ class KeyMerge {
    * from its runs' columns without building its rows (as `key` would count it from them): true
    * when counted, false when the caller must merge the key from its rows.
    */
-  countedInPlace(key: string, at: { base: Place; source: Place; target: Place }): boolean {
-    const [b, s, t] = [at.base, at.source, at.target];
+  countedInPlace(key: string, at: KeyPlaces): boolean {
+    const { base: b, source: s, target: t } = at;
     if (b.data === undefined || s.data === undefined || t.data === undefined) return false;
     if (b.data.tombs[b.at] || s.data.tombs[s.at] || t.data.tombs[t.at]) return false;
     // Marked states (a virtual base's) and rows updated alike on one side go the whole way.
     if (!updatedApart(b.data.hashes[b.at] as string, s.data.hashes[s.at] as string, t.data.hashes[t.at] as string)) return false;
-    const [cb, cs, ct] = [b.data.propertyColumns(), s.data.propertyColumns(), t.data.propertyColumns()];
+    const cb = b.data.propertyColumns();
+    const cs = s.data.propertyColumns();
+    const ct = t.data.propertyColumns();
     if (cb === undefined || cs === undefined || ct === undefined || !this.brief(key)) return false;
-    return this.countDivergent(divergentColumns({ columns: cb, at: b.at }, { columns: cs, at: s.at }, { columns: ct, at: t.at }));
+    const rows = this.columnRows;
+    rows.base.columns = cb;
+    rows.base.at = b.at;
+    rows.source.columns = cs;
+    rows.source.at = s.at;
+    rows.target.columns = ct;
+    rows.target.at = t.at;
+    return this.countDivergent(divergentColumns(rows.base, rows.source, rows.target));
   }
+
+  /** Reused by every key `countedInPlace` compares: a batch of 100,000 conflicts allocates nothing per key there. */
+  private readonly columnRows = { base: columnRow(), source: columnRow(), target: columnRow() };
 
   /** Whether `key`'s conflicts are past the report's page with nothing to resolve them: only counted. */
   private brief(key: string): boolean {
@@ -401,6 +413,16 @@ interface Place {
   at: number;
 }
 
+/** Where a key's three states are; one is filled in place per key. */
+interface KeyPlaces {
+  base: Place;
+  source: Place;
+  target: Place;
+}
+
+const place = (): Place => ({ data: undefined, at: -1 });
+const columnRow = (): ColumnRow => ({ columns: [], at: -1 });
+
 /** Keys both sides changed, awaiting their base states: where each side's entry is, in parallel arrays (no object per key). */
 class BothChanged {
   readonly keys: string[] = [];
@@ -413,14 +435,16 @@ class BothChanged {
     this.pos.push(s.pos, t.pos);
   }
 
-  place(i: number, side: 'source' | 'target'): Place {
+  /** Set `into` to where key `i`'s entry is on `side`. */
+  place(i: number, side: 'source' | 'target', into: Place): void {
     const j = 2 * i + (side === 'source' ? 0 : 1);
-    return { data: this.runs[j] as RunData, at: this.pos[j] as number };
+    into.data = this.runs[j] as RunData;
+    into.at = this.pos[j] as number;
   }
 
   at(i: number, side: 'source' | 'target'): RunRow {
-    const p = this.place(i, side);
-    return (p.data as RunData).rowAt(p.at);
+    const j = 2 * i + (side === 'source' ? 0 : 1);
+    return (this.runs[j] as RunData).rowAt(this.pos[j] as number);
   }
 }
 
@@ -445,13 +469,19 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
   let batch = new BothChanged();
   // The base is read in key order too, each segment by a batch or two: not kept in the run cache.
   const baseLoad: LoadRun = Object.assign((ref: RunRef) => (input.load.uncached ?? input.load)(ref), input.load);
+  const places: KeyPlaces = { base: place(), source: place(), target: place() };
   const mergeBatch = (keys: BothChanged, b: { data: (RunData | undefined)[]; pos: number[] }): void => {
     for (let i = 0; i < keys.keys.length; i++) {
       const key = keys.keys[i] as string;
-      const base = { data: b.data[i], at: b.pos[i] as number };
-      if (km.countedInPlace(key, { base, source: keys.place(i, 'source'), target: keys.place(i, 'target') })) continue;
+      const baseData = b.data[i];
+      const baseAt = b.pos[i] as number;
+      places.base.data = baseData;
+      places.base.at = baseAt;
+      keys.place(i, 'source', places.source);
+      keys.place(i, 'target', places.target);
+      if (km.countedInPlace(key, places)) continue;
       const s = keys.at(i, 'source');
-      const bRow = base.data === undefined ? undefined : base.data.rowAt(base.at);
+      const bRow = baseData === undefined ? undefined : baseData.rowAt(baseAt);
       km.key({ key, b: bRow, s, t: keys.at(i, 'target'), layout: s, changed: true });
     }
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { rowProps } from '../model/schema.js';
 import { parseSchema } from '../model/schema-parser.js';
 import { rowHash, type Row } from '../model/values.js';
 import { isCompressed, storedText } from '../model/compress-stored.js';
@@ -108,6 +109,34 @@ describe('finding a key in a decoded run', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('a decoded run’s columns', () => {
+  it('give back every written value, decoded whole as reads of many rows take them', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            n: fc.option(fc.maxSafeInteger(), { freq: 8 }),
+            f: fc.option(fc.double({ noDefaultInfinity: true, noNaN: true }), { freq: 8 }),
+          }),
+          {
+            minLength: 1,
+            maxLength: 300,
+          },
+        ),
+        (drawn) => {
+          const written = drawn.map((p, i) => live(`k${String(i).padStart(4, '0')}`, p));
+          const run = read(encodeRun(type, written), runRefOf({ key: 'k', rows: written, file: encodeRun(type, written) }));
+          const columns = run.propertyColumns() as readonly (readonly unknown[])[];
+          const names = rowProps(type).map((p) => p.name);
+          expect(columns[names.indexOf('n')]).toEqual(drawn.map((p) => p.n));
+          expect(columns[names.indexOf('f')]).toEqual(drawn.map((p) => (Object.is(p.f, -0) ? -0 : p.f)));
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 });
