@@ -273,10 +273,18 @@ async function simulate(seed: number): Promise<void> {
       const parts = Array.from({ length: 2 + rng.int(2) }, () =>
         Array.from({ length: 1 + rng.int(2) }, () => ({ op: 'upsert' as const, id: rng.pick(KEYS), a: rng.int(2), b: rng.int(3) })),
       );
-      label = `concurrent writes ${branch} ${JSON.stringify(parts)}`;
+      // Half the time a full compaction of the branch runs beside them, from this process (in its
+      // turn among the writes) or from the other one (racing them at the store).
+      const compactor = rng.chance(0.5) ? (rng.chance(0.3) ? twin : g) : undefined;
+      label = `concurrent writes ${branch} ${JSON.stringify(parts)}${compactor === undefined ? '' : compactor === g ? ' + compaction' : ' + compaction (other process)'}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
-      const results = await Promise.allSettled(parts.map((ops) => g.write(branch, engineOps(ops))));
-      for (const r of results) {
+      const headBefore = (await clean.branchHead(branch)).manifest.commit.id;
+      const settled = await Promise.allSettled([
+        ...parts.map((ops) => g.write(branch, engineOps(ops))),
+        ...(compactor === undefined ? [] : [compactor.compact(branch, { mode: 'full' })]),
+      ]);
+      const results = settled.slice(0, parts.length);
+      for (const r of settled) {
         if (r.status === 'rejected' && !(isBranchgraphError(r.reason) && RETRYABLE.has(r.reason.code)))
           throw new Error(`seed ${seed} step ${step} ${label}: ${String(r.reason)}`);
       }
@@ -295,6 +303,12 @@ async function simulate(seed: number): Promise<void> {
         throw new Error(
           `seed ${seed} step ${step} ${label}: the state is not the model's after any ordered subset of the writes including every acknowledged one\n  engine ${observed}`,
         );
+      // A compaction that landed is a commit of its own (rows unchanged): read from the history.
+      for (let id = (await clean.branchHead(branch)).manifest.commit.id; id !== headBefore; ) {
+        const c = (await clean.commitSnapshot(id)).manifest.commit;
+        if (c.kind === 'compact') match.recordNoopCommit(branch);
+        id = c.parentIds[0] as string;
+      }
       model = match;
       continue;
     } else if (roll < 0.45) {

@@ -102,6 +102,31 @@ describe('compaction', () => {
     expect((head.manifest.tables.Item?.runs.length ?? 0) < 90).toBe(true);
   });
 
+  it('in one process, a compaction takes its turn among a stream of writes instead of racing them', async () => {
+    const g = await Graph.open(new LatencyStore(new MemoryStore(), 1));
+    await g.applySchema('main', ITEMS);
+    let writing = true;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 40; i++) await mustWrite(g, 'main', [item(w * 100 + i, i)]);
+    });
+    const attempts: number[] = [];
+    const compactor = (async () => {
+      while (writing) {
+        const r = await g.compact('main');
+        if (r.status === 'published') attempts.push(r.attempts);
+      }
+    })();
+    await Promise.all(writers);
+    writing = false;
+    await compactor;
+    // Each compaction published on the first manifest it planned: it lost no race to the writers.
+    expect(attempts.length).toBeGreaterThan(3);
+    expect(attempts.every((a) => a === 1)).toBe(true);
+    expect(Object.keys(await rowsOf(g, 'main', 'Item'))).toHaveLength(160);
+    const runs = (await g.branchHead('main')).manifest.tables.Item?.runs.length ?? 0;
+    expect(runs).toBeLessThan(40);
+  });
+
   it('pending WAL rows stay pending through a compaction and read the same', async () => {
     const g = await Graph.open(new MemoryStore());
     await g.applySchema('main', ITEMS);

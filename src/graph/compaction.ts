@@ -121,8 +121,8 @@ async function compactTable(round: Round, type: TableType, entry: IndexedVersion
   };
 }
 
-export function compactBranch(
-  ports: Pick<GraphPorts, 'publication' | 'runFiles' | 'clock'>,
+export async function compactBranch(
+  ports: Pick<GraphPorts, 'publication' | 'runFiles' | 'clock' | 'heads'>,
   branch: string,
   opts: ChangeOptions & CompactOptions,
 ): Promise<ChangeResult<CompactionResult>> {
@@ -132,27 +132,17 @@ export function compactBranch(
   const { written } = round;
   // Reused runs were written after this: the publication deadline counts from here (see gc.ts).
   const startedAt = ports.clock();
+  // The compacted runs are written first, on the head as it is now. Only then does the compaction
+  // take this process's turn on the branch, where writes and merges take theirs
+  // (publication-lanes.ts): its turn plans again reusing those runs and hands its manifest on, so
+  // writers queue behind a plan, never behind the writing of a tier, and a stream of writes cannot
+  // beat it to every version (it used to lose race after race, falling a hundred runs behind).
+  const first = await ports.heads.branchHead(branch, opts.signal, { withoutPending: true });
+  await planCompaction(round, first, { tables: opts.tables, readAt: startedAt });
   return ports.publication
-    .commitChange<CompactionResult>(branch, { ...opts, withoutPending: true }, async (head): Promise<PlanResult<CompactionResult>> => {
-      for (const name of opts.tables ?? [])
-        if (findType(head.schema, name) === undefined)
-          throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
-      const tables: Record<string, TableVersion> = {};
-      const result: CompactionResult = { tables: [] };
-      for (const name of (opts.tables ?? Object.keys(head.manifest.tables)).slice().sort()) {
-        const type = findType(head.schema, name);
-        const entry = head.manifest.tables[name];
-        if (type === undefined || entry === undefined) continue;
-        const done = await compactTable(round, type, entry);
-        if (done === undefined) continue;
-        tables[name] = done.version;
-        result.tables.push(done.line);
-      }
-      if (result.tables.length === 0) return { unchanged: result };
-      const names = result.tables.map((t) => t.table).join(', ');
-      // Compacted runs are kept across attempts; those no publication took are deleted below.
-      return { kind: 'compact', tables, keepPending: true, scratch: [], result, message: `compact ${names}`, readAt: startedAt };
-    })
+    .commitChange<CompactionResult>(branch, { ...opts, withoutPending: true, chained: true, firstHead: first }, (head) =>
+      planCompaction(round, head, { tables: opts.tables, readAt: startedAt }),
+    )
     .then(async (r) => {
       // Every attempt before the one that published certainly did not land (a lost race, or the loop
       // would have thrown), so what only they used can go. On a failure nothing is deleted: the last
@@ -161,6 +151,32 @@ export function compactBranch(
       await ports.runFiles.delete(written.filter((w) => !used.has(w.key))).catch(() => undefined);
       return r;
     });
+}
+
+/** What compacting `head` publishes: the tables with a stretch due, each reusing the run `round` already wrote for it. */
+async function planCompaction(
+  round: Round,
+  head: Snapshot,
+  opts: { tables: readonly string[] | undefined; readAt: number },
+): Promise<PlanResult<CompactionResult>> {
+  for (const name of opts.tables ?? [])
+    if (findType(head.schema, name) === undefined)
+      throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
+  const tables: Record<string, TableVersion> = {};
+  const result: CompactionResult = { tables: [] };
+  for (const name of (opts.tables ?? Object.keys(head.manifest.tables)).slice().sort()) {
+    const type = findType(head.schema, name);
+    const entry = head.manifest.tables[name];
+    if (type === undefined || entry === undefined) continue;
+    const done = await compactTable(round, type, entry);
+    if (done === undefined) continue;
+    tables[name] = done.version;
+    result.tables.push(done.line);
+  }
+  if (result.tables.length === 0) return { unchanged: result };
+  const names = result.tables.map((t) => t.table).join(', ');
+  // Compacted runs are kept across attempts; those no publication took are deleted after it.
+  return { kind: 'compact', tables, keepPending: true, scratch: [], result, message: `compact ${names}`, readAt: opts.readAt };
 }
 
 /** A table entry's runs and its indexes' runs. */

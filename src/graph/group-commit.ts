@@ -69,7 +69,9 @@ export class GroupCommit {
 
   private alone(branch: string, ops: readonly WriteOp[], opts: ChangeOptions): Promise<ChangeResult<WriteSummary>> {
     const { tables, runFiles: runs, publication } = this.ports;
-    return publication.commitChange(branch, opts, (head) => planWrite({ tables, runs, head, ops, signal: opts.signal }));
+    return publication.commitChange(branch, { ...opts, chained: true }, (head) =>
+      planWrite({ tables, runs, head, ops, signal: opts.signal }),
+    );
   }
 
   private async lead(branch: string): Promise<void> {
@@ -117,7 +119,7 @@ export class GroupCommit {
     try {
       // The head the published group was planned on: what a member that changed nothing saw.
       let planned: Snapshot | undefined;
-      const r = await this.ports.publication.commitChange<Outcome[]>(branch, { actor: group[0]?.opts.actor }, (head) => {
+      const r = await this.ports.publication.commitChange<Outcome[]>(branch, { actor: group[0]?.opts.actor, chained: true }, (head) => {
         planned = head;
         return this.plan(head, group);
       });
