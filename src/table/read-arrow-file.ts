@@ -82,7 +82,7 @@ class FileReader {
     const footer = this.root(footerStart);
     const schema = this.table(footer, 1);
     if (schema === 0) throw new Unreadable('no schema');
-    if (this.vectorLength(footer, 2) > 0) throw new Unreadable('dictionaries');
+    if (this.vector(footer, 2, BLOCK_BYTES).length > 0) throw new Unreadable('dictionaries');
     const batches = this.vector(footer, 3, BLOCK_BYTES);
     if (batches.length !== 1) throw new Unreadable('not one record batch');
     if (this.scalar(schema, 0, 'i16') !== 0) throw new Unreadable('big-endian');
@@ -101,7 +101,7 @@ class FileReader {
     const list = this.vector(schema, 1, 4);
     for (let i = 0; i < list.length; i++) {
       const f = this.deref(list.start + 4 * i);
-      if (this.table(f, 4) !== 0 || this.vectorLength(f, 5) > 0) throw new Unreadable('dictionary or nested field');
+      if (this.table(f, 4) !== 0 || this.vector(f, 5, 4).length > 0) throw new Unreadable('dictionary or nested field');
       out.push({ name: this.string(f, 0), kind: this.kind(this.scalar(f, 2, 'u8'), this.table(f, 3)) });
     }
     return out;
@@ -141,6 +141,7 @@ class FileReader {
     const nodes = this.vector(batch, 1, FIELD_NODE_BYTES);
     const buffers = this.vector(batch, 2, BUFFER_BYTES);
     const body = block.offset + block.metaDataLength;
+    if (body <= at) throw new Unreadable('metadata length out of range');
     if (body + block.bodyLength > this.bytes.length) throw new Unreadable('body out of range');
     if (nodes.length !== schema.fields.length) throw new Unreadable('field nodes differ from the schema');
     const columns = new Map<string, Vector>();
@@ -203,11 +204,6 @@ class FileReader {
     const length = this.u32(v);
     if (v + 4 + length * width > this.bytes.length) throw new Unreadable('vector out of range');
     return { start: v + 4, length };
-  }
-
-  private vectorLength(table: number, slot: number): number {
-    const at = this.slot(table, slot);
-    return at === 0 ? 0 : this.u32(this.deref(at));
   }
 
   private string(table: number, slot: number): string {

@@ -636,8 +636,9 @@ function int64Numbers(v: Vector): number[] {
   const out = new Array<number>(v.length);
   let n = 0;
   for (const d of v.data) {
+    // A slice's values start at its first value already (Arrow slices fixed-width buffers with the data).
     const values = d.values as BigInt64Array;
-    const words = new Int32Array(values.buffer, values.byteOffset + d.offset * 8, d.length * 2);
+    const words = new Int32Array(values.buffer, values.byteOffset, d.length * 2);
     for (let i = 0; i < d.length; i++, n++) out[n] = (words[2 * i + 1] as number) * 4294967296 + ((words[2 * i] as number) >>> 0);
   }
   return out;
@@ -645,14 +646,16 @@ function int64Numbers(v: Vector): number[] {
 
 /** Which values of a bool column are true (a null is not), read from the bitmaps when nothing is null. */
 function trueAt(v: Vector): boolean[] {
-  const out: boolean[] = [];
+  const out = new Array<boolean>(v.length);
+  let n = 0;
   for (const d of v.data) {
+    // A bitmap is not sliced with its data: a slice's first bit is at its offset.
     const bits = d.values as Uint8Array | undefined;
     if (d.nullCount > 0 || bits === undefined) {
-      for (let i = 0; i < d.length; i++) out.push(v.get(out.length) === true);
+      for (let i = 0; i < d.length; i++, n++) out[n] = v.get(n) === true;
       continue;
     }
-    for (let i = d.offset; i < d.offset + d.length; i++) out.push((((bits[i >> 3] as number) >> (i & 7)) & 1) === 1);
+    for (let i = d.offset; i < d.offset + d.length; i++, n++) out[n] = (((bits[i >> 3] as number) >> (i & 7)) & 1) === 1;
   }
   return out;
 }
