@@ -186,8 +186,20 @@ export interface TablePlan {
 /** Estimated decoded bytes per stored byte of run, for budget reservations. */
 export const DECODE_FACTOR = 4;
 
+/**
+ * Per table, the runs a side added over the base where its run list no longer shows them: a side
+ * compacted since the base, read with its compacted runs unfolded (table-version.ts alignForDelta).
+ */
+export type AlignedDeltas = Record<string, { source?: RunRef[]; target?: RunRef[] }>;
+
 /** Per table of the merged schema: keep the target's, adopt the source's, or prepare. */
-export function planTables(a: { schema: Schema; base: Record<string, TableVersion>; source: MergeSide; target: MergeSide }): TablePlan {
+export function planTables(a: {
+  schema: Schema;
+  base: Record<string, TableVersion>;
+  source: MergeSide;
+  target: MergeSide;
+  aligned?: AlignedDeltas;
+}): TablePlan {
   const { schema, base, source, target } = a;
   const names = [...new Set([...Object.keys(source.tables), ...Object.keys(target.tables)])]
     .filter((n) => findType(schema, n) !== undefined)
@@ -205,14 +217,15 @@ export function planTables(a: { schema: Schema; base: Record<string, TableVersio
       continue;
     }
     const type = findType(schema, name) as TableType;
-    const [sd, td] = [deltaRuns(b, s), deltaRuns(b, t)];
+    const [sd, td] = [deltaRuns(b, s) ?? a.aligned?.[name]?.source, deltaRuns(b, t) ?? a.aligned?.[name]?.target];
     const rows = (runs: RunRef[] | undefined): number => (runs ?? []).reduce((n, r) => n + r.rows, 0);
     // Without shared runs (a compaction on the way), the sizes are unknown here: merge key by key.
     const sourceTrusted =
       sd !== undefined &&
       sourceRowsTrusted({ schema, sourceSchema: source.schema, type, sourceTombstones: sd.reduce((n, r) => n + r.tombstones, 0) });
     const bySize = sd !== undefined && td !== undefined ? planBySize(rows(sd), rows(td), sourceTrusted) : 'both';
-    const [sb, tb] = [deltaBytes(b, s), deltaBytes(b, t)];
+    const bytes = (runs: RunRef[]): number => runs.reduce((n, r) => n + r.bytes, 0);
+    const [sb, tb] = [sd === undefined ? deltaBytes(b, s) : bytes(sd), td === undefined ? deltaBytes(b, t) : bytes(td)];
     // A walked side is held in memory; an adopted one is not read at all.
     const estimateBytes = DECODE_FACTOR * (bySize === 'source-big' ? tb : bySize === 'target-big' ? sb : sb + tb);
     const [sr, tr] = sd !== undefined && td !== undefined ? [rows(sd), rows(td)] : [versionStats(s).rows, versionStats(t).rows];

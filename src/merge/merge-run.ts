@@ -27,7 +27,15 @@ import { mergeCursorScope, type MergeEnvironment, type MergeRequest } from './me
 import type { Snapshot } from '../graph/snapshot.js';
 import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import { changedStates, deltaRuns, EMPTY_TABLE, lookupStates, READ_AHEAD_RUN_BYTES, type TableVersion } from '../table/table-version.js';
+import {
+  alignForDelta,
+  changedStates,
+  deltaRuns,
+  EMPTY_TABLE,
+  lookupStates,
+  READ_AHEAD_RUN_BYTES,
+  type TableVersion,
+} from '../table/table-version.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import { runPreparations, type Fallback, type PreparationGauges } from './preparation-scheduler.js';
 import { hashOf, prepareTable, type PreparedTable } from './prepare-table.js';
@@ -39,6 +47,7 @@ import {
   mergeSchemas,
   needsBaseSchema,
   planTables,
+  type AlignedDeltas,
   sameTypeIn,
   type MergeOutcome,
   type MergeSide,
@@ -46,6 +55,8 @@ import {
   type TablePlan,
 } from './merge-plan.js';
 import { recheckTightened, sideValues } from './merge-recheck.js';
+import { tableMergeAction } from './three-way.js';
+import { originOf } from '../graph/run-origin.js';
 import { Resolver, type AppliedResolution, type MergeResolutions } from './resolutions.js';
 
 /** What a commit records of the resolutions it applied: the strategy, how many, and the first RESOLVED_ITEMS of them. */
@@ -169,20 +180,28 @@ export class MergeRun {
    * its turn behind other merges into the same branch), and a table's preparation finds its runs
    * read. Only small unsegmented runs, at most WARM_DELTA_BYTES in all: big runs stay where
    * preparation's width and memory budget govern them, and the plan may adopt them unread. A
-   * target's runs are warmed only for tables the source changed too. Failures surface when the
-   * plan reads the run.
+   * target's runs are warmed only for tables the source changed too. A run another lineage
+   * published (its origin, graph/run-origin.ts) is one a side inherited, not one it added: a side
+   * that compacted its shared runs since the fork lacks them, and the other side's copies are not
+   * its delta. A compacted run usually holds shared runs too, and the plan reads only the delta
+   * beneath it (alignedDeltas), so it is not warmed either. Failures surface when the plan reads
+   * the run.
    */
   warmDeltas(target: Snapshot): void {
     let budget = WARM_DELTA_BYTES;
+    const added = (r: RunRef, side: Snapshot): boolean => {
+      const lineage = originOf(r)?.lineage;
+      return r.compacted !== true && (lineage === undefined || side.branch === undefined || lineage === side.branch.lineage);
+    };
     for (const [name, version] of Object.entries(this.source.tables)) {
       const type = findType(this.source.schema, name);
       const theirs = target.tables[name]?.runs ?? [];
       const inTarget = new Set(theirs.map((r) => r.key));
-      const added = version.runs.filter((r) => !inTarget.has(r.key));
-      if (type === undefined || added.length === 0) continue;
+      const sourceAdded = version.runs.filter((r) => !inTarget.has(r.key) && added(r, this.source));
+      if (type === undefined || sourceAdded.length === 0) continue;
       const inSource = new Set(version.runs.map((r) => r.key));
       const load = this.ports.runFiles.loader(type, this.env.signal);
-      for (const r of [...added, ...theirs.filter((t) => !inSource.has(t.key))]) {
+      for (const r of [...sourceAdded, ...theirs.filter((t) => !inSource.has(t.key) && added(t, target))]) {
         if (r.source !== undefined || r.segmented === true || r.bytes > Math.min(READ_AHEAD_RUN_BYTES, budget)) continue;
         budget -= r.bytes;
         load(r).catch(() => undefined);
@@ -287,13 +306,41 @@ export class MergeRun {
     return { base: { ref: refOf(baseManifest), manifest: baseManifest, schema, tables: found.base.tables, pending: NO_PENDING }, schema };
   }
 
+  /**
+   * The deltas of tables a side compacted since the base (its run list no longer holds the base's
+   * runs), from the runs its compacted runs replaced: the plan then sizes and places the merge by
+   * what changed, as for any other table, instead of walking both whole tables. The lists read are
+   * cached, and preparation reads them anyway.
+   */
+  private async alignedDeltas(schema: Schema, base: Record<string, TableVersion>, target: Snapshot): Promise<AlignedDeltas> {
+    const out: AlignedDeltas = {};
+    const sides = { source: this.source.tables, target: target.tables };
+    await Promise.all(
+      schema.types.map(async (type) => {
+        const b = base[type.name] ?? EMPTY_TABLE;
+        const [s, t] = [sides.source[type.name] ?? EMPTY_TABLE, sides.target[type.name] ?? EMPTY_TABLE];
+        if (tableMergeAction(b, s, t) !== 'prepare') return;
+        const load = this.ports.runFiles.loader(type, this.env.signal);
+        for (const side of ['source', 'target'] as const) {
+          const v = side === 'source' ? s : t;
+          if (deltaRuns(b, v) !== undefined || !v.runs.some((r) => r.compacted === true)) continue;
+          const unfolded = await alignForDelta(b, v, load);
+          const delta = unfolded === undefined ? undefined : deltaRuns(b, unfolded);
+          if (delta !== undefined) out[type.name] = { ...out[type.name], [side]: delta };
+        }
+      }),
+    );
+    return out;
+  }
+
   private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
     const { source, request, env, applied } = this;
     const found = await this.baseFor(target);
     if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: this.collected(found.conflicts), base: null } };
     const { base, schema } = found;
     const baseManifest = base.manifest;
-    const plan = planTables({ schema, base: base.tables, source: sideOf(source), target: sideOf(target) });
+    const aligned = await this.alignedDeltas(schema, base.tables, target);
+    const plan = planTables({ schema, base: base.tables, source: sideOf(source), target: sideOf(target), aligned });
     env.progress?.restart(plan.toPrepare.reduce((n, t) => n + t.plannedRows, 0));
     this.stats.tablesAdopted = plan.summaries.length;
     this.stats.tablesPrepared = plan.toPrepare.length;
