@@ -7,12 +7,13 @@
 import type { ProgressSink } from '../model/progress.js';
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteSummary } from './write-batch.js';
-import type { RunWriter, TableReader } from './ports.js';
+import type { TableReader } from './ports.js';
+import type { RunAppender } from './append-run.js';
 import type { Plan } from './change.js';
 
 export function planLoad(request: {
   tables: TableReader;
-  runs: RunWriter;
+  runs: RunAppender;
   ndjson: string;
   progress?: ProgressSink | undefined;
   signal?: AbortSignal | undefined;

@@ -4,6 +4,7 @@
  * every view, and the ports (see ports.ts) the orchestrators are given.
  */
 import { CountingStore } from '../store/counting-store.js';
+import type { InlineBound } from '../table/compaction-policy.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { treeOptions } from './manifest-codec.js';
 import { Repository } from './repository.js';
@@ -37,6 +38,12 @@ export interface GraphOptions {
    * tests set it low to put run-list parts in small graphs. Any value reads back.
    */
   inlineRuns?: number;
+  /**
+   * When a write folds a table's piled-up newest runs itself (table/compaction-policy.ts
+   * `inlineCompactionStart`); `false` leaves all compaction to the background compactor and to
+   * explicit compactions. Tests use it to build long uncompacted run lists, or a lower bound.
+   */
+  inlineCompaction?: InlineBound | false;
   /** How old a copy of the hook registry deliveries may use (hooks.ts), default 5 s. */
   hookRefreshMs?: number;
 }
@@ -70,7 +77,9 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const actor = opts.actor ?? 'branchgraph';
   const trees = treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes, runs: opts.inlineRuns });
   const repo = shared?.repo.withStore(store) ?? new Repository(store, { trees, clock });
-  const runs = shared?.runs.withStore(store) ?? new RunStore(store, { cacheBytes: opts.runCacheBytes, clock });
+  const runs =
+    shared?.runs.withStore(store) ??
+    new RunStore(store, { cacheBytes: opts.runCacheBytes, clock, inlineCompaction: opts.inlineCompaction });
   const tags = new Tags(store, repo.events);
   const hints = shared?.hints ?? new BranchHints();
   const lanes = shared?.lanes ?? new PublicationLanes();

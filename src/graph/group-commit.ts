@@ -28,6 +28,7 @@ import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import type { ChangeOptions, ChangePlan, ChangeResult, PlanResult } from './change.js';
 import type { GraphPorts } from './ports.js';
+import { appendRun } from './append-run.js';
 import type { Snapshot } from './snapshot.js';
 import { MAX_BATCH_OPS, planWrite, resolveWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 
@@ -171,12 +172,15 @@ export class GroupCommit {
     const scratch: RunRef[] = [];
     try {
       for (const [name, { type, byKey, kept }] of rows) {
-        const ref = await this.ports.runFiles.write(
+        const { written: ref, below } = await appendRun({
+          runFiles: this.ports.runFiles,
           type,
-          [...byKey.values()].sort((a, b) => compareKey(a.key, b.key)),
-        );
-        scratch.push(ref);
-        tables[name] = { runs: [...(head.tables[name] ?? EMPTY_TABLE).runs, kept.length > 0 ? { ...ref, keptUnique: kept } : ref] };
+          rows: [...byKey.values()].sort((a, b) => compareKey(a.key, b.key)),
+          runs: (head.tables[name] ?? EMPTY_TABLE).runs,
+          lineage: head.branch?.lineage,
+          scratch,
+        });
+        tables[name] = { runs: [...below, kept.length > 0 ? { ...ref, keptUnique: kept } : ref] };
       }
     } catch (e) {
       await this.ports.runFiles.delete(scratch).catch(() => undefined);

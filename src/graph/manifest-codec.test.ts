@@ -198,6 +198,8 @@ describe('manifest format 2: part trees', () => {
 });
 
 describe('manifest format 3: run-list parts', () => {
+  // Long run lists are what these tests are about: writes leave compaction to explicit calls.
+  const LONG = { inlineCompaction: false } as const;
   const oneRowWrites = async (g: Graph, n: number, from = 0): Promise<void> => {
     for (let i = from; i < from + n; i++) await mustWrite(g, 'main', [{ op: 'upsert', table: 'P', values: { id: `k${i}`, v: i } }]);
   };
@@ -209,7 +211,7 @@ describe('manifest format 3: run-list parts', () => {
 
   it('a one-row write to a table of many runs stores the newest runs, not the whole list, and reads back whole', async () => {
     const store = new MemoryStore();
-    const g = await Graph.open(store);
+    const g = await Graph.open(store, LONG);
     await g.applySchema('main', 'node P { id: string @key\n v: int }');
     await oneRowWrites(g, 30);
     const at30 = await storedHead(g, store);
@@ -221,13 +223,13 @@ describe('manifest format 3: run-list parts', () => {
     expect(entry?.runs.length).toBeLessThanOrEqual(16);
     // Four times the runs, about twice the manifest (√n), where a whole list would be four times.
     expect(at120.bytes).toBeLessThan(at30.bytes * 2.5);
-    const cold = await Graph.open(store);
+    const cold = await Graph.open(store, LONG);
     expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(120);
     expect((await cold.branchHead('main')).manifest.tables.P?.runs.map((r) => r.key)).toEqual(at120.head.tables.P?.runs.map((r) => r.key));
     // A cold writer builds on the base it read rather than storing the list again (the tail has room).
     expect(tailLimit(121) - (entry?.runs.length ?? 0)).toBeGreaterThan(0);
     const counting = new CountingStore(store);
-    const w = await Graph.open(counting);
+    const w = await Graph.open(counting, LONG);
     await w.branchHead('main');
     const before = counting.snapshot().putIfAbsent.bytesWritten;
     await oneRowWrites(w, 1, 500);
@@ -238,7 +240,7 @@ describe('manifest format 3: run-list parts', () => {
 
   it('a compaction or a merge publishes lists that read back exactly, with small inline limits everywhere', async () => {
     const store = new MemoryStore();
-    const g = await Graph.open(store, { inlineRuns: 1, partBytes: 256 });
+    const g = await Graph.open(store, { ...LONG, inlineRuns: 1, partBytes: 256 });
     await g.applySchema('main', 'node P { id: string @key\n v: int }\nnode Q { id: string @key\n v: int }');
     await oneRowWrites(g, 12);
     await g.createBranch('b', { branch: 'main' });
@@ -248,7 +250,7 @@ describe('manifest format 3: run-list parts', () => {
     await g.compact('main');
     await oneRowWrites(g, 3, 40);
     const head = (await g.branchHead('main')).manifest;
-    const cold = await Graph.open(store);
+    const cold = await Graph.open(store, LONG);
     const coldHead = (await cold.branchHead('main')).manifest;
     for (const t of ['P', 'Q']) expect(coldHead.tables[t]?.runs).toEqual(head.tables[t]?.runs);
     expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(21);
@@ -257,7 +259,7 @@ describe('manifest format 3: run-list parts', () => {
 
   it('reads format 2 manifests and parts, and the next publication writes format 3 with a run-list part', async () => {
     const store = new MemoryStore();
-    const g = await Graph.open(store, { inlineRuns: 1000, partBytes: 256 });
+    const g = await Graph.open(store, { ...LONG, inlineRuns: 1000, partBytes: 256 });
     await g.applySchema('main', 'node P { id: string @key\n v: int }');
     await oneRowWrites(g, 20);
     // Rewrite the head and its parts as the previous format stored them: entries whole, format 2 and 1.
@@ -272,29 +274,31 @@ describe('manifest format 3: run-list parts', () => {
       await store.deleteMany([p]);
       await store.putIfAbsent(p, encodeJson({ ...body, format: 1 }));
     }
-    const old = await Graph.open(store);
+    const old = await Graph.open(store, LONG);
     expect(Object.keys(await rowsOf(old, 'main', 'P'))).toHaveLength(20);
     await oneRowWrites(old, 1, 20);
     const next = await storedHead(old, store);
     expect(next.stored.format).toBe(3);
     expect((next.stored.tables.e as Record<string, { runBase?: unknown }> | undefined)?.P?.runBase).toBeDefined();
-    expect(Object.keys(await rowsOf(await Graph.open(store), 'main', 'P'))).toHaveLength(21);
+    expect(Object.keys(await rowsOf(await Graph.open(store, LONG), 'main', 'P'))).toHaveLength(21);
   });
 
   it('a missing or damaged run-list part is corrupt_object', async () => {
     const store = new MemoryStore();
-    const g = await Graph.open(store);
+    const g = await Graph.open(store, LONG);
     await g.applySchema('main', 'node P { id: string @key\n v: int }');
     await oneRowWrites(g, 12);
     const { stored } = await storedHead(g, store);
     const part = keys.part((stored.tables.e as Record<string, { runBase: { part: string } }>).P?.runBase.part as string);
     const bytes = await store.get(part);
     await store.deleteMany([part]);
-    expect(isBranchgraphError(await (await Graph.open(store)).branchHead('main').catch((e: unknown) => e), 'corrupt_object')).toBe(true);
+    expect(isBranchgraphError(await (await Graph.open(store, LONG)).branchHead('main').catch((e: unknown) => e), 'corrupt_object')).toBe(
+      true,
+    );
     // A well-formed part holding other runs than the entry says.
     const body = JSON.parse(storedText(bytes)) as { runs: unknown[] };
     await store.putIfAbsent(part, encodeJson({ format: 1, kind: 'runs', runs: body.runs.slice(1) }));
-    const err = await (await Graph.open(store)).branchHead('main').catch((e: unknown) => e);
+    const err = await (await Graph.open(store, LONG)).branchHead('main').catch((e: unknown) => e);
     expect(isBranchgraphError(err, 'corrupt_object')).toBe(true);
     expect(String((err as Error).message)).toMatch(/holds/);
   });
@@ -313,12 +317,12 @@ describe('manifest format 3: run-list parts', () => {
     // The writer's own manifests (cached, never read back) are what GC walks here.
     const report = await g.gc({ now });
     expect(report.deleted.parts).toBeGreaterThan(0);
-    const cold = await Graph.open(store);
+    const cold = await Graph.open(store, LONG);
     expect(Object.keys(await rowsOf(cold, 'main', 'P'))).toHaveLength(14);
     // Every version of main still reads, from a cold process, with every run it names.
     const head = (await cold.branchHead('main')).manifest;
     for (let v = 1; v <= head.version; v++) {
-      const m = await (await Graph.open(store)).ports.manifests.readManifest({ lineage: head.lineage, version: v });
+      const m = await (await Graph.open(store, LONG)).ports.manifests.readManifest({ lineage: head.lineage, version: v });
       for (const r of m.tables.P?.runs ?? []) await expect(store.get(r.key)).resolves.toBeInstanceOf(Uint8Array);
     }
   });

@@ -17,6 +17,7 @@
  * that fits.
  */
 import type { Schema, TableType } from '../model/schema.js';
+import type { InlineBound } from '../table/compaction-policy.js';
 import type { CountingStore } from '../store/counting-store.js';
 import type { ObjectInfo } from '../store/object-store.js';
 import type { RunRef, RunRow } from '../table/run.js';
@@ -61,6 +62,8 @@ export interface RunFiles extends RunReader, RunWriter, GenerationReader {
   stage(type: TableType, rows: readonly RunRow[]): RunRef;
   /** The newest state of each key over `refs`, written as one run (undefined when there is no row). */
   writeNewest(type: TableType, refs: readonly RunRef[], signal?: AbortSignal): Promise<{ ref: RunRef; rows: number } | undefined>;
+  /** When a write folds a table's newest runs itself (append-run.ts); false: never. */
+  readonly inlineCompaction: InlineBound | false;
   /** `refs` merged into one run (tombstones dropped when nothing older lies below). */
   writeCompacted(request: {
     type: TableType;

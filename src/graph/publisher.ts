@@ -517,7 +517,8 @@ function changedTables(c: { prev: Manifest; plan: ChangePlan<unknown>; origin: M
         ? undefined
         : stampOrigins({ runs: t.runs, ...(indexes !== undefined ? { indexes } : {}) }, prev.tables[name], {
             origin,
-            compaction: plan.kind === 'compact',
+            // A write may fold its table's newest runs (append-run.ts): a compaction of its own.
+            compaction: plan.kind === 'compact' || plan.kind === 'write',
           });
     changes.set(name, entry);
     if (entry === undefined) delete tables[name];

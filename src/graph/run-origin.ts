@@ -69,7 +69,8 @@ function minAfter(runs: readonly RunRef[], at: (r: RunRef) => number, none: numb
 /**
  * `entry` as published by `origin` over `parent` (the same table in the first parent's manifest):
  * each run with its sound origin, and `replacedAt` carried or set. `compaction` says the
- * publication is a compaction, so the compacted runs it names first are its own.
+ * publication compacts (a compaction, or a write that folded its table's newest runs), so the
+ * compacted runs it names first are its own.
  */
 export function stampOrigins(
   entry: TableEntry,

@@ -5,6 +5,7 @@
  * single read.
  */
 import type { TableType } from '../model/schema.js';
+import { INLINE_BOUND, type InlineBound } from '../table/compaction-policy.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
@@ -83,14 +84,23 @@ export class RunStore implements RunReader, RunWriter {
 
   constructor(
     private readonly store: ObjectStore,
-    opts: { cacheBytes?: number | undefined; shared?: RunCache; clock?: () => number } = {},
+    opts: {
+      cacheBytes?: number | undefined;
+      shared?: RunCache;
+      clock?: () => number;
+      inlineCompaction?: InlineBound | false | undefined;
+    } = {},
   ) {
     this.shared = opts.shared ?? new RunCache(opts.cacheBytes ?? DEFAULT_RUN_CACHE_BYTES, opts.clock ?? Date.now);
+    this.inlineCompaction = opts.inlineCompaction === undefined ? INLINE_BOUND : opts.inlineCompaction;
   }
+
+  /** When a write folds a table's newest runs itself (graph/append-run.ts); false: never. */
+  readonly inlineCompaction: InlineBound | false;
 
   /** The same cache, with calls going through another store. */
   withStore(store: ObjectStore): RunStore {
-    return new RunStore(store, { shared: this.shared });
+    return new RunStore(store, { shared: this.shared, inlineCompaction: this.inlineCompaction });
   }
 
   private get indexes(): PromiseCache<string, RunRef[]> {

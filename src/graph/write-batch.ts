@@ -27,7 +27,8 @@ import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secon
 import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult } from './change.js';
 import type { Snapshot } from './snapshot.js';
-import type { RunWriter, TableReader, TableView } from './ports.js';
+import type { TableReader, TableView } from './ports.js';
+import { appendRun, type RunAppender } from './append-run.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
 
@@ -144,7 +145,7 @@ export interface WriteRequest {
   maxOps?: number;
 }
 
-export async function planWrite(request: WriteRequest & { runs: RunWriter; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
+export async function planWrite(request: WriteRequest & { runs: RunAppender; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
   const { runs, head, signal, validated } = request;
   const { summary, rows: rowsByTable, keptUnique } = await resolveWrite(request);
   validated?.();
@@ -154,12 +155,19 @@ export async function planWrite(request: WriteRequest & { runs: RunWriter; valid
   try {
     await Promise.all(
       rowsByTable.map(async ([type, rows]) => {
-        const written = await runs.write(type, rows, signal);
-        scratch.push(written);
+        const cur = head.tables[type.name] ?? EMPTY_TABLE;
+        const { written, below } = await appendRun({
+          runFiles: runs,
+          type,
+          rows,
+          runs: cur.runs,
+          lineage: head.branch?.lineage,
+          scratch,
+          signal,
+        });
         const kept = keptUnique.get(type.name);
         const ref = kept !== undefined && kept.length > 0 ? { ...written, keptUnique: kept } : written;
-        const cur = head.tables[type.name] ?? EMPTY_TABLE;
-        changed[type.name] = { runs: [...cur.runs, ref] };
+        changed[type.name] = { runs: [...below, ref] };
       }),
     );
   } catch (e) {

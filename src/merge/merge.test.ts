@@ -288,9 +288,10 @@ describe('merge cost', () => {
 
   it('store calls do not grow with history depth or with untouched tables', async () => {
     const base = await mergeCalls(0, 2);
-    // Uncompacted history gives the two touched tables long run lists, whose older runs are kept in
-    // run-list parts (graph/run-list-parts.ts): each of the three manifests a merge reads may name its
-    // own part per table, read in parallel with the others, however deep the history.
+    // Deep history gives the two touched tables long run lists, whose older runs are kept in run-list
+    // parts (graph/run-list-parts.ts), or which the target's writes folded since the fork (the merge
+    // then reads what the folded run replaced): a read per table and manifest, in parallel with the
+    // others, however deep the history.
     for (const depth of [64, 160]) expect(await mergeCalls(depth, 2)).toBeLessThanOrEqual(base + 3 * 2);
     // A schema of 42 tables is too large to ride in every manifest: it costs one read by hash (in parallel), not one per table.
     expect(await mergeCalls(0, 40)).toBe(base + 1);

@@ -5,7 +5,7 @@
  * cannot drift apart in how they read the same configuration.
  */
 import type { Logger } from 'pino';
-import { Graph } from '../graph/graph.js';
+import { Graph, type GraphOptions } from '../graph/graph.js';
 import { LatencyStore } from '../store/latency-store.js';
 import { ObservedStore } from '../store/observed-store.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -32,10 +32,10 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
 /** A service over a store the caller already holds (embedded use, test harnesses, hosted graphs). */
 export async function serviceOnStore(
   store: ObjectStore,
-  opts: { actor: string; shard: string } & Omit<ServiceOptions, 'wal'>,
+  opts: { actor: string; shard: string; graph?: Omit<GraphOptions, 'actor'> } & Omit<ServiceOptions, 'wal'>,
 ): Promise<BranchgraphService> {
-  const { actor, shard, ...rest } = opts;
-  return new BranchgraphService(await Graph.open(store, { actor }), { ...rest, wal: { shard } });
+  const { actor, shard, graph, ...rest } = opts;
+  return new BranchgraphService(await Graph.open(store, { ...graph, actor }), { ...rest, wal: { shard } });
 }
 
 /** The configured store (or one the caller holds), with injected latency when asked, its calls timed for the metrics. */

@@ -32,3 +32,38 @@ export function compactionStart(runRows: readonly number[], fanout = COMPACTION_
     start = i;
   }
 }
+
+/**
+ * Inline compaction, the bound that does not wait for background compaction:
+ * a write that lands while the policy's due stretch has piled up to
+ * INLINE_MIN_RUNS runs or more folds that stretch into one run itself,
+ * beside its own run. Background compaction does this work while it keeps
+ * up (it starts at F runs, so a stretch reaches 2F only when it falls
+ * behind: a delay, a busy branch, writes from processes that run none).
+ * Only the newest runs that add up to INLINE_MAX_ROWS rows are taken, so a
+ * write never rewrites more than that; tiers above it are background
+ * compaction's. With no background compaction at all, each level keeps
+ * fewer than F runs up to that size and the bottom fewer than 2F: about
+ * 2F + (F - 1) × log_F(INLINE_MAX_ROWS) runs, whatever the number of writes
+ * below INLINE_MAX_ROWS × F.
+ */
+export const INLINE_MIN_RUNS = 2 * COMPACTION_FANOUT;
+export const INLINE_MAX_ROWS = 4096;
+
+/** When a write compacts inline: a due stretch of at least `minRuns` runs, of which it takes at most `maxRows` rows. */
+export interface InlineBound {
+  minRuns: number;
+  maxRows: number;
+}
+
+export const INLINE_BOUND: InlineBound = { minRuns: INLINE_MIN_RUNS, maxRows: INLINE_MAX_ROWS };
+
+/** Where the stretch a write folds inline starts in `runRows` (oldest first), or undefined when none is due. */
+export function inlineCompactionStart(runRows: readonly number[], bound: InlineBound = INLINE_BOUND): number | undefined {
+  const due = compactionStart(runRows);
+  if (due === undefined) return undefined;
+  let start = runRows.length;
+  let rows = 0;
+  while (start > due && rows + (runRows[start - 1] as number) <= bound.maxRows) rows += runRows[--start] as number;
+  return runRows.length - start >= bound.minRuns ? start : undefined;
+}
