@@ -96,6 +96,22 @@ describe('planTables', () => {
     expect([onlyTarget.adopted, onlyTarget.toPrepare]).toEqual([{}, []]);
   });
 
+  it('sizes a table a side compacted since the base by the delta beneath its compacted run, when given', () => {
+    const base = { A: v('r1', 'r2', 'r3') };
+    const big = { ...run('c', 5000), rows: 3000, compacted: true };
+    // The target folded the base's runs and its own into one: its run list shows no delta.
+    const target = side({ tables: { A: { runs: [big, run('t2')] } } });
+    const source = side({ tables: { A: v('r1', 'r2', 'r3', 's1') } });
+    const blind = planTables({ schema: schemaA, base, source, target });
+    expect(blind.toPrepare[0]?.bySize).toBe('both');
+    expect(blind.toPrepare[0]?.estimateBytes).toBe(DECODE_FACTOR * (10 + 5010));
+    // With what the compacted run replaced: the target added two one-row runs, the source one.
+    const aligned = { A: { target: [run('t1'), run('t2')] } };
+    const plan = planTables({ schema: schemaA, base, source, target, aligned });
+    expect(plan.toPrepare[0]?.plannedRows).toBe(3);
+    expect(plan.toPrepare[0]?.estimateBytes).toBe(DECODE_FACTOR * 30);
+  });
+
   it('ignores tables the merged schema does not have', () => {
     const plan = planTables({ schema: schemaA, base: {}, source: side({ tables: { Gone: v('x') } }), target: side({ tables: {} }) });
     expect(plan).toEqual({ adopted: {}, summaries: [], toPrepare: [] });
