@@ -62,6 +62,8 @@ const anyUnits = (rng: Prng): string => String.fromCharCode(0xd700 + rng.int(0x1
 const PART_BYTES = 160;
 /** Run lists of more than two runs keep their older runs in run-list parts, which faults then hit too. */
 const INLINE_RUNS = 2;
+/** Writes fold a due stretch from four runs on (the default waits for eight): folds meet faults, merges and history. */
+const FOLD = { minRuns: 4, maxRows: 64 };
 const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
 /** How the engine refuses what the model refuses: bad input, a write its schema forbids, a schema its rows break. */
 const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incompatible']);
@@ -70,7 +72,7 @@ const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incom
 async function openRetrying(store: FaultStore, clock: () => number): Promise<Graph> {
   for (let i = 0; ; i++) {
     try {
-      return await Graph.open(store, { clock, partBytes: PART_BYTES, inlineRuns: INLINE_RUNS });
+      return await Graph.open(store, { clock, partBytes: PART_BYTES, inlineRuns: INLINE_RUNS, inlineCompaction: FOLD });
     } catch (e) {
       if (!isBranchgraphError(e) || !RETRYABLE.has(e.code) || i > 50) throw e;
     }
@@ -222,7 +224,7 @@ async function simulate(seed: number): Promise<void> {
   const inner = new MemoryStore(() => wall);
   const skews = [rng.int(7_200_001) - 3_600_000, rng.int(7_200_001) - 3_600_000];
   const processClock = (i: number) => () => wall + (skews[i] as number);
-  const setup = await Graph.open(inner, { partBytes: PART_BYTES, inlineRuns: INLINE_RUNS });
+  const setup = await Graph.open(inner, { partBytes: PART_BYTES, inlineRuns: INLINE_RUNS, inlineCompaction: FOLD });
   await setup.applySchema('main', LOOSE);
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
   // The wall clock jumps between steps, past GC's floor at times, so GC (asked for grace 0,
@@ -241,7 +243,7 @@ async function simulate(seed: number): Promise<void> {
   let model = new ReferenceModel();
   let branchNo = 0;
   let walUsed = false;
-  const clean = await Graph.open(inner, { partBytes: PART_BYTES, inlineRuns: INLINE_RUNS });
+  const clean = await Graph.open(inner, { partBytes: PART_BYTES, inlineRuns: INLINE_RUNS, inlineCompaction: FOLD });
 
   const forced: ({ source: string; into: string } | { branch: string; key: string; remove?: true })[] = [];
   let crossNo = 0;

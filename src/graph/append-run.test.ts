@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { mergeOk, mustWrite, rowsOf } from '../../test/support/fixtures.js';
 import { CountingStore } from '../store/counting-store.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { COMPACTION_FANOUT, INLINE_MIN_RUNS } from '../table/compaction-policy.js';
+import { COMPACTION_FANOUT, INLINE_BOUND, INLINE_MIN_RUNS } from '../table/compaction-policy.js';
+import type { RunRef } from '../table/run.js';
+import type { TableType } from '../model/schema.js';
+import { appendRun } from './append-run.js';
 import { Graph, type GraphOptions } from './graph.js';
 import type { WriteOp } from './write-batch.js';
 
@@ -113,5 +116,77 @@ describe('inline compaction on the write path', () => {
     expect(folded.main.length).toBeLessThan(kept.main.length);
     // What a fold costs a merge: the list of runs it replaced, once per folded side (here main's).
     expect(folded.calls).toBeLessThanOrEqual(kept.calls + 2);
+  });
+});
+
+describe('appendRun', () => {
+  const ref = (key: string, extra: Partial<RunRef> = {}): RunRef => ({
+    key,
+    rows: 1,
+    tombstones: 0,
+    bytes: 10,
+    minKey: 'a',
+    maxKey: 'a',
+    checksum: '0'.repeat(32),
+    ...extra,
+  });
+  const own = (n: number, lineage = 'L') => Array.from({ length: n }, (_, i) => ref(`${lineage}${i}`, { origin: `${lineage}:${i + 1}` }));
+  const type = { kind: 'node', name: 'Item', key: ['id'], props: [] } as unknown as TableType;
+  /** A run store that records what it was asked to fold, and can fail either write. */
+  const files = (fail: { write?: boolean; fold?: boolean } = {}) => {
+    const folded: RunRef[][] = [];
+    return {
+      folded,
+      runFiles: {
+        inlineCompaction: INLINE_BOUND,
+        write: async () => {
+          if (fail.write) throw new Error('write failed');
+          return ref('new');
+        },
+        writeCompacted: async (r: { refs: readonly RunRef[] }) => {
+          folded.push([...r.refs]);
+          if (fail.fold) throw new Error('fold failed');
+          return ref('folded', { compacted: true });
+        },
+        delete: async () => undefined,
+      },
+    };
+  };
+
+  it("folds the branch's own due stretch, never a pending run or a run another lineage published", async () => {
+    const f = files();
+    const a = await appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: 'L', scratch: [] });
+    expect(a.below.map((r) => r.key)).toEqual(['folded']);
+    expect(f.folded[0]).toHaveLength(INLINE_MIN_RUNS);
+    const pending = ref('p', { source: { kind: 'pending', generation: 'g', table: 'Item' } } as Partial<RunRef>);
+    for (const runs of [
+      [...own(INLINE_MIN_RUNS), pending],
+      [...own(INLINE_MIN_RUNS, 'M'), ...own(2)],
+    ]) {
+      const g = files();
+      expect((await appendRun({ ...g, type, rows: [], runs, lineage: 'L', scratch: [] })).below).toEqual(runs);
+      expect(g.folded).toEqual([]);
+    }
+    // Above a pending run, the own runs fold; the pending run stays for the publication to fold.
+    const h = files();
+    const above = await appendRun({ ...h, type, rows: [], runs: [pending, ...own(INLINE_MIN_RUNS)], lineage: 'L', scratch: [] });
+    expect(above.below.map((r) => r.key)).toEqual(['p', 'folded']);
+    // No lineage known: nothing is folded.
+    expect(
+      (await appendRun({ ...files(), type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: undefined, scratch: [] })).below,
+    ).toHaveLength(INLINE_MIN_RUNS);
+  });
+
+  it('when one of the two writes fails, both have settled and what landed is in the scratch', async () => {
+    const f = files({ write: true });
+    const scratch: RunRef[] = [];
+    await expect(appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: 'L', scratch })).rejects.toThrow('write failed');
+    expect(scratch.map((r) => r.key)).toEqual(['folded']);
+    const g = files({ fold: true });
+    const scratch2: RunRef[] = [];
+    await expect(appendRun({ ...g, type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: 'L', scratch: scratch2 })).rejects.toThrow(
+      'fold failed',
+    );
+    expect(scratch2.map((r) => r.key)).toEqual(['new']);
   });
 });
