@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BranchgraphError } from '../model/errors.js';
 import { loadConfig } from './config.js';
+import { openService } from './open-service.js';
 
 describe('configuration', () => {
   it('has working defaults: the embedded store in ./data on 127.0.0.1:8080, open access', () => {
@@ -68,5 +69,26 @@ describe('configuration', () => {
       'CATCHUP_MERGE_MAX_GENERATIONS',
       'CATCHUP_PIPELINE_ENABLED',
     ]);
+  });
+});
+
+describe('inline compaction setting', () => {
+  it('is on by default; COMPACTION_INLINE=false leaves every run to compaction, and the opened graph keeps one run per write', async () => {
+    expect(loadConfig({}).compaction).toMatchObject({ background: true, inline: true });
+    const off = loadConfig({ BRANCHGRAPH_STORE: 'memory://', COMPACTION_BACKGROUND: 'false', COMPACTION_INLINE: 'false' });
+    expect(off.compaction.inline).toBe(false);
+    expect(() => loadConfig({ COMPACTION_INLINE: 'sometimes' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    for (const [config, folds] of [
+      [off, false],
+      [loadConfig({ BRANCHGRAPH_STORE: 'memory://', COMPACTION_BACKGROUND: 'false' }), true],
+    ] as const) {
+      const service = await openService(config);
+      await service.graph.applySchema('main', 'node T { id: string @key }');
+      for (let i = 0; i < 12; i++) await service.graph.write('main', [{ op: 'insert', table: 'T', values: { id: `t${i}` } }]);
+      const runs = (await service.graph.branchHead('main')).manifest.tables.T?.runs.length;
+      if (folds) expect(runs).toBeLessThan(12);
+      else expect(runs).toBe(12);
+      await service.close();
+    }
   });
 });

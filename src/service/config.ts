@@ -37,7 +37,8 @@ export interface Config {
   sealAfterMs: number;
   generationRows: number;
   catchUp: CatchUpSettings;
-  compaction: CompactionSettings;
+  /** Background compaction, and whether writes fold piled-up runs themselves (graph/append-run.ts). */
+  compaction: CompactionSettings & { inline: boolean };
   /** Leaf size of manifest part trees; undefined keeps the engine's defaults. */
   manifestPartBytes: number | undefined;
   /** Webhook and check delivery. */
@@ -70,6 +71,7 @@ export const CONFIG_HELP = `
                        CATCHUP_INTERVAL_MS            how often the background trigger looks, default 1000
                        COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
                        COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
+                       COMPACTION_INLINE              true (default) or false: writes fold a table's piled-up newest runs
   --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port or *.domain, comma-separated (unset: none)
                        HOOK_TIMEOUT_MS                how long one delivery attempt or check may take, default 10000
                        HOOK_MAX_ATTEMPTS              attempts per delivery before it becomes a dead letter, default 6
@@ -184,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     compaction: {
       background: r.bool('COMPACTION_BACKGROUND'),
       delayMs: r.int({ env: 'COMPACTION_DELAY_MS', dflt: DEFAULT_COMPACTION_SETTINGS.delayMs, range: [0, 3_600_000] }),
+      inline: r.bool('COMPACTION_INLINE'),
     },
     manifestPartBytes:
       env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === ''

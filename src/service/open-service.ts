@@ -48,7 +48,12 @@ function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) 
   const opts = serviceOptions(config, log);
   return async (store) =>
     new BranchgraphService(
-      await Graph.open(store, { actor: config.actor, partBytes: config.manifestPartBytes, hookRefreshMs: config.hookRefreshMs }),
+      await Graph.open(store, {
+        actor: config.actor,
+        partBytes: config.manifestPartBytes,
+        hookRefreshMs: config.hookRefreshMs,
+        ...(config.compaction.inline ? {} : { inlineCompaction: false }),
+      }),
       opts,
     );
 }
