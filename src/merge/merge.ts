@@ -100,6 +100,9 @@ export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, envi
   try {
     const { actor, author, message, expectedTargetHead: expectedHead, protection } = request;
     // Merges into one branch from this process take turns, each planned on the one before it (publication-lanes.ts).
+    // Dry runs publish nothing. A keyed merge plans on stored heads only: on a lost race it reads back
+    // the commits between the head it planned on and the new one for a commit made under its key
+    // (MergeRun.landedUnderKey), and a lane tip's manifest may not be stored yet.
     const publish = {
       signal: env.signal,
       actor,
