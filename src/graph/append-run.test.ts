@@ -83,7 +83,7 @@ describe('inline compaction on the write path', () => {
   });
 
   it('a merge after both sides folded reads the deltas, not the tables, and merges exactly', async () => {
-    /** Store calls of merging f into main after each side wrote `n` one-row writes since the fork. */
+    /** Merging f into main, cold, after each side wrote past a fold since the fork: store calls, outcome, rows, main's runs. */
     const scenario = async (opts: GraphOptions) => {
       const store = new CountingStore(new MemoryStore());
       const g = await items(store, opts);

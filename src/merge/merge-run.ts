@@ -321,13 +321,15 @@ export class MergeRun {
         const [s, t] = [sides.source[type.name] ?? EMPTY_TABLE, sides.target[type.name] ?? EMPTY_TABLE];
         if (tableMergeAction(b, s, t) !== 'prepare') return;
         const load = this.ports.runFiles.loader(type, this.env.signal);
-        for (const side of ['source', 'target'] as const) {
-          const v = side === 'source' ? s : t;
-          if (deltaRuns(b, v) !== undefined || !v.runs.some((r) => r.compacted === true)) continue;
+        const deltaOf = async (v: TableVersion): Promise<RunRef[] | undefined> => {
+          if (deltaRuns(b, v) !== undefined || !v.runs.some((r) => r.compacted === true)) return undefined;
           const unfolded = await alignForDelta(b, v, load);
-          const delta = unfolded === undefined ? undefined : deltaRuns(b, unfolded);
-          if (delta !== undefined) out[type.name] = { ...out[type.name], [side]: delta };
-        }
+          return unfolded === undefined ? undefined : deltaRuns(b, unfolded);
+        };
+        // Both sides at once: one round trip per level of compaction, not two.
+        const [sd, td] = await Promise.all([deltaOf(s), deltaOf(t)]);
+        if (sd !== undefined || td !== undefined)
+          out[type.name] = { ...(sd === undefined ? {} : { source: sd }), ...(td === undefined ? {} : { target: td }) };
       }),
     );
     return out;
