@@ -3,6 +3,11 @@ import { parseSchema } from '../model/schema-parser.js';
 import { LatencyStore } from '../store/latency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { RunStore } from './run-store.js';
+import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
+import { BranchgraphError } from '../model/errors.js';
+import { listAll } from '../store/object-store.js';
+import type { TableType } from '../model/schema.js';
+import type { RunRef } from '../table/run.js';
 
 describe('RunStore', () => {
   it('a read another request started and aborted does not fail a caller that shares it', async () => {
@@ -60,5 +65,46 @@ describe('run formats', () => {
       { id: 'new', a: 1 },
       { id: 'old', a: 2 },
     ]);
+  });
+});
+
+describe('compacted runs', () => {
+  /** Puts held until released, so a test sees which are in flight together; a key pattern can fail. */
+  class HeldPuts extends StoreWrapper {
+    inFlight = 0;
+    most = 0;
+    constructor(
+      inner: MemoryStore,
+      private readonly failing?: RegExp,
+    ) {
+      super(inner);
+    }
+    protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+      if (ctx.op !== 'putIfAbsent') return call();
+      this.inFlight++;
+      this.most = Math.max(this.most, this.inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      this.inFlight--;
+      if (this.failing?.test(ctx.key)) throw new BranchgraphError('store_unavailable', `put of ${ctx.key} failed`);
+      return call();
+    }
+  }
+  const type = parseSchema('node T { id: string @key\n a: int }').types[0] as TableType;
+  const row = (k: string, a: number) => ({ key: k, tomb: false, hash: `h${a}`, props: { id: k, a } });
+
+  it('writes the run and the list of what it replaced together, and either failing leaves neither', async () => {
+    const inner = new MemoryStore();
+    const setup = new RunStore(inner);
+    const refs = [await setup.write(type, [row('a', 1)]), await setup.write(type, [row('a', 2), row('b', 3)])];
+    const held = new HeldPuts(inner);
+    const ref = (await new RunStore(held).writeCompacted({ type, refs, dropTombstones: true })) as RunRef;
+    expect(held.most).toBe(2);
+    expect((await new RunStore(inner).replacedBy(ref)).map((r) => r.key)).toEqual(refs.map((r) => r.key));
+    const before = (await listAll(inner, 'runs/')).map((o) => o.key).sort();
+    for (const failing of [/\.replaced\.json$/, /\.rows\.json$/]) {
+      const err = await new RunStore(new HeldPuts(inner, failing)).writeCompacted({ type, refs, dropTombstones: true }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'store_unavailable' });
+      expect((await listAll(inner, 'runs/')).map((o) => o.key).sort()).toEqual(before);
+    }
   });
 });

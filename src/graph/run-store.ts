@@ -125,9 +125,14 @@ export class RunStore implements RunReader, RunWriter {
    * segment files plus an index object.
    * The index is written last, so a run is never referenced half-written.
    */
-  async write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
+  write(table: TableType, rows: readonly RunRow[], signal?: AbortSignal): Promise<RunRef> {
     // The id carries the write time, which GC reads as the run's age: it comes from the graph's clock.
-    const id = newId(this.shared.clock());
+    return this.writeAs({ table, rows, id: newId(this.shared.clock()), signal });
+  }
+
+  /** `write` under a chosen id, so objects that belong to the run can be written beside it. */
+  private async writeAs(a: { table: TableType; rows: readonly RunRow[]; id: string; signal?: AbortSignal | undefined }): Promise<RunRef> {
+    const { table, rows, id, signal } = a;
     if (rows.length <= SEGMENT_ROWS) {
       const key = rows.length <= COMPACT_RUN_ROWS ? keys.compactRun(table.name, id) : keys.run(table.name, id);
       const bytes = encodeRunFile(table, rows);
@@ -211,13 +216,20 @@ export class RunStore implements RunReader, RunWriter {
     if (rows.length === 0) return undefined;
     // Whether a key's deletion may have vanished here: entity history looks for it (graph/entity-history.ts).
     const dropped = (dropTombstones && refs.some((r) => r.tombstones > 0)) || refs.some((r) => r.dropped === true);
-    const ref: RunRef = { ...(await this.write(table, rows, signal)), compacted: true, ...(dropped ? { dropped } : {}) };
-    try {
-      await this.store.putIfAbsent(replacedKey(ref), encodeJson({ format: 1, runs: refs }), { signal });
-    } catch (e) {
-      await this.delete([{ ...ref, compacted: false }]).catch(() => undefined);
-      throw e;
+    // The list of what it replaced is keyed by the run's id alone, so both are written at once: one
+    // round trip. A manifest names the run only after both landed; either one alone is garbage.
+    const id = newId(this.shared.clock());
+    const listKey = keys.runReplaced(table.name, id);
+    const [run, list] = await Promise.allSettled([
+      this.writeAs({ table, rows, id, signal }),
+      this.store.putIfAbsent(listKey, encodeJson({ format: 1, runs: refs }), { signal }),
+    ]);
+    if (run.status === 'rejected' || list.status === 'rejected') {
+      if (run.status === 'fulfilled') await this.delete([run.value]).catch(() => undefined);
+      if (list.status === 'fulfilled') await this.store.deleteMany([listKey]).catch(() => undefined);
+      throw run.status === 'rejected' ? run.reason : (list as PromiseRejectedResult).reason;
     }
+    const ref: RunRef = { ...run.value, compacted: true, ...(dropped ? { dropped } : {}) };
     this.shared.replaced.set(ref.key, [...refs]);
     return ref;
   }
