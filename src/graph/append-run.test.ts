@@ -5,7 +5,7 @@ import { MemoryStore } from '../store/memory-store.js';
 import { COMPACTION_FANOUT, INLINE_BOUND, INLINE_MIN_RUNS } from '../table/compaction-policy.js';
 import type { RunRef } from '../table/run.js';
 import type { TableType } from '../model/schema.js';
-import { appendRun } from './append-run.js';
+import { appendRun, ownRuns } from './append-run.js';
 import { Graph, type GraphOptions } from './graph.js';
 import type { WriteOp } from './write-batch.js';
 
@@ -28,6 +28,7 @@ describe('inline compaction on the write path', () => {
     const g = await items(store);
     const model: Record<string, number> = {};
     let most = 0;
+    let mostIndex = 0;
     for (let i = 0; i < 300; i++) {
       // Updates and deletes of earlier keys too: newer versions and tombstones pass through the folds.
       const op: WriteOp = i % 7 === 6 ? { op: 'delete', table: 'Item', values: { id: id(i - 3) } } : put(i % 5 === 4 ? i - 2 : i, i);
@@ -36,9 +37,14 @@ describe('inline compaction on the write path', () => {
       if (op.op === 'delete') delete model[op.values.id as string];
       else model[op.values.id as string] = i;
       most = Math.max(most, (await runsOf(g, 'main')).length);
+      // The @unique index gets a run per change past its tail; those fold too.
+      const sets = (await g.branchHead('main')).manifest.tables.Item?.indexes?.sets ?? {};
+      mostIndex = Math.max(mostIndex, ...Object.values(sets).map((x) => x.runs.length));
     }
     // The bottom tier below twice the fanout, fewer than F runs on each of the few tiers above it.
     expect(most).toBeLessThanOrEqual(INLINE_MIN_RUNS + (COMPACTION_FANOUT - 1) * 4);
+    expect(mostIndex).toBeGreaterThan(0);
+    expect(mostIndex).toBeLessThanOrEqual(INLINE_MIN_RUNS + (COMPACTION_FANOUT - 1) * 4);
     expect(await values(g, 'main')).toEqual(model);
     // A cold process reads the same, and the @unique index still answers for folded rows.
     const cold = await Graph.open(store);
@@ -155,7 +161,7 @@ describe('appendRun', () => {
 
   it("folds the branch's own due stretch, never a pending run or a run another lineage published", async () => {
     const f = files();
-    const a = await appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: 'L', scratch: [] });
+    const a = await appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), foldable: ownRuns('L'), scratch: [] });
     expect(a.below.map((r) => r.key)).toEqual(['folded']);
     expect(f.folded[0]).toHaveLength(INLINE_MIN_RUNS);
     const pending = ref('p', { source: { kind: 'pending', generation: 'g', table: 'Item' } } as Partial<RunRef>);
@@ -164,29 +170,31 @@ describe('appendRun', () => {
       [...own(INLINE_MIN_RUNS, 'M'), ...own(2)],
     ]) {
       const g = files();
-      expect((await appendRun({ ...g, type, rows: [], runs, lineage: 'L', scratch: [] })).below).toEqual(runs);
+      expect((await appendRun({ ...g, type, rows: [], runs, foldable: ownRuns('L'), scratch: [] })).below).toEqual(runs);
       expect(g.folded).toEqual([]);
     }
     // Above a pending run, the own runs fold; the pending run stays for the publication to fold.
     const h = files();
-    const above = await appendRun({ ...h, type, rows: [], runs: [pending, ...own(INLINE_MIN_RUNS)], lineage: 'L', scratch: [] });
+    const above = await appendRun({ ...h, type, rows: [], runs: [pending, ...own(INLINE_MIN_RUNS)], foldable: ownRuns('L'), scratch: [] });
     expect(above.below.map((r) => r.key)).toEqual(['p', 'folded']);
     // No lineage known: nothing is folded.
     expect(
-      (await appendRun({ ...files(), type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: undefined, scratch: [] })).below,
+      (await appendRun({ ...files(), type, rows: [], runs: own(INLINE_MIN_RUNS), foldable: ownRuns(undefined), scratch: [] })).below,
     ).toHaveLength(INLINE_MIN_RUNS);
   });
 
   it('when one of the two writes fails, both have settled and what landed is in the scratch', async () => {
     const f = files({ write: true });
     const scratch: RunRef[] = [];
-    await expect(appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: 'L', scratch })).rejects.toThrow('write failed');
+    await expect(appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), foldable: ownRuns('L'), scratch })).rejects.toThrow(
+      'write failed',
+    );
     expect(scratch.map((r) => r.key)).toEqual(['folded']);
     const g = files({ fold: true });
     const scratch2: RunRef[] = [];
-    await expect(appendRun({ ...g, type, rows: [], runs: own(INLINE_MIN_RUNS), lineage: 'L', scratch: scratch2 })).rejects.toThrow(
-      'fold failed',
-    );
+    await expect(
+      appendRun({ ...g, type, rows: [], runs: own(INLINE_MIN_RUNS), foldable: ownRuns('L'), scratch: scratch2 }),
+    ).rejects.toThrow('fold failed');
     expect(scratch2.map((r) => r.key)).toEqual(['new']);
   });
 });

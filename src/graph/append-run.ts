@@ -15,7 +15,9 @@
  * above the newest pending WAL run (the publication folds those). So a
  * branch never folds the runs it shares with the branch it came from, and a
  * merge back finds its base's runs in place on the branch's side. A table's
- * indexes are kept true by index maintenance, as for any change of runs.
+ * indexes are kept true by index maintenance, as for any change of runs;
+ * their own runs (one per change that passes the index tail) fold the same
+ * way there, all of them foldable, as merges never align index runs.
  */
 import { inlineCompactionStart } from '../table/compaction-policy.js';
 import type { TableType } from '../model/schema.js';
@@ -23,6 +25,11 @@ import type { RunRef, RunRow } from '../table/run.js';
 import { isPendingRun } from '../pending/generation.js';
 import type { RunFiles } from './ports.js';
 import { originOf } from './run-origin.js';
+
+/** The runs of a branch's table that branch published itself (none when its lineage is unknown). */
+export function ownRuns(lineage: string | undefined): (r: RunRef) => boolean {
+  return (r) => lineage !== undefined && originOf(r)?.lineage === lineage;
+}
 
 /** What appending stores: the write's run, and the compacted run of a tail it folds. */
 export type RunAppender = Pick<RunFiles, 'write' | 'delete' | 'writeCompacted' | 'inlineCompaction'>;
@@ -37,8 +44,8 @@ export async function appendRun(a: {
   type: TableType;
   rows: readonly RunRow[];
   runs: readonly RunRef[];
-  /** The lineage of the branch written (none: nothing is folded); only runs it published are folded. */
-  lineage: string | undefined;
+  /** Which runs may be folded: a table's own (`ownRuns`), or any of an index's. */
+  foldable: (r: RunRef) => boolean;
   scratch: RunRef[];
   signal?: AbortSignal | undefined;
 }): Promise<{ written: RunRef; below: readonly RunRef[] }> {
@@ -60,14 +67,14 @@ async function compactTail(a: {
   runFiles: RunAppender;
   type: TableType;
   runs: readonly RunRef[];
-  lineage: string | undefined;
+  foldable: (r: RunRef) => boolean;
   scratch: RunRef[];
   signal?: AbortSignal | undefined;
 }): Promise<readonly RunRef[]> {
   const { runs } = a;
-  const own = (r: RunRef): boolean => a.lineage !== undefined && !isPendingRun(r) && originOf(r)?.lineage === a.lineage;
+  // Pending WAL runs are never folded here: the publication folds them.
   let floor = runs.length;
-  while (floor > 0 && own(runs[floor - 1] as RunRef)) floor--;
+  while (floor > 0 && !isPendingRun(runs[floor - 1] as RunRef) && a.foldable(runs[floor - 1] as RunRef)) floor--;
   const bound = a.runFiles.inlineCompaction;
   const at =
     bound === false

@@ -28,7 +28,7 @@ import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
 import type { ChangeOptions, ChangePlan, ChangeResult, PlanResult } from './change.js';
 import type { GraphPorts } from './ports.js';
-import { appendRun } from './append-run.js';
+import { appendRun, ownRuns } from './append-run.js';
 import type { Snapshot } from './snapshot.js';
 import { MAX_BATCH_OPS, planWrite, resolveWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 
@@ -177,7 +177,7 @@ export class GroupCommit {
           type,
           rows: [...byKey.values()].sort((a, b) => compareKey(a.key, b.key)),
           runs: (head.tables[name] ?? EMPTY_TABLE).runs,
-          lineage: head.branch?.lineage,
+          foldable: ownRuns(head.branch?.lineage),
           scratch,
         });
         tables[name] = { runs: [...below, kept.length > 0 ? { ...ref, keptUnique: kept } : ref] };

@@ -39,9 +39,10 @@ import {
 import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
 import type { ChangePlan } from './change.js';
 import type { Snapshot } from './snapshot.js';
-import type { RunReader, RunWriter } from './ports.js';
+import type { RunReader } from './ports.js';
+import { appendRun, type RunAppender } from './append-run.js';
 
-type Runs = RunReader & RunWriter;
+type Runs = RunReader & RunAppender;
 
 /** `plan` with every table it publishes indexed; index runs written are pushed onto `plan.scratch`. */
 export async function maintainIndexes<T>(a: {
@@ -143,6 +144,20 @@ async function indexed(a: {
     scratch.push(ref);
     return ref;
   };
+  // An index's delta run goes on top of its runs, folding those that piled up (append-run.ts).
+  const append = async (spec: IndexSpec, rows: RunRow[], prior: readonly RunRef[]): Promise<RunRef[]> => {
+    if (rows.length === 0) return [...prior];
+    const { written, below } = await appendRun({
+      runFiles: runs,
+      type: indexType(type, spec),
+      rows,
+      runs: prior,
+      foldable: () => true,
+      scratch,
+      signal,
+    });
+    return [...below, written];
+  };
   const priorSets = ix?.sets;
   const delta = specs.some((s) => priorSets?.[s.name] !== undefined)
     ? await indexDeltas({ specs, before: described, after: t, load })
@@ -152,8 +167,7 @@ async function indexed(a: {
     specs.map(async (spec) => {
       const prior = priorSets?.[spec.name];
       if (prior !== undefined && delta !== undefined) {
-        const ref = await write(spec, delta.get(spec.name) ?? []);
-        sets[spec.name] = { runs: ref === undefined ? prior.runs : [...prior.runs, ref] };
+        sets[spec.name] = { runs: await append(spec, delta.get(spec.name) ?? [], prior.runs) };
       } else {
         const ref = await write(spec, await buildIndexRows(spec, mergeRuns({ runs: t.runs, load })));
         sets[spec.name] = { runs: ref === undefined ? [] : [ref] };

@@ -28,7 +28,7 @@ import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult } from './change.js';
 import type { Snapshot } from './snapshot.js';
 import type { TableReader, TableView } from './ports.js';
-import { appendRun, type RunAppender } from './append-run.js';
+import { appendRun, ownRuns, type RunAppender } from './append-run.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
 
@@ -161,7 +161,7 @@ export async function planWrite(request: WriteRequest & { runs: RunAppender; val
           type,
           rows,
           runs: cur.runs,
-          lineage: head.branch?.lineage,
+          foldable: ownRuns(head.branch?.lineage),
           scratch,
           signal,
         });
