@@ -295,6 +295,8 @@ function onceResults(matrix: string, arms: [variant: string, figures: Record<str
  */
 async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const writes = await growthArm(['writes', String(quick ? 2000 : 10_000)]);
+  // The same writes with no compactor at all (another process's, an embedded graph): what writes alone bound.
+  const alone = await growthArm(['writes', String(quick ? 2000 : 10_000), 'no-compaction']);
   const branches = await growthArm(['branches', String(quick ? 1000 : 5000)]);
   const tables = await growthArm(['tables', '1000']);
   const one = await growthArm(['writers', '1', '17']);
@@ -303,10 +305,20 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
   const compacted = await growthArm(['compacted-merge', scaleRows]);
   const gitScale = await growthArm(['git-scale', scaleRows]);
   const gitBranches = await growthArm(['git-branches', String(quick ? 1000 : 5000)]);
-  const names = ['writes', 'branches', 'tables', 'writers1', 'writers8', 'compacted-merge', 'git-scale', 'git-branches'];
+  const names = [
+    'writes',
+    'writes-no-compactor',
+    'branches',
+    'tables',
+    'writers1',
+    'writers8',
+    'compacted-merge',
+    'git-scale',
+    'git-branches',
+  ];
   const results = onceResults(
     'growth',
-    [writes, branches, tables, one, eight, compacted, gitScale, gitBranches].map((r, i) => [names[i] as string, r]),
+    [writes, alone, branches, tables, one, eight, compacted, gitScale, gitBranches].map((r, i) => [names[i] as string, r]),
   );
   return {
     results,
@@ -320,6 +332,10 @@ async function growthMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       point_read_calls_after_writes: writes.point_read_calls_after_writes as number,
       point_read_calls_after_10_writes: writes.point_read_calls_after_10_writes as number,
       runs_after_writes: writes.runs_after as number,
+      scan_after_writes_over_fresh_no_compactor: alone.scan_after_writes_over_fresh as number,
+      scan_after_writes_over_fresh_no_compactor_l17: alone.scan_after_writes_over_fresh_l17 as number,
+      runs_after_writes_no_compactor: alone.runs_after as number,
+      storage_bytes_per_row_no_compactor: alone.storage_bytes_per_row as number,
       merge_last_over_first_branches: branches.merge_last_over_first_branches as number,
       manifest_bytes_last_over_first: branches.manifest_bytes_last_over_first as number,
       write_meta_bytes_1000_tables: tables.write_meta_bytes_1000_tables as number,
