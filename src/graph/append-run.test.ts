@@ -41,7 +41,7 @@ describe('inline compaction on the write path', () => {
       const sets = (await g.branchHead('main')).manifest.tables.Item?.indexes?.sets ?? {};
       mostIndex = Math.max(mostIndex, ...Object.values(sets).map((x) => x.runs.length));
     }
-    // The bottom tier below twice the fanout, fewer than F runs on each of the few tiers above it.
+    // The due stretch below F + 1 runs, fewer than F runs on each of the few tiers above it.
     expect(most).toBeLessThanOrEqual(INLINE_MIN_RUNS + (COMPACTION_FANOUT - 1) * 4);
     expect(mostIndex).toBeGreaterThan(0);
     expect(mostIndex).toBeLessThanOrEqual(INLINE_MIN_RUNS + (COMPACTION_FANOUT - 1) * 4);

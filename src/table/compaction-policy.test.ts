@@ -73,7 +73,7 @@ function inlineOnly(writes: readonly number[]): { runs: number[]; mostFolded: nu
 }
 
 describe('inline compaction policy', () => {
-  it('waits for twice the fanout, so background compaction keeps the work while it keeps up', () => {
+  it('waits for one run past the fanout, where background compaction would have started', () => {
     expect(inlineCompactionStart([1, 1, 1, 1])).toBeUndefined();
     expect(inlineCompactionStart(Array.from({ length: INLINE_MIN_RUNS - 1 }, () => 1))).toBeUndefined();
     expect(inlineCompactionStart([500, ...Array.from({ length: INLINE_MIN_RUNS }, () => 1)])).toBe(1);
@@ -109,7 +109,7 @@ describe('inline compaction policy', () => {
         const total = writes.reduce((a, b) => a + b, 0);
         const levels = Math.floor(Math.log(total) / Math.log(COMPACTION_FANOUT)) + 1;
         expect(mostFolded).toBeLessThanOrEqual(INLINE_MAX_ROWS);
-        // Below the row bound (these writes stay under it), each level keeps fewer than F runs and the bottom fewer than 2F.
+        // Below the row bound (these writes stay under it), each level keeps fewer than F runs and the due stretch fewer than F + 1.
         expect(maxRuns).toBeLessThanOrEqual(INLINE_MIN_RUNS + COMPACTION_FANOUT * levels);
       }),
       { numRuns: 200 },
