@@ -71,7 +71,7 @@ async function cold<T>(store: ObjectStore, fn: (g: Graph) => Promise<T>): Promis
  * it at each quarter of the writes (not waited for) and once it settled, so
  * the worst state says how far a read depends on where compaction stands.
  */
-const SCAN_PAIRS = 5;
+const SCAN_PAIRS = 9;
 const SCAN_STATES = 4;
 type ScanAt = (g: Graph) => Promise<Snapshot>;
 const atHead: ScanAt = (g) => g.branchHead('main');
