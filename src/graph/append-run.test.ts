@@ -162,7 +162,7 @@ describe('appendRun', () => {
   it("folds the branch's own due stretch, never a pending run or a run another lineage published", async () => {
     const f = files();
     const a = await appendRun({ ...f, type, rows: [], runs: own(INLINE_MIN_RUNS), foldable: ownRuns('L'), scratch: [] });
-    expect(a.below.map((r) => r.key)).toEqual(['folded']);
+    expect(a.map((r) => r.key)).toEqual(['folded', 'new']);
     expect(f.folded[0]).toHaveLength(INLINE_MIN_RUNS);
     const pending = ref('p', { source: { kind: 'pending', generation: 'g', table: 'Item' } } as Partial<RunRef>);
     for (const runs of [
@@ -170,17 +170,25 @@ describe('appendRun', () => {
       [...own(INLINE_MIN_RUNS, 'M'), ...own(2)],
     ]) {
       const g = files();
-      expect((await appendRun({ ...g, type, rows: [], runs, foldable: ownRuns('L'), scratch: [] })).below).toEqual(runs);
+      expect(await appendRun({ ...g, type, rows: [], runs, foldable: ownRuns('L'), scratch: [] })).toEqual([...runs, ref('new')]);
       expect(g.folded).toEqual([]);
     }
     // Above a pending run, the own runs fold; the pending run stays for the publication to fold.
     const h = files();
     const above = await appendRun({ ...h, type, rows: [], runs: [pending, ...own(INLINE_MIN_RUNS)], foldable: ownRuns('L'), scratch: [] });
-    expect(above.below.map((r) => r.key)).toEqual(['p', 'folded']);
-    // No lineage known: nothing is folded.
-    expect(
-      (await appendRun({ ...files(), type, rows: [], runs: own(INLINE_MIN_RUNS), foldable: ownRuns(undefined), scratch: [] })).below,
-    ).toHaveLength(INLINE_MIN_RUNS);
+    expect(above.map((r) => r.key)).toEqual(['p', 'folded', 'new']);
+    // No lineage known: nothing is folded. The new run carries the @unique properties its rows kept.
+    const unknown = await appendRun({
+      ...files(),
+      type,
+      rows: [],
+      runs: own(INLINE_MIN_RUNS),
+      foldable: ownRuns(undefined),
+      keptUnique: ['email'],
+      scratch: [],
+    });
+    expect(unknown).toHaveLength(INLINE_MIN_RUNS + 1);
+    expect(unknown.at(-1)?.keptUnique).toEqual(['email']);
   });
 
   it('when one of the two writes fails, both have settled and what landed is in the scratch', async () => {

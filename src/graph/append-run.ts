@@ -35,9 +35,8 @@ export function ownRuns(lineage: string | undefined): (r: RunRef) => boolean {
 export type RunAppender = Pick<RunFiles, 'write' | 'delete' | 'writeCompacted' | 'inlineCompaction'>;
 
 /**
- * `rows` written as a run to go on top of `runs`, and the runs to put beneath it: `runs`, or
- * `runs` with their due tail folded. Every run written is pushed onto `scratch`, also on failure,
- * once both writes have settled.
+ * `runs` with `rows` written as a run on top, and the due tail beneath it folded. Every run
+ * written is pushed onto `scratch`, also on failure, once both writes have settled.
  */
 export async function appendRun(a: {
   runFiles: RunAppender;
@@ -46,9 +45,11 @@ export async function appendRun(a: {
   runs: readonly RunRef[];
   /** Which runs may be folded: a table's own (`ownRuns`), or any of an index's. */
   foldable: (r: RunRef) => boolean;
+  /** The @unique properties the new run's rows left as they were (RunRef.keptUnique). */
+  keptUnique?: readonly string[] | undefined;
   scratch: RunRef[];
   signal?: AbortSignal | undefined;
-}): Promise<{ written: RunRef; below: readonly RunRef[] }> {
+}): Promise<RunRef[]> {
   const { runFiles, type, scratch, signal } = a;
   const [written, below] = await Promise.allSettled([
     runFiles.write(type, a.rows, signal).then((r) => {
@@ -59,7 +60,8 @@ export async function appendRun(a: {
   ]);
   if (written.status === 'rejected') throw written.reason;
   if (below.status === 'rejected') throw below.reason;
-  return { written: written.value, below: below.value };
+  const kept = a.keptUnique ?? [];
+  return [...below.value, kept.length > 0 ? { ...written.value, keptUnique: [...kept] } : written.value];
 }
 
 /** `runs` with the stretch due for inline compaction replaced by one compacted run (pushed onto `scratch`), or as they were. */
@@ -72,17 +74,15 @@ async function compactTail(a: {
   signal?: AbortSignal | undefined;
 }): Promise<readonly RunRef[]> {
   const { runs } = a;
+  const bound = a.runFiles.inlineCompaction;
+  if (bound === false) return runs;
   // Pending WAL runs are never folded here: the publication folds them.
   let floor = runs.length;
   while (floor > 0 && !isPendingRun(runs[floor - 1] as RunRef) && a.foldable(runs[floor - 1] as RunRef)) floor--;
-  const bound = a.runFiles.inlineCompaction;
-  const at =
-    bound === false
-      ? undefined
-      : inlineCompactionStart(
-          runs.slice(floor).map((r) => r.rows),
-          bound,
-        );
+  const at = inlineCompactionStart(
+    runs.slice(floor).map((r) => r.rows),
+    bound,
+  );
   if (at === undefined) return runs;
   const start = floor + at;
   const ref = await a.runFiles.writeCompacted({ type: a.type, refs: runs.slice(start), dropTombstones: start === 0, signal: a.signal });

@@ -172,15 +172,16 @@ export class GroupCommit {
     const scratch: RunRef[] = [];
     try {
       for (const [name, { type, byKey, kept }] of rows) {
-        const { written: ref, below } = await appendRun({
+        const runs = await appendRun({
           runFiles: this.ports.runFiles,
           type,
           rows: [...byKey.values()].sort((a, b) => compareKey(a.key, b.key)),
           runs: (head.tables[name] ?? EMPTY_TABLE).runs,
           foldable: ownRuns(head.branch?.lineage),
+          keptUnique: kept,
           scratch,
         });
-        tables[name] = { runs: [...below, kept.length > 0 ? { ...ref, keptUnique: kept } : ref] };
+        tables[name] = { runs };
       }
     } catch (e) {
       await this.ports.runFiles.delete(scratch).catch(() => undefined);

@@ -147,16 +147,7 @@ async function indexed(a: {
   // An index's delta run goes on top of its runs, folding those that piled up (append-run.ts).
   const append = async (spec: IndexSpec, rows: RunRow[], prior: readonly RunRef[]): Promise<RunRef[]> => {
     if (rows.length === 0) return [...prior];
-    const { written, below } = await appendRun({
-      runFiles: runs,
-      type: indexType(type, spec),
-      rows,
-      runs: prior,
-      foldable: () => true,
-      scratch,
-      signal,
-    });
-    return [...below, written];
+    return appendRun({ runFiles: runs, type: indexType(type, spec), rows, runs: prior, foldable: () => true, scratch, signal });
   };
   const priorSets = ix?.sets;
   const delta = specs.some((s) => priorSets?.[s.name] !== undefined)

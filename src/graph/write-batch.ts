@@ -153,21 +153,14 @@ export async function planWrite(request: WriteRequest & { runs: RunAppender; val
   const changed: Record<string, TableVersion> = {};
   const scratch: RunRef[] = [];
   try {
+    const foldable = ownRuns(head.branch?.lineage);
     await Promise.all(
       rowsByTable.map(async ([type, rows]) => {
         const cur = head.tables[type.name] ?? EMPTY_TABLE;
-        const { written, below } = await appendRun({
-          runFiles: runs,
-          type,
-          rows,
-          runs: cur.runs,
-          foldable: ownRuns(head.branch?.lineage),
-          scratch,
-          signal,
-        });
         const kept = keptUnique.get(type.name);
-        const ref = kept !== undefined && kept.length > 0 ? { ...written, keptUnique: kept } : written;
-        changed[type.name] = { runs: [...below, ref] };
+        changed[type.name] = {
+          runs: await appendRun({ runFiles: runs, type, rows, runs: cur.runs, foldable, keptUnique: kept, scratch, signal }),
+        };
       }),
     );
   } catch (e) {
