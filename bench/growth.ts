@@ -43,10 +43,11 @@ const id = (i: number): string => `item${String(i).padStart(7, '0')}`;
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
 
+/** Bytes the store holds; a file that vanishes while it is listed (a temporary file being renamed into place) counts nothing. */
 async function dirBytes(dir: string): Promise<number> {
   let n = 0;
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
-    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size;
+    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name)).catch(() => undefined))?.size ?? 0;
   return n;
 }
 
