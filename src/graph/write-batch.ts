@@ -90,7 +90,12 @@ function checkOps(a: {
     throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
   }
   // Text no storage encoding can carry is malformed input, not a constraint: refuse it before anything else.
-  const malformed = ops.flatMap((o, i) => findInputProblem(o, `ops[${i}]`) ?? []);
+  const malformed: ErrorIssue[] = [];
+  ops.forEach((o, i) => {
+    // The path is spelled only for an operation with a problem: a load checks a million.
+    const bad = findInputProblem(o, '');
+    if (bad !== undefined) malformed.push({ ...bad, path: `ops[${i}]${bad.path}` });
+  });
   if (malformed.length > 0) {
     throw new BranchgraphError('invalid_input', `write refused: ${malformed[0]?.path}: ${malformed[0]?.message}`, {
       issues: malformed.slice(0, MAX_REPORTED_ISSUES),
@@ -312,13 +317,15 @@ async function changedRows(a: {
     const type = findType(head.schema, name) as TableType;
     const t = view(name);
     const priorKnown = overlay.before.get(name) ?? new Map<string, Row>();
-    const cascadeKeys = [...changes].filter(([k, c]) => c.op === -1 && !priorKnown.has(k)).map(([k]) => k);
+    const cascadeKeys: string[] = [];
+    for (const [k, c] of changes) if (c.op === -1 && !priorKnown.has(k)) cascadeKeys.push(k);
     const prior =
       cascadeKeys.length > 0
         ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)])
         : priorKnown;
     const rows: RunRow[] = [];
-    for (const [key, c] of [...changes].sort(([a], [b]) => compareKey(a, b))) {
+    for (const key of [...changes.keys()].sort(compareKey)) {
+      const c = changes.get(key) as Change;
       const old = prior.get(key) ?? null;
       if (c.row === null) {
         if (old === null) continue;
@@ -361,14 +368,15 @@ async function checkConstraints(a: {
   const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
   const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
     const out = new Set<string>();
-    const pending: string[] = [];
+    // Many edges share an endpoint: each is looked up once.
+    const pending = new Set<string>();
     for (const k of ks) {
       const c = overlay.get(table)?.get(k);
       if (c !== undefined) {
         if (c.row !== null) out.add(k);
-      } else pending.push(k);
+      } else pending.add(k);
     }
-    if (pending.length > 0) {
+    if (pending.size > 0) {
       const t = tables.table(head, table, signal);
       for (const k of (await lookupRows(t.version, pending, t.load)).keys()) out.add(k);
     }
@@ -381,26 +389,28 @@ async function checkConstraints(a: {
 
     // Edge endpoints exist after the batch.
     if (type.kind === 'edge') {
-      const live = [...changes].filter(([, c]) => c.row !== null);
-      const froms = await liveAfter(
-        type.from,
-        live.map(([, c]) => String(c.row?.[EDGE_FROM])),
-      );
-      const tos = await liveAfter(
-        type.to,
-        live.map(([, c]) => String(c.row?.[EDGE_TO])),
-      );
-      for (const [k, c] of live) {
-        if (!froms.has(String(c.row?.[EDGE_FROM])))
-          issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row?.[EDGE_FROM])} does not exist`);
-        if (!tos.has(String(c.row?.[EDGE_TO])))
-          issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row?.[EDGE_TO])} does not exist`);
+      const fromKeys: string[] = [];
+      const toKeys: string[] = [];
+      for (const c of changes.values())
+        if (c.row !== null) {
+          fromKeys.push(String(c.row[EDGE_FROM]));
+          toKeys.push(String(c.row[EDGE_TO]));
+        }
+      const froms = await liveAfter(type.from, fromKeys);
+      const tos = await liveAfter(type.to, toKeys);
+      for (const [k, c] of changes) {
+        if (c.row === null) continue;
+        if (!froms.has(String(c.row[EDGE_FROM])))
+          issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row[EDGE_FROM])} does not exist`);
+        if (!tos.has(String(c.row[EDGE_TO])))
+          issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row[EDGE_TO])} does not exist`);
       }
       await checkCardinality({ type, changes, version: t.version, load: t.load, issues, at, liveAfter });
     }
 
     // @unique across the table after the batch, by each property's index.
-    const after = new Map([...changes].map(([k, c]) => [k, c.row] as const));
+    const after = new Map<string, Row | null>();
+    for (const [k, c] of changes) after.set(k, c.row);
     const uniques = type.props.filter((p) => p.unique);
     const heldBefore = (key: string, prop: string, value: string): boolean => heldValue(before.get(name)?.get(key), prop, value);
     const holdersOf = (p: PropDef, values: string[]) => t.indexes.holders(uniqueSpec(p.name), values);

@@ -6,11 +6,16 @@
  * input path refuses them instead, through these checks.
  */
 
-const LONE_SURROGATE = /\p{Surrogate}/u;
+declare global {
+  interface String {
+    /** ES2024, native since Node.js 20; the ES2023 library this project compiles against lacks it. */
+    isWellFormed(): boolean;
+  }
+}
 
 /** Whether `s` is well-formed Unicode (no lone surrogate). */
 export function isWellFormed(s: string): boolean {
-  return !LONE_SURROGATE.test(s);
+  return s.isWellFormed();
 }
 
 export const ILL_FORMED_MESSAGE = 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)';
@@ -42,26 +47,41 @@ export const MAX_INPUT_DEPTH = 128;
  * would silently vanish). The walk checks the depth before it recurses, so
  * a value nested a million levels deep costs MAX_INPUT_DEPTH frames.
  */
-export function findInputProblem(value: unknown, path: string, depth = 0): { path: string; message: string } | undefined {
-  if (typeof value === 'string') return isWellFormed(value) ? undefined : { path, message: ILL_FORMED_MESSAGE };
+export function findInputProblem(value: unknown, path: string): { path: string; message: string } | undefined {
+  const bad = inputProblem(value, 0);
+  if (bad === undefined) return undefined;
+  const full = path + bad.steps.reverse().join('');
+  return { path: bad.deep && full.length > 100 ? `${full.slice(0, 100)}…` : full, message: bad.message };
+}
+
+/**
+ * The walk behind findInputProblem. It builds no path while it descends (a bulk load walks
+ * millions of values, nearly always without a problem): a problem found collects its path steps,
+ * innermost first, as the walk unwinds.
+ */
+function inputProblem(value: unknown, depth: number): { steps: string[]; message: string; deep?: true } | undefined {
+  if (typeof value === 'string') return isWellFormed(value) ? undefined : { steps: [], message: ILL_FORMED_MESSAGE };
   if (value === null || typeof value !== 'object') return undefined;
-  if (depth >= MAX_INPUT_DEPTH)
-    return {
-      path: path.length > 100 ? `${path.slice(0, 100)}…` : path,
-      message: `nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`,
-    };
+  if (depth >= MAX_INPUT_DEPTH) return { steps: [], message: `nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`, deep: true };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const bad = findInputProblem(value[i], `${path}[${i}]`, depth + 1);
-      if (bad !== undefined) return bad;
+      const bad = inputProblem(value[i], depth + 1);
+      if (bad !== undefined) {
+        bad.steps.push(`[${i}]`);
+        return bad;
+      }
     }
     return undefined;
   }
-  for (const k of Object.keys(value)) {
-    if (!isWellFormed(k)) return { path: `${path}.${JSON.stringify(k)}`, message: ILL_FORMED_MESSAGE };
-    if (k === '__proto__') return { path: `${path}.__proto__`, message: '__proto__ is not a usable name' };
-    const bad = findInputProblem((value as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
-    if (bad !== undefined) return bad;
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    if (!isWellFormed(k)) return { steps: [`.${JSON.stringify(k)}`], message: ILL_FORMED_MESSAGE };
+    if (k === '__proto__') return { steps: ['.__proto__'], message: '__proto__ is not a usable name' };
+    const bad = inputProblem((value as Record<string, unknown>)[k], depth + 1);
+    if (bad !== undefined) {
+      bad.steps.push(`.${k}`);
+      return bad;
+    }
   }
   return undefined;
 }

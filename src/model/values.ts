@@ -122,6 +122,19 @@ function checkRange(prop: PropDef, v: number): { value: Value } | { error: strin
  * Validate `input` as a row of `table`. `full` rows need every required
  * property; `partial` rows (updates) need the key and check only what is given.
  */
+/** A table's properties and names, made once per table type: a load checks a million rows against them. */
+const shapes = new WeakMap<TableType, { props: PropDef[]; known: Set<string>; keys: Set<string> }>();
+
+function rowShape(table: TableType): { props: PropDef[]; known: Set<string>; keys: Set<string> } {
+  let s = shapes.get(table);
+  if (s === undefined) {
+    const props = rowProps(table);
+    s = { props, known: new Set(props.map((p) => p.name)), keys: new Set(keyProps(table)) };
+    shapes.set(table, s);
+  }
+  return s;
+}
+
 export function checkRow(a: { table: TableType; input: unknown; mode: 'full' | 'partial'; path: string }): {
   row: Row;
   issues: ErrorIssue[];
@@ -135,12 +148,11 @@ export function checkRow(a: { table: TableType; input: unknown; mode: 'full' | '
     return { row, issues: [{ path, message: 'a row must be an object of property values' }], malformed };
   }
   const obj = input as Record<string, unknown>;
-  const props = rowProps(table);
-  const known = new Set(props.map((p) => p.name));
-  for (const name of Object.keys(obj)) {
-    if (!known.has(name)) issues.push({ path: `${path}.${name}`, message: `${table.name} has no property ${name}` });
+  const { props, known, keys } = rowShape(table);
+  for (const name in obj) {
+    if (Object.hasOwn(obj, name) && !known.has(name))
+      issues.push({ path: `${path}.${name}`, message: `${table.name} has no property ${name}` });
   }
-  const keys = new Set(keyProps(table));
   for (const prop of props) {
     const given = Object.hasOwn(obj, prop.name);
     if (mode === 'partial' && !given && !keys.has(prop.name)) continue;

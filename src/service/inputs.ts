@@ -172,7 +172,11 @@ export const WriteOpZ = z
   .object({
     op: z.enum(['insert', 'update', 'upsert', 'delete']),
     table: z.string().min(1).max(200),
-    values: z.record(z.string(), z.unknown()),
+    // Checked as an object and passed through: a record schema copies every row, and a load
+    // parses a million. The row's properties are checked against the table's schema when planned.
+    values: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+      message: 'values must be an object of property values',
+    }),
   })
   .strict();
 

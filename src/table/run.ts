@@ -246,20 +246,22 @@ function validity(values: readonly unknown[]): { nullCount: number; nullBitmap?:
 
 function utf8Column(values: readonly (string | null)[]): Vector {
   const offsets = new Int32Array(values.length + 1);
-  let bytes = new Uint8Array(Math.max(64, values.reduce((n, v) => n + (v === null ? 0 : v.length), 0) + 16));
+  // Written through a Buffer view: `write` takes an offset, where encodeInto needs a new view per value.
+  let bytes = Buffer.alloc(Math.max(64, values.reduce((n, v) => n + (v === null ? 0 : v.length), 0) + 16));
   let at = 0;
-  values.forEach((v, i) => {
-    if (v !== null && v.length > 0) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v !== null && v !== undefined && v.length > 0) {
       // A UTF-16 unit takes at most three bytes of UTF-8.
       if (at + v.length * 3 > bytes.length) {
-        const grown = new Uint8Array(Math.max(bytes.length * 2, at + v.length * 3));
-        grown.set(bytes.subarray(0, at));
+        const grown = Buffer.alloc(Math.max(bytes.length * 2, at + v.length * 3));
+        bytes.copy(grown, 0, 0, at);
         bytes = grown;
       }
-      at += TEXT_OUT.encodeInto(v, bytes.subarray(at)).written;
+      at += bytes.write(v, at, 'utf8');
     }
     offsets[i + 1] = at;
-  });
+  }
   return makeVector(
     makeData({ type: new Utf8(), length: values.length, ...validity(values), valueOffsets: offsets, data: bytes.subarray(0, at) }),
   );
