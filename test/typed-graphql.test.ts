@@ -14,6 +14,7 @@ import { typedNames } from '../src/graphql/typed-names.js';
 import { buildTypedSchema } from '../src/graphql/typed-schema.js';
 import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
 import { embeddedTypedGraphql } from '../src/http/typed-graphql-endpoint.js';
+import { COMPILE_AFTER } from '../src/graphql/jit-execution.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
 type Answer = {
@@ -360,6 +361,34 @@ describe('the typed API on a server', () => {
     const res = await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
     expect(res.status).toBe(400);
     expect(((await res.json()) as Answer).errors?.[0]?.extensions?.code).toBe('invalid_input');
+  });
+
+  it('regression: a document sent again and again answers the same before and after it is compiled, whatever its variables', async () => {
+    // Past the compile threshold (COMPILE_AFTER runs), a `where` variable (a recursive input type)
+    // used to fill the heap while compiling, and a variable that did not bind answered 500.
+    const send = async (query: string, variables: Record<string, unknown>) => {
+      const res = await fetch(url(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      });
+      const { extensions, ...answer } = (await res.json()) as Answer;
+      return { status: res.status, ...answer };
+    };
+    const filtered = 'query($w: PersonWhere, $n: Int) { queryPerson(where: $w, first: $n) { nodes { id } } }';
+    const byKey = 'query($id: ID!) { getPerson(id: $id) { name } }';
+    const cases: [string, Record<string, unknown>][] = [
+      [filtered, { w: { _or: [{ name: { eq: 'N3' } }, { age: { eq: 4 } }] }, n: 5 }],
+      [filtered, { w: { name: { eq: 'N3' } }, n: false }],
+      [byKey, {}],
+      ['query($n: Int!) { queryPerson(first: $n) { nodes { id } } }', { n: 'two' }],
+      [byKey, { id: 'p002' }],
+    ];
+    for (const [query, variables] of cases) {
+      const first = await send(query, variables);
+      expect(first.status).toBeLessThan(500);
+      for (let run = 1; run < COMPILE_AFTER + 4; run++) expect(await send(query, variables)).toEqual(first);
+    }
   });
 
   it('answers every document compiled exactly as graphql-js interprets it', async () => {

@@ -173,30 +173,45 @@ const GRAPHQL_INPUT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION
  */
 export function closedSetErrorCodes(count: (code: string) => void = () => undefined) {
   return {
-    onResultProcess({ result }: { result: unknown }) {
-      closeErrorCodes(result, count);
+    onResultProcess({ result, setResult }: { result: unknown; setResult: (r: never) => void }) {
+      const closed = closeErrorCodes(result, count);
+      if (closed !== result) setResult(closed as never);
     },
   };
 }
 
-/** `closedSetErrorCodes` on one result (or a batch of them), for a caller that processes results itself. */
-export function closeErrorCodes(result: unknown, count: (code: string) => void): void {
-  const results = Array.isArray(result) ? result : [result];
-  for (const r of results) {
-    const errors = (r as { errors?: { extensions?: Record<string, unknown> }[] } | null)?.errors;
-    for (const e of errors ?? []) {
-      const code = e.extensions?.code;
-      // graphql-js reports variable coercion failures with no code at all.
-      if (code === undefined || (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code))) {
-        (e as { extensions: Record<string, unknown> }).extensions = {
-          ...e.extensions,
-          code: 'invalid_input',
-          ...(code !== undefined ? { graphqlCode: code } : {}),
-        };
-      } else if (code === 'INTERNAL_SERVER_ERROR') {
-        (e as { extensions: Record<string, unknown> }).extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
-      }
-      count(String((e as { extensions: Record<string, unknown> }).extensions.code));
-    }
-  }
+type WithErrors = { errors?: readonly GraphQLError[] } | null;
+
+/**
+ * `closedSetErrorCodes` on one result (or a batch of them), for a caller that processes results
+ * itself: the result with each error that needed a code given one, or the result itself. Errors are
+ * copied, never changed in place: an error may be shared (a cached failure) or have a read-only
+ * `extensions` (compiled execution's variable errors).
+ */
+export function closeErrorCodes<R>(result: R, count: (code: string) => void): R {
+  if (Array.isArray(result)) return result.map((r: unknown) => closeErrorCodes(r, count)) as R;
+  const errors = (result as WithErrors)?.errors;
+  if (errors === undefined || errors.length === 0) return result;
+  let changed = false;
+  const closed = errors.map((e) => {
+    const code = e.extensions?.code;
+    let extensions: Record<string, unknown> | undefined;
+    // graphql-js reports variable coercion failures with no code at all.
+    if (code === undefined || (typeof code === 'string' && GRAPHQL_INPUT_CODES.has(code)))
+      extensions = { ...e.extensions, code: 'invalid_input', ...(code !== undefined ? { graphqlCode: code } : {}) };
+    else if (code === 'INTERNAL_SERVER_ERROR') extensions = { ...e.extensions, code: 'internal', graphqlCode: code };
+    count(String(extensions?.code ?? code));
+    if (extensions === undefined) return e;
+    changed = true;
+    return withExtensions(e, extensions);
+  });
+  return changed ? { ...result, errors: closed } : result;
+}
+
+/** A copy of `e` (its class, message, locations, path and cause kept) with other extensions. */
+function withExtensions(e: GraphQLError, extensions: Record<string, unknown>): GraphQLError {
+  return Object.create(Object.getPrototypeOf(e) as object, {
+    ...Object.getOwnPropertyDescriptors(e),
+    extensions: { value: extensions, writable: true, enumerable: true, configurable: true },
+  }) as GraphQLError;
 }

@@ -91,8 +91,7 @@ export async function answerGraphql<C extends ParsedBody, U extends object>(a: {
     const params = body as GraphQLParams;
     const result = await (async () => yoga.getResultForParams({ params, request }, serverContext))().catch(() => undefined);
     if (result !== undefined) {
-      closeErrorCodes(result, a.count);
-      return processRegularResult(result, yoga.fetchAPI, mediaType);
+      return processRegularResult(closeErrorCodes(result, a.count), yoga.fetchAPI, mediaType);
     }
   }
   return yoga.fetch(request, serverContext);
