@@ -84,6 +84,24 @@ describe('GraphQL documents', () => {
   });
 });
 
+describe('page sizes given as variables', () => {
+  it('regression: a page size variable holding an object whose toString is not a function is invalid_input, not a 500', async () => {
+    const { app: a, service } = await app();
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key }' });
+    const cases: [string, string][] = [
+      ['/graphql', 'query($n: Int) { branches(limit: $n) { nextCursor } }'],
+      ['/branches/main/graphql', 'query($n: Int) { queryT(first: $n) { nodes { id } } }'],
+    ];
+    for (const [path, query] of cases)
+      for (const n of [{ toString: 'x' }, { valueOf: {} }, [{ toString: 1 }], '12']) {
+        const r = await a.request(path, gql(query, { n }));
+        expect(r.status).toBeLessThan(500);
+        const b = (await r.json()) as { errors: { extensions: { code: string } }[] };
+        expect(b.errors[0]?.extensions.code).toBe('invalid_input');
+      }
+  });
+});
+
 describe('names that collide with Object.prototype', () => {
   const NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__', 'isPrototypeOf'];
   const post = (body: string): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });

@@ -97,12 +97,10 @@ export function costLimit(max: number, defaultLimit: number, connectionDefault =
     const isConnection = type !== undefined && isObjectType(type) && type.getFields().pageInfo !== undefined;
     const dflt = isConnection ? connectionDefault : defaultLimit;
     if (arg !== undefined) {
-      const v =
-        arg.value.kind === Kind.INT
-          ? Number(arg.value.value)
-          : arg.value.kind === Kind.VARIABLE
-            ? Number(doc.vars[arg.value.name.value] ?? dflt)
-            : dflt;
+      // Variables are counted before graphql-js coerces them: anything but a number (which the
+      // argument's Int type will refuse anyway) counts as the default, never converted here.
+      const raw = arg.value.kind === Kind.VARIABLE ? doc.vars[arg.value.name.value] : undefined;
+      const v = arg.value.kind === Kind.INT ? Number(arg.value.value) : typeof raw === 'number' ? raw : dflt;
       return { size: Number.isFinite(v) && v >= 0 ? Math.max(v, 1) : dflt, type };
     }
     return { size: sel.name.value === 'log' || sel.name.value === 'rows' || isConnection ? dflt : 1, type };

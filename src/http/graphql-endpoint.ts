@@ -25,13 +25,18 @@ query Branches {
 }
 `;
 
-/** Yoga's own log lines, through the request logger. */
+/** Yoga's own log lines, through the request logger; an error among them is logged as `err`, stack and all. */
 export function yogaLogging(logger: Logger) {
+  // pino serializes an Error only under its error key: inside an array it would print as {}.
+  const fields = (a: unknown[]) => {
+    const err = a.find((x) => x instanceof Error);
+    return err === undefined ? { yoga: a } : { err, yoga: a.filter((x) => x !== err) };
+  };
   return {
-    debug: (...a: unknown[]) => logger.debug({ yoga: a }, 'graphql'),
-    info: (...a: unknown[]) => logger.info({ yoga: a }, 'graphql'),
-    warn: (...a: unknown[]) => logger.warn({ yoga: a }, 'graphql'),
-    error: (...a: unknown[]) => logger.error({ yoga: a }, 'graphql'),
+    debug: (...a: unknown[]) => logger.debug(fields(a), 'graphql'),
+    info: (...a: unknown[]) => logger.info(fields(a), 'graphql'),
+    warn: (...a: unknown[]) => logger.warn(fields(a), 'graphql'),
+    error: (...a: unknown[]) => logger.error(fields(a), 'graphql'),
   };
 }
 
