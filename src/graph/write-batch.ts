@@ -18,8 +18,8 @@
 import { findInputProblem } from '../model/text.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { EDGE_FROM, EDGE_TO, findType, keyProps, type EdgeType, type PropDef, type TableType } from '../model/schema.js';
-import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, type Row } from '../model/values.js';
-import { canonicalJson, contentHash } from '../model/canonical.js';
+import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, rowText, type Row } from '../model/values.js';
+import { contentHash } from '../model/canonical.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
 import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
@@ -118,7 +118,7 @@ function checkOps(a: {
     }
     if (rowIssues.length > 0) return;
     const key = entityKey(type, row);
-    const text = canonicalJson(row);
+    const text = rowText(type, row);
     const tooBig = rowSizeProblem(key, row, text);
     if (tooBig !== undefined) {
       issues.add(`ops[${i}].values`, tooBig);

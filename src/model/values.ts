@@ -123,16 +123,44 @@ function checkRange(prop: PropDef, v: number): { value: Value } | { error: strin
  * property; `partial` rows (updates) need the key and check only what is given.
  */
 /** A table's properties and names, made once per table type: a load checks a million rows against them. */
-const shapes = new WeakMap<TableType, { props: PropDef[]; known: Set<string>; keys: Set<string> }>();
+interface RowShape {
+  props: PropDef[];
+  known: Set<string>;
+  keys: Set<string>;
+  /** Property names in canonical (sorted) order, each with its JSON-quoted form and colon. */
+  sorted: { name: string; quoted: string }[];
+}
 
-function rowShape(table: TableType): { props: PropDef[]; known: Set<string>; keys: Set<string> } {
+const shapes = new WeakMap<TableType, RowShape>();
+
+function rowShape(table: TableType): RowShape {
   let s = shapes.get(table);
   if (s === undefined) {
     const props = rowProps(table);
-    s = { props, known: new Set(props.map((p) => p.name)), keys: new Set(keyProps(table)) };
+    const names = props.map((p) => p.name).sort();
+    s = {
+      props,
+      known: new Set(names),
+      keys: new Set(keyProps(table)),
+      sorted: names.map((name) => ({ name, quoted: `${JSON.stringify(name)}:` })),
+    };
     shapes.set(table, s);
   }
   return s;
+}
+
+/**
+ * The canonical text of a row checkRow made (its keys are the table's properties): the same text
+ * as canonicalJson(row), without sorting and quoting the names again for every row of a load.
+ */
+export function rowText(table: TableType, row: Row): string {
+  let out = '{';
+  for (const { name, quoted } of rowShape(table).sorted) {
+    const v = row[name];
+    if (v === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${quoted}${canonicalJson(v)}`;
+  }
+  return `${out}}`;
 }
 
 export function checkRow(a: { table: TableType; input: unknown; mode: 'full' | 'partial'; path: string }): {

@@ -139,4 +139,21 @@ describe('a decoded run’s columns', () => {
       { numRuns: 100 },
     );
   });
+
+  it('give back text exactly, for columns all ASCII and columns with any Unicode', () => {
+    const text = fc.oneof(fc.string({ maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 8 }));
+    fc.assert(
+      fc.property(fc.array(fc.record({ key: text, j: fc.option(text, { freq: 4 }) }), { minLength: 1, maxLength: 60 }), (drawn) => {
+        const written = [...new Map(drawn.map((d) => [d.key, d])).values()]
+          .sort((x, y) => compareKey(x.key, y.key))
+          .map((d) => live(d.key, { j: d.j }));
+        const file = encodeRun(type, written);
+        const columns = read(file, runRefOf({ key: 'k', rows: written, file })).propertyColumns() as readonly (readonly unknown[])[];
+        const names = rowProps(type).map((p) => p.name);
+        expect(columns[names.indexOf('id')]).toEqual(written.map((r) => r.key));
+        expect(columns[names.indexOf('j')]).toEqual(written.map((r) => r.props?.j));
+      }),
+      { numRuns: 200 },
+    );
+  });
 });

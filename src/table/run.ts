@@ -246,6 +246,14 @@ function validity(values: readonly unknown[]): { nullCount: number; nullBitmap?:
 
 function utf8Column(values: readonly (string | null)[]): Vector {
   const offsets = new Int32Array(values.length + 1);
+  // Most columns are ASCII: then the whole column is one encoding call, and each value's bytes
+  // are its characters (join spells null as nothing, as the column's data does).
+  const joined = values.join('');
+  const ascii = Buffer.from(joined, 'utf8');
+  if (ascii.length === joined.length) {
+    for (let i = 0; i < values.length; i++) offsets[i + 1] = (offsets[i] as number) + (values[i]?.length ?? 0);
+    return makeVector(makeData({ type: new Utf8(), length: values.length, ...validity(values), valueOffsets: offsets, data: ascii }));
+  }
   // Written through a Buffer view: `write` takes an offset, where encodeInto needs a new view per value.
   let bytes = Buffer.alloc(Math.max(64, values.reduce((n, v) => n + (v === null ? 0 : v.length), 0) + 16));
   let at = 0;
