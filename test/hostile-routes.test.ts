@@ -153,7 +153,9 @@ describe('every route, hostile', () => {
             const path = route.path.replace(/\{[^}]+\}/g, () => segments[i++ % segments.length] as string);
             const query = new URLSearchParams();
             // The route's own parameters get hostile values; a few unknown ones ride along.
-            route.query.forEach((name, k) => query.set(name, decodeURIComponentOr(segments[k % segments.length] as string)));
+            route.query.forEach((name, k) => {
+              query.set(name, decodeURIComponentOr(segments[k % segments.length] as string));
+            });
             for (const [k, v] of Object.entries(extra).slice(0, 2)) query.set(k, v);
             const before = await stored();
             const res = await fetch(`${s.url}${path}?${query}`, {
