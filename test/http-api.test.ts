@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import fc from 'fast-check';
 import { buildSchema, printSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -13,7 +12,6 @@ import { RestClient } from '../src/http/rest-client.js';
 import { allRows } from '../src/service/api.js';
 import { graphqlSchema } from '../src/graphql/graphql-schema.js';
 import { listAll } from '../src/store/object-store.js';
-import { ERROR_CODES } from '../src/model/errors.js';
 import { PEOPLE_SCHEMA } from './support/fixtures.js';
 import { gql, testServer, type TestServer } from './support/test-server.js';
 
@@ -335,32 +333,6 @@ describe('REST API', () => {
     expect((await listAll(store, '')).map((o) => o.key)).toEqual(before);
   });
 
-  it('fuzz: malformed bodies never get a 5xx and a refused request never changes stored data', async () => {
-    const routes = [
-      '/branches',
-      '/branches/main/merge',
-      '/branches/main/writes',
-      '/branches/main/schema',
-      '/gc',
-      '/branches/main/load',
-      '/branches/main/ingest',
-      '/branches/main/catchup',
-    ];
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...routes), fc.oneof(fc.jsonValue(), fc.string()), async (route, body) => {
-        const before = (await listAll(s.store, '')).map((o) => o.key).join('\n');
-        const res = await fetch(s.url + route, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
-        expect(res.status).toBeLessThan(500);
-        const json = (await res.json()) as { error?: { code: string } };
-        if (res.status >= 400) {
-          expect(typeof json.error?.code).toBe('string');
-          expect((await listAll(s.store, '')).map((o) => o.key).join('\n')).toBe(before);
-        }
-      }),
-      { numRuns: 150 },
-    );
-  }, 60_000);
-
   it('refuses bodies over the limit with 413', async () => {
     const small = await testServer({ maxBodyBytes: 2048 });
     const res = await fetch(`${small.url}/branches/main/writes`, {
@@ -467,42 +439,4 @@ describe('GraphQL', () => {
     expect(r.body.errors?.[0]?.extensions?.code).toBe('invalid_input');
     await s.close();
   });
-});
-
-describe('GraphQL hostile input', () => {
-  it('fuzz: arbitrary variables and documents never get a 5xx or an untyped error, and change nothing when refused', async () => {
-    const s = await testServer();
-    const docs = [
-      'mutation($s: String!, $i: MergeInput) { mergeBranch(source: $s, input: $i) { __typename } }',
-      'mutation($b: String!, $i: WriteInput!) { write(branch: $b, input: $i) { inserted } }',
-      'mutation($n: String!, $f: String) { createBranch(name: $n, from: $f) { name } }',
-      'mutation($b: String!, $i: SchemaApplyInput!) { applySchema(branch: $b, input: $i) { tables } }',
-      'query($t: String!, $w: JSON, $l: Int, $c: String, $a: String) { rows(table: $t, where: $w, limit: $l, cursor: $c, at: $a) { nextCursor } }',
-      'mutation($b: String!, $o: [WriteOpInput!]!) { ingest(branch: $b, ops: $o) { operations } }',
-      'mutation($b: String!, $l: Int, $n: Float) { catchUp(branch: $b, maxGenerations: $l, maxBytes: $n) { outcome } }',
-    ];
-    await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(fc.constantFrom(...docs), fc.string({ maxLength: 80 })),
-        fc.dictionary(fc.constantFrom('s', 'i', 'b', 'n', 'f', 't', 'w', 'l', 'c', 'a', 'o'), fc.jsonValue()),
-        async (query, variables) => {
-          const before = (await listAll(s.store, '')).map((o) => o.key).join('\n');
-          const r = await fetch(`${s.url}/graphql`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ query, variables }),
-          });
-          expect(r.status).toBeLessThan(500);
-          const body = (await r.json()) as { errors?: { extensions?: { code?: string } }[] };
-          if (body.errors !== undefined) {
-            // Every error carries a code from the closed set.
-            for (const e of body.errors) expect(Object.keys(ERROR_CODES), JSON.stringify(e)).toContain(e.extensions?.code);
-            expect((await listAll(s.store, '')).map((o) => o.key).join('\n')).toBe(before);
-          }
-        },
-      ),
-      { numRuns: 200 },
-    );
-    await s.close();
-  }, 60_000);
 });
