@@ -736,7 +736,11 @@ export interface ChartBar {
  * Grouped bars, the baseline (grey) beside now (blue), each group on its own linear scale from 0
  * to the group's largest figure, so figures of different units share one picture.
  */
-export function beforeAfterChart(title: string, groups: { title: string; bars: ChartBar[] }[]): string {
+export function beforeAfterChart(
+  title: string,
+  groups: { title: string; bars: ChartBar[] }[],
+  legend: [before: string, now: string] = ['before', 'now'],
+): string {
   const W = 860;
   const H = 330;
   const top = 50;
@@ -764,8 +768,9 @@ export function beforeAfterChart(title: string, groups: { title: string; bars: C
     });
     body += `<text x="${x0 + groupW / 2}" y="${top - 12}" font-size="12" text-anchor="middle">${g.title}</text><line x1="${x0 + 5}" y1="${H - bottom}" x2="${x0 + groupW - 10}" y2="${H - bottom}" stroke="#333"/>`;
   });
-  const legend = `<rect x="30" y="8" width="12" height="12" fill="#95a5a6"/><text x="46" y="18" font-size="12">before</text><rect x="110" y="8" width="12" height="12" fill="#2e86de"/><text x="126" y="18" font-size="12">now</text><text x="${W - 10}" y="18" font-size="12" text-anchor="end">${title}</text>`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${legend}${body}</svg>\n`;
+  const nowX = 60 + legend[0].length * 7;
+  const key = `<rect x="30" y="8" width="12" height="12" fill="#95a5a6"/><text x="46" y="18" font-size="12">${legend[0]}</text><rect x="${nowX}" y="8" width="12" height="12" fill="#2e86de"/><text x="${nowX + 16}" y="18" font-size="12">${legend[1]}</text><text x="${W - 10}" y="18" font-size="12" text-anchor="end">${title}</text>`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${key}${body}</svg>\n`;
 }
 
 /** The merges matrix as a chart: merges per second and store calls per merge, beside a baseline run's. */
@@ -799,6 +804,58 @@ export function largeChart(now: Record<string, number | boolean>, before?: Recor
     { title: 'read ÷ changed bytes', bars: [bar('big', 'bytes_read_over_changed_bytes')] },
     { title: 'load rows per second', bars: [bar('write path', 'load_rows_per_second')] },
   ]);
+}
+
+/** The forks matrix as a chart: deep over main for a scan and a point read, branch creation among many, and their store calls. */
+export function forksChart(now: Record<string, number | boolean>, before?: Record<string, number | boolean>): string {
+  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
+  const bar = (label: string, k: string): ChartBar => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+  return beforeAfterChart('a branch 64 forks deep, 17 ms per store call', [
+    {
+      title: 'ratios (goal ≤ 1.1 / ≤ 1.2)',
+      bars: [
+        bar('scan, deep ÷ main', 'read_deep_over_main_scan'),
+        bar('point, deep ÷ main', 'read_deep_over_main_point'),
+        // The quick run creates among 1,000 branches, the full one among 10,000.
+        bar(
+          'create, many ÷ 10',
+          'branch_create_at_10000_over_at_10' in now ? 'branch_create_at_10000_over_at_10' : 'branch_create_at_1000_over_at_10',
+        ),
+      ],
+    },
+    { title: 'scan store calls', bars: [bar('main', 'scan_main_calls'), bar('deep', 'scan_deep_calls')] },
+    { title: 'point read store calls', bars: [bar('main', 'point_main_calls'), bar('deep', 'point_deep_calls')] },
+  ]);
+}
+
+/**
+ * A run on S3 as a chart: each arm's median time and store calls, beside the same arm's with
+ * latency injected over a local directory. Store calls must be equal; times show what the real
+ * server's round trips cost against the injected ones.
+ */
+export function s3Chart(matrix: string, s3: Result[], injected: Result[]): string {
+  const base = new Map(injected.filter((r) => r.matrix === matrix).map((r) => [r.variant, r]));
+  const arms = s3.filter((r) => r.matrix === matrix);
+  return beforeAfterChart(
+    `${matrix} on S3 beside injected latency`,
+    [
+      { title: 'median ms', bars: arms.map((r) => ({ label: r.variant, before: base.get(r.variant)?.medianMs, now: r.medianMs })) },
+      {
+        title: 'store calls',
+        bars: arms.map((r) => ({ label: r.variant, before: base.get(r.variant)?.storeCalls.total, now: r.storeCalls.total ?? 0 })),
+      },
+    ],
+    ['injected latency, local directory', 'S3 (Ceph RGW)'],
+  );
+}
+
+/** The injected-latency results a run on S3 is drawn beside: the matrix's own full run, else the `all` run's. */
+async function injectedResults(matrix: string): Promise<Result[]> {
+  for (const file of [`bench/results/${matrix}.json`, 'bench/results/all.json']) {
+    const r = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as { results?: Result[] };
+    if (r.results?.some((x) => x.matrix === matrix)) return r.results;
+  }
+  return [];
 }
 
 async function main(): Promise<void> {
@@ -876,6 +933,8 @@ async function main(): Promise<void> {
   if (names.includes('merges'))
     await writeFile(path.join(out, 'merges-chart.svg'), mergesChart(ratios.merges ?? {}, await baseline('merges')));
   if (names.includes('large')) await writeFile(path.join(out, 'large-chart.svg'), largeChart(ratios.large ?? {}, await baseline('large')));
+  if (names.includes('forks')) await writeFile(path.join(out, 'forks-chart.svg'), forksChart(ratios.forks ?? {}, await baseline('forks')));
+  if (onS3) await writeFile(path.join(out, `${which}-s3-chart.svg`), s3Chart(which, all, await injectedResults(which)));
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
 }
 
