@@ -849,9 +849,12 @@ export function s3Chart(matrix: string, s3: Result[], injected: Result[]): strin
   );
 }
 
-/** The injected-latency results a run on S3 is drawn beside: the matrix's own full run, else the `all` run's. */
-async function injectedResults(matrix: string): Promise<Result[]> {
-  for (const file of [`bench/results/${matrix}.json`, 'bench/results/all.json']) {
+/**
+ * The injected-latency results a run on S3 is drawn beside: the same matrix's run in the same output
+ * directory (a session that ran both), else the stored full run, else the stored `all` run.
+ */
+async function injectedResults(matrix: string, out: string, quick: boolean): Promise<Result[]> {
+  for (const file of [path.join(out, `${matrix}${quick ? '-quick' : ''}.json`), `bench/results/${matrix}.json`, 'bench/results/all.json']) {
     const r = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as { results?: Result[] };
     if (r.results?.some((x) => x.matrix === matrix)) return r.results;
   }
@@ -934,7 +937,7 @@ async function main(): Promise<void> {
     await writeFile(path.join(out, 'merges-chart.svg'), mergesChart(ratios.merges ?? {}, await baseline('merges')));
   if (names.includes('large')) await writeFile(path.join(out, 'large-chart.svg'), largeChart(ratios.large ?? {}, await baseline('large')));
   if (names.includes('forks')) await writeFile(path.join(out, 'forks-chart.svg'), forksChart(ratios.forks ?? {}, await baseline('forks')));
-  if (onS3) await writeFile(path.join(out, `${which}-s3-chart.svg`), s3Chart(which, all, await injectedResults(which)));
+  if (onS3) await writeFile(path.join(out, `${which}-s3-chart.svg`), s3Chart(which, all, await injectedResults(which, out, quick)));
   process.stdout.write(`${table(all)}\n\nratios ${JSON.stringify(ratios, null, 2)}\n\nwrote ${file}\n`);
 }
 
