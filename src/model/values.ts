@@ -118,10 +118,6 @@ function checkRange(prop: PropDef, v: number): { value: Value } | { error: strin
   return { value: v };
 }
 
-/**
- * Validate `input` as a row of `table`. `full` rows need every required
- * property; `partial` rows (updates) need the key and check only what is given.
- */
 /** A table's properties and names, made once per table type: a load checks a million rows against them. */
 interface RowShape {
   props: PropDef[];
@@ -163,6 +159,10 @@ export function rowText(table: TableType, row: Row): string {
   return `${out}}`;
 }
 
+/**
+ * Validate `input` as a row of `table`. `full` rows need every required
+ * property; `partial` rows (updates) need the key and check only what is given.
+ */
 export function checkRow(a: { table: TableType; input: unknown; mode: 'full' | 'partial'; path: string }): {
   row: Row;
   issues: ErrorIssue[];
