@@ -773,10 +773,18 @@ export function beforeAfterChart(
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/>${key}${body}</svg>\n`;
 }
 
+/** Bars over two ratio records: the figure named `k` now and, when the baseline measured it, before. */
+function ratioBars(
+  now: Record<string, number | boolean>,
+  before?: Record<string, number | boolean>,
+): (label: string, k: string) => ChartBar {
+  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
+  return (label, k) => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+}
+
 /** The merges matrix as a chart: merges per second and store calls per merge, beside a baseline run's. */
 export function mergesChart(now: Record<string, number | boolean>, before?: Record<string, number | boolean>): string {
-  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
-  const bar = (label: string, k: string): ChartBar => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+  const bar = ratioBars(now, before);
   return beforeAfterChart('merges into main, 17 ms per store call', [
     {
       title: 'merges per second',
@@ -793,8 +801,7 @@ export function mergesChart(now: Record<string, number | boolean>, before?: Reco
 
 /** The large matrix as a chart: merge times on both graphs, store calls and bytes read, load rate, beside a baseline. */
 export function largeChart(now: Record<string, number | boolean>, before?: Record<string, number | boolean>): string {
-  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
-  const bar = (label: string, k: string): ChartBar => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+  const bar = ratioBars(now, before);
   return beforeAfterChart('an 18-table graph, a 200-row merge in a cold process', [
     {
       title: 'merge ms',
@@ -808,8 +815,7 @@ export function largeChart(now: Record<string, number | boolean>, before?: Recor
 
 /** The forks matrix as a chart: deep over main for a scan and a point read, branch creation among many, and their store calls. */
 export function forksChart(now: Record<string, number | boolean>, before?: Record<string, number | boolean>): string {
-  const n = (r: Record<string, number | boolean> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : undefined);
-  const bar = (label: string, k: string): ChartBar => ({ label, before: n(before, k), now: n(now, k) ?? 0 });
+  const bar = ratioBars(now, before);
   return beforeAfterChart('a branch 64 forks deep, 17 ms per store call', [
     {
       title: 'ratios (goal ≤ 1.1 / ≤ 1.2)',
