@@ -124,6 +124,20 @@ describe('idempotent merges', () => {
     const later = await s.graph.gc({ dryRun: true, now: Date.now() + 2 * IDEMPOTENCY_LIFETIME_MS + 2 * 3600_000 });
     expect(later.deleted.idempotency).toBe((await listAll(s.store, 'idempotency/')).length);
   });
+  it('regression: a keyed merge refused before it could publish leaves nothing stored, and the key still works', async () => {
+    const b = await branchToMerge();
+    const before = (await listAll(s.store, '')).map((o) => o.key);
+    for (const body of [{ into: 'no-such-branch' }, { into: 'bad name!' }, { expectedSourceHead: '01ARZ3NDEKTSV4RRFFQ69G5FAV' }]) {
+      const r = await mergeWithKey(b, 'key-refused', body);
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+    }
+    // The refusals wrote no started marker (or anything else) under the key.
+    expect((await listAll(s.store, '')).map((o) => o.key)).toEqual(before);
+    const landed = (await (await mergeWithKey(b, 'key-refused')).json()) as { outcome: string };
+    expect(landed.outcome).toBe('merged');
+    expect((await listAll(s.store, 'idempotency/')).some((o) => o.key.endsWith('.started.json'))).toBe(true);
+  });
 });
 
 describe('idempotent merges across two servers on one store', () => {

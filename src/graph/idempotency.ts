@@ -11,10 +11,13 @@
  * older than that, plus its grace, without reading them.
  *
  * The record is written after the commit, so a crash or a lost response
- * in between loses it. So a merge first writes a `started` marker, and its
+ * in between loses it. So a merge writes a `started` marker beside its
+ * commit's other objects, before the manifest that publishes it, and its
  * commit carries the key's hash: a retry that finds the marker but no
  * record looks for that commit among the target's recent commits
- * (service.ts). A first attempt finds neither and pays no search.
+ * (idempotent-merge.ts). A first attempt finds neither and pays no search,
+ * and a request refused before it could publish (a branch that does not
+ * exist, a conflict) writes no marker at all.
  */
 import { contentHash } from '../model/canonical.js';
 import { isBranchgraphError } from '../model/errors.js';

@@ -36,6 +36,7 @@ import { maintainIndexes } from './index-maintenance.js';
 import { stampOrigins } from './run-origin.js';
 import { guardedChangeOf, protectionVerdict, type ProtectionPass } from '../model/branch-protection.js';
 import { MAX_PUBLICATION_MS } from './gc.js';
+import { IdempotencyRecords } from './idempotency.js';
 import type { BranchRecord, Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { BranchHints } from './branch-hints.js';
@@ -229,6 +230,11 @@ export class Publisher implements Publication {
         repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
         repo.writeParts(manifest, opts.signal, head.manifest),
         appended,
+        // A keyed merge marks its key started before its commit can land, and only then: a request
+        // refused before publishing leaves nothing behind (idempotency.ts).
+        planned.idempotency === undefined
+          ? undefined
+          : new IdempotencyRecords(store, this.parts.clock).start(planned.idempotency.keyHash, opts.signal),
       ]);
       settle = a.turn?.handOn({
         snapshot: this.tipOf({ manifest, rec, plan: planned, head }),

@@ -60,7 +60,7 @@ async function mergeOnce(
     // An earlier attempt may have published and lost its record: its commit carries the key.
     const landed = await landedWithKey(service, request, on);
     if (landed !== undefined) return landed;
-  } else await records.start(key.keyHash, ctx.signal);
+  }
   let result: MergeResultDto;
   try {
     result = await runMerge(service, request, { ctx, idempotency: key });
