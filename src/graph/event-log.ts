@@ -152,7 +152,15 @@ export class EventLog {
     write: () => Promise<T>,
   ): Promise<T> {
     const seq = await this.append({ ...a.draft, source: { key: a.key, hash: sourceHash(a.bytes) } }, a.signal);
-    const out = await write();
+    let out: T;
+    try {
+      out = await write();
+    } catch (e) {
+      // Refused because its object exists (a name taken meanwhile): certainly never written, so the
+      // event is void now. Any other failure may have landed, and is left for readers to check.
+      if (isBranchgraphError(e, 'object_exists')) await this.abandon(seq);
+      throw e;
+    }
     // Records, tags and requests change rarely: their confirmation is waited for. A commit's is not (publisher.ts).
     await this.confirm(seq);
     return out;

@@ -21,6 +21,22 @@ describe('tags', () => {
     expect((await g.listTags()).tags.map((x) => x.name)).toEqual(['v1']);
   });
 
+  it('regression: a taken name is refused before anything is written; a creator that loses the race voids its event', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    await mustWrite(g, 'main', [person('a')]);
+    await g.createTag('v1', { branch: 'main' });
+    const before = (await listAll(store, '')).map((o) => o.key);
+    await expect(g.createTag('v1', { branch: 'main' })).rejects.toMatchObject({ code: 'tag_exists' });
+    expect((await listAll(store, '')).map((o) => o.key)).toEqual(before);
+    // The race: the name looked free, and another creator wrote it first.
+    const head = store.head.bind(store);
+    store.head = async (key, opts) => (key.startsWith('tags/') ? undefined : head(key, opts));
+    await expect(g.createTag('v1', { branch: 'main' })).rejects.toMatchObject({ code: 'tag_exists' });
+    const added = (await listAll(store, '')).map((o) => o.key).filter((k) => !before.includes(k));
+    expect(added.filter((k) => k.startsWith('events/')).map((k) => k.replace(/\d+/, 'N'))).toEqual(['events/N.json', 'events/N.void']);
+  });
+
   it('keep a tagged commit and its history through GC after its branch is deleted, until the tag goes', async () => {
     const store = new MemoryStore();
     const g = await peopleGraph(store);

@@ -73,12 +73,16 @@ export class Tags {
     const full: TagRecord = { format: 1, ...record };
     const key = tagKey(record.name);
     const bytes = encodeJson(full);
+    const taken = () =>
+      new BranchgraphError('tag_exists', `tag ${record.name} already exists; tags never move`, { details: { tag: record.name } });
+    // A taken name is refused before its event is appended: a refusal writes nothing. Two creators
+    // racing past this check still meet at the create-only write below.
+    if ((await this.store.head(key, { signal })) !== undefined) throw taken();
     try {
       const draft = { kind: 'tag_created' as const, actor: record.actor, tag: record.name, commit: record.commit };
       await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
     } catch (e) {
-      if (isBranchgraphError(e, 'object_exists'))
-        throw new BranchgraphError('tag_exists', `tag ${record.name} already exists; tags never move`, { details: { tag: record.name } });
+      if (isBranchgraphError(e, 'object_exists')) throw taken();
       throw e;
     }
     return full;
