@@ -163,6 +163,16 @@ describe('every route, hostile', () => {
   let s: TestServer;
   const ids: string[] = [];
   const stored = async () => (await listAll(s.store, '')).map((o) => o.key).join('\n');
+  /** Under 500; a refusal (in GraphQL's shape or REST's envelope) with client codes that changed nothing. */
+  const expectAnswer = async (res: Response, before: string, request: string): Promise<void> => {
+    const text = await res.text();
+    const what = `${request} → ${res.status} ${text.slice(0, 300)}`;
+    expect(res.status, what).toBeLessThan(500);
+    if (res.status < 400 || !res.headers.get('content-type')?.includes('json')) return;
+    const answer = JSON.parse(text) as { error?: { code?: string }; errors?: { extensions?: { code?: string } }[] };
+    const codes = answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code];
+    expectCleanRefusal({ codes, before, after: await stored(), what });
+  };
 
   beforeAll(async () => {
     s = await testServer();
@@ -225,19 +235,7 @@ describe('every route, hostile', () => {
               headers: { 'content-type': 'application/json' },
               body: route.method === 'GET' ? undefined : body,
             });
-            const text = await res.text();
-            const what = `${route.method} ${path} → ${res.status} ${text.slice(0, 300)}`;
-            expect(res.status, what).toBeLessThan(500);
-            if (res.status >= 400 && res.headers.get('content-type')?.includes('json')) {
-              // GraphQL endpoints answer in GraphQL's shape, REST in the error envelope.
-              const answer = JSON.parse(text) as { error?: { code?: string }; errors?: { extensions?: { code?: string } }[] };
-              expectCleanRefusal({
-                codes: answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code],
-                before,
-                after: await stored(),
-                what,
-              });
-            }
+            await expectAnswer(res, before, `${route.method} ${path}`);
           },
         ),
         { numRuns: RUNS },
@@ -320,19 +318,8 @@ describe('every route, hostile', () => {
               headers: { 'content-type': 'application/json' },
               body: JSON.stringify(body),
             });
-            const text = await res.text();
-            const what = `${route.method} ${path} ${JSON.stringify(body).slice(0, 300)} → ${res.status} ${text.slice(0, 300)}`;
-            expect(res.status, what).toBeLessThan(500);
             if (res.status < 300) succeeded++;
-            else if (res.headers.get('content-type')?.includes('json')) {
-              const answer = JSON.parse(text) as { error?: { code?: string }; errors?: { extensions?: { code?: string } }[] };
-              expectCleanRefusal({
-                codes: answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code],
-                before,
-                after: await stored(),
-                what,
-              });
-            }
+            await expectAnswer(res, before, `${route.method} ${path} ${JSON.stringify(body).slice(0, 300)}`);
           },
         ),
         { numRuns: RUNS },

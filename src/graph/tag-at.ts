@@ -24,6 +24,8 @@ export async function tagAt(
   validateTagName(name);
   const bad = findInputProblem({ actor: opts.actor, message: opts.message }, 'tag');
   if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
+  // A taken name is refused before a branch's pending rows are folded for it.
+  await parts.tags.refuseTaken(name, opts.signal);
   const snap = await parts.heads.resolve(from, opts.signal);
   const message = `fold pending WAL generations before tagging ${name}`;
   const at = 'branch' in from ? await parts.publication.foldExactly({ ...opts, branch: from.branch, head: snap, message }) : snap;

@@ -50,6 +50,10 @@ export function validateTagName(name: string): void {
   }
 }
 
+function tagExists(name: string): BranchgraphError {
+  return new BranchgraphError('tag_exists', `tag ${name} already exists; tags never move`, { details: { tag: name } });
+}
+
 export class Tags {
   constructor(
     private readonly store: ObjectStore,
@@ -73,19 +77,22 @@ export class Tags {
     const full: TagRecord = { format: 1, ...record };
     const key = tagKey(record.name);
     const bytes = encodeJson(full);
-    const taken = () =>
-      new BranchgraphError('tag_exists', `tag ${record.name} already exists; tags never move`, { details: { tag: record.name } });
     // A taken name is refused before its event is appended: a refusal writes nothing. Two creators
     // racing past this check still meet at the create-only write below.
-    if ((await this.store.head(key, { signal })) !== undefined) throw taken();
+    await this.refuseTaken(record.name, signal);
     try {
       const draft = { kind: 'tag_created' as const, actor: record.actor, tag: record.name, commit: record.commit };
       await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
     } catch (e) {
-      if (isBranchgraphError(e, 'object_exists')) throw taken();
+      if (isBranchgraphError(e, 'object_exists')) throw tagExists(record.name);
       throw e;
     }
     return full;
+  }
+
+  /** `tag_exists` when `name` is taken; checked before any work a refusal would undo. */
+  async refuseTaken(name: string, signal?: AbortSignal): Promise<void> {
+    if ((await this.store.head(tagKey(name), { signal })) !== undefined) throw tagExists(name);
   }
 
   async delete(name: string, signal?: AbortSignal): Promise<void> {
