@@ -1,12 +1,14 @@
 /**
  * Every route, hostile: each operation openapi.yaml describes, and each root
- * field of the admin GraphQL schema, called with values a client may send
- * by mistake or on purpose (other types, objects whose keys shadow
- * Object.prototype's methods, ill-formed Unicode, refs that resolve to
- * nothing, ids of things that exist). Whatever arrives, the answer is never
- * a 5xx, every error carries a code from the closed set, and a refused
- * request changes nothing stored. The routes and fields come from the
- * contract itself, so a new operation is covered the day it is added.
+ * field of both GraphQL endpoints (admin and typed), called with values a
+ * client may send by mistake or on purpose (other types, objects whose keys
+ * shadow Object.prototype's methods, ill-formed Unicode, refs that resolve
+ * to nothing, ids of things that exist); and each operation that takes a
+ * body, with bodies shaped like its request schema so they reach the
+ * handlers. Whatever arrives, the answer is never a 5xx, every error carries
+ * a code from the closed set, and a refused request changes nothing stored.
+ * The routes and fields come from the contract itself, so a new operation is
+ * covered the day it is added.
  */
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
