@@ -153,7 +153,7 @@ function contractRoutes(): Route[] {
 }
 
 /** Runs per property: a few hundred in npm test; CI runs more (HOSTILE_RUNS). */
-const RUNS = Number(process.env.HOSTILE_RUNS ?? 200);
+const RUNS = Number(process.env.HOSTILE_RUNS ?? 100);
 /** A run is a request or two of a few milliseconds; the timeout leaves far more than ten times that. */
 const TIMEOUT = 60_000 + RUNS * 100;
 
