@@ -19,40 +19,16 @@ import {
   type GraphQLInputType,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
 import { inputFields, type FieldKind } from '../src/service/input-fields.js';
 import { OPERATION_LIST } from '../src/service/operation-table.js';
 import type { Operation } from '../src/service/operation.js';
+import { OPENAPI as doc, resolveRef, type OpenApiParam, type OpenApiSchema } from './support/openapi.js';
 
-type Schema = {
-  $ref?: string;
-  type?: string | string[];
-  enum?: unknown[];
-  properties?: Record<string, Schema>;
-  required?: string[];
-  oneOf?: Schema[];
-};
-type Param = { $ref?: string; name: string; in: string; required?: boolean; schema: Schema };
-type Doc = {
-  paths: Record<
-    string,
-    Record<
-      string,
-      { operationId?: string; parameters?: Param[]; requestBody?: { content: Record<string, { schema: Schema }> } } & {
-        parameters?: Param[];
-      }
-    >
-  >;
-  components: { parameters: Record<string, Param>; schemas: Record<string, Schema> };
-};
-const doc = parseYaml(readFileSync('openapi.yaml', 'utf8')) as Doc;
+type Schema = OpenApiSchema;
+type Param = OpenApiParam;
 const sdl = buildSchema(readFileSync('schema/branchgraph.graphql', 'utf8'));
 
-const resolve = <T extends { $ref?: string }>(x: T): T => {
-  if (x.$ref === undefined) return x;
-  const [, , section, name] = x.$ref.split('/') as [string, string, 'parameters' | 'schemas', string];
-  return resolve(doc.components[section][name] as unknown as T);
-};
+const resolve = resolveRef;
 
 /** What kinds of OpenAPI value an input field of each kind may be spelled as. */
 function openapiKind(s: Schema, where: 'path' | 'query' | 'header' | 'body'): FieldKind[] {

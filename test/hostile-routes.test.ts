@@ -10,13 +10,12 @@
  * The routes and fields come from the contract itself, so a new operation is
  * covered the day it is added.
  */
-import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
 import { ERROR_CODES } from '../src/model/errors.js';
 import { listAll } from '../src/store/object-store.js';
 import { gql, testServer, type TestServer } from './support/test-server.js';
+import { OPENAPI, resolveRef, type OpenApiSchema } from './support/openapi.js';
 
 /** Values that have broken servers: prototype-shadowing keys, lone surrogates, extremes, refs and ids. */
 function hostileValue(ids: string[]): fc.Arbitrary<unknown> {
@@ -74,33 +73,9 @@ function hostileText(ids: string[]): fc.Arbitrary<string> {
   );
 }
 
-/** A JSON schema as openapi.yaml writes them, as far as bodies are generated from it. */
-type JsonSchema = {
-  $ref?: string;
-  type?: string | string[];
-  enum?: unknown[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  oneOf?: JsonSchema[];
-  anyOf?: JsonSchema[];
-  minimum?: number;
-  maximum?: number;
-};
+type JsonSchema = OpenApiSchema;
 
 type Route = { method: string; path: string; query: string[]; body?: JsonSchema };
-
-type Spec = {
-  paths: Record<
-    string,
-    Record<string, { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }> & {
-      parameters?: { in: string; name: string }[];
-    }
-  >;
-  components: { schemas: Record<string, JsonSchema> };
-};
-
-const SPEC = parseYaml(readFileSync('openapi.yaml', 'utf8')) as Spec;
 
 /**
  * A body shaped like `schema` (its properties, enums, arrays and alternatives), with a hostile value
@@ -108,7 +83,7 @@ const SPEC = parseYaml(readFileSync('openapi.yaml', 'utf8')) as Spec;
  * reaches the handlers behind them.
  */
 function shapedBody(schema: JsonSchema | undefined, ids: string[], depth = 0): fc.Arbitrary<unknown> {
-  const s = schema?.$ref === undefined ? schema : SPEC.components.schemas[schema.$ref.split('/').pop() as string];
+  const s = schema === undefined ? undefined : resolveRef(schema);
   if (s === undefined || depth > 5) return hostileValue(ids);
   const alternatives = s.oneOf ?? s.anyOf;
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
@@ -137,7 +112,7 @@ function shapedBody(schema: JsonSchema | undefined, ids: string[], depth = 0): f
 }
 
 function contractRoutes(): Route[] {
-  const spec = SPEC;
+  const spec = OPENAPI;
   const routes: Route[] = [];
   for (const [p, item] of Object.entries(spec.paths)) {
     // The event stream stays open by design: its refusals are covered in event-feed.test.ts.

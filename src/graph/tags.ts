@@ -77,9 +77,8 @@ export class Tags {
     const full: TagRecord = { format: 1, ...record };
     const key = tagKey(record.name);
     const bytes = encodeJson(full);
-    // A taken name is refused before its event is appended: a refusal writes nothing. Two creators
-    // racing past this check still meet at the create-only write below.
-    await this.refuseTaken(record.name, signal);
+    // The caller refused a taken name before any work (tagAt, refuseTaken). Two creators racing past
+    // that check meet at the create-only write below, and the loser's event is voided (event-log.ts).
     try {
       const draft = { kind: 'tag_created' as const, actor: record.actor, tag: record.name, commit: record.commit };
       await this.events.around({ draft, key, bytes, signal }, () => this.store.putIfAbsent(key, bytes, { signal }));
