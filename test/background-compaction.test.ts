@@ -42,8 +42,11 @@ describe('background compaction', () => {
     await rest.applySchema({ branch: 'main', schema: SCHEMA });
     for (let i = 0; i < 3; i++) await rest.write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: `i${i}`, v: i } }] });
     expect(await rest.compact({ branch: 'main' })).toEqual({ commit: null, tables: [] });
+    const before = (await rest.getBranch({ name: 'main' })).head;
     const full = await rest.compact({ branch: 'main', mode: 'full' });
-    expect(full.commit?.kind).toBe('compact');
+    // A compaction re-lays the head's commit: the answer names that commit, unchanged.
+    expect(full.commit).toMatchObject({ id: before.id, kind: 'write' });
+    expect((await rest.getBranch({ name: 'main' })).head.id).toBe(before.id);
     expect(full.tables).toEqual([{ table: 'Item', runsBefore: 3, runsAfter: 1, runsMerged: 3, indexRunsMerged: 0 }]);
     await rest.write({ branch: 'main', ops: [{ op: 'upsert', table: 'Item', values: { id: 'x', v: 1 } }] });
     const viaGraphql = await gql(
@@ -51,7 +54,7 @@ describe('background compaction', () => {
       'mutation { compact(branch: "main", mode: full) { commit { kind } tables { table runsBefore runsAfter } } }',
     );
     expect(viaGraphql.body.data).toEqual({
-      compact: { commit: { kind: 'compact' }, tables: [{ table: 'Item', runsBefore: 2, runsAfter: 1 }] },
+      compact: { commit: { kind: 'write' }, tables: [{ table: 'Item', runsBefore: 2, runsAfter: 1 }] },
     });
     await expect(rest.compact({ branch: 'main', tables: ['Nope'] })).rejects.toMatchObject({ code: 'not_found' });
     await expect(rest.compact({ branch: 'main', mode: 'sideways' as 'full' })).rejects.toMatchObject({ code: 'invalid_input' });

@@ -60,15 +60,17 @@ describe('commit log filters and cursors', () => {
       expect(one.at).toBe(one.commits[0]?.id);
       expect(await all(api)).toEqual(one.commits.map((c) => c.id));
       expect(new Set(one.commits.map((c) => c.id)).size).toBe(one.commits.length);
-      expect(one.commits.map((c) => c.kind)).toEqual(['compact', 'merge', 'write', 'write', 'write', 'write', 'schema', 'init']);
+      // The compaction after the merge re-laid the merge's tables and added no commit: the head is the merge.
+      expect(one.commits.map((c) => c.kind)).toEqual(['merge', 'write', 'write', 'write', 'write', 'schema', 'init']);
+      expect(one.at).toBe(ids.merge);
     }
   });
 
-  it('filters by table (compactions only when asked), entity, author, kind, time and first parents', async () => {
+  it('filters by table (a compaction is no commit), entity, author, kind, time and first parents', async () => {
     for (const [, api] of apis) {
       const ofP = await all(api, { table: 'P' });
       expect(ofP).toEqual([ids.merge, ids.p2, ids.f1, ids.p1]);
-      expect((await all(api, { table: 'P', kind: 'compaction' })).length).toBe(1);
+      expect(await all(api, { table: 'P', kind: 'compaction' })).toEqual([]);
       expect(await all(api, { table: 'P', key: 'a' })).toEqual([ids.p2, ids.p1]);
       expect(await all(api, { author: 'bob' })).toEqual([ids.f1, ids.q1]);
       expect(await all(api, { kind: 'merge' })).toEqual([ids.merge]);

@@ -11,17 +11,19 @@
  * in one request.
  *
  * Filters: author (the actor, the author a client named, or any author of a
- * group commit), kinds, a time range, a table (commits whose change to the
- * table's runs differs from their first parent's; compactions only when
- * their kind is asked for, since they rewrite runs without changing rows),
- * and first parents only. `since` also stops the walk below commits older
+ * group commit), kinds, a time range, a table (Git's history
+ * simplification, as `git log -- path`: a commit whose table equals a
+ * parent's is not listed and the walk follows that parent only), and first
+ * parents only. Compactions add no commits (manifest.ts `layout`); the
+ * `compact` commits older versions published are listed only when their
+ * kind is asked for. `since` also stops the walk below commits older
  * than it, as Git's does: commits are timed by their writers' clocks. A key
  * filter lists the commits of the entity's history (entity-history.ts),
  * whose cost follows the commits that touched the entity.
  */
 import { sameRuns } from '../table/table-version.js';
 import { entityVersions, historyStart, type EntityWalk } from './entity-history.js';
-import type { Commit, Manifest, ManifestRef } from './manifest.js';
+import { commitRefOf, type Commit, type Manifest, type ManifestRef } from './manifest.js';
 import type { ManifestReader } from './ports.js';
 import { originText } from './run-origin.js';
 import type { Snapshot } from './snapshot.js';
@@ -45,6 +47,8 @@ export interface LogPage {
 }
 
 function matches(c: Commit, f: LogFilter): boolean {
+  // Compactions published by older versions were commits; they are listed only when asked for by kind.
+  if (c.kind === 'compact' && f.kinds?.includes('compact') !== true) return false;
   if (f.author !== undefined && c.actor !== f.author && c.author !== f.author && !(c.group ?? []).some((g) => g.author === f.author))
     return false;
   if (f.kinds !== undefined && !f.kinds.includes(c.kind)) return false;
@@ -52,12 +56,32 @@ function matches(c: Commit, f: LogFilter): boolean {
   return !(f.since !== undefined && t < f.since) && !(f.until !== undefined && t > f.until);
 }
 
-function touchesTable(m: Manifest, firstParent: Manifest | undefined, f: LogFilter & { table: string }): boolean {
-  if (m.commit.kind === 'compact' && f.kinds?.includes('compact') !== true) return false;
-  const mine = m.tables[f.table];
-  const theirs = firstParent?.tables[f.table];
-  if (mine === undefined || theirs === undefined) return mine !== theirs;
-  return !sameRuns(mine, theirs);
+/** Whether two versions hold the same runs of `table` (or both lack it). */
+function sameTable(a: Manifest, b: Manifest, table: string): boolean {
+  const mine = a.tables[table];
+  const theirs = b.tables[table];
+  if (mine === undefined || theirs === undefined) return mine === theirs;
+  return sameRuns(mine, theirs);
+}
+
+/**
+ * Under a table filter, Git's history simplification: a commit whose table equals a parent's is not
+ * listed and the walk follows that parent only (the first such), so a merge that took the table
+ * unchanged from one side passes into that side; a commit that differs from every parent is listed
+ * and all its parents are followed. A re-laid version is compared as the commit it re-lays.
+ */
+async function simplified(a: {
+  manifests: ManifestReader;
+  m: Manifest;
+  parents: Manifest[];
+  table: string;
+  signal?: AbortSignal | undefined;
+}): Promise<{ listed: boolean; follow: Manifest[] }> {
+  const { m, parents, table } = a;
+  const own = m.layout === undefined ? m : await a.manifests.readManifest(m.layout.of, a.signal);
+  const same = parents.find((p) => sameTable(own, p, table));
+  if (same !== undefined) return { listed: false, follow: [same] };
+  return { listed: parents.length > 0 || own.tables[table] !== undefined, follow: parents };
 }
 
 function newer(a: Manifest, b: Manifest): boolean {
@@ -76,19 +100,24 @@ export async function logPage(a: {
   signal?: AbortSignal | undefined;
 }): Promise<LogPage> {
   const f = a.filter ?? {};
-  const waiting = new Map<string, Manifest>(a.start.map((m) => [originText(m), m]));
+  // Keyed by the version that published each commit: a re-laid head and a path to its commit meet.
+  const keyOf = (m: Manifest): string => originText(commitRefOf(m));
+  const waiting = new Map<string, Manifest>(a.start.map((m) => [keyOf(m), m]));
   const commits: Commit[] = [];
   for (let examined = 0; waiting.size > 0 && commits.length < a.limit && examined < a.budget; examined++) {
     let m: Manifest | undefined;
     for (const w of waiting.values()) if (m === undefined || newer(w, m)) m = w;
     const c = (m as Manifest).commit;
-    waiting.delete(originText(m as Manifest));
+    waiting.delete(keyOf(m as Manifest));
     const refs = f.firstParent === true ? c.parents.slice(0, 1) : c.parents;
     const parents = await Promise.all(refs.map((p) => a.manifests.readManifest(p, a.signal)));
-    const inTable = f.table === undefined || touchesTable(m as Manifest, parents[0], { ...f, table: f.table });
-    if (inTable && matches(c, f)) commits.push(c);
+    const step =
+      f.table === undefined
+        ? { listed: true, follow: parents }
+        : await simplified({ manifests: a.manifests, m: m as Manifest, parents, table: f.table, signal: a.signal });
+    if (step.listed && matches(c, f)) commits.push(c);
     if (f.since !== undefined && Date.parse(c.time) < f.since) continue;
-    for (const p of parents) if (!waiting.has(originText(p))) waiting.set(originText(p), p);
+    for (const p of step.follow) if (!waiting.has(keyOf(p))) waiting.set(keyOf(p), p);
   }
   return { commits, frontier: [...waiting.values()].map((m) => ({ lineage: m.lineage, version: m.version })) };
 }

@@ -42,7 +42,7 @@ import type { Row } from '../model/values.js';
 import { locateState } from '../table/table-version.js';
 import type { RunRef } from '../table/run.js';
 import type { Commit, ManifestRef } from './manifest.js';
-import { sameRef } from './manifest.js';
+import { commitRefOf, sameRef } from './manifest.js';
 import type { Heads, TableReader } from './ports.js';
 import { originOf, originText, parseOrigin } from './run-origin.js';
 import type { Snapshot } from './snapshot.js';
@@ -140,7 +140,8 @@ class Frontier<T extends Pending> {
 
   /** Add `item` unless its commit waits already; `merge` combines it with the one waiting. */
   add(item: T, merge?: (waiting: T, item: T) => void): void {
-    const k = originText(item.snap.ref);
+    // By the version that published the commit: a re-laid version (a compaction's origin) is its commit.
+    const k = originText(commitRefOf(item.snap.manifest));
     const waiting = this.items.get(k);
     if (waiting === undefined) this.items.set(k, item);
     else merge?.(waiting, item);
@@ -149,7 +150,7 @@ class Frontier<T extends Pending> {
   pop(): T | undefined {
     let best: T | undefined;
     for (const it of this.items.values()) if (best === undefined || before(it.snap, best.snap)) best = it;
-    if (best !== undefined) this.items.delete(originText(best.snap.ref));
+    if (best !== undefined) this.items.delete(originText(commitRefOf(best.snap.manifest)));
     return best;
   }
 

@@ -140,7 +140,8 @@ async function reachableFrom(
     for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);
     const ms = await Promise.all(fresh.map((r) => graph.repo.readManifest(r, signal)));
     reachable.push(...ms);
-    frontier = ms.flatMap((m) => m.commit.parents);
+    // A re-laid version keeps the version that published its commit readable (`commit:<id>` names that one).
+    frontier = ms.flatMap((m) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
   }
   return { seen, reachable };
 }

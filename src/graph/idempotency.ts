@@ -30,9 +30,17 @@ export const IDEMPOTENCY_PREFIX = 'idempotency/';
 const RecordZ = z.object({ format: z.literal(1), keyHash: z.string(), fingerprint: z.string(), created: z.string(), result: z.unknown() });
 export type IdempotencyRecord = z.infer<typeof RecordZ>;
 
-/** The key as stored: its hash, so a client's key text is never written anywhere. */
+/** A client's key as stored: its hash, so a client's key text is never written anywhere. */
 export function idempotencyKeyHash(key: string): string {
   return contentHash(`idempotency-key:${key}`);
+}
+
+/**
+ * The key a merge request's revision merges under. Hashed from another prefix than any client key,
+ * so no `Idempotency-Key` a client sends can claim it (and block or replay a request's merge).
+ */
+export function requestRevisionKeyHash(request: string, revision: number): string {
+  return contentHash(`merge-request-revision:${request}:${revision}`);
 }
 
 function day(ms: number): string {

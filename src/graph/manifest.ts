@@ -56,6 +56,12 @@ export const CommitZ = z.object({
   group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
   /** The merge request this merge landed (service/merge-requests.ts). */
   request: z.string().optional(),
+  /**
+   * A catch-up: the commit whose content it continues. Folding acknowledged WAL rows changes
+   * nothing a reader of the branch sees (they were read from the WAL before), so a branch's
+   * content state (graph/head-state.ts) is named by this commit and the rows folded since.
+   */
+  continues: z.string().optional(),
   /** An admin landed this on a protected branch past its rule. */
   bypass: z.literal(true).optional(),
   /** A merge made under an Idempotency-Key: the key's hash and the request's fingerprint (graph/idempotency.ts). */
@@ -65,6 +71,8 @@ export const CommitZ = z.object({
     .object({
       strategy: z.enum(['source-wins', 'target-wins']).nullable(),
       total: z.number().int().min(1),
+      /** The set of every conflict decided (identity and choice), hashed order-free: what an approval covers. */
+      digest: z.string().optional(),
       items: z.array(
         z.object({
           table: z.string(),
@@ -153,6 +161,13 @@ const manifestFields = {
   commit: CommitZ,
   /** 1 + the highest parent generation; orders candidates in criss-cross histories. */
   generation: z.number().int().min(1),
+  /**
+   * Present when this version re-lays the tables of a commit published earlier and changes no
+   * row (a compaction): `commit` is that commit, unchanged, `of` the version that published it,
+   * and `id` names this layout. A head thus names its commit apart from its layout: maintenance
+   * moves a branch's version, never its history.
+   */
+  layout: z.object({ of: ManifestRefZ, id: z.string() }).optional(),
 };
 
 /** Format 1: every table's runs and the whole ancestry vector inline. Still read; never written. */
@@ -206,10 +221,16 @@ export interface Manifest {
   commit: Commit;
   ancestry: Ancestry;
   generation: number;
+  layout?: { of: ManifestRef; id: string };
 }
 
 export function refOf(m: Manifest): ManifestRef {
   return { lineage: m.lineage, version: m.version };
+}
+
+/** The version that published `m`'s commit: `m` itself, or for a re-laid version the one it re-lays. */
+export function commitRefOf(m: Manifest): ManifestRef {
+  return m.layout?.of ?? refOf(m);
 }
 
 export function sameRef(a: ManifestRef, b: ManifestRef): boolean {

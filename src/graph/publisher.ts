@@ -29,7 +29,9 @@ import type { TableVersion } from '../table/table-version.js';
 import type { IndexedVersion } from '../table/secondary-index.js';
 import { NO_PENDING, watermarksFor } from '../pending/pending-wal.js';
 import { foldedEntries, isPendingRun } from '../pending/generation.js';
-import { refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
+import { commitRefOf, refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
+import { contentCommitOf } from './head-state.js';
+import { newId } from '../model/new-id.js';
 import { Ancestry } from './ancestry.js';
 import { keys } from './keys.js';
 import { maintainIndexes } from './index-maintenance.js';
@@ -74,8 +76,8 @@ export interface PublisherParts {
 
 /** One attempt's published manifest and what to tidy after it. */
 interface Landed<T> {
-  /** The event appended for it (graph/event-log.ts). */
-  event: number;
+  /** The event appended for it (graph/event-log.ts); none for a re-laid version. */
+  event: number | undefined;
   manifest: Manifest;
   rec: BranchRecord;
   plan: ChangePlan<T>;
@@ -221,13 +223,15 @@ export class Publisher implements Publication {
       // All three must land before the manifest; none depends on another. The event names the manifest
       // it is for: if this attempt loses, that manifest says another commit, and readers skip the event.
       const { commit } = manifest;
+      // A re-laid version adds no commit: no commit index entry, no event (the commit has both).
+      const relaid = manifest.layout !== undefined;
       const source = { key: keys.manifest(manifest.lineage, manifest.version), commit: commit.id };
       const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
       // Planned on a lane tip: its event first, so ours comes after it in the log as our commit does.
-      const appended = (a.below?.appended ?? Promise.resolve()).then(() => repo.events.append(event, opts.signal));
+      const appended = (a.below?.appended ?? Promise.resolve()).then(() => (relaid ? undefined : repo.events.append(event, opts.signal)));
       appendedSeq = appended.catch(() => undefined);
       const written = Promise.all([
-        repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
+        relaid ? undefined : repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
         repo.writeParts(manifest, opts.signal, head.manifest),
         appended,
         // A keyed merge marks its key started before its commit can land, and only then: a request
@@ -243,7 +247,7 @@ export class Publisher implements Publication {
       });
       const [[, , seq], below] = await Promise.all([written, a.below?.landed ?? true]);
       if (!below) {
-        await store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
+        if (!relaid) await store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
         return 'behind';
       }
       const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
@@ -263,7 +267,7 @@ export class Publisher implements Publication {
       settle?.(outcome === 'published');
       if (outcome === 'published') return this.published(landed);
       maybePublished = false;
-      await store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
+      if (!relaid) await store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
       return 'lost';
     } finally {
       settle?.(false);
@@ -351,7 +355,7 @@ export class Publisher implements Publication {
     // Folded generations sit below the new watermarks; removing them is tidying (GC catches what this
     // misses). Their cached copies stay until evicted: a request in flight may still read them.
     if (l.folded.length > 0) await this.parts.store.deleteMany(l.folded).catch(() => undefined);
-    void this.parts.repo.events.confirm(l.event);
+    if (l.event !== undefined) void this.parts.repo.events.confirm(l.event);
     return { status: 'published', commit: l.manifest.commit, manifest: l.manifest, result: l.plan.result, attempts: l.attempt };
   }
 
@@ -429,6 +433,8 @@ export class Publisher implements Publication {
     const second = plan.secondParent;
     const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
     if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();
+    // A compaction changes no row: the version re-lays the head's commit instead of adding one.
+    const relaid = plan.kind === 'compact';
     return {
       lineage: rec.lineage,
       version,
@@ -439,9 +445,10 @@ export class Publisher implements Publication {
       tableTree: withChanges(prev.tableTree, changes, repo.trees.tables),
       wal: plan.wal ?? watermarksFor(prev, rec.lineage),
       ...(plan.walFolded !== undefined ? { walFolded: plan.walFolded } : {}),
-      commit: this.commitOf({ prev, rec, plan, parents, opts }),
+      commit: relaid ? prev.commit : this.commitOf({ prev, rec, plan, parents, opts }),
       ancestry: Ancestry.next({ lineage: rec.lineage, version }, prev.ancestry, second?.ancestry),
-      generation: Math.max(prev.generation, second?.generation ?? 0) + 1,
+      generation: relaid ? prev.generation : Math.max(prev.generation, second?.generation ?? 0) + 1,
+      ...(relaid ? { layout: { of: commitRefOf(prev), id: newId(this.parts.clock()) } } : {}),
     };
   }
 
@@ -465,6 +472,7 @@ export class Publisher implements Publication {
       message: plan.message ?? opts.message ?? plan.kind,
       time: new Date(this.parts.clock()).toISOString(),
       kind: plan.kind,
+      ...(plan.kind === 'catchup' ? { continues: contentCommitOf(c.prev) } : {}),
       ...(plan.group !== undefined ? { group: plan.group } : {}),
       ...(plan.resolved !== undefined ? { resolved: plan.resolved } : {}),
       ...(plan.idempotency !== undefined ? { idempotency: plan.idempotency } : {}),

@@ -16,7 +16,10 @@
  *   lineage's first version the branch stood at its fork point.
  * - `~n` follows first parents n times, one manifest read each; `^n` takes
  *   the n-th parent (a merge's second parent is its source). Only the commit
- *   a path ends at is made a snapshot (its schema and table views).
+ *   a path ends at is made a snapshot (its schema and table views). A
+ *   compaction re-lays a commit and adds none (manifest.ts `layout`); the
+ *   `compact` commits older versions published are passed through, so a
+ *   path names the same commit on graphs from before and after.
  * - A bare name that is no branch, but could be the start of a commit id,
  *   is read as a prefix.
  */
@@ -92,16 +95,23 @@ export class RefResolver {
     let at = s.at;
     const go = async (ref: ManifestRef) => ({ ref, manifest: await this.from.reads.readManifest(ref, signal) });
     if (step.n === 0) return at;
+    // Compactions published by older versions were commits; history passes through them as through layout.
+    const past = async (x: { ref: ManifestRef; manifest: Manifest }) => {
+      let y = x;
+      while (y.manifest.commit.kind === 'compact' && y.manifest.commit.parents[0] !== undefined) y = await go(y.manifest.commit.parents[0]);
+      return y;
+    };
+    at = await past(at);
     const parents = at.manifest.commit.parents;
     if (step.kind === 'parent') {
       const p = parents[step.n - 1];
       if (p === undefined) throw noSuchCommit(text, `commit ${at.manifest.commit.id} has ${parents.length} parent(s), not ${step.n}`);
-      return go(p);
+      return past(await go(p));
     }
     for (let i = 0; i < step.n; i++) {
       const p = at.manifest.commit.parents[0];
       if (p === undefined) throw noSuchCommit(text, `commit ${at.manifest.commit.id} is the first; ~${step.n} goes back past it`);
-      at = await go(p);
+      at = await past(await go(p));
     }
     return at;
   }

@@ -647,7 +647,8 @@ export class Repository {
     const key = keys.manifest(m.lineage, m.version);
     try {
       const stored = await this.decodeManifest(await this.store.get(key, { signal }), key, signal);
-      if (stored.commit.id !== m.commit.id) return false;
+      // A re-laid version carries its commit's id: its layout id tells two re-layings apart.
+      if (stored.commit.id !== m.commit.id || stored.layout?.id !== m.layout?.id) return false;
       this.manifests.set(key, stored);
       this.knownVersion.set(m.lineage, Math.max(this.knownVersion.get(m.lineage) ?? 0, m.version));
       return true;

@@ -29,7 +29,19 @@ export interface MergeAsk {
   apply?: ApplyKind | undefined;
   dryRun?: boolean | undefined;
   expectedSourceHead?: string | undefined;
+  /**
+   * The source's content state the merge must take (graph/head-state.ts): a merge request pins
+   * the state its reviewers approved, so a row ingested since, folded or not, refuses the merge.
+   * Set by the service only; no transport reaches it.
+   */
+  expectedSourceState?: string | undefined;
   expectedTargetHead?: string | undefined;
+  /**
+   * The set of conflicts the resolutions must decide against whatever target head the merge lands
+   * on (merge/resolutions.ts `digest`, null for none): an approval covers exactly that set. Set by
+   * the service only.
+   */
+  expectedDecided?: string | null | undefined;
   deleteBranch?: boolean | undefined;
   /** Who merges (recorded as the commit's actor). */
   actor?: string | undefined;

@@ -69,7 +69,7 @@ function resolvedRecord(req: MergeResolutions | undefined, resolver: Resolver): 
   if (resolver.total === 0) return null;
   // Named choices first, then what the strategy decided; each group in conflict order.
   const ordered = [...resolver.applied].sort((a, b) => (a.by === b.by ? 0 : a.by === 'choice' ? -1 : 1) || compareResolved(a, b));
-  return { strategy: req?.strategy ?? null, total: resolver.total, items: ordered.slice(0, RESOLVED_ITEMS) };
+  return { strategy: req?.strategy ?? null, total: resolver.total, digest: resolver.digest, items: ordered.slice(0, RESOLVED_ITEMS) };
 }
 
 function compareResolved(a: AppliedResolution, b: AppliedResolution): number {
@@ -390,6 +390,12 @@ export class MergeRun {
     if (request.dryRun) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };
+    }
+    if (request.expectedDecided !== undefined && (decided.resolved?.digest ?? null) !== request.expectedDecided) {
+      await this.cleanup(scratch);
+      throw new BranchgraphError('head_moved', `${request.into} moved: the resolutions now decide other conflicts than were approved`, {
+        details: { branch: request.into },
+      });
     }
     this.timer.enter('publish');
     if (applied !== undefined) return this.appliedPlan(applied, tables, { schema, scratch, decided });

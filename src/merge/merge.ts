@@ -16,6 +16,7 @@
  */
 import { refuseProtected } from '../graph/branches.js';
 import { conflictPage, type ConflictReport } from '../model/conflict.js';
+import { headState } from '../graph/head-state.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { GraphPorts } from '../graph/ports.js';
 import type { ChangeResult } from '../graph/change.js';
@@ -153,6 +154,12 @@ async function pinHeads(
   if (expected !== undefined && source.manifest.commit.id !== expected) {
     throw new BranchgraphError('head_moved', `branch ${request.source} is at ${source.manifest.commit.id}, not ${expected}`, {
       details: { branch: request.source, expected, actual: source.manifest.commit.id },
+    });
+  }
+  const state = request.expectedSourceState;
+  if (state !== undefined && headState(source) !== state) {
+    throw new BranchgraphError('head_moved', `branch ${request.source} changed since the state the merge was asked for`, {
+      details: { branch: request.source, expected: state, actual: headState(source) },
     });
   }
   return { source, target, ...(applied !== undefined ? { applied: applied.apply } : {}) };

@@ -19,7 +19,7 @@
  * Validation conflicts (uniqueness, orphans, cardinality, value rules) are
  * found afterwards, over the resolved rows, as for any write.
  */
-import { canonicalJson } from '../model/canonical.js';
+import { canonicalJson, contentHash } from '../model/canonical.js';
 import type { Conflict } from '../model/conflict.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { Row, Value } from '../model/values.js';
@@ -80,6 +80,11 @@ export class Resolver {
   /** How many conflicts were resolved in all. */
   total = 0;
   private strategyKept = 0;
+  /**
+   * Every decided conflict's identity and choice, hashed and XORed in: the set, whatever order the
+   * tables were prepared in. An approval covers exactly this set (model/merge-request.ts).
+   */
+  private readonly decided = new Uint8Array(16);
 
   constructor(private readonly request: MergeResolutions) {
     for (const [i, c] of (request.conflicts ?? []).entries()) {
@@ -141,6 +146,11 @@ export class Resolver {
     return { row, supplied };
   }
 
+  /** The set of conflicts decided so far, as one hash (order-free). */
+  get digest(): string {
+    return Array.from(this.decided, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+
   /** Choices that matched no conflict of the merge: each is an error the client must fix. */
   unused(): ConflictResolution[] {
     return [...this.choices].filter(([k]) => !this.used.has(k)).map(([, c]) => c);
@@ -171,6 +181,8 @@ export class Resolver {
     const { c, choice, explicit, byRow = false } = a;
     if (explicit) this.used.add(id(c.table, c.key, byRow || ROW_KINDS.has(c.kind) ? null : c.property));
     this.total++;
+    const h = contentHash(canonicalJson([c.table, c.key, c.property, c.kind, choice.take]));
+    for (let i = 0; i < 16; i++) this.decided[i] = (this.decided[i] as number) ^ Number.parseInt(h.slice(i * 2, i * 2 + 2), 16);
     if (!explicit && this.strategyKept++ >= STRATEGY_KEPT) return;
     this.applied.push({
       table: c.table,

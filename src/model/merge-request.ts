@@ -38,6 +38,8 @@ const PreviewZ = z.object({
   outcome: z.enum(['merged', 'fast_forward', 'already_up_to_date', 'conflicts']),
   /** Conflicts left after the saved resolutions. */
   conflicts: z.number().int().min(0),
+  /** Conflicts the saved resolutions decide (by a choice or the strategy): an approval covers exactly these. */
+  decided: z.number().int().min(0).optional(),
   counts: z.record(z.string(), z.number().int()),
   tables: z.array(z.object({ table: z.string(), action: z.string(), sourceChanges: z.number().int(), targetChanges: z.number().int() })),
 });
@@ -47,8 +49,15 @@ export const RevisionZ = z.object({
   n: z.number().int().min(1),
   sourceHead: z.string(),
   targetHead: z.string(),
+  /** Each head's content state (graph/head-state.ts): compaction and catch-up leave it as it is. */
+  sourceState: z.string().optional(),
+  targetState: z.string().optional(),
   base: z.string().nullable(),
-  /** What the merge brings: the source head, the merge base and the resolutions, hashed. */
+  /** The resolutions this revision merges with, as saved when it was made: a merge of it applies exactly these. */
+  resolutions: z.unknown().optional(),
+  /** The set of conflicts the resolutions decide, hashed (merge/resolutions.ts); null when they decide none. */
+  decidedDigest: z.string().nullable().optional(),
+  /** What the merge brings: the source's content state, the merge base, the resolutions and the conflicts they decide, hashed. */
   fingerprint: z.string(),
   time: z.string(),
   preview: PreviewZ,
@@ -87,16 +96,27 @@ export const MergeRequestDocZ = z.object({
   resolutions: z.unknown().optional(),
   revisions: z.array(RevisionZ).max(MAX_REVISIONS),
   reviews: z.array(ReviewZ).max(MAX_REVIEWS),
-  /** The revision a merge was started for and not yet recorded: a retry replays that merge. */
+  /**
+   * The revision a merge was started for and not yet recorded, and when: until that merge settles
+   * (lands, or can no longer land) the request takes no new resolutions and cannot be closed.
+   */
   merging: z.number().int().min(1).optional(),
+  mergingSince: z.string().optional(),
   merged: z.object({ commit: z.string(), by: z.string(), time: z.string(), revision: z.number().int().min(1) }).optional(),
   closed: z.object({ by: z.string(), time: z.string() }).optional(),
 });
 export type MergeRequestDoc = z.infer<typeof MergeRequestDocZ>;
 
-/** The fingerprint of what a merge brings: what `result_change` approvals are about. */
-export function changeFingerprint(a: { sourceHead: string; base: string | null; resolutions: unknown }): string {
-  return contentHash(canonicalJson({ source: a.sourceHead, base: a.base, resolutions: a.resolutions ?? null }));
+/**
+ * The fingerprint of what a merge brings: what `result_change` approvals are about. `source` is the
+ * source's content state, `decided` the hash of the set of conflicts the resolutions decide
+ * (merge/resolutions.ts), so a conflict that appears after an approval and that a saved strategy
+ * would decide makes the approval stale.
+ */
+export function changeFingerprint(a: { source: string; base: string | null; resolutions: unknown; decided: string | null }): string {
+  return contentHash(
+    canonicalJson({ source: a.source, base: a.base, resolutions: a.resolutions ?? null, decided: a.decided, v: 2 } as never),
+  );
 }
 
 /** Whether a review seen at `revision` is about what `latest` would merge, under the rule. */
@@ -133,11 +153,23 @@ export interface Mergeability {
   checks: { required: string[]; passed: string[] };
 }
 
+/** The heads of a branch pair as a revision pins them: commit ids, and content states where known. */
+export interface PinnedHeads {
+  source: string;
+  target: string;
+  sourceState?: string | undefined;
+  targetState?: string | undefined;
+}
+
+/** Whether `rev` pins `heads`: by content state where the revision has one (maintenance moves no state), else by commit. */
+export function pinsHeads(rev: Revision, heads: PinnedHeads): boolean {
+  const source = rev.sourceState !== undefined ? rev.sourceState === heads.sourceState : rev.sourceHead === heads.source;
+  const target = rev.targetState !== undefined ? rev.targetState === heads.targetState : rev.targetHead === heads.target;
+  return source && target;
+}
+
 /** Whether the request may merge now: `heads` are the branches' heads as they are, `rule` the target's protection. */
-export function mergeability(
-  doc: MergeRequestDoc,
-  at: { heads: { source: string; target: string } | undefined; rule: ProtectionRule | undefined },
-): Mergeability {
+export function mergeability(doc: MergeRequestDoc, at: { heads: PinnedHeads | undefined; rule: ProtectionRule | undefined }): Mergeability {
   const stale = at.rule?.staleApprovals ?? 'result_change';
   const required = at.rule?.requiredApprovals ?? 0;
   const { approvedBy, changesRequestedBy } = standing(doc, stale);
@@ -149,7 +181,7 @@ export function mergeability(
   if (doc.state !== 'open') return { mergeable: false, reasons: [`the request is ${doc.state}`], approvals, changesRequestedBy, checks };
   const reasons: string[] = [];
   if (at.heads === undefined) reasons.push(`branch ${doc.source} or ${doc.target} no longer exists`);
-  else if (latest === undefined || latest.sourceHead !== at.heads.source || latest.targetHead !== at.heads.target)
+  else if (latest === undefined || !pinsHeads(latest, at.heads))
     reasons.push('a branch moved since the latest revision: revise the request');
   if (latest !== undefined && latest.preview.conflicts > 0) reasons.push(`${latest.preview.conflicts} conflicts are unresolved`);
   if (latest?.preview.outcome === 'already_up_to_date') reasons.push(`${doc.target} already holds everything ${doc.source} brings`);

@@ -12,7 +12,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { canonicalJson, contentHash } from '../model/canonical.js';
 import { MERGE_PHASES } from '../model/phase-timer.js';
 import type { Commit } from '../graph/manifest.js';
-import { idempotencyKeyHash, type IdempotencyRecord } from '../graph/idempotency.js';
+import type { IdempotencyRecord } from '../graph/idempotency.js';
 import { commitLog } from '../graph/commit-log.js';
 import type { MergeMetrics, MergeRequest } from '../merge/merge.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
@@ -27,13 +27,16 @@ interface Key {
   fingerprint: string;
 }
 
-/** The merge under `idempotencyKey`: the first result on a retry, one attempt at a time per key in this process. */
+/**
+ * The merge under a key (`idempotencyKeyHash` of a client's key, or a merge request revision's):
+ * the first result on a retry, one attempt at a time per key in this process.
+ */
 export async function idempotentMerge(
   service: BranchgraphService,
   request: MergeRequest,
-  on: { key: string; ctx: RequestContext },
+  on: { keyHash: string; ctx: RequestContext },
 ): Promise<MergeResultDto> {
-  const keyHash = idempotencyKeyHash(on.key);
+  const { keyHash } = on;
   const key = { keyHash, fingerprint: mergeFingerprint(request) };
   const running = service.keyedMerges;
   const job = (running.get(keyHash) ?? Promise.resolve())
@@ -87,14 +90,31 @@ async function landedWithKey(
   on: { key: Key; ctx: RequestContext },
 ): Promise<MergeResultDto | undefined> {
   const { key, ctx } = on;
-  const found = await service.graph.idempotency.find(key.keyHash, ctx.signal);
-  if (found.record !== undefined) return replayedRecord(found.record, key);
-  const head = await service.snapshot({ branch: request.into }, ctx);
-  const recent = await commitLog(service.graph.ports.manifests, head, { limit: IDEMPOTENT_COMMIT_SEARCH, signal: ctx.signal });
-  const landed = recent.find((c) => c.idempotency?.keyHash === key.keyHash);
+  const landed = await landedUnderKey(service, { into: request.into, keyHash: key.keyHash }, ctx);
   if (landed === undefined) return undefined;
-  refuseOtherRequest(landed.idempotency?.fingerprint ?? '', key.fingerprint);
-  return replayedFromCommit(landed);
+  refuseOtherRequest(landed.fingerprint, key.fingerprint);
+  return landed.result;
+}
+
+/**
+ * What a merge under `keyHash` into `into` landed, if one did: its record, else its commit among the
+ * target's recent ones.
+ */
+export async function landedUnderKey(
+  service: BranchgraphService,
+  a: { into: string; keyHash: string },
+  ctx: RequestContext,
+): Promise<{ fingerprint: string; result: MergeResultDto } | undefined> {
+  const found = await service.graph.idempotency.find(a.keyHash, ctx.signal);
+  if (found.record !== undefined) {
+    const result: MergeResultDto = { ...(found.record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
+    return { fingerprint: found.record.fingerprint, result };
+  }
+  const head = await service.snapshot({ branch: a.into }, ctx);
+  const recent = await commitLog(service.graph.ports.manifests, head, { limit: IDEMPOTENT_COMMIT_SEARCH, signal: ctx.signal });
+  const landed = recent.find((c) => c.idempotency?.keyHash === a.keyHash);
+  if (landed === undefined) return undefined;
+  return { fingerprint: landed.idempotency?.fingerprint ?? '', result: replayedFromCommit(landed) };
 }
 
 /** What makes two keyed requests the same merge (width, budget and conflict paging do not change what lands). */

@@ -1400,6 +1400,8 @@ export interface components {
             /** @enum {string|null} */
             strategy: "source-wins" | "target-wins" | null;
             total: number;
+            /** @description The set of every conflict decided (identity and choice), hashed in any order: what an approval covers. */
+            digest?: string;
             items: {
                 table: string;
                 key: string;
@@ -1448,8 +1450,16 @@ export interface components {
                 n: number;
                 sourceHead: string;
                 targetHead: string;
+                /** @description The source's content state: compaction and catch-up leave it as it is. */
+                sourceState?: string;
+                /** @description The target's content state. */
+                targetState?: string;
                 base: string | null;
-                /** @description What the merge brings (source head, merge base, resolutions), hashed. */
+                /** @description The resolutions this revision merges with, as saved when it was made: a merge of it applies exactly these. */
+                resolutions?: unknown;
+                /** @description The set of conflicts the resolutions decide, hashed; null when they decide none. */
+                decidedDigest?: string | null;
+                /** @description What the merge brings (source content state, merge base, resolutions, the conflicts they decide), hashed. */
                 fingerprint: string;
                 /** Format: date-time */
                 time: string;
@@ -1469,6 +1479,8 @@ export interface components {
                     outcome: "merged" | "fast_forward" | "already_up_to_date" | "conflicts";
                     /** @description Conflicts left after the saved resolutions. */
                     conflicts: number;
+                    /** @description Conflicts the saved resolutions decide (by a choice or the strategy): an approval covers exactly these. */
+                    decided?: number;
                     counts: {
                         [key: string]: number;
                     };
@@ -1492,8 +1504,13 @@ export interface components {
                 time: string;
                 on?: components["schemas"]["ReviewPlace"];
             }[];
-            /** @description The revision a merge was started for and not yet recorded. */
+            /** @description The revision a merge was started for and not yet recorded: until it settles, the request takes no new resolutions and cannot be closed. */
             merging?: number;
+            /**
+             * Format: date-time
+             * @description When that merge started.
+             */
+            mergingSince?: string;
             merged?: {
                 commit: string;
                 by: string;

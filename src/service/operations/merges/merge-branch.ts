@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName, commitId, MERGE_COMMON } from '../../inputs.js';
+import { idempotencyKeyHash } from '../../../graph/idempotency.js';
 import { idempotentMerge } from '../../idempotent-merge.js';
 import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
@@ -37,7 +38,7 @@ export const mergeBranch = defineOperation({
     const { idempotencyKey, ...ask } = request;
     const served = servedMergeRequest(service, ask, ctx);
     if (idempotencyKey === undefined || served.dryRun) return runMerge(service, served, { ctx });
-    return idempotentMerge(service, served, { key: idempotencyKey, ctx });
+    return idempotentMerge(service, served, { keyHash: idempotencyKeyHash(idempotencyKey), ctx });
   },
   http: {
     method: 'POST',
