@@ -220,15 +220,11 @@ export class Publisher implements Publication {
       planned = await maintainIndexes({ runs, head, plan: fold.plan, signal: opts.signal });
       const manifest = await this.buildManifest({ head, rec, plan: planned, opts });
       this.checkDeadline(a.branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
-      // All three must land before the manifest; none depends on another. The event names the manifest
-      // it is for: if this attempt loses, that manifest says another commit, and readers skip the event.
+      // All of these must land before the manifest; none depends on another.
       const { commit } = manifest;
       // A re-laid version adds no commit: no commit index entry, no event (the commit has both).
       const relaid = manifest.layout !== undefined;
-      const source = { key: keys.manifest(manifest.lineage, manifest.version), commit: commit.id };
-      const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
-      // Planned on a lane tip: its event first, so ours comes after it in the log as our commit does.
-      const appended = (a.below?.appended ?? Promise.resolve()).then(() => (relaid ? undefined : repo.events.append(event, opts.signal)));
+      const appended = this.announce({ branch: a.branch, manifest, below: a.below, signal: opts.signal });
       appendedSeq = appended.catch(() => undefined);
       const written = Promise.all([
         relaid ? undefined : repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
@@ -273,6 +269,21 @@ export class Publisher implements Publication {
       settle?.(false);
       if (!maybePublished) await this.givenUp(planned.scratch, appendedSeq);
     }
+  }
+
+  /**
+   * The commit event of `manifest`, appended once the lane tip it was planned on appended its own
+   * (so ours comes after it in the log as our commit does); none for a re-laid version. The event
+   * names the manifest it is for: if the attempt loses, that manifest says another commit, and
+   * readers skip the event.
+   */
+  private announce(a: { branch: string; manifest: Manifest; below: LaneTip | undefined; signal?: AbortSignal | undefined }) {
+    const { commit, layout } = a.manifest;
+    const source = { key: keys.manifest(a.manifest.lineage, a.manifest.version), commit: commit.id };
+    const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
+    return (a.below?.appended ?? Promise.resolve()).then(() =>
+      layout !== undefined ? undefined : this.parts.repo.events.append(event, a.signal),
+    );
   }
 
   /**

@@ -391,12 +391,7 @@ export class MergeRun {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };
     }
-    if (request.expectedDecided !== undefined && (decided.resolved?.digest ?? null) !== request.expectedDecided) {
-      await this.cleanup(scratch);
-      throw new BranchgraphError('head_moved', `${request.into} moved: the resolutions now decide other conflicts than were approved`, {
-        details: { branch: request.into },
-      });
-    }
+    await this.refuseOtherDecided(decided.resolved, scratch);
     this.timer.enter('publish');
     if (applied !== undefined) return this.appliedPlan(applied, tables, { schema, scratch, decided });
     const parent = await this.mergedParent().catch(async (e: unknown) => {
@@ -574,6 +569,16 @@ export class MergeRun {
       })),
     );
     return found;
+  }
+
+  /** A merge asked to decide exactly one set of conflicts (an approved request's) refuses to decide another. */
+  private async refuseOtherDecided(resolved: ResolvedRecord | null, scratch: RunRef[]): Promise<void> {
+    const { expectedDecided, into } = this.request;
+    if (expectedDecided === undefined || (resolved?.digest ?? null) === expectedDecided) return;
+    await this.cleanup(scratch);
+    throw new BranchgraphError('head_moved', `${into} moved: the resolutions now decide other conflicts than were approved`, {
+      details: { branch: into },
+    });
   }
 
   private async cleanup(scratch: RunRef[]): Promise<void> {

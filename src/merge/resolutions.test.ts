@@ -46,6 +46,7 @@ describe('merge resolutions', () => {
     expect(rows.cy).toMatchObject({ age: 1 });
     expect(r.commit?.resolved).toEqual({
       strategy: 'source-wins',
+      digest: expect.any(String),
       total: 3,
       items: [
         { table: 'Person', key: 'ann', property: 'age', kind: 'DivergentUpdate', take: 'source', by: 'strategy' },
