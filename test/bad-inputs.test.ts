@@ -382,6 +382,8 @@ describe('bad inputs on every transport', () => {
     await embedded.write({ branch: 'main', ...upsert({ id: 'p1', n: 3 }) });
     server = await testServer({ store: `file://${path.join(dir, 'data')}` });
     rest = new RestClient(server.url);
+    // Compared once both processes are idle (event confirmations, hints): never after a wait for time.
+    await Promise.all([service.idle(), server.service.idle()]);
     storeBefore = await storeKeys(dir);
   });
   afterAll(async () => {
@@ -480,6 +482,7 @@ describe('bad inputs on every transport', () => {
   );
 
   it('changed nothing stored', async () => {
+    await Promise.all([service.idle(), server.service.idle()]);
     expect(await storeKeys(dir)).toBe(storeBefore);
   });
 });

@@ -194,6 +194,31 @@ describe('branch reset', () => {
     }
   });
 
+  it('regression: a branch with pending WAL rows resets with the head the caller read, and a refused reset folds nothing', async () => {
+    // No catch-up but the reset's own: the rows stay pending until it folds them.
+    const s = await testServer({ env: { CATCHUP_INTERVAL_MS: '3600000', CATCHUP_TRIGGER_GENERATIONS: '1000000' } });
+    try {
+      const api = embeddedApi(s.service, { transport: 'embedded' });
+      await api.applySchema({ branch: 'main', schema: SCHEMA });
+      const one = (await api.write({ branch: 'main', ...put('a', 1) })).commit?.id as string;
+      const two = (await api.write({ branch: 'main', ...put('a', 2) })).commit?.id as string;
+      await api.ingest({ branch: 'main', ops: put('w', 1).ops });
+      const read = (await api.getBranch({ name: 'main' })).head.id;
+      expect(read).toBe(two);
+      const log = async () => (await api.log({ limit: 100 })).commits.map((c) => c.id);
+      const before = await log();
+      // A stale expected head is refused before the pending rows are folded: nothing is published.
+      await expect(api.resetBranch({ name: 'main', to: 'main~1', expectedHead: one })).rejects.toMatchObject({ code: 'head_moved' });
+      expect(await log()).toEqual(before);
+      expect((await api.walStatus({ branch: 'main' })).pendingGenerations).toBe(1);
+      // The head the caller read: the rows are folded into the old lineage, then the branch moves.
+      expect((await api.resetBranch({ name: 'main', to: 'main~1', expectedHead: read })).head.id).toBe(one);
+      expect((await api.getRow({ table: 'P', key: 'a' })).row).toMatchObject({ v: 1 });
+    } finally {
+      await s.close();
+    }
+  });
+
   it('keeps the head it moved away from readable as <branch>@{time} and by id, and GC keeps it for its grace', async () => {
     const s = await testServer();
     try {

@@ -141,7 +141,11 @@ const CLIENT_CODES = CODES.filter((c) => c !== 'internal');
 describe('every route, hostile', () => {
   let s: TestServer;
   const ids: string[] = [];
-  const stored = async () => (await listAll(s.store, '')).map((o) => o.key).join('\n');
+  /** The stored keys once the server is idle (background confirmations and hints written). */
+  const stored = async () => {
+    await s.service.idle();
+    return (await listAll(s.store, '')).map((o) => o.key).join('\n');
+  };
   /** Under 500; a refusal (in GraphQL's shape or REST's envelope) with client codes that changed nothing. */
   const expectAnswer = async (res: Response, before: string, request: string): Promise<void> => {
     const text = await res.text();

@@ -321,6 +321,62 @@ describe('GraphQL cost', () => {
   });
 });
 
+describe('GraphQL variables before coercion', () => {
+  const answer = async (a: Awaited<ReturnType<typeof app>>['app'], path: string, body: ReturnType<typeof gql>) => {
+    const res = await a.request(path, body);
+    return {
+      status: res.status,
+      body: (await res.json()) as { data?: unknown; errors?: { message: string; extensions: { code: string } }[] },
+    };
+  };
+
+  it("regression: a page size from a variable's default counts as the default, not as 100, on both endpoints", async () => {
+    const { app: a, service } = await app();
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key }' });
+    const cases: [string, string][] = [
+      [
+        '/graphql',
+        `query($n: Int = 1000) { ${Array.from({ length: 50 }, (_, i) => `a${i}: rows(table: "T", limit: $n) { items { key } }`).join(' ')} }`,
+      ],
+      [
+        '/branches/main/graphql',
+        `query($n: Int = 1000) { ${Array.from({ length: 50 }, (_, i) => `a${i}: queryT(first: $n) { nodes { id } }`).join(' ')} }`,
+      ],
+    ];
+    for (const [path, query] of cases) {
+      const r = await answer(a, path, gql(query));
+      expect({ path, code: r.body.errors?.[0]?.extensions.code, data: r.body.data ?? null }).toEqual({
+        path,
+        code: 'invalid_input',
+        data: null,
+      });
+      expect(r.body.errors?.[0]?.message).toContain('costs more than');
+    }
+  });
+
+  it('regression: a typed where variable nested 3,000 levels deep is a typed 400-class refusal, not a stack overflow', async () => {
+    const { app: a, service } = await app();
+    await embeddedApi(service, { transport: 'embedded' }).applySchema({ branch: 'main', schema: 'node T { id: string @key }' });
+    let w: Record<string, unknown> = { id: { eq: 'x' } };
+    for (let i = 0; i < 3000; i++) w = { _not: w };
+    const deepJson: unknown[] = [];
+    let at = deepJson;
+    for (let i = 0; i < 3000; i++) at = at[0] = [] as unknown[];
+    const cases: [string, string, Record<string, unknown>][] = [
+      ['/branches/main/graphql', 'query($w: TWhere) { queryT(where: $w) { nodes { id } } }', { w }],
+      ['/graphql', 'query($v: JSON) { rows(table: "T", where: $v) { items { key } } }', { v: deepJson }],
+    ];
+    for (const [path, query, variables] of cases) {
+      const r = await answer(a, path, gql(query, variables));
+      expect({ path, status: r.status < 500, code: r.body.errors?.[0]?.extensions.code }).toEqual({
+        path,
+        status: true,
+        code: 'invalid_input',
+      });
+    }
+  });
+});
+
 describe('slow and vanishing clients', () => {
   const rawRequest = async (url: string, head: string): Promise<import('node:net').Socket> => {
     const { connect } = await import('node:net');

@@ -310,6 +310,7 @@ describe('REST API', () => {
 
   it('every error uses one envelope with a stable code, and bad input changes nothing', async () => {
     const store = s.store;
+    await s.service.idle();
     const before = (await listAll(store, '')).map((o) => o.key);
     expect((await call(s, 'GET', '/branches/:id', '/branches/nope')).body.error.code).toBe('not_found');
     expect(
@@ -330,6 +331,7 @@ describe('REST API', () => {
     expect((await call(s, 'DELETE', '/branches/:id', '/branches/main')).body.error.code).toBe('branch_protected');
     const unknown = await fetch(`${s.url}/nowhere`);
     expect(unknown.status).toBe(404);
+    await s.service.idle();
     expect((await listAll(store, '')).map((o) => o.key)).toEqual(before);
   });
 

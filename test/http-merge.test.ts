@@ -125,6 +125,7 @@ describe('client disconnects', () => {
       await multiTable(s.graph);
       // A cold server, as after a restart: the merge reads its runs through the slow store.
       s.graph.dropCaches();
+      await s.service.idle();
       const before = (await listAll(s.store, '')).map((o) => o.key);
       const head = (await s.graph.branchHead('main')).manifest.commit.id;
       const { port } = new URL(s.url);
@@ -142,8 +143,11 @@ describe('client disconnects', () => {
       socket.destroy();
       const t1 = Date.now();
       while ((gauges.inFlight > 0 || gauges.pendingScratch > 0) && Date.now() - t1 < 10_000) await new Promise((r) => setTimeout(r, 5));
-      // The handler returns only after draining; give the request log line a moment.
-      await new Promise((r) => setTimeout(r, 200));
+      // The handler returns only after draining; its request log line follows the response.
+      const aborted = () => s.logs.some((l) => l.outcome === 'aborted' && String(l.msg).includes('aborted'));
+      const t2 = Date.now();
+      while (!aborted() && Date.now() - t2 < 10_000) await new Promise((r) => setTimeout(r, 5));
+      await s.service.idle();
       expect(gauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
       expect((await s.graph.branchHead('main')).manifest.commit.id).toBe(head);
       expect((await listAll(s.store, '')).map((o) => o.key)).toEqual(before);

@@ -72,11 +72,11 @@ export class Branches {
       if (existing !== undefined && !existing.deleted)
         throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
       // Pending generations belong to the source's lineage: fold them there so the new branch starts from what readers of the source saw.
+      // Whatever is pending when the fold publishes: a writer still ingesting never makes the creation give up.
       if ('branch' in from)
-        base = await publication.foldExactly({
+        base = await publication.foldPendingNow({
           ...opts,
           branch: from.branch,
-          head: base,
           message: `fold pending WAL generations before branching ${name}`,
         });
       const res = await this.startLineage({ name, from: base.ref, after: existing?.seq ?? 0, opts, event: 'branch_created' });
@@ -102,6 +102,7 @@ export class Branches {
       const current = await heads.branchHead(name, opts.signal);
       // Refused before the fold: a refused reset changes nothing.
       refuseProtected(current.branch, 'reset', opts.protection);
+      refuseMoved(name, current, opts.expectedHead);
       const head = await publication.foldExactly({
         ...opts,
         branch: name,
@@ -110,10 +111,7 @@ export class Branches {
       });
       const rec = head.branch ?? (await repo.liveBranch(name, opts.signal));
       refuseProtected(rec, 'reset', opts.protection);
-      if (head.manifest.commit.id !== opts.expectedHead)
-        throw new BranchgraphError('head_moved', `branch ${name} is at ${head.manifest.commit.id}, not ${opts.expectedHead}`, {
-          details: { branch: name, expected: opts.expectedHead, actual: head.manifest.commit.id },
-        });
+
       const res = await this.startLineage({
         name,
         from: target.ref,
@@ -204,4 +202,17 @@ export function refuseProtected(rec: BranchRecord | undefined, change: GuardedCh
   if (rec?.protection === undefined) return;
   const v = protectionVerdict({ branch: rec.name, rule: rec.protection, change, pass });
   if (!v.allowed) throw new BranchgraphError('branch_protected', v.reason, { details: { branch: rec.name } });
+}
+
+/**
+ * Refuse a reset whose caller expected another head. Checked before the fold of pending rows, which
+ * only continues the commit the caller read (graph/head-state.ts): a fold never defeats the expected
+ * head, and a refused reset publishes nothing.
+ */
+function refuseMoved(name: string, current: Snapshot, expected: string): void {
+  const id = current.manifest.commit.id;
+  if (id === expected) return;
+  throw new BranchgraphError('head_moved', `branch ${name} is at ${id}, not ${expected}`, {
+    details: { branch: name, expected, actual: id },
+  });
 }

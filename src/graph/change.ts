@@ -56,6 +56,11 @@ export interface ChangePlan<T> {
   walFolded?: Record<string, string[]>;
   /** Leave pending generations pending (catch-up folds its own prefix). */
   keepPending?: boolean;
+  /**
+   * The change alters no row (a compaction, a WAL shard's registration): the version re-lays the
+   * head's commit instead of adding one (manifest.ts `layout`).
+   */
+  relays?: boolean;
   /** The merged source, recorded as the second parent. */
   secondParent?: Manifest;
   /** When the oldest snapshot the plan takes runs from was read, if earlier than the head's (a merge's source). */

@@ -176,7 +176,16 @@ async function planCompaction(
   if (result.tables.length === 0) return { unchanged: result };
   const names = result.tables.map((t) => t.table).join(', ');
   // Compacted runs are kept across attempts; those no publication took are deleted after it.
-  return { kind: 'compact', tables, keepPending: true, scratch: [], result, message: `compact ${names}`, readAt: opts.readAt };
+  return {
+    kind: 'compact',
+    relays: true,
+    tables,
+    keepPending: true,
+    scratch: [],
+    result,
+    message: `compact ${names}`,
+    readAt: opts.readAt,
+  };
 }
 
 /** A table entry's runs and its indexes' runs. */

@@ -76,9 +76,14 @@ export class Graph {
     this.#parts.runs.clear();
   }
 
-  /** Release the store, once the best-effort writes already started (head hints, event confirmations) have landed or failed. */
-  async close(): Promise<void> {
+  /** Once the best-effort writes already started (head hints, event confirmations and voids) have landed or failed. */
+  async idle(): Promise<void> {
     await Promise.all([this.#parts.hints.settle(), this.#parts.repo.events.settle()]);
+  }
+
+  /** Release the store, once the graph is idle. */
+  async close(): Promise<void> {
+    await this.idle();
     await this.#parts.store.close?.();
   }
 

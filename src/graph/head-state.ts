@@ -29,6 +29,8 @@ export function contentCommitOf(m: Manifest): string {
 
 /** The head's content state, hashed: equal exactly when the branch reads the same through the same history. */
 export function headState(s: Snapshot): string {
-  const seen = { ...watermarksFor(s.manifest, s.branch?.lineage ?? s.manifest.lineage), ...s.pending.seen };
+  const marks = { ...watermarksFor(s.manifest, s.branch?.lineage ?? s.manifest.lineage), ...s.pending.seen };
+  // A shard registered but never read from (watermark 0) reads like no shard.
+  const seen = Object.fromEntries(Object.entries(marks).filter(([, n]) => n > 0));
   return contentHash(canonicalJson({ commit: contentCommitOf(s.manifest), seen }));
 }

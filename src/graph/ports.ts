@@ -112,6 +112,11 @@ export interface Publication {
   commitChange<T>(branch: string, opts: PublishOptions, plan: Plan<T>): Promise<ChangeResult<T>>;
   /** Publish exactly `head`'s pending generations; the snapshot that holds them, or `head` when none are pending. */
   foldExactly(request: FoldRequest): Promise<Snapshot>;
+  /**
+   * Publish whatever is pending on the branch now (planned again on every race, so a steady writer
+   * never makes it give up) and return the head that holds it, with no pending part.
+   */
+  foldPendingNow(request: Omit<FoldRequest, 'head'>): Promise<Snapshot>;
 }
 
 /** The WAL's objects in the store: sealed generations are created once, listed by prefix and deleted when folded. */

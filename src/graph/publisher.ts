@@ -334,6 +334,15 @@ export class Publisher implements Publication {
     });
   }
 
+  async foldPendingNow(request: Omit<FoldRequest, 'head'>): Promise<Snapshot> {
+    const { branch, message, ...opts } = request;
+    const folded = await this.commitChange<null>(branch, { ...opts, expectedHead: undefined }, async (h) =>
+      h.pending.generations.length === 0 ? { unchanged: null } : { kind: 'catchup', scratch: [], result: null, message },
+    );
+    if (folded.status === 'unchanged') return folded.head;
+    return this.parts.heads.snapshotAt(refOf(folded.manifest), { signal: opts.signal });
+  }
+
   /**
    * GC deletes unreferenced objects older than its grace, which is never
    * below MIN_GC_GRACE_MS. A publication whose snapshots were read longer
@@ -444,8 +453,8 @@ export class Publisher implements Publication {
     const second = plan.secondParent;
     const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
     if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();
-    // A compaction changes no row: the version re-lays the head's commit instead of adding one.
-    const relaid = plan.kind === 'compact';
+    // A change of no row (a compaction, a registration): the version re-lays the head's commit instead of adding one.
+    const relaid = plan.relays === true;
     return {
       lineage: rec.lineage,
       version,

@@ -8,8 +8,9 @@
 import { canonicalJson } from '../model/canonical.js';
 import { decodePageCursor, encodePageCursor } from '../model/page-cursor.js';
 import { BranchgraphError } from '../model/errors.js';
-import type { TableType } from '../model/schema.js';
-import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row, type Value } from '../model/values.js';
+import type { Schema, TableType } from '../model/schema.js';
+import { compileRowFilter } from '../model/row-filter.js';
+import { changedProps, edgeKeyPrefix, MAX_KEY_BYTES, type Row } from '../model/values.js';
 import { compareKey } from '../table/run.js';
 import { changedStates, EMPTY_TABLE, lookupRows, lookupStates, mergeRuns, scanPrefix } from '../table/table-version.js';
 import { encodeNodeKey, IN_SPEC } from '../table/secondary-index.js';
@@ -17,9 +18,6 @@ import type { Snapshot } from './snapshot.js';
 import type { RunReader, TableReader } from './ports.js';
 
 export const MAX_PAGE = 1000;
-
-export type FilterOp = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in';
-export type Filter = Record<string, Value | { op: FilterOp; value: Value }>;
 
 /** One page of a listing; `nextCursor` continues it, null at the end. */
 export interface Page<T> {
@@ -37,62 +35,43 @@ function clampLimit(limit: number | undefined, dflt = 100): number {
   return limit;
 }
 
-function compareValues(a: Value, b: Value): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const sa = typeof a === 'string' ? a : canonicalJson(a);
-  const sb = typeof b === 'string' ? b : canonicalJson(b);
-  return sa < sb ? -1 : sa > sb ? 1 : 0;
+/**
+ * A REST or CLI filter: the typed grammar of model/row-filter.ts (`{"age": {"gte": 30}}`, `_and`,
+ * `_or`, `_not`, `_key`), as typed GraphQL spells it. Two older shorthands are still read: a bare
+ * value for equality (`{"name": "Ada"}`, `null` for `isNull`) and `{"op": "gte", "value": 30}`.
+ */
+export type Filter = Record<string, unknown>;
+
+/** A filter in the typed grammar: the shorthands above rewritten, everything else as given. */
+export function typedFilter(filter: Filter): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, cond] of Object.entries(filter)) {
+    const isObject = cond !== null && typeof cond === 'object' && !Array.isArray(cond);
+    const keys = isObject ? Object.keys(cond) : [];
+    if (name.startsWith('_')) out[name] = cond;
+    else if (cond === null) out[name] = { isNull: true };
+    else if (!isObject) out[name] = { eq: cond };
+    else if (keys.includes('op') && keys.every((k) => k === 'op' || k === 'value')) {
+      const { op, value } = cond as { op: unknown; value: unknown };
+      out[name] = { [String(op)]: value };
+    } else out[name] = cond;
+  }
+  return out;
 }
 
-/** Compile a filter into a row predicate, rejecting unknown properties. */
-export function compileFilter(type: TableType, filter: Filter | undefined): (row: Row) => boolean {
+/**
+ * `filter` checked against the table (unknown properties, unknown operators, and values of the
+ * wrong type are `invalid_input` naming the path) and compiled; endpoint filters (`_from`, `_to`)
+ * need the endpoints' rows, which a row scan does not read.
+ */
+export function compileFilter(schema: Schema, type: TableType, filter: Filter | undefined): (key: string, row: Row) => boolean {
   if (filter === undefined) return () => true;
-  const props = new Set([...(type.kind === 'edge' ? ['from', 'to'] : []), ...type.props.map((p) => p.name)]);
-  const tests: ((row: Row) => boolean)[] = [];
-  for (const [name, cond] of Object.entries(filter)) {
-    if (!props.has(name))
-      throw new BranchgraphError('invalid_input', `${type.name} has no property ${name}`, {
-        issues: [{ path: `where.${name}`, message: 'unknown property' }],
-      });
-    const { op, value } =
-      cond !== null && typeof cond === 'object' && !Array.isArray(cond) && 'op' in cond
-        ? (cond as { op: FilterOp; value: Value })
-        : { op: 'eq' as const, value: cond as Value };
-    const v = (row: Row): Value => row[name] ?? null;
-    switch (op) {
-      case 'eq':
-        tests.push((r) => canonicalJson(v(r)) === canonicalJson(value));
-        break;
-      case 'ne':
-        tests.push((r) => canonicalJson(v(r)) !== canonicalJson(value));
-        break;
-      case 'in': {
-        if (!Array.isArray(value))
-          throw new BranchgraphError('invalid_input', `where.${name}: "in" takes a list`, {
-            issues: [{ path: `where.${name}`, message: 'expected a list' }],
-          });
-        const allowed = new Set(value.map((x) => canonicalJson(x)));
-        tests.push((r) => allowed.has(canonicalJson(v(r))));
-        break;
-      }
-      case 'lt':
-      case 'lte':
-      case 'gt':
-      case 'gte':
-        tests.push((r) => {
-          const x = v(r);
-          if (x === null || value === null) return false;
-          const c = compareValues(x, value);
-          return op === 'lt' ? c < 0 : op === 'lte' ? c <= 0 : op === 'gt' ? c > 0 : c >= 0;
-        });
-        break;
-      default:
-        throw new BranchgraphError('invalid_input', `where.${name}: unknown operator ${String(op)}`, {
-          issues: [{ path: `where.${name}.op`, message: 'eq, ne, lt, lte, gt, gte or in' }],
-        });
-    }
-  }
-  return (row) => tests.every((t) => t(row));
+  const f = compileRowFilter({ schema, type, where: typedFilter(filter) });
+  if (f.ends.from || f.ends.to)
+    throw new BranchgraphError('invalid_input', 'filters on edge endpoints (_from, _to) are read by queryRows and typed GraphQL', {
+      issues: [{ path: `where.${f.ends.from ? '_from' : '_to'}`, message: 'not available on a row scan' }],
+    });
+  return (key, row) => f.test({ key, row });
 }
 
 /** Where a read looks: the tables of one snapshot, one table of them, and the caller's signal. */
@@ -111,14 +90,14 @@ export async function getRow(read: TableRead & { key: string }): Promise<Row | n
 }
 
 export async function scanRows(
-  opts: TableRead & { where?: Filter; limit?: number; cursor?: string },
+  opts: TableRead & { where?: Filter; limit?: number; cursor?: string; at?: unknown },
 ): Promise<Page<{ key: string; row: Row }>> {
   const { tables, snap, table } = opts;
   const t = tables.table(snap, table, opts.signal);
   const limit = clampLimit(opts.limit);
-  const test = compileFilter(t.type, opts.where);
-  // A cursor is bound to the table and filter it pages through (model/page-cursor.ts).
-  const scope = canonicalJson({ table, where: opts.where ?? null });
+  const test = compileFilter(snap.schema, t.type, opts.where);
+  // A cursor is bound to the ref, table and filter it pages through (model/page-cursor.ts).
+  const scope = canonicalJson({ table, where: opts.where ?? null, ...(opts.at !== undefined ? { at: opts.at } : {}) } as never);
   const after = opts.cursor === undefined ? undefined : decodePageCursor('rows', scope, opts.cursor);
   if (after !== undefined && Buffer.byteLength(after, 'utf8') > MAX_KEY_BYTES)
     throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'too long' }] });
@@ -126,7 +105,7 @@ export async function scanRows(
   // The page and one more row, to know whether another page follows.
   for await (const r of mergeRuns({ runs: t.version.runs, load: t.load, startAfter: after, opts: { pageRows: limit + 1 } })) {
     const row = r.props as Row;
-    if (!test(row)) continue;
+    if (!test(r.key, row)) continue;
     if (items.length === limit)
       return { items, nextCursor: encodePageCursor('rows', scope, (items[items.length - 1] as { key: string }).key) };
     items.push({ key: r.key, row });

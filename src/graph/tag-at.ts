@@ -26,9 +26,12 @@ export async function tagAt(
   if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
   // A taken name is refused before a branch's pending rows are folded for it.
   await parts.tags.refuseTaken(name, opts.signal);
-  const snap = await parts.heads.resolve(from, opts.signal);
   const message = `fold pending WAL generations before tagging ${name}`;
-  const at = 'branch' in from ? await parts.publication.foldExactly({ ...opts, branch: from.branch, head: snap, message }) : snap;
+  // A branch's head as the fold publishes it: a writer still ingesting never makes the tag give up.
+  const at =
+    'branch' in from
+      ? await parts.publication.foldPendingNow({ ...opts, branch: from.branch, message })
+      : await parts.heads.resolve(from, opts.signal);
   const time = new Date(parts.clock()).toISOString();
   const record = {
     name,

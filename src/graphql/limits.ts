@@ -4,6 +4,7 @@
  */
 import {
   getNamedType,
+  getVariableValues,
   GraphQLError,
   isObjectType,
   Kind,
@@ -81,10 +82,14 @@ export function nestingLimit(max: number) {
  * selection, so fifty aliased `rows(limit: 1000)` cost fifty thousand rows.
  * Pages without a size use their default: `defaultLimit` for the API's
  * lists, `connectionDefault` for the typed API's connections (a field whose
- * type has `pageInfo`). Documents over `max` are refused with
- * `invalid_input` and the cost, before any resolver runs.
+ * type has `pageInfo`). A page size given by a variable counts as
+ * execution will see it: coerced, its default applied when the request
+ * leaves it out. Documents over `max` are refused with `invalid_input` and
+ * the cost, before any resolver runs; so are raw variables nested deeper
+ * than `maxNesting`, before anything coerces them.
  */
-export function costLimit(max: number, defaultLimit: number, connectionDefault = 100) {
+export function costLimit(a: { max: number; defaultLimit: number; maxNesting: number; connectionDefault?: number }) {
+  const { max, defaultLimit, maxNesting, connectionDefault = 100 } = a;
   type Doc = { schema: GraphQLSchema | undefined; fragments: Map<string, FragmentDefinitionNode>; vars: Record<string, unknown> };
   const pageSize = (
     sel: FieldNode,
@@ -97,8 +102,7 @@ export function costLimit(max: number, defaultLimit: number, connectionDefault =
     const isConnection = type !== undefined && isObjectType(type) && type.getFields().pageInfo !== undefined;
     const dflt = isConnection ? connectionDefault : defaultLimit;
     if (arg !== undefined) {
-      // Variables are counted before graphql-js coerces them: anything but a number (which the
-      // argument's Int type will refuse anyway) counts as the default, never converted here.
+      // Variables come coerced, their defaults applied (see onExecute).
       const raw = arg.value.kind === Kind.VARIABLE ? doc.vars[arg.value.name.value] : undefined;
       const v = arg.value.kind === Kind.INT ? Number(arg.value.value) : typeof raw === 'number' ? raw : dflt;
       return { size: Number.isFinite(v) && v >= 0 ? Math.max(v, 1) : dflt, type };
@@ -137,27 +141,47 @@ export function costLimit(max: number, defaultLimit: number, connectionDefault =
       };
       setResultAndStopExecution: (r: unknown) => void;
     }) {
+      const refuse = (message: string, extensions: Record<string, unknown>) =>
+        setResultAndStopExecution({ errors: [new GraphQLError(message, { extensions: { code: 'invalid_input', ...extensions } })] });
+      // Raw variables nested past the document's own bracket limit are refused before graphql-js
+      // coerces them: its coercion recurses per level, and a few thousand levels overflow the stack.
+      const raw = args.variableValues ?? {};
+      if (nestedDeeperThan(raw, maxNesting)) {
+        refuse(`variables nest deeper than ${maxNesting} levels`, { limit: maxNesting });
+        return;
+      }
       const fragments = new Map<string, FragmentDefinitionNode>();
       for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
       for (const d of args.document.definitions) {
         if (d.kind !== Kind.OPERATION_DEFINITION || (args.operationName && d.name?.value !== args.operationName)) continue;
-        const doc: Doc = { schema: args.schema, fragments, vars: args.variableValues ?? {} };
+        // Counted on the values execution will use: coerced, defaults applied. Variables that do not
+        // coerce fail execution anyway, with graphql-js's own error; they cost nothing here.
+        const coerced = args.schema === undefined ? undefined : getVariableValues(args.schema, d.variableDefinitions ?? [], raw);
+        const doc: Doc = { schema: args.schema, fragments, vars: coerced?.coerced ?? {} };
         const root = d.operation === 'mutation' ? args.schema?.getMutationType() : args.schema?.getQueryType();
         const cost = costOf(d.selectionSet, { parent: root ?? undefined, doc, seen: new Set() });
         if (cost > max) {
-          setResultAndStopExecution({
-            errors: [
-              new GraphQLError(
-                `the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`,
-                { extensions: { code: 'invalid_input', limit: max, cost } },
-              ),
-            ],
+          refuse(`the query costs more than its limit of ${max} (fields times page sizes): ask for fewer rows or split the query`, {
+            limit: max,
+            cost,
           });
           return;
         }
       }
     },
   };
+}
+
+/** Whether `value` (JSON) nests objects and arrays deeper than `max`; iterative, so any depth is safe to ask about. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 // BAD_REQUEST is Yoga's code for a body that is not a GraphQL request at all (invalid JSON, no query).

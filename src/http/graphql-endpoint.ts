@@ -123,7 +123,7 @@ export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Log
     }),
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
-      costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
+      costLimit({ max: LIMITS.maxGraphqlCost, defaultLimit: LIMITS.maxPage, maxNesting: LIMITS.maxGraphqlNesting }) as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       transport.plugin,

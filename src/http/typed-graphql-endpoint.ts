@@ -101,7 +101,7 @@ export function typedGraphqlEndpoint(opts: {
     }),
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
-      costLimit(LIMITS.maxGraphqlCost, LIMITS.maxPage) as Plugin,
+      costLimit({ max: LIMITS.maxGraphqlCost, defaultLimit: LIMITS.maxPage, maxNesting: LIMITS.maxGraphqlNesting }) as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       servedSchema(),

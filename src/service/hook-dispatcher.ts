@@ -110,6 +110,16 @@ export class HookDispatcher {
     await Promise.allSettled([...this.busy]);
   }
 
+  /** Whether a delivery is being offered, queued or attempted now (retries waiting on their backoff are not). */
+  get active(): boolean {
+    return this.busy.size > 0 || this.waiting.length > 0 || this.inFlight > 0;
+  }
+
+  /** Once nothing is being offered, queued or attempted (see `active`). */
+  async idle(): Promise<void> {
+    while (this.busy.size > 0) await Promise.allSettled([...this.busy]);
+  }
+
   /** This process's delivery counts per hook id. */
   statsOf(hookId: string): HookStats {
     return { ...(this.stats.get(hookId) ?? emptyStats()) };

@@ -121,6 +121,23 @@ export class BranchgraphService {
     void work.finally(() => this.backgroundWork.delete(work));
   }
 
+  /**
+   * The quiescence hook: resolves once this process does nothing in the background — no request
+   * checks, catch-up, compaction or hook delivery running, and every event confirmation and head
+   * hint it started written. Work one of these starts (a compaction after a catch-up, say) is waited
+   * for too. Scheduled work that has not started (a hook retry's backoff, the next catch-up tick, a
+   * compaction's delay) is not. Tests and benchmarks compare stored state only after it.
+   */
+  async idle(): Promise<void> {
+    do {
+      await Promise.allSettled([...this.backgroundWork]);
+      await this.catchUps.idle();
+      await this.compactor.settled();
+      await this.hooks.idle();
+      await this.graph.idle();
+    } while (this.backgroundWork.size > 0 || this.catchUps.active || this.hooks.active);
+  }
+
   /** Start background work (the catch-up trigger, background compaction). */
   start(): void {
     this.catchUps.start();

@@ -153,6 +153,16 @@ export class CatchUpManager {
     return this.last.get(branch) ?? null;
   }
 
+  /** Whether any catch-up runs here now. */
+  get active(): boolean {
+    return this.running.size > 0;
+  }
+
+  /** Once no catch-up runs here (a run that starts meanwhile is waited for too). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
   isRunning(branch: string): boolean {
     return this.running.has(branch);
   }

@@ -433,9 +433,10 @@ export class WalWriter {
     await this.ports.publication.commitChange<null>(branch, { signal: opts.signal, actor: opts.actor }, async (head) => {
       const marks = watermarksFor(head.manifest, (head.branch as BranchRecord).lineage);
       if (this.shard in marks) return { unchanged: null };
-      // Registration changes no rows: pending generations stay pending.
+      // Registration changes no rows: pending generations stay pending, and no commit is added.
       return {
         kind: 'catchup',
+        relays: true,
         keepPending: true,
         wal: { ...marks, [this.shard]: 0 },
         scratch: [],

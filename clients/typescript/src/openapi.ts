@@ -3231,7 +3231,7 @@ export interface operations {
             query?: {
                 /** @description Ref to read at; default `main`. */
                 at?: components["parameters"]["At"];
-                /** @description JSON object: {"prop": value} for equality, or {"prop": {"op": "gte", "value": 3}} with eq, ne, lt, lte, gt, gte, in. */
+                /** @description JSON object in the typed GraphQL where grammar: {"age": {"gte": 30}} with eq, ne, in, notIn, lt, lte, gt, gte, prefix, contains, isNull, and _and, _or, _not, _key. Also read: {"prop": value} for equality (null: isNull) and {"prop": {"op": "gte", "value": 30}}. Unknown properties or operators and values of the wrong type are invalid_input naming the path. */
                 where?: string;
                 /** @description 100 when absent. */
                 limit?: number;

@@ -13,7 +13,7 @@ export function readCommands(program: Command, cli: CliContext): void {
   command(program, 'rows', 'rows of a table in key order, a page at a time')
     .argument('<table>')
     .option('--at <ref>', AT_HELP)
-    .option('--where <json>', 'filter: {"prop": value} or {"prop": {"op": "gte", "value": 3}}')
+    .option('--where <json>', 'filter, as typed GraphQL\'s where: {"age": {"gte": 30}}, {"_or": [...]}; {"prop": value} is equality')
     .option('--limit <n>', 'rows per page, at most 1000', '100')
     .option('--cursor <cursor>', 'continue after a previous page')
     .action(async (table: string, o: { at?: string; where?: string; limit: string; cursor?: string }, cmd: Command) => {

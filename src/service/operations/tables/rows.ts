@@ -16,6 +16,7 @@ export const rows = defineOperation({
     .object({
       table: tableName,
       at: refOrMain,
+      /** The typed filter grammar (as typed GraphQL's `where`), or the older shorthands (graph/reads.ts). */
       where: z.record(z.string(), z.unknown()).optional(),
       limit: z.number().int().min(1).max(LIMITS.maxPage).optional(),
       cursor: z.string().max(4096).optional(),
@@ -28,7 +29,7 @@ export const rows = defineOperation({
       ...(limit !== undefined ? { limit } : {}),
       ...(cursor !== undefined ? { cursor } : {}),
     };
-    return scanRows({ tables: service.graph.ports.tables, snap, table, ...page, signal: ctx.signal }) as Promise<
+    return scanRows({ tables: service.graph.ports.tables, snap, table, ...page, at, signal: ctx.signal }) as Promise<
       Page<{ key: string; row: Row }>
     >;
   },
