@@ -82,7 +82,7 @@ describe('event feed', () => {
       const whole = await client.listEvents({ limit: 1000 });
       expect(whole.events).toEqual(paged);
       // Nothing new: the same cursor back, and an empty page.
-      expect(await client.listEvents({ cursor: whole.nextCursor })).toEqual({ events: [], nextCursor: whole.nextCursor });
+      expect(await client.listEvents({ cursor: whole.nextCursor })).toEqual({ events: [], nextCursor: whole.nextCursor, waitingOn: null });
     }
     const merged = (await allEvents(api)).find((e) => e.kind === 'commit' && e.commitKind === 'fast_forward');
     expect(merged?.commit).toBe((await api.getBranch({ name: 'main' })).head.id);
@@ -253,11 +253,15 @@ describe('event feed under races and crashes', () => {
       const g2 = await Graph.open(copy, { clock });
       if ((await eventObjects(copy)) === initialEvents + 1 && (await g2.branchHead('main')).manifest.commit.kind !== 'write') {
         crashedAfterEvent = true;
-        // Its manifest may still land: the feed holds there, and says so by not moving its cursor.
-        expect(await g2.events({ after: seen, limit: 100 })).toEqual({ events: [], next: seen });
+        // Its manifest may still land: the feed holds there, and says what it waits on and until when.
+        expect(await g2.events({ after: seen, limit: 100 })).toEqual({
+          events: [],
+          next: seen,
+          waitingOn: { seq: seen + 1, writer: null, deadline: new Date(now + MAX_PUBLICATION_MS).toISOString() },
+        });
         now += MAX_PUBLICATION_MS + 1000;
         // Past the deadline it is an orphan: passed over, never delivered.
-        expect(await g2.events({ after: seen, limit: 100 })).toEqual({ events: [], next: seen + 1 });
+        expect(await g2.events({ after: seen, limit: 100 })).toEqual({ events: [], next: seen + 1, waitingOn: null });
         await g2.write('main', put('b', 1).ops);
         expect((await g2.events({ after: seen, limit: 100 })).events.map((e) => e.kind)).toEqual(['commit']);
         now -= MAX_PUBLICATION_MS + 1000;
@@ -297,6 +301,7 @@ describe('event feed under races and crashes', () => {
       expect(page, `failure at call ${k} (${faults.log.find((c) => c.n === k)?.key})`).toEqual({
         events: [],
         next: manifestWrite ? seen : seen + 1,
+        waitingOn: manifestWrite ? expect.objectContaining({ seq: seen + 1 }) : null,
       });
       if (!manifestWrite) voided++;
       // The next write's event is read right after it.

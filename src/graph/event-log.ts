@@ -43,6 +43,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { storeTime } from '../store/store-clock.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { storedText } from '../model/compress-stored.js';
+import { leaseHolds, type WriterLease } from './writer-lease.js';
 
 export const EVENTS_PREFIX = 'events/';
 const eventKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.json`;
@@ -87,6 +88,8 @@ export const GraphEventZ = z.object({
   tag: z.string().optional(),
   request: z.string().optional(),
   source: SourceZ,
+  /** The process that appended it, when it held a writer lease (writer-lease.ts). */
+  writer: z.object({ id: z.string(), incarnation: z.string() }).optional(),
 });
 export type GraphEvent = z.infer<typeof GraphEventZ>;
 export type EventDraft = Omit<GraphEvent, 'format' | 'seq' | 'time'>;
@@ -106,6 +109,24 @@ export function sourceHash(bytes: Uint8Array): string {
   }
 }
 
+/** A page of the log: its events, where to read on, and the undecided event it stopped at, if any. */
+export interface EventPage {
+  events: GraphEvent[];
+  next: number;
+  /**
+   * The event whose source has not landed and whose writer may still be publishing: nothing after it
+   * is read until it lands or `deadline` passes; a writer's lease that lapses (LEASE_TTL_MS after its
+   * process died) or a restart of its process decides it sooner.
+   */
+  waitingOn: { seq: number; writer: string | null; deadline: string } | null;
+}
+
+/** What a reader stopped at, and until when at most (the publication deadline, by the store's clock). */
+function waitingFor(event: GraphEvent, writtenAt: number | undefined, at: { now: number; undecidedMs: number }): EventPage['waitingOn'] {
+  const deadline = (writtenAt ?? at.now) + at.undecidedMs;
+  return { seq: event.seq, writer: event.writer?.id ?? null, deadline: new Date(deadline).toISOString() };
+}
+
 /** Events appended here whose source has not landed yet, kept for the listeners. */
 const MAX_APPENDED = 10_000;
 
@@ -118,6 +139,8 @@ interface Known {
   confirming: Set<Promise<void>>;
   listeners: Set<(event: GraphEvent) => void>;
   appended: Map<number, GraphEvent>;
+  /** This process's writer lease, once a server took one. */
+  lease?: WriterLease;
 }
 
 export class EventLog {
@@ -141,6 +164,17 @@ export class EventLog {
     return new EventLog(store, this.clock, this.known);
   }
 
+  /** Name this process's events by `lease`'s writer from now on (a server, at its start). */
+  useLease(lease: WriterLease | undefined): void {
+    if (lease === undefined) delete this.known.lease;
+    else this.known.lease = lease;
+  }
+
+  /** Before an event's source is written: the writer's lease must hold while it lands (writer-lease.ts). */
+  async beforeSource(signal?: AbortSignal): Promise<void> {
+    await this.known.lease?.ensureFresh(signal);
+  }
+
   /** Forget what this process knew, as a restarted one would. */
   forget(): void {
     delete this.known.taken;
@@ -154,6 +188,7 @@ export class EventLog {
     const seq = await this.append({ ...a.draft, source: { key: a.key, hash: sourceHash(a.bytes) } }, a.signal);
     let out: T;
     try {
+      await this.beforeSource(a.signal);
       out = await write();
     } catch (e) {
       // Refused because its object exists (a name taken meanwhile): certainly never written, so the
@@ -170,7 +205,8 @@ export class EventLog {
   async append(draft: EventDraft, signal?: AbortSignal): Promise<number> {
     let seq = (await this.highest(signal)) + 1;
     for (;;) {
-      const event: GraphEvent = { format: 1, seq, time: new Date(this.clock()).toISOString(), ...draft };
+      const writer = this.known.lease?.writer;
+      const event: GraphEvent = { format: 1, seq, time: new Date(this.clock()).toISOString(), ...draft, ...(writer ? { writer } : {}) };
       try {
         await this.store.putIfAbsent(eventKey(seq), encodeJson(event), { signal });
         this.known.taken = Math.max(this.known.taken ?? 0, seq);
@@ -275,7 +311,7 @@ export class EventLog {
     /** How long an event's source may take to land (a publication's deadline, MAX_PUBLICATION_MS). */
     undecidedMs: number;
     signal?: AbortSignal | undefined;
-  }): Promise<{ events: GraphEvent[]; next: number }> {
+  }): Promise<EventPage> {
     const found = new Map<number, { json?: string; ok: boolean; void?: true; writtenAt?: number | undefined }>();
     // `<seq>.ok` sorts after `<seq>.json` (and `.void` after both): the cursor's own objects are skipped below.
     for await (const o of this.store.list(EVENTS_PREFIX, { signal: a.signal, startAfter: okKey(a.after) })) {
@@ -295,6 +331,7 @@ export class EventLog {
     const events: GraphEvent[] = [];
     let next = a.after;
     let now: number | undefined;
+    let waitingOn: EventPage['waitingOn'] = null;
     for (const seq of [...found.keys()].sort((x, y) => x - y)) {
       if (events.length >= a.limit) break;
       const f = found.get(seq) as { json?: string; ok: boolean; void?: true; writtenAt?: number };
@@ -312,8 +349,19 @@ export class EventLog {
         if (says === 'landed') void this.confirm(seq);
         else if (says === 'absent') {
           now ??= await storeTime(this.store, a.signal);
-          // Its writer may still be publishing: nothing after it is read until that is decided.
-          if (f.writtenAt === undefined || now - f.writtenAt <= a.undecidedMs) break;
+          // Its writer may still be publishing: nothing after it is read until that is decided, by the
+          // writer's lease when it had one (writer-lease.ts), else by the publication deadline.
+          const undecided = f.writtenAt === undefined || now - f.writtenAt <= a.undecidedMs;
+          const gone =
+            undecided &&
+            event.writer !== undefined &&
+            !(await leaseHolds({ store: this.store, writer: event.writer, now, signal: a.signal }));
+          if (undecided && !gone) {
+            waitingOn = waitingFor(event, f.writtenAt, { now, undecidedMs: a.undecidedMs });
+            break;
+          }
+          // An orphan: marked, so no reader decides it again.
+          if (gone) void this.abandon(seq);
           next = seq;
           continue;
         } else {
@@ -324,6 +372,13 @@ export class EventLog {
       events.push(event);
       next = seq;
     }
-    return { events, next };
+    return { events, next, waitingOn };
+  }
+
+  /** Whether `after` is past the log's end (no event holds that sequence number yet); looked up only past what this process knows. */
+  async isPastEnd(after: number, signal?: AbortSignal): Promise<boolean> {
+    if (after <= (this.known.taken ?? 0)) return false;
+    delete this.known.taken;
+    return after > (await this.highest(signal));
   }
 }

@@ -17,7 +17,8 @@ import type { BranchRecord, DamagedBranch } from './repository.js';
 import type { TagRecord } from './tags.js';
 import { MergeRequests } from './merge-requests.js';
 import { HookStore } from './hooks.js';
-import { sourceHash, type GraphEvent } from './event-log.js';
+import { sourceHash, type EventPage, type GraphEvent } from './event-log.js';
+import { WriterLease } from './writer-lease.js';
 import type { ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
 import { IdempotencyRecords } from './idempotency.js';
@@ -46,6 +47,8 @@ export class Graph {
   readonly hooks: HookStore;
   readonly #parts: GraphParts;
   readonly #opts: GraphOptions;
+
+  #lease: WriterLease | undefined;
 
   private constructor(store: ObjectStore, opts: GraphOptions, shared?: { parts: GraphParts; hooks: HookStore }) {
     this.#parts = graphParts(store, opts, shared?.parts);
@@ -81,9 +84,27 @@ export class Graph {
     await Promise.all([this.#parts.hints.settle(), this.#parts.repo.events.settle()]);
   }
 
-  /** Release the store, once the graph is idle. */
+  /**
+   * Append events as the writer `id` under a lease this process renews (writer-lease.ts): a crash
+   * then stalls feed readers for at most the lease's TTL, and a restart with the same id ends the
+   * stall at once. Servers take one at start, named by their WAL shard.
+   */
+  async takeWriterLease(id: string): Promise<void> {
+    if (this.#lease !== undefined) return;
+    const lease = new WriterLease(this.#parts.store, id);
+    await lease.start();
+    this.#lease = lease;
+    this.#parts.repo.events.useLease(lease);
+  }
+
+  /** Release the store, once the graph is idle and its writer lease (if any) ended. */
   async close(): Promise<void> {
     await this.idle();
+    if (this.#lease !== undefined) {
+      this.#parts.repo.events.useLease(undefined);
+      await this.#lease.end();
+      this.#lease = undefined;
+    }
     await this.#parts.store.close?.();
   }
 
@@ -120,7 +141,12 @@ export class Graph {
   }
 
   /** One page of the event log after sequence `after`, in order, each change once (event-log.ts). */
-  events(page: { after: number; limit: number; signal?: AbortSignal | undefined }): Promise<{ events: GraphEvent[]; next: number }> {
+  /** Whether an event cursor is past the log's end: it names no event the log holds. */
+  eventCursorPastEnd(after: number, signal?: AbortSignal): Promise<boolean> {
+    return this.#parts.repo.events.isPastEnd(after, signal);
+  }
+
+  events(page: { after: number; limit: number; signal?: AbortSignal | undefined }): Promise<EventPage> {
     const { repo, store } = this.#parts;
     return repo.events.page({
       ...page,

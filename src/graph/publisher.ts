@@ -248,6 +248,8 @@ export class Publisher implements Publication {
       }
       const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
       let outcome: 'published' | 'lost';
+      // The event's writer must still hold its lease when the manifest lands, or a reader could pass the event first.
+      if (!relaid) await repo.events.beforeSource(opts.signal);
       try {
         maybePublished = true;
         outcome = await repo.publish(manifest, opts.signal, head.manifest);

@@ -38,7 +38,7 @@ export async function startServer(
   const host = await openGraphHost(config, logger, opts.store);
   const service = host.root;
   const graph = service.graph;
-  service.start();
+  await service.start();
   const app = createApp({ service, host, logger, tokens: config.tokens, maxBodyBytes: config.maxBodyBytes });
   // A port that cannot be taken fails the start (with the graph closed again), not the process.
   const server = await new Promise<Server>((resolve, reject) => {

@@ -140,9 +140,9 @@ export class GraphHost {
     const store = new LiveGraphStore(new PrefixStore(this.store, dataPrefix(name, incarnation)), (sig) =>
       this.assertLive(name, incarnation, sig),
     );
-    const opening = this.open(store).then((service) => {
+    const opening = this.open(store).then(async (service) => {
       // A hosted graph runs its background work (the catch-up trigger) as the default graph does.
-      service.start();
+      await service.start();
       return service;
     });
     this.services.set(name, { incarnation, service: opening });

@@ -138,8 +138,9 @@ export class BranchgraphService {
     } while (this.backgroundWork.size > 0 || this.catchUps.active || this.hooks.active);
   }
 
-  /** Start background work (the catch-up trigger, background compaction). */
-  start(): void {
+  /** Start background work (the catch-up trigger, background compaction) and take the writer lease of this process's shard. */
+  async start(): Promise<void> {
+    await this.graph.takeWriterLease(this.writer.shard);
     this.catchUps.start();
     this.compactor.start();
   }

@@ -283,7 +283,7 @@ export interface paths {
         };
         /**
          * The event feed after a cursor: each change once, in order.
-         * @description Every commit, branch change (created, deleted, reset, protected, unprotected), tag created and merge request change (opened, revised, reviewed, resolutions, merge started, merged, closed), appended once to a log in the store and read in one order by every server, across restarts. `nextCursor` is where to read on; a page is empty when nothing new came. A change whose publication is still in flight holds the page before it until it lands (or, if its writer died, until a publication's deadline passes), so nothing is skipped or reordered. `GET /events/stream` streams the same feed as server-sent events.
+         * @description Every commit, branch change (created, deleted, reset, protected, unprotected), tag created and merge request change (opened, revised, reviewed, resolutions, merge started, merged, closed), appended once to a log in the store and read in one order by every server, across restarts. `nextCursor` is where to read on; a page is empty when nothing new came. A change whose publication is still in flight holds the page before it until it lands (or, if its server died, until that server's writer lease lapses, at most 15 seconds, or it restarts; without a lease, until a publication's deadline passes), so nothing is skipped or reordered; `waitingOn` names the event a page waits on. A cursor past the feed's end is invalid_input. `GET /events/stream` streams the same feed as server-sent events.
          */
         get: operations["listEvents"];
         put?: never;
@@ -303,7 +303,7 @@ export interface paths {
         };
         /**
          * The event feed as server-sent events, from a cursor on.
-         * @description Sends every event after `cursor` (or the `Last-Event-ID` a reconnecting client sends), then each new one as it is appended: `id` is its sequence, `event` its kind, `data` the event as JSON (as `GET /events` gives it). A comment line every 15 seconds keeps an idle connection open. The stream ends when the client goes away or the server stops.
+         * @description Sends every event after `cursor` (or the `Last-Event-ID` a reconnecting client sends), then each new one as it is appended: `id` is its sequence, `event` its kind, `data` the event as JSON (as `GET /events` gives it). A comment line every 15 seconds keeps an idle connection open; a `waiting` event (no id) gives the `waitingOn` of the feed when it waits on an event still being published (null once it no longer does). A cursor past the feed's end is a 400. The stream ends when the client goes away or the server stops.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -2281,6 +2281,13 @@ export interface operations {
                     "application/json": {
                         events: components["schemas"]["GraphEvent"][];
                         nextCursor: string;
+                        /** @description The event whose change is still being published, which holds the page, and the latest it can hold it; null when none does. */
+                        waitingOn: {
+                            seq: number;
+                            writer: string | null;
+                            /** Format: date-time */
+                            deadline: string;
+                        } | null;
                     };
                 };
             };

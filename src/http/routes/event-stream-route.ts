@@ -3,8 +3,11 @@
  * a reconnecting client's `Last-Event-ID`) sends every event after the
  * cursor, then each new one as it is appended, each with its sequence as
  * the SSE id, so a client that reconnects resumes exactly where it was. A
- * comment line keeps an idle connection open. The stream ends when the
- * client goes away or the server stops.
+ * comment line keeps an idle connection open; a `waiting` event (no id)
+ * names the undecided event the feed waits on and its deadline, and
+ * `waiting` with `null` says it no longer waits. A cursor past the feed's
+ * end is a 400. The stream ends when the client goes away or the server
+ * stops.
  */
 import type { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
@@ -24,9 +27,16 @@ export function eventStreamRoute(app: Hono<Env>, service: BranchgraphService): v
       c,
       async (stream) => {
         let spoke = Date.now();
+        let waiting = 'null';
         for await (const e of followEvents(service, { after, signal })) {
-          if (e !== 'idle') {
+          if (!('pause' in e)) {
             await stream.writeSSE({ id: String(e.seq), event: e.kind, data: JSON.stringify(e) });
+            spoke = Date.now();
+            waiting = 'null';
+          } else if (JSON.stringify(e.waitingOn) !== waiting) {
+            // The feed waits on an event whose writer may still be publishing: say so, once per event.
+            waiting = JSON.stringify(e.waitingOn);
+            await stream.writeSSE({ event: 'waiting', data: waiting });
             spoke = Date.now();
           } else if (Date.now() - spoke >= KEEPALIVE_MS) {
             await stream.write(': keep-alive\n\n');
