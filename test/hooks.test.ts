@@ -16,6 +16,8 @@ import { embeddedApi } from '../src/service/api.js';
 import { DEFAULT_HOOK_SETTINGS } from '../src/service/hook-dispatcher.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { MemoryStore } from '../src/store/memory-store.js';
+import { StoreWrapper, type CallContext } from '../src/store/store-wrapper.js';
+import { BranchgraphError } from '../src/model/errors.js';
 import { gql, testServer, type TestServer } from './support/test-server.js';
 
 const ADMIN = 'admin-token-hooks';
@@ -139,6 +141,34 @@ describe('webhooks', () => {
     expect(letter?.error).toContain('500');
     expect(JSON.parse(letter?.body ?? '{}').event.kind).toBe('commit');
     await expect(writer.listHookDeadLetters({})).rejects.toMatchObject({ code: 'forbidden' });
+    // An admin delivers it again once the receiver is back: the same delivery id and body, and the letter is gone.
+    await expect(writer.redeliverHookDeadLetter({ id: letter?.id as string })).rejects.toMatchObject({ code: 'forbidden' });
+    rx.answer = { status: 204 };
+    expect(await admin.redeliverHookDeadLetter({ id: letter?.id as string })).toEqual({
+      redelivered: letter?.id,
+      delivery: letter?.delivery,
+    });
+    const again = (await rx.waitFor(4))[3];
+    expect(again?.headers['x-branchgraph-delivery']).toBe(letter?.delivery);
+    expect(again?.body).toBe(letter?.body);
+    expect((await admin.listHookDeadLetters({})).deadLetters.some((l) => l.id === letter?.id)).toBe(false);
+    await expect(admin.redeliverHookDeadLetter({ id: letter?.id as string })).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('regression: GC removes dead letters older than 30 days, and keeps younger ones', async () => {
+    let now = Date.parse('2026-12-01T00:00:00Z');
+    const store = new MemoryStore(() => now);
+    const service = await serviceOnStore(store, { actor: 'a', shard: 'a', graph: { clock: () => now } });
+    const letter = { hook: 'h', url: 'http://127.0.0.1/x', delivery: '1-h', event: 'commit', attempts: 3, error: 'x', body: '{}' };
+    const old = await service.graph.hooks.addDeadLetter(letter);
+    now += 20 * 24 * 3600 * 1000;
+    const young = await service.graph.hooks.addDeadLetter(letter);
+    now += 11 * 24 * 3600 * 1000 + 2 * 3600 * 1000;
+    const report = await service.graph.gc({ now });
+    expect(report.deleted.deadLetters).toBe(1);
+    expect((await service.graph.hooks.deadLetters({ limit: 10 })).letters.map((l) => l.id)).toEqual([young.id]);
+    expect(old.id).not.toBe(young.id);
+    await service.close();
   });
 
   it('never holds up the change: a hanging receiver times out in the background', async () => {
@@ -246,13 +276,77 @@ describe('the delivery queue', () => {
     try {
       const letters = (await new RestClient(again.url, ADMIN).listHookDeadLetters({})).deadLetters;
       expect(letters.map((l) => l.error.replace(/:.*$/, '')).sort()).toEqual([
-        'the delivery queue was full (2)',
-        'the delivery queue was full (2)',
-        'the delivery queue was full (2)',
+        "the hook's delivery queue was full (2)",
+        "the hook's delivery queue was full (2)",
+        "the hook's delivery queue was full (2)",
         'the server stopped before it was delivered',
         'the server stopped during attempt 1',
       ]);
     } finally {
+      await again.close();
+      await rx.close();
+    }
+  });
+});
+
+describe('hooks in lanes of their own', () => {
+  it('regression: a receiver that never answers costs only its own hook: a healthy one beside it gets every delivery', async () => {
+    // One attempt in flight per hook, and a timeout far beyond the test: a shared pool would starve the healthy hook.
+    const env = hookEnv({ HOOK_CONCURRENCY: '1', HOOK_TIMEOUT_MS: '600000' });
+    const s = await testServer({ tokens: TOKENS, env });
+    const hanging = await Promise.all([hookReceiver('hang'), hookReceiver('hang'), hookReceiver('hang'), hookReceiver('hang')]);
+    const healthy = await hookReceiver({ status: 204 });
+    try {
+      const admin = new RestClient(s.url, ADMIN);
+      await admin.applySchema({ branch: 'main', schema: SCHEMA });
+      for (const rx of [...hanging, healthy]) await admin.createHook({ url: rx.url, events: ['commit'], secret: SECRET });
+      for (const id of ['l1', 'l2', 'l3', 'l4', 'l5', 'l6']) await admin.write({ branch: 'main', ops: [insert(id)] });
+      const got = await healthy.waitFor(6);
+      expect(new Set(got.map((r) => JSON.parse(r.body).event.seq)).size).toBe(6);
+      for (const rx of hanging) expect(rx.received).toHaveLength(1);
+    } finally {
+      await s.close();
+      await Promise.all([...hanging, healthy].map((rx) => rx.close()));
+    }
+  });
+});
+
+describe('deliveries across a crash', () => {
+  it('regression: deliveries a killed server had queued are made by its restart, from its cursor, each with its delivery id', async () => {
+    const inner = new MemoryStore();
+    const killable = new (class extends StoreWrapper {
+      dead = false;
+      protected async around<T>(_ctx: CallContext, call: () => Promise<T>): Promise<T> {
+        if (this.dead) throw new BranchgraphError('store_crashed', 'the process is gone');
+        return call();
+      }
+    })(inner);
+    const hooks = { ...DEFAULT_HOOK_SETTINGS, allowlist: ['127.0.0.1'], concurrency: 1, timeoutMs: 600_000 };
+    const rx = await hookReceiver('hang');
+    const first = await serviceOnStore(killable, { actor: 'a', shard: 'one', hooks, graph: { hookRefreshMs: 0 } });
+    await first.start();
+    const api = embeddedApi(first, { transport: 'embedded', actor: 'a' });
+    await api.applySchema({ branch: 'main', schema: SCHEMA });
+    await api.createHook({ url: rx.url, events: ['commit'], secret: SECRET });
+    const seqs: number[] = [];
+    for (const id of ['k1', 'k2', 'k3']) {
+      await api.write({ branch: 'main', ops: [insert(id)] });
+      seqs.push(Number((await api.listEvents({ limit: 1000 })).nextCursor));
+    }
+    await rx.waitFor(1);
+    // kill -9: from here the first process reaches nothing, and its queue dies with it.
+    killable.dead = true;
+    rx.answer = { status: 204 };
+    const again = await serviceOnStore(inner, { actor: 'a', shard: 'one', hooks, graph: { hookRefreshMs: 0 } });
+    await again.start();
+    try {
+      await again.idle();
+      await rx.waitFor(4);
+      const delivered = rx.received.slice(1).map((r) => JSON.parse(r.body) as { delivery: string; event: { seq: number } });
+      expect(delivered.map((d) => d.event.seq).sort((a, b) => a - b)).toEqual(seqs);
+      expect(delivered.every((d) => d.delivery.startsWith(`${d.event.seq}-`))).toBe(true);
+    } finally {
+      rx.release();
       await again.close();
       await rx.close();
     }

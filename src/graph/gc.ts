@@ -65,12 +65,23 @@ export interface GcReport {
   graceMs: number;
   reachableManifests: number;
   scanned: number;
-  deleted: { manifests: number; runs: number; commits: number; hints: number; parts: number; wal: number; idempotency: number };
+  deleted: {
+    manifests: number;
+    runs: number;
+    commits: number;
+    hints: number;
+    parts: number;
+    wal: number;
+    idempotency: number;
+    deadLetters: number;
+  };
   bytesFreed: number;
   keys: string[];
 }
 
 export const DEFAULT_GC_GRACE_MS = 60 * 60 * 1000;
+/** How long a webhook dead letter is kept before GC removes it. */
+export const DEAD_LETTER_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 /** The smallest grace GC uses, whatever it is asked. */
 export const MIN_GC_GRACE_MS = 15 * 60 * 1000;
 /** The longest a publication may take from reading its snapshots to its manifest PUT. */
@@ -208,7 +219,7 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     graceMs: grace,
     reachableManifests: reachable.length,
     scanned: listed.reduce((n, xs) => n + xs.length, 0),
-    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0 },
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0, deadLetters: 0 },
     bytesFreed: 0,
     keys: candidates.map((c) => c.key).sort(),
   };
@@ -238,7 +249,7 @@ type Candidate = ObjectInfo & { kind: keyof GcReport['deleted'] };
 /** The listed keys GC may delete: unreferenced and older than the grace, by kind. */
 function garbageAmong(j: Judgement): Candidate[] {
   const { keep, seen, liveLineages, liveMarks, byName, old, deletedLongAgo } = j;
-  const [manifests, runs, commits, hints, parts, wal, idempotency] = j.listed;
+  const [manifests, runs, commits, hints, parts, wal, idempotency, deadLetters] = j.listed;
   const candidates: Candidate[] = [];
   // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
   for (const o of wal ?? []) {
@@ -279,6 +290,15 @@ function garbageAmong(j: Judgement): Candidate[] {
     // A key in the layout, written longer ago than any lookup reaches (two lifetimes) and the grace, by the store's clock.
     if (idempotencyBucketTime(o.key) !== undefined && o.lastModified !== undefined && old(o.lastModified + 2 * IDEMPOTENCY_LIFETIME_MS))
       candidates.push({ ...o, kind: 'idempotency' });
+  }
+  // Dead letters are kept for an admin to read or redeliver for DEAD_LETTER_LIFETIME_MS, by the store's clock.
+  for (const o of deadLetters ?? []) {
+    if (
+      /^hook-dead-letters\/[0-9A-HJKMNP-TV-Z]{26}\.json$/.test(o.key) &&
+      o.lastModified !== undefined &&
+      old(o.lastModified + DEAD_LETTER_LIFETIME_MS)
+    )
+      candidates.push({ ...o, kind: 'deadLetters' });
   }
 
   return candidates;

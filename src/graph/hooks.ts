@@ -11,6 +11,11 @@
  * kept as a dead letter, `hook-dead-letters/<ulid>.json`, with the body it
  * would have sent and why it failed, for an admin to read. Dead letters
  * are named by time, so a page of them is one listing in order.
+ *
+ * Each server keeps, per hook, a delivery cursor,
+ * `hook-cursors/<hook>/<shard>.json`: the event up to which every event it
+ * appended and the hook wants was delivered or dead-lettered. A restarted
+ * server offers again what lies past it (service/hook-dispatcher.ts).
  */
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
@@ -24,6 +29,9 @@ export const DEAD_LETTERS_PREFIX = 'hook-dead-letters/';
 const ID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const hookKey = (id: string): string => `${HOOKS_PREFIX}${id}.json`;
 const letterKey = (id: string): string => `${DEAD_LETTERS_PREFIX}${id}.json`;
+export const HOOK_CURSORS_PREFIX = 'hook-cursors/';
+const cursorKey = (hook: string, shard: string): string => `${HOOK_CURSORS_PREFIX}${hook}/${encodeURIComponent(shard)}.json`;
+const CursorZ = z.object({ format: z.literal(1), seq: z.number().int().min(0) });
 /** The most hooks one graph may register: each is called for every event it wants. */
 export const MAX_HOOKS = 100;
 
@@ -125,11 +133,43 @@ export class HookStore {
     return hooks;
   }
 
+  /** Where `shard`'s deliveries to `hook` stand (model/delivery-cursor.ts); undefined before its first. */
+  async cursor(hook: string, shard: string, signal?: AbortSignal): Promise<number | undefined> {
+    const key = cursorKey(hook, shard);
+    try {
+      return decodeJson(CursorZ, await this.store.get(key, { signal }), key).seq;
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_not_found')) return undefined;
+      throw e;
+    }
+  }
+
+  /** Record where `shard`'s deliveries to `hook` stand; a later write wins, and positions only grow. */
+  async saveCursor(hook: string, shard: string, seq: number): Promise<void> {
+    await this.store.putOverwrite(cursorKey(hook, shard), encodeJson({ format: 1, seq }));
+  }
+
   async addDeadLetter(letter: Omit<DeadLetter, 'format' | 'id' | 'time'>): Promise<DeadLetter> {
     const now = this.clock();
     const full: DeadLetter = { format: 1, id: newId(now), time: new Date(now).toISOString(), ...letter };
     await this.store.putIfAbsent(letterKey(full.id), encodeJson(full));
     return full;
+  }
+
+  /** One dead letter, `not_found` when there is none by that id. */
+  async deadLetter(id: string, signal?: AbortSignal): Promise<DeadLetter> {
+    if (!ID_RE.test(id)) throw new BranchgraphError('not_found', `no dead letter ${id}`, { details: { key: id } });
+    try {
+      return decodeJson(DeadLetterZ, await this.store.get(letterKey(id), { signal }), letterKey(id));
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_not_found'))
+        throw new BranchgraphError('not_found', `no dead letter ${id}`, { details: { key: id } });
+      throw e;
+    }
+  }
+
+  async deleteDeadLetters(ids: readonly string[], signal?: AbortSignal): Promise<void> {
+    if (ids.length > 0) await this.store.deleteMany(ids.map(letterKey), { signal });
   }
 
   /** Up to `limit` dead letters after `after` (an id), oldest first; `next` continues when more follow. */

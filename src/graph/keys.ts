@@ -72,6 +72,7 @@ export const COLLECTABLE_PREFIXES = {
   parts: 'parts/',
   wal: 'wal/',
   idempotency: 'idempotency/',
+  deadLetters: 'hook-dead-letters/',
 } as const;
 
 /** What a key of a collectable kind names; undefined for a key outside the layout. */

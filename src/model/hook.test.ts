@@ -23,6 +23,14 @@ describe('hook URLs', () => {
   ])('%s: %s', (url, reason) => {
     expect(hookUrlProblem(url, allow)?.reason).toBe(reason);
   });
+  it('regression: an IPv6 entry with a port allows that port only; without one, every port', () => {
+    const v6 = ['[::1]:43050', '[fe80::2]', '::3'];
+    expect(hookUrlProblem('http://[::1]:43050/x', v6)).toBeUndefined();
+    expect(hookUrlProblem('http://[::1]:43051/x', v6)?.reason).toBe('host');
+    expect(hookUrlProblem('http://[fe80::2]:1/x', v6)).toBeUndefined();
+    expect(hookUrlProblem('http://[::3]:9/x', v6)).toBeUndefined();
+    expect(hookUrlProblem('http://[::4]:43050/x', v6)?.reason).toBe('host');
+  });
   it('allows nothing under an empty allowlist', () => {
     expect(hookUrlProblem('http://127.0.0.1/x', [])?.message).toContain('allows no hook hosts');
   });

@@ -78,13 +78,23 @@ export function hookUrlProblem(url: string, allowlist: readonly string[]): { rea
   };
 }
 
-function hostMatches(pattern: string, host: string, port: string): boolean {
+/**
+ * A pattern's host and port (undefined: any port). An IPv6 address takes a port only in brackets
+ * (`[::1]:8080`), as in a URL; a bare one (`::1`, `[::1]`) is the address alone.
+ */
+function patternParts(pattern: string): { name: string; port: string | undefined } {
   const p = pattern.trim().toLowerCase();
+  const bracketed = /^\[([^\]]*)\](?::(\d+))?$/.exec(p);
+  if (bracketed !== null) return { name: bracketed[1] as string, port: bracketed[2] };
   const colon = p.lastIndexOf(':');
-  // A pattern with a port (and not a bare IPv6 address) must match the port too.
   const hasPort = colon > 0 && /^\d+$/.test(p.slice(colon + 1)) && !p.slice(0, colon).includes(':');
-  const name = (hasPort ? p.slice(0, colon) : p).replace(/^\[|\]$/g, '');
-  if (hasPort && p.slice(colon + 1) !== port) return false;
+  return hasPort ? { name: p.slice(0, colon), port: p.slice(colon + 1) } : { name: p, port: undefined };
+}
+
+function hostMatches(pattern: string, host: string, port: string): boolean {
+  const { name, port: wanted } = patternParts(pattern);
+  // A pattern with a port must match the port too.
+  if (wanted !== undefined && wanted !== port) return false;
   if (name.startsWith('*.')) return host.endsWith(name.slice(1)) && host.length > name.length - 1;
   return name === host;
 }

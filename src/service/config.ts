@@ -72,12 +72,12 @@ export const CONFIG_HELP = `
                        COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
                        COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
                        COMPACTION_INLINE              true (default) or false: writes fold a table's piled-up newest runs
-  --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port or *.domain, comma-separated (unset: none)
+  --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port, [v6]:port or *.domain, comma-separated (unset: none)
                        HOOK_TIMEOUT_MS                how long one delivery attempt or check may take, default 10000
                        HOOK_MAX_ATTEMPTS              attempts per delivery before it becomes a dead letter, default 6
                        HOOK_RETRY_BASE_MS             first wait before a retry, doubling up to HOOK_RETRY_MAX_MS (60000), default 1000
-                       HOOK_QUEUE_LIMIT               deliveries queued or retrying at once; more become dead letters, default 1000
-                       HOOK_CONCURRENCY               deliveries in flight at once, default 4
+                       HOOK_QUEUE_LIMIT               deliveries of one hook queued or retrying at once; more become dead letters, default 1000
+                       HOOK_CONCURRENCY               deliveries of one hook in flight at once (each hook has its own), default 4
                        HOOK_REFRESH_MS                how old a copy of the hook registry a server may use, default 5000
                        MANIFEST_PART_BYTES            leaf size of manifest part trees (tables 65536 inline then 4096, ancestry 4096); tests set it small
 `;

@@ -11,11 +11,14 @@
  * jittered waits (model/hook.ts), each attempt bounded by `timeoutMs`. One
  * that runs out of attempts, finds the queue full, or is still queued when
  * the server stops becomes a dead letter in the store for an admin to
- * read; a slow or failing receiver costs the server at most its queue.
+ * read. Each hook has its own queue and its own attempts in flight, so a
+ * slow or failing receiver costs only its own hook, and the server at most
+ * that hook's queue.
  * The delivery id (`<event seq>-<hook id>`) is the same on every attempt,
- * so a receiver can drop a repeat. A process that crashes loses the
- * deliveries it had queued (the events themselves stay in the feed, which
- * a receiver can read by cursor to fill a gap).
+ * so a receiver can drop a repeat. Deliveries are at least once across
+ * crashes: each hook's cursor (service/delivery-cursors.ts) says up to
+ * which of this server's events every delivery settled, and a restarted
+ * server offers again, from the feed, what lies past it.
  *
  * A check is asked synchronously by whoever needs its answer (a merge
  * request action, see request-checks.ts): one signed POST within
@@ -24,9 +27,11 @@
  * such an answer) is the check's `error`, which does not pass.
  */
 import { createHmac } from 'node:crypto';
+import { BranchgraphError } from '../model/errors.js';
 import type { Logger } from 'pino';
 import type { GraphEvent } from '../graph/event-log.js';
 import type { Graph } from '../graph/graph.js';
+import { DeliveryCursors } from './delivery-cursors.js';
 import { CheckAnswerZ, hookUrlProblem, hookWants, retryDelayMs, type CheckResult, type Hook, type RetryPolicy } from '../model/hook.js';
 
 export interface HookSettings {
@@ -35,9 +40,9 @@ export interface HookSettings {
   /** How long one delivery attempt or one check may take. */
   timeoutMs: number;
   retry: RetryPolicy;
-  /** Deliveries waiting or being retried, at most; more become dead letters at once. */
+  /** Deliveries of one hook waiting or being retried, at most; more become dead letters at once. */
   queueLimit: number;
-  /** Deliveries in flight at once. */
+  /** Deliveries of one hook in flight at once (each hook has its own). */
   concurrency: number;
 }
 
@@ -71,6 +76,8 @@ interface Delivery {
   attempt: number;
   /** When the change landed, for the latency. */
   since: number;
+  /** A dead letter an admin redelivers: its event settled long ago, so no cursor counts it. */
+  again?: true;
 }
 
 const emptyStats = (): HookStats => ({ delivered: 0, failedAttempts: 0, deadLetters: 0, queued: 0, lastError: null, lastLatencyMs: null });
@@ -81,38 +88,98 @@ export function hookSignature(a: { secret: string; timestamp: string; body: stri
 }
 
 export class HookDispatcher {
-  private readonly waiting: Delivery[] = [];
+  /**
+   * Each hook's own lane: its queue and its attempts in flight. A slow or dead receiver fills only
+   * its own lane (its queue limit, its concurrency), so it costs no other hook a delivery.
+   */
+  private readonly waiting = new Map<string, Delivery[]>();
+  private readonly inFlight = new Map<string, number>();
   /** Deliveries waiting out their backoff, with the error of their last attempt. */
   private readonly retrying = new Map<NodeJS.Timeout, { d: Delivery; error: string }>();
-  private inFlight = 0;
   private readonly stats = new Map<string, HookStats>();
   private readonly stopping = new AbortController();
   private readonly busy = new Set<Promise<unknown>>();
   private unsubscribe: (() => void) | undefined;
+  private readonly cursors: DeliveryCursors;
+  /** The first event offered live since the start: a resume offers only what came before it. */
+  private firstLive: number | undefined;
 
   constructor(
     private readonly graph: Graph,
     readonly settings: HookSettings,
-    private readonly log?: Logger,
-  ) {}
+    private readonly opts: { shard: string; log?: Logger | undefined },
+  ) {
+    this.cursors = new DeliveryCursors(graph.hooks, opts.shard);
+  }
+
+  private get log(): Logger | undefined {
+    return this.opts.log;
+  }
 
   /** Follow the events this process lands. */
   start(): void {
-    this.unsubscribe ??= this.graph.onEvent((e) => this.track(this.offer(e, this.graph.clock())));
+    this.unsubscribe ??= this.graph.onEvent((e) => {
+      this.firstLive ??= e.seq;
+      this.track(this.offer(e, this.graph.clock()));
+    });
   }
 
-  /** Stop: in-flight attempts are aborted and every queued delivery becomes a dead letter. */
+  /**
+   * Offer again what a crash of this server may have left undelivered: for each hook with a stored
+   * cursor, every event past it that this server's shard appended and the hook wants, up to the
+   * first event offered live since the start. Runs in the background; `idle` waits for it.
+   */
+  resume(): void {
+    this.track(
+      this.replay().catch((e: unknown) => this.log?.warn({ err: e }, 'hook deliveries owed before a restart could not be resumed')),
+    );
+  }
+
+  private async replay(): Promise<void> {
+    const signal = this.stopping.signal;
+    const hooks = await this.graph.hooks.list(signal, { fresh: true });
+    for (const hook of hooks) {
+      let after = await this.cursors.stored(hook.id, signal);
+      while (after !== undefined && !signal.aborted) {
+        const page = await this.graph.events({ after, limit: 100, signal });
+        for (const e of page.events) {
+          if (this.firstLive !== undefined && e.seq >= this.firstLive) return;
+          if (e.writer?.id === this.opts.shard && hookWants(hook, e.kind)) await this.offerTo(hook, e, this.graph.clock());
+        }
+        if (page.events.length === 0) break;
+        after = page.next;
+      }
+    }
+  }
+
+  /**
+   * Queue a dead letter's delivery again (an admin asked): the same body and delivery id, a fresh
+   * count of attempts. If it fails again it becomes a new dead letter. Refused when the hook is gone
+   * or its queue is full.
+   */
+  redeliver(hook: Hook, letter: { delivery: string; event: string; body: string }): void {
+    if (this.queued(hook.id) >= this.settings.queueLimit)
+      throw new BranchgraphError('overloaded', `hook ${hook.id}'s delivery queue is full (${this.settings.queueLimit}); retry later`);
+    const seq = Number(letter.delivery.split('-')[0]);
+    const event = { seq, kind: letter.event } as GraphEvent;
+    this.statsFor(hook.id).queued++;
+    this.enqueue({ hook, id: letter.delivery, event, body: letter.body, attempt: 1, since: this.graph.clock(), again: true });
+    this.pump(hook.id);
+  }
+
+  /** Stop: in-flight attempts are aborted, every queued delivery becomes a dead letter, and the cursors are written. */
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.stopping.abort();
     this.drainToDead();
     await Promise.allSettled([...this.busy]);
+    await this.cursors.flush();
   }
 
   /** Whether a delivery is being offered, queued or attempted now (retries waiting on their backoff are not). */
   get active(): boolean {
-    return this.busy.size > 0 || this.waiting.length > 0 || this.inFlight > 0;
+    return this.busy.size > 0 || [...this.waiting.values()].some((q) => q.length > 0) || [...this.inFlight.values()].some((n) => n > 0);
   }
 
   /** Once nothing is being offered, queued or attempted (see `active`). */
@@ -139,8 +206,17 @@ export class HookDispatcher {
     void p.finally(() => this.busy.delete(p)).catch(() => undefined);
   }
 
-  private queued(): number {
-    return this.waiting.length + this.retrying.size + this.inFlight;
+  /** One hook's deliveries waiting, backing off or in flight here. */
+  private queued(hookId: string): number {
+    let retrying = 0;
+    for (const { d } of this.retrying.values()) if (d.hook.id === hookId) retrying++;
+    return (this.waiting.get(hookId)?.length ?? 0) + retrying + (this.inFlight.get(hookId) ?? 0);
+  }
+
+  private enqueue(d: Delivery): void {
+    const q = this.waiting.get(d.hook.id);
+    if (q === undefined) this.waiting.set(d.hook.id, [d]);
+    else q.push(d);
   }
 
   private async offer(event: GraphEvent, since: number): Promise<void> {
@@ -152,37 +228,45 @@ export class HookDispatcher {
       this.log?.warn({ err: e, event: event.seq }, 'hook registry unreadable; event not delivered to hooks');
       return;
     }
-    const { source: _s, format: _f, ...shown } = event;
-    for (const hook of hooks) {
-      if (!hookWants(hook, event.kind)) continue;
-      const id = `${event.seq}-${hook.id}`;
-      const body = JSON.stringify({ delivery: id, hook: hook.id, event: shown });
-      const d: Delivery = { hook, id, event, body, attempt: 1, since };
-      if (this.queued() >= this.settings.queueLimit) {
-        await this.dead(d, { error: `the delivery queue was full (${this.settings.queueLimit})`, attempts: 0, accepted: false });
-        continue;
-      }
-      this.statsFor(hook.id).queued++;
-      this.waiting.push(d);
-    }
-    this.pump();
+    for (const hook of hooks) if (hookWants(hook, event.kind)) await this.offerTo(hook, event, since);
   }
 
-  private pump(): void {
-    while (this.inFlight < this.settings.concurrency && this.waiting.length > 0 && !this.stopping.signal.aborted) {
-      const d = this.waiting.shift() as Delivery;
-      this.inFlight++;
+  /** Queue `event` for `hook` (its cursor notes it first), or keep it as a dead letter when the hook's queue is full. */
+  private async offerTo(hook: Hook, event: GraphEvent, since: number): Promise<void> {
+    const { source: _s, format: _f, writer: _w, ...shown } = event;
+    const id = `${event.seq}-${hook.id}`;
+    const body = JSON.stringify({ delivery: id, hook: hook.id, event: shown });
+    const d: Delivery = { hook, id, event, body, attempt: 1, since };
+    await this.cursors.offered(hook.id, event.seq);
+    if (this.queued(hook.id) >= this.settings.queueLimit) {
+      await this.dead(d, { error: `the hook's delivery queue was full (${this.settings.queueLimit})`, attempts: 0, accepted: false });
+      return;
+    }
+    this.statsFor(hook.id).queued++;
+    this.enqueue(d);
+    this.pump(hook.id);
+  }
+
+  /** Start what one hook's lane may: at most `concurrency` attempts of that hook at once. */
+  private pump(hookId: string): void {
+    const q = this.waiting.get(hookId) ?? [];
+    while ((this.inFlight.get(hookId) ?? 0) < this.settings.concurrency && q.length > 0 && !this.stopping.signal.aborted) {
+      const d = q.shift() as Delivery;
+      this.inFlight.set(hookId, (this.inFlight.get(hookId) ?? 0) + 1);
       this.track(
         this.attempt(d).finally(() => {
-          this.inFlight--;
-          this.pump();
+          this.inFlight.set(hookId, (this.inFlight.get(hookId) ?? 1) - 1);
+          this.pump(hookId);
         }),
       );
     }
+    if (q.length === 0) this.waiting.delete(hookId);
   }
 
   private drainToDead(): void {
-    for (const d of this.waiting.splice(0))
+    const waiting = [...this.waiting.values()].flat();
+    this.waiting.clear();
+    for (const d of waiting)
       this.track(this.dead(d, { error: 'the server stopped before it was delivered', attempts: d.attempt - 1, accepted: true }));
     for (const [timer, { d, error }] of this.retrying) {
       clearTimeout(timer);
@@ -204,6 +288,7 @@ export class HookDispatcher {
       stats.queued--;
       stats.delivered++;
       stats.lastLatencyMs = this.graph.clock() - d.since;
+      if (d.again !== true) this.cursors.settled(d.hook.id, d.event.seq);
       return;
     }
     stats.failedAttempts++;
@@ -217,8 +302,8 @@ export class HookDispatcher {
     const next = { ...d, attempt: d.attempt + 1 };
     const timer = setTimeout(() => {
       this.retrying.delete(timer);
-      this.waiting.push(next);
-      this.pump();
+      this.enqueue(next);
+      this.pump(next.hook.id);
     }, wait);
     timer.unref();
     this.retrying.set(timer, { d: next, error });
@@ -240,7 +325,9 @@ export class HookDispatcher {
         error: a.error,
         body,
       });
+      if (d.again !== true) this.cursors.settled(d.hook.id, d.event.seq);
     } catch (e) {
+      // Left unsettled: the cursor stays below it, and a restart offers it again.
       this.log?.error({ err: e, delivery: d.id }, 'dead letter could not be stored');
     }
   }

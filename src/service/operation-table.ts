@@ -49,6 +49,7 @@ import { createHook } from './operations/hooks/create-hook.js';
 import { listHooks } from './operations/hooks/list-hooks.js';
 import { deleteHook } from './operations/hooks/delete-hook.js';
 import { listHookDeadLetters } from './operations/hooks/list-hook-dead-letters.js';
+import { redeliverHookDeadLetter } from './operations/hooks/redeliver-hook-dead-letter.js';
 import { log } from './operations/history/log.js';
 import { commit } from './operations/history/commit.js';
 import { diff } from './operations/history/diff.js';
@@ -104,6 +105,7 @@ export const OPERATIONS = {
   listHooks,
   deleteHook,
   listHookDeadLetters,
+  redeliverHookDeadLetter,
   log,
   commit,
   diff,

@@ -110,7 +110,7 @@ export class BranchgraphService {
       observer: this.metrics,
     });
     this.compactor = new Compactor(graph, opts.compaction ?? DEFAULT_COMPACTION_SETTINGS, opts.log);
-    this.hooks = new HookDispatcher(graph, opts.hooks ?? DEFAULT_HOOK_SETTINGS, opts.log);
+    this.hooks = new HookDispatcher(graph, opts.hooks ?? DEFAULT_HOOK_SETTINGS, { shard: wal.shard, log: opts.log });
     // Listening costs nothing until a hook is registered; embedded use delivers too.
     this.hooks.start();
   }
@@ -141,6 +141,8 @@ export class BranchgraphService {
   /** Start background work (the catch-up trigger, background compaction) and take the writer lease of this process's shard. */
   async start(): Promise<void> {
     await this.graph.takeWriterLease(this.writer.shard);
+    // Events appended under the lease name this shard: deliveries a crash left owed are offered again.
+    this.hooks.resume();
     this.catchUps.start();
     this.compactor.start();
   }

@@ -517,11 +517,31 @@ export interface paths {
         };
         /**
          * Webhook deliveries that never landed, oldest first, with the body and the last error (admin).
-         * @description A delivery becomes a dead letter when it runs out of attempts, when the delivery queue (HOOK_QUEUE_LIMIT) is full as it is offered, or when the server stops while it is queued or in flight.
+         * @description A delivery becomes a dead letter when it runs out of attempts, when its hook's delivery queue (HOOK_QUEUE_LIMIT) is full as it is offered, or when the server stops while it is queued or in flight. Dead letters older than 30 days are removed by GC; `POST /hooks/dead-letters/{id}/redeliver` delivers one again.
          */
         get: operations["listHookDeadLetters"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/dead-letters/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a dead letter again (admin).
+         * @description Queues the dead letter's body and delivery id to its hook as registered now, with a fresh count of attempts, and removes the letter; a delivery that fails again becomes a new dead letter. not_found when the letter or its hook is gone; overloaded (retryable) when the hook's queue is full.
+         */
+        post: operations["redeliverHookDeadLetter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2697,6 +2717,33 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    redeliverHookDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery is queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redelivered: string;
+                        delivery: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
     closeMergeRequest: {
         parameters: {
             query?: never;
@@ -3869,6 +3916,8 @@ export interface operations {
                             wal: number;
                             /** @description Idempotency records past their lifetime (kept at least 24 hours). */
                             idempotency: number;
+                            /** @description Webhook dead letters older than 30 days. */
+                            deadLetters: number;
                         };
                         bytesFreed: number;
                         keys: string[];

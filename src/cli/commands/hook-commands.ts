@@ -1,4 +1,4 @@
-/** `branchgraph hook add|list|remove|dead-letters`: webhooks and pre-merge checks (admin). */
+/** `branchgraph hook add|list|remove|dead-letters|redeliver`: webhooks and pre-merge checks (admin). */
 import type { Command } from 'commander';
 import { human, print } from '../cli-output.js';
 import type { CliContext } from '../cli-context.js';
@@ -26,6 +26,16 @@ export function hookCommands(program: Command, cli: CliContext): void {
     .argument('<id>')
     .action(async (id: string, _o, cmd: Command) =>
       print(outOf(cmd), await (await connect(cmd)).deleteHook({ id }), (r: { deleted: string }) => `removed hook ${r.deleted}\n`),
+    );
+  command(hook, 'redeliver', 'deliver a dead letter again, and remove it')
+    .argument('<id>', 'the dead letter id')
+    .action(async (id: string, _o, cmd: Command) =>
+      print(
+        outOf(cmd),
+        await (await connect(cmd)).redeliverHookDeadLetter({ id }),
+        (r: { redelivered: string; delivery: string }) => `queued delivery ${r.delivery} again (dead letter ${r.redelivered})
+`,
+      ),
     );
   command(hook, 'dead-letters', 'deliveries that never landed, oldest first, with why')
     .option('--limit <n>', 'at most this many, up to 1000')

@@ -38,6 +38,7 @@ export const gc = defineOperation({
         deletedParts: r.deleted.parts,
         deletedWalGenerations: r.deleted.wal,
         deletedIdempotencyRecords: r.deleted.idempotency,
+        deletedDeadLetters: r.deleted.deadLetters,
       }),
     },
   ],
