@@ -351,6 +351,18 @@ describe('the typed API on a server', () => {
     expect([...keys(page1), ...keys(page2)]).toEqual(keys(all));
   });
 
+  it('regression: answers root and nested fields in the order the selection names them, on both endpoints', async () => {
+    const typed = await post(
+      url(),
+      '{ z: getPerson(id: "p042") { name key } a: queryPerson(first: 1) { totalCount nodes { key } } m: getPerson(id: "p001") { key } }',
+    );
+    expect(Object.keys(typed.data ?? {})).toEqual(['z', 'a', 'm']);
+    expect(Object.keys((typed.data as { z: object }).z)).toEqual(['name', 'key']);
+    expect(Object.keys((typed.data as { a: object }).a)).toEqual(['totalCount', 'nodes']);
+    const admin = await post(`${s.url}/graphql`, '{ z: schema { commit } a: branches { items { name } } }');
+    expect(Object.keys(admin.data ?? {})).toEqual(['z', 'a']);
+  });
+
   it('counts the cost before running: deep unbounded traversals are refused', async () => {
     const r = await post(url(), '{ queryPerson { nodes { knowsOut { nodes { to { knowsOut { totalCount } } } } } } }');
     expect(r.errors?.[0]?.extensions?.code).toBe('invalid_input');

@@ -20,7 +20,7 @@ import type { RunReader, RunWriter } from './ports.js';
 
 export interface SchemaApplyResult {
   schema: Schema;
-  tables: Record<string, 'keep' | 'check' | 'rewrite' | 'drop'>;
+  tables: Record<string, 'create' | 'keep' | 'check' | 'rewrite' | 'drop'>;
 }
 
 /** A schema change to plan: the new schema (text or IR) and its migration, against a head. */

@@ -6,6 +6,7 @@
 import { createYoga, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { renderGraphiqlPage } from './graphiql-page.js';
+import { selectionOrder } from '../graphql/selection-order.js';
 import { closedSetErrorCodes, closeErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import type { Role } from '../service/auth.js';
@@ -124,6 +125,7 @@ export function graphqlEndpoint(opts: { service: BranchgraphService; logger: Log
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
       costLimit({ max: LIMITS.maxGraphqlCost, defaultLimit: LIMITS.maxPage, maxNesting: LIMITS.maxGraphqlNesting }) as Plugin,
+      selectionOrder() as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       transport.plugin,

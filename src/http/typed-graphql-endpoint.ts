@@ -15,6 +15,7 @@ import { Kind, type DocumentNode } from 'graphql';
 import pino, { type Logger } from 'pino';
 import { renderGraphiqlPage } from './graphiql-page.js';
 import { answerGraphql, yogaLogging, yogaTransport, type ParsedBody } from './graphql-endpoint.js';
+import { selectionOrder } from '../graphql/selection-order.js';
 import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
@@ -102,6 +103,7 @@ export function typedGraphqlEndpoint(opts: {
     plugins: [
       nestingLimit(LIMITS.maxGraphqlNesting) as Plugin,
       costLimit({ max: LIMITS.maxGraphqlCost, defaultLimit: LIMITS.maxPage, maxNesting: LIMITS.maxGraphqlNesting }) as Plugin,
+      selectionOrder() as Plugin,
       depthAndAliasLimit(LIMITS.maxGraphqlDepth, LIMITS.maxGraphqlAliases) as Plugin,
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       servedSchema(),

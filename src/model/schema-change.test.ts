@@ -11,7 +11,8 @@ describe('schema change planning', () => {
     const v2 = parseSchema(
       'node P { id: string @key\n name: string\n age: int? @range(0, 200)\n role: enum(a, b, c)?\n nick: string? }\nnode Q { id: string @key }\nnode R { id: string @key }',
     );
-    expect(planSchemaChange(v1, v2).tables).toEqual({ P: { action: 'keep' }, Q: { action: 'keep' }, R: { action: 'keep' } });
+    // R is new: created, not kept.
+    expect(planSchemaChange(v1, v2).tables).toEqual({ P: { action: 'keep' }, Q: { action: 'keep' }, R: { action: 'create' } });
   });
 
   it('tightened constraints need the rows checked', () => {

@@ -24,6 +24,8 @@ export interface SchemaMigration {
 }
 
 export type TablePlan =
+  /** A type the change adds: a table that starts empty. */
+  | { action: 'create' }
   | { action: 'keep' }
   | { action: 'check' }
   | { action: 'rewrite'; dropProps: string[]; defaults: Record<string, Value> }
@@ -73,7 +75,7 @@ export function planSchemaChange(from: Schema, to: Schema, migration: SchemaMigr
     tables[old.name] = planTable({ old, next, drop, defaults, issues });
   }
   for (const t of to.types) {
-    if (findType(from, t.name) === undefined) tables[t.name] = { action: 'keep' };
+    if (findType(from, t.name) === undefined) tables[t.name] = { action: 'create' };
   }
   for (const d of drop) {
     const [type, prop] = d.split('.');

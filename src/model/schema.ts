@@ -76,8 +76,16 @@ export function keyProps(t: TableType): string[] {
   return t.kind === 'node' ? t.key : [EDGE_FROM, EDGE_TO, ...t.key];
 }
 
+/** Each schema's types by name, built on first use: a schema is never changed once built, and lookups run per type of another schema. */
+const typesByName = new WeakMap<Schema, Map<string, TableType>>();
+
 export function findType(schema: Schema, name: string): TableType | undefined {
-  return schema.types.find((t) => t.name === name);
+  let byName = typesByName.get(schema);
+  if (byName === undefined || byName.size !== schema.types.length) {
+    byName = new Map(schema.types.map((t) => [t.name, t]));
+    typesByName.set(schema, byName);
+  }
+  return byName.get(name);
 }
 
 export function tableNames(schema: Schema): string[] {

@@ -3216,6 +3216,7 @@ export interface operations {
                 "application/json": {
                     schema: string;
                     migration?: {
+                        /** @description Types and Type.prop names to remove with their data; any schema can be replaced in one change. */
                         drop?: string[];
                         /** @description Values for new required properties, by `Type.prop`: { "Person.age": 0 }. */
                         defaults?: {
@@ -3239,7 +3240,7 @@ export interface operations {
                     "application/json": {
                         commit: components["schemas"]["Commit"] | null;
                         tables: {
-                            [key: string]: "keep" | "check" | "rewrite" | "drop";
+                            [key: string]: "create" | "keep" | "check" | "rewrite" | "drop";
                         };
                     };
                 };

@@ -1,4 +1,10 @@
 import { z } from 'zod';
+
+/**
+ * Names one migration may drop: as many as a schema of MAX_SCHEMA_BYTES can declare (a type takes at
+ * least 25 bytes), so any schema can be replaced in one change.
+ */
+const MAX_MIGRATION_DROPS = 50_000;
 import { defineOperation } from '../../operation.js';
 import { branchName, text, bypassProtection } from '../../inputs.js';
 import { protectionPass } from '../../protection-pass.js';
@@ -15,7 +21,10 @@ export const applySchema = defineOperation({
       branch: branchName,
       schema: text(1 << 20),
       migration: z
-        .object({ drop: z.array(z.string().max(400)).max(1000).optional(), defaults: z.record(z.string(), z.unknown()).optional() })
+        .object({
+          drop: z.array(z.string().max(400)).max(MAX_MIGRATION_DROPS).optional(),
+          defaults: z.record(z.string(), z.unknown()).optional(),
+        })
         .strict()
         .optional(),
       message: text(2000).optional(),
