@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
+import { verifyMergedRows } from './verify-merge.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { entityPath, GitPeer } from './git-peer.js';
@@ -170,6 +171,9 @@ async function merge(n: number, kind: string): Promise<Record<string, number>> {
   const expected = kind === 'conflict' ? 'conflicts' : 'merged';
   if ((r.status === 'success' ? r.outcome : 'conflicts') !== expected)
     throw new Error(`unexpected merge result ${JSON.stringify(r).slice(0, 200)}`);
+  // Untimed: a landed merge's rows against the reference (verify-merge.ts).
+  if (r.status === 'success' && r.commit !== null && r.base !== null)
+    await verifyMergedRows(cold, { base: r.base, source: r.sourceHead, target: r.targetHead, merged: r.commit.id });
   await cold.close();
   await rm(dir, { recursive: true, force: true });
   return {

@@ -268,6 +268,10 @@ async function branches(rounds: number): Promise<Record<string, number>> {
     const m = await embeddedApi(service, ctx).mergeBranch({ source: b, deleteBranch: true });
     mergeMs.push(performance.now() - t0);
     if (m.status !== 'success' || m.outcome !== 'merged') throw new Error(`round ${r}: ${JSON.stringify(m).slice(0, 200)}`);
+    // Untimed: both sides' rows on main (the branch's new row, main's own update).
+    const got = await embeddedApi(service, ctx).lookupRows({ table: 'Item', keys: [id(r + 1), id(0)] });
+    if (JSON.stringify(got.items.map((x) => x?.row.v ?? null)) !== JSON.stringify([r, r + 1]))
+      throw new Error(`round ${r}: merged rows ${JSON.stringify(got.items)}`);
     // What the merge published: its manifest and the part tree nodes it wrote. A background compaction
     // publishing during the merge is not counted: it landed in some rounds' windows and not others'.
     manifestBytes.push(store.mergeManifestBytes - metaBefore);

@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
+import { verifyMergedRows } from './verify-merge.js';
 import { mergeBranches } from '../src/merge/merge.js';
 import { embeddedApi } from '../src/service/api.js';
 import { serviceOnStore } from '../src/service/open-service.js';
@@ -205,7 +206,14 @@ async function sample(dir: string, url?: string): Promise<void> {
   if (r.status !== 'success' || r.outcome !== 'merged') throw new Error(`unexpected merge: ${JSON.stringify(r).slice(0, 300)}`);
   const after = counting.snapshot().total;
   const peakRssMiB = Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
-  // Untimed: main back where it was, so the next sample merges the same change.
+  // Untimed: the merged rows against the reference (verify-merge.ts), then main back where it was, so
+  // the next sample merges the same change.
+  await verifyMergedRows(g, {
+    base: r.base as string,
+    source: r.sourceHead,
+    target: r.targetHead,
+    merged: (r.commit as { id: string }).id,
+  });
   await g.resetBranch('main', { commit: built.mainHead }, { expectedHead: (r.commit as { id: string }).id });
   await g.close();
   process.stdout.write(

@@ -1,7 +1,8 @@
 /**
  * One timed sample in a fresh process: open a copy of a fixture (cold
- * caches), run the merge (or the catch-up), print one JSON line with time,
- * store calls, phases and peak memory.
+ * caches), run the merge (or the catch-up), check its rows outside the
+ * timing, print one JSON line with time, store calls, phases and peak
+ * memory.
  */
 import { rm } from 'node:fs/promises';
 import pino from 'pino';
@@ -17,6 +18,7 @@ import { copyFixture, uploadFixture } from './fixtures.js';
 import { readFile } from 'node:fs/promises';
 import { catchUp } from '../src/wal/catch-up.js';
 import { allRows } from '../src/graph/reads.js';
+import { verifyMergedRows } from './verify-merge.js';
 
 /**
  * Where a sample's graph lives: its local copy, with `latency` ms injected per call, or under
@@ -73,6 +75,19 @@ async function catchUpSample(a: { variant: string; dir: string; latency: number;
   await at.done();
 }
 
+/** Check a landed merge's rows (bench/verify-merge.ts), then close the graph; a conflict report has none to check. */
+async function verified(
+  g: Graph,
+  result: { status: string; commit?: { id: string } | null; base?: string | null; sourceHead: string; targetHead: string },
+): Promise<void> {
+  try {
+    if (result.status === 'success' && result.commit != null && result.base != null)
+      await verifyMergedRows(g, { base: result.base, source: result.sourceHead, target: result.targetHead, merged: result.commit.id });
+  } finally {
+    await g.close();
+  }
+}
+
 const [fixture, variant, latencyArg] = process.argv.slice(2);
 const latency = Number(latencyArg ?? 0);
 const dir = await copyFixture(fixture as string);
@@ -103,6 +118,7 @@ try {
     result = await new RestClient(server.url).mergeBranch({ source: 'feature' });
     ms = performance.now() - t0;
     await server.close();
+    await verified(await Graph.open(at.store, { actor: 'check' }), result);
     await at.done();
   } else {
     const width = variant === 'width4' ? 4 : variant === 'width2' ? 2 : 1;
@@ -116,8 +132,9 @@ try {
       ...(variant === 'resolved' ? { resolutions: { strategy: 'source-wins' as const } } : {}),
     });
     ms = performance.now() - t0;
-    // Outside the timing: best-effort writes the merge started (its branch hint) finish before the copy goes.
-    await g.close();
+    // Outside the timing: the merged rows against the reference, and best-effort writes the merge
+    // started (its branch hint) finish before the copy goes.
+    await verified(g, result);
     await at.done();
   }
   const expected = variant === 'unresolved' ? 'conflicts' : 'merged';
