@@ -56,6 +56,16 @@ describe('classifyMerge', () => {
     );
     expect(classifyMerge(ahead, { ...target, pending: 2 })).toBe('three_way');
   });
+
+  it("regression: a branch that only re-laid the target's commit (a compaction) is up to date, not a fast-forward", () => {
+    // F forked at M:3 and compacted: F:1 carries M:3's commit.
+    const relaid = side({ ref: { lineage: 'F', version: 1 }, ancestry: Ancestry.of({ M: 3, F: 1 }) });
+    expect(classifyMerge({ ...relaid, commit: base }, target)).toBe('up_to_date');
+    // The target re-laid its own commit (M:4 re-lays M:3): a source that descends from M:3 fast-forwards.
+    expect(classifyMerge(ahead, { ...side({ ref: { lineage: 'M', version: 4 }, ancestry: Ancestry.of({ M: 4 }) }), commit: base })).toBe(
+      'fast_forward',
+    );
+  });
 });
 
 describe('fastForwardTables', () => {

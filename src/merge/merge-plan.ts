@@ -35,6 +35,12 @@ export interface TableMergeSummary {
 /** What the decisions need of a head. */
 export interface MergeSide {
   ref: ManifestRef;
+  /**
+   * The version that published the head's commit: `ref` itself, or for a re-laid version (a
+   * compaction) the version it re-lays (graph/manifest.ts `layout`). History is about commits, so
+   * whether one side holds the other is decided by this.
+   */
+  commit?: ManifestRef;
   ancestry: Ancestry;
   /** Pending WAL generations on the head. */
   pending: number;
@@ -47,8 +53,8 @@ export interface MergeSide {
 export type MergeKind = 'up_to_date' | 'fast_forward' | 'three_way';
 
 export function classifyMerge(source: MergeSide, target: MergeSide): MergeKind {
-  if (target.ancestry.contains(source.ref) && source.pending === 0) return 'up_to_date';
-  if (source.ancestry.contains(target.ref) && target.pending === 0) return 'fast_forward';
+  if (target.ancestry.contains(source.commit ?? source.ref) && source.pending === 0) return 'up_to_date';
+  if (source.ancestry.contains(target.commit ?? target.ref) && target.pending === 0) return 'fast_forward';
   return 'three_way';
 }
 

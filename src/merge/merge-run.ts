@@ -25,7 +25,7 @@ import type { ChangePlan, PlanResult } from '../graph/change.js';
 import type { GraphPorts } from '../graph/ports.js';
 import { mergeCursorScope, type MergeEnvironment, type MergeRequest } from './merge-request.js';
 import type { Snapshot } from '../graph/snapshot.js';
-import { refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
+import { commitRefOf, refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import {
   alignForDelta,
@@ -141,6 +141,7 @@ const WARM_DELTA_BYTES = 1024 * 1024;
 const MAX_KEYED_RECHECK = 64;
 const sideOf = (s: Snapshot): MergeSide => ({
   ref: s.ref,
+  commit: commitRefOf(s.manifest),
   ancestry: s.manifest.ancestry,
   pending: s.pending.generations.length,
   schemaHash: s.manifest.schema,
