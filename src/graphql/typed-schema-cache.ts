@@ -14,7 +14,7 @@ export const TYPED_SCHEMA_CACHE_SIZE = 32;
 export interface ServedSchema {
   hash: string;
   typed: TypedSchema;
-  sdl: string;
+  readonly sdl: string;
   example: string;
 }
 
@@ -31,7 +31,17 @@ export class TypedSchemaCache {
       this.byHash.delete(hash);
     } else {
       const typed = buildTypedSchema(schema);
-      s = { hash, typed, sdl: printSchema(typed.schema), example: exampleQuery(typed) };
+      // The SDL is printed when first asked for (`GET …/schema.graphql`), not by every first query.
+      let sdl: string | undefined;
+      s = {
+        hash,
+        typed,
+        get sdl() {
+          sdl ??= printSchema(typed.schema);
+          return sdl;
+        },
+        example: exampleQuery(typed),
+      };
     }
     this.byHash.set(hash, s);
     if (this.byHash.size > this.size) this.byHash.delete(this.byHash.keys().next().value as string);
