@@ -10,7 +10,9 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { embeddedApi } from '../src/service/api.js';
-import { testServer } from '../test/support/test-server.js';
+import pino from 'pino';
+import { startServer } from '../src/http/server.js';
+import { loadConfig } from '../src/service/config.js';
 
 const GOAL_MS = 100;
 const delay = monitorEventLoopDelay({ resolution: 5 });
@@ -27,7 +29,7 @@ async function measure(name: string, run: () => Promise<unknown>): Promise<void>
   );
 }
 
-const s = await testServer();
+const s = await startServer(loadConfig({}, { store: 'memory://', port: '0' }), pino({ level: 'silent' }));
 const api = embeddedApi(s.service, { transport: 'embedded' });
 const props = Array.from({ length: 1000 }, (_, i) => `p${i}: string?`).join('\n');
 const wide = `node W { id: string @key\n${props} }`;
