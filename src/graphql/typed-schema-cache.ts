@@ -6,7 +6,7 @@
 import { printSchema } from 'graphql';
 import type { Schema } from '../model/schema.js';
 import type { TypedSchema } from './typed-context.js';
-import { buildTypedSchema } from './typed-schema.js';
+import { buildTypedSchemaYielding } from './typed-schema.js';
 
 export const TYPED_SCHEMA_CACHE_SIZE = 32;
 
@@ -19,34 +19,46 @@ export interface ServedSchema {
 }
 
 export class TypedSchemaCache {
-  private readonly byHash = new Map<string, ServedSchema>();
+  private readonly byHash = new Map<string, Promise<ServedSchema>>();
 
   constructor(private readonly size = TYPED_SCHEMA_CACHE_SIZE) {}
 
-  /** The generated schema of `schema`, whose content hash is `hash` (a manifest names it: no request rehashes the schema). */
-  get(hash: string, schema: Schema): ServedSchema {
+  /**
+   * The generated schema of `schema`, whose content hash is `hash` (a manifest names it: no request
+   * rehashes the schema). Built once per hash, between turns of the event loop; requests that need
+   * it meanwhile wait for the same build.
+   */
+  get(hash: string, schema: Schema): Promise<ServedSchema> {
     let s = this.byHash.get(hash);
     if (s !== undefined) {
       // Most recently used last, so the first entry is the one to drop.
       this.byHash.delete(hash);
     } else {
-      const typed = buildTypedSchema(schema);
-      // The SDL is printed when first asked for (`GET …/schema.graphql`), not by every first query.
-      let sdl: string | undefined;
-      s = {
-        hash,
-        typed,
-        get sdl() {
-          sdl ??= printSchema(typed.schema);
-          return sdl;
-        },
-        example: exampleQuery(typed),
-      };
+      s = served(hash, schema);
+      // A failed build is not kept: the next request builds again.
+      s.catch(() => {
+        if (this.byHash.get(hash) === s) this.byHash.delete(hash);
+      });
     }
     this.byHash.set(hash, s);
     if (this.byHash.size > this.size) this.byHash.delete(this.byHash.keys().next().value as string);
     return s;
   }
+}
+
+async function served(hash: string, schema: Schema): Promise<ServedSchema> {
+  const typed = await buildTypedSchemaYielding(schema);
+  // The SDL is printed when first asked for (`GET …/schema.graphql`), not by every first query.
+  let sdl: string | undefined;
+  return {
+    hash,
+    typed,
+    get sdl() {
+      sdl ??= printSchema(typed.schema);
+      return sdl;
+    },
+    example: exampleQuery(typed),
+  };
 }
 
 /** A first query for GraphiQL: a page of the first node table, with its key and properties. */

@@ -13,6 +13,7 @@
  * per schema content hash and kept in a small cache (typed-schema-cache.ts).
  */
 import {
+  validateSchema,
   GraphQLBoolean,
   type GraphQLEnumType,
   type GraphQLInputObjectType,
@@ -111,8 +112,44 @@ function tableTypes(schema: Schema, names: Map<string, TableNames>) {
   return { enums, wheres, orders };
 }
 
-/** The typed schema of a graph schema. */
+/** The typed schema of a graph schema, built in one go (tests, small schemas). */
 export function buildTypedSchema(schema: Schema): TypedSchema {
+  const steps = typedSchemaSteps(schema);
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+/** How long a build runs before it lets the event loop turn. */
+const BUILD_SLICE_MS = 10;
+
+/**
+ * The typed schema of a graph schema, built in slices of about BUILD_SLICE_MS between turns of the
+ * event loop, and validated before it is returned: a schema of thousands of tables never holds a
+ * server's loop for the whole build. The last two steps (graphql-js's schema assembly and its
+ * validation) are single calls, made after the fields of every type were resolved slice by slice.
+ */
+export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSchema> {
+  const steps = typedSchemaSteps(schema);
+  let since = performance.now();
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) {
+      await turn();
+      validateSchema(r.value.schema);
+      return r.value;
+    }
+    if (performance.now() - since < BUILD_SLICE_MS) continue;
+    await turn();
+    since = performance.now();
+  }
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The build as steps: it yields after each table and each type whose fields it resolved, and returns the schema. */
+function* typedSchemaSteps(schema: Schema): Generator<void, TypedSchema> {
   const names = typedNames(schema);
   const types = new Map(schema.types.map((t) => [t.name, t]));
   const fieldMaps = new Map(schema.types.map((t) => [t.name, fieldMapOf(t, names.get(t.name) as TableNames)]));
@@ -120,16 +157,20 @@ export function buildTypedSchema(schema: Schema): TypedSchema {
   const ts = { names, fieldMaps, rowFields, types } as TypedSchema;
   const { pageInfo, commit } = sharedTypes();
   const { enums, wheres, orders } = tableTypes(schema, names);
+  yield;
   const objects = new Map<string, GraphQLObjectType>();
   const connections = new Map<string, GraphQLObjectType>();
   for (const t of schema.types) {
     const n = names.get(t.name) as TableNames;
     objects.set(t.name, objectType({ t, n, schema, ts, enums }, { objects, connections, wheres, orders }));
     connections.set(t.name, connectionType(n, objects.get(t.name) as GraphQLObjectType, pageInfo));
+    yield;
   }
   const query: GraphQLFieldConfigMap<unknown, TypedContext> = {};
-  for (const t of schema.types)
+  for (const t of schema.types) {
     Object.assign(query, rootReads({ t, n: names.get(t.name) as TableNames, ts, enums }, { objects, connections, wheres, orders }));
+    yield;
+  }
   if (schema.types.length === 0)
     query.tables = {
       type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLString))),
@@ -137,6 +178,12 @@ export function buildTypedSchema(schema: Schema): TypedSchema {
       resolve: () => [],
     };
   const mutation = mutationFields({ schema, ts, enums, objects, commit });
+  // Field thunks resolved type by type, so assembling the schema below only links what is built.
+  for (const group of [objects, connections, wheres, orders])
+    for (const t of group.values()) {
+      t.getFields();
+      yield;
+    }
   ts.schema = new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: query }),
     ...(Object.keys(mutation).length > 0 ? { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) } : {}),

@@ -136,7 +136,7 @@ export interface TypedRequest {
 export async function servedFor(r: Omit<TypedRequest, 'endpoint' | 'role'>): Promise<{ ctx: RequestContext; served: ServedSchema }> {
   const ctx: RequestContext = { ...r.ctx, pins: r.ctx.pins ?? new Map() };
   const head = await r.service.snapshot({ branch: r.branch }, ctx);
-  return { ctx, served: r.schemas.get(head.manifest.schema, head.schema) };
+  return { ctx, served: await r.schemas.get(head.manifest.schema, head.schema) };
 }
 
 /** Run one typed request (an HTTP request to the endpoint, or one built in process). */
