@@ -71,8 +71,9 @@ export class Branches {
       const existing = await repo.branchRecord(name, opts.signal);
       if (existing !== undefined && !existing.deleted)
         throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
-      // Pending generations belong to the source's lineage: fold them there so the new branch starts from what readers of the source saw.
-      // Whatever is pending when the fold publishes: a writer still ingesting never makes the creation give up.
+      // Pending generations belong to the source's lineage: fold them there (whatever is pending when the fold
+      // publishes, so a writer still ingesting never makes the creation give up) so the new branch starts from
+      // what readers of the source saw.
       if ('branch' in from)
         base = await publication.foldPendingNow({
           ...opts,
@@ -111,7 +112,6 @@ export class Branches {
       });
       const rec = head.branch ?? (await repo.liveBranch(name, opts.signal));
       refuseProtected(rec, 'reset', opts.protection);
-
       const res = await this.startLineage({
         name,
         from: target.ref,

@@ -140,12 +140,12 @@ export class Graph {
     return this.#parts.repo.events.onLanded(listener);
   }
 
-  /** One page of the event log after sequence `after`, in order, each change once (event-log.ts). */
   /** Whether an event cursor is past the log's end: it names no event the log holds. */
   eventCursorPastEnd(after: number, signal?: AbortSignal): Promise<boolean> {
     return this.#parts.repo.events.isPastEnd(after, signal);
   }
 
+  /** One page of the event log after sequence `after`, in order, each change once (event-log.ts). */
   events(page: { after: number; limit: number; signal?: AbortSignal | undefined }): Promise<EventPage> {
     const { repo, store } = this.#parts;
     return repo.events.page({

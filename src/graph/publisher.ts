@@ -336,6 +336,7 @@ export class Publisher implements Publication {
     });
   }
 
+  /** Publish what is pending on the branch when the fold lands, planning again on every race (ports.ts). */
   async foldPendingNow(request: Omit<FoldRequest, 'head'>): Promise<Snapshot> {
     const { branch, message, ...opts } = request;
     const folded = await this.commitChange<null>(branch, { ...opts, expectedHead: undefined }, async (h) =>

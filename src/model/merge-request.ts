@@ -161,6 +161,11 @@ export interface PinnedHeads {
   targetState?: string | undefined;
 }
 
+/** The heads a revision pinned, as `pinsHeads` compares them. */
+export function pinnedBy(rev: Pick<Revision, 'sourceHead' | 'targetHead' | 'sourceState' | 'targetState'>): PinnedHeads {
+  return { source: rev.sourceHead, target: rev.targetHead, sourceState: rev.sourceState, targetState: rev.targetState };
+}
+
 /** Whether `rev` pins `heads`: by content state where the revision has one (maintenance moves no state), else by commit. */
 export function pinsHeads(rev: Revision, heads: PinnedHeads): boolean {
   const source = rev.sourceState !== undefined ? rev.sourceState === heads.sourceState : rev.sourceHead === heads.source;

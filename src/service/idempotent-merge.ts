@@ -106,10 +106,7 @@ export async function landedUnderKey(
   ctx: RequestContext,
 ): Promise<{ fingerprint: string; result: MergeResultDto } | undefined> {
   const found = await service.graph.idempotency.find(a.keyHash, ctx.signal);
-  if (found.record !== undefined) {
-    const result: MergeResultDto = { ...(found.record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
-    return { fingerprint: found.record.fingerprint, result };
-  }
+  if (found.record !== undefined) return { fingerprint: found.record.fingerprint, result: replayOf(found.record) };
   const head = await service.snapshot({ branch: a.into }, ctx);
   const recent = await commitLog(service.graph.ports.manifests, head, { limit: IDEMPOTENT_COMMIT_SEARCH, signal: ctx.signal });
   const landed = recent.find((c) => c.idempotency?.keyHash === a.keyHash);
@@ -139,6 +136,11 @@ function refuseOtherRequest(stored: string, fingerprint: string): void {
 
 function replayedRecord(record: IdempotencyRecord, key: Key): MergeResultDto {
   refuseOtherRequest(record.fingerprint, key.fingerprint);
+  return replayOf(record);
+}
+
+/** The first result as its record keeps it, marked replayed. */
+function replayOf(record: IdempotencyRecord): MergeResultDto {
   return { ...(record.result as Extract<MergeResultDto, { status: 'success' }>), replayed: true };
 }
 

@@ -24,6 +24,7 @@ import { MAX_PUBLICATION_MS } from '../graph/gc.js';
 import {
   changeFingerprint,
   mergeability,
+  pinnedBy,
   pinsHeads,
   MAX_REVIEWS,
   MAX_REVISIONS,
@@ -144,8 +145,6 @@ async function revisionNow(service: BranchgraphService, doc: MergeRequestDoc, ct
   }
 }
 
-const statesOf = (r: Revision) => ({ sourceState: r.sourceState, targetState: r.targetState });
-
 const sameResolutions = (a: unknown, b: unknown): boolean => canonicalJson((a ?? null) as never) === canonicalJson((b ?? null) as never);
 
 /** `doc` with a new revision when the heads or the resolutions changed since its latest; undefined when none did. */
@@ -159,7 +158,7 @@ async function revised(service: BranchgraphService, doc: MergeRequestDoc, ctx: R
   const rev = await revisionNow(service, doc, ctx);
   if (
     latest !== undefined &&
-    pinsHeads(latest, { source: rev.sourceHead, target: rev.targetHead, ...rev }) &&
+    pinsHeads(latest, pinnedBy(rev)) &&
     latest.fingerprint === rev.fingerprint &&
     sameResolutions(latest.resolutions, rev.resolutions)
   )
@@ -454,7 +453,7 @@ async function mergeableRevision(service: BranchgraphService, id: string, ctx: R
   // A required check without an answer yet is asked now: the merge is decided on answers.
   if (rule?.requiredChecks.some((c) => latest.checks?.[c] === undefined) === true) doc = await runRequestChecks(service, { doc }, ctx);
   // Revising just read both heads: they are the latest revision's.
-  const m = mergeability(doc, { heads: { source: latest.sourceHead, target: latest.targetHead, ...statesOf(latest) }, rule });
+  const m = mergeability(doc, { heads: pinnedBy(latest), rule });
   if (!m.mergeable)
     throw new BranchgraphError('request_not_mergeable', `merge request ${id} cannot merge: ${m.reasons.join('; ')}`, {
       details: { reasons: m.reasons },
