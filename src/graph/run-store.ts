@@ -14,7 +14,9 @@ import { PromiseCache } from '../model/promise-cache.js';
 import { bytesHash } from '../model/canonical.js';
 import {
   decodeRun,
+  decodeRunOffLoop,
   encodeRun,
+  encodeRunFileOffLoop,
   encodeRunFile,
   COMPACT_RUN_ROWS,
   MemoryRunData,
@@ -134,11 +136,14 @@ export class RunStore implements RunReader, RunWriter {
   private async writeAs(a: { table: TableType; rows: readonly RunRow[]; id: string; signal?: AbortSignal | undefined }): Promise<RunRef> {
     const { table, rows, id, signal } = a;
     if (rows.length <= SEGMENT_ROWS) {
-      const key = rows.length <= COMPACT_RUN_ROWS ? keys.compactRun(table.name, id) : keys.run(table.name, id);
-      const bytes = encodeRunFile(table, rows);
+      const compact = rows.length <= COMPACT_RUN_ROWS;
+      const key = compact ? keys.compactRun(table.name, id) : keys.run(table.name, id);
+      const bytes = await encodeRunFileOffLoop(table, rows);
       await this.store.putIfAbsent(key, bytes, { signal });
       // The next write or merge on the table reads this run first: keep it rather than read it back.
-      this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
+      // A compact run is its rows as JSON, so the rows in hand are what decoding it would give.
+      const data = compact ? new MemoryRunData(table, rows, bytes.length) : decodeRun({ table, bytes, objectKey: key });
+      this.shared.runs.set(runCacheKey(table, key), data, bytes.length);
       return runRefOf({ key, rows, file: bytes });
     }
     const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) =>
@@ -306,7 +311,7 @@ export class RunStore implements RunReader, RunWriter {
         })
       : this.store.get(ref.key, { signal }).then((bytes) => {
           verifyChecksum(ref, bytes);
-          return decodeRun({ table, bytes, objectKey: ref.key, expected: ref });
+          return decodeRunOffLoop({ table, bytes, objectKey: ref.key, expected: ref });
         });
   }
 

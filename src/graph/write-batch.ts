@@ -29,6 +29,7 @@ import type { PlanResult } from './change.js';
 import type { Snapshot } from './snapshot.js';
 import type { TableReader, TableView } from './ports.js';
 import { appendRun, ownRuns, type RunAppender } from './append-run.js';
+import { Slice } from '../model/turns.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
 
@@ -78,35 +79,36 @@ class Issues {
   }
 }
 
-/** Validate operation shapes against the schema; returns typed ops with keys. */
-function checkOps(a: {
-  schema: Snapshot['schema'];
-  ops: readonly WriteOp[];
-  issues: Issues;
-  maxOps: number;
-}): { type: TableType; key: string; row: Row; text: string; op: WriteOpKind; index: number }[] {
+/**
+ * Validate operation shapes against the schema; returns typed ops with keys. A batch of large
+ * rows gives the event loop turns between operations (model/turns.ts).
+ */
+async function checkOps(a: { schema: Snapshot['schema']; ops: readonly WriteOp[]; issues: Issues; maxOps: number }): Promise<TypedOp[]> {
   const { schema, ops, issues, maxOps } = a;
   if (ops.length > maxOps) {
     throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
   }
   // Text no storage encoding can carry is malformed input, not a constraint: refuse it before anything else.
   const malformed: ErrorIssue[] = [];
-  ops.forEach((o, i) => {
+  const slice = new Slice();
+  for (const [i, o] of ops.entries()) {
     // The path is spelled only for an operation with a problem: a load checks a million.
     const bad = findInputProblem(o, '');
     if (bad !== undefined) malformed.push({ ...bad, path: `ops[${i}]${bad.path}` });
-  });
+    await slice.pass();
+  }
   if (malformed.length > 0) {
     throw new BranchgraphError('invalid_input', `write refused: ${malformed[0]?.path}: ${malformed[0]?.message}`, {
       issues: malformed.slice(0, MAX_REPORTED_ISSUES),
     });
   }
-  const out: { type: TableType; key: string; row: Row; text: string; op: WriteOpKind; index: number }[] = [];
-  ops.forEach((o, i) => {
+  const out: TypedOp[] = [];
+  for (const [i, o] of ops.entries()) {
+    await slice.pass();
     const type = findType(schema, o.table);
     if (type === undefined) {
       issues.add(`ops[${i}].table`, `table ${o.table} does not exist`);
-      return;
+      continue;
     }
     const mode = o.op === 'insert' || o.op === 'upsert' ? 'full' : 'partial';
     const { row, issues: rowIssues, malformed } = checkRow({ table: type, input: o.values, mode, path: `ops[${i}].values` });
@@ -116,17 +118,17 @@ function checkOps(a: {
       const extra = Object.keys(row).filter((k) => !keyProps(type).includes(k));
       for (const k of extra) issues.add(`ops[${i}].values.${k}`, 'delete takes only key properties');
     }
-    if (rowIssues.length > 0) return;
+    if (rowIssues.length > 0) continue;
     const key = entityKey(type, row);
     const text = rowText(type, row);
     const tooBig = rowSizeProblem(key, row, text);
     if (tooBig !== undefined) {
       issues.add(`ops[${i}].values`, tooBig);
       issues.malformed = true;
-      return;
+      continue;
     }
     out.push({ type, key, row, text, op: o.op, index: i });
-  });
+  }
   return out;
 }
 
@@ -138,7 +140,15 @@ export interface ResolvedWrite {
   keptUnique: Map<string, string[]>;
 }
 
-type TypedOp = ReturnType<typeof checkOps>[number];
+/** An operation checked against the schema, with its entity key and row text. */
+interface TypedOp {
+  type: TableType;
+  key: string;
+  row: Row;
+  text: string;
+  op: WriteOpKind;
+  index: number;
+}
 
 /** A write to plan or resolve: the batch, the head it applies to, and where tables are read. */
 export interface WriteRequest {
@@ -201,7 +211,7 @@ class Overlay {
 export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite> {
   const { tables, head, ops, signal, maxOps = MAX_BATCH_OPS } = request;
   const issues = new Issues();
-  const typed = checkOps({ schema: head.schema, ops, issues, maxOps });
+  const typed = await checkOps({ schema: head.schema, ops, issues, maxOps });
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string): TableView => tables.table(head, name, signal);
   const overlay = new Overlay(await readBefore(view, typed));
@@ -324,7 +334,9 @@ async function changedRows(a: {
         ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)])
         : priorKnown;
     const rows: RunRow[] = [];
+    const slice = new Slice();
     for (const key of [...changes.keys()].sort(compareKey)) {
+      await slice.pass();
       const c = changes.get(key) as Change;
       const old = prior.get(key) ?? null;
       if (c.row === null) {

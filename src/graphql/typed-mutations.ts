@@ -83,14 +83,14 @@ const fieldOf = (ts: TypedSchema): Map<string, { table: string; kind: Kind4 }> =
   return m;
 };
 
-/** The mutation fields of every table. */
-export function mutationFields(c: {
+/** The mutation fields of every table, as steps: it yields after each table (see buildTypedSchemaYielding). */
+export function* mutationFields(c: {
   schema: Schema;
   ts: TypedSchema;
   enums: Map<string, GraphQLEnumType>;
   objects: Map<string, GraphQLObjectType>;
   commit: GraphQLObjectType;
-}): GraphQLFieldConfigMap<unknown, TypedContext> {
+}): Generator<void, GraphQLFieldConfigMap<unknown, TypedContext>> {
   const out: GraphQLFieldConfigMap<unknown, TypedContext> = {};
   const resolve = guarded('write', ({ ctx, info }) => ctx.mutations.answer(info));
   for (const t of c.schema.types) {
@@ -138,6 +138,7 @@ export function mutationFields(c: {
       resolve,
     };
     out[n.upsertMany] = { type: list, description: `Insert or replace many ${t.name} rows, in the same commit.`, args: inputs, resolve };
+    yield;
   }
   return out;
 }

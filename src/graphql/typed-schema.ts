@@ -27,6 +27,12 @@ import {
   type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
+  type GraphQLNamedType,
+  type GraphQLType,
+  getNamedType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
 } from 'graphql';
 import { keyProps, type Schema, type TableType } from '../model/schema.js';
 import { guarded, keyFromArgs, TYPED_DIRECTIVES, type ResolverCall, type TypedContext, type TypedSchema } from './typed-context.js';
@@ -89,8 +95,11 @@ function sharedTypes() {
   return { pageInfo, commit };
 }
 
-/** The object types of every table, their connections, and the root query fields. */
-function tableTypes(schema: Schema, names: Map<string, TableNames>) {
+/** The enum, filter and order types of every table, as steps: it yields after each table. */
+function* tableTypes(
+  schema: Schema,
+  names: Map<string, TableNames>,
+): Generator<void, { enums: Map<string, GraphQLEnumType>; wheres: Deps['wheres']; orders: Deps['orders'] }> {
   const enums = new Map<string, GraphQLEnumType>();
   const enumFilters = new Map<string, GraphQLInputObjectType>();
   for (const t of schema.types)
@@ -100,6 +109,7 @@ function tableTypes(schema: Schema, names: Map<string, TableNames>) {
       const e = enumType(p, en.type);
       enums.set(`${t.name}.${p.name}`, e);
       enumFilters.set(`${t.name}.${p.name}`, filterType(en.filter, e, filterKind(p)));
+      yield;
     }
   const filters = builtInFilters();
   const wheres = new Map<string, GraphQLInputObjectType>();
@@ -108,6 +118,7 @@ function tableTypes(schema: Schema, names: Map<string, TableNames>) {
     const n = names.get(t.name) as TableNames;
     wheres.set(t.name, whereType({ t, n, schema }, { filters, enumFilters, wheres }));
     orders.set(t.name, orderByType(t, n));
+    yield;
   }
   return { enums, wheres, orders };
 }
@@ -149,15 +160,20 @@ export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSch
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The build as steps: it yields after each table and each type whose fields it resolved, and returns the schema. */
-function* typedSchemaSteps(schema: Schema): Generator<void, TypedSchema> {
+export function* typedSchemaSteps(schema: Schema): Generator<void, TypedSchema> {
   const names = typedNames(schema);
+  yield;
   const types = new Map(schema.types.map((t) => [t.name, t]));
-  const fieldMaps = new Map(schema.types.map((t) => [t.name, fieldMapOf(t, names.get(t.name) as TableNames)]));
-  const rowFields = new Map(schema.types.map((t) => [t.name, rowFieldNames(t, names.get(t.name) as TableNames)]));
+  const fieldMaps = new Map<string, ReturnType<typeof fieldMapOf>>();
+  const rowFields = new Map<string, ReturnType<typeof rowFieldNames>>();
+  for (const t of schema.types) {
+    fieldMaps.set(t.name, fieldMapOf(t, names.get(t.name) as TableNames));
+    rowFields.set(t.name, rowFieldNames(t, names.get(t.name) as TableNames));
+    yield;
+  }
   const ts = { names, fieldMaps, rowFields, types } as TypedSchema;
   const { pageInfo, commit } = sharedTypes();
-  const { enums, wheres, orders } = tableTypes(schema, names);
-  yield;
+  const { enums, wheres, orders } = yield* tableTypes(schema, names);
   const objects = new Map<string, GraphQLObjectType>();
   const connections = new Map<string, GraphQLObjectType>();
   for (const t of schema.types) {
@@ -177,19 +193,40 @@ function* typedSchemaSteps(schema: Schema): Generator<void, TypedSchema> {
       description: 'This branch has no tables yet.',
       resolve: () => [],
     };
-  const mutation = mutationFields({ schema, ts, enums, objects, commit });
-  // Field thunks resolved type by type, so assembling the schema below only links what is built.
-  for (const group of [objects, connections, wheres, orders])
-    for (const t of group.values()) {
-      t.getFields();
-      yield;
-    }
-  ts.schema = new GraphQLSchema({
+  const mutation = yield* mutationFields({ schema, ts, enums, objects, commit });
+  const roots = {
     query: new GraphQLObjectType({ name: 'Query', fields: query }),
     ...(Object.keys(mutation).length > 0 ? { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) } : {}),
-    directives: [...specifiedDirectives, ...TYPED_DIRECTIVES],
-  });
+  };
+  yield* resolveReachable(Object.values(roots));
+  ts.schema = new GraphQLSchema({ ...roots, directives: [...specifiedDirectives, ...TYPED_DIRECTIVES] });
   return ts;
+}
+
+/**
+ * Resolve the fields of every type reachable from `roots`, one type a step. graphql-js resolves
+ * a type's field thunk (and defines its fields and arguments) on first use, and assembling a
+ * schema uses every type at once: 1,500 tables held the loop 100 ms there. Resolved here first,
+ * the assembly only links types already built.
+ */
+function* resolveReachable(roots: GraphQLNamedType[]): Generator<void> {
+  const seen = new Set<GraphQLNamedType>();
+  const queue = [...roots];
+  const visit = (t: GraphQLType): void => {
+    const named = getNamedType(t);
+    if (!seen.has(named)) queue.push(named);
+  };
+  for (let type = queue.pop(); type !== undefined; type = queue.pop()) {
+    if (seen.has(type)) continue;
+    seen.add(type);
+    if (isObjectType(type) || isInterfaceType(type))
+      for (const f of Object.values(type.getFields())) {
+        visit(f.type);
+        for (const a of f.args) visit(a.type);
+      }
+    else if (isInputObjectType(type)) for (const f of Object.values(type.getFields())) visit(f.type);
+    yield;
+  }
 }
 
 type Deps = {

@@ -4,6 +4,7 @@
  * error envelope, and the body readers under the size limit and the
  * in-flight budget.
  */
+import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -48,8 +49,13 @@ export async function jsonBody(c: Context<Env>): Promise<unknown> {
   // Once parsed, the text is garbage: the budget bounds what is being buffered, not what was.
   release();
   if (text.trim() === '') return {};
+  // A large body's parse is a pass of its own: the loop gets a turn before it and after it.
+  const large = text.length >= LARGE_BYTES;
+  if (large) await nextTurn();
   try {
-    return JSON.parse(text) as unknown;
+    const body = JSON.parse(text) as unknown;
+    if (large) await nextTurn();
+    return body;
   } catch {
     throw new BranchgraphError('invalid_input', 'the request body is not valid JSON', {
       issues: [{ path: 'body', message: 'invalid JSON' }],

@@ -8,6 +8,7 @@
  * chunk by chunk.
  */
 import { BranchgraphError } from '../model/errors.js';
+import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 
 /** Bytes of request bodies held in memory by this process at once. */
 export class BodyBudget {
@@ -93,6 +94,7 @@ export async function readBodyText(req: Request, max: number, budget: BodyBudget
   }
   let text: string;
   try {
+    if (all.length >= LARGE_BYTES) await nextTurn();
     text = new TextDecoder('utf-8', { fatal: true }).decode(all);
   } catch {
     release();

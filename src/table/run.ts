@@ -33,7 +33,14 @@ import {
   type Vector,
 } from 'apache-arrow';
 import { bytesHash } from '../model/canonical.js';
-import { compressStored, decompressStored, isCompressed } from '../model/compress-stored.js';
+import {
+  compressStored,
+  compressStoredOffLoop,
+  decompressStored,
+  decompressStoredOffLoop,
+  isCompressed,
+} from '../model/compress-stored.js';
+import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 import { BranchgraphError } from '../model/errors.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import { arrowFileOf, readArrowFile } from './read-arrow-file.js';
@@ -174,13 +181,33 @@ export function encodeRunFile(table: TableType, rows: readonly RunRow[]): Uint8A
 
 /** Rows (sorted by key, keys unique) as a compact run: a JSON document of rows, compressed as stored JSON is. */
 export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uint8Array {
+  return compressStored(TEXT_OUT.encode(compactRunText(table, rows)));
+}
+
+/**
+ * `encodeRunFile` for a request that may carry large rows: a compact run's text, its UTF-8 and
+ * its compression are each given a turn of the event loop when the text is large (a 15 MB
+ * write held the loop 100 ms in these three passes), and a large one deflates off the loop.
+ * The bytes are those `encodeRunFile` writes.
+ */
+export async function encodeRunFileOffLoop(table: TableType, rows: readonly RunRow[]): Promise<Uint8Array> {
+  if (rows.length > COMPACT_RUN_ROWS) return encodeRun(table, rows);
+  const text = compactRunText(table, rows);
+  if (text.length < LARGE_BYTES) return compressStored(TEXT_OUT.encode(text));
+  await nextTurn();
+  const bytes = TEXT_OUT.encode(text);
+  await nextTurn();
+  return compressStoredOffLoop(bytes);
+}
+
+function compactRunText(table: TableType, rows: readonly RunRow[]): string {
   let prev: string | undefined;
   for (const r of rows) {
     if (prev !== undefined && compareKey(prev, r.key) >= 0) throw new Error(`run rows out of order at ${r.key}`);
     prev = r.key;
   }
   const body = rows.map((r) => [r.key, r.tomb ? 1 : 0, r.hash, r.tomb ? null : r.props]);
-  return compressStored(TEXT_OUT.encode(JSON.stringify({ format: COMPACT_FORMAT, table: table.name, rows: body })));
+  return JSON.stringify({ format: COMPACT_FORMAT, table: table.name, rows: body });
 }
 
 /** Encode rows (sorted by key, keys unique) as an Arrow IPC file. */
@@ -530,49 +557,74 @@ export class MemoryRunData extends RunData {
   }
 }
 
-/**
- * Decode a run for `table` as the current schema sees it: columns the file
- * lacks (properties added later) read as null; extra columns are ignored.
- */
 function rangeMatches(expected: Pick<RunRef, 'minKey' | 'maxKey' | 'keysCut'>, min: string, max: string): boolean {
   const cut = (k: string) => (expected.keysCut === true ? boundKey(k) : k);
   return cut(min) === expected.minKey && cut(max) === expected.maxKey;
 }
 
+/**
+ * Decode a run for `table` as the current schema sees it: columns the file
+ * lacks (properties added later) read as null; extra columns are ignored.
+ */
 export function decodeRun(a: {
   table: TableType;
   bytes: Uint8Array;
   objectKey: string;
   expected?: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined;
 }): RunData {
+  return asCorrupt(a.objectKey, () => decodeRunBytes(a));
+}
+
+function decodeRunBytes(a: Parameters<typeof decodeRun>[0]): RunData {
   const { table, bytes, objectKey, expected } = a;
+  // `{` opens a compact run, and the compressed envelope one written since; an Arrow file opens with its magic.
+  if (bytes[0] === 0x7b) return decodeCompactRun(table, bytes, expected);
+  if (isCompressed(bytes)) return decodeCompactRun(table, decompressStored(bytes, objectKey), expected);
+  const t = readArrowFile(bytes) ?? arrowFileOf(tableFromIPC(bytes));
+  const format = t.metadata.get('branchgraph.format');
+  if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
+  // Check the shape against what the manifest recorded before touching any row:
+  // a corrupted length must not turn into a billion-row loop.
+  if (expected !== undefined && t.numRows !== expected.rows) throw new Error(`holds ${t.numRows} rows, the manifest says ${expected.rows}`);
+  if (t.numRows > bytes.length) throw new Error(`claims ${t.numRows} rows in ${bytes.length} bytes`);
+  const keyCol = t.column('_key');
+  const tombCol = t.column('_tomb');
+  const hashCol = t.column('_hash');
+  if (keyCol === null || tombCol === null || hashCol === null) throw new Error('missing _key, _tomb or _hash column');
+  const keys = utf8Strings(keyCol);
+  const tombs = trueAt(tombCol);
+  const hashes: string[] = utf8Strings(hashCol);
+  for (let i = 0; i < t.numRows; i++) {
+    if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
+  }
+  if (expected !== undefined && t.numRows > 0 && !rangeMatches(expected, keys[0] as string, keys[t.numRows - 1] as string)) {
+    throw new Error('its key range differs from the manifest');
+  }
+  const columns = rowProps(table).map((prop) => ({ prop, vector: t.column(prop.name) }));
+  return new RunData({ keys, tombs, hashes, columns, byteSize: bytes.length });
+}
+
+/**
+ * `decodeRun` for a read that may meet large rows: a compressed compact run inflates off the
+ * event loop, and its text and its parse each get a turn when the text is large. Arrow files
+ * decode as `decodeRun` does (their columns decode lazily, row by row).
+ */
+export async function decodeRunOffLoop(a: Parameters<typeof decodeRun>[0]): Promise<RunData> {
+  const { table, bytes, objectKey, expected } = a;
+  if (!isCompressed(bytes)) return decodeRun(a);
+  const inflated = await decompressStoredOffLoop(bytes, objectKey);
+  if (inflated.length < LARGE_BYTES) return decodeRun({ ...a, bytes: inflated });
+  await nextTurn();
+  const text = TEXT.decode(inflated);
+  await nextTurn();
+  const run = asCorrupt(objectKey, () => compactRunOf(table, { text, byteSize: inflated.length }, expected));
+  await nextTurn();
+  return run;
+}
+
+function asCorrupt<T>(objectKey: string, decode: () => T): T {
   try {
-    // `{` opens a compact run, and the compressed envelope one written since; an Arrow file opens with its magic.
-    if (bytes[0] === 0x7b) return decodeCompactRun(table, bytes, expected);
-    if (isCompressed(bytes)) return decodeCompactRun(table, decompressStored(bytes, objectKey), expected);
-    const t = readArrowFile(bytes) ?? arrowFileOf(tableFromIPC(bytes));
-    const format = t.metadata.get('branchgraph.format');
-    if (format !== RUN_FORMAT) throw new Error(`unknown run format ${String(format)}`);
-    // Check the shape against what the manifest recorded before touching any row:
-    // a corrupted length must not turn into a billion-row loop.
-    if (expected !== undefined && t.numRows !== expected.rows)
-      throw new Error(`holds ${t.numRows} rows, the manifest says ${expected.rows}`);
-    if (t.numRows > bytes.length) throw new Error(`claims ${t.numRows} rows in ${bytes.length} bytes`);
-    const keyCol = t.column('_key');
-    const tombCol = t.column('_tomb');
-    const hashCol = t.column('_hash');
-    if (keyCol === null || tombCol === null || hashCol === null) throw new Error('missing _key, _tomb or _hash column');
-    const keys = utf8Strings(keyCol);
-    const tombs = trueAt(tombCol);
-    const hashes: string[] = utf8Strings(hashCol);
-    for (let i = 0; i < t.numRows; i++) {
-      if (typeof keys[i] !== 'string' || typeof hashes[i] !== 'string') throw new Error(`row ${i} has a null key or hash`);
-    }
-    if (expected !== undefined && t.numRows > 0 && !rangeMatches(expected, keys[0] as string, keys[t.numRows - 1] as string)) {
-      throw new Error('its key range differs from the manifest');
-    }
-    const columns = rowProps(table).map((prop) => ({ prop, vector: t.column(prop.name) }));
-    return new RunData({ keys, tombs, hashes, columns, byteSize: bytes.length });
+    return decode();
   } catch (e) {
     throw new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
       cause: e,
@@ -587,7 +639,16 @@ function decodeCompactRun(
   bytes: Uint8Array,
   expected: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined,
 ): RunData {
-  const doc = JSON.parse(TEXT.decode(bytes)) as { format?: unknown; rows?: unknown };
+  return compactRunOf(table, { text: TEXT.decode(bytes), byteSize: bytes.length }, expected);
+}
+
+function compactRunOf(
+  table: TableType,
+  text: { text: string; byteSize: number },
+  expected: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined,
+): RunData {
+  const { byteSize } = text;
+  const doc = JSON.parse(text.text) as { format?: unknown; rows?: unknown };
   if (doc.format !== COMPACT_FORMAT) throw new Error(`unknown run format ${String(doc.format)}`);
   if (!Array.isArray(doc.rows)) throw new Error('no rows');
   if (expected !== undefined && doc.rows.length !== expected.rows)
@@ -603,7 +664,7 @@ function decodeCompactRun(
   });
   if (expected !== undefined && rows.length > 0 && !rangeMatches(expected, (rows[0] as RunRow).key, (rows.at(-1) as RunRow).key))
     throw new Error('its key range differs from the manifest');
-  return new MemoryRunData(table, rows, bytes.length);
+  return new MemoryRunData(table, rows, byteSize);
 }
 
 /**

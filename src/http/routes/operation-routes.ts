@@ -6,6 +6,7 @@
  * `query.*` or `body.*`, run under the caller's role and abort signal, and
  * answered with the binding's status and headers (or streamed).
  */
+import { LARGE_BYTES, nextTurn } from '../../model/turns.js';
 import type { Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError } from '../../model/errors.js';
@@ -27,7 +28,7 @@ export function operationRoutes(app: Hono<Env>, service: BranchgraphService): vo
       try {
         const where = op.http.method === 'GET' || op.http.method === 'DELETE' ? 'query' : 'body';
         const parsed = parseInput(op.input, input, where) as Record<string, unknown>;
-        return reply(op, c, { out: await op.run(service, parsed, ctxOf(c)), input: parsed });
+        return await reply(op, c, { out: await op.run(service, parsed, ctxOf(c)), input: parsed });
       } finally {
         release();
       }
@@ -109,7 +110,7 @@ function queryValue(f: InputField, v: string): unknown {
   return v;
 }
 
-function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: Record<string, unknown> }): Response {
+async function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: Record<string, unknown> }): Promise<Response> {
   const { http } = op;
   if (http.stream !== undefined) {
     const sent = http.stream.send(r.out, r.input);
@@ -117,5 +118,8 @@ function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: Record<
   }
   const status = typeof http.status === 'function' ? http.status(r.out) : (http.status ?? 200);
   for (const [k, v] of Object.entries(http.replyHeaders?.(r.out) ?? {})) c.header(k, v);
-  return c.json(r.out as object, status as ContentfulStatusCode);
+  // A large answer is stringified in a turn of its own, and sent in the next (model/turns.ts).
+  const text = JSON.stringify(r.out);
+  if (text.length >= LARGE_BYTES) await nextTurn();
+  return c.body(text, status as ContentfulStatusCode, { 'content-type': 'application/json' });
 }
