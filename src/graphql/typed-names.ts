@@ -123,10 +123,26 @@ function keyArgsOf(t: TableType, f: TableNames['fields']): Record<string, string
 
 function family(base: string, t: TableType): string[] {
   const roots = ROOT_PREFIXES.map((p) => `${p}${base}`);
-  const enums = t.props
-    .filter((p) => p.type.kind === 'enum')
-    .flatMap((p) => [`${base}${upperFirst(p.name)}`, `${base}${upperFirst(p.name)}Filter`]);
+  const enums = Object.values(enumTypeNames(base, t)).flatMap((e) => [e.type, e.filter]);
   return [...FAMILY_SUFFIXES.map((s) => `${base}${s}`), ...roots, ...enums];
+}
+
+/**
+ * The enum type and filter names of a table's enum properties: `<base><Prop>` and
+ * `<base><Prop>Filter`, with trailing underscores where two properties would meet (`t` and `T`)
+ * or one would meet the table's own types (a property named `connection`).
+ */
+function enumTypeNames(base: string, t: TableType): Record<string, { type: string; filter: string }> {
+  const own = new Set(FAMILY_SUFFIXES.map((s) => `${base}${s}`));
+  const out: Record<string, { type: string; filter: string }> = {};
+  for (const p of t.props) {
+    if (p.type.kind !== 'enum') continue;
+    let type = `${base}${upperFirst(p.name)}`;
+    while (own.has(type) || own.has(`${type}Filter`)) type = `${type}_`;
+    own.add(type).add(`${type}Filter`);
+    out[p.name] = { type, filter: `${type}Filter` };
+  }
+  return out;
 }
 
 /** A generated field's name: `want`, or with trailing underscores until no property has it. */
@@ -137,9 +153,17 @@ function freeField(want: string, taken: Set<string>): string {
   return n;
 }
 
-/** The value name GraphQL shows for a stored enum value. */
+/**
+ * The value name GraphQL shows for a stored enum value. Two kinds of value cannot be shown as they
+ * are, and each is escaped so that no two values ever show as one:
+ * - GraphQL's words `true`, `false` and `null` take a trailing underscore, and so does any of
+ *   them already followed by underscores (`true` shows as `true_`, `true_` as `true__`);
+ * - a name that begins with `__` is GraphQL's own, so it takes a leading `E`, and so does any
+ *   value of `E`s followed by `__` (`__a` shows as `E__a`, `E__a` as `EE__a`).
+ */
 export function enumValueName(value: string): string {
-  return value === 'true' || value === 'false' || value === 'null' ? `${value}_` : value;
+  if (/^(true|false|null)_*$/.test(value)) return `${value}_`;
+  return /^E*__/.test(value) ? `E${value}` : value;
 }
 
 /** Every table's names under the rules above, by table name. */
@@ -183,11 +207,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
         if (e.to === t.name) fields.in[e.name] = freeField(`${eb}In`, fieldsTaken);
       }
     }
-    const enums = Object.fromEntries(
-      t.props
-        .filter((p) => p.type.kind === 'enum')
-        .map((p) => [p.name, { type: `${T}${upperFirst(p.name)}`, filter: `${T}${upperFirst(p.name)}Filter` }]),
-    );
+    const enums = enumTypeNames(T, t);
     out.set(t.name, {
       table: t.name,
       type: T,
