@@ -78,7 +78,7 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const trees = treeOptions({ tables: opts.partBytes, ancestry: opts.partBytes, runs: opts.inlineRuns });
   const repo = shared?.repo.withStore(store) ?? new Repository(store, { trees, clock });
   const runs =
-    shared?.runs.withStore(store) ??
+    shared?.runs.withStore(store, store instanceof CountingStore ? store : undefined) ??
     new RunStore(store, { cacheBytes: opts.runCacheBytes, clock, inlineCompaction: opts.inlineCompaction });
   const tags = new Tags(store, repo.events);
   const hints = shared?.hints ?? new BranchHints();

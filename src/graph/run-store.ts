@@ -12,6 +12,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import { PromiseCache } from '../model/promise-cache.js';
 import { bytesHash } from '../model/canonical.js';
+import type { CacheReads } from '../store/counting-store.js';
 import {
   decodeRun,
   decodeRunOffLoop,
@@ -84,6 +85,9 @@ class RunCache {
 export class RunStore implements RunReader, RunWriter {
   private readonly shared: RunCache;
 
+  /** Where reads the cache answers are noted (a request's counting store), if anywhere. */
+  private readonly reads: CacheReads | undefined;
+
   constructor(
     private readonly store: ObjectStore,
     opts: {
@@ -91,18 +95,20 @@ export class RunStore implements RunReader, RunWriter {
       shared?: RunCache;
       clock?: () => number;
       inlineCompaction?: InlineBound | false | undefined;
+      reads?: CacheReads | undefined;
     } = {},
   ) {
     this.shared = opts.shared ?? new RunCache(opts.cacheBytes ?? DEFAULT_RUN_CACHE_BYTES, opts.clock ?? Date.now);
+    this.reads = opts.reads;
     this.inlineCompaction = opts.inlineCompaction === undefined ? INLINE_BOUND : opts.inlineCompaction;
   }
 
   /** When a write folds a table's newest runs itself (graph/append-run.ts); false: never. */
   readonly inlineCompaction: InlineBound | false;
 
-  /** The same cache, with calls going through another store. */
-  withStore(store: ObjectStore): RunStore {
-    return new RunStore(store, { shared: this.shared, inlineCompaction: this.inlineCompaction });
+  /** The same cache, with calls going through another store; `reads` notes what the cache answers. */
+  withStore(store: ObjectStore, reads?: CacheReads): RunStore {
+    return new RunStore(store, { shared: this.shared, inlineCompaction: this.inlineCompaction, reads });
   }
 
   private get indexes(): PromiseCache<string, RunRef[]> {
@@ -252,6 +258,7 @@ export class RunStore implements RunReader, RunWriter {
    * without decoding it. An object without the header form is decoded here.
    */
   generationFile(key: string, signal?: AbortSignal): Promise<GenerationFile> {
+    this.noteCached(this.shared.generationFiles, key);
     return this.shared.generationFiles.get(key, () =>
       this.store.get(key, { signal }).then(
         (file) => {
@@ -276,8 +283,19 @@ export class RunStore implements RunReader, RunWriter {
     );
   }
 
+  /** Note a generation the cache holds as read from it (its bytes are known once it has loaded). */
+  private noteCached<F extends GenerationFile>(cache: PromiseCache<string, F>, key: string): void {
+    const held = this.reads === undefined ? undefined : cache.peek(key);
+    if (held !== undefined)
+      void held.then(
+        (f) => this.reads?.cached(f.file.length),
+        () => undefined,
+      );
+  }
+
   /** A WAL generation object, decoded; cached because every head resolution overlays the pending ones. */
   generation(key: string, signal?: AbortSignal): Promise<LoadedGeneration> {
+    this.noteCached(this.shared.generations, key);
     return this.shared.generations.get(key, async () => {
       const f = await this.generationFile(key, signal);
       const generation = decodeGeneration(f.file, key);
@@ -292,6 +310,7 @@ export class RunStore implements RunReader, RunWriter {
   load(table: TableType, ref: RunRef, opts: { signal?: AbortSignal | undefined; cache?: boolean } = {}): Promise<RunData> {
     const { signal, cache = true } = opts;
     const key = runCacheKey(table, ref.key);
+    if (this.reads !== undefined && this.shared.runs.peek(key) !== undefined) this.reads.cached(ref.bytes);
     const shared = cache ? this.shared.runs.get(key, () => this.read(table, ref, signal), ref.bytes) : this.shared.runs.peek(key);
     if (shared === undefined) return this.read(table, ref, signal);
     // A read another request started, and aborted, is not this caller's failure: read it once more, as its own.

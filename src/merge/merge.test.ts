@@ -4,7 +4,7 @@ import { knows, merge, mergeOk, mustWrite, peopleGraph, person, rowsOf } from '.
 import { Graph } from '../graph/graph.js';
 import { CountingStore } from '../store/counting-store.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { listAll } from '../store/object-store.js';
+import { listAll, STORE_OPS } from '../store/object-store.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 
 const upd = (table: string, values: Record<string, unknown>) => ({ op: 'update' as const, table, values });
@@ -497,5 +497,29 @@ describe('@unique checks read only what a change could clash over', () => {
         ['UniqueViolation', 'p00030'],
         ['UniqueViolation', 'p00040'],
       ]);
+  });
+
+  it('counts the run bytes a warm cache answered apart from the bytes read from the store', async () => {
+    const store = new MemoryStore();
+    const g = await peopleGraph(store);
+    await mustWrite(
+      g,
+      'main',
+      Array.from({ length: 100 }, (_, i) => person(`p${i}`)),
+    );
+    await g.createBranch('f', { branch: 'main' });
+    await g.createBranch('h', { branch: 'main' });
+    await mustWrite(g, 'f', [{ op: 'update', table: 'Person', values: { id: 'p1', name: 'F' } }]);
+    await mustWrite(g, 'h', [{ op: 'update', table: 'Person', values: { id: 'p3', name: 'H' } }]);
+    await mustWrite(g, 'main', [{ op: 'update', table: 'Person', values: { id: 'p2', name: 'M' } }]);
+    // Warm: every run was written or read by this graph, so the store gives no run bytes; the cache does.
+    const warm = (await mergeOk(g, 'f')).metrics.storeCalls;
+    expect(warm.cached.calls).toBeGreaterThan(0);
+    expect(warm.cached.bytesRead).toBeGreaterThan(0);
+    expect(warm.total.calls, 'cache hits are not store calls').toBe(STORE_OPS.reduce((n, op) => n + warm[op].calls, 0));
+    // Cold: a new process reads the runs from the store.
+    const cold = (await mergeOk(await Graph.open(store), 'h')).metrics.storeCalls;
+    expect(cold.get.bytesRead).toBeGreaterThan(0);
+    expect(cold.total.bytesRead).toBe(cold.get.bytesRead);
   });
 });

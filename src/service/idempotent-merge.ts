@@ -8,6 +8,7 @@
  * target's recent ones, and an attempt that lost a race to another
  * process's attempt with the same key answers with that one's result.
  */
+import { emptyCounts } from '../store/counting-store.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { canonicalJson, contentHash } from '../model/canonical.js';
 import { MERGE_PHASES } from '../model/phase-timer.js';
@@ -146,11 +147,10 @@ function replayOf(record: IdempotencyRecord): MergeResultDto {
 
 /** The first result, rebuilt from its commit when its record was lost (tables and metrics are not kept there). */
 function replayedFromCommit(c: Commit): MergeResultDto {
-  const zero = { calls: 0, bytesRead: 0, bytesWritten: 0 };
   const metrics: MergeMetrics = {
     phasesMs: Object.fromEntries(MERGE_PHASES.map((p) => [p, 0])) as MergeMetrics['phasesMs'],
     totalMs: 0,
-    storeCalls: { total: zero } as MergeMetrics['storeCalls'],
+    storeCalls: emptyCounts(),
     requestedWidth: 1,
     maxWidth: 0,
     fallbacks: [],

@@ -14,7 +14,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { MergeMetrics } from '../merge/merge.js';
 import type { CatchUpObserver, FinishedCatchUp } from '../wal/catch-up-manager.js';
 import { PreparationGauges } from '../merge/preparation-scheduler.js';
-import type { StoreOp } from '../store/object-store.js';
+import { STORE_OPS, type StoreOp } from '../store/object-store.js';
 import { packageVersion } from './package-root.js';
 import type { LongOperations } from './long-operations.js';
 
@@ -192,7 +192,7 @@ export class ServiceMetrics implements CatchUpObserver {
     if (m === undefined) return;
     this.maxWidthLast = m.maxWidth;
     for (const [phase, ms] of Object.entries(m.phasesMs)) this.phaseSeconds.inc({ phase }, ms / 1000);
-    for (const [op, c] of Object.entries(m.storeCalls)) if (op !== 'total' && c.calls > 0) this.mergeStoreCalls.inc({ op }, c.calls);
+    for (const op of STORE_OPS) if (m.storeCalls[op].calls > 0) this.mergeStoreCalls.inc({ op }, m.storeCalls[op].calls);
   }
 
   recordRequest(r: { method: string; route: string; status: number; seconds: number }): void {

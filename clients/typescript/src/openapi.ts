@@ -1403,8 +1403,10 @@ export interface components {
                 [key: string]: number;
             };
             totalMs: number;
+            /** @description Object store calls and bytes per operation and in total, and `cached`: reads this server's caches answered instead of the store (calls are hits, bytesRead the stored bytes they stood for). A merge on a warm server reads its runs from memory, so its store bytesRead is 0 and its cached bytesRead is not. */
             storeCalls: {
                 total: components["schemas"]["StoreCallCount"];
+                cached?: components["schemas"]["StoreCallCount"];
             } & {
                 [key: string]: components["schemas"]["StoreCallCount"];
             };
