@@ -11,6 +11,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/typescript/src/**/*.test.ts'],
     globalSetup: ['test/support/build-once.ts'],
+    // Every result an operation gives in a test is held to its contract (test/support/result-check.ts).
+    setupFiles: ['test/support/result-check.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Real S3 and multi-process tests share one machine with two cores.

@@ -39,6 +39,27 @@ export const RunRefZ = z.object({
 export const ManifestRefZ = z.object({ lineage: z.string(), version: z.number().int().min(1) });
 export type ManifestRef = z.infer<typeof ManifestRefZ>;
 
+/** The kinds of commit, as `Commit.kind` names them. */
+export const COMMIT_KINDS = ['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact', 'cherry_pick', 'revert'] as const;
+
+/** A merge's conflict resolutions: its strategy, how many it applied, and the first of them (merge/resolutions.ts). */
+export const ResolvedZ = z.object({
+  strategy: z.enum(['source-wins', 'target-wins']).nullable(),
+  total: z.number().int().min(1),
+  /** The set of every conflict decided (identity and choice), hashed order-free: what an approval covers. */
+  digest: z.string().optional(),
+  items: z.array(
+    z.object({
+      table: z.string(),
+      key: z.string(),
+      property: z.string().nullable(),
+      kind: z.enum(CONFLICT_KINDS),
+      take: z.enum(['source', 'target', 'base', 'value']),
+      by: z.enum(['choice', 'strategy']),
+    }),
+  ),
+});
+
 export const CommitZ = z.object({
   id: z.string(),
   /** First parent: the previous version of this lineage (or the fork point). Second: the merged source. */
@@ -51,7 +72,7 @@ export const CommitZ = z.object({
   author: z.string().optional(),
   message: z.string(),
   time: z.string(),
-  kind: z.enum(['init', 'write', 'schema', 'merge', 'fast_forward', 'catchup', 'compact', 'cherry_pick', 'revert']),
+  kind: z.enum(COMMIT_KINDS),
   /** The writes a group commit published together, in order, each with who it was for and its message. */
   group: z.array(z.object({ author: z.string(), message: z.string() })).optional(),
   /** The merge request this merge landed (service/merge-requests.ts). */
@@ -66,25 +87,7 @@ export const CommitZ = z.object({
   bypass: z.literal(true).optional(),
   /** A merge made under an Idempotency-Key: the key's hash and the request's fingerprint (graph/idempotency.ts). */
   idempotency: z.object({ keyHash: z.string(), fingerprint: z.string() }).optional(),
-  /** A merge's conflict resolutions: its strategy, how many it applied, and the first of them (merge/resolutions.ts). */
-  resolved: z
-    .object({
-      strategy: z.enum(['source-wins', 'target-wins']).nullable(),
-      total: z.number().int().min(1),
-      /** The set of every conflict decided (identity and choice), hashed order-free: what an approval covers. */
-      digest: z.string().optional(),
-      items: z.array(
-        z.object({
-          table: z.string(),
-          key: z.string(),
-          property: z.string().nullable(),
-          kind: z.enum(CONFLICT_KINDS),
-          take: z.enum(['source', 'target', 'base', 'value']),
-          by: z.enum(['choice', 'strategy']),
-        }),
-      ),
-    })
-    .optional(),
+  resolved: ResolvedZ.optional(),
 });
 export type Commit = z.infer<typeof CommitZ>;
 

@@ -7,6 +7,7 @@
  * contract HTTP applies), and so does the REST client; the CLI and the GQT
  * drivers are written against it once and work over either.
  */
+import { checkedResult } from './result-check.js';
 import { parseInput } from './inputs.js';
 import type { InputOf, Operation, OutputOf } from './operation.js';
 import { OPERATION_LIST, type OperationName, type Operations } from './operation-table.js';
@@ -55,12 +56,12 @@ export type BranchgraphApi = {
 };
 
 /** Run one operation on the service: its input checked against its contract (problems named under `where`), then its function, under `ctx`. */
-export function invoke<I, O>(
+export async function invoke<I, O>(
   op: Operation<I, O>,
   service: BranchgraphService,
   call: { input: unknown; ctx: RequestContext; where?: string },
 ): Promise<O> {
-  return op.run(service, parseInput(op.input, call.input, call.where ?? 'input'), call.ctx);
+  return checkedResult(op as Operation, await op.run(service, parseInput(op.input, call.input, call.where ?? 'input'), call.ctx));
 }
 
 /** The service as the API, every call made under `ctx` (with the call's own signal and operation id). */

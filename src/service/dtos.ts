@@ -8,6 +8,7 @@ import type { Commit } from '../graph/manifest.js';
 import type { DamagedBranch } from '../graph/repository.js';
 import type { TagRecord } from '../graph/tags.js';
 import type { GcReport } from '../graph/gc.js';
+import type { SchemaApplyResult } from '../graph/schema-apply.js';
 import type { CompactionResult } from '../graph/compaction.js';
 import type { DiffPage } from '../graph/diff-page.js';
 import type { MergeConflicts, MergeSuccess } from '../merge/merge.js';
@@ -97,8 +98,8 @@ export type WalStatusDto = WalStatus & { catchUp: { running: boolean; last: Last
 /** The commit a schema change published (null when the schema was already in place) and what it did to each table. */
 export interface SchemaApplyDto {
   commit: CommitDto | null;
-  /** What the change did to each table: keep, check, rewrite or drop. */
-  tables: Record<string, string>;
+  /** What the change did to each table: create, keep, check, rewrite or drop. */
+  tables: SchemaApplyResult['tables'];
 }
 
 /** What GC deleted, or would delete on a dry run, per kind of object. */

@@ -57,6 +57,8 @@ export interface Operation<I = unknown, O = unknown> {
   summary: string;
   role: Role;
   input: z.ZodType<I, unknown>;
+  /** The result contract: what every transport answers with, and what the OpenAPI document and the tests hold results to. */
+  output: z.ZodType;
   http: HttpBinding<O>;
   graphql?: GraphqlBinding<O>[];
   run(service: BranchgraphService, input: I, ctx: RequestContext): Promise<O>;
@@ -66,12 +68,16 @@ export interface Operation<I = unknown, O = unknown> {
 export type InputOf<T> = T extends Operation<infer _I, infer _O> ? (T['input'] extends z.ZodType<unknown, infer In> ? In : never) : never;
 export type OutputOf<T> = T extends Operation<infer _I, infer O> ? O : never;
 
-/** Define an operation, keeping its input and result types for the edges derived from it. */
-export function defineOperation<S extends z.ZodType, O>(op: {
+/**
+ * Define an operation, keeping its input and result types for the edges derived from it. What
+ * `run` returns must fit the result contract (`output`): the compiler holds it there.
+ */
+export function defineOperation<S extends z.ZodType, R extends z.ZodType, O extends z.input<R>>(op: {
   name: string;
   summary: string;
   role: Role;
   input: S;
+  output: R;
   run(service: BranchgraphService, input: z.output<S>, ctx: RequestContext): Promise<O>;
   http: HttpBinding<NoInfer<O>>;
   graphql?: GraphqlBinding<NoInfer<O>>[];

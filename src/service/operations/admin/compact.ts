@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName, tableName } from '../../inputs.js';
 import { publishedCommit, type CompactResultDto } from '../../dtos.js';
+import { CommitZ } from '../../results/commit.js';
 
 /** Compact a branch's tables now: what the size-tiered policy says is due (`tiered`), or each table as one run (`full`). */
 export const compact = defineOperation({
@@ -19,6 +20,18 @@ export const compact = defineOperation({
     const r = await service.compactor.run(branch, { ...input, signal: ctx.signal, actor: ctx.actor });
     return { commit: publishedCommit(r), tables: r.result.tables };
   },
+  output: z.object({
+    commit: CommitZ.nullable(),
+    tables: z.array(
+      z.object({
+        table: z.string(),
+        runsBefore: z.number().int(),
+        runsAfter: z.number().int(),
+        runsMerged: z.number().int(),
+        indexRunsMerged: z.number().int().describe("Runs of the table's secondary indexes merged alongside."),
+      }),
+    ),
+  }),
   http: { method: 'POST', path: '/branches/{id}/compact', params: { id: 'branch' } },
   graphql: [{ type: 'Mutation', field: 'compact' }],
 });

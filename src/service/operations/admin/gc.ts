@@ -24,6 +24,27 @@ export const gc = defineOperation({
     const { graceMs: grace, ...rest } = r;
     return { ...rest, graceSeconds: grace / 1000, keys: r.keys.slice(0, 1000) };
   },
+  output: z.object({
+    dryRun: z.boolean().describe('true when asked, and whenever a branch record cannot be read (then nothing is deleted)'),
+    damagedBranches: z.array(z.string()),
+    graceSeconds: z.number().int().min(900),
+    reachableManifests: z.number().int(),
+    scanned: z.number().int(),
+    deleted: z
+      .object({
+        manifests: z.number().int(),
+        runs: z.number().int(),
+        commits: z.number().int(),
+        hints: z.number().int(),
+        parts: z.number().int().describe('Manifest part tree nodes no retained manifest names.'),
+        wal: z.number().int(),
+        idempotency: z.number().int().describe('Idempotency records past their lifetime (kept at least 24 hours).'),
+        deadLetters: z.number().int().describe('Webhook dead letters older than 30 days.'),
+      })
+      .describe('Objects deleted (or that would be), by kind.'),
+    bytesFreed: z.number().int(),
+    keys: z.array(z.string()),
+  }),
   http: { method: 'POST', path: '/gc' },
   graphql: [
     {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import type { OperationDto } from '../../dtos.js';
+import { OperationZ } from '../../results/long-operation.js';
 
 /** A long operation's progress by the id its request was given (`Operation-Id`); not_found before it starts. */
 export const getOperation = defineOperation({
@@ -11,6 +12,7 @@ export const getOperation = defineOperation({
   async run(service, { id }): Promise<OperationDto> {
     return service.operations.get(id);
   },
+  output: OperationZ,
   http: { method: 'GET', path: '/operations/{id}' },
   graphql: [{ type: 'Query', field: 'operation' }],
 });

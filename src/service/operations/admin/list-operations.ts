@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import type { OperationDto } from '../../dtos.js';
+import { OperationZ } from '../../results/long-operation.js';
 
 /** Long operations (merges, loads) running in this process, then those finished in the last minutes, with their progress. */
 export const listOperations = defineOperation({
@@ -11,6 +12,9 @@ export const listOperations = defineOperation({
   async run(service): Promise<{ operations: OperationDto[] }> {
     return { operations: service.operations.list() };
   },
+  output: z.object({
+    operations: z.array(OperationZ),
+  }),
   http: { method: 'GET', path: '/operations' },
   graphql: [{ type: 'Query', field: 'operations', result: (r) => r.operations }],
 });

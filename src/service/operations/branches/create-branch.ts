@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName, refOrMain } from '../../inputs.js';
 import type { BranchDto } from '../../dtos.js';
+import { BranchZ } from '../../results/branch.js';
 
 /** A branch at any ref (main's head by default); it shares its parent's data and copies nothing. */
 export const createBranch = defineOperation({
@@ -13,6 +14,7 @@ export const createBranch = defineOperation({
     const r = await service.graph.createBranch(name, from, { signal: ctx.signal, actor: ctx.actor });
     return service.branchDto({ name, head: r.head.manifest.commit, rec: r.record }, ctx);
   },
+  output: BranchZ,
   http: { method: 'POST', path: '/branches', status: 201 },
   graphql: [{ type: 'Mutation', field: 'createBranch' }],
 });

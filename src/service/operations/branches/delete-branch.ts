@@ -13,6 +13,9 @@ export const deleteBranch = defineOperation({
     service.catchUps.forget(name);
     return { deleted: name };
   },
+  output: z.object({
+    deleted: z.string(),
+  }),
   http: { method: 'DELETE', path: '/branches/{id}', params: { id: 'name' } },
   graphql: [{ type: 'Mutation', field: 'deleteBranch', result: () => true }],
 });

@@ -3,6 +3,7 @@ import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import type { Snapshot } from '../../../graph/snapshot.js';
 import type { BranchDto } from '../../dtos.js';
+import { BranchZ } from '../../results/branch.js';
 
 export const getBranch = defineOperation({
   name: 'getBranch',
@@ -13,6 +14,7 @@ export const getBranch = defineOperation({
     const head = await service.graph.branchHead(name, ctx.signal);
     return service.branchDto({ name, head: head.manifest.commit, rec: head.branch as NonNullable<Snapshot['branch']> }, ctx);
   },
+  output: BranchZ,
   http: { method: 'GET', path: '/branches/{id}', params: { id: 'name' } },
   graphql: [{ type: 'Query', field: 'branch' }],
 });

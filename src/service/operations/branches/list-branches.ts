@@ -3,6 +3,7 @@ import { decodePageCursor, encodePageCursor } from '../../../model/page-cursor.j
 import { defineOperation } from '../../operation.js';
 import { LIMITS } from '../../inputs.js';
 import type { BranchPageDto } from '../../dtos.js';
+import { BranchZ } from '../../results/branch.js';
 
 /** Branches listed by default on one page. */
 export const DEFAULT_BRANCH_PAGE = 100;
@@ -38,6 +39,21 @@ export const listBranches = defineOperation({
       nextCursor: next === undefined ? null : encodePageCursor('branches', '', next),
     };
   },
+  output: z.object({
+    branches: z.array(BranchZ),
+    nextCursor: z.string().nullable().describe('Where the next page starts; null on the last page.'),
+    damaged: z
+      .array(
+        z.object({
+          name: z.string(),
+          key: z.string(),
+          error: z.string(),
+        }),
+      )
+      .describe(
+        "Branches in this page's range whose record or head cannot be read. They are left out of branches; an admin may delete them.",
+      ),
+  }),
   http: { method: 'GET', path: '/branches' },
   graphql: [{ type: 'Query', field: 'branches', result: (p) => ({ items: p.branches, damaged: p.damaged, nextCursor: p.nextCursor }) }],
 });

@@ -4,6 +4,7 @@ import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import type { BranchDto } from '../../dtos.js';
 import type { BranchgraphService, RequestContext } from '../../service.js';
+import { BranchZ } from '../../results/branch.js';
 
 /**
  * Protect a branch (admin): no direct writes, ingests, schema changes, cherry-picks, reverts, resets
@@ -16,6 +17,7 @@ export const protectBranch = defineOperation({
   role: 'admin',
   input: ProtectionRuleZ.extend({ name: branchName }).strict(),
   run: (service, { name, ...rule }, ctx): Promise<BranchDto> => setProtection(service, { name, rule }, ctx),
+  output: BranchZ,
   http: { method: 'PUT', path: '/branches/{id}/protection', params: { id: 'name' } },
   graphql: [{ type: 'Mutation', field: 'protectBranch' }],
 });

@@ -3,6 +3,7 @@ import { defineOperation } from '../../operation.js';
 import { branchName, commitId, RefZ, bypassProtection } from '../../inputs.js';
 import { protectionPass } from '../../protection-pass.js';
 import type { BranchDto } from '../../dtos.js';
+import { BranchZ } from '../../results/branch.js';
 
 /**
  * Move a branch to any commit (`to` is any ref: `main~3`, `commit:<id>`, `main@{time}`), if its
@@ -20,6 +21,7 @@ export const resetBranch = defineOperation({
     service.catchUps.forget(name);
     return service.branchDto({ name, head: r.head.manifest.commit, rec: r.record }, ctx);
   },
+  output: BranchZ,
   http: { method: 'PUT', path: '/branches/{id}', params: { id: 'name' } },
   graphql: [{ type: 'Mutation', field: 'resetBranch' }],
 });

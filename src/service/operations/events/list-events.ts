@@ -3,6 +3,7 @@ import type { EventPage, GraphEvent } from '../../../graph/event-log.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import type { BranchgraphService } from '../../service.js';
 import { defineOperation } from '../../operation.js';
+import { GraphEventZ } from '../../results/event.js';
 
 /** An event as clients see it: what changed, who changed it, and where to read on. */
 export type GraphEventDto = Omit<GraphEvent, 'format' | 'source' | 'writer'>;
@@ -50,6 +51,20 @@ export const listEvents = defineOperation({
     if (page.events.length === 0) await refusePastEnd(service, after, ctx.signal);
     return { events: page.events.map(eventDto), nextCursor: String(page.next), waitingOn: page.waitingOn };
   },
+  output: z.object({
+    events: z.array(GraphEventZ),
+    nextCursor: z.string(),
+    waitingOn: z
+      .object({
+        seq: z.number().int(),
+        writer: z.string().nullable(),
+        deadline: z.string(),
+      })
+      .nullable()
+      .describe(
+        'The event whose change is still being published, which holds the page, and the latest it can hold it; null when none does.',
+      ),
+  }),
   http: { method: 'GET', path: '/events' },
   graphql: [{ type: 'Query', field: 'events' }],
 });

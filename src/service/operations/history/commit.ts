@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { commitId } from '../../inputs.js';
 import { commitDto, type CommitDetailDto } from '../../dtos.js';
+import { CommitDetailZ } from '../../results/commit.js';
 
 /** One commit with its tables' live row and run counts. */
 export const commit = defineOperation({
@@ -18,6 +19,7 @@ export const commit = defineOperation({
     }));
     return { ...commitDto(snap.manifest.commit), tables };
   },
+  output: CommitDetailZ,
   http: { method: 'GET', path: '/commits/{id}' },
   graphql: [{ type: 'Query', field: 'commit' }],
 });

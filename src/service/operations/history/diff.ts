@@ -6,6 +6,7 @@ import { diffSnapshots } from '../../../graph/reads.js';
 import { MAX_DIFF_PAGE, pageDiff } from '../../../graph/diff-page.js';
 import { mergeBaseSnapshot } from '../../../merge/merge-base-snapshot.js';
 import type { DiffResultDto } from '../../dtos.js';
+import { TableDiffZ } from '../../results/row.js';
 
 /**
  * A diff with counts and paging. `two-dot` is what changed from `from` to `to`; `three-dot` is
@@ -41,6 +42,22 @@ export const diff = defineOperation({
       ...page,
     };
   },
+  output: z.object({
+    mode: z.enum(['two-dot', 'three-dot']),
+    from: z.string().describe('The commit `from` resolved to.'),
+    to: z.string().describe('The commit `to` resolved to.'),
+    base: z.string().nullable().describe('three-dot: the merge base the changes start from.'),
+    tables: z.array(TableDiffZ),
+    summary: z.array(
+      z.object({
+        table: z.string(),
+        inserted: z.number().int(),
+        updated: z.number().int(),
+        deleted: z.number().int(),
+      }),
+    ),
+    nextCursor: z.string().nullable(),
+  }),
   http: { method: 'GET', path: '/diff' },
   graphql: [
     { type: 'Query', field: 'changes' },

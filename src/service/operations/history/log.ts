@@ -6,6 +6,7 @@ import { decodeFrontier, encodeFrontier } from '../../../graph/frontier-cursor.j
 import { defineOperation } from '../../operation.js';
 import { commitKinds, entityKey, refOrMain, tableName, text, timeInput } from '../../inputs.js';
 import { commitDto, type CommitDto } from '../../dtos.js';
+import { CommitZ } from '../../results/commit.js';
 
 /** Commits one page examines at most: a sparse filter answers a short page and its cursor rather than walking on. */
 export const LOG_PAGE_BUDGET = 10_000;
@@ -57,6 +58,11 @@ export const log = defineOperation({
     }
     return { at: head.manifest.commit.id, commits: page.commits.map(commitDto), nextCursor: encodeFrontier('log', scope, page.frontier) };
   },
+  output: z.object({
+    at: z.string().describe('The commit the ref resolved to.'),
+    commits: z.array(CommitZ),
+    nextCursor: z.string().nullable().describe('Where the next page starts; null when the log is done.'),
+  }),
   http: { method: 'GET', path: '/commits' },
   graphql: [
     { type: 'Query', field: 'log', result: (r) => r.commits },

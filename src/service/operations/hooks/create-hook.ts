@@ -5,6 +5,7 @@ import { BranchgraphError } from '../../../model/errors.js';
 import { CHECK_NAME_RE, HOOK_KINDS, hookUrlProblem } from '../../../model/hook.js';
 import { defineOperation } from '../../operation.js';
 import { hookDto, type HookDto } from './hook-dto.js';
+import { HookZ } from '../../results/hook.js';
 
 /**
  * Register a webhook (admin): an `event` hook receives the events it names, signed; a `check` hook
@@ -62,6 +63,7 @@ export const createHook = defineOperation({
     );
     return { ...hookDto(service, hook), secret };
   },
+  output: HookZ.extend({ secret: z.string().describe('The signing secret: shown here once, never again.') }),
   http: { method: 'POST', path: '/hooks', status: 201 },
   graphql: [{ type: 'Mutation', field: 'createHook' }],
 });

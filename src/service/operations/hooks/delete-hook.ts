@@ -12,6 +12,9 @@ export const deleteHook = defineOperation({
     await service.graph.hooks.delete(id, ctx.signal);
     return { deleted: id };
   },
+  output: z.object({
+    deleted: z.string(),
+  }),
   http: { method: 'DELETE', path: '/hooks/{id}' },
   graphql: [{ type: 'Mutation', field: 'deleteHook', result: () => true }],
 });

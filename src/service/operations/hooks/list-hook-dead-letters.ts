@@ -23,6 +23,22 @@ export const listHookDeadLetters = defineOperation({
     const page = await service.graph.hooks.deadLetters({ after: cursor, limit, signal: ctx.signal });
     return { deadLetters: page.letters.map(({ format: _f, ...l }) => l), nextCursor: page.next ?? null };
   },
+  output: z.object({
+    deadLetters: z.array(
+      z.object({
+        id: z.string(),
+        hook: z.string(),
+        url: z.string(),
+        delivery: z.string(),
+        event: z.string(),
+        attempts: z.number().int().describe('Attempts made (0 when the queue was full).'),
+        error: z.string(),
+        time: z.string(),
+        body: z.string().describe('The JSON body it would have carried.'),
+      }),
+    ),
+    nextCursor: z.string().nullable(),
+  }),
   http: { method: 'GET', path: '/hooks/dead-letters' },
   graphql: [{ type: 'Query', field: 'hookDeadLetters' }],
 });

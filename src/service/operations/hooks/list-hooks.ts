@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { hookDto, type HookDto } from './hook-dto.js';
+import { HookZ } from '../../results/hook.js';
 
 /** Every hook registered for the graph (admin), oldest first, with this server's delivery counts. */
 export const listHooks = defineOperation({
@@ -12,6 +13,9 @@ export const listHooks = defineOperation({
     const hooks = await service.graph.hooks.list(ctx.signal, { fresh: true });
     return { hooks: hooks.map((h) => hookDto(service, h)) };
   },
+  output: z.object({
+    hooks: z.array(HookZ),
+  }),
   http: { method: 'GET', path: '/hooks' },
   graphql: [{ type: 'Query', field: 'hooks', result: (out) => out.hooks }],
 });

@@ -25,6 +25,10 @@ export const redeliverHookDeadLetter = defineOperation({
     await service.graph.hooks.deleteDeadLetters([id], ctx.signal);
     return { redelivered: id, delivery: letter.delivery };
   },
+  output: z.object({
+    redelivered: z.string(),
+    delivery: z.string(),
+  }),
   http: { method: 'POST', path: '/hooks/dead-letters/{id}/redeliver' },
   graphql: [{ type: 'Mutation', field: 'redeliverHookDeadLetter' }],
 });

@@ -11,7 +11,7 @@ import { branchName, MERGE_COMMON, RefZ } from '../../inputs.js';
 import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
 import type { BranchgraphService, RequestContext } from '../../service.js';
-import { graphqlMergeResult, MERGE_HTTP } from './merge-result.js';
+import { graphqlMergeResult, MERGE_HTTP, MergeResultZ } from './merge-result.js';
 
 // The commit is any ref (`commit:<id>`, a bare id, `feature~2`, `main^2`); it is resolved to its commit id first.
 const input = z.object({ ...MERGE_COMMON, branch: branchName, commit: RefZ }).strict();
@@ -22,6 +22,7 @@ export function applyCommitOperation(op: { name: string; kind: 'cherry_pick' | '
     summary: op.summary,
     role: 'write',
     input,
+    output: MergeResultZ,
     // Typed here: the result's type is fixed before the bindings below, which are typed functions.
     async run(
       service: BranchgraphService,

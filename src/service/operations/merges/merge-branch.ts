@@ -6,7 +6,7 @@ import { idempotentMerge } from '../../idempotent-merge.js';
 import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
 import type { BranchgraphService, RequestContext } from '../../service.js';
-import { graphqlMergeResult, MERGE_HTTP } from './merge-result.js';
+import { graphqlMergeResult, MERGE_HTTP, MergeResultZ } from './merge-result.js';
 
 /**
  * Merge a branch into another (main by default): one atomic commit, or nothing and the exact
@@ -40,6 +40,7 @@ export const mergeBranch = defineOperation({
     if (idempotencyKey === undefined || served.dryRun) return runMerge(service, served, { ctx });
     return idempotentMerge(service, served, { keyHash: idempotencyKeyHash(idempotencyKey), ctx });
   },
+  output: MergeResultZ,
   http: {
     method: 'POST',
     path: '/branches/{id}/merge',

@@ -4,7 +4,12 @@
  * GraphQL `MergeResult` union takes each outcome as its own type, with a
  * summary of the metrics.
  */
+import { z } from 'zod';
 import type { HttpBinding } from '../../operation.js';
+import { MergeConflictsZ, MergeSuccessZ } from '../../results/merge.js';
+
+/** A merge's result: a success, or its exact conflicts (answered with 409 over HTTP). */
+export const MergeResultZ = z.union([MergeSuccessZ, MergeConflictsZ]);
 import type { MergeResultDto } from '../../dtos.js';
 
 export const MERGE_HTTP: Pick<HttpBinding<MergeResultDto>, 'status' | 'resultStatuses' | 'replyHeaders'> = {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { closeRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** Close a merge request without merging it. */
 export const closeMergeRequest = defineOperation({
@@ -12,6 +13,7 @@ export const closeMergeRequest = defineOperation({
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, await closeRequest(service, id, ctx), ctx);
   },
+  output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/close' },
   graphql: [{ type: 'Mutation', field: 'closeMergeRequest' }],
 });

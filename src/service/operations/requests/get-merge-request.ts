@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** One merge request: its revisions, reviews and whether it may merge now. Reading never revises it. */
 export const getMergeRequest = defineOperation({
@@ -12,6 +13,7 @@ export const getMergeRequest = defineOperation({
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, await service.graph.requests.get(id, ctx.signal), ctx);
   },
+  output: MergeRequestRecordZ,
   http: { method: 'GET', path: '/merge-requests/{id}' },
   graphql: [{ type: 'Query', field: 'mergeRequest' }],
 });

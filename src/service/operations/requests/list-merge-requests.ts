@@ -3,6 +3,7 @@ import { REQUEST_STATES } from '../../../model/merge-request.js';
 import { defineOperation } from '../../operation.js';
 import { requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** Merge requests, newest first, one page at a time; `state` keeps one state (open by default, or all). */
 export const listMergeRequests = defineOperation({
@@ -22,6 +23,10 @@ export const listMergeRequests = defineOperation({
     const requests = await Promise.all(page.requests.map((doc) => requestDto(service, doc, ctx)));
     return { requests, nextCursor: page.next ?? null };
   },
+  output: z.object({
+    requests: z.array(MergeRequestRecordZ),
+    nextCursor: z.string().nullable(),
+  }),
   http: { method: 'GET', path: '/merge-requests' },
   graphql: [{ type: 'Query', field: 'mergeRequests' }],
 });

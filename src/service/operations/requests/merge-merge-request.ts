@@ -5,6 +5,8 @@ import { mergeRequestNow, requestDto, type MergeRequestDto } from '../../merge-r
 import type { MergeResultDto } from '../../dtos.js';
 import { graphqlMergeResult } from '../merges/merge-result.js';
 import { requestId } from './request-id.js';
+import { MergeConflictsZ, MergeSuccessZ } from '../../results/merge.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /**
  * Merge a request: revised first, then merged only if mergeable (`request_not_mergeable` with the
@@ -20,6 +22,10 @@ export const mergeMergeRequest = defineOperation({
     const { request, result } = await mergeRequestNow(service, input, ctx);
     return { request: await requestDto(service, request, ctx), result };
   },
+  output: z.object({
+    request: MergeRequestRecordZ,
+    result: z.union([MergeSuccessZ, MergeConflictsZ]),
+  }),
   http: { method: 'POST', path: '/merge-requests/{id}/merge' },
   graphql: [{ type: 'Mutation', field: 'mergeMergeRequest', result: (r) => ({ ...r, result: graphqlMergeResult(r.result) }) }],
 });

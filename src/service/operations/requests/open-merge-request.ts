@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName, text } from '../../inputs.js';
 import { openRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** Open a merge request of a source branch into a target (main by default), with its first revision computed. */
 export const openMergeRequest = defineOperation({
@@ -24,6 +25,7 @@ export const openMergeRequest = defineOperation({
     );
     return requestDto(service, doc, ctx);
   },
+  output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests' },
   graphql: [{ type: 'Mutation', field: 'openMergeRequest' }],
 });

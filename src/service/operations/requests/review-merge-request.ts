@@ -4,6 +4,7 @@ import { defineOperation } from '../../operation.js';
 import { text } from '../../inputs.js';
 import { requestDto, reviewRequest, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /**
  * Review a merge request as the caller: approve, request changes or comment (on the request, or on
@@ -28,6 +29,7 @@ export const reviewMergeRequest = defineOperation({
     const doc = await reviewRequest(service, { id, verdict, body: body ?? '', ...(on !== undefined ? { on } : {}) }, ctx);
     return requestDto(service, doc, ctx);
   },
+  output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/reviews' },
   graphql: [{ type: 'Mutation', field: 'reviewMergeRequest' }],
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { requestDto, reviseRequest, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** Give the request a new revision if a head moved since its latest (a preview pinned to both heads); else leave it. */
 export const reviseMergeRequest = defineOperation({
@@ -12,6 +13,7 @@ export const reviseMergeRequest = defineOperation({
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, await reviseRequest(service, id, ctx), ctx);
   },
+  output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/revise' },
   graphql: [{ type: 'Mutation', field: 'reviseMergeRequest' }],
 });

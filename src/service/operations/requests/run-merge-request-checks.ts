@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { recheckRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** Revise the request, then ask every check hook about its latest revision again and wait for the answers. */
 export const runMergeRequestChecks = defineOperation({
@@ -12,6 +13,7 @@ export const runMergeRequestChecks = defineOperation({
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, await recheckRequest(service, id, ctx), ctx);
   },
+  output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/checks' },
   graphql: [{ type: 'Mutation', field: 'runMergeRequestChecks' }],
 });

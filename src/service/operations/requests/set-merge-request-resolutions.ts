@@ -4,6 +4,7 @@ import { defineOperation } from '../../operation.js';
 import { MergeResolutionsZ } from '../../inputs.js';
 import { requestDto, setResolutions, type MergeRequestDto } from '../../merge-request-actions.js';
 import { requestId } from './request-id.js';
+import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /**
  * Save the conflict resolutions the request's merge will apply (a strategy and per-conflict choices
@@ -23,6 +24,7 @@ export const setMergeRequestResolutions = defineOperation({
       ctx,
     );
   },
+  output: MergeRequestRecordZ,
   http: { method: 'PUT', path: '/merge-requests/{id}/resolutions' },
   graphql: [{ type: 'Mutation', field: 'setMergeRequestResolutions' }],
 });

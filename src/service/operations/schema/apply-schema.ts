@@ -10,6 +10,7 @@ import { branchName, text, bypassProtection } from '../../inputs.js';
 import { protectionPass } from '../../protection-pass.js';
 import type { SchemaMigration } from '../../../model/schema-change.js';
 import { publishedCommit, type SchemaApplyDto } from '../../dtos.js';
+import { CommitZ } from '../../results/commit.js';
 
 /** Schema text applied as one commit, with an optional migration (defaults for new required properties, dropped properties). */
 export const applySchema = defineOperation({
@@ -43,6 +44,10 @@ export const applySchema = defineOperation({
     });
     return { commit: publishedCommit(r), tables: r.result.tables };
   },
+  output: z.object({
+    commit: CommitZ.nullable(),
+    tables: z.record(z.string(), z.enum(['create', 'keep', 'check', 'rewrite', 'drop'])),
+  }),
   http: { method: 'POST', path: '/branches/{id}/schema', params: { id: 'branch' } },
   graphql: [{ type: 'Mutation', field: 'applySchema' }],
 });

@@ -13,6 +13,11 @@ export const getSchema = defineOperation({
     const snap = await service.snapshot(at, ctx);
     return { commit: snap.manifest.commit.id, text: formatSchema(snap.schema), schema: snap.schema };
   },
+  output: z.object({
+    commit: z.string(),
+    text: z.string(),
+    schema: z.record(z.string(), z.unknown()).describe("The schema's IR."),
+  }),
   http: { method: 'GET', path: '/schema' },
   graphql: [{ type: 'Query', field: 'schema' }],
 });

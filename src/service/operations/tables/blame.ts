@@ -6,6 +6,7 @@ import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
 import { commitDto, type CommitDto } from '../../dtos.js';
 import { committed, entityWalk, HISTORY_PAGE_BUDGET } from './entity-history.js';
+import { CommitZ } from '../../results/commit.js';
 
 /** Who set one property's current value. */
 export interface PropertyBlameDto {
@@ -34,6 +35,18 @@ export const blame = defineOperation({
     const properties = found.properties.map((p) => ({ ...p, commit: p.commit === null ? null : commitDto(p.commit) }));
     return { at: head.manifest.commit.id, row: found.row, properties, complete: found.complete };
   },
+  output: z.object({
+    at: z.string().describe('The commit the ref resolved to.'),
+    row: z.record(z.string(), z.unknown()),
+    properties: z.array(
+      z.object({
+        property: z.string(),
+        value: z.unknown(),
+        commit: CommitZ.nullable(),
+      }),
+    ),
+    complete: z.boolean(),
+  }),
   http: { method: 'GET', path: '/tables/{table}/rows/{key}/blame' },
   graphql: [{ type: 'Query', field: 'blame' }],
 });

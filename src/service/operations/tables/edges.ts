@@ -23,6 +23,15 @@ export const edges = defineOperation({
     const which = { ...(direction !== undefined ? { direction } : {}), ...(edgeTable !== undefined ? { edgeTable } : {}) };
     return { edges: await edgesOf({ tables, snap, nodeTable: table, key, ...which, signal: ctx.signal }) };
   },
+  output: z.object({
+    edges: z.array(
+      z.object({
+        table: z.string(),
+        key: z.string(),
+        row: z.record(z.string(), z.unknown()),
+      }),
+    ),
+  }),
   http: { method: 'GET', path: '/tables/{table}/rows/{key}/edges' },
   graphql: [{ type: 'Query', field: 'edges', result: (r) => r.edges }],
 });

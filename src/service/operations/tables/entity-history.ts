@@ -8,6 +8,7 @@ import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
 import { commitDto, type CommitDto } from '../../dtos.js';
 import type { BranchgraphService, RequestContext } from '../../service.js';
+import { CommitZ } from '../../results/commit.js';
 
 /** One version of an entity: the commit that made it, and what it did (inserted, updated with the properties it changed, deleted). */
 export interface EntityVersionDto {
@@ -62,6 +63,19 @@ export const entityHistory = defineOperation({
       nextCursor: encodeFrontier('history', scope, page.frontier),
     };
   },
+  output: z.object({
+    at: z.string().describe('The commit the ref resolved to.'),
+    versions: z.array(
+      z.object({
+        commit: CommitZ,
+        change: z.enum(['inserted', 'updated', 'deleted']),
+        before: z.record(z.string(), z.unknown()).nullable(),
+        after: z.record(z.string(), z.unknown()).nullable(),
+        changed: z.array(z.string()),
+      }),
+    ),
+    nextCursor: z.string().nullable().describe('Where the next page starts; null when the history is done.'),
+  }),
   http: { method: 'GET', path: '/tables/{table}/rows/{key}/history' },
   graphql: [{ type: 'Query', field: 'history' }],
 });

@@ -11,11 +11,16 @@ import {
   type ExportFormat,
 } from '../../../graph/table-export.js';
 
-/** A table export: the commit it was read at, and its bytes as they are produced. */
-export interface TableExport {
-  commit: string;
-  body: AsyncIterable<Uint8Array>;
-}
+/**
+ * A table export: the commit it was read at, and its bytes as they are produced. Over HTTP the
+ * bytes are the body (in the format's media type) and the commit is the `X-Branchgraph-Commit`
+ * header, so the result's schema is the body's: binary.
+ */
+export const TableExportZ = z.object({
+  commit: z.string(),
+  body: z.custom<AsyncIterable<Uint8Array>>((v) => v !== null && typeof v === 'object' && Symbol.asyncIterator in v),
+});
+export type TableExport = z.infer<typeof TableExportZ>;
 
 /**
  * A table at a ref, as a file for analytical tools (graph/table-export.ts). A branch with rows
@@ -38,6 +43,7 @@ export const exportTable = defineOperation({
         .transform((f): ExportFormat => f ?? 'ndjson'),
     })
     .strict(),
+  output: TableExportZ,
   async run(service, { table, at, format }, ctx): Promise<TableExport> {
     const head = await service.snapshot(at, ctx);
     const message = `fold pending WAL generations for an export of ${table}`;

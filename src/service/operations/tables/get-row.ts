@@ -4,6 +4,7 @@ import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
 import { getRow as readRow } from '../../../graph/reads.js';
 import type { RowItem } from './rows.js';
+import { RowZ } from '../../results/row.js';
 
 /** One entity by key at a ref (edge keys are JSON arrays such as ["a","b"]); not_found when it does not exist. */
 export const getRow = defineOperation({
@@ -17,6 +18,7 @@ export const getRow = defineOperation({
     if (row === null) throw new BranchgraphError('not_found', `${table} ${key} does not exist`, { details: { table, key } });
     return { key, row };
   },
+  output: RowZ,
   http: { method: 'GET', path: '/tables/{table}/rows/{key}' },
   graphql: [{ type: 'Query', field: 'row', result: (r) => r.row }],
 });

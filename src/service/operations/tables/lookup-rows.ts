@@ -35,5 +35,15 @@ export const lookupRows = defineOperation({
     });
     return { items };
   },
+  output: z.object({
+    items: z.array(
+      z
+        .object({
+          key: z.string(),
+          row: z.record(z.string(), z.unknown()),
+        })
+        .nullable(),
+    ),
+  }),
   http: { method: 'POST', path: '/tables/{table}/lookup' },
 });

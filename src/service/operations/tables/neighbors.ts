@@ -29,5 +29,21 @@ export const neighbors = defineOperation({
     });
     return { items };
   },
+  output: z.object({
+    items: z.array(
+      z.object({
+        node: z.string(),
+        items: z.array(
+          z.object({
+            key: z.string(),
+            row: z.record(z.string(), z.unknown()),
+            cursor: z.string(),
+          }),
+        ),
+        hasNextPage: z.boolean(),
+        totalCount: z.number().int().optional(),
+      }),
+    ),
+  }),
   http: { method: 'POST', path: '/tables/{table}/neighbors' },
 });

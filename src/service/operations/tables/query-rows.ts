@@ -32,5 +32,17 @@ export const queryRows = defineOperation({
       return { value, rows: value.rowsRead };
     });
   },
+  output: z.object({
+    items: z.array(
+      z.object({
+        key: z.string(),
+        row: z.record(z.string(), z.unknown()),
+        cursor: z.string(),
+      }),
+    ),
+    hasNextPage: z.boolean(),
+    totalCount: z.number().int().describe('Present when count was asked.').optional(),
+    rowsRead: z.number().int().describe('Rows the plan read to answer.'),
+  }),
   http: { method: 'POST', path: '/tables/{table}/query' },
 });

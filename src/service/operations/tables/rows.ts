@@ -3,6 +3,7 @@ import { defineOperation } from '../../operation.js';
 import { LIMITS, refOrMain, tableName } from '../../inputs.js';
 import { scanRows, type Filter, type Page } from '../../../graph/reads.js';
 import type { Row } from '../../../model/values.js';
+import { RowPageZ } from '../../results/row.js';
 
 /** A row with its entity key. */
 export type RowItem = { key: string; row: Record<string, unknown> };
@@ -33,6 +34,7 @@ export const rows = defineOperation({
       Page<{ key: string; row: Row }>
     >;
   },
+  output: RowPageZ,
   http: { method: 'GET', path: '/tables/{table}/rows' },
   graphql: [{ type: 'Query', field: 'rows' }],
 });

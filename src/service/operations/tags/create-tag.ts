@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName, refOrMain, text } from '../../inputs.js';
 import { tagDto, type TagDto } from '../../dtos.js';
+import { TagZ } from '../../results/tag.js';
 
 /** Name the commit a ref resolves to (main's head by default); a tag never moves. */
 export const createTag = defineOperation({
@@ -14,6 +15,7 @@ export const createTag = defineOperation({
       await service.graph.createTag(name, from, { signal: ctx.signal, actor: ctx.actor, ...(message !== undefined ? { message } : {}) }),
     );
   },
+  output: TagZ,
   http: { method: 'POST', path: '/tags', status: 201 },
   graphql: [{ type: 'Mutation', field: 'createTag' }],
 });

@@ -12,6 +12,9 @@ export const deleteTag = defineOperation({
     await service.graph.deleteTag(name, ctx.signal);
     return { deleted: name };
   },
+  output: z.object({
+    deleted: z.string(),
+  }),
   http: { method: 'DELETE', path: '/tags/{name}' },
   graphql: [{ type: 'Mutation', field: 'deleteTag', result: () => true }],
 });

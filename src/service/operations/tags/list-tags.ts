@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { tagDto, type TagDto } from '../../dtos.js';
+import { TagZ } from '../../results/tag.js';
 
 /** Every tag; a tag object that cannot be read is logged and left out. */
 export const listTags = defineOperation({
@@ -13,6 +14,9 @@ export const listTags = defineOperation({
     for (const d of damaged) ctx.log?.warn({ key: d.key, error: d.error }, 'a tag cannot be read');
     return { tags: tags.map(tagDto) };
   },
+  output: z.object({
+    tags: z.array(TagZ),
+  }),
   http: { method: 'GET', path: '/tags' },
   graphql: [{ type: 'Query', field: 'tags', result: (r) => r.tags }],
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import type { CatchUpReport } from '../../../wal/catch-up.js';
+import { CatchUpReportZ } from '../../results/wal.js';
 
 /** Fold pending WAL generations into the branch's tables now, in batches (pipelined unless asked not to). */
 export const catchUp = defineOperation({
@@ -21,6 +22,7 @@ export const catchUp = defineOperation({
     if (report.batches > 0) service.compactor.touched(branch);
     return report;
   },
+  output: CatchUpReportZ,
   http: { method: 'POST', path: '/branches/{id}/catchup', params: { id: 'branch' } },
   graphql: [{ type: 'Mutation', field: 'catchUp' }],
 });

@@ -5,6 +5,7 @@ import { ndjsonStream } from '../../../graph/ndjson.js';
 import type { WriteOp } from '../../../graph/write-batch.js';
 import type { IngestReport } from '../../../wal/wal-writer.js';
 import type { IngestResultDto } from '../../dtos.js';
+import { IngestResultZ } from '../../results/write.js';
 
 /** NDJSON text, or its bytes as they arrive (a file, a socket). */
 export type NdjsonBody = string | AsyncIterable<Uint8Array>;
@@ -49,6 +50,7 @@ export const ingest = defineOperation({
     const generations = r.generations.map((g) => ({ seq: g.seq, rows: g.rows, sealedAt: new Date(g.stamp).toISOString() }));
     return { branch, shard: r.shard, operations: r.operations, generations, ...r.summary };
   },
+  output: IngestResultZ,
   http: { method: 'POST', path: '/branches/{id}/ingest', params: { id: 'branch' }, body: 'stream', bodyField: 'ndjson', omit: ['ops'] },
   graphql: [{ type: 'Mutation', field: 'ingest', omit: ['ndjson'] }],
 });

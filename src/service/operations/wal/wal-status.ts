@@ -3,6 +3,7 @@ import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import { walStatus as readWalStatus } from '../../../wal/wal-status.js';
 import type { WalStatusDto } from '../../dtos.js';
+import { WalStatusZ } from '../../results/wal.js';
 
 export const walStatus = defineOperation({
   name: 'walStatus',
@@ -13,6 +14,7 @@ export const walStatus = defineOperation({
     const status = await readWalStatus(service.graph.ports.heads, branch, ctx.signal);
     return { ...status, catchUp: { running: service.catchUps.isRunning(branch), last: service.catchUps.lastRun(branch) } };
   },
+  output: WalStatusZ,
   http: { method: 'GET', path: '/branches/{id}/wal', params: { id: 'branch' } },
   graphql: [{ type: 'Query', field: 'walStatus' }],
 });

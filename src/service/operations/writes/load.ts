@@ -3,6 +3,7 @@ import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import { writeResult } from './write-result.js';
 import type { WriteResultDto } from '../../dtos.js';
+import { WriteResultZ } from '../../results/write.js';
 
 /** NDJSON operations as one all-or-nothing commit, followed as a long operation (parse, validate, write). */
 export const load = defineOperation({
@@ -17,6 +18,7 @@ export const load = defineOperation({
     if (r.status === 'published') service.compactor.touched(branch);
     return writeResult(r);
   },
+  output: WriteResultZ,
   http: { method: 'POST', path: '/branches/{id}/load', params: { id: 'branch' }, body: 'text', bodyField: 'ndjson' },
   graphql: [{ type: 'Mutation', field: 'load' }],
 });

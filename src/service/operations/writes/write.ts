@@ -5,6 +5,7 @@ import { protectionPass } from '../../protection-pass.js';
 import type { WriteOp } from '../../../graph/write-batch.js';
 import { writeResult } from './write-result.js';
 import type { WriteResultDto } from '../../dtos.js';
+import { WriteResultZ } from '../../results/write.js';
 
 /** A write batch: up to 100,000 operations applied as one commit, or none (grouped with concurrent batches, each validated alone). */
 export const write = defineOperation({
@@ -34,6 +35,7 @@ export const write = defineOperation({
     if (r.status === 'published') service.compactor.touched(input.branch);
     return writeResult(r);
   },
+  output: WriteResultZ,
   http: { method: 'POST', path: '/branches/{id}/writes', params: { id: 'branch' } },
   graphql: [{ type: 'Mutation', field: 'write' }],
 });

@@ -1,0 +1,26 @@
+/**
+ * A branch as clients see it: its head commit, where it came from, and its protection rule.
+ */
+import { z } from 'zod';
+import { CommitZ } from './commit.js';
+
+/** Branch. */
+export const BranchZ = z
+  .object({
+    name: z.string(),
+    head: CommitZ,
+    createdAt: z.string(),
+    forkedFrom: z.string().nullable(),
+    protection: z
+      .object({
+        requiredApprovals: z.number().int().min(0).max(100),
+        allowAdminBypass: z.boolean(),
+        staleApprovals: z.enum(['result_change', 'head_move']),
+        requiredChecks: z.array(z.string()),
+        setBy: z.string(),
+        time: z.string(),
+      })
+      .nullable()
+      .describe("The branch's protection rule, who set it and when; null when it has none."),
+  })
+  .meta({ id: 'Branch' });

@@ -1,0 +1,13 @@
+/**
+ * Object store calls and bytes, as merges and catch-ups report them.
+ */
+import { z } from 'zod';
+
+/** StoreCallCount. */
+export const StoreCallCountZ = z
+  .object({
+    calls: z.number().int(),
+    bytesRead: z.number().int(),
+    bytesWritten: z.number().int(),
+  })
+  .meta({ id: 'StoreCallCount' });
