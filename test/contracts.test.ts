@@ -1,7 +1,7 @@
 /**
- * `openapi.yaml` and the GraphQL SDL are written by hand; the operation
- * table is the one definition of every operation. These tests hold the
- * documents to the table: every operation has its route (same method, path
+ * The operation table is the one definition of every operation; the GraphQL
+ * SDL is written by hand, and `openapi.yaml` is generated (these checks on
+ * it guard the generator). These tests hold the documents to the table: every operation has its route (same method, path
  * and operationId) and its GraphQL fields, and each carries exactly the
  * operation's input fields, each of a matching kind and, over REST,
  * required exactly when the contract requires it. A field added to an
@@ -33,7 +33,13 @@ const resolve = resolveRef;
 /** What kinds of OpenAPI value an input field of each kind may be spelled as. */
 function openapiKind(s: Schema, where: 'path' | 'query' | 'header' | 'body'): FieldKind[] {
   if (s.$ref === '#/components/schemas/Ref') return ['ref'];
-  const r = resolve(s);
+  const r = resolve(s) as Schema & { anyOf?: Schema[]; const?: unknown };
+  // A union (a value or null, a set of numbers) is what its alternatives are.
+  if (r.anyOf !== undefined) {
+    const alternatives = r.anyOf.filter((a) => a.type !== 'null');
+    if (alternatives.every((a) => typeof (a as { const?: unknown }).const === 'number')) return ['number'];
+    return [...new Set(alternatives.flatMap((a) => openapiKind(a, where)))];
+  }
   const type = Array.isArray(r.type) ? r.type.find((t) => t !== 'null') : r.type;
   if (r.enum !== undefined) return r.enum.every((v) => typeof v === 'number') ? ['enum', 'number'] : ['enum'];
   // Refs, filters and numbers arrive as query text; what they are is the contract's to say.

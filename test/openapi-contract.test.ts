@@ -13,6 +13,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { lint, loadConfig } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { openApiText } from '../scripts/openapi-file.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 type Operation = { operationId?: string; responses: Record<string, unknown> };
@@ -24,6 +25,12 @@ const operations = Object.entries(doc.paths).flatMap(([p, item]) =>
 );
 
 describe('openapi.yaml', () => {
+  it('is what `npm run contracts` generates from the operation table and the overlay, with no prose left over', () => {
+    const { text, unusedProse } = openApiText();
+    expect(unusedProse).toEqual([]);
+    expect(readFileSync('openapi.yaml', 'utf8') === text, 'run `npm run contracts` and commit the result').toBe(true);
+  });
+
   it('passes Redocly lint with no errors and no warnings', async () => {
     const config = await loadConfig({ configPath: 'redocly.yaml' });
     const problems = await lint({ ref: 'openapi.yaml', config });

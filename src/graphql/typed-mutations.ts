@@ -90,7 +90,7 @@ export function* mutationFields(c: {
   enums: Map<string, GraphQLEnumType>;
   objects: Map<string, GraphQLObjectType>;
   commit: GraphQLObjectType;
-}): Generator<void, GraphQLFieldConfigMap<unknown, TypedContext>> {
+}): Generator<undefined, GraphQLFieldConfigMap<unknown, TypedContext>> {
   const out: GraphQLFieldConfigMap<unknown, TypedContext> = {};
   const resolve = guarded('write', ({ ctx, info }) => ctx.mutations.answer(info));
   for (const t of c.schema.types) {

@@ -99,7 +99,7 @@ function sharedTypes() {
 function* tableTypes(
   schema: Schema,
   names: Map<string, TableNames>,
-): Generator<void, { enums: Map<string, GraphQLEnumType>; wheres: Deps['wheres']; orders: Deps['orders'] }> {
+): Generator<undefined, { enums: Map<string, GraphQLEnumType>; wheres: Deps['wheres']; orders: Deps['orders'] }> {
   const enums = new Map<string, GraphQLEnumType>();
   const enumFilters = new Map<string, GraphQLInputObjectType>();
   for (const t of schema.types)
@@ -154,7 +154,7 @@ export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSch
 }
 
 /** A step of the build: `turn` when the next step is one large call that should start a slice of its own. */
-type Step = void | 'turn';
+type Step = undefined | 'turn';
 
 /** The build as steps: it yields after each table and each type whose fields it resolved, and returns the schema. */
 export function* typedSchemaSteps(schema: Schema): Generator<Step, TypedSchema> {
@@ -212,7 +212,7 @@ export function* typedSchemaSteps(schema: Schema): Generator<Step, TypedSchema> 
  * schema uses every type at once: 1,500 tables held the loop 100 ms there. Resolved here first,
  * the assembly only links types already built.
  */
-function* resolveReachable(roots: GraphQLNamedType[]): Generator<void> {
+function* resolveReachable(roots: GraphQLNamedType[]): Generator<undefined> {
   const seen = new Set<GraphQLNamedType>();
   const queue = [...roots];
   const visit = (t: GraphQLType): void => {

@@ -54,20 +54,26 @@ export const RefInputZ = z
  * parameters, GraphQL arguments and the CLI give it) or an object (`{ "branch": "main" }`, as REST
  * bodies give it). Either way the operation receives the object.
  */
-export const RefZ = z.union([
-  z
-    .string()
-    .max(4200)
-    .transform((s, ctx): Ref => {
-      const r = refOfText(s);
-      if (typeof r === 'string') {
-        ctx.addIssue({ code: 'custom', message: r });
-        return z.NEVER;
-      }
-      return r;
-    }),
-  RefInputZ.transform((r) => r as Ref),
-]);
+export const RefZ = z
+  .union([
+    z
+      .string()
+      .max(4200)
+      .transform((s, ctx): Ref => {
+        const r = refOfText(s);
+        if (typeof r === 'string') {
+          ctx.addIssue({ code: 'custom', message: r });
+          return z.NEVER;
+        }
+        return r;
+      }),
+    RefInputZ.transform((r) => r as Ref),
+  ])
+  .meta({
+    id: 'Ref',
+    description:
+      'A ref as text (`main`, `commit:<id>`, `tag:<name>`, with `~N`, `^N` or `@{<time>}`), or an object with exactly one of branch, commit or tag.',
+  });
 
 /** `s` as a ref (the grammar of model/ref-grammar.ts), or what is wrong with it. */
 function refOfText(s: string): Ref | string {

@@ -1,8 +1,8 @@
 /**
  * Every operation, by name. The REST routes (http/operation-routes.ts), the
  * REST client, the embedded API (api.ts), the GraphQL resolvers and the
- * CLI's calls are all built from this one table; `test/contracts.test.ts`
- * holds `openapi.yaml` and the SDL to it. Adding an operation is one file
+ * CLI's calls are all built from this one table, and so is `openapi.yaml`
+ * (`npm run contracts`); `test/contracts.test.ts` holds the SDL to it. Adding an operation is one file
  * under operations/ and one line here (see docs/architecture.md).
  */
 import { listBranches } from './operations/branches/list-branches.js';

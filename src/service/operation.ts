@@ -2,11 +2,12 @@
  * What an operation is: defined once, in its own file under operations/,
  * and carried by every edge from that one definition. An operation has a
  * name (the API method), the role a caller needs, one input contract (zod:
- * path, query, header and body fields together), the function that runs it
- * on the service, and how HTTP and GraphQL reach it. The REST routes, the
+ * path, query, header and body fields together), one result contract (zod),
+ * the function that runs it on the service, and how HTTP and GraphQL reach it. The REST routes, the
  * REST client, the embedded API and the GraphQL resolvers are derived from
- * these definitions (see operation-table.ts); `openapi.yaml` and the SDL are
- * written by hand and a test holds them to the table.
+ * these definitions (see operation-table.ts), and so is `openapi.yaml`
+ * (contract/openapi-document.ts); the SDL is written by hand and a test
+ * holds it to the table.
  */
 import type { z } from 'zod';
 import type { Role } from './auth.js';

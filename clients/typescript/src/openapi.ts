@@ -171,129 +171,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/branches": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List branches by name, one page at a time.
-         * @description A page costs its own branches, whatever the graph holds. Follow nextCursor for the next page.
-         */
-        get: operations["listBranches"];
-        put?: never;
-        /** Create a branch from a branch head or a commit (default main). Shares the parent's data; copies nothing. */
-        post: operations["createBranch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        /** One branch. */
-        get: operations["getBranch"];
-        /** Move a branch to any commit (admin), if its head is still expectedHead (else head_moved). `to` is any ref (`main~3`, `commit:<id>`, `main@{<time>}`). The old head stays readable by commit id and as `<branch>@{<time>}`, and GC keeps it for its grace. */
-        put: operations["resetBranch"];
-        post?: never;
-        /** Delete a branch (never main). Its history stays readable by commit id until GC. */
-        delete: operations["deleteBranch"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/protection": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Protect a branch (admin).
-         * @description A protected branch takes no direct writes, loads, ingests, schema changes, cherry-picks, reverts or resets, and cannot be deleted (`branch_protected`, 409, naming the rule). Merges land only through a merge request with `requiredApprovals` current approvals, none by its author; an admin may bypass the rule when `allowAdminBypass` is true (`bypassProtection` on the request), and the bypass is recorded on the commit. Folding acknowledged WAL rows and compaction are always allowed. Setting it again replaces the rule. A change already publishing when the rule lands may still finish under the old one; every change planned after it sees it.
-         */
-        put: operations["protectBranch"];
-        post?: never;
-        /** Remove a branch's protection (admin). */
-        delete: operations["unprotectBranch"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/operations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Long operations running in this process, then those finished in the last ten minutes, with their progress. */
-        get: operations["listOperations"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/operations/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** One operation, by the id its request's Operation-Id header gave (not_found before it starts and once forgotten). */
-        get: operations["getOperation"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The event feed after a cursor: each change once, in order.
-         * @description Every commit, branch change (created, deleted, reset, protected, unprotected), tag created and merge request change (opened, revised, reviewed, resolutions, merge started, merged, closed), appended once to a log in the store and read in one order by every server, across restarts. `nextCursor` is where to read on; a page is empty when nothing new came. A change whose publication is still in flight holds the page before it until it lands (or, if its server died, until that server's writer lease lapses, at most 15 seconds, or it restarts; without a lease, until a publication's deadline passes), so nothing is skipped or reordered; `waitingOn` names the event a page waits on. A cursor past the feed's end is invalid_input. `GET /events/stream` streams the same feed as server-sent events.
-         */
-        get: operations["listEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/events/stream": {
         parameters: {
             query?: never;
@@ -306,784 +183,6 @@ export interface paths {
          * @description Sends every event after `cursor` (or the `Last-Event-ID` a reconnecting client sends), then each new one as it is appended: `id` is its sequence, `event` its kind, `data` the event as JSON (as `GET /events` gives it). A comment line every 15 seconds keeps an idle connection open; a `waiting` event (no id) gives the `waitingOn` of the feed when it waits on an event still being published (null once it no longer does). A cursor past the feed's end is a 400. The stream ends when the client goes away or the server stops.
          */
         get: operations["streamEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Merge requests, newest first, by state. */
-        get: operations["listMergeRequests"];
-        put?: never;
-        /**
-         * Open a merge request of a source branch into a target (main by default), with its first revision previewed.
-         * @description The author is the caller. The first revision pins both heads and the merge base, with the merge's preview (outcome, conflicts, per-table counts); `not_found` when either branch does not exist.
-         */
-        post: operations["openMergeRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** One merge request with its revisions, reviews and mergeability. Reading never revises it. */
-        get: operations["getMergeRequest"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}/revise": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Give the request a new revision if a head (or its resolutions) changed since its latest. */
-        post: operations["reviseMergeRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}/reviews": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Approve, request changes on or comment on a merge request, as the caller, on its current revision.
-         * @description The request is revised first, so the review is tied to the heads as they are. The author may comment but not approve or request changes (`forbidden`). A reviewer's latest review counts; an approval stays current while what the merge brings is unchanged (or, under a rule's `head_move`, while no head moves).
-         */
-        post: operations["reviewMergeRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}/resolutions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Save the conflict resolutions the request's merge will apply; absent or null removes them.
-         * @description The request is revised at once: a choice that names no conflict is refused now (`invalid_input`), one whose expected values moved is `resolution_stale`, and approvals of the result before go stale.
-         */
-        put: operations["setMergeRequestResolutions"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}/merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Merge a request that is mergeable, pinned to its revision's heads with its saved resolutions.
-         * @description Revised first; merged only when open, current, free of unresolved conflicts, bringing something, with the approvals the target's protection asks for and no current request for changes. Otherwise `request_not_mergeable` (409) with `details.reasons`. The commit records the request (`request`). A retry after a lost response replays the merge instead of merging again.
-         */
-        post: operations["mergeMergeRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}/checks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Run the pre-merge checks on the request's latest revision again, and wait for their answers.
-         * @description The request is revised first. Every check hook is asked about the latest revision (each within the hook timeout) and its answer replaces the one stored on that revision. New revisions are checked in the background on their own, and a merge asks a required check that has not answered yet, so this is for a check to be asked again (after a failure whose cause is fixed).
-         */
-        post: operations["runMergeRequestChecks"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/hooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Registered webhooks and checks, oldest first, with this server's delivery counts (admin). */
-        get: operations["listHooks"];
-        put?: never;
-        /**
-         * Register a webhook or a pre-merge check (admin).
-         * @description An `event` hook receives the events it names (or `*`) as signed JSON POSTs: `X-Branchgraph-Signature` is `sha256=` and the hex HMAC-SHA256, under the secret, of `X-Branchgraph-Timestamp` + `.` + the raw body; `X-Branchgraph-Delivery` (`<event seq>-<hook id>`) is the same on every attempt. A delivery is tried up to HOOK_MAX_ATTEMPTS times with growing waits and becomes a dead letter after; the change that caused it never waits for it. A `check` hook is asked about each new merge request revision and answers `{"status": "pass" | "fail", "message": "..."}`; protection rules require checks by name. The URL must be http or https, without credentials, on a host the server's allowlist (BRANCHGRAPH_HOOK_ALLOWLIST) allows (`forbidden` otherwise); redirects are not followed. The secret (given, or made here) is returned only now.
-         */
-        post: operations["createHook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/hooks/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A hook id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Remove a webhook or check (admin); servers stop calling it within HOOK_REFRESH_MS; its dead letters stay. */
-        delete: operations["deleteHook"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/hooks/dead-letters": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Webhook deliveries that never landed, oldest first, with the body and the last error (admin).
-         * @description A delivery becomes a dead letter when it runs out of attempts, when its hook's delivery queue (HOOK_QUEUE_LIMIT) is full as it is offered, or when the server stops while it is queued or in flight. Dead letters older than 30 days are removed by GC; `POST /hooks/dead-letters/{id}/redeliver` delivers one again.
-         */
-        get: operations["listHookDeadLetters"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/hooks/dead-letters/{id}/redeliver": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Deliver a dead letter again (admin).
-         * @description Queues the dead letter's body and delivery id to its hook as registered now, with a fresh count of attempts, and removes the letter; a delivery that fails again becomes a new dead letter. not_found when the letter or its hook is gone; overloaded (retryable) when the hook's queue is full.
-         */
-        post: operations["redeliverHookDeadLetter"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/merge-requests/{id}/close": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Close a merge request without merging. */
-        post: operations["closeMergeRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tags": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Every tag, by name. */
-        get: operations["listTags"];
-        put?: never;
-        /**
-         * Name the commit a ref resolves to (default main). Tags never move; a taken name is tag_exists.
-         * @description Tagging a branch folds its pending WAL rows into a commit first, so the tag names everything readers saw. GC keeps every tagged commit and its history, even after its branch is deleted.
-         */
-        post: operations["createTag"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tags/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Tag name, URL-encoded. */
-                name: string;
-            };
-            cookie?: never;
-        };
-        /** One tag. */
-        get: operations["getTag"];
-        put?: never;
-        post?: never;
-        /** Remove a tag (admin). The commits it named stay while a branch or another tag reaches them. */
-        delete: operations["deleteTag"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/merge": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Merge branch `id` into `into` (default main). One atomic commit, or nothing and the exact conflicts. */
-        post: operations["mergeBranch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/cherry-pick": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Replay one commit's change on branch `id`: a three-way merge against the commit's first parent, landing as a one-parent cherry_pick commit.
-         * @description `commit` is any ref: a commit id, `commit:<prefix>`, `feature~2`, `main^2`, or a branch for its head. Conflicts, resolutions, validation and dry runs work as for a merge. A change the branch already holds is already_up_to_date; a commit with no parent, or one that changed the schema, is invalid_input.
-         */
-        post: operations["cherryPick"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/revert": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Undo one commit's change on branch `id`, keeping later changes, as a revert commit.
-         * @description `commit` is any ref, as for cherry-pick. A three-way merge that brings the commit's parent state over the commit: values changed again since conflict, with the usual report and resolutions.
-         */
-        post: operations["revert"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/writes": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Apply a batch of inserts, updates, upserts and deletes as one commit. A failing batch changes nothing. */
-        post: operations["write"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/load": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Bulk load NDJSON lines {"table","values","op"?} (op defaults to upsert) as one all-or-nothing commit. */
-        post: operations["load"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/ingest": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Append NDJSON operations to this server's WAL shard (same line format as /load), read as a stream.
-         * @description Rows are validated like an ordinary write against the branch as readers see it, sealed into generations (by size, by time, and when the body ends) and acknowledged once stored. They are visible to reads, diffs and merges at once, and folded into the tables by catch-up. A bad line or row refuses its generation; generations sealed before it stay acknowledged and the error says how many under details.acknowledged.
-         */
-        post: operations["ingest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/catchup": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Fold pending WAL generations into the branch's tables now (one run per branch at a time in a server). */
-        post: operations["catchUp"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/compact": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Compact the branch's tables now, as one commit; servers also compact in the background after changes.
-         * @description `tiered` (the default) merges the newest runs of each table that the size-tiered policy says are due, so runs per table stay logarithmic in the number of writes; `full` rewrites each table as one run. Writers are never blocked, pending WAL rows stay pending, and compacted runs record what they replaced, so later merges still read only their delta.
-         */
-        post: operations["compact"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/wal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        /** WAL status of a branch: per-shard watermark and pending generations, and this server's last catch-up. */
-        get: operations["walStatus"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/branches/{id}/schema": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Apply schema text as a commit. Additive changes apply; others need a migration (drop, defaults). */
-        post: operations["applySchema"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/schema": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The schema at a ref, as text and as IR. */
-        get: operations["getSchema"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/rows": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        /** Scan a table in key order with filters and cursor pagination. */
-        get: operations["rows"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        /**
-         * Stream a table at a ref for analytical tools (DuckDB, pyarrow, polars).
-         * @description Every live row in key order: pending WAL rows included, deleted rows and superseded versions left out. NDJSON and the Arrow IPC stream are sent as the rows are read; the Arrow IPC file and Parquet (zstd) are built whole first. Arrow and Parquet columns are typed from the schema (int int64, float float64, bool, date date32, datetime timestamp[us, UTC], string, enum and json utf8); edge tables have `from` and `to` first. The `x-branchgraph-commit` header names the commit read. docs/export.md has the recipes.
-         */
-        get: operations["exportTable"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/rows/{key}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /** Get one entity by key. */
-        get: operations["getRow"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/rows/{key}/edges": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /** Edges of a node, outgoing, incoming or both. */
-        get: operations["edges"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/rows/{key}/history": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * The versions of one entity, newest first, each with the commit that made it and its change.
-         * @description A version is a commit whose row for the key differs from its parents': inserted, updated (with the properties it changed) or deleted, against its first parent. Merges follow Git's history simplification: a merge that kept one parent's row follows that parent only; one that differs from every parent is a version and both sides are followed. `firstParent` keeps to first parents. A page's cost grows with the commits that touched the entity, not with the length of the history; one page examines at most 10,000 commits, and `nextCursor` continues the walk. `at` is the commit the ref resolved to: pin it as `commit:<at>` to page a moving branch. History stops where the table did not exist.
-         */
-        get: operations["entityHistory"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/rows/{key}/blame": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        /**
-         * For each property of one entity, the commit that set its current value.
-         * @description Each property is followed into the side of a merge its value came from, as Git's blame follows a line. One call examines at most 10,000 commits; `complete` is false when it stopped there, and the properties it did not reach have a null commit. `not_found` when the entity does not exist at the ref.
-         */
-        get: operations["blame"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/query": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Rows of a table at a ref under a typed filter, in any order, a page at a time, with an exact count.
-         * @description Equality on the key or on a @unique property, and on an edge table's from (key prefix) or to (incoming-edge index), is answered from the index; anything else scans the table once.
-         */
-        post: operations["queryRows"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/lookup": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Many entities at a ref in one batch, by key or by the values of a @unique property. */
-        post: operations["lookupRows"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tables/{table}/neighbors": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Edges of an edge table leaving or reaching each of many nodes, in one batch, filtered, ordered and paged per node.
-         * @description Out-edges are read by key prefix (edge keys start with their source), in-edges by the incoming-edge index; the work is the nodes' edges, whatever the number of nodes.
-         */
-        post: operations["neighbors"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/commits": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The commit log at a ref, newest first, filtered and paged.
-         * @description Every commit reachable from the ref, each once, highest generation first. A page ends at `limit` commits or after examining 10,000; `nextCursor` continues the same walk with the same filters, with no depth limit. `table` keeps commits that changed the table's rows (compactions only when `kind` asks for them); `table` and `key` keep the commits of that entity's history. `since` also stops the walk below commits older than it (commit times are their writers' clocks). `at` is the commit the ref resolved to.
-         */
-        get: operations["log"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/commits/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        /** One commit with per-table stats. */
-        get: operations["commit"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/diff": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * What changed between two refs, per table, with counts and paging.
-         * @description `two-dot` (the default) is what changed from `from` to `to`. `three-dot` is what changed on `to` since it and `from` diverged: the diff from their merge base (virtual for criss-cross history) to `to`, which is what merging `to` into `from` would bring. `summary` counts the whole diff; `tables` holds one page of changes in (table, key) order, every change when no `limit` is given. Pass `nextCursor` back, with the refs pinned as `commit:<from>` and `commit:<to>` from this response, to read the next page of the same state.
-         */
-        get: operations["diff"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1129,6 +228,883 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One page of branches by name with their heads; follow nextCursor for the next.
+         * @description List branches by name, one page at a time.
+         *
+         *     A page costs its own branches, whatever the graph holds. Follow nextCursor for the next page.
+         */
+        get: operations["listBranches"];
+        put?: never;
+        /**
+         * Create a branch at a ref (default main); it copies nothing.
+         * @description Create a branch from a branch head or a commit (default main). Shares the parent's data; copies nothing.
+         */
+        post: operations["createBranch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A branch with its head commit and where it was forked from.
+         * @description One branch.
+         */
+        get: operations["getBranch"];
+        /**
+         * Move a branch to any commit, if its head is still the one expected (admin).
+         * @description Move a branch to any commit (admin), if its head is still expectedHead (else head_moved). `to` is any ref (`main~3`, `commit:<id>`, `main@{<time>}`). The old head stays readable by commit id and as `<branch>@{<time>}`, and GC keeps it for its grace.
+         */
+        put: operations["resetBranch"];
+        post?: never;
+        /**
+         * Delete a branch (never main); its commits stay readable until GC.
+         * @description Delete a branch (never main). Its history stays readable by commit id until GC.
+         */
+        delete: operations["deleteBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/protection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Protect a branch: changes land only through approved merge requests.
+         * @description Protect a branch (admin).
+         *
+         *     A protected branch takes no direct writes, loads, ingests, schema changes, cherry-picks, reverts or resets, and cannot be deleted (`branch_protected`, 409, naming the rule). Merges land only through a merge request with `requiredApprovals` current approvals, none by its author; an admin may bypass the rule when `allowAdminBypass` is true (`bypassProtection` on the request), and the bypass is recorded on the commit. Folding acknowledged WAL rows and compaction are always allowed. Setting it again replaces the rule. A change already publishing when the rule lands may still finish under the old one; every change planned after it sees it.
+         */
+        put: operations["protectBranch"];
+        post?: never;
+        /**
+         * Remove a branch's protection.
+         * @description Remove a branch's protection (admin).
+         */
+        delete: operations["unprotectBranch"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every tag with the commit it names.
+         * @description Every tag, by name.
+         */
+        get: operations["listTags"];
+        put?: never;
+        /**
+         * Name the commit a ref resolves to (default main); tags never move.
+         * @description Name the commit a ref resolves to (default main). Tags never move; a taken name is tag_exists.
+         *
+         *     Tagging a branch folds its pending WAL rows into a commit first, so the tag names everything readers saw. GC keeps every tagged commit and its history, even after its branch is deleted.
+         */
+        post: operations["createTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tags/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One tag with the commit it names.
+         * @description One tag.
+         */
+        get: operations["getTag"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a tag (admin); its commits stay while anything else reaches them.
+         * @description Remove a tag (admin). The commits it named stay while a branch or another tag reaches them.
+         */
+        delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a branch: one atomic commit, or nothing and the exact conflicts.
+         * @description Merge branch `id` into `into` (default main). One atomic commit, or nothing and the exact conflicts.
+         */
+        post: operations["mergeBranch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/cherry-pick": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay one commit's change on a branch as a new one-parent commit.
+         * @description Replay one commit's change on branch `id`: a three-way merge against the commit's first parent, landing as a one-parent cherry_pick commit.
+         *
+         *     `commit` is any ref: a commit id, `commit:<prefix>`, `feature~2`, `main^2`, or a branch for its head. Conflicts, resolutions, validation and dry runs work as for a merge. A change the branch already holds is already_up_to_date; a commit with no parent, or one that changed the schema, is invalid_input.
+         */
+        post: operations["cherryPick"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo one commit's change on a branch, keeping later changes.
+         * @description Undo one commit's change on branch `id`, keeping later changes, as a revert commit.
+         *
+         *     `commit` is any ref, as for cherry-pick. A three-way merge that brings the commit's parent state over the commit: values changed again since conflict, with the usual report and resolutions.
+         */
+        post: operations["revert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/writes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a batch of inserts, updates, upserts and deletes as one commit, or none.
+         * @description Apply a batch of inserts, updates, upserts and deletes as one commit. A failing batch changes nothing.
+         */
+        post: operations["write"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/load": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bulk load NDJSON operations as one all-or-nothing commit.
+         * @description Bulk load NDJSON lines {"table","values","op"?} (op defaults to upsert) as one all-or-nothing commit.
+         */
+        post: operations["load"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append operations to the WAL, streamed; acknowledged rows are durable and visible at once.
+         * @description Append NDJSON operations to this server's WAL shard (same line format as /load), read as a stream.
+         *
+         *     Rows are validated like an ordinary write against the branch as readers see it, sealed into generations (by size, by time, and when the body ends) and acknowledged once stored. They are visible to reads, diffs and merges at once, and folded into the tables by catch-up. A bad line or row refuses its generation; generations sealed before it stay acknowledged and the error says how many under details.acknowledged.
+         */
+        post: operations["ingest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/catchup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fold pending WAL generations into the branch's tables.
+         * @description Fold pending WAL generations into the branch's tables now (one run per branch at a time in a server).
+         */
+        post: operations["catchUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/wal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A branch's WAL: per-shard watermarks, pending generations, this process's last catch-up.
+         * @description WAL status of a branch: per-shard watermark and pending generations, and this server's last catch-up.
+         */
+        get: operations["walStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schema at a ref, as text and as IR, with the commit it was read at.
+         * @description The schema at a ref, as text and as IR.
+         */
+        get: operations["getSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply schema text to a branch as one commit (admin).
+         * @description Apply schema text as a commit. Additive changes apply; others need a migration (drop, defaults).
+         */
+        post: operations["applySchema"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Rows of a table in key order at a ref, filtered, a page at a time.
+         * @description Scan a table in key order with filters and cursor pagination.
+         */
+        get: operations["rows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One entity by key at a ref.
+         * @description Get one entity by key.
+         */
+        get: operations["getRow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows/{key}/edges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's edges at a ref: out, in or both, optionally of one edge table.
+         * @description Edges of a node, outgoing, incoming or both.
+         */
+        get: operations["edges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A table at a ref as NDJSON, Arrow or Parquet, streamed.
+         * @description Stream a table at a ref for analytical tools (DuckDB, pyarrow, polars).
+         *
+         *     Every live row in key order: pending WAL rows included, deleted rows and superseded versions left out. NDJSON and the Arrow IPC stream are sent as the rows are read; the Arrow IPC file and Parquet (zstd) are built whole first. Arrow and Parquet columns are typed from the schema (int int64, float float64, bool, date date32, datetime timestamp[us, UTC], string, enum and json utf8); edge tables have `from` and `to` first. The `x-branchgraph-commit` header names the commit read. docs/export.md has the recipes.
+         */
+        get: operations["exportTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The versions of one entity, newest first, each with its commit and change.
+         * @description The versions of one entity, newest first, each with the commit that made it and its change.
+         *
+         *     A version is a commit whose row for the key differs from its parents': inserted, updated (with the properties it changed) or deleted, against its first parent. Merges follow Git's history simplification: a merge that kept one parent's row follows that parent only; one that differs from every parent is a version and both sides are followed. `firstParent` keeps to first parents. A page's cost grows with the commits that touched the entity, not with the length of the history; one page examines at most 10,000 commits, and `nextCursor` continues the walk. `at` is the commit the ref resolved to: pin it as `commit:<at>` to page a moving branch. History stops where the table did not exist.
+         */
+        get: operations["entityHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/rows/{key}/blame": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * For each property of one entity, the commit that set its current value.
+         * @description Each property is followed into the side of a merge its value came from, as Git's blame follows a line. One call examines at most 10,000 commits; `complete` is false when it stopped there, and the properties it did not reach have a null commit. `not_found` when the entity does not exist at the ref.
+         */
+        get: operations["blame"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/query": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rows of a table at a ref under a typed filter, in any order, a page at a time, with an exact count.
+         * @description Equality on the key or on a @unique property, and on an edge table's from (key prefix) or to (incoming-edge index), is answered from the index; anything else scans the table once.
+         */
+        post: operations["queryRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Many entities at a ref in one batch, by key or by the values of a @unique property. */
+        post: operations["lookupRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tables/{table}/neighbors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edges of an edge table leaving or reaching each of many nodes, in one batch, filtered, ordered and paged per node.
+         * @description Out-edges are read by key prefix (edge keys start with their source), in-edges by the incoming-edge index; the work is the nodes' edges, whatever the number of nodes.
+         */
+        post: operations["neighbors"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Merge requests, newest first, by state. */
+        get: operations["listMergeRequests"];
+        put?: never;
+        /**
+         * Open a merge request: a source branch into a target, with its first revision previewed.
+         * @description Open a merge request of a source branch into a target (main by default), with its first revision previewed.
+         *
+         *     The author is the caller. The first revision pins both heads and the merge base, with the merge's preview (outcome, conflicts, per-table counts); `not_found` when either branch does not exist.
+         */
+        post: operations["openMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One merge request with its revisions, reviews and mergeability.
+         * @description One merge request with its revisions, reviews and mergeability. Reading never revises it.
+         */
+        get: operations["getMergeRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/revise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revise a merge request to the branches as they are now.
+         * @description Give the request a new revision if a head (or its resolutions) changed since its latest.
+         */
+        post: operations["reviseMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve, request changes on or comment on a merge request.
+         * @description Approve, request changes on or comment on a merge request, as the caller, on its current revision.
+         *
+         *     The request is revised first, so the review is tied to the heads as they are. The author may comment but not approve or request changes (`forbidden`). A reviewer's latest review counts; an approval stays current while what the merge brings is unchanged (or, under a rule's `head_move`, while no head moves).
+         */
+        post: operations["reviewMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/resolutions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save the resolutions a merge request's merge will apply.
+         * @description Save the conflict resolutions the request's merge will apply; absent or null removes them.
+         *
+         *     The request is revised at once: a choice that names no conflict is refused now (`invalid_input`), one whose expected values moved is `resolution_stale`, and approvals of the result before go stale.
+         */
+        put: operations["setMergeRequestResolutions"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge a merge request that is mergeable.
+         * @description Merge a request that is mergeable, pinned to its revision's heads with its saved resolutions.
+         *
+         *     Revised first; merged only when open, current, free of unresolved conflicts, bringing something, with the approvals the target's protection asks for and no current request for changes. Otherwise `request_not_mergeable` (409) with `details.reasons`. The commit records the request (`request`). A retry after a lost response replays the merge instead of merging again.
+         */
+        post: operations["mergeMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Close a merge request without merging. */
+        post: operations["closeMergeRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merge-requests/{id}/checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the pre-merge checks on a merge request again, and wait for them.
+         * @description Run the pre-merge checks on the request's latest revision again, and wait for their answers.
+         *
+         *     The request is revised first. Every check hook is asked about the latest revision (each within the hook timeout) and its answer replaces the one stored on that revision. New revisions are checked in the background on their own, and a merge asks a required check that has not answered yet, so this is for a check to be asked again (after a failure whose cause is fixed).
+         */
+        post: operations["runMergeRequestChecks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event feed after a cursor: each change once, in order.
+         * @description Every commit, branch change (created, deleted, reset, protected, unprotected), tag created and merge request change (opened, revised, reviewed, resolutions, merge started, merged, closed), appended once to a log in the store and read in one order by every server, across restarts. `nextCursor` is where to read on; a page is empty when nothing new came. A change whose publication is still in flight holds the page before it until it lands (or, if its server died, until that server's writer lease lapses, at most 15 seconds, or it restarts; without a lease, until a publication's deadline passes), so nothing is skipped or reordered; `waitingOn` names the event a page waits on. A cursor past the feed's end is invalid_input. `GET /events/stream` streams the same feed as server-sent events.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Registered webhooks and checks, with delivery counts (admin).
+         * @description Registered webhooks and checks, oldest first, with this server's delivery counts (admin).
+         */
+        get: operations["listHooks"];
+        put?: never;
+        /**
+         * Register a webhook or a pre-merge check (admin).
+         * @description An `event` hook receives the events it names (or `*`) as signed JSON POSTs: `X-Branchgraph-Signature` is `sha256=` and the hex HMAC-SHA256, under the secret, of `X-Branchgraph-Timestamp` + `.` + the raw body; `X-Branchgraph-Delivery` (`<event seq>-<hook id>`) is the same on every attempt. A delivery is tried up to HOOK_MAX_ATTEMPTS times with growing waits and becomes a dead letter after; the change that caused it never waits for it. A `check` hook is asked about each new merge request revision and answers `{"status": "pass" | "fail", "message": "..."}`; protection rules require checks by name. The URL must be http or https, without credentials, on a host the server's allowlist (BRANCHGRAPH_HOOK_ALLOWLIST) allows (`forbidden` otherwise); redirects are not followed. The secret (given, or made here) is returned only now.
+         */
+        post: operations["createHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook or check (admin).
+         * @description Remove a webhook or check (admin); servers stop calling it within HOOK_REFRESH_MS; its dead letters stay.
+         */
+        delete: operations["deleteHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/dead-letters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook deliveries that never landed, with why (admin).
+         * @description Webhook deliveries that never landed, oldest first, with the body and the last error (admin).
+         *
+         *     A delivery becomes a dead letter when it runs out of attempts, when its hook's delivery queue (HOOK_QUEUE_LIMIT) is full as it is offered, or when the server stops while it is queued or in flight. Dead letters older than 30 days are removed by GC; `POST /hooks/dead-letters/{id}/redeliver` delivers one again.
+         */
+        get: operations["listHookDeadLetters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/dead-letters/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver a dead letter again (admin).
+         * @description Queues the dead letter's body and delivery id to its hook as registered now, with a fresh count of attempts, and removes the letter; a delivery that fails again becomes a new dead letter. not_found when the letter or its hook is gone; overloaded (retryable) when the hook's queue is full.
+         */
+        post: operations["redeliverHookDeadLetter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/commits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Commits at a ref, newest first, filtered and paged.
+         * @description The commit log at a ref, newest first, filtered and paged.
+         *
+         *     Every commit reachable from the ref, each once, highest generation first. A page ends at `limit` commits or after examining 10,000; `nextCursor` continues the same walk with the same filters, with no depth limit. `table` keeps commits that changed the table's rows (compactions only when `kind` asks for them); `table` and `key` keep the commits of that entity's history. `since` also stops the walk below commits older than it (commit times are their writers' clocks). `at` is the commit the ref resolved to.
+         */
+        get: operations["log"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/commits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One commit with its tables.
+         * @description One commit with per-table stats.
+         */
+        get: operations["commit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed between two refs (two-dot or three-dot), with counts, a page at a time.
+         * @description What changed between two refs, per table, with counts and paging.
+         *
+         *     `two-dot` (the default) is what changed from `from` to `to`. `three-dot` is what changed on `to` since it and `from` diverged: the diff from their merge base (virtual for criss-cross history) to `to`, which is what merging `to` into `from` would bring. `summary` counts the whole diff; `tables` holds one page of changes in (table, key) order, every change when no `limit` is given. Pass `nextCursor` back, with the refs pinned as `commit:<from>` and `commit:<to>` from this response, to read the next page of the same state.
+         */
+        get: operations["diff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/compact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Compact a branch's tables now (servers also compact in the background).
+         * @description Compact the branch's tables now, as one commit; servers also compact in the background after changes.
+         *
+         *     `tiered` (the default) merges the newest runs of each table that the size-tiered policy says are due, so runs per table stay logarithmic in the number of writes; `full` rewrites each table as one run. Writers are never blocked, pending WAL rows stay pending, and compacted runs record what they replaced, so later merges still read only their delta.
+         */
+        post: operations["compact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/gc": {
         parameters: {
             query?: never;
@@ -1139,10 +1115,52 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Delete objects no live manifest references, older than the grace period (default one hour, never less than 15 minutes).
-         * @description A grace below 15 minutes is raised to 15 minutes (the response's graceSeconds says what was used), and a publication never lands more than 5 minutes after it read its snapshots, so GC cannot delete an object that a published manifest, or one still being published, references.
+         * Delete objects no live manifest references, older than the grace period (admin).
+         * @description Delete objects no live manifest references, older than the grace period (default one hour, never less than 15 minutes).
+         *
+         *     A grace below 15 minutes is raised to 15 minutes (the response's graceSeconds says what was used), and a publication never lands more than 5 minutes after it read its snapshots, so GC cannot delete an object that a published manifest, or one still being published, references.
          */
         post: operations["gc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Long operations running here, then those finished recently, with their progress.
+         * @description Long operations running in this process, then those finished in the last ten minutes, with their progress.
+         */
+        get: operations["listOperations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/operations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A long operation's progress, by the id its request was given.
+         * @description One operation, by the id its request's Operation-Id header gave (not_found before it starts and once forgotten).
+         */
+        get: operations["getOperation"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1153,147 +1171,21 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        GraphQLResponse: {
-            data?: unknown;
-            errors?: {
-                message: string;
-                path?: (string | number)[];
-                /** @description code, retryable and issues, as in the REST error envelope. */
-                extensions?: {
-                    [key: string]: unknown;
-                };
-            }[];
-        };
-        ErrorEnvelope: {
-            requestId: string;
-            error: {
-                /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
-                message: string;
-                retryable: boolean;
-                issues?: {
-                    path: string;
-                    message: string;
-                }[];
-                /** @description What the code says in fields: `branch`, `expected` and `actual` for head_moved; `branch` for branch_exists and branch_protected; `graph` for graph_exists; `limit` for payload_too_large and overloaded; `key` for corrupt_object; `acknowledged` ({ generations, rows, lastSeq }) on an ingest that failed after making earlier generations durable. */
-                details?: {
-                    [key: string]: unknown;
-                };
-            };
-        };
-        /** @description A long operation (a merge, a load) and its progress, rows walked of rows planned. */
-        Operation: {
-            id: string;
-            /** @enum {string} */
-            kind: "merge" | "load";
-            /** @description The branch it changes (a merge's target). */
-            branch: string;
-            /** @description A merge's source branch or commit. */
-            source: string | null;
-            /** Format: date-time */
-            startedAt: string;
-            /** @enum {string} */
-            state: "running" | "succeeded" | "failed";
-            /** @description Rows this attempt (or phase) plans to walk; a merge that plans again after a lost race starts over. */
-            rowsPlanned: number;
-            rowsDone: number;
-            /**
-             * @description What the rows are going through now (a load: parse, validate or write); null for a merge.
-             * @enum {string|null}
-             */
-            phase: "parse" | "validate" | "write" | null;
-        };
-        /** @description An immutable name for a commit; usable wherever a ref is, as `tag:<name>`. */
-        Tag: {
-            name: string;
-            commit: string;
-            actor: string;
-            /** Format: date-time */
-            time: string;
-            message: string;
-        };
-        Commit: {
-            id: string;
-            parents: string[];
-            branch: string;
-            /** @description Who made the commit: the bearer token's identity, or the server's actor when no tokens are configured. */
-            actor: string;
-            /** @description Who the client said the commit was for (author in the request); the actor when it said nothing. */
-            author: string;
-            message: string;
-            /** Format: date-time */
-            time: string;
-            /** @enum {string} */
-            kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
-            resolved?: components["schemas"]["ResolvedConflicts"];
-            /** @description The merge request this merge landed. */
-            request?: string;
-            /**
-             * @description An admin landed this on a protected branch past its rule.
-             * @enum {boolean}
-             */
-            bypass?: true;
-        };
-        CommitDetail: components["schemas"]["Commit"] & {
-            tables: {
-                name: string;
-                rows: number;
-                runs: number;
-            }[];
-        };
         Branch: {
             name: string;
             head: components["schemas"]["Commit"];
             createdAt: string;
             forkedFrom: string | null;
             /** @description The branch's protection rule, who set it and when; null when it has none. */
-            protection: null | {
+            protection: {
                 requiredApprovals: number;
                 allowAdminBypass: boolean;
                 /** @enum {string} */
                 staleApprovals: "result_change" | "head_move";
                 requiredChecks: string[];
                 setBy: string;
-                /** Format: date-time */
                 time: string;
-            };
-        };
-        /** @description Exactly one of branch, commit or tag. */
-        Ref: {
-            branch?: string;
-            commit?: string;
-            tag?: string;
-        };
-        WriteOp: {
-            /** @enum {string} */
-            op: "insert" | "update" | "upsert" | "delete";
-            table: string;
-            /** @description Property values; update needs the key and the properties to change; delete only the key. */
-            values: {
-                [key: string]: unknown;
-            };
-        };
-        WriteResult: {
-            commit: components["schemas"]["Commit"] | null;
-            inserted: number;
-            updated: number;
-            deleted: number;
-            /** @description Edges deleted with their endpoint node. */
-            cascaded: number;
-        };
-        IngestResult: {
-            branch: string;
-            shard: string;
-            operations: number;
-            generations: {
-                seq: number;
-                rows: number;
-                sealedAt: string;
-            }[];
-            inserted: number;
-            updated: number;
-            deleted: number;
-            cascaded: number;
+            } | null;
         };
         CatchUpReport: {
             branch: string;
@@ -1320,76 +1212,167 @@ export interface components {
                 [key: string]: components["schemas"]["StoreCallCount"];
             };
         };
-        WalStatus: {
+        Commit: {
+            id: string;
+            parents: string[];
             branch: string;
-            head: string;
-            pendingGenerations: number;
-            shards: {
-                shard: string;
-                watermark: number;
-                pendingGenerations: number;
-                /** @description Pending rows by table. */
-                pendingRows: {
-                    [key: string]: number;
-                };
-                pendingBytes: number;
-                oldestPendingStamp: string | null;
+            /** @description Who made the commit: the bearer token's identity, or the server's actor when no tokens are configured. */
+            actor: string;
+            /** @description Who the client said the commit was for (author in the request); the actor when it said nothing. */
+            author: string;
+            message: string;
+            time: string;
+            /** @enum {string} */
+            kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
+            resolved?: components["schemas"]["ResolvedConflicts"];
+            /** @description The merge request this merge landed. */
+            request?: string;
+            /**
+             * @description An admin landed this on a protected branch past its rule.
+             * @constant
+             */
+            bypass?: true;
+        };
+        CommitDetail: {
+            id: string;
+            parents: string[];
+            branch: string;
+            /** @description Who made the commit: the bearer token's identity, or the server's actor when no tokens are configured. */
+            actor: string;
+            /** @description Who the client said the commit was for (author in the request); the actor when it said nothing. */
+            author: string;
+            message: string;
+            time: string;
+            /** @enum {string} */
+            kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
+            resolved?: components["schemas"]["ResolvedConflicts"];
+            /** @description The merge request this merge landed. */
+            request?: string;
+            /**
+             * @description An admin landed this on a protected branch past its rule.
+             * @constant
+             */
+            bypass?: true;
+            tables: {
+                name: string;
+                rows: number;
+                runs: number;
             }[];
-            catchUp: {
-                running: boolean;
-                /** @description This server's last catch-up of the branch, or null when it ran none. */
-                last: null | {
-                    /** @enum {string} */
-                    trigger: "request" | "background";
-                    /** Format: date-time */
-                    startedAt: string;
-                    /** Format: date-time */
-                    finishedAt: string;
-                    /** @enum {string} */
-                    outcome: "caught_up" | "nothing_pending" | "incomplete" | "error";
-                    report?: components["schemas"]["CatchUpReport"];
-                    error?: {
-                        code: string;
-                        message: string;
-                    };
+        };
+        Conflict: {
+            /**
+             * @description SchemaConflict: both sides changed a type (property null) or a property differently; key is empty and the values are the definitions.
+             * @enum {string}
+             */
+            kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate" | "OrphanEdge" | "UniqueViolation" | "CardinalityViolation" | "ValueConstraintViolation" | "SchemaConflict";
+            table: string;
+            key: string;
+            property: string | null;
+            base: unknown;
+            source: unknown;
+            target: unknown;
+            message: string;
+        };
+        ErrorEnvelope: {
+            requestId: string;
+            error: {
+                /** @enum {string} */
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal";
+                message: string;
+                retryable: boolean;
+                issues?: {
+                    path: string;
+                    message: string;
+                }[];
+                /** @description What the code says in fields: `branch`, `expected` and `actual` for head_moved; `branch` for branch_exists and branch_protected; `graph` for graph_exists; `limit` for payload_too_large and overloaded; `key` for corrupt_object; `acknowledged` ({ generations, rows, lastSeq }) on an ingest that failed after making earlier generations durable. */
+                details?: {
+                    [key: string]: unknown;
                 };
             };
         };
-        MergeRequest: {
-            /** @description The branch merged into; main when absent. */
-            into?: string;
-            dryRun?: boolean;
-            expectedSourceHead?: string;
-            expectedTargetHead?: string;
-            deleteBranch?: boolean;
-            author?: string;
-            message?: string;
-            /**
-             * @description Accepted for compatibility; merges over HTTP always prepare at width one.
-             * @enum {integer}
-             */
-            width?: 1 | 2 | 4;
-            /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
-            bypassProtection?: boolean;
-            conflictLimit?: number;
-            /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
-            conflictCursor?: string;
-            resolutions?: components["schemas"]["MergeResolutions"];
-            /** @description The Idempotency-Key header's value in a body (the header wins). */
-            idempotencyKey?: string;
+        GraphEvent: {
+            /** @description Its place in the feed. */
+            seq: number;
+            /** @enum {string} */
+            kind: "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed";
+            time: string;
+            actor: string;
+            branch?: string;
+            commit?: string;
+            /** @description A commit event's commit kind (write, merge, ...). */
+            commitKind?: string;
+            tag?: string;
+            request?: string;
         };
-        ApplyCommitRequest: {
-            commit: components["schemas"]["Ref"];
-            dryRun?: boolean;
-            expectedTargetHead?: string;
-            author?: string;
-            message?: string;
-            /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
-            bypassProtection?: boolean;
-            conflictLimit?: number;
-            /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
-            conflictCursor?: string;
-            resolutions?: components["schemas"]["MergeResolutions"];
+        GraphQLResponse: {
+            data?: unknown;
+            errors?: {
+                message: string;
+                path?: (string | number)[];
+                /** @description code, retryable and issues, as in the REST error envelope. */
+                extensions?: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
+        /** @description A registered webhook or check, without its secret, with this server's delivery counts since it started. */
+        Hook: {
+            id: string;
+            /** @enum {string} */
+            kind: "event" | "check";
+            url: string;
+            events: string[];
+            check?: string;
+            createdBy: string;
+            createdAt: string;
+            stats: {
+                delivered: number;
+                failedAttempts: number;
+                deadLetters: number;
+                queued: number;
+                lastError: string | null;
+                /** @description From the change landing to the receiver's answer, of the latest delivery. */
+                lastLatencyMs: number | null;
+            };
+        };
+        IngestResult: {
+            branch: string;
+            shard: string;
+            operations: number;
+            generations: {
+                seq: number;
+                rows: number;
+                sealedAt: string;
+            }[];
+            inserted: number;
+            updated: number;
+            deleted: number;
+            cascaded: number;
+        };
+        MergeConflicts: {
+            /** @constant */
+            status: "conflicts";
+            sourceHead: string;
+            targetHead: string;
+            base: string | null;
+            report: {
+                total: number;
+                counts: {
+                    DivergentInsert: number;
+                    DivergentUpdate: number;
+                    DeleteVsUpdate: number;
+                    OrphanEdge: number;
+                    UniqueViolation: number;
+                    CardinalityViolation: number;
+                    ValueConstraintViolation: number;
+                    SchemaConflict: number;
+                } & {
+                    [key: string]: number;
+                };
+                items: components["schemas"]["Conflict"][];
+                nextCursor: string | null;
+            };
+            metrics: components["schemas"]["MergeMetrics"];
         };
         MergeMetrics: {
             phasesMs: {
@@ -1417,40 +1400,6 @@ export interface components {
             tablesAdopted?: number;
             attempts: number;
         };
-        /** @description The resolutions a merge applied, its strategy and how many; `items` holds the first thousand, named choices first. */
-        ResolvedConflicts: {
-            /** @enum {string|null} */
-            strategy: "source-wins" | "target-wins" | null;
-            total: number;
-            /** @description The set of every conflict decided (identity and choice), hashed in any order: what an approval covers. */
-            digest?: string;
-            items: {
-                table: string;
-                key: string;
-                property: string | null;
-                /** @enum {string} */
-                kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate";
-                /** @enum {string} */
-                take: "source" | "target" | "base" | "value";
-                /** @enum {string} */
-                by: "choice" | "strategy";
-            }[];
-        };
-        GraphEvent: {
-            /** @description Its place in the feed. */
-            seq: number;
-            /** @enum {string} */
-            kind: "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed";
-            /** Format: date-time */
-            time: string;
-            actor: string;
-            branch?: string;
-            commit?: string;
-            /** @description A commit event's commit kind (write, merge, ...). */
-            commitKind?: string;
-            tag?: string;
-            request?: string;
-        };
         /** @description A request to merge a source branch into a target, with its revisions, reviews and whether it may merge now. */
         MergeRequestRecord: {
             id: string;
@@ -1463,11 +1412,10 @@ export interface components {
             author: string;
             /** @enum {string} */
             state: "open" | "merged" | "closed";
-            /** Format: date-time */
             createdAt: string;
-            /** Format: date-time */
             updatedAt: string;
-            resolutions?: components["schemas"]["MergeResolutions"];
+            /** @description The resolutions the merge will apply, as a merge takes them. */
+            resolutions?: unknown;
             revisions: {
                 n: number;
                 sourceHead: string;
@@ -1483,7 +1431,6 @@ export interface components {
                 decidedDigest?: string | null;
                 /** @description What the merge brings (source content state, merge base, resolutions, the conflicts they decide), hashed. */
                 fingerprint: string;
-                /** Format: date-time */
                 time: string;
                 /** @description Each check's result on this revision, by check name: pass, fail, error (no answer in time, a non-2xx status, an answer that is not a verdict) or pending. */
                 checks?: {
@@ -1491,7 +1438,6 @@ export interface components {
                         /** @enum {string} */
                         status: "pending" | "pass" | "fail" | "error";
                         message: string;
-                        /** Format: date-time */
                         time: string;
                         hook?: string;
                     };
@@ -1522,27 +1468,21 @@ export interface components {
                 author: string;
                 /** @description The revision the reviewer saw. */
                 revision: number;
-                /** Format: date-time */
                 time: string;
                 on?: components["schemas"]["ReviewPlace"];
             }[];
             /** @description The revision a merge was started for and not yet recorded: until it settles, the request takes no new resolutions and cannot be closed. */
             merging?: number;
-            /**
-             * Format: date-time
-             * @description When that merge started.
-             */
+            /** @description When that merge started. */
             mergingSince?: string;
             merged?: {
                 commit: string;
                 by: string;
-                /** Format: date-time */
                 time: string;
                 revision: number;
             };
             closed?: {
                 by: string;
-                /** Format: date-time */
                 time: string;
             };
             mergeability: {
@@ -1559,59 +1499,6 @@ export interface components {
                     passed: string[];
                 };
             };
-        };
-        /** @description A registered webhook or check, without its secret, with this server's delivery counts since it started. */
-        Hook: {
-            id: string;
-            /** @enum {string} */
-            kind: "event" | "check";
-            url: string;
-            events: string[];
-            check?: string;
-            createdBy: string;
-            /** Format: date-time */
-            createdAt: string;
-            stats: {
-                delivered: number;
-                failedAttempts: number;
-                deadLetters: number;
-                queued: number;
-                lastError: string | null;
-                /** @description From the change landing to the receiver's answer, of the latest delivery. */
-                lastLatencyMs: number | null;
-            };
-        };
-        /** @description A place in the request's diff a review comments on. */
-        ReviewPlace: {
-            table: string;
-            key?: string;
-            property?: string;
-        };
-        /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
-        MergeResolutions: {
-            /** @enum {string} */
-            strategy?: "source-wins" | "target-wins";
-            conflicts?: {
-                table: string;
-                key: string;
-                /** @description The property of a DivergentUpdate; null or absent for the whole row. */
-                property?: string | null;
-                /** @enum {string} */
-                take: "source" | "target" | "base" | "value";
-                /** @description With take: value, the property's value, or the whole row (null deletes it). */
-                value?: unknown;
-                /** @description The values the client saw; compared with the conflict's values when the merge runs. */
-                expected?: {
-                    base?: unknown;
-                    source?: unknown;
-                    target?: unknown;
-                };
-            }[];
-        };
-        StoreCallCount: {
-            calls: number;
-            bytesRead: number;
-            bytesWritten: number;
         };
         MergeSuccess: {
             /** @constant */
@@ -1639,44 +1526,52 @@ export interface components {
             branchDeleteError: string | null;
             metrics: components["schemas"]["MergeMetrics"];
         };
-        Conflict: {
-            /**
-             * @description SchemaConflict: both sides changed a type (property null) or a property differently; key is empty and the values are the definitions.
-             * @enum {string}
-             */
-            kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate" | "OrphanEdge" | "UniqueViolation" | "CardinalityViolation" | "ValueConstraintViolation" | "SchemaConflict";
-            table: string;
-            key: string;
-            property: string | null;
-            base: unknown;
-            source: unknown;
-            target: unknown;
-            message: string;
+        /** @description A long operation (a merge, a load) and its progress, rows walked of rows planned. */
+        Operation: {
+            id: string;
+            /** @enum {string} */
+            kind: "merge" | "load";
+            /** @description The branch it changes (a merge's target). */
+            branch: string;
+            /** @description A merge's source branch or commit. */
+            source: string | null;
+            startedAt: string;
+            /** @enum {string} */
+            state: "running" | "succeeded" | "failed";
+            /** @description Rows this attempt (or phase) plans to walk; a merge that plans again after a lost race starts over. */
+            rowsPlanned: number;
+            rowsDone: number;
+            /** @description What the rows are going through now (a load: parse, validate or write); null for a merge. */
+            phase: string | null;
         };
-        MergeConflicts: {
-            /** @constant */
-            status: "conflicts";
-            sourceHead: string;
-            targetHead: string;
-            base: string | null;
-            report: {
-                total: number;
-                counts: {
-                    DivergentInsert: number;
-                    DivergentUpdate: number;
-                    DeleteVsUpdate: number;
-                    OrphanEdge: number;
-                    UniqueViolation: number;
-                    CardinalityViolation: number;
-                    ValueConstraintViolation: number;
-                    SchemaConflict: number;
-                } & {
-                    [key: string]: number;
-                };
-                items: components["schemas"]["Conflict"][];
-                nextCursor: string | null;
-            };
-            metrics: components["schemas"]["MergeMetrics"];
+        /** @description A ref as text (`main`, `commit:<id>`, `tag:<name>`, with `~N`, `^N` or `@{<time>}`), or an object with exactly one of branch, commit or tag. */
+        Ref: string | {
+            branch?: string;
+            commit?: string;
+            tag?: string;
+        };
+        /** @description The resolutions a merge applied, its strategy and how many; `items` holds the first thousand, named choices first. */
+        ResolvedConflicts: {
+            strategy: ("source-wins" | "target-wins") | null;
+            total: number;
+            digest?: string;
+            items: {
+                table: string;
+                key: string;
+                property: string | null;
+                /** @enum {string} */
+                kind: "DivergentInsert" | "DivergentUpdate" | "DeleteVsUpdate" | "OrphanEdge" | "UniqueViolation" | "CardinalityViolation" | "ValueConstraintViolation" | "SchemaConflict";
+                /** @enum {string} */
+                take: "source" | "target" | "base" | "value";
+                /** @enum {string} */
+                by: "choice" | "strategy";
+            }[];
+        };
+        /** @description A place in the request's diff a review comments on. */
+        ReviewPlace: {
+            table: string;
+            key?: string;
+            property?: string;
         };
         Row: {
             key: string;
@@ -1687,6 +1582,11 @@ export interface components {
         RowPage: {
             items: components["schemas"]["Row"][];
             nextCursor: string | null;
+        };
+        StoreCallCount: {
+            calls: number;
+            bytesRead: number;
+            bytesWritten: number;
         };
         TableDiff: {
             table: string;
@@ -1702,6 +1602,55 @@ export interface components {
                 };
                 changed: string[];
             }[];
+        };
+        /** @description An immutable name for a commit; usable wherever a ref is, as `tag:<name>`. */
+        Tag: {
+            name: string;
+            commit: string;
+            actor: string;
+            time: string;
+            message: string;
+        };
+        WalStatus: {
+            branch: string;
+            head: string;
+            pendingGenerations: number;
+            shards: {
+                shard: string;
+                watermark: number;
+                pendingGenerations: number;
+                /** @description Pending rows by table. */
+                pendingRows: {
+                    [key: string]: number;
+                };
+                pendingBytes: number;
+                oldestPendingStamp: string | null;
+            }[];
+            catchUp: {
+                running: boolean;
+                /** @description This server's last catch-up of the branch, or null when it ran none. */
+                last: {
+                    /** @enum {string} */
+                    trigger: "request" | "background";
+                    startedAt: string;
+                    finishedAt: string;
+                    /** @enum {string} */
+                    outcome: "caught_up" | "nothing_pending" | "incomplete" | "error";
+                    report?: components["schemas"]["CatchUpReport"];
+                    error?: {
+                        code: string;
+                        message: string;
+                    };
+                } | null;
+            };
+        };
+        WriteResult: {
+            commit: components["schemas"]["Commit"] | null;
+            inserted: number;
+            updated: number;
+            deleted: number;
+            /** @description Edges deleted with their endpoint node. */
+            cascaded: number;
         };
     };
     responses: {
@@ -1729,11 +1678,6 @@ export interface components {
         OperationId: string;
         /** @description Branch name, URL-encoded (`review%2F2026-07`). */
         BranchId: string;
-        /** @description Ref to read at; default `main`. */
-        At: string;
-        Table: string;
-        /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-        Key: string;
     };
     requestBodies: never;
     headers: never;
@@ -2012,6 +1956,120 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description A sequence from the feed; 0 or absent for the start. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The last event's id a reconnecting client saw (wins over cursor). */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listGraphs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The named graphs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graphs: {
+                            name: string;
+                            /** Format: date-time */
+                            created: string;
+                        }[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createGraph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** Format: date-time */
+                        created: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteGraph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
     listBranches: {
         parameters: {
             query?: {
@@ -2061,6 +2119,7 @@ export interface operations {
                 "application/json": {
                     /** @description Letters, digits, '.', '_', '-', '/' separators. */
                     name: string;
+                    /** @description Exactly one of branch, commit or tag. */
                     from?: components["schemas"]["Ref"];
                 };
             };
@@ -2085,7 +2144,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -2110,13 +2169,14 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
+                id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Exactly one of branch, commit or tag. */
                     to: components["schemas"]["Ref"];
                     /** @description The commit the branch must be at now. */
                     expectedHead: string;
@@ -2145,7 +2205,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -2172,23 +2232,33 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
+                id: string;
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
-                    /** @description 1 when absent. */
+                    /**
+                     * @description 1 when absent.
+                     * @default 1
+                     */
                     requiredApprovals?: number;
-                    /** @description false when absent. */
+                    /**
+                     * @description false when absent.
+                     * @default false
+                     */
                     allowAdminBypass?: boolean;
                     /**
                      * @description When an approval stops counting: when the change the merge brings or its resolutions change (result_change, the default), or when either head moves at all (head_move).
+                     * @default result_change
                      * @enum {string}
                      */
                     staleApprovals?: "result_change" | "head_move";
-                    /** @description Checks (by the name their check hook registered) that must pass on the revision a merge request merges; none when absent. */
+                    /**
+                     * @description Checks (by the name their check hook registered) that must pass on the revision a merge request merges; none when absent.
+                     * @default []
+                     */
                     requiredChecks?: string[];
                 };
             };
@@ -2213,7 +2283,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
+                id: string;
             };
             cookie?: never;
         };
@@ -2232,7 +2302,7 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    listOperations: {
+    listTags: {
         parameters: {
             query?: never;
             header?: never;
@@ -2241,14 +2311,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The operations. */
+            /** @description The tags. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        operations: components["schemas"]["Operation"][];
+                        tags: components["schemas"]["Tag"][];
                     };
                 };
             };
@@ -2256,37 +2326,477 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    getOperation: {
+    createTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Letters, digits, '.', '_', '-', '/' separators. */
+                    name: string;
+                    /** @description Exactly one of branch, commit or tag. */
+                    from?: components["schemas"]["Ref"];
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getTag: {
         parameters: {
             query?: never;
             header?: never;
             path: {
+                /** @description Tag name, URL-encoded. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tag name, URL-encoded. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    mergeBranch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-200 printable ASCII characters. A retry with the same key and the same request returns the first published result, with `replayed: true` and an `Idempotent-Replayed: true` header, instead of merging again or reporting already_up_to_date; the same key with a different request is invalid_input. Keys are kept in the store for at least 24 hours (and at most 48); only published merges are recorded, and dry runs ignore the key. */
+                "Idempotency-Key"?: string;
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    dryRun?: boolean;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
+                    expectedTargetHead?: string;
+                    author?: string;
+                    message?: string;
+                    conflictLimit?: number;
+                    /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
+                    conflictCursor?: string;
+                    /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+                    resolutions?: {
+                        /** @enum {string} */
+                        strategy?: "source-wins" | "target-wins";
+                        conflicts?: {
+                            table: string;
+                            key: string;
+                            property?: string | null;
+                            /** @enum {string} */
+                            take: "source" | "target" | "base" | "value";
+                            value?: unknown;
+                            expected?: {
+                                base?: unknown;
+                                source?: unknown;
+                                target?: unknown;
+                            };
+                        }[];
+                    };
+                    /** @description The branch merged into; main when absent. */
+                    into?: string;
+                    expectedSourceHead?: string;
+                    deleteBranch?: boolean;
+                    /** @description Accepted for compatibility; merges over HTTP always prepare at width one. */
+                    width?: 1 | 2 | 4;
+                };
+            };
+        };
+        responses: {
+            /** @description Merged, fast-forwarded, already up to date, or a dry run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeSuccess"];
+                };
+            };
+            /** @description Conflicts (nothing was published), or an error such as head_moved or publish_contention. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    cherryPick: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dryRun?: boolean;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
+                    expectedTargetHead?: string;
+                    author?: string;
+                    message?: string;
+                    conflictLimit?: number;
+                    /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
+                    conflictCursor?: string;
+                    /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+                    resolutions?: {
+                        /** @enum {string} */
+                        strategy?: "source-wins" | "target-wins";
+                        conflicts?: {
+                            table: string;
+                            key: string;
+                            property?: string | null;
+                            /** @enum {string} */
+                            take: "source" | "target" | "base" | "value";
+                            value?: unknown;
+                            expected?: {
+                                base?: unknown;
+                                source?: unknown;
+                                target?: unknown;
+                            };
+                        }[];
+                    };
+                    /** @description Exactly one of branch, commit or tag. */
+                    commit: components["schemas"]["Ref"];
+                };
+            };
+        };
+        responses: {
+            /** @description Applied (outcome cherry_picked), already there, or a dry run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeSuccess"];
+                };
+            };
+            /** @description Conflicts (nothing was published), or an error such as head_moved. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    revert: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dryRun?: boolean;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
+                    expectedTargetHead?: string;
+                    author?: string;
+                    message?: string;
+                    conflictLimit?: number;
+                    /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
+                    conflictCursor?: string;
+                    /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+                    resolutions?: {
+                        /** @enum {string} */
+                        strategy?: "source-wins" | "target-wins";
+                        conflicts?: {
+                            table: string;
+                            key: string;
+                            property?: string | null;
+                            /** @enum {string} */
+                            take: "source" | "target" | "base" | "value";
+                            value?: unknown;
+                            expected?: {
+                                base?: unknown;
+                                source?: unknown;
+                                target?: unknown;
+                            };
+                        }[];
+                    };
+                    /** @description Exactly one of branch, commit or tag. */
+                    commit: components["schemas"]["Ref"];
+                };
+            };
+        };
+        responses: {
+            /** @description Reverted (outcome reverted), nothing to undo, or a dry run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeSuccess"];
+                };
+            };
+            /** @description Conflicts (nothing was published), or an error such as head_moved. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    write: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    ops: {
+                        /** @enum {string} */
+                        op: "insert" | "update" | "upsert" | "delete";
+                        table: string;
+                        values: unknown;
+                    }[];
+                    message?: string;
+                    author?: string;
+                    expectedHead?: string;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The commit (null when nothing changed) and counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteResult"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    load: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
+                "Operation-Id"?: components["parameters"]["OperationId"];
+            };
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Loaded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WriteResult"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    ingest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Every operation acknowledged. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestResult"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    catchUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Generations per batch; 0 removes the count cap. Default from CATCHUP_MERGE_MAX_GENERATIONS. */
+                    maxGenerations?: number;
+                    /** @description Bytes per batch. Default from CATCHUP_MAX_BYTES. */
+                    maxBytes?: number;
+                    /** @description Prepare the next batch while one commits. Default from CATCHUP_PIPELINE_ENABLED. */
+                    pipeline?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Catch-up report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatchUpReport"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    walStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The operation. */
+            /** @description Status. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Operation"];
+                    "application/json": components["schemas"]["WalStatus"];
                 };
             };
             "4XX": components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
-    listEvents: {
+    getSchema: {
         parameters: {
             query?: {
-                /** @description A previous page's nextCursor; 0 or absent for the start. */
-                cursor?: string;
-                /** @description 100 when absent. */
-                limit?: number;
+                /** @description Ref to read at; default `main`. */
+                at?: string;
             };
             header?: never;
             path?: never;
@@ -2294,22 +2804,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One page of events. */
+            /** @description The schema. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        events: components["schemas"]["GraphEvent"][];
-                        nextCursor: string;
-                        /** @description The event whose change is still being published, which holds the page, and the latest it can hold it; null when none does. */
-                        waitingOn: {
-                            seq: number;
-                            writer: string | null;
-                            /** Format: date-time */
-                            deadline: string;
-                        } | null;
+                        commit: string;
+                        text: string;
+                        /** @description The schema's IR. */
+                        schema: {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -2317,28 +2824,438 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    streamEvents: {
+    applySchema: {
         parameters: {
-            query?: {
-                /** @description A sequence from the feed; 0 or absent for the start. */
-                cursor?: string;
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
             };
-            header?: {
-                /** @description The last event's id a reconnecting client saw (wins over cursor). */
-                "Last-Event-ID"?: string;
-            };
-            path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    schema: string;
+                    migration?: {
+                        drop?: string[];
+                        defaults?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    message?: string;
+                    author?: string;
+                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
+                    bypassProtection?: boolean;
+                };
+            };
+        };
         responses: {
-            /** @description A stream of events. */
+            /** @description The commit (null when the schema was already this) and what happened to each table. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "application/json": {
+                        commit: components["schemas"]["Commit"] | null;
+                        tables: {
+                            [key: string]: "create" | "keep" | "check" | "rewrite" | "drop";
+                        };
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    rows: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: string;
+                /** @description JSON object in the typed GraphQL where grammar: {"age": {"gte": 30}} with eq, ne, in, notIn, lt, lte, gt, gte, prefix, contains, isNull, and _and, _or, _not, _key. Also read: {"prop": value} for equality (null: isNull) and {"prop": {"op": "gte", "value": 30}}. Unknown properties or operators and values of the wrong type are invalid_input naming the path. */
+                where?: string;
+                /** @description 100 when absent. */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rows. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RowPage"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getRow: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: string;
+            };
+            header?: never;
+            path: {
+                table: string;
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The row. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Row"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    edges: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: string;
+                /** @description both when absent. */
+                direction?: "out" | "in" | "both";
+                edgeTable?: string;
+            };
+            header?: never;
+            path: {
+                table: string;
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The edges. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        edges: {
+                            table: string;
+                            key: string;
+                            row: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    exportTable: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: string;
+                /** @description ndjson when absent. */
+                format?: "ndjson" | "arrow" | "arrow-stream" | "parquet";
+            };
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "application/vnd.apache.arrow.file": string;
+                    "application/vnd.apache.arrow.stream": string;
+                    "application/vnd.apache.parquet": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    entityHistory: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: string;
+                /** @description 100 when absent. */
+                limit?: number;
+                /** @description The nextCursor of the previous page, with the same ref and firstParent. */
+                cursor?: string;
+                /** @description Follow first parents only. */
+                firstParent?: boolean;
+            };
+            header?: never;
+            path: {
+                table: string;
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The commit the ref resolved to. */
+                        at: string;
+                        versions: {
+                            commit: components["schemas"]["Commit"];
+                            /** @enum {string} */
+                            change: "inserted" | "updated" | "deleted";
+                            before: {
+                                [key: string]: unknown;
+                            } | null;
+                            after: {
+                                [key: string]: unknown;
+                            } | null;
+                            changed: string[];
+                        }[];
+                        /** @description Where the next page starts; null when the history is done. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    blame: {
+        parameters: {
+            query?: {
+                /** @description Ref to read at; default `main`. */
+                at?: string;
+            };
+            header?: never;
+            path: {
+                table: string;
+                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The row and who set each property. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The commit the ref resolved to. */
+                        at: string;
+                        row: {
+                            [key: string]: unknown;
+                        };
+                        properties: {
+                            property: string;
+                            value: unknown;
+                            commit: components["schemas"]["Commit"] | null;
+                        }[];
+                        complete: boolean;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    queryRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Exactly one of branch, commit or tag. */
+                    at?: components["schemas"]["Ref"];
+                    /** @description A typed filter: {prop: {eq|ne|in|notIn|lt|lte|gt|gte|prefix|contains|isNull: value}}, with _key for the entity key, _and / _or (lists), _not, and on edge tables _from / _to (a filter on the endpoint node). */
+                    where?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Properties (or _key) to order by; the key, ascending, breaks ties. Nulls sort last. */
+                    orderBy?: {
+                        prop: string;
+                        /** @enum {string} */
+                        direction?: "asc" | "desc";
+                    }[];
+                    /** @description 100 when absent. */
+                    first?: number;
+                    /** @description The cursor of an item of a previous page of this same query. */
+                    after?: string;
+                    /** @description Also count every entity the filter admits (totalCount). */
+                    count?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description One page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            key: string;
+                            row: {
+                                [key: string]: unknown;
+                            };
+                            cursor: string;
+                        }[];
+                        hasNextPage: boolean;
+                        /** @description Present when count was asked. */
+                        totalCount?: number;
+                        /** @description Rows the plan read to answer. */
+                        rowsRead: number;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    lookupRows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Exactly one of branch, commit or tag. */
+                    at?: components["schemas"]["Ref"];
+                    keys?: string[];
+                    unique?: {
+                        prop: string;
+                        values: unknown[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description One item per asked key or value, in order; null where there is no entity. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: ({
+                            key: string;
+                            row: {
+                                [key: string]: unknown;
+                            };
+                        } | null)[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    neighbors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Exactly one of branch, commit or tag. */
+                    at?: components["schemas"]["Ref"];
+                    /** @enum {string} */
+                    direction: "out" | "in";
+                    keys: string[];
+                    /** @description A typed filter: {prop: {eq|ne|in|notIn|lt|lte|gt|gte|prefix|contains|isNull: value}}, with _key for the entity key, _and / _or (lists), _not, and on edge tables _from / _to (a filter on the endpoint node). */
+                    where?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Properties (or _key) to order by; the key, ascending, breaks ties. Nulls sort last. */
+                    orderBy?: {
+                        prop: string;
+                        /** @enum {string} */
+                        direction?: "asc" | "desc";
+                    }[];
+                    /** @description 100 when absent. */
+                    first?: number;
+                    /** @description The cursor of an item of a previous page of this same query. */
+                    after?: string;
+                    /** @description Also count every entity the filter admits (totalCount). */
+                    count?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description One page of edges per asked node, in the order asked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            node: string;
+                            items: {
+                                key: string;
+                                row: {
+                                    [key: string]: unknown;
+                                };
+                                cursor: string;
+                            }[];
+                            hasNextPage: boolean;
+                            totalCount?: number;
+                        }[];
+                    };
                 };
             };
             "4XX": components["responses"]["Error"];
@@ -2444,7 +3361,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description The request. */
             200: {
@@ -2475,7 +3396,12 @@ export interface operations {
                     /** @enum {string} */
                     verdict: "approve" | "request_changes" | "comment";
                     body?: string;
-                    on?: components["schemas"]["ReviewPlace"];
+                    /** @description A place in the request's diff a review comments on. */
+                    on?: {
+                        table: string;
+                        key?: string;
+                        property?: string;
+                    };
                 };
             };
         };
@@ -2503,10 +3429,26 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
-                    resolutions?: components["schemas"]["MergeResolutions"] | null;
+                    resolutions?: {
+                        /** @enum {string} */
+                        strategy?: "source-wins" | "target-wins";
+                        conflicts?: {
+                            table: string;
+                            key: string;
+                            property?: string | null;
+                            /** @enum {string} */
+                            take: "source" | "target" | "base" | "value";
+                            value?: unknown;
+                            expected?: {
+                                base?: unknown;
+                                source?: unknown;
+                                target?: unknown;
+                            };
+                        }[];
+                    } | null;
                 };
             };
         };
@@ -2559,6 +3501,35 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    closeMergeRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A merge request id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
     runMergeRequestChecks: {
         parameters: {
             query?: never;
@@ -2569,7 +3540,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description The request with the check results. */
             200: {
@@ -2578,6 +3553,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MergeRequestRecord"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description A previous page's nextCursor; 0 or absent for the start. */
+                cursor?: string;
+                /** @description 100 when absent. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["GraphEvent"][];
+                        nextCursor: string;
+                        /** @description The event whose change is still being published, which holds the page, and the latest it can hold it; null when none does. */
+                        waitingOn: {
+                            seq: number;
+                            writer: string | null;
+                            deadline: string;
+                        } | null;
+                    };
                 };
             };
             "4XX": components["responses"]["Error"];
@@ -2625,7 +3636,7 @@ export interface operations {
                      */
                     kind?: "event" | "check";
                     /** @description The event kinds an event hook receives, or * for all; required for an event hook. */
-                    events?: ("*" | "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed")[];
+                    events?: ("commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed" | "*")[];
                     /** @description A check hook's name, as protection rules require it. */
                     check?: string;
                     /** @description The signing key; 32 random characters when absent. */
@@ -2640,7 +3651,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Hook"] & {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        kind: "event" | "check";
+                        url: string;
+                        events: string[];
+                        check?: string;
+                        createdBy: string;
+                        createdAt: string;
+                        stats: {
+                            delivered: number;
+                            failedAttempts: number;
+                            deadLetters: number;
+                            queued: number;
+                            lastError: string | null;
+                            /** @description From the change landing to the receiver's answer, of the latest delivery. */
+                            lastLatencyMs: number | null;
+                        };
+                        /** @description The signing secret: shown here once, never again. */
                         secret: string;
                     };
                 };
@@ -2706,7 +3735,6 @@ export interface operations {
                             /** @description Attempts made (0 when the queue was full). */
                             attempts: number;
                             error: string;
-                            /** Format: date-time */
                             time: string;
                             /** @description The JSON body it would have carried. */
                             body: string;
@@ -2728,7 +3756,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description The delivery is queued. */
             200: {
@@ -2746,939 +3778,11 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    closeMergeRequest: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A merge request id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The request. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeRequestRecord"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    listTags: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The tags. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        tags: components["schemas"]["Tag"][];
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    createTag: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description Letters, digits, '.', '_', '-', '/' separators. */
-                    name: string;
-                    from?: components["schemas"]["Ref"];
-                    message?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Tag"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    getTag: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Tag name, URL-encoded. */
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The tag. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Tag"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    deleteTag: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Tag name, URL-encoded. */
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        deleted: string;
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    mergeBranch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
-                "Operation-Id"?: components["parameters"]["OperationId"];
-                /** @description 1-200 printable ASCII characters. A retry with the same key and the same request returns the first published result, with `replayed: true` and an `Idempotent-Replayed: true` header, instead of merging again or reporting already_up_to_date; the same key with a different request is invalid_input. Keys are kept in the store for at least 24 hours (and at most 48); only published merges are recorded, and dry runs ignore the key. */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["MergeRequest"];
-            };
-        };
-        responses: {
-            /** @description Merged, fast-forwarded, already up to date, or a dry run. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeSuccess"];
-                };
-            };
-            /** @description Conflicts (nothing was published), or an error such as head_moved or publish_contention. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            default: components["responses"]["Error"];
-        };
-    };
-    cherryPick: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
-                "Operation-Id"?: components["parameters"]["OperationId"];
-            };
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ApplyCommitRequest"];
-            };
-        };
-        responses: {
-            /** @description Applied (outcome cherry_picked), already there, or a dry run. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeSuccess"];
-                };
-            };
-            /** @description Conflicts (nothing was published), or an error such as head_moved. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    revert: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
-                "Operation-Id"?: components["parameters"]["OperationId"];
-            };
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ApplyCommitRequest"];
-            };
-        };
-        responses: {
-            /** @description Reverted (outcome reverted), nothing to undo, or a dry run. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeSuccess"];
-                };
-            };
-            /** @description Conflicts (nothing was published), or an error such as head_moved. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MergeConflicts"] | components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    write: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    ops: components["schemas"]["WriteOp"][];
-                    message?: string;
-                    author?: string;
-                    expectedHead?: string;
-                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
-                    bypassProtection?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description The commit (null when nothing changed) and counts. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WriteResult"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    load: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
-                "Operation-Id"?: components["parameters"]["OperationId"];
-            };
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/x-ndjson": string;
-            };
-        };
-        responses: {
-            /** @description Loaded. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WriteResult"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    ingest: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/x-ndjson": string;
-            };
-        };
-        responses: {
-            /** @description Every operation acknowledged. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["IngestResult"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    catchUp: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @description Generations per batch; 0 removes the count cap. Default from CATCHUP_MERGE_MAX_GENERATIONS. */
-                    maxGenerations?: number;
-                    /** @description Bytes per batch. Default from CATCHUP_MAX_BYTES. */
-                    maxBytes?: number;
-                    /** @description Prepare the next batch while one commits. Default from CATCHUP_PIPELINE_ENABLED. */
-                    pipeline?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description Catch-up report. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CatchUpReport"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    compact: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    tables?: string[];
-                    /** @enum {string} */
-                    mode?: "tiered" | "full";
-                };
-            };
-        };
-        responses: {
-            /** @description The compaction commit (null when nothing was due) and runs per compacted table. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        commit: components["schemas"]["Commit"] | null;
-                        tables: {
-                            table: string;
-                            runsBefore: number;
-                            runsAfter: number;
-                            runsMerged: number;
-                            /** @description Runs of the table's secondary indexes merged alongside. */
-                            indexRunsMerged: number;
-                        }[];
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    walStatus: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Status. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WalStatus"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    applySchema: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
-                id: components["parameters"]["BranchId"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    schema: string;
-                    migration?: {
-                        /** @description Types and Type.prop names to remove with their data; any schema can be replaced in one change. */
-                        drop?: string[];
-                        /** @description Values for new required properties, by `Type.prop`: { "Person.age": 0 }. */
-                        defaults?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                    message?: string;
-                    author?: string;
-                    /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
-                    bypassProtection?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description The commit (null when the schema was already this) and what happened to each table. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        commit: components["schemas"]["Commit"] | null;
-                        tables: {
-                            [key: string]: "create" | "keep" | "check" | "rewrite" | "drop";
-                        };
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    getSchema: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The schema. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        commit: string;
-                        text: string;
-                        /** @description The schema's IR. */
-                        schema: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    rows: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-                /** @description JSON object in the typed GraphQL where grammar: {"age": {"gte": 30}} with eq, ne, in, notIn, lt, lte, gt, gte, prefix, contains, isNull, and _and, _or, _not, _key. Also read: {"prop": value} for equality (null: isNull) and {"prop": {"op": "gte", "value": 30}}. Unknown properties or operators and values of the wrong type are invalid_input naming the path. */
-                where?: string;
-                /** @description 100 when absent. */
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of rows. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RowPage"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    exportTable: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-                /** @description ndjson when absent. */
-                format?: "ndjson" | "arrow" | "arrow-stream" | "parquet";
-            };
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The table. */
-            200: {
-                headers: {
-                    /** @description The commit the rows were read at. */
-                    "x-branchgraph-commit"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/x-ndjson": string;
-                    "application/vnd.apache.arrow.file": string;
-                    "application/vnd.apache.arrow.stream": string;
-                    "application/vnd.apache.parquet": string;
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    getRow: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-            };
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The row. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Row"];
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    edges: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-                /** @description both when absent. */
-                direction?: "out" | "in" | "both";
-                edgeTable?: string;
-            };
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The edges. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        edges: {
-                            table: string;
-                            key: string;
-                            row: {
-                                [key: string]: unknown;
-                            };
-                        }[];
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    entityHistory: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-                /** @description 100 when absent. */
-                limit?: number;
-                /** @description The nextCursor of the previous page, with the same ref and firstParent. */
-                cursor?: string;
-                /** @description Follow first parents only. */
-                firstParent?: boolean;
-            };
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page of versions. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The commit the ref resolved to. */
-                        at: string;
-                        versions: {
-                            commit: components["schemas"]["Commit"];
-                            /** @enum {string} */
-                            change: "inserted" | "updated" | "deleted";
-                            before: {
-                                [key: string]: unknown;
-                            } | null;
-                            after: {
-                                [key: string]: unknown;
-                            } | null;
-                            changed: string[];
-                        }[];
-                        /** @description Where the next page starts; null when the history is done. */
-                        nextCursor: string | null;
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    blame: {
-        parameters: {
-            query?: {
-                /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
-            };
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-                /** @description Entity key string (URL-encoded); edge keys are JSON arrays such as `["a","b"]`. */
-                key: components["parameters"]["Key"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The row and who set each property. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The commit the ref resolved to. */
-                        at: string;
-                        row: {
-                            [key: string]: unknown;
-                        };
-                        properties: {
-                            property: string;
-                            value: unknown;
-                            commit: components["schemas"]["Commit"] | null;
-                        }[];
-                        complete: boolean;
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    queryRows: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    at?: components["schemas"]["Ref"];
-                    /** @description A typed filter: {prop: {eq|ne|in|notIn|lt|lte|gt|gte|prefix|contains|isNull: value}}, with _key for the entity key, _and / _or (lists), _not, and on edge tables _from / _to (a filter on the endpoint node). */
-                    where?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Properties (or _key) to order by; the key, ascending, breaks ties. Nulls sort last. */
-                    orderBy?: {
-                        prop: string;
-                        /** @enum {string} */
-                        direction?: "asc" | "desc";
-                    }[];
-                    /** @description 100 when absent. */
-                    first?: number;
-                    /** @description The cursor of an item of a previous page of this same query. */
-                    after?: string;
-                    /** @description Also count every entity the filter admits (totalCount). */
-                    count?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description One page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            key: string;
-                            row: {
-                                [key: string]: unknown;
-                            };
-                            cursor: string;
-                        }[];
-                        hasNextPage: boolean;
-                        /** @description Present when count was asked. */
-                        totalCount?: number;
-                        /** @description Rows the plan read to answer. */
-                        rowsRead: number;
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    lookupRows: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    at?: components["schemas"]["Ref"];
-                    keys?: string[];
-                    unique?: {
-                        prop: string;
-                        values: unknown[];
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description One item per asked key or value, in order; null where there is no entity. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: (null | {
-                            key: string;
-                            row: {
-                                [key: string]: unknown;
-                            };
-                        })[];
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    neighbors: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                table: components["parameters"]["Table"];
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    at?: components["schemas"]["Ref"];
-                    /** @enum {string} */
-                    direction: "out" | "in";
-                    keys: string[];
-                    /** @description A typed filter: {prop: {eq|ne|in|notIn|lt|lte|gt|gte|prefix|contains|isNull: value}}, with _key for the entity key, _and / _or (lists), _not, and on edge tables _from / _to (a filter on the endpoint node). */
-                    where?: {
-                        [key: string]: unknown;
-                    };
-                    /** @description Properties (or _key) to order by; the key, ascending, breaks ties. Nulls sort last. */
-                    orderBy?: {
-                        prop: string;
-                        /** @enum {string} */
-                        direction?: "asc" | "desc";
-                    }[];
-                    /** @description 100 when absent. */
-                    first?: number;
-                    /** @description The cursor of an item of a previous page of this same query. */
-                    after?: string;
-                    /** @description Also count every entity the filter admits (totalCount). */
-                    count?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description One page of edges per asked node, in the order asked. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: {
-                            node: string;
-                            items: {
-                                key: string;
-                                row: {
-                                    [key: string]: unknown;
-                                };
-                                cursor: string;
-                            }[];
-                            hasNextPage: boolean;
-                            totalCount?: number;
-                        }[];
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
     log: {
         parameters: {
             query?: {
                 /** @description Ref to read at; default `main`. */
-                at?: components["parameters"]["At"];
+                at?: string;
                 /** @description 50 when absent. */
                 limit?: number;
                 /** @description The nextCursor of the previous page, with the same ref and filters. */
@@ -3793,85 +3897,42 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    listGraphs: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The named graphs. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        graphs: {
-                            name: string;
-                            /** Format: date-time */
-                            created: string;
-                        }[];
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    createGraph: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Created. */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        name: string;
-                        /** Format: date-time */
-                        created: string;
-                    };
-                };
-            };
-            "4XX": components["responses"]["Error"];
-            default: components["responses"]["Error"];
-        };
-    };
-    deleteGraph: {
+    compact: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                name: string;
+                /** @description Branch name, URL-encoded (`review%2F2026-07`). */
+                id: string;
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    tables?: string[];
+                    /** @enum {string} */
+                    mode?: "tiered" | "full";
+                };
+            };
+        };
         responses: {
-            /** @description Deleted. */
+            /** @description The compaction commit (null when nothing was due) and runs per compacted table. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        deleted: string;
+                        commit: components["schemas"]["Commit"] | null;
+                        tables: {
+                            table: string;
+                            runsBefore: number;
+                            runsAfter: number;
+                            runsMerged: number;
+                            /** @description Runs of the table's secondary indexes merged alongside. */
+                            indexRunsMerged: number;
+                        }[];
                     };
                 };
             };
@@ -3925,6 +3986,54 @@ export interface operations {
                         bytesFreed: number;
                         keys: string[];
                     };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listOperations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operations: components["schemas"]["Operation"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
                 };
             };
             "4XX": components["responses"]["Error"];
