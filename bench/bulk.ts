@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { verifyMergedRows } from './verify-merge.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { entityPath, GitPeer } from './git-peer.js';
 
@@ -166,7 +166,7 @@ async function merge(n: number, kind: string): Promise<Record<string, number>> {
   // A cold process's view of the merge: a fresh graph on the directory the fixture left.
   const cold = await Graph.open(new FsStore(dir), { actor: 'bench' });
   const t0 = performance.now();
-  const r = await mergeBranches(cold.ports, { source: 'f', into: 'main', conflictLimit: 100 });
+  const r = await mergeBranches(cold.ports, mergeSpec({ source: 'f', into: 'main', conflictLimit: 100 }));
   const ms = performance.now() - t0;
   const expected = kind === 'conflict' ? 'conflicts' : 'merged';
   if ((r.status === 'success' ? r.outcome : 'conflicts') !== expected)

@@ -111,8 +111,8 @@ export async function historyFixture(extra: number): Promise<string> {
       await g.createBranch(`old${i}`, { branch: 'main' });
       await mustWrite(g, `old${i}`, [{ op: 'update', table: tables[i % 4] as string, values: { id: 'r1', h: i } }]);
       await mustWrite(g, 'main', [{ op: 'update', table: tables[(i + 1) % 4] as string, values: { id: 'r2', h: i } }]);
-      const { mergeBranches } = await import('../src/merge/merge.js');
-      await mergeBranches(g.ports, { source: `old${i}`, deleteBranch: true });
+      const { mergeBranches, mergeSpec } = await import('../src/merge/merge.js');
+      await mergeBranches(g.ports, mergeSpec({ source: `old${i}`, deleteBranch: true }));
     } else {
       await mustWrite(g, 'main', [{ op: 'update', table: tables[i % 4] as string, values: { id: 'r3', h: i + 1 } }]);
     }

@@ -28,7 +28,7 @@ import { Graph } from '../src/graph/graph.js';
 import { getRow, scanRows } from '../src/graph/reads.js';
 import type { Snapshot } from '../src/graph/snapshot.js';
 import { isBranchgraphError } from '../src/model/errors.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { CountingStore } from '../src/store/counting-store.js';
 import { FsStore } from '../src/store/fs-store.js';
@@ -395,7 +395,7 @@ async function compactedMerge(n: number): Promise<Record<string, number>> {
   const cold = await Graph.open(counting, { actor: 'bench' });
   const before = counting.snapshot().total.bytesRead;
   const t0 = performance.now();
-  const r = await mergeBranches(cold.ports, { source: 'f' });
+  const r = await mergeBranches(cold.ports, mergeSpec({ source: 'f' }));
   const ms = performance.now() - t0;
   if (r.status !== 'success') throw new Error('the compacted merge conflicted');
   const read = counting.snapshot().total.bytesRead - before;

@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { verifyMergedRows } from './verify-merge.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import { embeddedApi } from '../src/service/api.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { CountingStore } from '../src/store/counting-store.js';
@@ -201,7 +201,7 @@ async function sample(dir: string, url?: string): Promise<void> {
   const coldOpenMs = performance.now() - t0;
   const before = counting.snapshot().total;
   const t1 = performance.now();
-  const r = await mergeBranches(g.ports, { source: 'feature' });
+  const r = await mergeBranches(g.ports, mergeSpec({ source: 'feature' }));
   const mergeMs = performance.now() - t1;
   if (r.status !== 'success' || r.outcome !== 'merged') throw new Error(`unexpected merge: ${JSON.stringify(r).slice(0, 300)}`);
   const after = counting.snapshot().total;

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { Graph } from '../src/graph/graph.js';
 import { startServer } from '../src/http/server.js';
 import { RestClient } from '../src/http/rest-client.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import { loadConfig } from '../src/service/config.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
@@ -126,11 +126,14 @@ try {
     const g = await Graph.open(at.store, { actor: 'bench' });
     const t0 = performance.now();
     // `unresolved` expects the conflict report; `resolved` lands the same merge with a strategy.
-    result = await mergeBranches(g.ports, {
-      source: 'feature',
-      width,
-      ...(variant === 'resolved' ? { resolutions: { strategy: 'source-wins' as const } } : {}),
-    });
+    result = await mergeBranches(
+      g.ports,
+      mergeSpec({
+        source: 'feature',
+        width,
+        ...(variant === 'resolved' ? { resolutions: { strategy: 'source-wins' as const } } : {}),
+      }),
+    );
     ms = performance.now() - t0;
     // Outside the timing: the merged rows against the reference, and best-effort writes the merge
     // started (its branch hint) finish before the copy goes.

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import type { Manifest, ManifestRef } from '../src/graph/manifest.js';
 import { MAX_PUBLICATION_MS } from '../src/graph/gc.js';
 import { FaultStore } from '../src/store/fault-store.js';
@@ -145,7 +145,7 @@ describe('crash sweeps', () => {
   for (const width of [1, 4] as const) {
     it(`a merge of five tables and an edge table at width ${width}`, async () => {
       const r = await sweep(mergeSetup, async (store) => {
-        const res = await mergeBranches((await Graph.open(store, SMALL_PARTS)).ports, { source: 'f', width });
+        const res = await mergeBranches((await Graph.open(store, SMALL_PARTS)).ports, mergeSpec({ source: 'f', width }));
         if (res.status !== 'success') throw new Error('expected a clean merge');
       });
       expect(r.crashPoints).toBeGreaterThan(20);
@@ -189,7 +189,7 @@ describe('crash sweeps', () => {
     const r = await sweep(
       async () => initial as MemoryStore,
       async (store) => {
-        const res = await mergeBranches((await Graph.open(store, parts)).ports, { source: 'last' });
+        const res = await mergeBranches((await Graph.open(store, parts)).ports, mergeSpec({ source: 'last' }));
         if (res.status !== 'success') throw new Error('expected a clean merge');
       },
     );
@@ -318,7 +318,7 @@ describe('crash sweeps', () => {
         return undefined;
       });
       if (g === undefined) return sources.map(() => false);
-      const results = await Promise.allSettled(sources.map((source) => mergeBranches(g.ports, { source })));
+      const results = await Promise.allSettled(sources.map((source) => mergeBranches(g.ports, mergeSpec({ source }))));
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'store_crashed' });
       return results.map((r) => r.status === 'fulfilled' && r.value.status === 'success');
     };
@@ -359,7 +359,7 @@ describe('crash sweeps', () => {
           `${at}: one event per landed merge, in commit order`,
         ).toEqual([...merges].reverse());
         // A restarted client retries what was not acknowledged; then every branch is merged once.
-        for (const [i, source] of sources.entries()) if (!acked[i]) await mergeBranches(g.ports, { source });
+        for (const [i, source] of sources.entries()) if (!acked[i]) await mergeBranches(g.ports, mergeSpec({ source }));
         expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(
           ['a', 'b', ...sources.flatMap((b) => [`${b}-x`, `${b}-y`])].sort(),
         );

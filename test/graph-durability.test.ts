@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { allRows } from '../src/graph/reads.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { knows, mustWrite, peopleGraph, person, rowsOf } from './support/fixtures.js';
@@ -24,7 +24,7 @@ for (const sut of storesUnderTest()) {
       await g.createBranch('review/2026-07', { branch: 'main' });
       await mustWrite(g, 'review/2026-07', [{ op: 'update', table: 'Person', values: { id: 'b', age: 9 } }]);
       await mustWrite(g, 'main', [person('c')]);
-      const merged = await mergeBranches(g.ports, { source: 'review/2026-07' });
+      const merged = await mergeBranches(g.ports, mergeSpec({ source: 'review/2026-07' }));
       expect(merged.status).toBe('success');
       const expectMain = await rowsOf(g, 'main', 'Person');
       const expectKnows = await rowsOf(g, 'main', 'Knows');

@@ -32,7 +32,7 @@ import { Graph } from '../src/graph/graph.js';
 import { allRows } from '../src/graph/reads.js';
 import { indexProblems } from '../src/graph/index-maintenance.js';
 import { encodeUnique, uniqueSpec } from '../src/table/secondary-index.js';
-import { mergeBranches } from '../src/merge/merge.js';
+import { mergeBranches, mergeSpec } from '../src/merge/merge.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { findType } from '../src/model/schema.js';
 import { Prng } from '../src/model/prng.js';
@@ -69,10 +69,12 @@ const RETRYABLE = new Set(['store_unavailable', 'publish_contention']);
 const REFUSALS = new Set(['invalid_input', 'constraint_violation', 'schema_incompatible']);
 
 /** Open, retrying transient failures, as a restarting process would. */
-async function openRetrying(store: FaultStore, clock: () => number): Promise<Graph> {
+async function openRetrying(store: FaultStore, clock: () => number, jitter: Prng): Promise<Graph> {
+  // The publisher's backoff draws from the seed too, so racing publishers replay exactly.
+  const random = () => jitter.next();
   for (let i = 0; ; i++) {
     try {
-      return await Graph.open(store, { clock, partBytes: PART_BYTES, inlineRuns: INLINE_RUNS, inlineCompaction: FOLD });
+      return await Graph.open(store, { clock, random, partBytes: PART_BYTES, inlineRuns: INLINE_RUNS, inlineCompaction: FOLD });
     } catch (e) {
       if (!isBranchgraphError(e) || !RETRYABLE.has(e.code) || i > 50) throw e;
     }
@@ -229,12 +231,13 @@ async function simulate(seed: number): Promise<void> {
   const faulty = new FaultStore(inner, { seed, transientRate: 0.03, lostResponseRate: 0.03, maxDelayBeforeMs: rng.chance(0.2) ? 2 : 0 });
   // The wall clock jumps between steps, past GC's floor at times, so GC (asked for grace 0,
   // concurrently with other operations) really deletes what it judges garbage.
-  let g = await openRetrying(faulty, processClock(0));
+  const jitters = [new Prng(seed * 2 + 1), new Prng(seed * 2 + 2)];
+  let g = await openRetrying(faulty, processClock(0), jitters[0] as Prng);
   // One clock for every writer, across restarts, so stamps order ingest exactly as the program does.
   let clock = 1_000_000;
   // A second process on the same store, misconfigured with the first one's shard name `w1`:
   // nothing either acknowledges may be lost.
-  let twin = await openRetrying(faulty, processClock(1));
+  let twin = await openRetrying(faulty, processClock(1), jitters[1] as Prng);
   const writersFor = (graph: Graph, other: Graph) => [
     ...['w1', 'w2'].map((shard) => new WalWriter(graph.ports, { shard, now: () => ++clock })),
     new WalWriter(other.ports, { shard: 'w1', now: () => ++clock }),
@@ -396,7 +399,7 @@ async function simulate(seed: number): Promise<void> {
       label = `concurrent merges ${sources.join(', ')} into ${into}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
       const results = await Promise.allSettled(
-        sources.map((source) => mergeBranches(g.ports, { source, into, width: rng.pick([1, 2, 4] as const) })),
+        sources.map((source) => mergeBranches(g.ports, mergeSpec({ source, into, width: rng.pick([1, 2, 4] as const) }))),
       );
       const observed = canon(await engineState(clean));
       const match = mergedInSomeOrder({ before, into, sources, results, observed, walUsed });
@@ -411,7 +414,7 @@ async function simulate(seed: number): Promise<void> {
       label = `merge ${source} into ${into} width ${width}${dryRun ? ' dry-run' : ''}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
       const outcomes = model.mergeOutcomes(source, into);
-      const r = await mergeBranches(g.ports, { source, into, width, dryRun }).then(
+      const r = await mergeBranches(g.ports, mergeSpec({ source, into, width, dryRun })).then(
         (x) => ({ ok: x }),
         (e: unknown) => ({ err: e }),
       );
@@ -503,8 +506,8 @@ async function simulate(seed: number): Promise<void> {
       after = model.clone();
       run = () => g.gc({ graceMs: 0 });
     } else {
-      g = await openRetrying(faulty, processClock(0));
-      twin = await openRetrying(faulty, processClock(1));
+      g = await openRetrying(faulty, processClock(0), jitters[0] as Prng);
+      twin = await openRetrying(faulty, processClock(1), jitters[1] as Prng);
       writers = writersFor(g, twin);
       continue;
     }

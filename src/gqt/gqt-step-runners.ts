@@ -108,10 +108,8 @@ async function typedStep(run: CaseRun, step: StepOf<'graphql'>): Promise<void> {
     const answer = await run.driver.typedGraphql(step.branch, query);
     const first = answer.errors?.[0];
     if (first !== undefined) throw new BranchgraphError((first.extensions?.code ?? 'internal') as PublicErrorCode, first.message);
-    if (step.error === undefined && canonicalJson(answer.data as never) !== canonicalJson(step.expected as never))
-      throw new Expectation(
-        `graphql data differs:\n  expected ${canonicalJson(step.expected as never)}\n  got      ${canonicalJson(answer.data as never)}`,
-      );
+    if (step.error === undefined && canonicalJson(answer.data) !== canonicalJson(step.expected))
+      throw new Expectation(`graphql data differs:\n  expected ${canonicalJson(step.expected)}\n  got      ${canonicalJson(answer.data)}`);
   });
 }
 

@@ -27,6 +27,8 @@ export interface GraphOptions {
    * ULIDs) and the publication deadline. Tests and the simulation move it by hand.
    */
   clock?: () => number;
+  /** Floats in [0, 1) for jitter (the publisher's backoff after a lost race); a simulation seeds it. Math.random by default. */
+  random?: () => number;
   /**
    * Leaf size of the manifest part trees this graph writes (tables and
    * ancestry; see manifest-codec.ts). Smaller makes deeper trees; tests use
@@ -85,7 +87,18 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const lanes = shared?.lanes ?? new PublicationLanes();
   const commitIds = shared?.commitIds ?? monotonicIds();
   const heads = new SnapshotReader({ repo, runs, store, tags, clock });
-  const publication = new Publisher({ repo, runs, store, heads, hints, clock, actor, lanes, commitIds });
+  const publication = new Publisher({
+    repo,
+    runs,
+    store,
+    heads,
+    hints,
+    clock,
+    random: opts.random ?? Math.random,
+    actor,
+    lanes,
+    commitIds,
+  });
   let branches: Branches | undefined;
   const ports: GraphPorts = {
     branches: { delete: (name, o) => (branches as Branches).delete(name, o) },

@@ -10,7 +10,7 @@ import { knows, mergeOk, mustWrite, person, PEOPLE_SCHEMA } from '../../test/sup
 import type { RunRef } from '../table/run.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { WalWriter } from '../wal/wal-writer.js';
-import { mergeBranches } from '../merge/merge.js';
+import { mergeBranches, mergeSpec } from '../merge/merge.js';
 import { Graph, type GraphOptions } from './graph.js';
 import { INDEX_TAIL_RUNS, indexProblems } from './index-maintenance.js';
 import { edgesOf } from './reads.js';
@@ -124,7 +124,7 @@ describe('secondary indexes in the engine', () => {
     await mustWrite(g, 'f', [person('x', { email: 'x@x' })]);
     await mustWrite(g, 'main', [person('y', { email: 'x@x' })]);
     const clash = await g.branchHead('main');
-    const refused = await mergeBranches(g.ports, { source: 'f', into: 'main' });
+    const refused = await mergeBranches(g.ports, mergeSpec({ source: 'f', into: 'main' }));
     expect(refused.status === 'conflicts' && refused.report.items.map((c) => [c.kind, c.key])).toEqual([
       ['UniqueViolation', 'x'],
       ['UniqueViolation', 'y'],
@@ -135,7 +135,7 @@ describe('secondary indexes in the engine', () => {
     await g.createBranch('g2', { branch: 'main' });
     await mustWrite(g, 'g2', [{ op: 'delete', table: 'Person', values: { id: 'c' } }]);
     await mustWrite(g, 'main', [knows('e', 'c')]);
-    const orphan = await mergeBranches(g.ports, { source: 'g2', into: 'main' });
+    const orphan = await mergeBranches(g.ports, mergeSpec({ source: 'g2', into: 'main' }));
     expect(orphan.status === 'conflicts' && orphan.report.items.map((c) => [c.kind, c.key, c.property])).toEqual([
       ['OrphanEdge', JSON.stringify(['e', 'c']), 'to'],
     ]);

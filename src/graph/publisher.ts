@@ -67,6 +67,8 @@ export interface PublisherParts {
   heads: Heads;
   hints: BranchHints;
   clock: () => number;
+  /** Floats in [0, 1) for the backoff's jitter: a simulation passes a seeded source so racing publishers replay exactly. */
+  random: () => number;
   actor: string;
   /** This process's publication lanes, shared by every view of the graph. */
   lanes: PublicationLanes;
@@ -104,7 +106,7 @@ export class Publisher implements Publication {
     for (let tries = 1; lost < MAX_PUBLISH_ATTEMPTS && tries <= MAX_PUBLISH_ATTEMPTS * 4; tries++) {
       throwIfAborted(opts.signal);
       // Jittered backoff after a lost race, so racing publishers spread out instead of colliding again.
-      if (lost > 0) await abortableSleep(Math.random() * 2 ** (lost + 1) * 2, opts.signal);
+      if (lost > 0) await abortableSleep(this.parts.random() * 2 ** (lost + 1) * 2, opts.signal);
       const turn = opts.chained === true ? await this.parts.lanes.enter(branch, opts.signal) : undefined;
       try {
         const outcome = await this.tryOnce({ branch, opts, plan, turn, fresh: tries > 1, attempt: tries });

@@ -97,7 +97,7 @@ export async function scanRows(
   const limit = clampLimit(opts.limit);
   const test = compileFilter(snap.schema, t.type, opts.where);
   // A cursor is bound to the ref, table and filter it pages through (model/page-cursor.ts).
-  const scope = canonicalJson({ table, where: opts.where ?? null, ...(opts.at !== undefined ? { at: opts.at } : {}) } as never);
+  const scope = canonicalJson({ table, where: opts.where ?? null, ...(opts.at !== undefined ? { at: opts.at } : {}) });
   const after = opts.cursor === undefined ? undefined : decodePageCursor('rows', scope, opts.cursor);
   if (after !== undefined && Buffer.byteLength(after, 'utf8') > MAX_KEY_BYTES)
     throw new BranchgraphError('invalid_input', 'invalid cursor', { issues: [{ path: 'cursor', message: 'too long' }] });

@@ -96,7 +96,7 @@ function checkAsk(s: Scope & { table: string; ask: QueryAsk; cursorScope?: unkno
   const filter = compileRowFilter({ schema: s.snap.schema, type: view.type, where: ask.where });
   const order = checkOrder(view.type, ask.orderBy);
   // A cursor belongs to its table, filter and order (and, for traversals, its edge table and direction).
-  const scope = canonicalJson({ table, where: ask.where ?? null, order, of: cursorScope ?? null } as never);
+  const scope = canonicalJson({ table, where: ask.where ?? null, order, of: cursorScope ?? null });
   let after: Value[] | undefined;
   if (ask.after !== undefined) {
     const pos = JSON.parse(decodePageCursor('query', scope, ask.after)) as unknown;

@@ -61,7 +61,7 @@ export interface RunLayout {
 
 /** The same run ref: one object, or the same run with the same stamps (a ref is what the base stores of it). */
 function sameRef(a: RunRef, b: RunRef): boolean {
-  return a === b || (a.key === b.key && canonicalJson(a as never) === canonicalJson(b as never));
+  return a === b || (a.key === b.key && canonicalJson(a) === canonicalJson(b));
 }
 
 /** Whether `base` holds exactly the first runs of `runs`. */

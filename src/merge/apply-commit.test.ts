@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { commitLog } from '../graph/commit-log.js';
-import { mergeBranches } from './merge.js';
+import { mergeBranches, mergeSpec } from './merge.js';
 import { mustWrite, peopleGraph, person, rowsOf } from '../../test/support/fixtures.js';
 
 const upd = (values: Record<string, unknown>) => ({ op: 'update' as const, table: 'Person', values });
@@ -14,7 +14,7 @@ describe('cherry-pick and revert', () => {
     const picked = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 })]);
     await mustWrite(g, 'f', [person('y')]);
     await mustWrite(g, 'main', [upd({ id: 'b', age: 20 })]);
-    const r = await mergeBranches(g.ports, { source: picked, into: 'main', apply: 'cherry_pick' });
+    const r = await mergeBranches(g.ports, mergeSpec({ source: picked, into: 'main', apply: 'cherry_pick' }));
     expect(r).toMatchObject({
       status: 'success',
       outcome: 'cherry_picked',
@@ -24,7 +24,7 @@ describe('cherry-pick and revert', () => {
     const rows = await rowsOf(g, 'main', 'Person');
     expect([rows.a?.age, rows.b?.age, rows.x, rows.y]).toEqual([10, 20, undefined, undefined]);
     // Again: the change is there already.
-    expect(await mergeBranches(g.ports, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({
+    expect(await mergeBranches(g.ports, mergeSpec({ source: picked, into: 'main', apply: 'cherry_pick' }))).toMatchObject({
       outcome: 'already_up_to_date',
       commit: null,
     });
@@ -35,24 +35,27 @@ describe('cherry-pick and revert', () => {
     await mustWrite(g, 'main', [person('a', { age: 1 }), person('b', { age: 2 })]);
     const bad = await mustWrite(g, 'main', [upd({ id: 'a', age: 99 }), person('c')]);
     await mustWrite(g, 'main', [upd({ id: 'b', age: 3 })]);
-    const r = await mergeBranches(g.ports, { source: bad, into: 'main', apply: 'revert' });
+    const r = await mergeBranches(g.ports, mergeSpec({ source: bad, into: 'main', apply: 'revert' }));
     expect(r).toMatchObject({ status: 'success', outcome: 'reverted', commit: { kind: 'revert', message: `revert ${bad} onto main` } });
     const rows = await rowsOf(g, 'main', 'Person');
     expect([rows.a?.age, rows.b?.age, rows.c]).toEqual([1, 3, undefined]);
 
     const again = await mustWrite(g, 'main', [upd({ id: 'a', age: 50 })]);
     await mustWrite(g, 'main', [upd({ id: 'a', age: 51 })]);
-    const conflicted = await mergeBranches(g.ports, { source: again, into: 'main', apply: 'revert' });
+    const conflicted = await mergeBranches(g.ports, mergeSpec({ source: again, into: 'main', apply: 'revert' }));
     expect(
       conflicted.status === 'conflicts' && conflicted.report.items.map((c) => [c.kind, c.key, c.property, c.base, c.source, c.target]),
     ).toEqual([['DivergentUpdate', 'a', 'age', 50, 1, 51]]);
     // Resolved like any merge.
-    const resolved = await mergeBranches(g.ports, {
-      source: again,
-      into: 'main',
-      apply: 'revert',
-      resolutions: { strategy: 'source-wins' },
-    });
+    const resolved = await mergeBranches(
+      g.ports,
+      mergeSpec({
+        source: again,
+        into: 'main',
+        apply: 'revert',
+        resolutions: { strategy: 'source-wins' },
+      }),
+    );
     expect(resolved).toMatchObject({ status: 'success', outcome: 'reverted', resolved: { total: 1 } });
     expect((await rowsOf(g, 'main', 'Person')).a?.age).toBe(1);
   });
@@ -60,20 +63,22 @@ describe('cherry-pick and revert', () => {
   it('refuses what has no change to apply, and a dry run changes nothing', async () => {
     const g = await peopleGraph();
     const [schemaCommit, init] = await commitLog(g.ports.manifests, await g.branchHead('main'));
-    await expect(mergeBranches(g.ports, { source: init?.id as string, into: 'main', apply: 'revert' })).rejects.toMatchObject({
+    await expect(mergeBranches(g.ports, mergeSpec({ source: init?.id as string, into: 'main', apply: 'revert' }))).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('has no parent'),
     });
-    await expect(mergeBranches(g.ports, { source: schemaCommit?.id as string, into: 'main', apply: 'revert' })).rejects.toMatchObject({
+    await expect(
+      mergeBranches(g.ports, mergeSpec({ source: schemaCommit?.id as string, into: 'main', apply: 'revert' })),
+    ).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('changed the schema'),
     });
     await expect(
-      mergeBranches(g.ports, { source: '01ARZ3NDEKTSV4RRFFQ69G5FAV', into: 'main', apply: 'cherry_pick' }),
+      mergeBranches(g.ports, mergeSpec({ source: '01ARZ3NDEKTSV4RRFFQ69G5FAV', into: 'main', apply: 'cherry_pick' })),
     ).rejects.toMatchObject({ code: 'not_found' });
     const c = await mustWrite(g, 'main', [person('a')]);
     const head = (await g.branchHead('main')).manifest.commit.id;
-    expect(await mergeBranches(g.ports, { source: c, into: 'main', apply: 'revert', dryRun: true })).toMatchObject({
+    expect(await mergeBranches(g.ports, mergeSpec({ source: c, into: 'main', apply: 'revert', dryRun: true }))).toMatchObject({
       outcome: 'reverted',
       dryRun: true,
       commit: null,
@@ -89,7 +94,7 @@ describe('cherry-pick and revert', () => {
     const picked = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 }), person('c')]);
     await mustWrite(g, 'main', [upd({ id: 'a', age: 10 }), person('c')]);
     const head = (await g.branchHead('main')).manifest.commit.id;
-    expect(await mergeBranches(g.ports, { source: picked, into: 'main', apply: 'cherry_pick' })).toMatchObject({
+    expect(await mergeBranches(g.ports, mergeSpec({ source: picked, into: 'main', apply: 'cherry_pick' }))).toMatchObject({
       outcome: 'already_up_to_date',
       commit: null,
     });
@@ -97,7 +102,7 @@ describe('cherry-pick and revert', () => {
     const bad = await mustWrite(g, 'main', [upd({ id: 'b', age: 99 })]);
     await mustWrite(g, 'main', [upd({ id: 'b', age: 2 })]);
     const before = (await g.branchHead('main')).manifest.commit.id;
-    expect(await mergeBranches(g.ports, { source: bad, into: 'main', apply: 'revert' })).toMatchObject({
+    expect(await mergeBranches(g.ports, mergeSpec({ source: bad, into: 'main', apply: 'revert' }))).toMatchObject({
       outcome: 'already_up_to_date',
       commit: null,
     });
@@ -105,7 +110,9 @@ describe('cherry-pick and revert', () => {
     expect(before).not.toBe(head);
     // A pick that changes one row of several still lands.
     const more = await mustWrite(g, 'f', [upd({ id: 'a', age: 10 }), upd({ id: 'b', age: 7 })]);
-    expect(await mergeBranches(g.ports, { source: more, into: 'main', apply: 'cherry_pick' })).toMatchObject({ outcome: 'cherry_picked' });
+    expect(await mergeBranches(g.ports, mergeSpec({ source: more, into: 'main', apply: 'cherry_pick' }))).toMatchObject({
+      outcome: 'cherry_picked',
+    });
     expect((await rowsOf(g, 'main', 'Person')).b?.age).toBe(7);
   });
 });

@@ -16,9 +16,7 @@ import type { RunReader } from '../graph/ports.js';
 import type { Snapshot } from '../graph/snapshot.js';
 import { checkTable, type LiveRows } from '../graph/table-check.js';
 import { EMPTY_TABLE, lookupStates, mergeRuns, type TableVersion } from '../table/table-version.js';
-
-/** Conflicts reported per page at most; also the most a recheck collects per table. */
-export const MAX_CONFLICTS_PER_PAGE = 1000;
+import { MAX_CONFLICTS_PER_PAGE } from './merge-spec.js';
 
 export type SideValues = { base: Row | null; source: Row | null; target: Row | null };
 

@@ -23,7 +23,7 @@ import { findType, schemaHashOf, type Schema, type TableType } from '../model/sc
 import type { Row } from '../model/values.js';
 import type { ChangePlan, PlanResult } from '../graph/change.js';
 import type { GraphPorts } from '../graph/ports.js';
-import { mergeCursorScope, type MergeEnvironment, type MergeRequest } from './merge-request.js';
+import { mergeCursorScope, type MergeEnvironment, type MergeSpec } from './merge-spec.js';
 import type { Snapshot } from '../graph/snapshot.js';
 import { commitRefOf, refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef, RunRow } from '../table/run.js';
@@ -98,7 +98,7 @@ export type RunEnvironment = MergeEnvironment & { gauges: PreparationGauges; tim
 /** What a run is built from: the ports, the normalised request and its environment, the pinned source, and the applied change when there is one. */
 export interface MergeRunSetup {
   ports: MergePorts;
-  request: MergeRequest;
+  request: MergeSpec;
   env: RunEnvironment;
   /** The source head, pinned when the merge started (replaced by its folded version before publishing). */
   source: Snapshot;
@@ -157,7 +157,7 @@ export class MergeRun {
   private lastTarget: ManifestRef | undefined;
 
   private readonly ports: MergePorts;
-  private readonly request: MergeRequest;
+  private readonly request: MergeSpec;
   private readonly env: RunEnvironment;
   private readonly applied: AppliedChange | undefined;
   /** How many conflicts, in canonical order, the report needs held (the page's offset plus its size); all are counted. */

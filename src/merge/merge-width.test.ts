@@ -6,7 +6,7 @@ import { abortableSleep } from '../store/abortable-sleep.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { listAll, type ObjectStore } from '../store/object-store.js';
-import { mergeBranches, type MergeResult } from './merge.js';
+import { mergeBranches, mergeSpec, type MergeResult } from './merge.js';
 import { PreparationGauges } from './preparation-scheduler.js';
 import { cloneMemoryStore as clone } from '../../test/support/stores.js';
 
@@ -66,7 +66,7 @@ describe('merges at widths 1, 2 and 4', () => {
     const heads: unknown[] = [];
     for (const width of [1, 2, 4] as const) {
       const store = await clone(original);
-      const r = await mergeBranches((await Graph.open(store)).ports, { source: 'f', width });
+      const r = await mergeBranches((await Graph.open(store)).ports, mergeSpec({ source: 'f', width }));
       expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
       expect(r.metrics.maxWidth).toBe(width);
       heads.push(await normalizedHead(store, before));
@@ -79,7 +79,7 @@ describe('merges at widths 1, 2 and 4', () => {
     const original = await setup(true);
     const reports: MergeResult[] = [];
     for (const width of [1, 2, 4] as const)
-      reports.push(await mergeBranches((await Graph.open(await clone(original))).ports, { source: 'f', width }));
+      reports.push(await mergeBranches((await Graph.open(await clone(original))).ports, mergeSpec({ source: 'f', width })));
     const lists = reports.map((r) => (r.status === 'conflicts' ? r.report.items.map((c) => [c.kind, c.table, c.key, c.property]) : []));
     expect(lists[0]).toEqual([
       ['DivergentUpdate', 'T03', 'r1', 'a'],
@@ -103,14 +103,14 @@ describe('merges at widths 1, 2 and 4', () => {
     const poll = setInterval(() => {
       if (gauges.inFlight >= 2) ac.abort();
     }, 1);
-    const err = await mergeBranches(g.ports, { source: 'f', width: 4 }, { gauges, signal: ac.signal }).catch((e: unknown) => e);
+    const err = await mergeBranches(g.ports, mergeSpec({ source: 'f', width: 4 }), { gauges, signal: ac.signal }).catch((e: unknown) => e);
     clearInterval(poll);
     expect(err).toMatchObject({ code: 'aborted' });
     expect(gauges).toMatchObject({ inFlight: 0, reservedBytes: 0, pendingScratch: 0 });
     expect((await Graph.open(inner).then((x) => x.branchHead('main'))).manifest.commit.id).toBe(headBefore);
     const leftovers = (await listAll(inner, '')).map((o) => o.key).filter((k) => !before.has(k) && !k.startsWith('hints/'));
     expect(leftovers).toEqual([]);
-    const retry = await mergeBranches((await Graph.open(slow)).ports, { source: 'f', width: 4 });
+    const retry = await mergeBranches((await Graph.open(slow)).ports, mergeSpec({ source: 'f', width: 4 }));
     expect(retry).toMatchObject({ status: 'success', outcome: 'merged' });
   });
 });

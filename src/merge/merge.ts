@@ -26,14 +26,14 @@ import type { StoreCounts } from '../store/counting-store.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
 import { PreparationGauges, type Fallback, type Width } from './preparation-scheduler.js';
 import { MergeRun, type AppliedChange, type MergeDecision, type ResolvedRecord, type RunEnvironment } from './merge-run.js';
-import { mergeCursorScope, mergeRequest, type MergeAsk, type MergeEnvironment, type MergeRequest } from './merge-request.js';
+import { mergeCursorScope, type MergeEnvironment, type MergeSpec } from './merge-spec.js';
 import type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
 import { allowStoreCallListeners } from '../model/signal-listeners.js';
 
 export type { MergeOutcome, TableMergeSummary } from './merge-plan.js';
-export { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
+export { MAX_CONFLICTS_PER_PAGE } from './merge-spec.js';
 
-export { mergeRequest, type MergeAsk, type MergeEnvironment, type MergeRequest } from './merge-request.js';
+export { mergeSpec, type MergeAsk, type MergeEnvironment, type MergeSpec } from './merge-spec.js';
 
 export interface MergeMetrics {
   phasesMs: Record<MergePhase, number>;
@@ -81,10 +81,9 @@ export type MergeBranchPorts = Pick<GraphPorts, 'counted' | 'branches'>;
 /**
  * The merge: pin both heads (the source and, for a cherry-pick or revert, the commit's sides), run
  * the merge through the publication loop against each target head it meets, and shape the result.
- * The request is normalised once (merge-request.ts); store calls are counted per merge.
+ * It takes the spec `mergeSpec` made (merge-spec.ts), normalised once, by type; store calls are counted per merge.
  */
-export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, environment: MergeEnvironment = {}): Promise<MergeResult> {
-  const request = mergeRequest(ask);
+export async function mergeBranches(ports: MergeBranchPorts, request: MergeSpec, environment: MergeEnvironment = {}): Promise<MergeResult> {
   allowStoreCallListeners(environment.signal);
   const started = performance.now();
   const { ports: counted, counting } = ports.counted();
@@ -139,7 +138,7 @@ export async function mergeBranches(ports: MergeBranchPorts, ask: MergeAsk, envi
 /** Both heads at once (on a remote store each is a chain of round trips); for an applied commit, the sides it merges. */
 async function pinHeads(
   ports: GraphPorts,
-  request: MergeRequest,
+  request: MergeSpec,
   signal: AbortSignal | undefined,
 ): Promise<{ source: Snapshot; target: Snapshot; applied?: AppliedChange }> {
   const { heads } = ports;
@@ -168,7 +167,7 @@ async function pinHeads(
 /** The result a caller sees: the conflict page, or the outcome with its commit (and the source deleted on request). */
 async function shapeResult(r: {
   ports: MergeBranchPorts;
-  request: MergeRequest;
+  request: MergeSpec;
   env: RunEnvironment;
   run: MergeRun;
   published: ChangeResult<MergeDecision>;
@@ -239,7 +238,7 @@ async function appliedSides(a: {
 /** Delete the merged source on request; a refusal is reported, never a failure of the merge that already landed. */
 async function deleteSource(r: {
   ports: MergeBranchPorts;
-  request: MergeRequest;
+  request: MergeSpec;
   env: RunEnvironment;
   run: MergeRun;
 }): Promise<{ branchDeleted: boolean; branchDeleteError: string | null }> {

@@ -21,7 +21,7 @@ import { canonicalJson } from '../model/canonical.js';
 import type { Conflict } from '../model/conflict.js';
 import type { PropDef, Schema, TableType } from '../model/schema.js';
 
-const json = (v: unknown): string => (v === undefined ? '\u0000absent' : canonicalJson(v as never));
+const json = (v: unknown): string => (v === undefined ? '\u0000absent' : canonicalJson(v));
 
 /** The three-way choice for one value: the changed side, the agreed value, or a clash. */
 function pick<T>(b: T | undefined, s: T | undefined, t: T | undefined): { value: T | undefined } | 'clash' {

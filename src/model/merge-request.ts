@@ -114,9 +114,7 @@ export type MergeRequestDoc = z.infer<typeof MergeRequestDocZ>;
  * would decide makes the approval stale.
  */
 export function changeFingerprint(a: { source: string; base: string | null; resolutions: unknown; decided: string | null }): string {
-  return contentHash(
-    canonicalJson({ source: a.source, base: a.base, resolutions: a.resolutions ?? null, decided: a.decided, v: 2 } as never),
-  );
+  return contentHash(canonicalJson({ source: a.source, base: a.base, resolutions: a.resolutions ?? null, decided: a.decided, v: 2 }));
 }
 
 /** Whether a review seen at `revision` is about what `latest` would merge, under the rule. */

@@ -15,7 +15,7 @@ import { MERGE_PHASES } from '../model/phase-timer.js';
 import type { Commit } from '../graph/manifest.js';
 import type { IdempotencyRecord } from '../graph/idempotency.js';
 import { commitLog } from '../graph/commit-log.js';
-import type { MergeMetrics, MergeRequest } from '../merge/merge.js';
+import type { MergeMetrics, MergeSpec } from '../merge/merge.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
 import { runMerge } from './merge-handler.js';
 import type { BranchgraphService, RequestContext } from './service.js';
@@ -34,7 +34,7 @@ interface Key {
  */
 export async function idempotentMerge(
   service: BranchgraphService,
-  request: MergeRequest,
+  request: MergeSpec,
   on: { keyHash: string; ctx: RequestContext },
 ): Promise<MergeResultDto> {
   const { keyHash } = on;
@@ -51,11 +51,7 @@ export async function idempotentMerge(
   }
 }
 
-async function mergeOnce(
-  service: BranchgraphService,
-  request: MergeRequest,
-  on: { key: Key; ctx: RequestContext },
-): Promise<MergeResultDto> {
+async function mergeOnce(service: BranchgraphService, request: MergeSpec, on: { key: Key; ctx: RequestContext }): Promise<MergeResultDto> {
   const { key, ctx } = on;
   const records = service.graph.idempotency;
   const found = await records.find(key.keyHash, ctx.signal);
@@ -87,7 +83,7 @@ async function mergeOnce(
 /** The replay of a merge with this key that already landed: its record, else its commit among the target's recent ones. */
 async function landedWithKey(
   service: BranchgraphService,
-  request: MergeRequest,
+  request: MergeSpec,
   on: { key: Key; ctx: RequestContext },
 ): Promise<MergeResultDto | undefined> {
   const { key, ctx } = on;
@@ -116,11 +112,11 @@ export async function landedUnderKey(
 }
 
 /** What makes two keyed requests the same merge (width, budget and conflict paging do not change what lands). */
-function mergeFingerprint(request: MergeRequest): string {
+function mergeFingerprint(request: MergeSpec): string {
   const { width: _w, budgetBytes: _b, conflictLimit: _l, conflictCursor: _c, actor: _a, apply: _k, ...rest } = request;
   const { deleteBranch, dryRun, ...named } = rest;
   // Defaults spelled out or left out are one request: only what differs from them is fingerprinted.
-  return contentHash(canonicalJson({ ...named, ...(deleteBranch ? { deleteBranch } : {}), ...(dryRun ? { dryRun } : {}) } as never));
+  return contentHash(canonicalJson({ ...named, ...(deleteBranch ? { deleteBranch } : {}), ...(dryRun ? { dryRun } : {}) }));
 }
 
 /** The same Idempotency-Key with a different request is refused: the key names one request. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { mustWrite, person, PEOPLE_SCHEMA } from '../../test/support/fixtures.js';
 import { Graph } from '../graph/graph.js';
-import { mergeBranches } from '../merge/merge.js';
+import { mergeBranches, mergeSpec } from '../merge/merge.js';
 import type { ProgressSink } from '../model/progress.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { LongOperations } from './long-operations.js';
@@ -56,7 +56,7 @@ describe('long operations', () => {
         done += n;
       },
     };
-    const r = await mergeBranches(g.ports, { source: 'f' }, { progress: sink });
+    const r = await mergeBranches(g.ports, mergeSpec({ source: 'f' }), { progress: sink });
     expect(r.status).toBe('success');
     expect(seen).toEqual(['restart 3001']);
     expect(done).toBe(planned);

@@ -1,6 +1,6 @@
 /**
  * The merge handler, once, for merges, cherry-picks and reverts on every
- * transport. The request is normalised here (merge/merge-request.ts):
+ * transport. The ask is normalised here into its spec (merge/merge-spec.ts):
  * every merge entering over HTTP (REST or GraphQL) is capped at width one
  * whatever the request or configuration asks; embedded callers, the CLI and
  * GQT may choose 1, 2 or 4. The caller's abort signal (a disconnected
@@ -8,7 +8,7 @@
  * idempotent-merge.ts first.
  */
 import { BranchgraphError } from '../model/errors.js';
-import { mergeBranches, mergeRequest, type MergeAsk, type MergeRequest } from '../merge/merge.js';
+import { mergeBranches, mergeSpec, type MergeAsk, type MergeSpec } from '../merge/merge.js';
 import type { Commit } from '../graph/manifest.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
 import type { BranchgraphService, RequestContext } from './service.js';
@@ -19,11 +19,11 @@ export function servedMergeRequest(
   service: BranchgraphService,
   a: MergeAsk & { bypassProtection?: boolean },
   ctx: RequestContext,
-): MergeRequest {
+): MergeSpec {
   const { defaultWidth, budgetBytes } = service.opts;
   const { bypassProtection, ...ask } = a;
   const pass = ask.protection ?? protectionPass(ctx, bypassProtection);
-  return mergeRequest(
+  return mergeSpec(
     { ...ask, actor: ctx.actor, ...(pass !== undefined ? { protection: pass } : {}) },
     { width: defaultWidth, maxWidth: ctx.transport === 'http' ? 1 : undefined, budgetBytes },
   );
@@ -32,7 +32,7 @@ export function servedMergeRequest(
 /** Run one normalised merge under the service's gauges, metrics, progress and log. */
 export async function runMerge(
   service: BranchgraphService,
-  request: MergeRequest,
+  request: MergeSpec,
   on: { ctx: RequestContext; idempotency?: Commit['idempotency'] },
 ): Promise<MergeResultDto> {
   const { ctx } = on;

@@ -145,7 +145,7 @@ async function revisionNow(service: BranchgraphService, doc: MergeRequestDoc, ct
   }
 }
 
-const sameResolutions = (a: unknown, b: unknown): boolean => canonicalJson((a ?? null) as never) === canonicalJson((b ?? null) as never);
+const sameResolutions = (a: unknown, b: unknown): boolean => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 
 /** `doc` with a new revision when the heads or the resolutions changed since its latest; undefined when none did. */
 async function revised(service: BranchgraphService, doc: MergeRequestDoc, ctx: RequestContext): Promise<MergeRequestDoc | undefined> {

@@ -165,7 +165,7 @@ export class BranchgraphService {
   /** The snapshot a read names, resolved once per request (per ref, when the request pins its snapshots). */
   snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
     if (ctx.pins === undefined) return this.graph.resolve(ref, ctx.signal);
-    const id = canonicalJson(ref as never);
+    const id = canonicalJson(ref);
     let snap = ctx.pins.get(id);
     if (snap === undefined) {
       snap = this.graph.resolve(ref, ctx.signal);

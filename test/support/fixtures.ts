@@ -56,7 +56,7 @@ export async function mustWrite(g: Graph, branch: string, ops: WriteOp[]): Promi
 }
 
 import { allRows } from '../../src/graph/reads.js';
-import { mergeBranches, type MergeRequest, type MergeResult, type MergeSuccess } from '../../src/merge/merge.js';
+import { mergeBranches, mergeSpec, type MergeAsk, type MergeResult, type MergeSuccess } from '../../src/merge/merge.js';
 
 /** A table's rows on a branch, as { key: row }. */
 export async function rowsOf(g: Graph, branch: string, table: string): Promise<Record<string, Record<string, unknown>>> {
@@ -64,11 +64,11 @@ export async function rowsOf(g: Graph, branch: string, table: string): Promise<R
   return Object.fromEntries(rows.map((r) => [r.key, r.row]));
 }
 
-export function merge(g: Graph, source: string, opts: Partial<MergeRequest> = {}): Promise<MergeResult> {
-  return mergeBranches(g.ports, { source, ...opts });
+export async function merge(g: Graph, source: string, opts: Partial<MergeAsk> = {}): Promise<MergeResult> {
+  return mergeBranches(g.ports, mergeSpec({ source, ...opts }));
 }
 
-export async function mergeOk(g: Graph, source: string, opts: Partial<MergeRequest> = {}): Promise<MergeSuccess> {
+export async function mergeOk(g: Graph, source: string, opts: Partial<MergeAsk> = {}): Promise<MergeSuccess> {
   const r = await merge(g, source, opts);
   if (r.status !== 'success') throw new Error(`expected a clean merge, got ${JSON.stringify(r.report.items.slice(0, 3))}`);
   return r;

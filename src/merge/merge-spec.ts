@@ -1,8 +1,10 @@
 /**
- * One merge request, normalised once. A caller (the service, a test, a
+ * One merge, normalised once: its spec. A caller (the service, a test, a
  * benchmark) says what it wants (`MergeAsk`, most of it optional); every
- * default is applied here and nowhere else, and the request is then passed
- * down unchanged. What is not part of the request, but of where it runs
+ * default is applied here and nowhere else (`mergeSpec`), and the spec is
+ * then passed down unchanged. Only `mergeSpec` makes a `MergeSpec`, so a
+ * function that takes one cannot be handed an ask that skipped it. (A
+ * "merge request" is the reviewable object of model/merge-request.ts.) What is not part of the request, but of where it runs
  * (the abort signal, gauges, the progress sink, the phase timer, the
  * idempotency key the commit records), travels beside it as the
  * environment.
@@ -14,7 +16,6 @@ import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import type { Commit } from '../graph/manifest.js';
 import { effectiveWidth, type PreparationGauges, type Width } from './preparation-scheduler.js';
 import type { MergeResolutions } from './resolutions.js';
-import { MAX_CONFLICTS_PER_PAGE } from './merge-recheck.js';
 
 /** Conflicts reported on one page unless the request asks otherwise. */
 export const DEFAULT_CONFLICT_LIMIT = 100;
@@ -58,14 +59,17 @@ export interface MergeAsk {
   protection?: ProtectionPass | undefined;
 }
 
-/** A merge with every default applied: what runs, whatever asked for it. */
-export interface MergeRequest extends MergeAsk {
+declare const normalised: unique symbol;
+
+/** A merge with every default applied: what runs, whatever asked for it. Made by `mergeSpec` only. */
+export interface MergeSpec extends MergeAsk {
   into: string;
   apply: ApplyKind;
   dryRun: boolean;
   deleteBranch: boolean;
   width: Width;
   conflictLimit: number;
+  readonly [normalised]: true;
 }
 
 /** Where one merge runs: its abort signal, the gauges it reports to, its progress sink and timer, and the key it runs under. */
@@ -88,8 +92,11 @@ export interface MergeDefaults {
   budgetBytes?: number | undefined;
 }
 
-/** The request with its defaults; refuses a merge of a branch into itself and a conflict page out of range. A normalised request normalises to itself. */
-export function mergeRequest(ask: MergeAsk, defaults: MergeDefaults = {}): MergeRequest {
+/** Conflicts reported per page at most; also the most a recheck collects per table. */
+export const MAX_CONFLICTS_PER_PAGE = 1000;
+
+/** The ask with its defaults; refuses a merge of a branch into itself and a conflict page out of range. A spec normalises to itself. */
+export function mergeSpec(ask: MergeAsk, defaults: MergeDefaults = {}): MergeSpec {
   const into = ask.into ?? 'main';
   const apply = ask.apply ?? 'merge';
   if (apply === 'merge' && ask.source === into) {
@@ -112,10 +119,10 @@ export function mergeRequest(ask: MergeAsk, defaults: MergeDefaults = {}): Merge
     width: effectiveWidth(ask.width ?? defaults.width ?? 1, defaults.maxWidth),
     conflictLimit,
     ...(budgetBytes !== undefined ? { budgetBytes } : {}),
-  };
+  } as MergeSpec;
 }
 
 /** What a conflict cursor is bound to: one merge's report, this source into this target, this kind. */
-export function mergeCursorScope(request: Pick<MergeRequest, 'source' | 'into' | 'apply'>): string {
-  return JSON.stringify([request.source, request.into, request.apply]);
+export function mergeCursorScope(spec: Pick<MergeSpec, 'source' | 'into' | 'apply'>): string {
+  return JSON.stringify([spec.source, spec.into, spec.apply]);
 }
