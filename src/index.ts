@@ -20,7 +20,8 @@
 
 // The service: one handler per operation, shared by every transport.
 export { BranchgraphService } from './service/service.js';
-export type { RequestContext, ServiceOptions, Transport } from './service/service.js';
+export type { ServiceOptions } from './service/service.js';
+export type { RequestContext, Transport } from './service/request-context.js';
 export type {
   BranchDto,
   CatchUpReport,
@@ -50,7 +51,8 @@ export {
 export { OPERATIONS, type OperationName } from './service/operation-table.js';
 export { GraphHost, type HostedGraph } from './service/graph-host.js';
 export { loadConfig, type Config } from './service/config.js';
-export { LIMITS, parseRef, type WriteOpInput } from './service/inputs.js';
+export { parseRef, type WriteOpInput } from './service/inputs.js';
+export { LIMITS } from './service/limits.js';
 
 // Stores.
 export type { ObjectStore, ObjectInfo } from './store/object-store.js';

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { GraphHost } from '../src/service/graph-host.js';
-import { BranchgraphService, type RequestContext } from '../src/service/service.js';
+import { BranchgraphService } from '../src/service/service.js';
+import type { RequestContext } from '../src/service/request-context.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import type { ObjectStore } from '../src/store/object-store.js';
 import { embeddedApi } from '../src/service/api.js';

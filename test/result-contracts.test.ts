@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { invoke } from '../src/service/api.js';
 import { defineOperation } from '../src/service/operation.js';
 import { OPERATION_LIST } from '../src/service/operation-table.js';
-import type { BranchgraphService, RequestContext } from '../src/service/service.js';
+import type { BranchgraphService } from '../src/service/service.js';
+import type { RequestContext } from '../src/service/request-context.js';
 
 const ctx = { transport: 'embedded' } as RequestContext;
 const service = {} as BranchgraphService;

@@ -13,11 +13,11 @@ import type {
   SchemaApplyDto,
   WalStatusDto,
   WriteResultDto,
-} from '../service/service.js';
+} from '../service/dtos.js';
 import type { EntityVersionDto, PropertyBlameDto, RowItem } from '../service/api.js';
 import type { MergeRequestDto } from '../service/merge-request-actions.js';
 import type { HookDto } from '../service/operations/hooks/hook-dto.js';
-import type { CommitDetailDto } from '../service/service.js';
+import type { CommitDetailDto } from '../service/dtos.js';
 
 export interface Output {
   json: boolean;

@@ -5,7 +5,7 @@
  * same case over any of them.
  */
 import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
-import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
+import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/dtos.js';
 import type { WriteLine } from './gqt-parser.js';
 import type { ProtectionRule } from '../model/branch-protection.js';
 import type { LogQuery, RequestAction } from './gqt-case.js';

@@ -9,7 +9,7 @@ import { parseSchema } from '../model/schema-parser.js';
 import { findType } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
 import type { MergeInput } from '../service/api.js';
-import type { MergeResultDto } from '../service/service.js';
+import type { MergeResultDto } from '../service/dtos.js';
 import { refString } from './gqt-driver.js';
 import type { ExpectedConflict, Step } from './gqt-case.js';
 import { diffRows, Expectation, type CaseRun } from './gqt-case-run.js';

@@ -15,7 +15,7 @@ import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
 import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
-import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/service.js';
+import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/dtos.js';
 import { ApiDriver, type ApiHost } from './api-driver.js';
 import {
   allPages,

@@ -41,6 +41,7 @@ import { compareKey } from '../table/run.js';
 import { firstIndex, lookupRows, mergeSpans, prefixRowsMany, type TableVersion, type LoadRun } from '../table/table-version.js';
 import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { MAX_PAGE } from './reads.js';
+import { DEFAULT_ROWS_PAGE } from '../model/page-size.js';
 import type { Snapshot } from './snapshot.js';
 import type { TableReader, TableView } from './ports.js';
 
@@ -88,7 +89,7 @@ interface Checked {
 function checkAsk(s: Scope & { table: string; ask: QueryAsk; cursorScope?: unknown }): Checked {
   const { table, ask, cursorScope } = s;
   const view = s.tables.table(s.snap, table, s.signal);
-  const first = ask.first ?? 100;
+  const first = ask.first ?? DEFAULT_ROWS_PAGE;
   if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE)
     throw new BranchgraphError('invalid_input', `first must be an integer from 0 to ${MAX_PAGE}`, {
       issues: [{ path: 'first', message: `0..${MAX_PAGE}` }],

@@ -8,7 +8,8 @@
 import { requireRole, type Role } from '../service/auth.js';
 import { eventCursor, followEvents } from '../service/follow-events.js';
 import type { GraphEventDto } from '../service/operations/events/list-events.js';
-import type { BranchgraphService, RequestContext } from '../service/service.js';
+import type { BranchgraphService } from '../service/service.js';
+import type { RequestContext } from '../service/request-context.js';
 import { toGraphqlError } from './graphql-errors.js';
 
 /** What a subscription reads of the GraphQL context (graphql-schema.ts). */

@@ -5,7 +5,7 @@
  */
 import { GraphQLError, type ASTNode } from 'graphql';
 import { isMasked, publicError, toBranchgraphError } from '../model/errors.js';
-import type { RequestContext } from '../service/service.js';
+import type { RequestContext } from '../service/request-context.js';
 
 export function toGraphqlError(e: unknown, ctx: RequestContext, nodes?: readonly ASTNode[]): GraphQLError {
   if (e instanceof GraphQLError) return e;

@@ -5,7 +5,8 @@
  */
 import { DirectiveLocation, GraphQLDirective, GraphQLString, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import { requireRole, type Role } from '../service/auth.js';
-import type { BranchgraphService, RequestContext } from '../service/service.js';
+import type { BranchgraphService } from '../service/service.js';
+import type { RequestContext } from '../service/request-context.js';
 import type { TableType } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
 import { toGraphqlError } from './graphql-errors.js';

@@ -35,11 +35,12 @@ import {
 } from 'graphql';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import type { TypedSchema } from './typed-context.js';
+import { DEFAULT_ROWS_PAGE } from '../model/page-size.js';
 import { engineOrder, engineWhere, type FieldMap } from './typed-inputs.js';
 import type { Entity, PageArgs, TypedReads } from './typed-reads.js';
 
-/** Page size of a connection that names none. */
-export const DEFAULT_FIRST = 100;
+/** Page size of a connection that names none: the engine's. */
+export const DEFAULT_FIRST = DEFAULT_ROWS_PAGE;
 
 /** The extension key that marks a field that reads, and what it reads. */
 export const READ_FIELD = 'branchgraphRead';

@@ -15,8 +15,9 @@ import type { OrderTerm } from '../model/row-filter.js';
 import type { Row } from '../model/values.js';
 import { invoke, refText, type Ref } from '../service/api.js';
 import { OPERATIONS } from '../service/operation-table.js';
-import { LIMITS } from '../service/inputs.js';
-import type { BranchgraphService, ReadMeter, RequestContext } from '../service/service.js';
+import { LIMITS } from '../service/limits.js';
+import type { BranchgraphService } from '../service/service.js';
+import type { ReadMeter, RequestContext } from '../service/request-context.js';
 
 /** An entity as typed fields see it: which table, its key and row, the ref it was read at, and its level. */
 export interface Entity {

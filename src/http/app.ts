@@ -11,7 +11,7 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { BranchgraphError, isMasked, toBranchgraphError } from '../model/errors.js';
 import { authenticate, type TokenTable } from '../service/auth.js';
-import { LIMITS } from '../service/inputs.js';
+import { LIMITS } from '../service/limits.js';
 import type { BranchgraphService } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
 import { BodyBudget } from './request-body.js';

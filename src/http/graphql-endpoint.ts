@@ -10,8 +10,9 @@ import { selectionOrder } from '../graphql/selection-order.js';
 import { closedSetErrorCodes, closeErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
 import type { Role } from '../service/auth.js';
-import { LIMITS } from '../service/inputs.js';
-import type { BranchgraphService, RequestContext } from '../service/service.js';
+import { LIMITS } from '../service/limits.js';
+import type { BranchgraphService } from '../service/service.js';
+import type { RequestContext } from '../service/request-context.js';
 
 /** What GraphiQL opens with: something that runs on any graph and shows its shape. */
 export const GRAPHIQL_DEFAULT_QUERY = `# Run with the play button or Ctrl-Enter.

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError, publicError } from '../model/errors.js';
 import type { Role } from '../service/auth.js';
-import type { RequestContext } from '../service/service.js';
+import type { RequestContext } from '../service/request-context.js';
 import { allowStoreCallListeners } from '../model/signal-listeners.js';
 import { HTTP_STATUS } from './error-status.js';
 import { readBodyText, type BodyBudget } from './request-body.js';

@@ -13,7 +13,8 @@
 import { isErrorEnvelope } from '../../clients/typescript/src/index.js';
 import { refText, type BranchgraphApi, type CallOptions } from '../service/api.js';
 import { inputFields, type InputField } from '../service/input-fields.js';
-import { parseInput, RefZ } from '../service/inputs.js';
+import { RefZ } from '../service/inputs.js';
+import { parseInput } from '../service/parse-input.js';
 import type { Operation } from '../service/operation.js';
 import { OPERATION_LIST } from '../service/operation-table.js';
 import type { Ref } from '../service/api.js';

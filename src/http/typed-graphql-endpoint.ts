@@ -23,8 +23,9 @@ import { COMPILE_AFTER, jitExecution } from '../graphql/jit-execution.js';
 import { TypedMutations } from '../graphql/typed-mutations.js';
 import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cache.js';
 import type { Role } from '../service/auth.js';
-import { LIMITS } from '../service/inputs.js';
-import type { BranchgraphService, RequestContext } from '../service/service.js';
+import { LIMITS } from '../service/limits.js';
+import type { BranchgraphService } from '../service/service.js';
+import type { RequestContext } from '../service/request-context.js';
 
 /** What the route hands each request: the caller, the branch, and its generated schema. */
 export interface TypedServerContext extends ParsedBody {

@@ -8,10 +8,11 @@
  * drivers are written against it once and work over either.
  */
 import { checkedResult } from './result-check.js';
-import { parseInput } from './inputs.js';
+import { parseInput } from './parse-input.js';
 import type { InputOf, Operation, OutputOf } from './operation.js';
 import { OPERATION_LIST, type OperationName, type Operations } from './operation-table.js';
-import type { BranchgraphService, RequestContext } from './service.js';
+import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
 import type { PlainRef, Ref } from '../graph/snapshot.js';
 import { refPathText } from '../model/ref-grammar.js';
 import type { RowItem } from './operations/tables/rows.js';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { BranchgraphError } from '../model/errors.js';
 import { parseStoreUrl } from '../store/open-store.js';
 import { parseTokens, type Grant } from './auth.js';
-import { LIMITS } from './inputs.js';
+import { LIMITS } from './limits.js';
 import { DEFAULT_MAX_INGEST_BYTES } from '../graph/ndjson.js';
 import { isValidShard } from '../pending/generation.js';
 import { DEFAULT_GENERATION_ROWS, DEFAULT_SEAL_AFTER_MS } from '../wal/wal-writer.js';

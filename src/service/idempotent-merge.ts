@@ -18,7 +18,8 @@ import { commitLog } from '../graph/commit-log.js';
 import type { MergeMetrics, MergeSpec } from '../merge/merge.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
 import { runMerge } from './merge-handler.js';
-import type { BranchgraphService, RequestContext } from './service.js';
+import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
 
 /** How far back a retry looks for the merge commit of an attempt whose record was lost. */
 const IDEMPOTENT_COMMIT_SEARCH = 200;

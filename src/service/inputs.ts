@@ -4,36 +4,15 @@
  * `invalid_input` error, with field paths, whichever way it came in.
  */
 import { z } from 'zod';
-import { BranchgraphError } from '../model/errors.js';
-import { findInputProblem } from '../model/text.js';
+import { parseInput } from './parse-input.js';
+import { LIMITS } from './limits.js';
 import { parseRefText, parseTime } from '../model/ref-grammar.js';
 import type { CommitKind } from '../graph/commit-log.js';
 import type { Ref } from '../graph/snapshot.js';
-import { MAX_PAGE } from '../graph/reads.js';
-import { MAX_BATCH_OPS } from '../graph/write-batch.js';
-import { MAX_BATCH_KEYS } from '../graph/row-query.js';
-import { MAX_CONFLICTS_PER_PAGE } from '../merge/merge.js';
 import { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
 
 export { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.js';
 export type { ConflictResolution, MergeResolutions, ResolutionChoice, ResolutionStrategy } from '../merge/resolutions.js';
-
-/** The bounds every transport enforces on input: body and batch sizes, page sizes, GraphQL nesting, cost and aliases. */
-export const LIMITS = {
-  maxBodyBytes: 16 * 1024 * 1024,
-  /** One number for every path, embedded included; the body limit bounds what a transport buffers. */
-  maxBatchOps: MAX_BATCH_OPS,
-  maxConflictPage: MAX_CONFLICTS_PER_PAGE,
-  maxPage: MAX_PAGE,
-  /** Keys or values one batched lookup or traversal names. */
-  maxBatchKeys: MAX_BATCH_KEYS,
-  maxGraphqlDepth: 12,
-  /** Fields times page sizes one GraphQL document may ask for (see graphql/limits.ts). */
-  maxGraphqlCost: 20_000,
-  /** Brackets of any kind in a GraphQL document; input literals count too. */
-  maxGraphqlNesting: 64,
-  maxGraphqlAliases: 50,
-};
 
 export const branchName = z.string().min(1).max(200);
 export const commitId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character commit id');
@@ -192,28 +171,6 @@ export type WriteOpInput = z.infer<typeof WriteOpZ>;
 export const DirectionZ = z.enum(['out', 'in', 'both']);
 
 /** Parse `value` or throw `invalid_input` listing every problem with its path. */
-/**
- * For a value no branch of a union took (a ref given as text or as an object), the sentence the
- * branch that looked at it gave (a custom check's), rather than zod's "Invalid input".
- */
-function unionMessage(issue: z.core.$ZodIssue): string | undefined {
-  if (issue.code !== 'invalid_union') return undefined;
-  for (const branch of issue.errors) for (const i of branch) if (i.code === 'custom') return i.message;
-  return undefined;
-}
-
-export function parseInput<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  const bad = findInputProblem(value, where);
-  if (bad !== undefined) throw new BranchgraphError('invalid_input', `invalid ${where}: ${bad.path}: ${bad.message}`, { issues: [bad] });
-  const r = schema.safeParse(value);
-  if (r.success) return r.data;
-  const issues = r.error.issues.map((i) => ({
-    path: where + i.path.map((seg) => (typeof seg === 'number' ? `[${seg}]` : `.${String(seg)}`)).join(''),
-    message: unionMessage(i) ?? i.message,
-  }));
-  throw new BranchgraphError('invalid_input', `invalid ${where}: ${issues[0]?.path}: ${issues[0]?.message}`, { issues });
-}
-
 /** A ref's text (any form of the ref grammar, `main` when absent) as the operations take it. */
 export function parseRef(at: string | undefined | null, dflt = 'main'): Ref {
   return parseInput(RefZ, at ?? dflt, 'at');

@@ -11,7 +11,8 @@ import { BranchgraphError } from '../model/errors.js';
 import { mergeBranches, mergeSpec, type MergeAsk, type MergeSpec } from '../merge/merge.js';
 import type { Commit } from '../graph/manifest.js';
 import { commitDto, type MergeResultDto } from './dtos.js';
-import type { BranchgraphService, RequestContext } from './service.js';
+import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
 import { protectionPass } from './protection-pass.js';
 
 /** The request with this service's defaults: its configured width, HTTP's cap of one, its memory budget, the caller as actor. */

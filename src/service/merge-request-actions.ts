@@ -38,7 +38,8 @@ import type { MergeResultDto } from './dtos.js';
 import { idempotentMerge, landedUnderKey } from './idempotent-merge.js';
 import { runMerge, servedMergeRequest } from './merge-handler.js';
 import { runRequestChecks, startRequestChecks } from './request-checks.js';
-import type { BranchgraphService, RequestContext } from './service.js';
+import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
 
 /** A request as clients see it: the stored request, whether it may merge now, and whether its latest revision is current. */
 export type MergeRequestDto = Omit<MergeRequestDoc, 'format' | 'seq'> & { version: number; mergeability: Mergeability };

@@ -11,7 +11,8 @@
  */
 import type { z } from 'zod';
 import type { Role } from './auth.js';
-import type { BranchgraphService, RequestContext } from './service.js';
+import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -1,6 +1,6 @@
 import { BranchgraphError } from '../model/errors.js';
 import type { ProtectionPass } from '../model/branch-protection.js';
-import type { RequestContext } from './service.js';
+import type { RequestContext } from './request-context.js';
 
 /** What a change presents to a protected branch when its caller asked to bypass the rule: only an admin may. */
 export function protectionPass(ctx: RequestContext, bypass: boolean | undefined): ProtectionPass | undefined {

@@ -15,7 +15,8 @@
  */
 import type { Hook } from '../model/hook.js';
 import type { MergeRequestDoc, Revision } from '../model/merge-request.js';
-import type { BranchgraphService, RequestContext } from './service.js';
+import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
 
 /** Check runs in flight, by request and revision. */
 const running = new WeakMap<BranchgraphService, Map<string, Promise<MergeRequestDoc>>>();

@@ -1,6 +1,6 @@
 /** `branchgraph branch list|create|reset|protect|unprotect|delete` and `branchgraph tag list|create|delete`. */
 import type { Command } from 'commander';
-import type { BranchDto } from '../../service/service.js';
+import type { BranchDto } from '../../service/dtos.js';
 import { human, print } from '../cli-output.js';
 import { AT_HELP, type CliContext } from '../cli-context.js';
 import { defined, intOption } from '../cli-inputs.js';

@@ -1,6 +1,6 @@
 /** `branchgraph merge`, `cherry-pick` and `revert`: one commit, or nothing and the exact conflicts (exit 3). */
 import type { Command } from 'commander';
-import { parseInput } from '../../service/inputs.js';
+import { parseInput } from '../../service/parse-input.js';
 import { OPERATIONS } from '../../service/operation-table.js';
 import { human, print } from '../cli-output.js';
 import type { CliContext } from '../cli-context.js';

@@ -7,7 +7,8 @@
 import type { Hono } from 'hono';
 import { requireRole } from '../../service/auth.js';
 import type { GraphHost } from '../../service/graph-host.js';
-import { CreateGraphZ, parseInput } from '../../service/inputs.js';
+import { CreateGraphZ } from '../../service/inputs.js';
+import { parseInput } from '../../service/parse-input.js';
 import type { BranchgraphService } from '../../service/service.js';
 import { jsonBody, param, type Env } from '../http-context.js';
 

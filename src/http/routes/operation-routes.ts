@@ -11,7 +11,7 @@ import type { Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError } from '../../model/errors.js';
 import { requireRole } from '../../service/auth.js';
-import { parseInput } from '../../service/inputs.js';
+import { parseInput } from '../../service/parse-input.js';
 import { inputFields, type InputField } from '../../service/input-fields.js';
 import type { Operation } from '../../service/operation.js';
 import { OPERATION_LIST } from '../../service/operation-table.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decodePageCursor, encodePageCursor } from '../../../model/page-cursor.js';
 import { defineOperation } from '../../operation.js';
-import { LIMITS } from '../../inputs.js';
+import { LIMITS } from '../../limits.js';
 import type { BranchPageDto } from '../../dtos.js';
 import { BranchZ } from '../../results/branch.js';
 

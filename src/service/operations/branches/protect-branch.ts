@@ -3,7 +3,8 @@ import type { Snapshot } from '../../../graph/snapshot.js';
 import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import type { BranchDto } from '../../dtos.js';
-import type { BranchgraphService, RequestContext } from '../../service.js';
+import type { BranchgraphService } from '../../service.js';
+import type { RequestContext } from '../../request-context.js';
 import { BranchZ } from '../../results/branch.js';
 
 /**

@@ -10,7 +10,8 @@ import { defineOperation } from '../../operation.js';
 import { branchName, MERGE_COMMON, RefZ } from '../../inputs.js';
 import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
-import type { BranchgraphService, RequestContext } from '../../service.js';
+import type { BranchgraphService } from '../../service.js';
+import type { RequestContext } from '../../request-context.js';
 import { graphqlMergeResult, MERGE_HTTP, MergeResultZ } from './merge-result.js';
 
 // The commit is any ref (`commit:<id>`, a bare id, `feature~2`, `main^2`); it is resolved to its commit id first.

@@ -5,7 +5,8 @@ import { idempotencyKeyHash } from '../../../graph/idempotency.js';
 import { idempotentMerge } from '../../idempotent-merge.js';
 import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
-import type { BranchgraphService, RequestContext } from '../../service.js';
+import type { BranchgraphService } from '../../service.js';
+import type { RequestContext } from '../../request-context.js';
 import { graphqlMergeResult, MERGE_HTTP, MergeResultZ } from './merge-result.js';
 
 /**

@@ -7,7 +7,8 @@ import type { Snapshot } from '../../../graph/snapshot.js';
 import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
 import { commitDto, type CommitDto } from '../../dtos.js';
-import type { BranchgraphService, RequestContext } from '../../service.js';
+import type { BranchgraphService } from '../../service.js';
+import type { RequestContext } from '../../request-context.js';
 import { CommitZ } from '../../results/commit.js';
 
 /** One version of an entity: the commit that made it, and what it did (inserted, updated with the properties it changed, deleted). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { LIMITS, refOrMain, tableName } from '../../inputs.js';
+import { refOrMain, tableName } from '../../inputs.js';
+import { LIMITS } from '../../limits.js';
 import { queryRows as runQuery, type QueryPage } from '../../../graph/row-query.js';
 import { MAX_ORDER_TERMS } from '../../../model/row-filter.js';
 

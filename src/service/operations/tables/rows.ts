@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { LIMITS, refOrMain, tableName } from '../../inputs.js';
+import { refOrMain, tableName } from '../../inputs.js';
+import { LIMITS } from '../../limits.js';
 import { scanRows, type Filter, type Page } from '../../../graph/reads.js';
 import type { Row } from '../../../model/values.js';
 import { RowPageZ } from '../../results/row.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, LIMITS, WriteOpZ } from '../../inputs.js';
+import { branchName, WriteOpZ } from '../../inputs.js';
+import { LIMITS } from '../../limits.js';
 import { ndjsonStream } from '../../../graph/ndjson.js';
 import type { WriteOp } from '../../../graph/write-batch.js';
 import type { IngestReport } from '../../../wal/wal-writer.js';

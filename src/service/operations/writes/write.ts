@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, bypassProtection, commitId, LIMITS, text, WriteOpZ } from '../../inputs.js';
+import { branchName, bypassProtection, commitId, text, WriteOpZ } from '../../inputs.js';
+import { LIMITS } from '../../limits.js';
 import { protectionPass } from '../../protection-pass.js';
 import type { WriteOp } from '../../../graph/write-batch.js';
 import { writeResult } from './write-result.js';

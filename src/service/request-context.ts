@@ -1,0 +1,44 @@
+/**
+ * What every operation runs under: who asks and over what transport, the
+ * abort signal, the request's logger and id, the snapshots it already
+ * resolved, and where reads count their cost.
+ */
+import type { Logger } from 'pino';
+import type { Role } from './auth.js';
+import type { Snapshot } from '../graph/snapshot.js';
+
+/** What carries a request; HTTP merges are capped at width one. */
+export type Transport = 'http' | 'embedded' | 'cli' | 'gqt';
+
+/** Who asks and over what: the transport (HTTP caps merges at width one), the actor, the abort signal, the request's logger. */
+export interface RequestContext {
+  transport: Transport;
+  signal?: AbortSignal;
+  log?: Logger;
+  /** Who is calling: the token's identity over HTTP, the configured actor elsewhere. Recorded as each commit's actor. */
+  actor?: string;
+  /** The caller's role over HTTP; an embedded caller, who owns the process, counts as admin. */
+  role?: Role;
+  /** The transport's request id, quoted in errors whose detail only the log holds. */
+  requestId?: string;
+  /** The id the client chose for this request's long operation (`Operation-Id`), to follow its progress. */
+  operationId?: string;
+  /**
+   * Snapshots this request has read, by ref: a request that reads many times (a typed GraphQL
+   * document) resolves each ref once, so every field of it sees the same commit.
+   */
+  pins?: SnapshotPins;
+  /** When set, reads count their store calls and rows here (a typed GraphQL `@explain`). */
+  meter?: ReadMeter;
+}
+
+/** The snapshot each ref of one request resolved to. */
+export type SnapshotPins = Map<string, Promise<Snapshot>>;
+
+/** What reads cost: store calls and rows read. */
+export interface ReadMeter {
+  storeCalls: number;
+  rowsRead: number;
+  /** Distinct run files and segments the reads decoded, from the cache or the store. */
+  segmentsRead: number;
+}
