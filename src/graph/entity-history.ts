@@ -39,7 +39,7 @@
 import { canonicalJson } from '../model/canonical.js';
 import { findType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
-import { locateState } from '../table/table-version.js';
+import { locateState } from '../table/table-lookup.js';
 import type { RunRef } from '../table/run.js';
 import type { Commit, ManifestRef } from './manifest.js';
 import { commitRefOf, sameRef } from './manifest.js';

@@ -36,7 +36,10 @@ import {
   type IndexSpec,
   type TableIndexes,
 } from '../table/secondary-index.js';
-import { changedStates, EMPTY_TABLE, lookupStates, mergeRuns, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { changedStates } from '../table/table-compare.js';
+import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { lookupStates } from '../table/table-lookup.js';
+import { mergeRuns } from '../table/merge-walk.js';
 import type { ChangePlan } from './change.js';
 import type { Snapshot } from './snapshot.js';
 import type { RunReader } from './ports.js';

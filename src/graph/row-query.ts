@@ -38,7 +38,10 @@ import {
 import type { EdgeType, TableType } from '../model/schema.js';
 import { edgeKeyPrefix, nodeRefKey, type Row, type Value } from '../model/values.js';
 import { compareKey } from '../table/run.js';
-import { firstIndex, lookupRows, mergeSpans, prefixRowsMany, type TableVersion, type LoadRun } from '../table/table-version.js';
+import { firstIndex, mergeSpans } from '../table/merge-walk.js';
+import { lookupRows } from '../table/table-lookup.js';
+import { prefixRowsMany } from '../table/table-prefix.js';
+import { type TableVersion, type LoadRun } from '../table/table-version.js';
 import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { MAX_PAGE } from './reads.js';
 import { DEFAULT_ROWS_PAGE } from '../model/page-size.js';

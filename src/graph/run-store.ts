@@ -28,7 +28,8 @@ import {
   type RunRef,
   type RunRow,
 } from '../table/run.js';
-import { newestRows, type LoadRun } from '../table/table-version.js';
+import { newestRows } from '../table/table-lookup.js';
+import { type LoadRun } from '../table/table-version.js';
 import { keys, parseKey } from './keys.js';
 import type { RunReader, RunWriter } from './ports.js';
 import { RunRefZ } from './manifest.js';

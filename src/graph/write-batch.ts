@@ -22,7 +22,9 @@ import { checkRow, edgeKeyPrefix, entityKey, rowHash, rowSizeProblem, rowText, t
 import { contentHash } from '../model/canonical.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { lookupRows } from '../table/table-lookup.js';
+import { scanPrefix } from '../table/table-prefix.js';
 import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secondary-index.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult } from './change.js';

@@ -14,7 +14,8 @@ import { compareConflicts, ConflictCollector } from '../model/conflict.js';
 import { parseSchema } from '../model/schema-parser.js';
 import { findType, type TableType } from '../model/schema.js';
 import { MemoryStore } from '../store/memory-store.js';
-import { EMPTY_TABLE, mergeRuns } from '../table/table-version.js';
+import { EMPTY_TABLE } from '../table/table-version.js';
+import { mergeRuns } from '../table/merge-walk.js';
 import { planBySize, SKEW_ROWS, sourceRowsTrusted, type SizePlan } from './merge-plan.js';
 import { prepareTable, type PreparedTable } from './prepare-table.js';
 

@@ -15,7 +15,9 @@ import type { Row } from '../model/values.js';
 import type { RunReader } from '../graph/ports.js';
 import type { Snapshot } from '../graph/snapshot.js';
 import { checkTable, type LiveRows } from '../graph/table-check.js';
-import { EMPTY_TABLE, lookupStates, mergeRuns, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
+import { lookupStates } from '../table/table-lookup.js';
+import { mergeRuns } from '../table/merge-walk.js';
 import { MAX_CONFLICTS_PER_PAGE } from './merge-spec.js';
 
 export type SideValues = { base: Row | null; source: Row | null; target: Row | null };

@@ -27,15 +27,11 @@ import { mergeCursorScope, type MergeEnvironment, type MergeSpec } from './merge
 import type { Snapshot } from '../graph/snapshot.js';
 import { commitRefOf, refOf, type Commit, type Manifest, type ManifestRef } from '../graph/manifest.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import {
-  alignForDelta,
-  changedStates,
-  deltaRuns,
-  EMPTY_TABLE,
-  lookupStates,
-  READ_AHEAD_RUN_BYTES,
-  type TableVersion,
-} from '../table/table-version.js';
+import { alignForDelta, deltaRuns } from '../table/table-delta.js';
+import { changedStates } from '../table/table-compare.js';
+import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
+import { lookupStates } from '../table/table-lookup.js';
+import { READ_AHEAD_RUN_BYTES } from '../table/read-ahead.js';
 import type { MergePhase, PhaseTimer } from '../model/phase-timer.js';
 import { runPreparations, type Fallback, type PreparationGauges } from './preparation-scheduler.js';
 import { hashOf, prepareTable, type PreparedTable } from './prepare-table.js';

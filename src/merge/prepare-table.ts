@@ -30,16 +30,10 @@ import { BranchgraphError } from '../model/errors.js';
 import { checkRow, entityKey, rowHash, type Row } from '../model/values.js';
 import type { RunData, RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import {
-  alignForDelta,
-  changedStates,
-  deltaRuns,
-  lookupEntries,
-  lookupStates,
-  newestRows,
-  type LoadRun,
-  type TableVersion,
-} from '../table/table-version.js';
+import { alignForDelta, deltaRuns } from '../table/table-delta.js';
+import { changedStates } from '../table/table-compare.js';
+import { lookupEntries, lookupStates, newestRows } from '../table/table-lookup.js';
+import { type LoadRun, type TableVersion } from '../table/table-version.js';
 import { HeadCursor } from '../table/head-cursor.js';
 import type { Resolver } from './resolutions.js';
 import { divergentColumns, divergentProperties, isMarkedHash, markedHash, marksOf, mergeEntity, type ColumnRow } from './three-way.js';

@@ -16,7 +16,9 @@
 import type { Conflict } from '../model/conflict.js';
 import { EDGE_FROM, EDGE_TO, findType, type EdgeType, type PropDef, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, edgeKeyPrefix, type Row } from '../model/values.js';
-import { EMPTY_TABLE, lookupRows, scanPrefix, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { EMPTY_TABLE, type LoadRun, type TableVersion } from '../table/table-version.js';
+import { lookupRows } from '../table/table-lookup.js';
+import { scanPrefix } from '../table/table-prefix.js';
 import { encodeNodeKey, IN_SPEC, uniqueSpec, type IndexReader } from '../table/secondary-index.js';
 import { uniqueClashes } from '../table/unique-clashes.js';
 import { compareKey } from '../table/run.js';

@@ -10,7 +10,7 @@
  * the rows it needs with `data.rowAt(pos)` before it steps on.
  */
 import type { RunData } from './run.js';
-import { mergeSpans, type MergeArgs, type MergeSpan } from './table-version.js';
+import { mergeSpans, type MergeArgs, type MergeSpan } from './merge-walk.js';
 
 export class HeadCursor {
   /** The current entry's decoded run and position in it (while not `done`). */

@@ -24,7 +24,8 @@ import {
   uniqueSpec,
   validIndexes,
 } from './secondary-index.js';
-import { mergeRuns, type LoadRun, type TableVersion } from './table-version.js';
+import { mergeRuns } from './merge-walk.js';
+import type { LoadRun, TableVersion } from './table-version.js';
 
 const prop = (name: string, unique = false) => ({ name, type: { kind: 'string' as const }, optional: true, unique, range: null });
 const T: TableType = { kind: 'node', name: 'T', key: ['id'], props: [{ ...prop('id'), optional: false }, prop('e', true)] };

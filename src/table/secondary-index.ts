@@ -34,7 +34,9 @@ import { canonicalJson, contentHash } from '../model/canonical.js';
 import { EDGE_TO, type TableType } from '../model/schema.js';
 import type { Row, Value } from '../model/values.js';
 import { compareKey, runEndsBefore, type RunRef, type RunRow } from './run.js';
-import { mergeRuns, newestRows, visitHolders, type LoadRun, type TableVersion } from './table-version.js';
+import { mergeRuns } from './merge-walk.js';
+import { newestRows, visitHolders } from './table-lookup.js';
+import type { LoadRun, TableVersion } from './table-version.js';
 
 export type IndexSpec = { name: string; kind: 'unique'; prop: string } | { name: 'in'; kind: 'in' };
 

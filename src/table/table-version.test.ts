@@ -9,23 +9,13 @@ import { describe, expect, it } from 'vitest';
 import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
 import { compareKey, decodeRun, encodeRun, KEY_BOUND_CHARS, runRefOf, type RunData, type RunRef, type RunRow } from './run.js';
-import {
-  changedStates,
-  compareVersions,
-  deltaRuns,
-  lookupEntries,
-  lookupStates,
-  READ_AHEAD_RUN_BYTES,
-  mergeRuns,
-  newestRows,
-  prefixRows,
-  prefixRowsMany,
-  scanPrefix,
-  type LoadRun,
-  mergeSpans,
-  type MergeSpan,
-  type TableVersion,
-} from './table-version.js';
+import { changedStates, compareVersions } from './table-compare.js';
+import { deltaRuns } from './table-delta.js';
+import { lookupEntries, lookupStates, newestRows } from './table-lookup.js';
+import { READ_AHEAD_RUN_BYTES } from './read-ahead.js';
+import { mergeRuns, mergeSpans, type MergeSpan } from './merge-walk.js';
+import { prefixRows, prefixRowsMany, scanPrefix } from './table-prefix.js';
+import type { LoadRun, TableVersion } from './table-version.js';
 import { HeadCursor } from './head-cursor.js';
 
 const T: TableType = {
