@@ -16,9 +16,6 @@ import type { CacheReads } from '../store/counting-store.js';
 import {
   decodeRun,
   decodeRunOffLoop,
-  encodeRun,
-  encodeRunFileOffLoop,
-  encodeRunFile,
   COMPACT_RUN_ROWS,
   MemoryRunData,
   runRefOf,
@@ -28,6 +25,7 @@ import {
   type RunRef,
   type RunRow,
 } from '../table/run.js';
+import { encodeRun, encodeRunFileOffLoop, encodeRunFile } from '../table/run-encode.js';
 import { newestRows } from '../table/table-lookup.js';
 import { type LoadRun } from '../table/table-version.js';
 import { keys, parseKey } from './keys.js';

@@ -19,7 +19,8 @@ import { BranchgraphError } from '../model/errors.js';
 import { parseSchema } from '../model/schema-parser.js';
 import { rowHash, type Row } from '../model/values.js';
 import { readArrowFile } from './read-arrow-file.js';
-import { decodeRun, encodeRun, type RunRow } from './run.js';
+import { decodeRun, type RunRow } from './run.js';
+import { encodeRun } from './run-encode.js';
 
 const type = parseSchema('node T { id: string @key\n s: string?\n n: int?\n f: float?\n b: bool?\n d: date?\n j: json?\n e: enum(x, y)? }')
   .types[0] as NonNullable<ReturnType<typeof parseSchema>['types'][0]>;

@@ -4,19 +4,8 @@ import { rowProps } from '../model/schema.js';
 import { parseSchema } from '../model/schema-parser.js';
 import { rowHash, type Row } from '../model/values.js';
 import { isCompressed, storedText } from '../model/compress-stored.js';
-import {
-  COMPACT_RUN_ROWS,
-  compareKey,
-  decodeRun,
-  decodeRunOffLoop,
-  encodeCompactRun,
-  encodeRun,
-  encodeRunFile,
-  encodeRunFileOffLoop,
-  MemoryRunData,
-  runRefOf,
-  type RunRow,
-} from './run.js';
+import { COMPACT_RUN_ROWS, compareKey, decodeRun, decodeRunOffLoop, MemoryRunData, runRefOf, type RunRow } from './run.js';
+import { encodeCompactRun, encodeRun, encodeRunFile, encodeRunFileOffLoop } from './run-encode.js';
 
 const type = parseSchema('node T { id: string @key\n n: int?\n f: float?\n b: bool?\n d: date?\n j: json?\n e: enum(x, y)? }')
   .types[0] as NonNullable<ReturnType<typeof parseSchema>['types'][0]>;

@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TableType } from '../model/schema.js';
 import { rowHash, type Row } from '../model/values.js';
-import { decodeRun, encodeRun, runRefOf, type RunRef, type RunRow } from './run.js';
+import { decodeRun, runRefOf, type RunRef, type RunRow } from './run.js';
+import { encodeRun } from './run-encode.js';
 import {
   buildIndexRows,
   encodeNodeKey,
