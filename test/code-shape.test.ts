@@ -1,7 +1,7 @@
 /**
  * The size rule, in physical lines (signature to closing brace, comments
  * and blank lines included): no function in the engine folders (model,
- * store, table, pending, graph, merge, wal, service) runs over 80 lines,
+ * store, table, pending, graph, merge, wal, service) runs over 70 lines,
  * and none at the edges (graphql, http, gqt, cli) over 120. A function
  * over its limit fails `npm test`, named with its file, line and length.
  * Parameter counts (at most three, the signal inside an options object)
@@ -13,7 +13,7 @@ import { parseAst } from 'rolldown/parseAst';
 import { describe, expect, it } from 'vitest';
 
 const EDGES = new Set(['graphql', 'http', 'gqt', 'cli']);
-const LIMIT = { engine: 80, edge: 120 };
+const LIMIT = { engine: 70, edge: 120 };
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -249,23 +249,11 @@ export class Publisher implements Publication {
         return 'behind';
       }
       const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
-      let outcome: 'published' | 'lost';
       // The event's writer must still hold its lease when the manifest lands, or a reader could pass the event first.
       if (!relaid) await repo.events.beforeSource(opts.signal);
-      try {
-        maybePublished = true;
-        outcome = await repo.publish(manifest, opts.signal, head.manifest);
-      } catch (e) {
-        // A lost response: the manifest may have landed. Look before deciding anything. A store that
-        // answers not_found to a publication says the graph itself is gone: whatever landed is nobody's.
-        if (!isBranchgraphError(e, 'not_found') && (await repo.isPublished(manifest))) {
-          settle?.(true);
-          return this.published(landed);
-        }
-        throw e;
-      }
-      settle?.(outcome === 'published');
-      if (outcome === 'published') return this.published(landed);
+      maybePublished = true;
+      const outcome = await this.land({ landed, head, signal: opts.signal, settle });
+      if (outcome !== 'lost') return outcome;
       maybePublished = false;
       if (!relaid) await store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
       return 'lost';
@@ -273,6 +261,34 @@ export class Publisher implements Publication {
       settle?.(false);
       if (!maybePublished) await this.givenUp(planned.scratch, appendedSeq);
     }
+  }
+
+  /**
+   * Publish the landed attempt's manifest over `head`'s: published, or `lost` to a racing
+   * publication. A lost response is looked into before anything is decided: the manifest may have
+   * landed. A store that answers not_found to a publication says the graph itself is gone, and
+   * whatever landed is nobody's.
+   */
+  private async land<T>(a: {
+    landed: Landed<T>;
+    head: Snapshot;
+    signal: AbortSignal | undefined;
+    settle: ((landed: boolean) => void) | undefined;
+  }): Promise<PublishedChange<T> | 'lost'> {
+    const { repo } = this.parts;
+    const { manifest } = a.landed;
+    let outcome: 'published' | 'lost';
+    try {
+      outcome = await repo.publish(manifest, a.signal, a.head.manifest);
+    } catch (e) {
+      if (!isBranchgraphError(e, 'not_found') && (await repo.isPublished(manifest))) {
+        a.settle?.(true);
+        return this.published(a.landed);
+      }
+      throw e;
+    }
+    a.settle?.(outcome === 'published');
+    return outcome === 'published' ? this.published(a.landed) : 'lost';
   }
 
   /**

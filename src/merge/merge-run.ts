@@ -354,20 +354,7 @@ export class MergeRun {
       await this.cleanup(scratch);
       throw e;
     }
-    const tables: Record<string, TableVersion> = { ...plan.adopted };
-    const summaries = [...plan.summaries];
-    for (const p of prepared) {
-      tables[p.table] = p.version;
-      summaries.push({
-        table: p.table,
-        action: 'merged',
-        sourceChanges: p.stats.sourceKeys,
-        targetChanges: p.stats.targetKeys,
-        bothChanged: p.stats.bothKeys,
-        rowsWritten: p.stats.fixRows,
-      });
-    }
-    summaries.sort((a, b) => (a.table < b.table ? -1 : 1));
+    const { tables, summaries } = mergedTables(plan, prepared);
     const refused = async (conflicts: ConflictCollector): Promise<PlanResult<MergeDecision>> => {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'conflicts', conflicts, base: baseManifest } };
@@ -596,4 +583,26 @@ export class MergeRun {
     });
     return this.source.manifest;
   }
+}
+
+/** The merged tables (adopted whole, or prepared) and each table's summary, by table name. */
+function mergedTables(
+  plan: Pick<TablePlan, 'adopted' | 'summaries'>,
+  prepared: readonly PreparedTable[],
+): { tables: Record<string, TableVersion>; summaries: TableMergeSummary[] } {
+  const tables: Record<string, TableVersion> = { ...plan.adopted };
+  const summaries = [...plan.summaries];
+  for (const p of prepared) {
+    tables[p.table] = p.version;
+    summaries.push({
+      table: p.table,
+      action: 'merged',
+      sourceChanges: p.stats.sourceKeys,
+      targetChanges: p.stats.targetKeys,
+      bothChanged: p.stats.bothKeys,
+      rowsWritten: p.stats.fixRows,
+    });
+  }
+  summaries.sort((a, b) => (a.table < b.table ? -1 : 1));
+  return { tables, summaries };
 }

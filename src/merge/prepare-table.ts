@@ -452,6 +452,27 @@ const BOTH_BATCH = 4096;
  * a source whose rows validation must see, decoded into the changes. Memory is a segment per run
  * and a batch, not the deltas. Only in the usual layout; undefined otherwise.
  */
+/** Merge a batch of keys both sides changed, given where each base entry is (absent: no base row). */
+function mergeBothChanged(
+  a: { km: KeyMerge; places: KeyPlaces; keys: BothChanged },
+  base: { data: (RunData | undefined)[]; pos: number[] },
+): void {
+  const { km, places, keys } = a;
+  for (let i = 0; i < keys.keys.length; i++) {
+    const key = keys.keys[i] as string;
+    const baseData = base.data[i];
+    const baseAt = base.pos[i] as number;
+    places.base.data = baseData;
+    places.base.at = baseAt;
+    keys.place(i, 'source', places.source);
+    keys.place(i, 'target', places.target);
+    if (km.countedInPlace(key, places)) continue;
+    const s = keys.at(i, 'source');
+    const bRow = baseData === undefined ? undefined : baseData.rowAt(baseAt);
+    km.key({ key, b: bRow, s, t: keys.at(i, 'target'), layout: s, changed: true });
+  }
+}
+
 async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | undefined> {
   const layout = await usualLayout(input);
   if (layout === undefined) return undefined;
@@ -464,21 +485,6 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
   // The base is read in key order too, each segment by a batch or two: not kept in the run cache.
   const baseLoad: LoadRun = Object.assign((ref: RunRef) => (input.load.uncached ?? input.load)(ref), input.load);
   const places: KeyPlaces = { base: place(), source: place(), target: place() };
-  const mergeBatch = (keys: BothChanged, b: { data: (RunData | undefined)[]; pos: number[] }): void => {
-    for (let i = 0; i < keys.keys.length; i++) {
-      const key = keys.keys[i] as string;
-      const baseData = b.data[i];
-      const baseAt = b.pos[i] as number;
-      places.base.data = baseData;
-      places.base.at = baseAt;
-      keys.place(i, 'source', places.source);
-      keys.place(i, 'target', places.target);
-      if (km.countedInPlace(key, places)) continue;
-      const s = keys.at(i, 'source');
-      const bRow = baseData === undefined ? undefined : baseData.rowAt(baseAt);
-      km.key({ key, b: bRow, s, t: keys.at(i, 'target'), layout: s, changed: true });
-    }
-  };
   // A full batch's base entries are read while the walk fills the next one; batches are merged in
   // order, and at most two are held.
   let merging: Promise<void> = Promise.resolve();
@@ -490,7 +496,7 @@ async function prepareStreaming(input: PrepareInput): Promise<PreparedTable | un
     merging = (async () => {
       const b = await found;
       await before;
-      mergeBatch(full, b);
+      mergeBothChanged({ km, places, keys: full }, b);
     })();
     // Observed where it is awaited (the next full batch, or the end); never unhandled meanwhile.
     merging.catch(() => undefined);

@@ -101,28 +101,44 @@ export async function validateMerged(input: ValidationInput): Promise<Conflict[]
         await checkSurvivingEdges({ schema, nodeTable: name, deleted, view, targetIndexes: input.targetIndexes, changes, conflict });
     }
 
-    const uniques = t.type.props.filter((p) => p.unique && input.uniqueKept?.(name, p.name) !== true);
-    // Both rows of a clash are reported, with one message, so the report does not depend on which
-    // side's row counts as the change (the merge direction).
-    const reported = new Set<string>();
-    const index = input.targetIndexes(name);
-    const holdersOf = (p: PropDef, values: string[]) => index.holders(uniqueSpec(p.name), values);
-    for (const clash of await uniqueClashes({ uniques, changed, holdersOf })) {
-      const pair = [clash.key, clash.other].sort(compareKey) as [string, string];
-      for (const key of pair) {
-        if (reported.has(`${clash.property}\0${key}`)) continue;
-        reported.add(`${clash.property}\0${key}`);
-        await conflict({
-          kind: 'UniqueViolation',
-          table: name,
-          key,
-          property: clash.property,
-          message: `${name}.${clash.property} = ${clash.value} is used by both ${pair[0]} and ${pair[1]}`,
-        });
-      }
-    }
+    await reportUniqueClashes({ input, name, type: t.type, changed, conflict });
   }
   return out;
+}
+
+type ReportConflict = (c: Pick<Conflict, 'kind' | 'table' | 'key' | 'property' | 'message'>) => Promise<void>;
+
+/**
+ * The @unique clashes among a table's merged rows and the target's holders. Both rows of a clash
+ * are reported, with one message, so the report does not depend on which side's row counts as the
+ * change (the merge direction).
+ */
+async function reportUniqueClashes(a: {
+  input: ValidationInput;
+  name: string;
+  type: TableType;
+  changed: Map<string, Row | null>;
+  conflict: ReportConflict;
+}): Promise<void> {
+  const { input, name, changed, conflict } = a;
+  const uniques = a.type.props.filter((p) => p.unique && input.uniqueKept?.(name, p.name) !== true);
+  const reported = new Set<string>();
+  const index = input.targetIndexes(name);
+  const holdersOf = (p: PropDef, values: string[]) => index.holders(uniqueSpec(p.name), values);
+  for (const clash of await uniqueClashes({ uniques, changed, holdersOf })) {
+    const pair = [clash.key, clash.other].sort(compareKey) as [string, string];
+    for (const key of pair) {
+      if (reported.has(`${clash.property}\0${key}`)) continue;
+      reported.add(`${clash.property}\0${key}`);
+      await conflict({
+        kind: 'UniqueViolation',
+        table: name,
+        key,
+        property: clash.property,
+        message: `${name}.${clash.property} = ${clash.value} is used by both ${pair[0]} and ${pair[1]}`,
+      });
+    }
+  }
 }
 
 /** One wording whichever way the orphan was found, so both merge directions report the same conflict. */

@@ -244,6 +244,43 @@ async function commitBatch(c: {
   return 'committed';
 }
 
+/** One round's batches through the read-and-commit pipeline, each committed batch and the pipeline's figures counted into `report`. */
+async function pipelineRound(a: {
+  ports: GraphPorts;
+  branch: string;
+  head: Snapshot;
+  batches: CatchUpBatch[];
+  opts: CatchUpOptions;
+  report: CatchUpReport;
+}): Promise<PipelineOutcome> {
+  const { ports: g, branch, head, opts, report } = a;
+  const lineage = (head.branch as BranchRecord).lineage;
+  const outcome = await runCatchUpPipeline<CatchUpBatch, Prepared>(
+    a.batches,
+    {
+      estimate: (b) => b.bytes * GENERATION_DECODE_FACTOR,
+      read: (batch, reservation, readSignal) => readBatch({ ports: g, head, batch, reservation, signal: readSignal }),
+      commit: async (p, commitSignal) => {
+        const r = await commitBatch({ ports: g, branch, lineage, prepared: p, signal: commitSignal, actor: opts.actor });
+        if (r === 'committed') {
+          report.batches++;
+          report.generations += p.batch.generations.length;
+          report.rows += p.rows;
+          report.bytes += p.batch.bytes;
+        }
+        return r;
+      },
+      discard: (p) => g.runFiles.delete(Object.values(p.runs)),
+    },
+    { pipeline: opts.pipeline ?? true, budgetBytes: opts.budgetBytes ?? DEFAULT_CATCHUP_BUDGET_BYTES, signal: opts.signal },
+  );
+  report.overlapped += outcome.overlapped;
+  report.retries += outcome.retries;
+  report.maxAlive = Math.max(report.maxAlive, outcome.maxAlive);
+  report.maxReservedBytes = Math.max(report.maxReservedBytes, outcome.maxReservedBytes);
+  return outcome;
+}
+
 export async function catchUp(ports: Pick<GraphPorts, 'counted'>, branch: string, opts: CatchUpOptions = {}): Promise<CatchUpReport> {
   const { ports: g, counting } = ports.counted();
   const timer = new PhaseTimer<CatchUpPhase>(['list', 'pipeline']);
@@ -276,29 +313,7 @@ export async function catchUp(ports: Pick<GraphPorts, 'counted'>, branch: string
     });
 
     timer.enter('pipeline');
-    const outcome: PipelineOutcome = await runCatchUpPipeline<CatchUpBatch, Prepared>(
-      batches,
-      {
-        estimate: (b) => b.bytes * GENERATION_DECODE_FACTOR,
-        read: (batch, reservation, readSignal) => readBatch({ ports: g, head, batch, reservation, signal: readSignal }),
-        commit: async (p, commitSignal) => {
-          const r = await commitBatch({ ports: g, branch, lineage, prepared: p, signal: commitSignal, actor: opts.actor });
-          if (r === 'committed') {
-            report.batches++;
-            report.generations += p.batch.generations.length;
-            report.rows += p.rows;
-            report.bytes += p.batch.bytes;
-          }
-          return r;
-        },
-        discard: (p) => g.runFiles.delete(Object.values(p.runs)),
-      },
-      { pipeline: opts.pipeline ?? true, budgetBytes: opts.budgetBytes ?? DEFAULT_CATCHUP_BUDGET_BYTES, signal },
-    );
-    report.overlapped += outcome.overlapped;
-    report.retries += outcome.retries;
-    report.maxAlive = Math.max(report.maxAlive, outcome.maxAlive);
-    report.maxReservedBytes = Math.max(report.maxReservedBytes, outcome.maxReservedBytes);
+    const outcome = await pipelineRound({ ports: g, branch, head, batches, opts, report });
     if (outcome.stopped === 'aborted') {
       finish();
       throw new BranchgraphError('aborted', `catch-up of ${branch} was cancelled after ${report.batches} batches`, {
