@@ -35,6 +35,7 @@ import { blame } from './operations/tables/blame.js';
 import { queryRows } from './operations/tables/query-rows.js';
 import { lookupRows } from './operations/tables/lookup-rows.js';
 import { neighbors } from './operations/tables/neighbors.js';
+import { listTables } from './operations/tables/list-tables.js';
 import { openMergeRequest } from './operations/requests/open-merge-request.js';
 import { listMergeRequests } from './operations/requests/list-merge-requests.js';
 import { getMergeRequest } from './operations/requests/get-merge-request.js';
@@ -91,6 +92,7 @@ export const OPERATIONS = {
   queryRows,
   lookupRows,
   neighbors,
+  listTables,
   openMergeRequest,
   listMergeRequests,
   getMergeRequest,

@@ -745,6 +745,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tables at a ref: kind, key, properties, and stored runs, rows and bytes. */
+        get: operations["listTables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/merge-requests": {
         parameters: {
             query?: never;
@@ -3254,6 +3271,51 @@ export interface operations {
                             }[];
                             hasNextPage: boolean;
                             totalCount?: number;
+                        }[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listTables: {
+        parameters: {
+            query?: {
+                at?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        commit: string;
+                        tables: {
+                            name: string;
+                            /** @enum {string} */
+                            kind: "node" | "edge";
+                            /** @description An edge table's source node table; null for a node table. */
+                            from: string | null;
+                            /** @description An edge table's target node table; null for a node table. */
+                            to: string | null;
+                            /** @description The key properties, in key order. */
+                            key: string[];
+                            /** @description Properties, the key ones included (an edge's from and to are its ends, not properties). */
+                            properties: number;
+                            /** @description Stored runs the table is read from. */
+                            runs: number;
+                            /** @description Row versions stored in those runs: live rows, plus versions newer runs shadow and deletions not yet compacted away. */
+                            storedRows: number;
+                            /** @description Stored bytes of those runs. */
+                            bytes: number;
                         }[];
                     };
                 };
