@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { BranchHints } from './branch-hints.js';
 import type { Manifest } from './manifest.js';
-import type { BranchRecord, Repository } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
+import type { Repository } from './repository.js';
 
 const rec = (name: string): BranchRecord => ({ name, seq: 1, lineage: `L-${name}` }) as BranchRecord;
 const head = (name: string, version: number): Manifest =>
@@ -13,9 +14,11 @@ function slowRepo(delays: number[]): { repo: Repository; landed: string[] } {
   const landed: string[] = [];
   let n = 0;
   const repo = {
-    writeBranchHint: async (r: BranchRecord, at: { version: number }) => {
-      await new Promise((done) => setTimeout(done, delays[n++] ?? 0));
-      landed.push(`${r.name}@${at.version}`);
+    records: {
+      writeHint: async (r: BranchRecord, at: { version: number }) => {
+        await new Promise((done) => setTimeout(done, delays[n++] ?? 0));
+        landed.push(`${r.name}@${at.version}`);
+      },
     },
   } as unknown as Repository;
   return { repo, landed };

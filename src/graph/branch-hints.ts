@@ -1,5 +1,5 @@
 /**
- * Head hints (see repository.ts) are written best-effort beside a
+ * Head hints (see branch-records.ts) are written best-effort beside a
  * publication: for other processes' next cold read, never for the change
  * that wrote them. This keeps the writes in flight, shared by every store
  * view of one graph, so closing the graph can wait for them.
@@ -12,7 +12,8 @@
  * those in between would be overwritten anyway.
  */
 import { refOf, type Manifest } from './manifest.js';
-import type { BranchRecord, Repository } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
+import type { Repository } from './repository.js';
 
 interface HintWrite {
   repo: Repository;
@@ -37,7 +38,7 @@ export class BranchHints {
       try {
         for (let next: HintWrite | undefined = h; next !== undefined; next = this.queued.get(name)) {
           this.queued.set(name, undefined);
-          await next.repo.writeBranchHint(next.rec, refOf(next.head), next.head.schemaDoc === undefined ? next.head.schema : undefined);
+          await next.repo.records.writeHint(next.rec, refOf(next.head), next.head.schemaDoc === undefined ? next.head.schema : undefined);
         }
       } finally {
         this.queued.delete(name);

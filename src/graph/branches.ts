@@ -7,7 +7,9 @@
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { Commit, ManifestRef } from './manifest.js';
-import { validateBranchName, type BranchRecord, type DamagedBranch, type Repository } from './repository.js';
+import { validateBranchName } from './branch-records.js';
+import { type BranchRecord, type DamagedBranch } from './branch-record.js';
+import { type Repository } from './repository.js';
 import { keys } from './keys.js';
 import type { BranchHints } from './branch-hints.js';
 import type { Heads, Publication } from './ports.js';
@@ -35,19 +37,19 @@ export interface BranchParts {
 export class Branches {
   constructor(private readonly parts: BranchParts) {}
 
-  /** One page of live branches by name, after `after` (see `Repository.branchRecordPage`); `next` names the last one when more follow. */
+  /** One page of live branches by name, after `after` (see `BranchRecords.page`); `next` names the last one when more follow. */
   async list(
     page: { after?: string; limit?: number; signal?: AbortSignal } = {},
   ): Promise<{ branches: ListedBranch[]; damaged: DamagedBranch[]; next: string | undefined }> {
     const { repo } = this.parts;
     const { signal } = page;
-    const { records, damaged, more } = await repo.branchRecordPage(page.after, page.limit ?? Number.MAX_SAFE_INTEGER, signal);
+    const { records, damaged, more } = await repo.records.page(page.after, page.limit ?? Number.MAX_SAFE_INTEGER, signal);
     const branches: ListedBranch[] = [];
     await Promise.all(
       records.map(async (record) => {
         try {
-          const head = await repo.headRef(record, signal);
-          branches.push({ record, head, commit: (await repo.readManifest(head, signal)).commit });
+          const head = await repo.versions.headRef(record, signal);
+          branches.push({ record, head, commit: (await repo.manifests.read(head, signal)).commit });
         } catch (e) {
           if (!isBranchgraphError(e, 'corrupt_object') && !isBranchgraphError(e, 'not_found')) throw e;
           damaged.push({ name: record.name, key: keys.branchRecord(record.name, record.seq), error: (e as Error).message });
@@ -68,7 +70,7 @@ export class Branches {
     validateBranchName(name);
     let base = await heads.resolve(from, opts.signal);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
-      const existing = await repo.branchRecord(name, opts.signal);
+      const existing = await repo.records.newest(name, opts.signal);
       if (existing !== undefined && !existing.deleted)
         throw new BranchgraphError('branch_exists', `branch ${name} already exists`, { details: { branch: name } });
       // Pending generations belong to the source's lineage: fold them there (whatever is pending when the fold
@@ -110,7 +112,7 @@ export class Branches {
         head: current,
         message: `fold pending WAL generations before resetting ${name}`,
       });
-      const rec = head.branch ?? (await repo.liveBranch(name, opts.signal));
+      const rec = head.branch ?? (await repo.records.live(name, opts.signal));
       refuseProtected(rec, 'reset', opts.protection);
       const res = await this.startLineage({
         name,
@@ -140,7 +142,7 @@ export class Branches {
     const { repo, clock } = this.parts;
     const time = new Date(clock()).toISOString();
     const rec = { name: a.name, lineage: newId(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
-    return repo.writeBranchRecord(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, {
+    return repo.records.write(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, {
       event: a.event,
       signal: a.opts.signal,
     });
@@ -155,12 +157,12 @@ export class Branches {
     const { repo, clock } = this.parts;
     validateBranchName(name);
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
-      const { format: _f, seq, protection: _old, ...rec } = await repo.liveBranch(name, opts.signal);
+      const { format: _f, seq, protection: _old, ...rec } = await repo.records.live(name, opts.signal);
       const time = new Date(clock()).toISOString();
       // The record keeps the branch's creation time (clients read it as createdAt); the rule says when it was set.
       const next = { ...rec, actor: opts.actor ?? this.parts.actor };
       const event = rule === null ? ('branch_unprotected' as const) : ('branch_protected' as const);
-      const res = await repo.writeBranchRecord(rule === null ? next : { ...next, protection: { ...rule, setBy: next.actor, time } }, seq, {
+      const res = await repo.records.write(rule === null ? next : { ...next, protection: { ...rule, setBy: next.actor, time } }, seq, {
         event,
         signal: opts.signal,
       });
@@ -176,10 +178,10 @@ export class Branches {
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       // A branch whose newest record is unreadable is deleted above it; its lineage is unknown, so the
       // deletion names none, and GC treats that lineage's objects like any no live branch uses.
-      const damaged = await repo.damagedRecord(name, opts.signal);
-      const rec = damaged === undefined ? await repo.liveBranch(name, opts.signal) : { lineage: '', from: null, seq: damaged.seq };
+      const damaged = await repo.records.damaged(name, opts.signal);
+      const rec = damaged === undefined ? await repo.records.live(name, opts.signal) : { lineage: '', from: null, seq: damaged.seq };
       if (damaged === undefined) refuseProtected(rec as BranchRecord, 'delete', opts.protection);
-      const res = await repo.writeBranchRecord(
+      const res = await repo.records.write(
         {
           name,
           lineage: rec.lineage,

@@ -33,7 +33,8 @@
  */
 import type { ObjectInfo, ObjectStore } from '../store/object-store.js';
 import { storeTime } from '../store/store-clock.js';
-import type { BranchRecord, Repository } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
+import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { Tags } from './tags.js';
 import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
@@ -121,7 +122,7 @@ async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], s
     keepParts(m.ancestry.tree);
     for (const t of Object.values(m.tables)) {
       // A long run list keeps its older runs in a run-list part the entry names.
-      const base = graph.repo.runListPartOf(t);
+      const base = graph.repo.manifests.runListPartOf(t);
       if (base !== undefined) keep.add(keys.part(base));
       for (const r of t.runs) runRefs.set(r.key, r);
       // A table's indexes are runs like its own, reachable through its entry.
@@ -149,7 +150,7 @@ async function reachableFrom(
   while (frontier.length > 0) {
     const fresh = frontier.filter((r) => !seen.has(`${r.lineage}/${r.version}`));
     for (const r of fresh) seen.add(`${r.lineage}/${r.version}`);
-    const ms = await Promise.all(fresh.map((r) => graph.repo.readManifest(r, signal)));
+    const ms = await Promise.all(fresh.map((r) => graph.repo.manifests.read(r, signal)));
     reachable.push(...ms);
     // A re-laid version keeps the version that published its commit readable (`commit:<id>` names that one).
     frontier = ms.flatMap((m) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
@@ -173,7 +174,7 @@ async function recentlyReplaced(a: {
     for (let i = records.length - 2; i >= 0 && !a.old(records[i + 1]?.writtenAt); i--) wanted.push((records[i] as { key: string }).key);
   // A replaced record that cannot be read names no lineage to keep: the record over it (an admin's
   // deletion of a damaged branch) already gave up what it held.
-  const read = await Promise.all(wanted.map((key) => a.graph.repo.readBranchRecord(key, a.signal).catch(() => undefined)));
+  const read = await Promise.all(wanted.map((key) => a.graph.repo.records.read(key, a.signal).catch(() => undefined)));
   return read.filter((r): r is BranchRecord => r !== undefined && r.lineage !== '' && !r.deleted);
 }
 
@@ -185,7 +186,7 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
   const [{ records, damaged: damagedBranches, writtenAt, history }, tagged] = await Promise.all([
-    graph.repo.allBranchRecords(signal),
+    graph.repo.records.all(signal),
     graph.tags.all(signal),
   ]);
   const replaced = await recentlyReplaced({ graph, history, old, signal });
@@ -197,7 +198,7 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const liveLineages = new Set(live.map((r) => r.lineage));
   const byName = new Map(records.map((r) => [r.name, r]));
 
-  const headRefs = await Promise.all(live.map((r) => graph.repo.headRef(r, signal)));
+  const headRefs = await Promise.all(live.map((r) => graph.repo.versions.headRef(r, signal)));
   // Tags are roots too: a tagged commit outlives its branch.
   const { seen, reachable } = await reachableFrom(graph, [...headRefs, ...tagged.tags.map((t) => t.manifest)], signal);
 

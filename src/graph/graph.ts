@@ -13,7 +13,7 @@ import type { Schema } from '../model/schema.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import type { ProgressSink } from '../model/progress.js';
 import type { ObjectStore } from '../store/object-store.js';
-import type { BranchRecord, DamagedBranch } from './repository.js';
+import type { BranchRecord, DamagedBranch } from './branch-record.js';
 import type { TagRecord } from './tags.js';
 import { MergeRequests } from './merge-requests.js';
 import { HookStore } from './hooks.js';
@@ -239,7 +239,7 @@ async function sourceSays(
     if (e.kind === 'commit') {
       const m = /^manifests\/(.+)\/(\d{12})\.json$/.exec(e.source.key);
       if (m === null) return 'other';
-      const manifest = await at.repo.readManifest({ lineage: m[1] as string, version: Number(m[2]) }, at.signal);
+      const manifest = await at.repo.manifests.read({ lineage: m[1] as string, version: Number(m[2]) }, at.signal);
       return manifest.commit.id === e.source.commit ? 'landed' : 'other';
     }
     return sourceHash(await at.store.get(e.source.key, { signal: at.signal })) === e.source.hash ? 'landed' : 'other';

@@ -26,7 +26,7 @@ import type { IndexReader } from '../table/secondary-index.js';
 import type { GenerationReader } from '../pending/pending-wal.js';
 import type { ChangeOptions, ChangeResult, Plan, PublishOptions } from './change.js';
 import type { Manifest, ManifestRef } from './manifest.js';
-import type { BranchRecord } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
 import type { PendingMode, Ref, Snapshot } from './snapshot.js';
 
 /** A table of a snapshot: its type, its version, how to load its runs, and its index lookups. */

@@ -39,7 +39,8 @@ import { stampOrigins } from './run-origin.js';
 import { guardedChangeOf, protectionVerdict, type ProtectionPass } from '../model/branch-protection.js';
 import { MAX_PUBLICATION_MS } from './gc.js';
 import { IdempotencyRecords } from './idempotency.js';
-import type { BranchRecord, Repository } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
+import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { BranchHints } from './branch-hints.js';
 import type { FoldRequest, Heads, Publication } from './ports.js';
@@ -229,8 +230,8 @@ export class Publisher implements Publication {
       const appended = this.announce({ branch: a.branch, manifest, below: a.below, signal: opts.signal });
       appendedSeq = appended.catch(() => undefined);
       const written = Promise.all([
-        relaid ? undefined : repo.writeCommitIndex(commit.id, refOf(manifest), opts.signal),
-        repo.writeParts(manifest, opts.signal, head.manifest),
+        relaid ? undefined : repo.commits.write(commit.id, refOf(manifest), opts.signal),
+        repo.manifests.writeParts(manifest, opts.signal, head.manifest),
         appended,
         // A keyed merge marks its key started before its commit can land, and only then: a request
         // refused before publishing leaves nothing behind (idempotency.ts).
@@ -279,9 +280,9 @@ export class Publisher implements Publication {
     const { manifest } = a.landed;
     let outcome: 'published' | 'lost';
     try {
-      outcome = await repo.publish(manifest, a.signal, a.head.manifest);
+      outcome = await repo.versions.publish(manifest, a.signal, a.head.manifest);
     } catch (e) {
-      if (!isBranchgraphError(e, 'not_found') && (await repo.isPublished(manifest))) {
+      if (!isBranchgraphError(e, 'not_found') && (await repo.versions.isPublished(manifest))) {
         a.settle?.(true);
         return this.published(a.landed);
       }
@@ -470,7 +471,7 @@ export class Publisher implements Publication {
     const schemaHash =
       plan.schema === undefined || schemaHashOf(plan.schema) === prev.schema
         ? prev.schema
-        : await repo.writeSchema(plan.schema, opts.signal);
+        : await repo.schemas.write(plan.schema, opts.signal);
     const second = plan.secondParent;
     const parents = [refOf(prev), ...(second !== undefined ? [refOf(second)] : [])];
     if (second !== undefined && sameRef(parents[0] as ManifestRef, refOf(second))) parents.pop();

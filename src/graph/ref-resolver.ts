@@ -163,13 +163,13 @@ export class RefResolver {
     }
     const gone = (why: string) => new BranchgraphError('not_found', `branch ${name} ${why} at ${asOf}`, { details: { branch: name } });
     if (newest === undefined) throw gone('did not exist yet');
-    const rec = await repo.readBranchRecord(newest.key, signal);
+    const rec = await repo.records.read(newest.key, signal);
     if (rec.deleted) throw gone('was deleted');
     const publishedAt = async (v: number): Promise<number> =>
       (await store.head(keys.manifest(rec.lineage, v), { signal }))?.lastModified ?? Number.POSITIVE_INFINITY;
     // The newest version published by then: versions of a lineage are published in order.
     let lo = 0;
-    let hi = await repo.latestVersion(rec.lineage, signal);
+    let hi = await repo.versions.latest(rec.lineage, signal);
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
       if ((await publishedAt(mid)) <= t) lo = mid;

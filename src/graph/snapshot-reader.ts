@@ -13,7 +13,8 @@ import { IndexReader, indexType } from '../table/secondary-index.js';
 import { NO_PENDING, readPending, viewTables } from '../pending/pending-wal.js';
 import { GenerationFoldedError } from '../pending/generation.js';
 import type { Manifest, ManifestRef } from './manifest.js';
-import type { BranchRecord, Repository } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
+import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { Tags } from './tags.js';
 import type { HeadOptions, Heads, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
@@ -40,9 +41,9 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
     const { repo, runs, store } = this.from;
     const { signal, branch, pending = 'none' } = opts;
     const readAt = this.from.clock();
-    const manifest = await repo.readManifest(ref, signal);
+    const manifest = await repo.manifests.read(ref, signal);
     const [schema, pendingWal] = await Promise.all([
-      repo.readSchema(manifest.schema, signal),
+      repo.schemas.read(manifest.schema, signal),
       pending !== 'none' && branch !== undefined
         ? readPending({ store, runs, manifest, lineage: branch.lineage, signal, listOnly: pending === 'listed' })
         : NO_PENDING,
@@ -56,21 +57,21 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
     for (let attempt = 1; ; attempt++) {
       // A branch this process has not seen: read its head hint beside its records, so the head's
       // manifest is on its way by the time the record says which lineage to list.
-      const known = repo.knownRecord(name);
-      const hinted = attempt === 1 && known === undefined ? repo.primeFromHint(name, signal) : undefined;
+      const known = repo.records.known(name);
+      const hinted = attempt === 1 && known === undefined ? repo.records.primeFromHint(name, signal) : undefined;
       // A branch this process knows: its lineage is probed for a newer version while its records are
       // checked for a newer one, so a warm head costs one round trip, not two. The probe counts only
       // if the record it probed is still the newest (a reset or a recreated branch moves lineage).
-      const probed = known !== undefined ? repo.headRef(known, signal) : undefined;
+      const probed = known !== undefined ? repo.versions.headRef(known, signal) : undefined;
       probed?.catch(() => undefined);
-      const rec = await repo.liveBranch(name, signal, hinted);
+      const rec = await repo.records.live(name, signal, hinted);
       // The hint was read beside the records; wait for it even when the record was already known,
       // so the head is found from the version it names, not by listing the lineage.
       await hinted;
       try {
         const pending: PendingMode = opts.withoutPending === true ? 'none' : opts.pendingListedOnly === true ? 'listed' : 'view';
         const same = probed !== undefined && known?.seq === rec.seq && known.lineage === rec.lineage;
-        const ref = same ? await probed : await repo.headRef(rec, signal);
+        const ref = same ? await probed : await repo.versions.headRef(rec, signal);
         return await this.snapshotAt(ref, { signal, branch: rec, pending });
       } catch (e) {
         // A generation listed as pending was folded and deleted before we read it: the head moved on.
@@ -80,7 +81,7 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
   }
 
   async commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot> {
-    const ref = await this.from.repo.commitRef(commitId, signal);
+    const ref = await this.from.repo.commits.ref(commitId, signal);
     const snap = await this.snapshotAt(ref, { signal }).catch((e: unknown) => {
       if (e instanceof BranchgraphError && e.code === 'not_found')
         throw new BranchgraphError('not_found', `commit ${commitId} does not exist`);
@@ -99,19 +100,19 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
   }
 
   readManifest(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
-    return this.from.repo.readManifest(ref, signal);
+    return this.from.repo.manifests.read(ref, signal);
   }
 
   headRef(rec: BranchRecord, signal?: AbortSignal): Promise<ManifestRef> {
-    return this.from.repo.headRef(rec, signal);
+    return this.from.repo.versions.headRef(rec, signal);
   }
 
   latestVersion(lineage: string, signal?: AbortSignal): Promise<number> {
-    return this.from.repo.latestVersion(lineage, signal);
+    return this.from.repo.versions.latest(lineage, signal);
   }
 
   readSchema(hash: string, signal?: AbortSignal): Promise<Schema> {
-    return this.from.repo.readSchema(hash, signal);
+    return this.from.repo.schemas.read(hash, signal);
   }
 
   table(snap: Snapshot, name: string, signal?: AbortSignal): TableView {

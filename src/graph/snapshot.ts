@@ -8,7 +8,7 @@ import type { TableVersion } from '../table/table-version.js';
 import type { PendingWal } from '../pending/pending-wal.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { RefPath } from '../model/ref-grammar.js';
-import type { BranchRecord } from './repository.js';
+import type { BranchRecord } from './branch-record.js';
 
 export interface Snapshot {
   ref: ManifestRef;

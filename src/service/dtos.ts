@@ -5,7 +5,7 @@
  */
 import type { Protection } from '../model/branch-protection.js';
 import type { Commit } from '../graph/manifest.js';
-import type { DamagedBranch } from '../graph/repository.js';
+import type { DamagedBranch } from '../graph/branch-record.js';
 import type { TagRecord } from '../graph/tags.js';
 import type { GcReport } from '../graph/gc.js';
 import type { SchemaApplyResult } from '../graph/schema-apply.js';
@@ -15,7 +15,7 @@ import type { MergeConflicts, MergeSuccess } from '../merge/merge.js';
 import type { WalStatus } from '../wal/wal-status.js';
 import type { LastCatchUp } from '../wal/catch-up-manager.js';
 
-export type { DamagedBranch } from '../graph/repository.js';
+export type { DamagedBranch } from '../graph/branch-record.js';
 export type { CatchUpReport } from '../wal/catch-up.js';
 export type { OperationDto } from './long-operations.js';
 

@@ -5,7 +5,7 @@
  * operations themselves are defined one per file under operations/ and
  * reach the service through `operation-table.ts`.
  */
-import type { BranchRecord } from '../graph/repository.js';
+import type { BranchRecord } from '../graph/branch-record.js';
 import type { Logger } from 'pino';
 import type { Graph } from '../graph/graph.js';
 import type { Ref, Snapshot } from '../graph/snapshot.js';

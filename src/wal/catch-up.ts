@@ -36,7 +36,7 @@ import { mapLimit } from '../model/map-limit.js';
 import { findType } from '../model/schema.js';
 import type { GraphPorts } from '../graph/ports.js';
 import type { Snapshot } from '../graph/snapshot.js';
-import type { BranchRecord } from '../graph/repository.js';
+import type { BranchRecord } from '../graph/branch-record.js';
 import type { RunRef } from '../table/run.js';
 import { emptyCounts, type StoreCounts } from '../store/counting-store.js';
 import { PhaseTimer } from '../model/phase-timer.js';

@@ -4,7 +4,7 @@
  * oldest pending stamp).
  */
 import type { Heads } from '../graph/ports.js';
-import type { BranchRecord } from '../graph/repository.js';
+import type { BranchRecord } from '../graph/branch-record.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
 export interface ShardStatus {

@@ -28,7 +28,7 @@ import { findInputProblem } from '../model/text.js';
 import type { Manifest } from '../graph/manifest.js';
 import type { GraphPorts } from '../graph/ports.js';
 import type { Snapshot } from '../graph/snapshot.js';
-import type { BranchRecord } from '../graph/repository.js';
+import type { BranchRecord } from '../graph/branch-record.js';
 import { resolveWrite, type WriteOp, type WriteSummary } from '../graph/write-batch.js';
 import type { RunRow } from '../table/run.js';
 import {

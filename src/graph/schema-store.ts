@@ -1,0 +1,56 @@
+/**
+ * Schemas by content address: a schema is stored once under the hash of
+ * its canonical text (`schemas/<hash>`), and read once per process (the
+ * hash is its checksum). Manifests name their schema by that hash, and
+ * carry it inline when it is small (manifest-codec.ts).
+ */
+import { canonicalJson } from '../model/canonical.js';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import type { PromiseCache } from '../model/promise-cache.js';
+import { SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { decodeJson } from '../store/stored-json.js';
+import { keys } from './keys.js';
+
+export class SchemaStore {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly cache: PromiseCache<string, Schema>,
+  ) {}
+
+  /** Whether this process holds the schema with `hash`. */
+  has(hash: string): boolean {
+    return this.cache.has(hash);
+  }
+
+  /** Keep a schema read from elsewhere (a manifest's inline copy), already checked against `hash`. */
+  keep(hash: string, schema: Schema): void {
+    this.cache.set(hash, schema);
+  }
+
+  async write(schema: Schema, signal?: AbortSignal): Promise<string> {
+    const text = canonicalJson(schema);
+    const hash = schemaHashOf(schema);
+    try {
+      await this.store.putIfAbsent(keys.schema(hash), new TextEncoder().encode(text), { signal });
+    } catch (e) {
+      if (!isBranchgraphError(e, 'object_exists')) throw e;
+    }
+    this.cache.set(hash, schema);
+    return hash;
+  }
+
+  read(hash: string, signal?: AbortSignal): Promise<Schema> {
+    return this.cache.get(hash, () =>
+      this.store.get(keys.schema(hash), { signal }).then((bytes) => {
+        const schema = decodeJson(SchemaIR, bytes, keys.schema(hash));
+        // A schema's address is the hash of its content: that is its checksum.
+        if (schemaHashOf(schema) !== hash)
+          throw new BranchgraphError('corrupt_object', `${keys.schema(hash)} does not match its content address`, {
+            details: { key: keys.schema(hash) },
+          });
+        return schema;
+      }),
+    );
+  }
+}
