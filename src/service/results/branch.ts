@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { CommitZ } from './commit.js';
 
-/** Branch. */
+/** A branch as clients see it: its head commit, when it was created, where it forked from, and its protection rule. */
 export const BranchZ = z
   .object({
     name: z.string(),

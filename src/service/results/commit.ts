@@ -27,7 +27,7 @@ export const CommitZ = z
   })
   .meta({ id: 'Commit' });
 
-/** CommitDetail. */
+/** A commit with each table's live row and run counts. */
 export const CommitDetailZ = CommitZ.extend({
   tables: z.array(z.object({ name: z.string(), rows: z.number().int(), runs: z.number().int() })),
 }).meta({ id: 'CommitDetail' });

@@ -2,37 +2,14 @@
  * The one envelope every error travels in.
  */
 import { z } from 'zod';
+import { ERROR_CODES, type PublicErrorCode } from '../../model/errors.js';
 
-/** ErrorEnvelope. */
+/** An error: a stable code from the closed set, whether a retry may succeed, the problems by path, and the request id the log files it under. */
 export const ErrorEnvelopeZ = z
   .object({
     requestId: z.string(),
     error: z.object({
-      code: z.enum([
-        'invalid_input',
-        'schema_invalid',
-        'schema_incompatible',
-        'constraint_violation',
-        'not_found',
-        'ambiguous_ref',
-        'branch_exists',
-        'branch_protected',
-        'graph_exists',
-        'tag_exists',
-        'head_moved',
-        'payload_too_large',
-        'unauthorized',
-        'forbidden',
-        'publish_contention',
-        'aborted',
-        'resolution_stale',
-        'store_unavailable',
-        'store_error',
-        'corrupt_object',
-        'shutting_down',
-        'overloaded',
-        'internal',
-      ]),
+      code: z.enum(Object.keys(ERROR_CODES) as [PublicErrorCode, ...PublicErrorCode[]]),
       message: z.string(),
       retryable: z.boolean(),
       issues: z

@@ -2,28 +2,13 @@
  * One event of the graph's feed.
  */
 import { z } from 'zod';
+import { EVENT_KINDS } from '../../graph/event-log.js';
 
-/** GraphEvent. */
+/** One event of the feed: its place, kind, time and actor, and what it names. */
 export const GraphEventZ = z
   .object({
     seq: z.number().int().describe('Its place in the feed.'),
-    kind: z.enum([
-      'commit',
-      'branch_created',
-      'branch_deleted',
-      'branch_reset',
-      'branch_protected',
-      'branch_unprotected',
-      'tag_created',
-      'request_opened',
-      'request_revised',
-      'request_reviewed',
-      'request_resolutions',
-      'request_checked',
-      'request_merge_started',
-      'request_merged',
-      'request_closed',
-    ]),
+    kind: z.enum(EVENT_KINDS),
     time: z.string(),
     actor: z.string(),
     branch: z.string().optional(),

@@ -2,6 +2,7 @@
  * A merge request as clients see it: its revisions, reviews and mergeability.
  */
 import { z } from 'zod';
+import { REQUEST_STATES, VERDICTS } from '../../model/merge-request.js';
 
 /** A place in the request's diff a review comments on. */
 export const ReviewPlaceZ = z
@@ -22,7 +23,7 @@ export const MergeRequestRecordZ = z
     source: z.string(),
     target: z.string(),
     author: z.string(),
-    state: z.enum(['open', 'merged', 'closed']),
+    state: z.enum(REQUEST_STATES),
     createdAt: z.string(),
     updatedAt: z.string(),
     resolutions: z.unknown().describe('The resolutions the merge will apply, as a merge takes them.').optional(),
@@ -84,7 +85,7 @@ export const MergeRequestRecordZ = z
     reviews: z.array(
       z.object({
         n: z.number().int(),
-        verdict: z.enum(['approve', 'request_changes', 'comment']),
+        verdict: z.enum(VERDICTS),
         body: z.string(),
         author: z.string(),
         revision: z.number().int().describe('The revision the reviewer saw.'),

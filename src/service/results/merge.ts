@@ -2,10 +2,11 @@
  * What a merge, cherry-pick or revert did: a success with its commit, or the exact conflicts, with its metrics either way.
  */
 import { z } from 'zod';
+import { CONFLICT_KINDS } from '../../model/conflict.js';
 import { CommitZ, ResolvedConflictsZ } from './commit.js';
 import { StoreCallCountZ } from './store-calls.js';
 
-/** MergeMetrics. */
+/** What a merge cost: time per phase, store calls per operation (and what the caches answered), and the preparation width. */
 export const MergeMetricsZ = z
   .object({
     phasesMs: z
@@ -37,20 +38,11 @@ export const MergeMetricsZ = z
   })
   .meta({ id: 'MergeMetrics' });
 
-/** Conflict. */
+/** One conflict: its kind, where it is, each side's value, and a message. */
 export const ConflictZ = z
   .object({
     kind: z
-      .enum([
-        'DivergentInsert',
-        'DivergentUpdate',
-        'DeleteVsUpdate',
-        'OrphanEdge',
-        'UniqueViolation',
-        'CardinalityViolation',
-        'ValueConstraintViolation',
-        'SchemaConflict',
-      ])
+      .enum(CONFLICT_KINDS)
       .describe(
         'SchemaConflict: both sides changed a type (property null) or a property differently; key is empty and the values are the definitions.',
       ),
@@ -64,7 +56,7 @@ export const ConflictZ = z
   })
   .meta({ id: 'Conflict' });
 
-/** MergeSuccess. */
+/** A merge that published (or would, on a dry run): its outcome, commit, heads, tables and resolutions. */
 export const MergeSuccessZ = z
   .object({
     status: z.literal('success'),
@@ -95,7 +87,7 @@ export const MergeSuccessZ = z
   })
   .meta({ id: 'MergeSuccess' });
 
-/** MergeConflicts. */
+/** A merge that published nothing: the exact conflicts, a page at a time. */
 export const MergeConflictsZ = z
   .object({
     status: z.literal('conflicts'),

@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 
-/** Row. */
+/** An entity: its key and its properties. */
 export const RowZ = z
   .object({
     key: z.string(),
@@ -11,7 +11,7 @@ export const RowZ = z
   })
   .meta({ id: 'Row' });
 
-/** RowPage. */
+/** One page of rows and the cursor of the next. */
 export const RowPageZ = z
   .object({
     items: z.array(RowZ),
@@ -19,7 +19,7 @@ export const RowPageZ = z
   })
   .meta({ id: 'RowPage' });
 
-/** TableDiff. */
+/** What changed in one table between two commits. */
 export const TableDiffZ = z
   .object({
     table: z.string(),
@@ -35,3 +35,6 @@ export const TableDiffZ = z
     ),
   })
   .meta({ id: 'TableDiff' });
+
+/** A row of a query's page, with the cursor that continues after it. */
+export const QueriedRowZ = z.object({ key: z.string(), row: z.record(z.string(), z.unknown()), cursor: z.string() });

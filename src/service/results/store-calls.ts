@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 
-/** StoreCallCount. */
+/** Calls and bytes read and written for one kind of store call. */
 export const StoreCallCountZ = z
   .object({
     calls: z.number().int(),

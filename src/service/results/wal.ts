@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { StoreCallCountZ } from './store-calls.js';
 
-/** CatchUpReport. */
+/** What a catch-up folded: batches, generations, rows and bytes, its time and store calls. */
 export const CatchUpReportZ = z
   .object({
     branch: z.string(),
@@ -25,7 +25,7 @@ export const CatchUpReportZ = z
   })
   .meta({ id: 'CatchUpReport' });
 
-/** WalStatus. */
+/** A branch's WAL: watermarks and pending generations per shard, and this process's last catch-up. */
 export const WalStatusZ = z
   .object({
     branch: z.string(),

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { CommitZ } from './commit.js';
 
-/** WriteResult. */
+/** What a write batch did: its commit (null when it changed nothing) and counts per kind of change. */
 export const WriteResultZ = z
   .object({
     commit: CommitZ.nullable(),
@@ -15,7 +15,7 @@ export const WriteResultZ = z
   })
   .meta({ id: 'WriteResult' });
 
-/** IngestResult. */
+/** What an ingest made durable: its sealed generations, each acknowledged when its object was written. */
 export const IngestResultZ = z
   .object({
     branch: z.string(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { QueriedRowZ } from '../../results/row.js';
 import { defineOperation } from '../../operation.js';
 import { entityKey, refOrMain, tableName } from '../../inputs.js';
 import { MAX_BATCH_KEYS, neighborsOf, type NodeEdges } from '../../../graph/row-query.js';
@@ -33,13 +34,7 @@ export const neighbors = defineOperation({
     items: z.array(
       z.object({
         node: z.string(),
-        items: z.array(
-          z.object({
-            key: z.string(),
-            row: z.record(z.string(), z.unknown()),
-            cursor: z.string(),
-          }),
-        ),
+        items: z.array(QueriedRowZ),
         hasNextPage: z.boolean(),
         totalCount: z.number().int().optional(),
       }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { QueriedRowZ } from '../../results/row.js';
 import { defineOperation } from '../../operation.js';
 import { refOrMain, tableName } from '../../inputs.js';
 import { LIMITS } from '../../limits.js';
@@ -34,13 +35,7 @@ export const queryRows = defineOperation({
     });
   },
   output: z.object({
-    items: z.array(
-      z.object({
-        key: z.string(),
-        row: z.record(z.string(), z.unknown()),
-        cursor: z.string(),
-      }),
-    ),
+    items: z.array(QueriedRowZ),
     hasNextPage: z.boolean(),
     totalCount: z.number().int().describe('Present when count was asked.').optional(),
     rowsRead: z.number().int().describe('Rows the plan read to answer.'),
