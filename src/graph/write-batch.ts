@@ -97,7 +97,7 @@ async function checkOps(a: { schema: Snapshot['schema']; ops: readonly WriteOp[]
     // The path is spelled only for an operation with a problem: a load checks a million.
     const bad = findInputProblem(o, '');
     if (bad !== undefined) malformed.push({ ...bad, path: `ops[${i}]${bad.path}` });
-    await slice.pass();
+    if (slice.due()) await slice.turn();
   }
   if (malformed.length > 0) {
     throw new BranchgraphError('invalid_input', `write refused: ${malformed[0]?.path}: ${malformed[0]?.message}`, {
@@ -106,7 +106,7 @@ async function checkOps(a: { schema: Snapshot['schema']; ops: readonly WriteOp[]
   }
   const out: TypedOp[] = [];
   for (const [i, o] of ops.entries()) {
-    await slice.pass();
+    if (slice.due()) await slice.turn();
     const type = findType(schema, o.table);
     if (type === undefined) {
       issues.add(`ops[${i}].table`, `table ${o.table} does not exist`);
@@ -338,7 +338,7 @@ async function changedRows(a: {
     const rows: RunRow[] = [];
     const slice = new Slice();
     for (const key of [...changes.keys()].sort(compareKey)) {
-      await slice.pass();
+      if (slice.due()) await slice.turn();
       const c = changes.get(key) as Change;
       const old = prior.get(key) ?? null;
       if (c.row === null) {

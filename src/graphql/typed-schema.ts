@@ -149,7 +149,7 @@ export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSch
       return r.value;
     }
     if (r.value === 'turn') await nextTurn();
-    else await slice.pass();
+    else if (slice.due()) await slice.turn();
   }
 }
 
