@@ -1,5 +1,10 @@
-/** Write openapi.yaml from the operation table and openapi.overlay.yaml (`npm run contracts`). */
+/**
+ * Write the generated contracts (`npm run contracts`): `openapi.yaml` from the operation table and
+ * `openapi.overlay.yaml`, and `schema/branchgraph.graphql` from the table and
+ * `schema/branchgraph.overlay.graphql`.
+ */
 import { writeFileSync } from 'node:fs';
+import { graphqlText } from './graphql-file.js';
 import { openApiText } from './openapi-file.js';
 
 const { text, unusedProse } = openApiText();
@@ -8,4 +13,5 @@ if (unusedProse.length > 0) {
   process.exit(1);
 }
 writeFileSync('openapi.yaml', text);
-process.stdout.write('wrote openapi.yaml\n');
+writeFileSync('schema/branchgraph.graphql', graphqlText());
+process.stdout.write('wrote openapi.yaml and schema/branchgraph.graphql\n');

@@ -1,7 +1,7 @@
 /**
  * The operation table is the one definition of every operation; the GraphQL
- * SDL is written by hand, and `openapi.yaml` is generated (these checks on
- * it guard the generator). These tests hold the documents to the table: every operation has its route (same method, path
+ * SDL and `openapi.yaml` are generated from it (these checks on them guard
+ * the generators). These tests hold the documents to the table: every operation has its route (same method, path
  * and operationId) and its GraphQL fields, and each carries exactly the
  * operation's input fields, each of a matching kind and, over REST,
  * required exactly when the contract requires it. A field added to an
@@ -22,6 +22,7 @@ import { describe, expect, it } from 'vitest';
 import { inputFields, type FieldKind } from '../src/service/input-fields.js';
 import { OPERATION_LIST } from '../src/service/operation-table.js';
 import type { Operation } from '../src/service/operation.js';
+import { graphqlText } from '../scripts/graphql-file.js';
 import { OPENAPI as doc, resolveRef, type OpenApiParam, type OpenApiSchema } from './support/openapi.js';
 
 type Schema = OpenApiSchema;
@@ -102,6 +103,12 @@ function graphqlFields(args: readonly GraphQLArgument[]): Map<string, FieldKind[
 }
 
 describe('the documents agree with the operation table', () => {
+  it('schema/branchgraph.graphql is what `npm run contracts` generates from the table and the overlay', () => {
+    expect(readFileSync('schema/branchgraph.graphql', 'utf8') === graphqlText(), 'run `npm run contracts` and commit the result').toBe(
+      true,
+    );
+  });
+
   it.each(OPERATION_LIST.map((op) => [op.name, op] as const))(
     '%s: openapi.yaml has its route, operationId, input fields and their kinds',
     (_name, op) => {

@@ -165,6 +165,7 @@ export const human = {
     }));
     return `${table(rows, ['commit', 'time', 'author', 'change', 'changed', 'message'])}${more(h.nextCursor, `commit:${h.at}`)}`;
   },
+  mergeBase: (r: { bases: string[] }): string => r.bases.map((id) => `${id}\n`).join(''),
   blame: (b: { properties: PropertyBlameDto[]; complete: boolean }): string =>
     `${table(
       b.properties.map((p) => ({

@@ -53,6 +53,7 @@ const COMMANDS = [
   'log',
   'history',
   'blame',
+  'merge-base',
   'request',
   'request open',
   'request list',
@@ -305,6 +306,8 @@ describe('command line: a round against a server', () => {
       /^COMMIT +TIME +AUTHOR +CHANGE +CHANGED +MESSAGE\n[0-9A-Z]{26} .* updated +age: 30 → 32, email: → ann@example.com +bulk load\nmore: --cursor /,
     );
     expect(await ok(['blame', 'Person', 'ann'])).toMatch(/^PROPERTY +VALUE +COMMIT +TIME +AUTHOR +MESSAGE\n(age|email|id|name) /);
+    // One base per line, as git merge-base --all prints them.
+    expect(await ok(['merge-base', 'main', 'main'])).toMatch(/^[0-9A-Z]{26}\n$/);
     expect(await ok(['show', `commit:${log[0]?.id}`])).toMatch(new RegExp(`^id: +${log[0]?.id}\nkind: +write\n`));
     expect(await ok(['diff', 'main', 'review'])).toBe(
       'Person: 0 inserted, 1 updated, 0 deleted\n  ~ ann  age: 32 → 31, email: ann@example.com → \n',

@@ -1,11 +1,11 @@
 /**
- * The GraphQL API: the SDL in `schema/branchgraph.graphql` with resolvers
+ * The GraphQL API: the SDL in `schema/branchgraph.graphql` (generated from the operation table) with resolvers
  * that validate arguments, check the caller's role and call the service.
  * Errors leave as GraphQL errors whose `extensions.code` is the stable code.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, parse, type ValueNode } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import { requireRole, type Role } from '../service/auth.js';
 import type { BranchgraphService } from '../service/service.js';
@@ -78,6 +78,7 @@ function operationResolvers(): { Query: Record<string, Resolver>; Mutation: Reco
       out[g.type][g.field] = op(o.role, async (_p, args, c) => {
         const { input, ...rest } = args;
         const value = await invoke(o, c.service, { input: stripNulls({ ...(input as object | undefined), ...rest }), ctx: c.requestCtx });
+        if (g.pick !== undefined) return (value as Record<string, unknown>)[g.pick];
         return g.result === undefined ? value : g.result(value);
       });
     }
@@ -98,13 +99,16 @@ export function graphqlSchema(): ReturnType<typeof buildSchema> {
 }
 
 function buildSchema() {
+  const typeDefs = readFileSync(SDL_PATH, 'utf8');
+  // A union's value names its own type: the operation's GraphQL result sets `__typename`.
+  const unions = parse(typeDefs)
+    .definitions.filter((d) => d.kind === Kind.UNION_TYPE_DEFINITION)
+    .map((d) => [d.name.value, { __resolveType: (obj: { __typename: string }) => obj.__typename }]);
   return createSchema<GraphqlContext>({
-    typeDefs: readFileSync(SDL_PATH, 'utf8'),
+    typeDefs,
     resolvers: {
       JSON: JSONScalar,
-      MergeResult: {
-        __resolveType: (obj: { __typename: string }) => obj.__typename,
-      },
+      ...Object.fromEntries(unions),
       ...operationResolvers(),
       Subscription: eventSubscription,
     },

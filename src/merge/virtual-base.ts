@@ -58,7 +58,7 @@ function viewOf(m: Manifest): BaseView {
 }
 
 /** The best bases of two ancestry vectors, in fold order; empty when they share no history. */
-async function bestBasesOf(q: BaseQuery): Promise<Manifest[]> {
+export async function bestBasesOf(q: BaseQuery): Promise<Manifest[]> {
   const { ports, a, b, lineages, signal } = q;
   const candidates: Manifest[] = [];
   const read = async (refs: readonly ManifestRef[]): Promise<void> => {

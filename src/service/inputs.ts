@@ -4,6 +4,7 @@
  * `invalid_input` error, with field paths, whichever way it came in.
  */
 import { z } from 'zod';
+import { IdZ } from './results/scalars.js';
 import { parseInput } from './parse-input.js';
 import { LIMITS } from './limits.js';
 import { parseRefText, parseTime } from '../model/ref-grammar.js';
@@ -15,7 +16,7 @@ export { RESOLUTION_CHOICES, RESOLUTION_STRATEGIES } from '../merge/resolutions.
 export type { ConflictResolution, MergeResolutions, ResolutionChoice, ResolutionStrategy } from '../merge/resolutions.js';
 
 export const branchName = z.string().min(1).max(200);
-export const commitId = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character commit id');
+export const commitId = IdZ.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a 26-character commit id');
 export const text = (max: number) => z.string().max(max);
 /** A table name as every route takes it. */
 export const tableName = z.string().min(1).max(200);
@@ -128,14 +129,16 @@ export const ConflictResolutionZ = z
     value: z.unknown().optional(),
     expected: z.object({ base: sideValue, source: sideValue, target: sideValue }).strict().optional(),
   })
-  .strict();
+  .strict()
+  .meta({ title: 'ConflictResolution' });
 
 export const MergeResolutionsZ = z
   .object({
     strategy: z.enum(RESOLUTION_STRATEGIES).optional(),
     conflicts: z.array(ConflictResolutionZ).max(MAX_RESOLUTIONS).optional(),
   })
-  .strict();
+  .strict()
+  .meta({ title: 'MergeResolutions' });
 
 /** An admin's request to land a change on a protected branch past its rule (recorded on the commit). */
 export const bypassProtection = z.boolean().optional();
@@ -163,12 +166,13 @@ export const WriteOpZ = z
       message: 'values must be an object of property values',
     }),
   })
-  .strict();
+  .strict()
+  .meta({ title: 'WriteOp' });
 
 /** One write operation as every transport takes it. */
 export type WriteOpInput = z.infer<typeof WriteOpZ>;
 
-export const DirectionZ = z.enum(['out', 'in', 'both']);
+export const DirectionZ = z.enum(['out', 'in', 'both']).meta({ title: 'Direction' });
 
 /** Parse `value` or throw `invalid_input` listing every problem with its path. */
 /** A ref's text (any form of the ref grammar, `main` when absent) as the operations take it. */

@@ -54,6 +54,7 @@ import { redeliverHookDeadLetter } from './operations/hooks/redeliver-hook-dead-
 import { log } from './operations/history/log.js';
 import { commit } from './operations/history/commit.js';
 import { diff } from './operations/history/diff.js';
+import { mergeBase } from './operations/history/merge-base.js';
 import { compact } from './operations/admin/compact.js';
 import { gc } from './operations/admin/gc.js';
 import { listOperations } from './operations/admin/list-operations.js';
@@ -111,6 +112,7 @@ export const OPERATIONS = {
   log,
   commit,
   diff,
+  mergeBase,
   compact,
   gc,
   listOperations,

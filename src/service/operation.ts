@@ -6,8 +6,8 @@
  * the function that runs it on the service, and how HTTP and GraphQL reach it. The REST routes, the
  * REST client, the embedded API and the GraphQL resolvers are derived from
  * these definitions (see operation-table.ts), and so is `openapi.yaml`
- * (contract/openapi-document.ts); the SDL is written by hand and a test
- * holds it to the table.
+ * (contract/openapi-document.ts) and the GraphQL SDL
+ * (graphql/graphql-document.ts).
  */
 import type { z } from 'zod';
 import type { Role } from './auth.js';
@@ -47,10 +47,18 @@ export interface HttpBinding<O> {
 export interface GraphqlBinding<O> {
   type: 'Query' | 'Mutation';
   field: string;
-  /** The field's value from the result (the result itself by default). */
+  /** The field's value is this field of the result (`tags` of `{ tags }`). */
+  pick?: keyof O & string;
+  /** The field's value from the result, when it is neither the result nor one of its fields (then `output` says its shape). */
   result?: (out: O) => unknown;
   /** Input fields this field does not take (ingest's NDJSON body, which GraphQL carries as a list of operations). */
   omit?: string[];
+  /** The field's value as a schema, when `result` reshapes the operation's result (the result contract by default). */
+  output?: z.ZodType;
+  /** An input object that carries every input field but the route's path parameters, by this name (`MergeInput`). */
+  input?: string;
+  /** The field's description in the SDL (the operation's summary by default). */
+  description?: string;
 }
 
 export interface Operation<I = unknown, O = unknown> {

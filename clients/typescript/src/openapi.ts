@@ -1100,6 +1100,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/merge-base": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The merge bases of two refs: the newest commits both reach (none when they share no history). */
+        get: operations["mergeBase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/branches/{id}/compact": {
         parameters: {
             query?: never;
@@ -1211,6 +1228,7 @@ export interface components {
             batches: number;
             generations: number;
             rows: number;
+            /** Format: int64 */
             bytes: number;
             /** @description Rounds started over because another publication moved the watermarks. */
             staleRounds: number;
@@ -1220,6 +1238,7 @@ export interface components {
             /** @description Oversized prefetches retried alone. */
             retries: number;
             maxAlive: number;
+            /** Format: int64 */
             maxReservedBytes: number;
             totalMs: number;
             phasesMs: {
@@ -1230,6 +1249,7 @@ export interface components {
             };
         };
         Commit: {
+            /** Format: id */
             id: string;
             parents: string[];
             branch: string;
@@ -1242,7 +1262,10 @@ export interface components {
             /** @enum {string} */
             kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
             resolved?: components["schemas"]["ResolvedConflicts"];
-            /** @description The merge request this merge landed. */
+            /**
+             * Format: id
+             * @description The merge request this merge landed.
+             */
             request?: string;
             /**
              * @description An admin landed this on a protected branch past its rule.
@@ -1251,6 +1274,7 @@ export interface components {
             bypass?: true;
         };
         CommitDetail: {
+            /** Format: id */
             id: string;
             parents: string[];
             branch: string;
@@ -1263,7 +1287,10 @@ export interface components {
             /** @enum {string} */
             kind: "init" | "write" | "schema" | "merge" | "fast_forward" | "catchup" | "compact" | "cherry_pick" | "revert";
             resolved?: components["schemas"]["ResolvedConflicts"];
-            /** @description The merge request this merge landed. */
+            /**
+             * Format: id
+             * @description The merge request this merge landed.
+             */
             request?: string;
             /**
              * @description An admin landed this on a protected branch past its rule.
@@ -1315,10 +1342,12 @@ export interface components {
             time: string;
             actor: string;
             branch?: string;
+            /** Format: id */
             commit?: string;
             /** @description A commit event's commit kind (write, merge, ...). */
             commitKind?: string;
             tag?: string;
+            /** Format: id */
             request?: string;
         };
         GraphQLResponse: {
@@ -1334,6 +1363,7 @@ export interface components {
         };
         /** @description A registered webhook or check, without its secret, with this server's delivery counts since it started. */
         Hook: {
+            /** Format: id */
             id: string;
             /** @enum {string} */
             kind: "event" | "check";
@@ -1366,10 +1396,26 @@ export interface components {
             deleted: number;
             cascaded: number;
         };
+        MergeBase: {
+            /**
+             * Format: id
+             * @description The commit `from` resolved to.
+             */
+            from: string;
+            /**
+             * Format: id
+             * @description The commit `to` resolved to.
+             */
+            to: string;
+            /** @description The best common ancestors, newest first in fold order; empty when the refs share no history. */
+            bases: string[];
+        };
         MergeConflicts: {
             /** @constant */
             status: "conflicts";
+            /** Format: id */
             sourceHead: string;
+            /** Format: id */
             targetHead: string;
             base: string | null;
             report: {
@@ -1419,6 +1465,7 @@ export interface components {
         };
         /** @description A request to merge a source branch into a target, with its revisions, reviews and whether it may merge now. */
         MergeRequestRecord: {
+            /** Format: id */
             id: string;
             /** @description The stored version of the request. */
             version: number;
@@ -1435,7 +1482,9 @@ export interface components {
             resolutions?: unknown;
             revisions: {
                 n: number;
+                /** Format: id */
                 sourceHead: string;
+                /** Format: id */
                 targetHead: string;
                 /** @description The source's content state: compaction and catch-up leave it as it is. */
                 sourceState?: string;
@@ -1456,6 +1505,7 @@ export interface components {
                         status: "pending" | "pass" | "fail" | "error";
                         message: string;
                         time: string;
+                        /** Format: id */
                         hook?: string;
                     };
                 };
@@ -1493,6 +1543,7 @@ export interface components {
             /** @description When that merge started. */
             mergingSince?: string;
             merged?: {
+                /** Format: id */
                 commit: string;
                 by: string;
                 time: string;
@@ -1524,7 +1575,9 @@ export interface components {
             outcome: "already_up_to_date" | "fast_forward" | "merged" | "cherry_picked" | "reverted";
             dryRun: boolean;
             commit: components["schemas"]["Commit"] | null;
+            /** Format: id */
             sourceHead: string;
+            /** Format: id */
             targetHead: string;
             base: string | null;
             tables: {
@@ -1545,6 +1598,7 @@ export interface components {
         };
         /** @description A long operation (a merge, a load) and its progress, rows walked of rows planned. */
         Operation: {
+            /** Format: id */
             id: string;
             /** @enum {string} */
             kind: "merge" | "load";
@@ -1564,6 +1618,7 @@ export interface components {
         /** @description A ref as text (`main`, `commit:<id>`, `tag:<name>`, with `~N`, `^N` or `@{<time>}`), or an object with exactly one of branch, commit or tag. */
         Ref: string | {
             branch?: string;
+            /** Format: id */
             commit?: string;
             tag?: string;
         };
@@ -1602,7 +1657,9 @@ export interface components {
         };
         StoreCallCount: {
             calls: number;
+            /** Format: int64 */
             bytesRead: number;
+            /** Format: int64 */
             bytesWritten: number;
         };
         TableDiff: {
@@ -1623,6 +1680,7 @@ export interface components {
         /** @description An immutable name for a commit; usable wherever a ref is, as `tag:<name>`. */
         Tag: {
             name: string;
+            /** Format: id */
             commit: string;
             actor: string;
             time: string;
@@ -1630,6 +1688,7 @@ export interface components {
         };
         WalStatus: {
             branch: string;
+            /** Format: id */
             head: string;
             pendingGenerations: number;
             shards: {
@@ -1640,6 +1699,7 @@ export interface components {
                 pendingRows: {
                     [key: string]: number;
                 };
+                /** Format: int64 */
                 pendingBytes: number;
                 oldestPendingStamp: string | null;
             }[];
@@ -2111,7 +2171,7 @@ export interface operations {
                         branches: components["schemas"]["Branch"][];
                         /** @description Where the next page starts; null on the last page. */
                         nextCursor: string | null;
-                        /** @description Branches in this page's range whose record or head cannot be read. They are left out of branches; an admin may delete them. */
+                        /** @description Branches in this page's range whose record or head cannot be read. They are left out of the page's branches; an admin may delete them. */
                         damaged: {
                             name: string;
                             key: string;
@@ -2195,7 +2255,10 @@ export interface operations {
                 "application/json": {
                     /** @description Exactly one of branch, commit or tag. */
                     to: components["schemas"]["Ref"];
-                    /** @description The commit the branch must be at now. */
+                    /**
+                     * Format: id
+                     * @description The commit the branch must be at now.
+                     */
                     expectedHead: string;
                     /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
                     bypassProtection?: boolean;
@@ -2448,13 +2511,17 @@ export interface operations {
                     dryRun?: boolean;
                     /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
                     bypassProtection?: boolean;
+                    /** Format: id */
                     expectedTargetHead?: string;
                     author?: string;
                     message?: string;
                     conflictLimit?: number;
                     /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
                     conflictCursor?: string;
-                    /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+                    /**
+                     * MergeResolutions
+                     * @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them.
+                     */
                     resolutions?: {
                         /** @enum {string} */
                         strategy?: "source-wins" | "target-wins";
@@ -2474,6 +2541,7 @@ export interface operations {
                     };
                     /** @description The branch merged into; main when absent. */
                     into?: string;
+                    /** Format: id */
                     expectedSourceHead?: string;
                     deleteBranch?: boolean;
                     /** @description Accepted for compatibility; merges over HTTP always prepare at width one. */
@@ -2523,13 +2591,17 @@ export interface operations {
                     dryRun?: boolean;
                     /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
                     bypassProtection?: boolean;
+                    /** Format: id */
                     expectedTargetHead?: string;
                     author?: string;
                     message?: string;
                     conflictLimit?: number;
                     /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
                     conflictCursor?: string;
-                    /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+                    /**
+                     * MergeResolutions
+                     * @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them.
+                     */
                     resolutions?: {
                         /** @enum {string} */
                         strategy?: "source-wins" | "target-wins";
@@ -2594,13 +2666,17 @@ export interface operations {
                     dryRun?: boolean;
                     /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
                     bypassProtection?: boolean;
+                    /** Format: id */
                     expectedTargetHead?: string;
                     author?: string;
                     message?: string;
                     conflictLimit?: number;
                     /** @description A conflict report's nextCursor, for the next page of the same merge's report; another merge's cursor is invalid_input. */
                     conflictCursor?: string;
-                    /** @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them. */
+                    /**
+                     * MergeResolutions
+                     * @description How to resolve the structural conflicts (DivergentInsert, DivergentUpdate, DeleteVsUpdate) the merge finds. A choice names one conflict by table, key and property (null for a whole row) and wins over the strategy; conflicts neither covers are still reported. A choice naming no conflict is invalid_input; one whose `expected` values moved is resolution_stale (retryable: preview again). Resolved rows are validated like a write's, and the graph rules (uniqueness, edges, cardinality) are then checked over them.
+                     */
                     resolutions?: {
                         /** @enum {string} */
                         strategy?: "source-wins" | "target-wins";
@@ -2667,6 +2743,7 @@ export interface operations {
                     }[];
                     message?: string;
                     author?: string;
+                    /** Format: id */
                     expectedHead?: string;
                     /** @description Admin only: land this on a protected branch past its rule, when the rule allows a bypass; recorded on the commit. */
                     bypassProtection?: boolean;
@@ -2763,7 +2840,10 @@ export interface operations {
                 "application/json": {
                     /** @description Generations per batch; 0 removes the count cap. Default from CATCHUP_MERGE_MAX_GENERATIONS. */
                     maxGenerations?: number;
-                    /** @description Bytes per batch. Default from CATCHUP_MAX_BYTES. */
+                    /**
+                     * Format: int64
+                     * @description Bytes per batch. Default from CATCHUP_MAX_BYTES.
+                     */
                     maxBytes?: number;
                     /** @description Prepare the next batch while one commits. Default from CATCHUP_PIPELINE_ENABLED. */
                     pipeline?: boolean;
@@ -2828,6 +2908,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** Format: id */
                         commit: string;
                         text: string;
                         /** @description The schema's IR. */
@@ -2855,6 +2936,7 @@ export interface operations {
             content: {
                 "application/json": {
                     schema: string;
+                    /** SchemaMigration */
                     migration?: {
                         drop?: string[];
                         defaults?: {
@@ -3049,7 +3131,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The commit the ref resolved to. */
+                        /**
+                         * Format: id
+                         * @description The commit the ref resolved to.
+                         */
                         at: string;
                         versions: {
                             commit: components["schemas"]["Commit"];
@@ -3095,7 +3180,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The commit the ref resolved to. */
+                        /**
+                         * Format: id
+                         * @description The commit the ref resolved to.
+                         */
                         at: string;
                         row: {
                             [key: string]: unknown;
@@ -3314,7 +3402,10 @@ export interface operations {
                             runs: number;
                             /** @description Row versions stored in those runs: live rows, plus versions newer runs shadow and deletions not yet compacted away. */
                             storedRows: number;
-                            /** @description Stored bytes of those runs. */
+                            /**
+                             * Format: int64
+                             * @description Stored bytes of those runs.
+                             */
                             bytes: number;
                         }[];
                     };
@@ -3458,7 +3549,10 @@ export interface operations {
                     /** @enum {string} */
                     verdict: "approve" | "request_changes" | "comment";
                     body?: string;
-                    /** @description A place in the request's diff a review comments on. */
+                    /**
+                     * ReviewPlace
+                     * @description A place in the request's diff a review comments on.
+                     */
                     on?: {
                         table: string;
                         key?: string;
@@ -3714,6 +3808,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** Format: id */
                         id: string;
                         /** @enum {string} */
                         kind: "event" | "check";
@@ -3789,7 +3884,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         deadLetters: {
+                            /** Format: id */
                             id: string;
+                            /** Format: id */
                             hook: string;
                             url: string;
                             delivery: string;
@@ -3831,6 +3928,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** Format: id */
                         redelivered: string;
                         delivery: string;
                     };
@@ -3877,7 +3975,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The commit the ref resolved to. */
+                        /**
+                         * Format: id
+                         * @description The commit the ref resolved to.
+                         */
                         at: string;
                         commits: components["schemas"]["Commit"][];
                         /** @description Where the next page starts; null when the log is done. */
@@ -3938,9 +4039,15 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         mode: "two-dot" | "three-dot";
-                        /** @description The commit `from` resolved to. */
+                        /**
+                         * Format: id
+                         * @description The commit `from` resolved to.
+                         */
                         from: string;
-                        /** @description The commit `to` resolved to. */
+                        /**
+                         * Format: id
+                         * @description The commit `to` resolved to.
+                         */
                         to: string;
                         /** @description three-dot: the merge base the changes start from. */
                         base: string | null;
@@ -3953,6 +4060,31 @@ export interface operations {
                         }[];
                         nextCursor: string | null;
                     };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    mergeBase: {
+        parameters: {
+            query: {
+                from: string;
+                to: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MergeBase"];
                 };
             };
             "4XX": components["responses"]["Error"];
@@ -3973,7 +4105,10 @@ export interface operations {
             content: {
                 "application/json": {
                     tables?: string[];
-                    /** @enum {string} */
+                    /**
+                     * CompactionMode
+                     * @enum {string}
+                     */
                     mode?: "tiered" | "full";
                 };
             };
@@ -4045,6 +4180,7 @@ export interface operations {
                             /** @description Webhook dead letters older than 30 days. */
                             deadLetters: number;
                         };
+                        /** Format: int64 */
                         bytesFreed: number;
                         keys: string[];
                     };

@@ -1,4 +1,4 @@
-/** Reading history: `log` (filtered and paged), `history` of one entity and `blame`. */
+/** Reading history: `log` (filtered and paged), `history` of one entity, `blame` and `merge-base`. */
 import type { Command } from 'commander';
 import { human, print } from '../cli-output.js';
 import { AT_HELP, type CliContext } from '../cli-context.js';
@@ -53,5 +53,12 @@ export function historyCommands(program: Command, cli: CliContext): void {
     // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
     .action(async (table: string, key: string, o: { at?: string }, cmd: Command) =>
       print(outOf(cmd), await (await connect(cmd)).blame(defined({ table, key, at: o.at })), human.blame),
+    );
+  command(program, 'merge-base', 'the newest commits two refs both reach, one per line (several after a criss-cross)')
+    .argument('<from>')
+    .argument('<to>')
+    // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
+    .action(async (from: string, to: string, _o: unknown, cmd: Command) =>
+      print(outOf(cmd), await (await connect(cmd)).mergeBase({ from, to }), human.mergeBase),
     );
 }

@@ -2,6 +2,7 @@
  * A branch as clients see it: its head commit, where it came from, and its protection rule.
  */
 import { z } from 'zod';
+import { IdZ } from './scalars.js';
 import { CommitZ } from './commit.js';
 
 /** A branch as clients see it: its head commit, when it was created, where it forked from, and its protection rule. */
@@ -10,7 +11,7 @@ export const BranchZ = z
     name: z.string(),
     head: CommitZ,
     createdAt: z.string(),
-    forkedFrom: z.string().nullable(),
+    forkedFrom: IdZ.nullable(),
     protection: z
       .object({
         requiredApprovals: z.number().int().min(0).max(100),

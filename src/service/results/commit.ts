@@ -2,6 +2,7 @@
  * Commits as clients see them: who made each, for whom, of what kind, and what a merge resolved.
  */
 import { z } from 'zod';
+import { IdZ } from './scalars.js';
 import { COMMIT_KINDS, ResolvedZ } from '../../graph/manifest.js';
 
 /** The resolutions a merge applied, its strategy and how many; `items` holds the first thousand, named choices first. */
@@ -13,8 +14,8 @@ export const ResolvedConflictsZ = ResolvedZ.meta({
 /** A commit as clients see it; `parents` are commit ids, the first the branch's previous head. */
 export const CommitZ = z
   .object({
-    id: z.string(),
-    parents: z.array(z.string()),
+    id: IdZ,
+    parents: z.array(IdZ),
     branch: z.string(),
     actor: z.string().describe("Who made the commit: the bearer token's identity, or the server's actor when no tokens are configured."),
     author: z.string().describe('Who the client said the commit was for (author in the request); the actor when it said nothing.'),
@@ -22,7 +23,7 @@ export const CommitZ = z
     time: z.string(),
     kind: z.enum(COMMIT_KINDS),
     resolved: ResolvedConflictsZ.optional(),
-    request: z.string().describe('The merge request this merge landed.').optional(),
+    request: IdZ.describe('The merge request this merge landed.').optional(),
     bypass: z.literal(true).describe('An admin landed this on a protected branch past its rule.').optional(),
   })
   .meta({ id: 'Commit' });

@@ -2,12 +2,13 @@
  * An event hook as clients see it (never its secret, except once when it is created).
  */
 import { z } from 'zod';
+import { IdZ } from './scalars.js';
 import { HOOK_KINDS } from '../../model/hook.js';
 
 /** A registered webhook or check, without its secret, with this server's delivery counts since it started. */
 export const HookZ = z
   .object({
-    id: z.string(),
+    id: IdZ,
     kind: z.enum(HOOK_KINDS),
     url: z.string(),
     events: z.array(z.string()),

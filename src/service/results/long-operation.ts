@@ -2,11 +2,12 @@
  * A long operation (a merge, a load) and its progress.
  */
 import { z } from 'zod';
+import { IdZ } from './scalars.js';
 
 /** A long operation (a merge, a load) and its progress, rows walked of rows planned. */
 export const OperationZ = z
   .object({
-    id: z.string(),
+    id: IdZ,
     kind: z.enum(['merge', 'load']),
     branch: z.string().describe("The branch it changes (a merge's target)."),
     source: z.string().nullable().describe("A merge's source branch or commit."),

@@ -2,6 +2,7 @@
  * A merge request as clients see it: its revisions, reviews and mergeability.
  */
 import { z } from 'zod';
+import { IdZ } from './scalars.js';
 import { REQUEST_STATES, VERDICTS } from '../../model/merge-request.js';
 
 /** A place in the request's diff a review comments on. */
@@ -16,7 +17,7 @@ export const ReviewPlaceZ = z
 /** A request to merge a source branch into a target, with its revisions, reviews and whether it may merge now. */
 export const MergeRequestRecordZ = z
   .object({
-    id: z.string(),
+    id: IdZ,
     version: z.number().int().describe('The stored version of the request.'),
     title: z.string(),
     description: z.string(),
@@ -30,11 +31,11 @@ export const MergeRequestRecordZ = z
     revisions: z.array(
       z.object({
         n: z.number().int(),
-        sourceHead: z.string(),
-        targetHead: z.string(),
+        sourceHead: IdZ,
+        targetHead: IdZ,
         sourceState: z.string().describe("The source's content state: compaction and catch-up leave it as it is.").optional(),
         targetState: z.string().describe("The target's content state.").optional(),
-        base: z.string().nullable(),
+        base: IdZ.nullable(),
         resolutions: z
           .unknown()
           .describe('The resolutions this revision merges with, as saved when it was made: a merge of it applies exactly these.')
@@ -55,7 +56,7 @@ export const MergeRequestRecordZ = z
               status: z.enum(['pending', 'pass', 'fail', 'error']),
               message: z.string(),
               time: z.string(),
-              hook: z.string().optional(),
+              hook: IdZ.optional(),
             }),
           )
           .describe(
@@ -103,7 +104,7 @@ export const MergeRequestRecordZ = z
     mergingSince: z.string().describe('When that merge started.').optional(),
     merged: z
       .object({
-        commit: z.string(),
+        commit: IdZ,
         by: z.string(),
         time: z.string(),
         revision: z.number().int(),

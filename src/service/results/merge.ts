@@ -2,6 +2,7 @@
  * What a merge, cherry-pick or revert did: a success with its commit, or the exact conflicts, with its metrics either way.
  */
 import { z } from 'zod';
+import { IdZ } from './scalars.js';
 import { CONFLICT_KINDS } from '../../model/conflict.js';
 import { CommitZ, ResolvedConflictsZ } from './commit.js';
 import { StoreCallCountZ } from './store-calls.js';
@@ -63,9 +64,9 @@ export const MergeSuccessZ = z
     outcome: z.enum(['already_up_to_date', 'fast_forward', 'merged', 'cherry_picked', 'reverted']),
     dryRun: z.boolean(),
     commit: CommitZ.nullable(),
-    sourceHead: z.string(),
-    targetHead: z.string(),
-    base: z.string().nullable(),
+    sourceHead: IdZ,
+    targetHead: IdZ,
+    base: IdZ.nullable(),
     tables: z.array(
       z.object({
         table: z.string(),
@@ -91,9 +92,9 @@ export const MergeSuccessZ = z
 export const MergeConflictsZ = z
   .object({
     status: z.literal('conflicts'),
-    sourceHead: z.string(),
-    targetHead: z.string(),
-    base: z.string().nullable(),
+    sourceHead: IdZ,
+    targetHead: IdZ,
+    base: IdZ.nullable(),
     report: z.object({
       total: z.number().int(),
       counts: z

@@ -2,6 +2,7 @@
  * A branch's WAL: its watermarks, what is pending, and what a catch-up did.
  */
 import { z } from 'zod';
+import { IdZ, Int64Z } from './scalars.js';
 import { StoreCallCountZ } from './store-calls.js';
 
 /** What a catch-up folded: batches, generations, rows and bytes, its time and store calls. */
@@ -12,13 +13,13 @@ export const CatchUpReportZ = z
     batches: z.number().int(),
     generations: z.number().int(),
     rows: z.number().int(),
-    bytes: z.number().int(),
+    bytes: Int64Z,
     staleRounds: z.number().int().describe('Rounds started over because another publication moved the watermarks.'),
     pendingAfter: z.number().int(),
     overlapped: z.number().int().describe('Batches read while the previous one committed.'),
     retries: z.number().int().describe('Oversized prefetches retried alone.'),
     maxAlive: z.number().int(),
-    maxReservedBytes: z.number().int(),
+    maxReservedBytes: Int64Z,
     totalMs: z.number(),
     phasesMs: z.record(z.string(), z.number()),
     storeCalls: z.record(z.string(), StoreCallCountZ),
@@ -29,7 +30,7 @@ export const CatchUpReportZ = z
 export const WalStatusZ = z
   .object({
     branch: z.string(),
-    head: z.string(),
+    head: IdZ,
     pendingGenerations: z.number().int(),
     shards: z.array(
       z.object({
@@ -37,7 +38,7 @@ export const WalStatusZ = z
         watermark: z.number().int(),
         pendingGenerations: z.number().int(),
         pendingRows: z.record(z.string(), z.number().int()).describe('Pending rows by table.'),
-        pendingBytes: z.number().int(),
+        pendingBytes: Int64Z,
         oldestPendingStamp: z.string().nullable(),
       }),
     ),

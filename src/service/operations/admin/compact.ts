@@ -13,7 +13,7 @@ export const compact = defineOperation({
     .object({
       branch: branchName,
       tables: z.array(tableName).max(10_000).optional(),
-      mode: z.enum(['tiered', 'full']).optional(),
+      mode: z.enum(['tiered', 'full']).meta({ title: 'CompactionMode' }).optional(),
     })
     .strict(),
   async run(service, { branch, ...input }, ctx): Promise<CompactResultDto> {

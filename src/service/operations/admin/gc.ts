@@ -1,6 +1,44 @@
 import { z } from 'zod';
+import { Int64Z } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import type { GcReportDto } from '../../dtos.js';
+
+const output = z.object({
+  dryRun: z.boolean().describe('true when asked, and whenever a branch record cannot be read (then nothing is deleted)'),
+  damagedBranches: z.array(z.string()),
+  graceSeconds: z.number().int().min(900),
+  reachableManifests: z.number().int(),
+  scanned: z.number().int(),
+  deleted: z
+    .object({
+      manifests: z.number().int(),
+      runs: z.number().int(),
+      commits: z.number().int(),
+      hints: z.number().int(),
+      parts: z.number().int().describe('Manifest part tree nodes no retained manifest names.'),
+      wal: z.number().int(),
+      idempotency: z.number().int().describe('Idempotency records past their lifetime (kept at least 24 hours).'),
+      deadLetters: z.number().int().describe('Webhook dead letters older than 30 days.'),
+    })
+    .describe('Objects deleted (or that would be), by kind.'),
+  bytesFreed: Int64Z,
+  keys: z.array(z.string()),
+});
+
+/** The report as GraphQL gives it: each kind's deletions as a field of its own, and no key list. */
+const GraphqlGcReportZ = output
+  .omit({ deleted: true, keys: true })
+  .extend({
+    deletedManifests: output.shape.deleted.shape.manifests,
+    deletedRuns: output.shape.deleted.shape.runs,
+    deletedCommits: output.shape.deleted.shape.commits,
+    deletedHints: output.shape.deleted.shape.hints,
+    deletedParts: output.shape.deleted.shape.parts,
+    deletedWalGenerations: output.shape.deleted.shape.wal,
+    deletedIdempotencyRecords: output.shape.deleted.shape.idempotency,
+    deletedDeadLetters: output.shape.deleted.shape.deadLetters,
+  })
+  .meta({ title: 'GcReport' });
 
 /** Delete what no live manifest references and is older than the grace (at least 15 minutes, by the store's clock); a dry run only reports. */
 export const gc = defineOperation({
@@ -24,27 +62,7 @@ export const gc = defineOperation({
     const { graceMs: grace, ...rest } = r;
     return { ...rest, graceSeconds: grace / 1000, keys: r.keys.slice(0, 1000) };
   },
-  output: z.object({
-    dryRun: z.boolean().describe('true when asked, and whenever a branch record cannot be read (then nothing is deleted)'),
-    damagedBranches: z.array(z.string()),
-    graceSeconds: z.number().int().min(900),
-    reachableManifests: z.number().int(),
-    scanned: z.number().int(),
-    deleted: z
-      .object({
-        manifests: z.number().int(),
-        runs: z.number().int(),
-        commits: z.number().int(),
-        hints: z.number().int(),
-        parts: z.number().int().describe('Manifest part tree nodes no retained manifest names.'),
-        wal: z.number().int(),
-        idempotency: z.number().int().describe('Idempotency records past their lifetime (kept at least 24 hours).'),
-        deadLetters: z.number().int().describe('Webhook dead letters older than 30 days.'),
-      })
-      .describe('Objects deleted (or that would be), by kind.'),
-    bytesFreed: z.number().int(),
-    keys: z.array(z.string()),
-  }),
+  output,
   http: { method: 'POST', path: '/gc' },
   graphql: [
     {
@@ -61,6 +79,7 @@ export const gc = defineOperation({
         deletedIdempotencyRecords: r.deleted.idempotency,
         deletedDeadLetters: r.deleted.deadLetters,
       }),
+      output: GraphqlGcReportZ,
     },
   ],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import type { OperationDto } from '../../dtos.js';
 import { OperationZ } from '../../results/long-operation.js';
@@ -8,7 +9,7 @@ export const getOperation = defineOperation({
   name: 'getOperation',
   summary: "A long operation's progress, by the id its request was given.",
   role: 'read',
-  input: z.object({ id: z.string().min(1).max(64) }).strict(),
+  input: z.object({ id: IdZ.min(1).max(64) }).strict(),
   async run(service, { id }): Promise<OperationDto> {
     return service.operations.get(id);
   },

@@ -16,5 +16,5 @@ export const listOperations = defineOperation({
     operations: z.array(OperationZ),
   }),
   http: { method: 'GET', path: '/operations' },
-  graphql: [{ type: 'Query', field: 'operations', result: (r) => r.operations }],
+  graphql: [{ type: 'Query', field: 'operations', pick: 'operations' }],
 });

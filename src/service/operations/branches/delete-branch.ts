@@ -17,5 +17,5 @@ export const deleteBranch = defineOperation({
     deleted: z.string(),
   }),
   http: { method: 'DELETE', path: '/branches/{id}', params: { id: 'name' } },
-  graphql: [{ type: 'Mutation', field: 'deleteBranch', result: () => true }],
+  graphql: [{ type: 'Mutation', field: 'deleteBranch', result: () => true, output: z.literal(true) }],
 });

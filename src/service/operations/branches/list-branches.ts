@@ -8,6 +8,23 @@ import { BranchZ } from '../../results/branch.js';
 /** Branches listed by default on one page. */
 export const DEFAULT_BRANCH_PAGE = 100;
 
+/** A branch in a page's range whose record or head cannot be read. */
+const DamagedBranchZ = z.object({ name: z.string(), key: z.string(), error: z.string() }).meta({ title: 'DamagedBranch' });
+
+const DAMAGED =
+  "Branches in this page's range whose record or head cannot be read. They are left out of the page's branches; an admin may delete them.";
+
+const output = z.object({
+  branches: z.array(BranchZ),
+  nextCursor: z.string().nullable().describe('Where the next page starts; null on the last page.'),
+  damaged: z.array(DamagedBranchZ).describe(DAMAGED),
+});
+
+/** The page as GraphQL gives it: the branches are its items. */
+const GraphqlBranchPageZ = z
+  .object({ items: output.shape.branches, damaged: output.shape.damaged, nextCursor: output.shape.nextCursor })
+  .meta({ title: 'BranchPage' });
+
 /**
  * One page of live branches by name (default 100, at most 1,000), and those in its range whose
  * record or head cannot be read (listed, never fatal to the listing). A page costs its own
@@ -39,21 +56,14 @@ export const listBranches = defineOperation({
       nextCursor: next === undefined ? null : encodePageCursor('branches', '', next),
     };
   },
-  output: z.object({
-    branches: z.array(BranchZ),
-    nextCursor: z.string().nullable().describe('Where the next page starts; null on the last page.'),
-    damaged: z
-      .array(
-        z.object({
-          name: z.string(),
-          key: z.string(),
-          error: z.string(),
-        }),
-      )
-      .describe(
-        "Branches in this page's range whose record or head cannot be read. They are left out of branches; an admin may delete them.",
-      ),
-  }),
+  output,
   http: { method: 'GET', path: '/branches' },
-  graphql: [{ type: 'Query', field: 'branches', result: (p) => ({ items: p.branches, damaged: p.damaged, nextCursor: p.nextCursor }) }],
+  graphql: [
+    {
+      type: 'Query',
+      field: 'branches',
+      result: (p) => ({ items: p.branches, damaged: p.damaged, nextCursor: p.nextCursor }),
+      output: GraphqlBranchPageZ,
+    },
+  ],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import { RefZ } from '../../inputs.js';
 import { canonicalJson } from '../../../model/canonical.js';
@@ -44,9 +45,9 @@ export const diff = defineOperation({
   },
   output: z.object({
     mode: z.enum(['two-dot', 'three-dot']),
-    from: z.string().describe('The commit `from` resolved to.'),
-    to: z.string().describe('The commit `to` resolved to.'),
-    base: z.string().nullable().describe('three-dot: the merge base the changes start from.'),
+    from: IdZ.describe('The commit `from` resolved to.'),
+    to: IdZ.describe('The commit `to` resolved to.'),
+    base: IdZ.nullable().describe('three-dot: the merge base the changes start from.'),
     tables: z.array(TableDiffZ),
     summary: z.array(
       z.object({
@@ -62,6 +63,6 @@ export const diff = defineOperation({
   graphql: [
     { type: 'Query', field: 'changes' },
     // The first diff field: every change of a two-dot diff, whole.
-    { type: 'Query', field: 'diff', result: (r) => r.tables, omit: ['mode', 'limit', 'cursor'] },
+    { type: 'Query', field: 'diff', pick: 'tables', omit: ['mode', 'limit', 'cursor'] },
   ],
 });

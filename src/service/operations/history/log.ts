@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { canonicalJson } from '../../../model/canonical.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import { entityLogPage, logPage, type LogPage } from '../../../graph/commit-log.js';
@@ -59,13 +60,13 @@ export const log = defineOperation({
     return { at: head.manifest.commit.id, commits: page.commits.map(commitDto), nextCursor: encodeFrontier('log', scope, page.frontier) };
   },
   output: z.object({
-    at: z.string().describe('The commit the ref resolved to.'),
+    at: IdZ.describe('The commit the ref resolved to.'),
     commits: z.array(CommitZ),
     nextCursor: z.string().nullable().describe('Where the next page starts; null when the log is done.'),
   }),
   http: { method: 'GET', path: '/commits' },
   graphql: [
-    { type: 'Query', field: 'log', result: (r) => r.commits },
+    { type: 'Query', field: 'log', pick: 'commits' },
     { type: 'Query', field: 'commits' },
   ],
 });

@@ -16,5 +16,5 @@ export const deleteHook = defineOperation({
     deleted: z.string(),
   }),
   http: { method: 'DELETE', path: '/hooks/{id}' },
-  graphql: [{ type: 'Mutation', field: 'deleteHook', result: () => true }],
+  graphql: [{ type: 'Mutation', field: 'deleteHook', result: () => true, output: z.literal(true) }],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import type { DeadLetter } from '../../../graph/hooks.js';
 import { defineOperation } from '../../operation.js';
 
@@ -26,8 +27,8 @@ export const listHookDeadLetters = defineOperation({
   output: z.object({
     deadLetters: z.array(
       z.object({
-        id: z.string(),
-        hook: z.string(),
+        id: IdZ,
+        hook: IdZ,
         url: z.string(),
         delivery: z.string(),
         event: z.string(),

@@ -17,5 +17,5 @@ export const listHooks = defineOperation({
     hooks: z.array(HookZ),
   }),
   http: { method: 'GET', path: '/hooks' },
-  graphql: [{ type: 'Query', field: 'hooks', result: (out) => out.hooks }],
+  graphql: [{ type: 'Query', field: 'hooks', pick: 'hooks' }],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import { defineOperation } from '../../operation.js';
 
@@ -11,7 +12,7 @@ export const redeliverHookDeadLetter = defineOperation({
   name: 'redeliverHookDeadLetter',
   summary: 'Deliver a dead letter again (admin).',
   role: 'admin',
-  input: z.object({ id: z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a dead letter id') }).strict(),
+  input: z.object({ id: IdZ.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a dead letter id') }).strict(),
   async run(service, { id }, ctx): Promise<{ redelivered: string; delivery: string }> {
     const letter = await service.graph.hooks.deadLetter(id, ctx.signal);
     const hook = await service.graph.hooks.get(letter.hook, ctx.signal).catch((e: unknown) => {
@@ -26,7 +27,7 @@ export const redeliverHookDeadLetter = defineOperation({
     return { redelivered: id, delivery: letter.delivery };
   },
   output: z.object({
-    redelivered: z.string(),
+    redelivered: IdZ,
     delivery: z.string(),
   }),
   http: { method: 'POST', path: '/hooks/dead-letters/{id}/redeliver' },

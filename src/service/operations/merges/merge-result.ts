@@ -6,10 +6,44 @@
  */
 import { z } from 'zod';
 import type { HttpBinding } from '../../operation.js';
-import { MergeConflictsZ, MergeSuccessZ } from '../../results/merge.js';
+import { ConflictZ, MergeConflictsZ, MergeSuccessZ } from '../../results/merge.js';
 
 /** A merge's result: a success, or its exact conflicts (answered with 409 over HTTP). */
 export const MergeResultZ = z.union([MergeSuccessZ, MergeConflictsZ]);
+
+/** A merge's metrics as GraphQL sums them up: the store calls in total, the fallbacks counted. */
+const MergeSummaryZ = z
+  .object({
+    phasesMs: z.record(z.string(), z.number()),
+    totalMs: z.number(),
+    storeCalls: z.number().int(),
+    requestedWidth: z.number().int(),
+    maxWidth: z.number().int(),
+    fallbacks: z.number().int(),
+    attempts: z.number().int(),
+  })
+  .meta({ title: 'MergeSummary' });
+
+/** The `MergeResult` union: each outcome its own type, the conflict report's fields on the conflicts' type. */
+export const GraphqlMergeResultZ = z
+  .union([
+    MergeSuccessZ.omit({ status: true, metrics: true, replayed: true })
+      .extend({
+        replayed: z.boolean().describe('True when this is the stored result of an earlier request with the same idempotency key.'),
+        summary: MergeSummaryZ,
+      })
+      .meta({ title: 'MergeSuccess' }),
+    MergeConflictsZ.omit({ status: true, metrics: true, report: true })
+      .extend({
+        total: z.number().int(),
+        counts: MergeConflictsZ.shape.report.shape.counts.meta({ title: 'ConflictCounts' }),
+        conflicts: z.array(ConflictZ),
+        nextCursor: z.string().nullable(),
+        summary: MergeSummaryZ,
+      })
+      .meta({ title: 'MergeConflicts' }),
+  ])
+  .meta({ title: 'MergeResult' });
 import type { MergeResultDto } from '../../dtos.js';
 
 export const MERGE_HTTP: Pick<HttpBinding<MergeResultDto>, 'status' | 'resultStatuses' | 'replyHeaders'> = {

@@ -3,7 +3,7 @@ import { defineOperation } from '../../operation.js';
 import { text } from '../../inputs.js';
 import { mergeRequestNow, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
 import type { MergeResultDto } from '../../dtos.js';
-import { graphqlMergeResult } from '../merges/merge-result.js';
+import { GraphqlMergeResultZ, graphqlMergeResult } from '../merges/merge-result.js';
 import { requestId } from './request-id.js';
 import { MergeConflictsZ, MergeSuccessZ } from '../../results/merge.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
@@ -27,5 +27,12 @@ export const mergeMergeRequest = defineOperation({
     result: z.union([MergeSuccessZ, MergeConflictsZ]),
   }),
   http: { method: 'POST', path: '/merge-requests/{id}/merge' },
-  graphql: [{ type: 'Mutation', field: 'mergeMergeRequest', result: (r) => ({ ...r, result: graphqlMergeResult(r.result) }) }],
+  graphql: [
+    {
+      type: 'Mutation',
+      field: 'mergeMergeRequest',
+      result: (r) => ({ ...r, result: graphqlMergeResult(r.result) }),
+      output: z.object({ request: MergeRequestRecordZ, result: GraphqlMergeResultZ }).meta({ title: 'MergeRequestMerge' }),
+    },
+  ],
 });

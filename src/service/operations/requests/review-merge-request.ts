@@ -22,6 +22,7 @@ export const reviewMergeRequest = defineOperation({
       on: z
         .object({ table: text(200), key: text(4096).optional(), property: text(200).optional() })
         .strict()
+        .meta({ title: 'ReviewPlace' })
         .optional(),
     })
     .strict(),

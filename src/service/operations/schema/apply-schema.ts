@@ -27,6 +27,7 @@ export const applySchema = defineOperation({
           defaults: z.record(z.string(), z.unknown()).optional(),
         })
         .strict()
+        .meta({ title: 'SchemaMigration' })
         .optional(),
       message: text(2000).optional(),
       author: text(200).optional(),
@@ -49,5 +50,5 @@ export const applySchema = defineOperation({
     tables: z.record(z.string(), z.enum(['create', 'keep', 'check', 'rewrite', 'drop'])),
   }),
   http: { method: 'POST', path: '/branches/{id}/schema', params: { id: 'branch' } },
-  graphql: [{ type: 'Mutation', field: 'applySchema' }],
+  graphql: [{ type: 'Mutation', field: 'applySchema', input: 'SchemaApplyInput' }],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import { refOrMain } from '../../inputs.js';
 import { formatSchema } from '../../../model/schema-parser.js';
@@ -14,7 +15,7 @@ export const getSchema = defineOperation({
     return { commit: snap.manifest.commit.id, text: formatSchema(snap.schema), schema: snap.schema };
   },
   output: z.object({
-    commit: z.string(),
+    commit: IdZ,
     text: z.string(),
     schema: z.record(z.string(), z.unknown()).describe("The schema's IR."),
   }),

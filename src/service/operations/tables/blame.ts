@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import type { Row } from '../../../model/values.js';
 import { entityBlame } from '../../../graph/entity-history.js';
@@ -36,7 +37,7 @@ export const blame = defineOperation({
     return { at: head.manifest.commit.id, row: found.row, properties, complete: found.complete };
   },
   output: z.object({
-    at: z.string().describe('The commit the ref resolved to.'),
+    at: IdZ.describe('The commit the ref resolved to.'),
     row: z.record(z.string(), z.unknown()),
     properties: z.array(
       z.object({

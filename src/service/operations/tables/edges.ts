@@ -25,13 +25,15 @@ export const edges = defineOperation({
   },
   output: z.object({
     edges: z.array(
-      z.object({
-        table: z.string(),
-        key: z.string(),
-        row: z.record(z.string(), z.unknown()),
-      }),
+      z
+        .object({
+          table: z.string(),
+          key: z.string(),
+          row: z.record(z.string(), z.unknown()),
+        })
+        .meta({ title: 'EdgeRow' }),
     ),
   }),
   http: { method: 'GET', path: '/tables/{table}/rows/{key}/edges' },
-  graphql: [{ type: 'Query', field: 'edges', result: (r) => r.edges }],
+  graphql: [{ type: 'Query', field: 'edges', pick: 'edges' }],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { canonicalJson } from '../../../model/canonical.js';
 import type { Row } from '../../../model/values.js';
 import { entityVersions, historyStart, type EntityWalk } from '../../../graph/entity-history.js';
@@ -65,7 +66,7 @@ export const entityHistory = defineOperation({
     };
   },
   output: z.object({
-    at: z.string().describe('The commit the ref resolved to.'),
+    at: IdZ.describe('The commit the ref resolved to.'),
     versions: z.array(
       z.object({
         commit: CommitZ,

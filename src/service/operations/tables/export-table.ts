@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { IdZ } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import { refOrMain, tableName } from '../../inputs.js';
 import { liveRows } from '../../../graph/reads.js';
@@ -17,7 +18,7 @@ import {
  * header, so the result's schema is the body's: binary.
  */
 export const TableExportZ = z.object({
-  commit: z.string(),
+  commit: IdZ,
   body: z.custom<AsyncIterable<Uint8Array>>((v) => v !== null && typeof v === 'object' && Symbol.asyncIterator in v),
 });
 export type TableExport = z.infer<typeof TableExportZ>;

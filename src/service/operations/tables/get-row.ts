@@ -20,5 +20,5 @@ export const getRow = defineOperation({
   },
   output: RowZ,
   http: { method: 'GET', path: '/tables/{table}/rows/{key}' },
-  graphql: [{ type: 'Query', field: 'row', result: (r) => r.row }],
+  graphql: [{ type: 'Query', field: 'row', pick: 'row' }],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Int64Z } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import { refOrMain } from '../../inputs.js';
 import { keyProps } from '../../../model/schema.js';
@@ -16,7 +17,7 @@ const TableInfoZ = z.object({
     .number()
     .int()
     .describe('Row versions stored in those runs: live rows, plus versions newer runs shadow and deletions not yet compacted away.'),
-  bytes: z.number().int().describe('Stored bytes of those runs.'),
+  bytes: Int64Z.describe('Stored bytes of those runs.'),
 });
 
 /**

@@ -16,5 +16,5 @@ export const deleteTag = defineOperation({
     deleted: z.string(),
   }),
   http: { method: 'DELETE', path: '/tags/{name}' },
-  graphql: [{ type: 'Mutation', field: 'deleteTag', result: () => true }],
+  graphql: [{ type: 'Mutation', field: 'deleteTag', result: () => true, output: z.literal(true) }],
 });

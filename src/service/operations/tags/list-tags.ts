@@ -18,5 +18,5 @@ export const listTags = defineOperation({
     tags: z.array(TagZ),
   }),
   http: { method: 'GET', path: '/tags' },
-  graphql: [{ type: 'Query', field: 'tags', result: (r) => r.tags }],
+  graphql: [{ type: 'Query', field: 'tags', pick: 'tags' }],
 });

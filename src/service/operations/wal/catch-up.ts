@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Int64Z } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
 import { branchName } from '../../inputs.js';
 import type { CatchUpReport } from '../../../wal/catch-up.js';
@@ -13,7 +14,7 @@ export const catchUp = defineOperation({
     .object({
       branch: branchName,
       maxGenerations: z.number().int().min(0).max(1_000_000).optional(),
-      maxBytes: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+      maxBytes: Int64Z.min(1).optional(),
       pipeline: z.boolean().optional(),
     })
     .strict(),

@@ -38,5 +38,5 @@ export const write = defineOperation({
   },
   output: WriteResultZ,
   http: { method: 'POST', path: '/branches/{id}/writes', params: { id: 'branch' } },
-  graphql: [{ type: 'Mutation', field: 'write' }],
+  graphql: [{ type: 'Mutation', field: 'write', input: 'WriteInput' }],
 });
