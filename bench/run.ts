@@ -460,6 +460,8 @@ async function requestsMatrix(quick: boolean): Promise<{ results: Result[]; rati
     'plain_merge_ms',
     'request_calls',
     'request_ms',
+    'request_open_calls',
+    'request_review_calls',
     'request_merge_calls',
     'request_over_plain_ms',
     'request_merge_step_over_plain_calls',

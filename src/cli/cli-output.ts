@@ -15,7 +15,7 @@ import type {
   WriteResultDto,
 } from '../service/dtos.js';
 import type { EntityVersionDto, PropertyBlameDto, RowItem } from '../service/api.js';
-import type { MergeRequestDto } from '../service/merge-request-actions.js';
+import type { MergeRequestDto } from '../service/review/request-dto.js';
 import type { HookDto } from '../service/operations/hooks/hook-dto.js';
 import type { CommitDetailDto } from '../service/dtos.js';
 

@@ -104,21 +104,32 @@ export class MergeRequests {
       const doc = await this.get(id, signal);
       const next = await change(doc);
       if (next === undefined) return doc;
-      const stored: MergeRequestDoc = MergeRequestDocZ.parse({
-        ...next,
-        id,
-        seq: doc.seq + 1,
-        updatedAt: new Date(this.clock()).toISOString(),
-      });
-      try {
-        await this.put(stored, changeKind(doc, stored), signal);
-        this.remember(stored);
-        return stored;
-      } catch (e) {
-        if (!isBranchgraphError(e, 'object_exists')) throw e;
-      }
+      const stored = await this.replace(doc, next, signal);
+      if (stored !== undefined) return stored;
     }
     throw new BranchgraphError('publish_contention', `merge request ${id} is being changed concurrently; retry`);
+  }
+
+  /**
+   * Store `next` as the version after `read`, create-only, without reading again: for a caller that
+   * computed the change from `read` outside any retry. Undefined when another version took that
+   * place first (the caller reads the request again and decides anew).
+   */
+  async replace(read: MergeRequestDoc, next: MergeRequestDoc, signal?: AbortSignal): Promise<MergeRequestDoc | undefined> {
+    const stored: MergeRequestDoc = MergeRequestDocZ.parse({
+      ...next,
+      id: read.id,
+      seq: read.seq + 1,
+      updatedAt: new Date(this.clock()).toISOString(),
+    });
+    try {
+      await this.put(stored, changeKind(read, stored), signal);
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_exists')) return undefined;
+      throw e;
+    }
+    this.remember(stored);
+    return stored;
   }
 
   /**

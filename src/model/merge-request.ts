@@ -1,7 +1,7 @@
 /**
  * Merge requests: the stored document and the rules that decide whether
  * one may merge. Pure: storage is graph/merge-requests.ts, the actions are
- * service/merge-request-actions.ts.
+ * in service/review/.
  *
  * A request asks to merge a source branch into a target. Each time either
  * head moves (or its resolutions change) it gains a revision that pins the

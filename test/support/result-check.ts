@@ -11,6 +11,9 @@ import type { Operation } from '../../src/service/operation.js';
 import { checkResultsWith } from '../../src/service/result-check.js';
 
 const ajv = new (Ajv2020 as unknown as typeof Ajv2020.default)({ strict: false, allErrors: true });
+// The formats the contracts name (src/service/results/scalars.ts): an opaque id is non-empty text; an int64 is an exact integer.
+ajv.addFormat('id', /./);
+ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
 
 function validatorOf(op: Operation): ReturnType<typeof ajv.compile> {

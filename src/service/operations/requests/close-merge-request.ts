@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { closeRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { closeRequest } from '../../review/close-request.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -11,7 +13,7 @@ export const closeMergeRequest = defineOperation({
   role: 'write',
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
-    return requestDto(service, await closeRequest(service, id, ctx), ctx);
+    return requestDto(service, { doc: await closeRequest(reviewPorts(service), id, ctx) }, ctx);
   },
   output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/close' },

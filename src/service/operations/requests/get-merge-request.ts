@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -11,7 +11,7 @@ export const getMergeRequest = defineOperation({
   role: 'read',
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
-    return requestDto(service, await service.graph.requests.get(id, ctx.signal), ctx);
+    return requestDto(service, { doc: await service.graph.requests.get(id, ctx.signal) }, ctx);
   },
   output: MergeRequestRecordZ,
   http: { method: 'GET', path: '/merge-requests/{id}' },

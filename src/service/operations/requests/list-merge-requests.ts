@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { REQUEST_STATES } from '../../../model/merge-request.js';
 import { defineOperation } from '../../operation.js';
-import { requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -20,7 +20,7 @@ export const listMergeRequests = defineOperation({
   async run(service, { state = 'open', limit = 50, cursor }, ctx): Promise<{ requests: MergeRequestDto[]; nextCursor: string | null }> {
     const keep = (doc: { state: string }) => state === 'all' || doc.state === state;
     const page = await service.graph.requests.list({ after: cursor, limit, keep, signal: ctx.signal });
-    const requests = await Promise.all(page.requests.map((doc) => requestDto(service, doc, ctx)));
+    const requests = await Promise.all(page.requests.map((doc) => requestDto(service, { doc }, ctx)));
     return { requests, nextCursor: page.next ?? null };
   },
   output: z.object({

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { text } from '../../inputs.js';
-import { mergeRequestNow, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { mergeRequestNow } from '../../review/merge-request-now.js';
 import type { MergeResultDto } from '../../dtos.js';
 import { GraphqlMergeResultZ, graphqlMergeResult } from '../merges/merge-result.js';
 import { requestId } from './request-id.js';
@@ -19,8 +21,8 @@ export const mergeMergeRequest = defineOperation({
   role: 'write',
   input: z.object({ id: requestId, message: text(2000).optional(), deleteBranch: z.boolean().optional() }).strict(),
   async run(service, input, ctx): Promise<{ request: MergeRequestDto; result: MergeResultDto }> {
-    const { request, result } = await mergeRequestNow(service, input, ctx);
-    return { request: await requestDto(service, request, ctx), result };
+    const { request, result } = await mergeRequestNow(reviewPorts(service), input, ctx);
+    return { request: await requestDto(service, { doc: request }, ctx), result };
   },
   output: z.object({
     request: MergeRequestRecordZ,

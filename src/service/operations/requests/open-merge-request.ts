@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
 import { branchName, text } from '../../inputs.js';
-import { openRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { openRequest } from '../../review/open-request.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
 /** Open a merge request of a source branch into a target (main by default), with its first revision computed. */
@@ -18,12 +20,12 @@ export const openMergeRequest = defineOperation({
     })
     .strict(),
   async run(service, input, ctx): Promise<MergeRequestDto> {
-    const doc = await openRequest(
-      service,
+    const opened = await openRequest(
+      reviewPorts(service),
       { source: input.source, target: input.target ?? 'main', title: input.title, description: input.description ?? '' },
       ctx,
     );
-    return requestDto(service, doc, ctx);
+    return requestDto(service, opened, ctx);
   },
   output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests' },

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { VERDICTS } from '../../../model/merge-request.js';
 import { defineOperation } from '../../operation.js';
 import { text } from '../../inputs.js';
-import { requestDto, reviewRequest, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { reviewRequest } from '../../review/review-request.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -27,8 +29,8 @@ export const reviewMergeRequest = defineOperation({
     })
     .strict(),
   async run(service, { id, verdict, body, on }, ctx): Promise<MergeRequestDto> {
-    const doc = await reviewRequest(service, { id, verdict, body: body ?? '', ...(on !== undefined ? { on } : {}) }, ctx);
-    return requestDto(service, doc, ctx);
+    const reviewed = await reviewRequest(reviewPorts(service), { id, verdict, body: body ?? '', ...(on !== undefined ? { on } : {}) }, ctx);
+    return requestDto(service, reviewed, ctx);
   },
   output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/reviews' },

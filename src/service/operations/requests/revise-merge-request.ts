@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { requestDto, reviseRequest, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { reviseRequest } from '../../review/revise-request.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -11,7 +13,7 @@ export const reviseMergeRequest = defineOperation({
   role: 'write',
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
-    return requestDto(service, await reviseRequest(service, id, ctx), ctx);
+    return requestDto(service, await reviseRequest(reviewPorts(service), id, ctx), ctx);
   },
   output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/revise' },

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { recheckRequest, requestDto, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { recheckRequest } from '../../review/revise-request.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -11,7 +13,7 @@ export const runMergeRequestChecks = defineOperation({
   role: 'write',
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
-    return requestDto(service, await recheckRequest(service, id, ctx), ctx);
+    return requestDto(service, await recheckRequest(reviewPorts(service), id, ctx), ctx);
   },
   output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests/{id}/checks' },

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import type { MergeResolutions } from '../../../merge/resolutions.js';
 import { defineOperation } from '../../operation.js';
 import { MergeResolutionsZ } from '../../inputs.js';
-import { requestDto, setResolutions, type MergeRequestDto } from '../../merge-request-actions.js';
+import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
+import { reviewPorts } from '../../review/review-ports.js';
+import { setResolutions } from '../../review/resolve-request.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
 
@@ -20,7 +22,7 @@ export const setMergeRequestResolutions = defineOperation({
   async run(service, { id, resolutions }, ctx): Promise<MergeRequestDto> {
     return requestDto(
       service,
-      await setResolutions(service, { id, resolutions: (resolutions ?? null) as MergeResolutions | null }, ctx),
+      await setResolutions(reviewPorts(service), { id, resolutions: (resolutions ?? null) as MergeResolutions | null }, ctx),
       ctx,
     );
   },

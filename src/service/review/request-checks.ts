@@ -13,10 +13,10 @@
  * (`runMergeRequestChecks`) runs every check anew, for a check that failed
  * for a reason since fixed.
  */
-import type { Hook } from '../model/hook.js';
-import type { MergeRequestDoc, Revision } from '../model/merge-request.js';
-import type { BranchgraphService } from './service.js';
-import type { RequestContext } from './request-context.js';
+import type { Hook } from '../../model/hook.js';
+import type { MergeRequestDoc, Revision } from '../../model/merge-request.js';
+import type { BranchgraphService } from '../service.js';
+import type { RequestContext } from '../request-context.js';
 
 /** Check runs in flight, by request and revision. */
 const running = new WeakMap<BranchgraphService, Map<string, Promise<MergeRequestDoc>>>();
