@@ -5,16 +5,7 @@
  */
 import { allRows, type BranchgraphApi, type RefInput } from '../service/api.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
-import {
-  allPages,
-  GQT_PAGE,
-  refString,
-  type DriverRef,
-  type EntityAt,
-  type GqtDriver,
-  type RequestView,
-  type TypedAnswer,
-} from './gqt-driver.js';
+import { allPages, GQT_PAGE, refString, type DriverRef, type EntityAt, type RequestView, type TypedAnswer } from './gqt-driver.js';
 import type { LogQuery, RequestAction } from './gqt-case.js';
 import type { ProtectionRule } from '../model/branch-protection.js';
 import type { WriteLine } from './gqt-parser.js';
@@ -33,7 +24,10 @@ export function toRef(at: DriverRef): RefInput {
   return at.commit !== undefined ? { commit: at.commit } : at.tag !== undefined ? { tag: at.tag } : { branch: at.branch ?? 'main' };
 }
 
-export class ApiDriver implements GqtDriver {
+/** What a GQT case runs on: one driver, whatever the transport. */
+export type GqtDriver = ApiDriver;
+
+export class ApiDriver {
   constructor(
     readonly name: string,
     private readonly host: ApiHost,
@@ -117,7 +111,8 @@ export class ApiDriver implements GqtDriver {
     return (await this.api.blame({ table: e.table, key: e.key, at: toRef(e.at) })).properties;
   }
 
-  async protect(branch: string, rule: ProtectionRule | null): Promise<void> {
+  /** Set a branch's protection rule, or remove it (null). Cases register no check hooks, so they require none. */
+  async protect(branch: string, rule: Omit<ProtectionRule, 'requiredChecks'> | null): Promise<void> {
     await (rule === null ? this.api.unprotectBranch({ name: branch }) : this.api.protectBranch({ name: branch, ...rule }));
   }
 

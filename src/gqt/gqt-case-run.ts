@@ -6,7 +6,8 @@
 import { canonicalJson } from '../model/canonical.js';
 import { isBranchgraphError } from '../model/errors.js';
 import type { Row } from '../model/values.js';
-import type { DriverRef, GqtDriver } from './gqt-driver.js';
+import type { GqtDriver } from './api-driver.js';
+import type { DriverRef } from './gqt-driver.js';
 import type { CaseRef } from './gqt-case.js';
 
 /** An expectation a step did not meet: the case fails with this message. */

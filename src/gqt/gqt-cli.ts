@@ -13,7 +13,7 @@ import { parseStoreUrl } from '../store/open-store.js';
 import { S3Store } from '../store/s3-store.js';
 import { openEmbeddedDriver } from './embedded-driver.js';
 import { GqtSyntaxError, parseGqt, type GqtCase } from './gqt-parser.js';
-import { GraphqlDriver, inProcessServer, openRestDriver, PassServer, processServer } from './http-drivers.js';
+import { inProcessServer, openGraphqlDriver, openRestDriver, PassServer, processServer } from './http-drivers.js';
 import { runCase, type CaseResult } from './gqt-runner.js';
 import { newId } from '../model/new-id.js';
 
@@ -89,7 +89,7 @@ export async function openGqtPass(opts: GqtRunOptions): Promise<GqtPass> {
   await server.restart();
   return {
     async run(c) {
-      const driver = opts.via === 'rest' ? await openRestDriver(server) : await GraphqlDriver.open(server);
+      const driver = opts.via === 'rest' ? await openRestDriver(server) : await openGraphqlDriver(server);
       try {
         return await runCase(c, driver);
       } finally {

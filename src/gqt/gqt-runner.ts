@@ -6,7 +6,7 @@
  * step has its runner in gqt-step-runners.ts.
  */
 import { isBranchgraphError } from '../model/errors.js';
-import type { GqtDriver } from './gqt-driver.js';
+import type { GqtDriver } from './api-driver.js';
 import type { GqtCase, Step } from './gqt-case.js';
 import { CaseRun, Expectation } from './gqt-case-run.js';
 import { STEP_RUNNERS } from './gqt-step-runners.js';

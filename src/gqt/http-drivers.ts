@@ -10,27 +10,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import pino from 'pino';
 import { startServer } from '../http/server.js';
 import { RestClient } from '../http/rest-client.js';
-import { errorFromBody, type ErrorBody } from '../model/errors.js';
+import { graphqlClient } from '../http/graphql-client.js';
 import type { BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { cliCommand } from '../service/package-root.js';
-import type { ApplyCommitInput, CatchUpInput, EntityVersionDto, MergeInput, PropertyBlameDto } from '../service/api.js';
-import type { CommitDto, DiffResultDto, MergeResultDto } from '../service/dtos.js';
-import { ApiDriver, type ApiHost } from './api-driver.js';
-import {
-  allPages,
-  GQT_PAGE,
-  postTyped,
-  refString,
-  type DriverRef,
-  type EntityAt,
-  type GqtDriver,
-  type RequestView,
-  type TypedAnswer,
-} from './gqt-driver.js';
-import type { LogQuery, RequestAction } from './gqt-case.js';
-import type { ProtectionRule } from '../model/branch-protection.js';
-import type { WriteLine } from './gqt-parser.js';
+import { ApiDriver, type ApiHost, type GqtDriver } from './api-driver.js';
+import { postTyped, type TypedAnswer } from './gqt-driver.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { newId } from '../model/new-id.js';
 
@@ -210,11 +195,15 @@ class CaseGraph {
   }
 }
 
-class RestHost implements ApiHost {
-  constructor(private readonly graph: CaseGraph) {}
+/** A case graph reached by one client of the operation table: REST or GraphQL. */
+class ClientHost implements ApiHost {
+  constructor(
+    private readonly graph: CaseGraph,
+    private readonly client: (base: string) => BranchgraphApi,
+  ) {}
 
   api(): BranchgraphApi {
-    return new RestClient(this.graph.base);
+    return this.client(this.graph.base);
   }
 
   typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
@@ -230,257 +219,12 @@ class RestHost implements ApiHost {
   }
 }
 
+/** GQT over REST: the REST client, derived from the operation table. */
 export async function openRestDriver(server: PassServer): Promise<GqtDriver> {
-  return new ApiDriver('rest', new RestHost(await CaseGraph.create(server)));
+  return new ApiDriver('rest', new ClientHost(await CaseGraph.create(server), (base) => new RestClient(base)));
 }
 
-const COMMIT = 'id parents branch actor message time kind';
-
-/** GQT over GraphQL: every step is a GraphQL document against the case's graph. */
-export class GraphqlDriver implements GqtDriver {
-  readonly name = 'graphql';
-
-  private constructor(private readonly graph: CaseGraph) {}
-
-  static async open(server: PassServer): Promise<GraphqlDriver> {
-    return new GraphqlDriver(await CaseGraph.create(server));
-  }
-
-  restart(): Promise<void> {
-    return this.graph.restart();
-  }
-
-  close(): Promise<void> {
-    return this.graph.drop();
-  }
-
-  typedGraphql(branch: string, query: string): Promise<TypedAnswer> {
-    return postTyped(this.graph.base, branch, query);
-  }
-
-  private async gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
-    const res = await fetch(`${this.graph.base}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await res.json()) as { data?: T; errors?: { message: string; extensions?: Partial<ErrorBody> }[] };
-    const e = body.errors?.[0];
-    if (e !== undefined) throw errorFromBody({ ...e.extensions, message: e.message }, e.message);
-    return body.data as T;
-  }
-
-  async applySchema(branch: string, text: string): Promise<void> {
-    await this.gql('mutation($b: String!, $s: String!) { applySchema(branch: $b, input: { schema: $s }) { tables } }', {
-      b: branch,
-      s: text,
-    });
-  }
-
-  async write(branch: string, ops: WriteLine[]): Promise<void> {
-    await this.gql('mutation($b: String!, $i: WriteInput!) { write(branch: $b, input: $i) { inserted } }', { b: branch, i: { ops } });
-  }
-
-  async ingest(branch: string, ops: WriteLine[]): Promise<void> {
-    await this.gql('mutation($b: String!, $o: [WriteOpInput!]!) { ingest(branch: $b, ops: $o) { operations } }', { b: branch, o: ops });
-  }
-
-  async catchUp(branch: string, input: CatchUpInput): Promise<void> {
-    await this.gql('mutation($b: String!, $m: Int, $p: Boolean) { catchUp(branch: $b, maxGenerations: $m, pipeline: $p) { outcome } }', {
-      b: branch,
-      m: input.maxGenerations ?? null,
-      p: input.pipeline ?? null,
-    });
-  }
-
-  async pendingGenerations(branch: string): Promise<number> {
-    return (
-      await this.gql<{ walStatus: { pendingGenerations: number } }>('query($b: String!) { walStatus(branch: $b) { pendingGenerations } }', {
-        b: branch,
-      })
-    ).walStatus.pendingGenerations;
-  }
-
-  async createTag(name: string, from: DriverRef): Promise<void> {
-    await this.gql('mutation($n: String!, $f: String) { createTag(name: $n, from: $f) { name } }', { n: name, f: refString(from) });
-  }
-
-  async createBranch(name: string, from: DriverRef): Promise<void> {
-    await this.gql('mutation($n: String!, $f: String) { createBranch(name: $n, from: $f) { name } }', { n: name, f: refString(from) });
-  }
-
-  async deleteBranch(name: string): Promise<void> {
-    await this.gql('mutation($n: String!) { deleteBranch(name: $n) }', { n: name });
-  }
-
-  merge(source: string, input: MergeInput): Promise<MergeResultDto> {
-    return this.mergeLike('mergeBranch(source: $s, input: $i)', '$s: String!, $i: MergeInput', { s: source, i: input });
-  }
-
-  applyCommit(kind: 'cherry_pick' | 'revert', branch: string, input: ApplyCommitInput): Promise<MergeResultDto> {
-    return this.mergeLike(`${kind === 'revert' ? 'revert' : 'cherryPick'}(branch: $s, input: $i)`, '$s: String!, $i: ApplyCommitInput!', {
-      s: branch,
-      i: input,
-    });
-  }
-
-  /** A mutation answering MergeResult, reshaped into the service's result so the runner checks one form. */
-  private async mergeLike(call: string, params: string, variables: Record<string, unknown>): Promise<MergeResultDto> {
-    type Shown = { __typename: string; summary: { maxWidth: number } } & Record<string, unknown>;
-    const r = await this.gql<{ result: Shown }>(
-      `mutation(${params}) { result: ${call} {
-        __typename
-        ... on MergeSuccess { outcome replayed dryRun commit { ${COMMIT} } sourceHead targetHead base branchDeleted branchDeleteError tables { table action sourceChanges targetChanges bothChanged rowsWritten } summary { maxWidth } }
-        ... on MergeConflicts { sourceHead targetHead base total counts { DivergentInsert DivergentUpdate DeleteVsUpdate OrphanEdge UniqueViolation CardinalityViolation ValueConstraintViolation SchemaConflict } conflicts { kind table key property base source target message } nextCursor summary { maxWidth } }
-      } }`,
-      variables,
-    );
-    const m = r.result;
-    if (m.__typename === 'MergeSuccess')
-      return { status: 'success', ...m, metrics: { maxWidth: m.summary.maxWidth } } as unknown as MergeResultDto;
-    return {
-      status: 'conflicts',
-      sourceHead: m.sourceHead,
-      targetHead: m.targetHead,
-      base: m.base,
-      report: { total: m.total, counts: m.counts, items: m.conflicts, nextCursor: m.nextCursor },
-      metrics: { maxWidth: m.summary.maxWidth },
-    } as unknown as MergeResultDto;
-  }
-
-  log(at: DriverRef, query: LogQuery): Promise<CommitDto[]> {
-    return allPages(async (cursor) => {
-      const r = await this.gql<{ commits: { commits: CommitDto[]; nextCursor: string | null } }>(
-        `query($a: String, $l: Int, $c: String, $t: String, $k: String, $au: String, $kd: String, $fp: Boolean) {
-          commits(at: $a, limit: $l, cursor: $c, table: $t, key: $k, author: $au, kind: $kd, firstParent: $fp) { commits { ${COMMIT} } nextCursor } }`,
-        {
-          a: refString(at),
-          l: GQT_PAGE,
-          c: cursor ?? null,
-          t: query.table,
-          k: query.key,
-          au: query.author,
-          kd: query.kind,
-          fp: query.firstParent,
-        },
-      );
-      return { items: r.commits.commits, nextCursor: r.commits.nextCursor };
-    });
-  }
-
-  history(e: EntityAt): Promise<EntityVersionDto[]> {
-    return allPages(async (cursor) => {
-      const r = await this.gql<{ history: { versions: EntityVersionDto[]; nextCursor: string | null } }>(
-        `query($t: String!, $k: String!, $a: String, $l: Int, $c: String, $fp: Boolean) {
-          history(table: $t, key: $k, at: $a, limit: $l, cursor: $c, firstParent: $fp) { versions { commit { ${COMMIT} } change before after changed } nextCursor } }`,
-        { t: e.table, k: e.key, a: refString(e.at), l: GQT_PAGE, c: cursor ?? null, fp: e.firstParent ?? null },
-      );
-      return { items: r.history.versions, nextCursor: r.history.nextCursor };
-    });
-  }
-
-  async blame(e: EntityAt): Promise<PropertyBlameDto[]> {
-    const r = await this.gql<{ blame: { properties: PropertyBlameDto[] } }>(
-      `query($t: String!, $k: String!, $a: String) { blame(table: $t, key: $k, at: $a) { properties { property value commit { ${COMMIT} } } } }`,
-      { t: e.table, k: e.key, a: refString(e.at) },
-    );
-    return r.blame.properties;
-  }
-
-  async protect(branch: string, rule: ProtectionRule | null): Promise<void> {
-    if (rule === null) await this.gql('mutation($n: String!) { unprotectBranch(name: $n) { name } }', { n: branch });
-    else
-      await this.gql(
-        'mutation($n: String!, $a: Int, $b: Boolean, $s: String) { protectBranch(name: $n, requiredApprovals: $a, allowAdminBypass: $b, staleApprovals: $s) { name } }',
-        {
-          n: branch,
-          a: rule.requiredApprovals,
-          b: rule.allowAdminBypass,
-          s: rule.staleApprovals,
-        },
-      );
-  }
-
-  async request(
-    call: (RequestAction | { action: 'get' }) & { id?: string; title?: string },
-  ): Promise<{ view: RequestView; outcome?: string }> {
-    const VIEW = 'id state revisions { preview { outcome conflicts } } mergeability { mergeable reasons }';
-    const id = call.id ?? '';
-    const one = async (field: string, params: string, vars: Record<string, unknown>): Promise<RequestView> =>
-      (await this.gql<{ r: RequestView }>(`mutation(${params}) { r: ${field} { ${VIEW} } }`, vars)).r;
-    switch (call.action) {
-      case 'get':
-        return { view: (await this.gql<{ r: RequestView }>(`query($id: ID!) { r: mergeRequest(id: $id) { ${VIEW} } }`, { id })).r };
-      case 'open':
-        return {
-          view: await one('openMergeRequest(source: $s, target: $t, title: $ti)', '$s: String!, $t: String, $ti: String!', {
-            s: call.source,
-            t: call.target,
-            ti: call.title ?? 'request',
-          }),
-        };
-      case 'revise':
-        return { view: await one('reviseMergeRequest(id: $id)', '$id: ID!', { id }) };
-      case 'close':
-        return { view: await one('closeMergeRequest(id: $id)', '$id: ID!', { id }) };
-      case 'review':
-        return { view: await one('reviewMergeRequest(id: $id, verdict: $v)', '$id: ID!, $v: String!', { id, v: call.verdict }) };
-      case 'resolve':
-        return {
-          view: await one('setMergeRequestResolutions(id: $id, resolutions: $r)', '$id: ID!, $r: MergeResolutionsInput', {
-            id,
-            r: call.strategy === null ? null : { strategy: call.strategy },
-          }),
-        };
-      case 'merge': {
-        const r = await this.gql<{ m: { request: RequestView; result: { __typename: string; outcome?: string } } }>(
-          `mutation($id: ID!, $d: Boolean) { m: mergeMergeRequest(id: $id, deleteBranch: $d) { request { ${VIEW} } result { __typename ... on MergeSuccess { outcome } } } }`,
-          { id, d: call.deleteBranch },
-        );
-        return { view: r.m.request, outcome: r.m.result.outcome ?? 'conflicts' };
-      }
-    }
-  }
-
-  async reset(branch: string, to: DriverRef): Promise<void> {
-    await this.gql('mutation($n: String!, $t: String!, $h: ID!) { resetBranch(name: $n, to: $t, expectedHead: $h) { name } }', {
-      n: branch,
-      t: refString(to),
-      h: await this.head(branch),
-    });
-  }
-
-  async rows(table: string, at: DriverRef) {
-    const out: { key: string; row: Record<string, unknown> }[] = [];
-    let cursor: string | null = null;
-    do {
-      const r: { rows: { items: { key: string; row: Record<string, unknown> }[]; nextCursor: string | null } } = await this.gql(
-        'query($t: String!, $a: String, $c: String) { rows(table: $t, at: $a, limit: 1000, cursor: $c) { items { key row } nextCursor } }',
-        { t: table, a: refString(at), c: cursor },
-      );
-      out.push(...r.rows.items);
-      cursor = r.rows.nextCursor;
-    } while (cursor !== null);
-    return out;
-  }
-
-  async diff(from: DriverRef, to: DriverRef, mode: 'two-dot' | 'three-dot'): Promise<DiffResultDto> {
-    const r = await this.gql<{ changes: DiffResultDto }>(
-      `query($f: String!, $t: String!, $m: String) { changes(from: $f, to: $t, mode: $m) {
-        mode from to base nextCursor summary { table inserted updated deleted }
-        tables { table inserted { key row } updated { key before after changed } deleted { key row } } } }`,
-      { f: refString(from), t: refString(to), m: mode },
-    );
-    return r.changes;
-  }
-
-  async schemaText(at: DriverRef): Promise<string> {
-    return (await this.gql<{ schema: { text: string } }>('query($a: String) { schema(at: $a) { text } }', { a: refString(at) })).schema
-      .text;
-  }
-
-  async head(branch: string): Promise<string> {
-    return (await this.gql<{ branch: { head: { id: string } } }>('query($n: String!) { branch(name: $n) { head { id } } }', { n: branch }))
-      .branch.head.id;
-  }
+/** GQT over GraphQL: the GraphQL client, derived from the same table (http/graphql-client.ts). */
+export async function openGraphqlDriver(server: PassServer): Promise<GqtDriver> {
+  return new ApiDriver('graphql', new ClientHost(await CaseGraph.create(server), (base) => graphqlClient(`${base}/graphql`)));
 }

@@ -53,6 +53,8 @@ export interface GraphqlBinding<O> {
   result?: (out: O) => unknown;
   /** Input fields this field does not take (ingest's NDJSON body, which GraphQL carries as a list of operations). */
   omit?: string[];
+  /** How a GraphQL client reads a reshaped value back as the operation's result (http/graphql-client.ts). */
+  receive?: (value: unknown, input: Record<string, unknown>) => O;
   /** The field's value as a schema, when `result` reshapes the operation's result (the result contract by default). */
   output?: z.ZodType;
   /** An input object that carries every input field but the route's path parameters, by this name (`MergeInput`). */

@@ -80,6 +80,22 @@ export const gc = defineOperation({
         deletedDeadLetters: r.deleted.deadLetters,
       }),
       output: GraphqlGcReportZ,
+      // GraphQL carries the counts, not the list of keys.
+      receive: (v) => {
+        const r = v as z.output<typeof GraphqlGcReportZ>;
+        const deleted = {
+          manifests: r.deletedManifests,
+          runs: r.deletedRuns,
+          commits: r.deletedCommits,
+          hints: r.deletedHints,
+          parts: r.deletedParts,
+          wal: r.deletedWalGenerations,
+          idempotency: r.deletedIdempotencyRecords,
+          deadLetters: r.deletedDeadLetters,
+        };
+        const { dryRun, damagedBranches, graceSeconds, reachableManifests, scanned, bytesFreed } = r;
+        return { dryRun, damagedBranches, graceSeconds, reachableManifests, scanned, bytesFreed, deleted, keys: [] };
+      },
     },
   ],
 });

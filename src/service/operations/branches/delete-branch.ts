@@ -17,5 +17,13 @@ export const deleteBranch = defineOperation({
     deleted: z.string(),
   }),
   http: { method: 'DELETE', path: '/branches/{id}', params: { id: 'name' } },
-  graphql: [{ type: 'Mutation', field: 'deleteBranch', result: () => true, output: z.literal(true) }],
+  graphql: [
+    {
+      type: 'Mutation',
+      field: 'deleteBranch',
+      result: () => true,
+      output: z.literal(true),
+      receive: (_v, input) => ({ deleted: String(input.name) }),
+    },
+  ],
 });

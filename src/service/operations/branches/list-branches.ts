@@ -64,6 +64,10 @@ export const listBranches = defineOperation({
       field: 'branches',
       result: (p) => ({ items: p.branches, damaged: p.damaged, nextCursor: p.nextCursor }),
       output: GraphqlBranchPageZ,
+      receive: (v) => {
+        const { items, ...rest } = v as z.output<typeof GraphqlBranchPageZ>;
+        return { ...rest, branches: items as BranchPageDto['branches'] };
+      },
     },
   ],
 });

@@ -16,5 +16,13 @@ export const deleteHook = defineOperation({
     deleted: z.string(),
   }),
   http: { method: 'DELETE', path: '/hooks/{id}' },
-  graphql: [{ type: 'Mutation', field: 'deleteHook', result: () => true, output: z.literal(true) }],
+  graphql: [
+    {
+      type: 'Mutation',
+      field: 'deleteHook',
+      result: () => true,
+      output: z.literal(true),
+      receive: (_v, input) => ({ deleted: String(input.id) }),
+    },
+  ],
 });

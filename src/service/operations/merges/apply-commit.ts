@@ -12,7 +12,7 @@ import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
 import type { BranchgraphService } from '../../service.js';
 import type { RequestContext } from '../../request-context.js';
-import { GraphqlMergeResultZ, graphqlMergeResult, MERGE_HTTP, MergeResultZ } from './merge-result.js';
+import { GraphqlMergeResultZ, graphqlMergeResult, MERGE_HTTP, MergeResultZ, receiveMergeResult } from './merge-result.js';
 
 // The commit is any ref (`commit:<id>`, a bare id, `feature~2`, `main^2`); it is resolved to its commit id first.
 const input = z.object({ ...MERGE_COMMON, branch: branchName, commit: RefZ }).strict();
@@ -34,6 +34,15 @@ export function applyCommitOperation(op: { name: string; kind: 'cherry_pick' | '
       return runMerge(service, servedMergeRequest(service, { ...rest, source, into: branch, apply: op.kind }, ctx), { ctx });
     },
     http: { method: 'POST', path: op.path, params: { id: 'branch' }, ...MERGE_HTTP },
-    graphql: [{ type: 'Mutation', field: op.field, input: 'ApplyCommitInput', result: graphqlMergeResult, output: GraphqlMergeResultZ }],
+    graphql: [
+      {
+        type: 'Mutation',
+        field: op.field,
+        input: 'ApplyCommitInput',
+        result: graphqlMergeResult,
+        output: GraphqlMergeResultZ,
+        receive: receiveMergeResult,
+      },
+    ],
   });
 }

@@ -7,7 +7,7 @@ import { runMerge, servedMergeRequest } from '../../merge-handler.js';
 import type { MergeResultDto } from '../../dtos.js';
 import type { BranchgraphService } from '../../service.js';
 import type { RequestContext } from '../../request-context.js';
-import { GraphqlMergeResultZ, graphqlMergeResult, MERGE_HTTP, MergeResultZ } from './merge-result.js';
+import { GraphqlMergeResultZ, graphqlMergeResult, MERGE_HTTP, MergeResultZ, receiveMergeResult } from './merge-result.js';
 
 /**
  * Merge a branch into another (main by default): one atomic commit, or nothing and the exact
@@ -49,5 +49,14 @@ export const mergeBranch = defineOperation({
     headers: { 'idempotency-key': 'idempotencyKey' },
     ...MERGE_HTTP,
   },
-  graphql: [{ type: 'Mutation', field: 'mergeBranch', input: 'MergeInput', result: graphqlMergeResult, output: GraphqlMergeResultZ }],
+  graphql: [
+    {
+      type: 'Mutation',
+      field: 'mergeBranch',
+      input: 'MergeInput',
+      result: graphqlMergeResult,
+      output: GraphqlMergeResultZ,
+      receive: receiveMergeResult,
+    },
+  ],
 });

@@ -64,6 +64,40 @@ function mergeSummary(m: MergeResultDto['metrics']) {
   };
 }
 
+type Summary = ReturnType<typeof mergeSummary>;
+
+/** The metrics a GraphQL summary carries, as a result holds them: what it does not carry is zero or empty. */
+function metricsOf(s: Summary): MergeResultDto['metrics'] {
+  const none = { calls: 0, bytesRead: 0, bytesWritten: 0 };
+  return {
+    phasesMs: s.phasesMs,
+    totalMs: s.totalMs,
+    storeCalls: { total: { ...none, calls: s.storeCalls } },
+    requestedWidth: s.requestedWidth,
+    maxWidth: s.maxWidth,
+    fallbacks: [],
+    attempts: s.attempts,
+    tablesPrepared: 0,
+    tablesAdopted: 0,
+  } as unknown as MergeResultDto['metrics'];
+}
+
+/** A MergeResult union value read back as the merge's result (a GraphQL client's side of graphqlMergeResult). */
+export function receiveMergeResult(value: unknown): MergeResultDto {
+  const { __typename, summary, ...v } = value as Record<string, unknown> & { __typename: string; summary: Summary };
+  if (__typename === 'MergeSuccess') {
+    const { replayed, ...rest } = v;
+    return { status: 'success', ...rest, ...(replayed === true ? { replayed: true } : {}), metrics: metricsOf(summary) } as MergeResultDto;
+  }
+  const { total, counts, conflicts, nextCursor, ...heads } = v;
+  return {
+    status: 'conflicts',
+    ...heads,
+    report: { total, counts, items: conflicts, nextCursor },
+    metrics: metricsOf(summary),
+  } as MergeResultDto;
+}
+
 /** A merge result as the MergeResult union shows it. */
 export function graphqlMergeResult(r: MergeResultDto): unknown {
   if (r.status === 'success') return { __typename: 'MergeSuccess', ...r, replayed: r.replayed === true, summary: mergeSummary(r.metrics) };

@@ -5,7 +5,7 @@ import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
 import { reviewPorts } from '../../review/review-ports.js';
 import { mergeRequestNow } from '../../review/merge-request-now.js';
 import type { MergeResultDto } from '../../dtos.js';
-import { GraphqlMergeResultZ, graphqlMergeResult } from '../merges/merge-result.js';
+import { GraphqlMergeResultZ, graphqlMergeResult, receiveMergeResult } from '../merges/merge-result.js';
 import { requestId } from './request-id.js';
 import { MergeConflictsZ, MergeSuccessZ } from '../../results/merge.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
@@ -35,6 +35,10 @@ export const mergeMergeRequest = defineOperation({
       field: 'mergeMergeRequest',
       result: (r) => ({ ...r, result: graphqlMergeResult(r.result) }),
       output: z.object({ request: MergeRequestRecordZ, result: GraphqlMergeResultZ }).meta({ title: 'MergeRequestMerge' }),
+      receive: (v) => {
+        const { request, result } = v as { request: MergeRequestDto; result: unknown };
+        return { request, result: receiveMergeResult(result) };
+      },
     },
   ],
 });

@@ -16,5 +16,13 @@ export const deleteTag = defineOperation({
     deleted: z.string(),
   }),
   http: { method: 'DELETE', path: '/tags/{name}' },
-  graphql: [{ type: 'Mutation', field: 'deleteTag', result: () => true, output: z.literal(true) }],
+  graphql: [
+    {
+      type: 'Mutation',
+      field: 'deleteTag',
+      result: () => true,
+      output: z.literal(true),
+      receive: (_v, input) => ({ deleted: String(input.name) }),
+    },
+  ],
 });
