@@ -91,10 +91,10 @@ export interface AppliedChange {
 /** The environment a run owns: gauges and timer are always there. */
 export type RunEnvironment = MergeEnvironment & { gauges: PreparationGauges; timer: PhaseTimer<MergePhase> };
 
-/** What a run is built from: the ports, the normalised request and its environment, the pinned source, and the applied change when there is one. */
+/** What a run is built from: the ports, the merge spec and its environment, the pinned source, and the applied change when there is one. */
 export interface MergeRunSetup {
   ports: MergePorts;
-  request: MergeSpec;
+  spec: MergeSpec;
   env: RunEnvironment;
   /** The source head, pinned when the merge started (replaced by its folded version before publishing). */
   source: Snapshot;
@@ -153,7 +153,7 @@ export class MergeRun {
   private lastTarget: ManifestRef | undefined;
 
   private readonly ports: MergePorts;
-  private readonly request: MergeSpec;
+  private readonly spec: MergeSpec;
   private readonly env: RunEnvironment;
   private readonly applied: AppliedChange | undefined;
   /** How many conflicts, in canonical order, the report needs held (the page's offset plus its size); all are counted. */
@@ -162,10 +162,10 @@ export class MergeRun {
   source: Snapshot;
 
   constructor(setup: MergeRunSetup) {
-    ({ ports: this.ports, request: this.request, env: this.env, source: this.source, applied: this.applied } = setup);
+    ({ ports: this.ports, spec: this.spec, env: this.env, source: this.source, applied: this.applied } = setup);
     this.scratch = new ScratchLedger(this.env.gauges);
     this.timer = this.env.timer;
-    this.conflictWindow = conflictWindow(this.request.conflictLimit, this.request.conflictCursor, mergeCursorScope(this.request));
+    this.conflictWindow = conflictWindow(this.spec.conflictLimit, this.spec.conflictCursor, mergeCursorScope(this.spec));
   }
 
   /**
@@ -213,7 +213,7 @@ export class MergeRun {
     this.scratch.settle();
     this.timer.enter('base');
     // A fresh resolver per attempt: a lost race may change which conflicts there are.
-    const resolver = new Resolver(this.request.resolutions ?? {});
+    const resolver = new Resolver(this.spec.resolutions ?? {});
     // A keyed merge that lost the race to a commit made under its own key (a retry running in another
     // process) is done: merging again, were the source to have moved, would land a second commit.
     const landedUnderKey = await this.landedUnderKey(target);
@@ -259,7 +259,7 @@ export class MergeRun {
     const { tables, summaries } = fastForwardTables(sideOf(this.source), sideOf(target));
     this.stats.tablesAdopted = summaries.length;
     const decided = { outcome: 'fast_forward' as const, base: target.manifest, tables: summaries, resolved: null };
-    if (this.request.dryRun) return { unchanged: { kind: 'dry_run', ...decided } };
+    if (this.spec.dryRun) return { unchanged: { kind: 'dry_run', ...decided } };
     this.timer.enter('publish');
     return {
       kind: 'fast_forward',
@@ -268,14 +268,14 @@ export class MergeRun {
       secondParent: await this.mergedParent(),
       scratch: [],
       result: { kind: 'publish', ...decided },
-      message: this.request.message ?? `fast-forward ${this.request.into} to ${this.request.source}`,
+      message: this.spec.message ?? `fast-forward ${this.spec.into} to ${this.spec.source}`,
       ...(this.env.idempotency !== undefined ? { idempotency: this.env.idempotency } : {}),
     };
   }
 
   /** The base of this attempt: the one given for an applied commit, else the merge base of the heads (virtual when criss-crossed). */
   private async baseFor(target: Snapshot): Promise<{ base: Snapshot; schema: Schema } | { conflicts: Conflict[] }> {
-    const { source, request, env } = this;
+    const { source, spec, env } = this;
     if (this.applied !== undefined) {
       const given = this.applied.base;
       const merged = mergeSchemas({ hash: given.manifest.schema, schema: given.schema }, sideOf(source), sideOf(target));
@@ -289,7 +289,7 @@ export class MergeRun {
       schemas: [target.schema, source.schema],
       signal: env.signal,
     });
-    if (found === undefined) throw new BranchgraphError('not_found', `${request.source} and ${request.into} share no history`);
+    if (found === undefined) throw new BranchgraphError('not_found', `${spec.source} and ${spec.into} share no history`);
     const baseManifest = found.base.manifests[0] as Manifest;
     const hash = found.base.schema ?? '';
     // The base's schema document is read only when both sides changed theirs.
@@ -333,7 +333,7 @@ export class MergeRun {
   }
 
   private async threeWay(target: Snapshot, resolver: Resolver): Promise<PlanResult<MergeDecision>> {
-    const { source, request, env, applied } = this;
+    const { source, spec, env, applied } = this;
     const found = await this.baseFor(target);
     if ('conflicts' in found) return { unchanged: { kind: 'conflicts', conflicts: this.collected(found.conflicts), base: null } };
     const { base, schema } = found;
@@ -365,13 +365,13 @@ export class MergeRun {
     const invalid = await this.validate({ schema, base, target, tables, prepared, summaries });
     if (invalid.length > 0) return refused(this.collected(invalid));
     const outcome: MergeOutcome = applied === undefined ? 'merged' : applied.kind === 'revert' ? 'reverted' : 'cherry_picked';
-    const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(request.resolutions, resolver) };
+    const decided = { outcome, base: baseManifest, tables: summaries, resolved: resolvedRecord(spec.resolutions, resolver) };
     // An applied change the target already holds changes nothing: say so rather than publish an empty commit.
     if (applied !== undefined && (await this.changesNothing(target, schema, tables))) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'up_to_date' } };
     }
-    if (request.dryRun) {
+    if (spec.dryRun) {
       await this.cleanup(scratch);
       return { unchanged: { kind: 'dry_run', ...decided } };
     }
@@ -389,7 +389,7 @@ export class MergeRun {
       secondParent: parent,
       scratch,
       result: { kind: 'publish', ...decided },
-      message: request.message ?? `merge ${request.source} into ${request.into}`,
+      message: spec.message ?? `merge ${spec.source} into ${spec.into}`,
       ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
       ...(env.idempotency !== undefined ? { idempotency: env.idempotency } : {}),
     };
@@ -422,7 +422,7 @@ export class MergeRun {
     tables: Record<string, TableVersion>,
     plan: { schema: Schema; scratch: RunRef[]; decided: Omit<Extract<MergeDecision, { kind: 'publish' }>, 'kind'> },
   ): ChangePlan<MergeDecision> {
-    const { request, env } = this;
+    const { spec, env } = this;
     const { schema, scratch, decided } = plan;
     const what = apply.kind === 'revert' ? 'revert' : 'cherry-pick';
     return {
@@ -431,7 +431,7 @@ export class MergeRun {
       schema,
       scratch,
       result: { kind: 'publish', ...decided },
-      message: request.message ?? `${what} ${apply.commit} onto ${request.into}`,
+      message: spec.message ?? `${what} ${apply.commit} onto ${spec.into}`,
       ...(decided.resolved !== null ? { resolved: decided.resolved } : {}),
       ...(env.idempotency !== undefined ? { idempotency: env.idempotency } : {}),
     };
@@ -446,7 +446,7 @@ export class MergeRun {
 
   /** Prepare the tables changed on both sides; on failure or abort, delete what was written and throw. */
   private async prepare(plan: TablePlan, resolver: Resolver, conflicts: ConflictCollector): Promise<PreparedTable[]> {
-    const { request, env } = this;
+    const { spec, env } = this;
     const runs = this.ports.runFiles;
     const outcome = await runPreparations<PreparedTable>(
       plan.toPrepare.map(({ type, base, source, target, estimateBytes, bySize, plannedRows, sourceTrusted }) => ({
@@ -467,7 +467,7 @@ export class MergeRun {
             ...(env.progress !== undefined ? { progress: { sink: env.progress, plannedRows } } : {}),
           }),
       })),
-      { width: request.width, budgetBytes: request.budgetBytes, signal: env.signal, gauges: env.gauges },
+      { width: spec.width, budgetBytes: spec.budgetBytes, signal: env.signal, gauges: env.gauges },
     );
     this.stats.maxWidth = Math.max(this.stats.maxWidth, outcome.maxWidth);
     this.stats.fallbacks = outcome.fallbacks;
@@ -481,7 +481,7 @@ export class MergeRun {
   }
 
   private async writeRun(type: TableType, rows: readonly RunRow[]): Promise<RunRef> {
-    if (this.request.dryRun) return this.ports.runFiles.stage(type, rows);
+    if (this.spec.dryRun) return this.ports.runFiles.stage(type, rows);
     throwIfAborted(this.env.signal);
     const ref = await this.ports.runFiles.write(type, rows, this.env.signal);
     this.scratch.wrote();
@@ -530,7 +530,7 @@ export class MergeRun {
     const kept = (side: Snapshot, table: string, prop: string): boolean =>
       deltaRuns(m.base.tables[table], side.tables[table])?.every((r) => r.keptUnique?.includes(prop) === true) === true;
     const uniqueKept = (table: string, prop: string): boolean =>
-      this.request.resolutions === undefined && kept(source, table, prop) && kept(m.target, table, prop);
+      this.spec.resolutions === undefined && kept(source, table, prop) && kept(m.target, table, prop);
     const found = await validateMerged({
       schema,
       tables: mergedTables,
@@ -557,7 +557,7 @@ export class MergeRun {
 
   /** A merge asked to decide exactly one set of conflicts (an approved request's) refuses to decide another. */
   private async refuseOtherDecided(resolved: ResolvedRecord | null, scratch: RunRef[]): Promise<void> {
-    const { expectedDecided, into } = this.request;
+    const { expectedDecided, into } = this.spec;
     if (expectedDecided === undefined || (resolved?.digest ?? null) === expectedDecided) return;
     await this.cleanup(scratch);
     throw new BranchgraphError('head_moved', `${into} moved: the resolutions now decide other conflicts than were approved`, {
@@ -572,14 +572,14 @@ export class MergeRun {
   }
 
   private async mergedParent(): Promise<Manifest> {
-    const { request, env } = this;
-    const message = `fold pending WAL generations merged into ${request.into}`;
+    const { spec, env } = this;
+    const message = `fold pending WAL generations merged into ${spec.into}`;
     this.source = await this.ports.publication.foldExactly({
-      branch: request.source,
+      branch: spec.source,
       head: this.source,
       message,
       signal: env.signal,
-      actor: request.actor,
+      actor: spec.actor,
     });
     return this.source.manifest;
   }

@@ -83,22 +83,22 @@ export type MergeBranchPorts = Pick<GraphPorts, 'counted' | 'branches'>;
  * the merge through the publication loop against each target head it meets, and shape the result.
  * It takes the spec `mergeSpec` made (merge-spec.ts), normalised once, by type; store calls are counted per merge.
  */
-export async function mergeBranches(ports: MergeBranchPorts, request: MergeSpec, environment: MergeEnvironment = {}): Promise<MergeResult> {
+export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, environment: MergeEnvironment = {}): Promise<MergeResult> {
   allowStoreCallListeners(environment.signal);
   const started = performance.now();
   const { ports: counted, counting } = ports.counted();
   const gauges = environment.gauges ?? new PreparationGauges();
   const env: RunEnvironment = { ...environment, gauges, timer: environment.timer ?? new PhaseTimer(MERGE_PHASES) };
   env.timer.enter('resolve');
-  const pinned = await pinHeads(counted, request, env.signal);
+  const pinned = await pinHeads(counted, spec, env.signal);
   // A protected target refuses before any preparation; previews (dry runs) are always allowed.
-  if (!request.dryRun) refuseProtected(pinned.target.branch, request.apply === 'merge' ? 'merge' : request.apply, request.protection);
-  const run = new MergeRun({ ports: counted, request, env, source: pinned.source, applied: pinned.applied });
+  if (!spec.dryRun) refuseProtected(pinned.target.branch, spec.apply === 'merge' ? 'merge' : spec.apply, spec.protection);
+  const run = new MergeRun({ ports: counted, spec, env, source: pinned.source, applied: pinned.applied });
   run.warmDeltas(pinned.target);
   let targetHead = '';
   let published: ChangeResult<MergeDecision>;
   try {
-    const { actor, author, message, expectedTargetHead: expectedHead, protection } = request;
+    const { actor, author, message, expectedTargetHead: expectedHead, protection } = spec;
     // Merges into one branch from this process take turns, each planned on the one before it (publication-lanes.ts).
     // Dry runs publish nothing. A keyed merge plans on stored heads only: on a lost race it reads back
     // the commits between the head it planned on and the new one for a commit made under its key
@@ -111,9 +111,9 @@ export async function mergeBranches(ports: MergeBranchPorts, request: MergeSpec,
       expectedHead,
       protection,
       firstHead: pinned.target,
-      chained: !request.dryRun && env.idempotency === undefined,
+      chained: !spec.dryRun && env.idempotency === undefined,
     };
-    published = await counted.publication.commitChange<MergeDecision>(request.into, publish, (target) => {
+    published = await counted.publication.commitChange<MergeDecision>(spec.into, publish, (target) => {
       targetHead = target.manifest.commit.id;
       return run.attempt(target);
     });
@@ -129,36 +129,36 @@ export async function mergeBranches(ports: MergeBranchPorts, request: MergeSpec,
     phasesMs: run.timer.stop(),
     totalMs: Math.round((performance.now() - started) * 100) / 100,
     storeCalls: counting.snapshot(),
-    requestedWidth: request.width,
+    requestedWidth: spec.width,
   });
   const heads = { sourceHead: run.source.manifest.commit.id, targetHead };
-  return shapeResult({ ports, request, env, run, published, heads, metrics });
+  return shapeResult({ ports, spec, env, run, published, heads, metrics });
 }
 
 /** Both heads at once (on a remote store each is a chain of round trips); for an applied commit, the sides it merges. */
 async function pinHeads(
   ports: GraphPorts,
-  request: MergeSpec,
+  spec: MergeSpec,
   signal: AbortSignal | undefined,
 ): Promise<{ source: Snapshot; target: Snapshot; applied?: AppliedChange }> {
   const { heads } = ports;
-  const applying = request.apply !== 'merge';
+  const applying = spec.apply !== 'merge';
   const [named, target] = await Promise.all([
-    applying ? heads.commitSnapshot(request.source, signal) : heads.branchHead(request.source, signal),
-    heads.branchHead(request.into, signal),
+    applying ? heads.commitSnapshot(spec.source, signal) : heads.branchHead(spec.source, signal),
+    heads.branchHead(spec.into, signal),
   ]);
-  const applied = request.apply !== 'merge' ? await appliedSides({ ports, commit: named, kind: request.apply, signal }) : undefined;
+  const applied = spec.apply !== 'merge' ? await appliedSides({ ports, commit: named, kind: spec.apply, signal }) : undefined;
   const source = applied?.source ?? named;
-  const expected = request.expectedSourceHead;
+  const expected = spec.expectedSourceHead;
   if (expected !== undefined && source.manifest.commit.id !== expected) {
-    throw new BranchgraphError('head_moved', `branch ${request.source} is at ${source.manifest.commit.id}, not ${expected}`, {
-      details: { branch: request.source, expected, actual: source.manifest.commit.id },
+    throw new BranchgraphError('head_moved', `branch ${spec.source} is at ${source.manifest.commit.id}, not ${expected}`, {
+      details: { branch: spec.source, expected, actual: source.manifest.commit.id },
     });
   }
-  const state = request.expectedSourceState;
+  const state = spec.expectedSourceState;
   if (state !== undefined && headState(source) !== state) {
-    throw new BranchgraphError('head_moved', `branch ${request.source} changed since the state the merge was asked for`, {
-      details: { branch: request.source, expected: state, actual: headState(source) },
+    throw new BranchgraphError('head_moved', `branch ${spec.source} changed since the state the merge was asked for`, {
+      details: { branch: spec.source, expected: state, actual: headState(source) },
     });
   }
   return { source, target, ...(applied !== undefined ? { applied: applied.apply } : {}) };
@@ -167,26 +167,26 @@ async function pinHeads(
 /** The result a caller sees: the conflict page, or the outcome with its commit (and the source deleted on request). */
 async function shapeResult(r: {
   ports: MergeBranchPorts;
-  request: MergeSpec;
+  spec: MergeSpec;
   env: RunEnvironment;
   run: MergeRun;
   published: ChangeResult<MergeDecision>;
   heads: { sourceHead: string; targetHead: string };
   metrics: () => MergeMetrics;
 }): Promise<MergeResult> {
-  const { request, heads } = r;
+  const { spec, heads } = r;
   const decided = r.published.result;
   if (decided.kind === 'conflicts') {
     const report = conflictPage({
       conflicts: decided.conflicts,
-      limit: request.conflictLimit,
-      cursor: request.conflictCursor,
-      scope: mergeCursorScope(request),
+      limit: spec.conflictLimit,
+      cursor: spec.conflictCursor,
+      scope: mergeCursorScope(spec),
     });
     return { status: 'conflicts', ...heads, base: decided.base?.commit.id ?? null, report, metrics: r.metrics() };
   }
   const deletion =
-    request.deleteBranch && decided.kind !== 'dry_run' ? await deleteSource(r) : { branchDeleted: false, branchDeleteError: null };
+    spec.deleteBranch && decided.kind !== 'dry_run' ? await deleteSource(r) : { branchDeleted: false, branchDeleteError: null };
   const upToDate = decided.kind === 'up_to_date';
   return {
     status: 'success',
@@ -238,13 +238,13 @@ async function appliedSides(a: {
 /** Delete the merged source on request; a refusal is reported, never a failure of the merge that already landed. */
 async function deleteSource(r: {
   ports: MergeBranchPorts;
-  request: MergeSpec;
+  spec: MergeSpec;
   env: RunEnvironment;
   run: MergeRun;
 }): Promise<{ branchDeleted: boolean; branchDeleteError: string | null }> {
   r.run.timer.enter('cleanup');
   try {
-    await r.ports.branches.delete(r.request.source, { signal: r.env.signal, actor: r.request.actor });
+    await r.ports.branches.delete(r.spec.source, { signal: r.env.signal, actor: r.spec.actor });
     return { branchDeleted: true, branchDeleteError: null };
   } catch (e) {
     return { branchDeleted: false, branchDeleteError: isBranchgraphError(e) ? `${e.code}: ${e.message}` : String(e) };

@@ -35,15 +35,13 @@ interface Key {
  */
 export async function idempotentMerge(
   service: BranchgraphService,
-  request: MergeSpec,
+  spec: MergeSpec,
   on: { keyHash: string; ctx: RequestContext },
 ): Promise<MergeResultDto> {
   const { keyHash } = on;
-  const key = { keyHash, fingerprint: mergeFingerprint(request) };
+  const key = { keyHash, fingerprint: mergeFingerprint(spec) };
   const running = service.keyedMerges;
-  const job = (running.get(keyHash) ?? Promise.resolve())
-    .catch(() => undefined)
-    .then(() => mergeOnce(service, request, { key, ctx: on.ctx }));
+  const job = (running.get(keyHash) ?? Promise.resolve()).catch(() => undefined).then(() => mergeOnce(service, spec, { key, ctx: on.ctx }));
   running.set(keyHash, job);
   try {
     return await job;
@@ -52,22 +50,22 @@ export async function idempotentMerge(
   }
 }
 
-async function mergeOnce(service: BranchgraphService, request: MergeSpec, on: { key: Key; ctx: RequestContext }): Promise<MergeResultDto> {
+async function mergeOnce(service: BranchgraphService, spec: MergeSpec, on: { key: Key; ctx: RequestContext }): Promise<MergeResultDto> {
   const { key, ctx } = on;
   const records = service.graph.idempotency;
   const found = await records.find(key.keyHash, ctx.signal);
   if (found.record !== undefined) return replayedRecord(found.record, key);
   if (found.started) {
     // An earlier attempt may have published and lost its record: its commit carries the key.
-    const landed = await landedWithKey(service, request, on);
+    const landed = await landedWithKey(service, spec, on);
     if (landed !== undefined) return landed;
   }
   let result: MergeResultDto;
   try {
-    result = await runMerge(service, request, { ctx, idempotency: key });
+    result = await runMerge(service, spec, { ctx, idempotency: key });
   } catch (e) {
     // A concurrent attempt (another process) that published first moves the target under this one.
-    const landed = isBranchgraphError(e, 'aborted') ? undefined : await landedWithKey(service, request, on);
+    const landed = isBranchgraphError(e, 'aborted') ? undefined : await landedWithKey(service, spec, on);
     if (landed !== undefined) return landed;
     throw e;
   }
@@ -78,17 +76,17 @@ async function mergeOnce(service: BranchgraphService, request: MergeSpec, on: { 
   }
   // Not a commit of ours ("already up to date", most often): an attempt with this key running at
   // the same time in another process may have landed the merge first. Then that is the result.
-  return (await landedWithKey(service, request, on)) ?? result;
+  return (await landedWithKey(service, spec, on)) ?? result;
 }
 
 /** The replay of a merge with this key that already landed: its record, else its commit among the target's recent ones. */
 async function landedWithKey(
   service: BranchgraphService,
-  request: MergeSpec,
+  spec: MergeSpec,
   on: { key: Key; ctx: RequestContext },
 ): Promise<MergeResultDto | undefined> {
   const { key, ctx } = on;
-  const landed = await landedUnderKey(service, { into: request.into, keyHash: key.keyHash }, ctx);
+  const landed = await landedUnderKey(service, { into: spec.into, keyHash: key.keyHash }, ctx);
   if (landed === undefined) return undefined;
   refuseOtherRequest(landed.fingerprint, key.fingerprint);
   return landed.result;
@@ -113,8 +111,8 @@ export async function landedUnderKey(
 }
 
 /** What makes two keyed requests the same merge (width, budget and conflict paging do not change what lands). */
-function mergeFingerprint(request: MergeSpec): string {
-  const { width: _w, budgetBytes: _b, conflictLimit: _l, conflictCursor: _c, actor: _a, apply: _k, ...rest } = request;
+function mergeFingerprint(spec: MergeSpec): string {
+  const { width: _w, budgetBytes: _b, conflictLimit: _l, conflictCursor: _c, actor: _a, apply: _k, ...rest } = spec;
   const { deleteBranch, dryRun, ...named } = rest;
   // Defaults spelled out or left out are one request: only what differs from them is fingerprinted.
   return contentHash(canonicalJson({ ...named, ...(deleteBranch ? { deleteBranch } : {}), ...(dryRun ? { dryRun } : {}) }));

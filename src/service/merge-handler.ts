@@ -33,31 +33,31 @@ export function servedMergeRequest(
 /** Run one normalised merge under the service's gauges, metrics, progress and log. */
 export async function runMerge(
   service: BranchgraphService,
-  request: MergeSpec,
+  spec: MergeSpec,
   on: { ctx: RequestContext; idempotency?: Commit['idempotency'] },
 ): Promise<MergeResultDto> {
   const { ctx } = on;
-  const log = ctx.log?.child({ merge: { source: request.source, into: request.into } });
+  const log = ctx.log?.child({ merge: { source: spec.source, into: spec.into } });
   const started = performance.now();
   const seconds = (): number => (performance.now() - started) / 1000;
   service.metrics.mergesInFlight++;
   try {
-    return await service.tracked({ kind: 'merge', branch: request.into, source: request.source, log }, ctx, async (progress) => {
+    return await service.tracked({ kind: 'merge', branch: spec.into, source: spec.source, log }, ctx, async (progress) => {
       const env = { signal: ctx.signal, gauges: service.metrics.gauges, progress, idempotency: on.idempotency };
-      const result = await mergeBranches(service.graph.ports, request, env);
+      const result = await mergeBranches(service.graph.ports, spec, env);
       const outcome = result.status === 'success' ? result.outcome : 'conflicts';
       service.metrics.recordMerge(outcome, seconds(), result.metrics);
-      if (result.status === 'success' && result.commit !== null) service.compactor.touched(request.into);
-      if (result.status === 'success' && result.branchDeleted) service.catchUps.forget(request.source);
+      if (result.status === 'success' && result.commit !== null) service.compactor.touched(spec.into);
+      if (result.status === 'success' && result.branchDeleted) service.catchUps.forget(spec.source);
       log?.info(
         {
           outcome,
           commit: result.status === 'success' && result.commit !== null ? result.commit.id : null,
           sourceHead: result.sourceHead,
           targetHead: result.targetHead,
-          dryRun: request.dryRun,
+          dryRun: spec.dryRun,
           conflicts: result.status === 'conflicts' ? result.report.total : 0,
-          width: { effective: request.width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
+          width: { effective: spec.width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
           phasesMs: result.metrics.phasesMs,
           storeCalls: result.metrics.storeCalls.total.calls,
           attempts: result.metrics.attempts,
