@@ -152,8 +152,16 @@ describe('every route, hostile', () => {
     const what = `${request} → ${res.status} ${text.slice(0, 300)}`;
     expect(res.status, what).toBeLessThan(500);
     if (res.status < 400 || !res.headers.get('content-type')?.includes('json')) return;
-    const answer = JSON.parse(text) as { error?: { code?: string }; errors?: { extensions?: { code?: string } }[] };
-    const codes = answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code];
+    const answer = JSON.parse(text) as {
+      jsonrpc?: string;
+      error?: { code?: string | number; data?: { code?: string } };
+      errors?: { extensions?: { code?: string } }[];
+    };
+    // MCP answers JSON-RPC: its stable code is the error's data.
+    const codes =
+      answer.jsonrpc !== undefined
+        ? [answer.error?.data?.code]
+        : (answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code as string]);
     expectCleanRefusal({ codes, before, after: await stored(), what });
   };
 

@@ -25,13 +25,15 @@ const ALLOWED: Record<string, string[]> = {
   wal: ['model', 'store', 'table', 'pending', 'graph'],
   service: [...ENGINE],
   graphql: ['model', 'service'],
+  // MCP tools are derived from the operation table and run over any API.
+  mcp: ['model', 'service'],
   // The REST client is an adapter over the typed client generated from the contract (clients/typescript).
-  http: ['model', 'service', 'graphql', 'client'],
+  http: ['model', 'service', 'graphql', 'mcp', 'client'],
   // The GQT harness picks the store a case replays against; everything else goes through the service.
   gqt: ['model', 'service', 'http', 'store'],
-  cli: ['model', 'service', 'http', 'gqt'],
+  cli: ['model', 'service', 'http', 'gqt', 'mcp'],
   // The public entry point re-exports from every layer.
-  'index.ts': [...ENGINE, 'service', 'graphql', 'http', 'gqt', 'cli'],
+  'index.ts': [...ENGINE, 'service', 'graphql', 'mcp', 'http', 'gqt', 'cli'],
   // Benchmarks drive the engine and the service directly, and may start servers.
   bench: [...ENGINE, 'service', 'http', 'gqt'],
 };
@@ -51,9 +53,19 @@ const PACKAGES: Record<string, string[]> = {
   service: [...CORE, 'pino', 'prom-client'],
   // The typed API's scalars (graphql-scalars), per-request batching (dataloader) and compiled execution (graphql-jit).
   graphql: [...CORE, 'graphql', 'graphql-yoga', 'graphql-scalars', 'dataloader', 'graphql-jit'],
-  http: [...CORE, 'hono', '@hono/node-server', 'pino', 'graphql', 'graphql-yoga', '@graphql-yoga/render-graphiql'],
+  mcp: [...CORE, '@modelcontextprotocol/sdk'],
+  http: [
+    ...CORE,
+    'hono',
+    '@hono/node-server',
+    'pino',
+    'graphql',
+    'graphql-yoga',
+    '@graphql-yoga/render-graphiql',
+    '@modelcontextprotocol/sdk',
+  ],
   gqt: [...CORE, 'pino'],
-  cli: [...CORE, 'commander', 'pino'],
+  cli: [...CORE, 'commander', 'pino', '@modelcontextprotocol/sdk'],
   'index.ts': CORE,
   bench: [...CORE, 'pino', 'apache-arrow', '@duckdb/node-api'],
 };

@@ -24,6 +24,7 @@ import { historyCommands } from './commands/history-commands.js';
 import { requestCommands } from './commands/request-commands.js';
 import { hookCommands } from './commands/hook-commands.js';
 import { writeCommands } from './commands/write-commands.js';
+import { mcpCommands } from './commands/mcp-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
 
 export type { CliIo } from './cli-context.js';
@@ -91,6 +92,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     hookCommands,
     writeCommands,
     adminCommands,
+    mcpCommands,
   ])
     group(program, cli);
   return program;

@@ -19,6 +19,7 @@ import { errorBody, errorResponse, type Env } from './http-context.js';
 import { isPublicRoute, publicRoutes } from './routes/public-routes.js';
 import { operationRoutes } from './routes/operation-routes.js';
 import { graphqlRoute } from './routes/graphql-route.js';
+import { mcpRoute } from './routes/mcp-route.js';
 import { typedGraphqlRoutes } from './routes/typed-graphql-route.js';
 import { graphRoutes } from './routes/graph-routes.js';
 import { newId } from '../model/new-id.js';
@@ -35,6 +36,8 @@ export interface AppOptions {
   bodyBudgetBytes?: number;
   /** The graphs hosted beside the default one, reached under `/graphs/<name>/`. */
   host?: GraphHost;
+  /** The address the server listens on: bound to loopback, MCP answers loopback hosts only (loopback-guard.ts). */
+  boundHost?: string;
 }
 
 /** What one graph's routes are built with; hosted graphs share the server's budget. */
@@ -46,6 +49,7 @@ interface GraphAppOptions {
   bodyBudget: BodyBudget;
   /** Where the graph's routes are mounted: '' for the default graph, `/graphs/<name>` for a hosted one. */
   base: string;
+  boundHost: string;
 }
 
 const HOSTED_PATH = /^\/graphs\/([^/]+)(\/.*)$/;
@@ -58,6 +62,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
     tokens: opts.tokens,
     maxBodyBytes,
     bodyBudget: new BodyBudget(opts.bodyBudgetBytes ?? 4 * maxBodyBytes),
+    boundHost: opts.boundHost ?? '127.0.0.1',
   };
   const app = graphApp({ ...shared, service: opts.service, base: '' });
   if (opts.host !== undefined) graphRoutes(app, { host: opts.host, appFor: (service, base) => graphApp({ ...shared, service, base }) });
@@ -121,5 +126,6 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   operationRoutes(app, service);
   graphqlRoute(app, { service, logger, base });
   typedGraphqlRoutes(app, { service, logger, base });
+  mcpRoute(app, { service, boundHost: opts.boundHost });
   return app;
 }

@@ -3,7 +3,7 @@
  * and carried by every edge from that one definition. An operation has a
  * name (the API method), the role a caller needs, one input contract (zod:
  * path, query, header and body fields together), one result contract (zod),
- * the function that runs it on the service, and how HTTP and GraphQL reach it. The REST routes, the
+ * the function that runs it on the service, and how HTTP, GraphQL and MCP reach it. The REST routes, the
  * REST client, the embedded API and the GraphQL resolvers are derived from
  * these definitions (see operation-table.ts), and so is `openapi.yaml`
  * (contract/openapi-document.ts) and the GraphQL SDL
@@ -63,6 +63,25 @@ export interface GraphqlBinding<O> {
   description?: string;
 }
 
+/**
+ * One MCP tool that reaches an operation (mcp/mcp-tools.ts): its name, a description written for a
+ * model (what it does, when to use it, what comes back), and how it behaves. The tool's input schema
+ * is the operation's input contract less the fields `fixed` sets; its output schema is the result
+ * contract.
+ */
+export interface McpBinding {
+  tool: string;
+  description: string;
+  /** Input fields the tool sets itself (a preview is a merge with `dryRun: true`); the model does not see them. */
+  fixed?: Record<string, unknown>;
+  /** Defaults the tool applies where the model leaves a field out (a diff is three-dot unless it says). */
+  defaults?: Record<string, unknown>;
+  /** It may delete or overwrite data (MCP's `destructiveHint`). */
+  destructive?: boolean;
+  /** Calling it again with the same arguments changes nothing more (MCP's `idempotentHint`; reads always are). */
+  idempotent?: boolean;
+}
+
 export interface Operation<I = unknown, O = unknown> {
   name: string;
   /** One line for the docs and the CLI's help. */
@@ -73,6 +92,7 @@ export interface Operation<I = unknown, O = unknown> {
   output: z.ZodType;
   http: HttpBinding<O>;
   graphql?: GraphqlBinding<O>[];
+  mcp?: McpBinding[];
   run(service: BranchgraphService, input: I, ctx: RequestContext): Promise<O>;
 }
 
@@ -93,6 +113,7 @@ export function defineOperation<S extends z.ZodType, R extends z.ZodType, O exte
   run(service: BranchgraphService, input: z.output<S>, ctx: RequestContext): Promise<O>;
   http: HttpBinding<NoInfer<O>>;
   graphql?: GraphqlBinding<NoInfer<O>>[];
+  mcp?: McpBinding[];
 }): Operation<z.output<S>, O> & { input: S } {
   return op as Operation<z.output<S>, O> & { input: S };
 }

@@ -127,6 +127,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The MCP server (Model Context Protocol, Streamable HTTP, stateless): one JSON-RPC message per request, answered with one JSON response (GET and DELETE answer 405: there is no stream or session). Tools come from the operations (docs/agents.md); the bearer token's role decides which are listed and callable. A server bound to loopback refuses a non-loopback Host or Origin (forbidden). */
+        post: operations["mcpPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/branches/{id}/graphql": {
         parameters: {
             query?: never;
@@ -1946,6 +1963,59 @@ export interface operations {
                 };
             };
             400: components["responses"]["GraphQLError"];
+        };
+    };
+    mcpPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    id?: string | number;
+                    method: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response (a tool's refusal is a result with isError, carrying the error code). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A notification, accepted; nothing to answer. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A body that is not JSON-RPC. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
         };
     };
     typedGraphqlGet: {

@@ -17,4 +17,11 @@ export const createBranch = defineOperation({
   output: BranchZ,
   http: { method: 'POST', path: '/branches', status: 201 },
   graphql: [{ type: 'Mutation', field: 'createBranch' }],
+  mcp: [
+    {
+      tool: 'branch_create',
+      description:
+        'Create a branch from a ref (main by default). It copies nothing, so make one per task: write there, then merge_preview and merge it back (or merge_request_open when the target is protected). Returns the branch with its head commit.',
+    },
+  ],
 });

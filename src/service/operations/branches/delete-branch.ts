@@ -26,4 +26,12 @@ export const deleteBranch = defineOperation({
       receive: (_v, input) => ({ deleted: String(input.name) }),
     },
   ],
+  mcp: [
+    {
+      tool: 'branch_delete',
+      description:
+        'Delete a branch (never main). Its commits stay readable by id until garbage collection. Use it for a branch whose work was merged or abandoned.',
+      destructive: true,
+    },
+  ],
 });

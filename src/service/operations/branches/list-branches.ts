@@ -70,4 +70,11 @@ export const listBranches = defineOperation({
       },
     },
   ],
+  mcp: [
+    {
+      tool: 'branch_list',
+      description: 'Branches by name with their head commits, a page at a time (`limit`, and `cursor` from `nextCursor`).',
+      idempotent: true,
+    },
+  ],
 });

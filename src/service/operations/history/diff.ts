@@ -65,4 +65,13 @@ export const diff = defineOperation({
     // The first diff field: every change of a two-dot diff, whole.
     { type: 'Query', field: 'diff', pick: 'tables', omit: ['mode', 'limit', 'cursor'] },
   ],
+  mcp: [
+    {
+      tool: 'diff',
+      description:
+        'What changed between two refs, a page at a time. Three-dot by default: what `to` changed since it and `from` diverged, which is what merging `to` into `from` brings. `mode: two-dot` compares the two states directly. Returns per-table inserted, updated (with the changed properties) and deleted rows, counts per table, and `nextCursor`.',
+      defaults: { mode: 'three-dot' },
+      idempotent: true,
+    },
+  ],
 });

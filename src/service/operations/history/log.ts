@@ -69,4 +69,12 @@ export const log = defineOperation({
     { type: 'Query', field: 'log', pick: 'commits' },
     { type: 'Query', field: 'commits' },
   ],
+  mcp: [
+    {
+      tool: 'log',
+      description:
+        'Commits at a ref (main by default), newest first, a page at a time: who, when, what kind, and the message. Filter by table, table and key (one entity), author, kind or time.',
+      idempotent: true,
+    },
+  ],
 });

@@ -59,4 +59,18 @@ export const mergeBranch = defineOperation({
       receive: receiveMergeResult,
     },
   ],
+  mcp: [
+    {
+      tool: 'merge_preview',
+      description:
+        'Preview merging a branch into another (main by default) without changing anything: the outcome, per-table counts, and the exact conflicts, each with its base, source and target values. Call it before merge, and settle conflicts by passing resolutions to merge.',
+      fixed: { dryRun: true },
+      idempotent: true,
+    },
+    {
+      tool: 'merge',
+      description:
+        'Merge a branch into another (main by default) as one atomic commit, or change nothing and answer the exact conflicts (status conflicts: an answer, not an error). Settle conflicts with `resolutions` (a strategy, source-wins or target-wins, or a choice per conflict). Give an `idempotencyKey` so that a retry answers the first result instead of merging again. A protected target refuses: open a merge request instead.',
+    },
+  ],
 });

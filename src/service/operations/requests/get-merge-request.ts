@@ -16,4 +16,12 @@ export const getMergeRequest = defineOperation({
   output: MergeRequestRecordZ,
   http: { method: 'GET', path: '/merge-requests/{id}' },
   graphql: [{ type: 'Query', field: 'mergeRequest' }],
+  mcp: [
+    {
+      tool: 'merge_request_get',
+      description:
+        'One merge request by id: its revisions (each a preview of the merge), reviews, checks, and whether it may merge now and if not why.',
+      idempotent: true,
+    },
+  ],
 });

@@ -30,4 +30,11 @@ export const openMergeRequest = defineOperation({
   output: MergeRequestRecordZ,
   http: { method: 'POST', path: '/merge-requests' },
   graphql: [{ type: 'Mutation', field: 'openMergeRequest' }],
+  mcp: [
+    {
+      tool: 'merge_request_open',
+      description:
+        'Open a merge request of a source branch into a target (main by default) for review, with a title and description. Use it when the target is protected and a direct merge is refused. Returns the request with its first revision: a preview of the merge, its conflicts, and whether it may merge yet.',
+    },
+  ],
 });

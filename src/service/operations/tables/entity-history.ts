@@ -80,6 +80,14 @@ export const entityHistory = defineOperation({
   }),
   http: { method: 'GET', path: '/tables/{table}/rows/{key}/history' },
   graphql: [{ type: 'Query', field: 'history' }],
+  mcp: [
+    {
+      tool: 'history',
+      description:
+        'The versions of one entity, newest first: each commit that changed it, with the row before and after and the properties that changed. Paged with `cursor`.',
+      idempotent: true,
+    },
+  ],
 });
 
 /** The commit a snapshot reads (a branch head's pending WAL rows are not history yet). */

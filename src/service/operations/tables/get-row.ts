@@ -21,4 +21,12 @@ export const getRow = defineOperation({
   output: RowZ,
   http: { method: 'GET', path: '/tables/{table}/rows/{key}' },
   graphql: [{ type: 'Query', field: 'row', pick: 'row' }],
+  mcp: [
+    {
+      tool: 'get_row',
+      description:
+        "One entity by its key at a ref (main by default): its properties. An edge's key is the JSON array of its ends' keys. not_found when it does not exist.",
+      idempotent: true,
+    },
+  ],
 });

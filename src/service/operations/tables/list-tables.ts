@@ -51,4 +51,12 @@ export const listTables = defineOperation({
   },
   http: { method: 'GET', path: '/tables' },
   graphql: [{ type: 'Query', field: 'tables' }],
+  mcp: [
+    {
+      tool: 'tables',
+      description:
+        "Every table at a ref (main by default): node or edge, an edge's from and to node tables, its key, how many properties, and the stored row versions and bytes. Cheap at any size: it reads no rows.",
+      idempotent: true,
+    },
+  ],
 });

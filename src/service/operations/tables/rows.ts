@@ -38,4 +38,12 @@ export const rows = defineOperation({
   output: RowPageZ,
   http: { method: 'GET', path: '/tables/{table}/rows' },
   graphql: [{ type: 'Query', field: 'rows' }],
+  mcp: [
+    {
+      tool: 'read_rows',
+      description:
+        'Rows of one table at a ref (main by default), in key order, a page at a time: pass `nextCursor` back as `cursor` for the next page. `where` filters by property values. Returns `items` ({ key, row }) and `nextCursor` (null on the last page). Use `schema` first for the table and property names.',
+      idempotent: true,
+    },
+  ],
 });

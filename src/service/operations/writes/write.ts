@@ -39,4 +39,12 @@ export const write = defineOperation({
   output: WriteResultZ,
   http: { method: 'POST', path: '/branches/{id}/writes', params: { id: 'branch' } },
   graphql: [{ type: 'Mutation', field: 'write', input: 'WriteInput' }],
+  mcp: [
+    {
+      tool: 'write',
+      description:
+        'Insert, update, upsert or delete rows on one branch as one atomic commit: all of them land or none do. Write on a branch of your own (branch_create), not on main: a protected branch refuses direct writes. Give `expectedHead` (the head commit id you read) to refuse the write if the branch moved. Returns the commit and counts of what changed.',
+      destructive: true,
+    },
+  ],
 });

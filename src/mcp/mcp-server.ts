@@ -1,0 +1,61 @@
+/**
+ * The MCP server: the tools of the operation table (mcp-tools.ts) over any
+ * `BranchgraphApi`, the engine in this process or a server's REST client.
+ * `tools/list` shows only the tools the caller's role may call; a call
+ * runs the operation with the tool's fixed fields and defaults, and
+ * answers as mcp-answers.ts says. Every refusal, the role's included, is a
+ * tool error with its code, never a protocol error: a model can read it
+ * and act. An unknown tool is the protocol's own error.
+ *
+ * The transports hold no state between calls (a server per HTTP request
+ * costs a few objects), so any replica answers any call.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { toBranchgraphError } from '../model/errors.js';
+import type { BranchgraphApi } from '../service/api.js';
+import { requireRole, ROLES, type Role } from '../service/auth.js';
+import { packageVersion } from '../service/package-root.js';
+import { toolAnswer, toolRefusal, type ToolAnswer } from './mcp-answers.js';
+import { mcpTools, type McpTool } from './mcp-tools.js';
+
+const INSTRUCTIONS = `branchgraph is a graph store (node and edge tables of keyed rows) with Git-style branches.
+Work on a branch of your own: branch_create, then write; read with schema, tables, read_rows, get_row, diff, log and history.
+To bring your work back: merge_preview shows the outcome and the exact conflicts; merge lands it as one commit (pass resolutions for conflicts and an idempotencyKey so a retry is safe).
+A protected target takes changes only through a merge request: merge_request_open, then merge_request_get to follow it.
+Refs are a branch name, tag:NAME or commit:ID, optionally followed by ~N, ^N or @{time}.`;
+
+let tools: McpTool[] | undefined;
+
+/** A server for one caller: its API, and its role (what it may list and call). */
+export function mcpServer(a: { api: BranchgraphApi; role: Role; signal?: AbortSignal }): Server {
+  tools ??= mcpTools();
+  const all = tools;
+  const allowed = all.filter((t) => ROLES.indexOf(a.role) >= ROLES.indexOf(t.op.role));
+  const server = new Server(
+    { name: 'branchgraph', version: packageVersion() },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: allowed.map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      outputSchema: t.outputSchema,
+      annotations: t.annotations,
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<ToolAnswer> => {
+    const tool = all.find((t) => t.name === request.params.name);
+    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `no tool ${request.params.name}: tools/list lists them`);
+    try {
+      requireRole(a.role, tool.op.role);
+      const input = { ...tool.binding.defaults, ...request.params.arguments, ...tool.binding.fixed };
+      const call = (a.api as unknown as Record<string, (i: unknown, c: { signal?: AbortSignal }) => Promise<unknown>>)[tool.op.name];
+      return toolAnswer(await call?.(input, { signal: extra.signal }));
+    } catch (e) {
+      return toolRefusal(toBranchgraphError(e));
+    }
+  });
+  return server;
+}
