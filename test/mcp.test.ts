@@ -56,6 +56,17 @@ async function agentRound(c: Client, branch: string): Promise<void> {
 
   const row = await call(c, 'get_row', { table: 'P', key: 'shared' });
   expect(row.structuredContent).toMatchObject({ row: { id: 'shared', v: 1 } });
+
+  // The typed GraphQL of the branch answers what was merged.
+  const typed = await call(c, 'query', {
+    branch: 'main',
+    document: 'query($v: SafeInt) { queryP(where: { v: { gte: $v } }) { nodes { id v } } }',
+    variables: { v: 1 },
+  });
+  expect(typed.structuredContent).toMatchObject({ data: { queryP: { nodes: [{ id: 'shared', v: 1 }] } } });
+  const unknown = await call(c, 'query', { branch: 'no-such-branch', document: '{ queryP { nodes { id } } }' });
+  expect(unknown.isError).toBe(true);
+  expect(unknown.content[0]?.text).toMatch(/^not_found: /);
 }
 
 beforeAll(async () => {
@@ -123,6 +134,10 @@ describe('MCP over Streamable HTTP', () => {
     const refused = await call(c, 'write', { branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: 'x' } }] });
     expect(refused.isError).toBe(true);
     expect(refused.content[0]?.text).toMatch(/^forbidden: /);
+    // Its typed GraphQL reads, and refuses a mutation field by field.
+    expect(names).toContain('query');
+    const mutation = await call(c, 'query', { branch: 'main', document: 'mutation { createP(input: { id: "x" }) { key } }' });
+    expect((mutation.structuredContent as { errors: { extensions: { code: string } }[] }).errors[0]?.extensions.code).toBe('forbidden');
     const after = await call(await httpClient(`${s.url}/mcp`, 'root-token'), 'get_row', { table: 'P', key: 'x' });
     expect(after.isError).toBe(true);
   });

@@ -152,22 +152,31 @@ export { TypedSchemaCache };
 
 /**
  * The typed endpoint in this process, for embedded callers: the same Yoga, schema and limits as
- * over HTTP, reached without a socket. Runs as an admin (the embedded API checks no roles).
+ * over HTTP, reached without a socket. Runs as an admin (the embedded API checks no roles), or as
+ * the role and request a caller gives (MCP's `query` tool, for the token that called it).
  */
 export function embeddedTypedGraphql(
   service: BranchgraphService,
   ctx: RequestContext,
   opts: { compileAfter?: number } = {},
-): (branch: string, query: string, variables?: Record<string, unknown>) => Promise<unknown> {
+): (
+  branch: string,
+  query: string,
+  more?: { variables?: Record<string, unknown> | undefined; role?: Role; ctx?: RequestContext },
+) => Promise<unknown> {
   const endpoint = typedGraphqlEndpoint({ service, logger: pino({ level: 'silent' }), base: '', ...opts });
   const schemas = new TypedSchemaCache();
-  return async (branch, query, variables) => {
+  return async (branch, query, more = {}) => {
+    const { variables } = more;
     const request = new Request(`http://embedded/branches/${encodeURIComponent(branch)}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
       body: JSON.stringify({ query, ...(variables !== undefined ? { variables } : {}) }),
     });
-    const res = await runTypedGraphql({ endpoint, schemas, service, branch, role: 'admin', ctx: { ...ctx } }, request);
+    const res = await runTypedGraphql(
+      { endpoint, schemas, service, branch, role: more.role ?? 'admin', ctx: { ...(more.ctx ?? ctx) } },
+      request,
+    );
     return res.json();
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The MCP server: the tools of the operation table (mcp-tools.ts) over any
- * `BranchgraphApi`, the engine in this process or a server's REST client.
+ * `BranchgraphApi`, the engine in this process or a server's REST client,
+ * and `query` where the transport can run a branch's typed GraphQL.
  * `tools/list` shows only the tools the caller's role may call; a call
  * runs the operation with the tool's fixed fields and defaults, and
  * answers as mcp-answers.ts says. Every refusal, the role's included, is a
@@ -13,11 +14,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { toBranchgraphError } from '../model/errors.js';
-import type { BranchgraphApi } from '../service/api.js';
 import { requireRole, ROLES, type Role } from '../service/auth.js';
 import { packageVersion } from '../service/package-root.js';
 import { toolAnswer, toolRefusal, type ToolAnswer } from './mcp-answers.js';
-import { mcpTools, type McpTool } from './mcp-tools.js';
+import { mcpTools, type McpTool, type ToolPorts } from './mcp-tools.js';
 
 const INSTRUCTIONS = `branchgraph is a graph store (node and edge tables of keyed rows) with Git-style branches.
 Work on a branch of your own: branch_create, then write; read with schema, tables, read_rows, get_row, diff, log and history.
@@ -28,10 +28,10 @@ Refs are a branch name, tag:NAME or commit:ID, optionally followed by ~N, ^N or 
 let tools: McpTool[] | undefined;
 
 /** A server for one caller: its API, and its role (what it may list and call). */
-export function mcpServer(a: { api: BranchgraphApi; role: Role; signal?: AbortSignal }): Server {
+export function mcpServer(a: { ports: ToolPorts; role: Role }): Server {
   tools ??= mcpTools();
-  const all = tools;
-  const allowed = all.filter((t) => ROLES.indexOf(a.role) >= ROLES.indexOf(t.op.role));
+  const all = tools.filter((t) => t.available(a.ports));
+  const allowed = all.filter((t) => ROLES.indexOf(a.role) >= ROLES.indexOf(t.role));
   const server = new Server(
     { name: 'branchgraph', version: packageVersion() },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
@@ -49,10 +49,8 @@ export function mcpServer(a: { api: BranchgraphApi; role: Role; signal?: AbortSi
     const tool = all.find((t) => t.name === request.params.name);
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `no tool ${request.params.name}: tools/list lists them`);
     try {
-      requireRole(a.role, tool.op.role);
-      const input = { ...tool.binding.defaults, ...request.params.arguments, ...tool.binding.fixed };
-      const call = (a.api as unknown as Record<string, (i: unknown, c: { signal?: AbortSignal }) => Promise<unknown>>)[tool.op.name];
-      return toolAnswer(await call?.(input, { signal: extra.signal }));
+      requireRole(a.role, tool.role);
+      return toolAnswer(await tool.call(a.ports, request.params.arguments ?? {}, extra.signal));
     } catch (e) {
       return toolRefusal(toBranchgraphError(e));
     }

@@ -8,10 +8,19 @@
  * it may destroy data or is safe to repeat. Pure: no I/O.
  */
 import { z } from 'zod';
+import { errorFromBody, type ErrorBody } from '../model/errors.js';
+import type { BranchgraphApi } from '../service/api.js';
+import type { Role } from '../service/auth.js';
 import type { McpBinding, Operation } from '../service/operation.js';
 import { OPERATION_LIST } from '../service/operation-table.js';
 
 type Json = Record<string, unknown>;
+
+/** What a tool runs on: the API, and the typed GraphQL of a branch where the transport has it. */
+export interface ToolPorts {
+  api: BranchgraphApi;
+  typedQuery?: (a: { branch: string; document: string; variables?: Record<string, unknown> }, signal?: AbortSignal) => Promise<unknown>;
+}
 
 export interface McpTool {
   name: string;
@@ -19,13 +28,16 @@ export interface McpTool {
   inputSchema: Json & { type: 'object' };
   outputSchema: Json & { type: 'object' };
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: false };
-  op: Operation;
-  binding: McpBinding;
+  /** The role a caller needs to see and call it. */
+  role: Role;
+  /** Whether the transport can run it. */
+  available(ports: ToolPorts): boolean;
+  call(ports: ToolPorts, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
 }
 
-/** Every tool of the table, in table order. */
+/** Every tool: the table's, in table order, then the typed GraphQL query. */
 export function mcpTools(ops: readonly Operation[] = OPERATION_LIST): McpTool[] {
-  const tools = ops.flatMap((op) => (op.mcp ?? []).map((binding) => toolOf(op, binding)));
+  const tools = [...ops.flatMap((op) => (op.mcp ?? []).map((binding) => toolOf(op, binding))), QUERY_TOOL];
   const names = tools.map((t) => t.name);
   const twice = names.filter((n, i) => names.indexOf(n) !== i);
   if (twice.length > 0) throw new Error(`two MCP tools are named ${twice.join(', ')}`);
@@ -45,10 +57,52 @@ function toolOf(op: Operation, binding: McpBinding): McpTool {
       idempotentHint: readOnly || binding.idempotent === true,
       openWorldHint: false,
     },
-    op,
-    binding,
+    role: op.role,
+    available: () => true,
+    call: (ports, args, signal) => {
+      const run = (ports.api as unknown as Record<string, (i: unknown, c: { signal?: AbortSignal }) => Promise<unknown>>)[op.name];
+      return (run as NonNullable<typeof run>)({ ...binding.defaults, ...args, ...binding.fixed }, signal === undefined ? {} : { signal });
+    },
   };
 }
+
+/**
+ * `query`: a document on a branch's typed GraphQL API (the types its schema generates, with
+ * filters, ordering, pages and nested edges), answered as GraphQL answers: `data` and `errors`.
+ * Mutations need the write role; the endpoint checks each field.
+ */
+const QUERY_TOOL: McpTool = {
+  name: 'query',
+  description:
+    "Run a GraphQL document on a branch's typed API: one query type per table, with typed filters (`where`), ordering, pages (`first`, `after`) and nested edges in both directions; mutations insert, update and delete. Read the branch's SDL resource (or `schema`) for the type and field names. Answers `data` and any `errors`, as GraphQL does.",
+  inputSchema: {
+    type: 'object',
+    properties: {
+      branch: { type: 'string', minLength: 1, maxLength: 200, description: 'The branch whose typed API runs the document.' },
+      document: { type: 'string', minLength: 1, maxLength: 100_000, description: 'A GraphQL query or mutation.' },
+      variables: { type: 'object', additionalProperties: true, description: "The document's variables." },
+    },
+    required: ['branch', 'document'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: { data: { type: ['object', 'null'], additionalProperties: true }, errors: { type: 'array', items: { type: 'object' } } },
+  },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  role: 'read',
+  available: (ports) => ports.typedQuery !== undefined,
+  call: async (ports, args, signal) => {
+    const { branch, document, variables } = args as { branch: string; document: string; variables?: Record<string, unknown> };
+    const run = ports.typedQuery as NonNullable<ToolPorts['typedQuery']>;
+    const answer = (await run({ branch, document, ...(variables !== undefined ? { variables } : {}) }, signal)) as {
+      error?: ErrorBody;
+    };
+    // A refusal before any GraphQL ran (an unknown branch, a role) comes in the REST envelope: it is the tool's refusal.
+    if (answer.error !== undefined) throw errorFromBody(answer.error, answer.error.message);
+    return answer;
+  },
+};
 
 /** The input contract less the fields the tool fixes; a default the tool applies is said in the field's description. */
 function inputSchemaOf(op: Operation, binding: McpBinding): Json & { type: 'object' } {

@@ -6,7 +6,12 @@
  * protocol; it runs until the client closes standard input.
  */
 import type { Command } from 'commander';
-import type { CliContext } from '../cli-context.js';
+import { RestClient } from '../../http/rest-client.js';
+import { embeddedApi } from '../../service/api.js';
+import { loadConfig } from '../../service/config.js';
+import { openService } from '../../service/open-service.js';
+import type { ToolPorts } from '../../mcp/mcp-tools.js';
+import type { CliContext, Globals } from '../cli-context.js';
 
 export function mcpCommands(program: Command, cli: CliContext): void {
   cli
@@ -16,13 +21,43 @@ export function mcpCommands(program: Command, cli: CliContext): void {
         import('@modelcontextprotocol/sdk/server/stdio.js'),
         import('../../mcp/mcp-server.js'),
       ]);
-      const api = await cli.connect(cmd);
+      const { ports, close } = await portsOf(cli.globals(cmd));
       // Embedded, the caller owns the store; against a server, the server holds the token to its role.
-      const server = mcpServer({ api, role: 'admin' });
+      const server = mcpServer({ ports, role: 'admin' });
       const closed = new Promise<void>((resolve) => {
         server.onclose = () => resolve();
       });
       await server.connect(new StdioServerTransport());
       await closed;
+      await close();
     });
+}
+
+/** The API and the typed GraphQL of the store in this process, or of the server named. */
+async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Promise<void> }> {
+  if (g.server !== undefined) {
+    const base = g.server.replace(/\/$/, '');
+    const typedQuery: ToolPorts['typedQuery'] = async (q, signal) => {
+      const res = await fetch(`${base}/branches/${encodeURIComponent(q.branch)}/graphql`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/graphql-response+json',
+          ...(g.token !== undefined ? { authorization: `Bearer ${g.token}` } : {}),
+        },
+        body: JSON.stringify({ query: q.document, variables: q.variables }),
+        ...(signal !== undefined ? { signal } : {}),
+      });
+      return res.json();
+    };
+    return { ports: { api: new RestClient(base, g.token), typedQuery }, close: async () => {} };
+  }
+  const service = await openService(loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard }));
+  const ctx = { transport: 'cli' as const };
+  const { embeddedTypedGraphql } = await import('../../http/typed-graphql-endpoint.js');
+  const typed = embeddedTypedGraphql(service, ctx);
+  return {
+    ports: { api: embeddedApi(service, ctx), typedQuery: (q) => typed(q.branch, q.document, { variables: q.variables }) },
+    close: () => service.close(),
+  };
 }
