@@ -70,14 +70,8 @@ export async function mergeRequestNow(
     }
     const { doc, rev } = marked;
     if (result.status === 'success' && result.commit !== null) {
-      const commit = result.commit.id;
-      const merged = { state: 'merged' as const, merged: { commit, by: ports.actor(ctx), time: ports.now(), revision: rev.n } };
-      const { merging: _m, mergingSince: _s, ...rest } = doc;
-      // Written on the version that holds the marker; whoever changed it since is settled by the plain update.
-      const request =
-        (await ports.requests.replace(doc, { ...rest, ...merged }, ctx.signal)) ??
-        (await markMerged(ports, { id: a.id, rev: rev.n, commit }, ctx));
-      return { request, result };
+      // Written on the version that holds the marker, without reading it again.
+      return { request: await markMerged(ports, { id: a.id, rev: rev.n, commit: result.commit.id, read: doc }, ctx), result };
     }
     // Conflicts the target brought since, or nothing left to merge: nothing landed.
     return { request: await clearMerging(ports, { id: a.id, revision: rev.n }, ctx), result };

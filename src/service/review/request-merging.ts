@@ -73,19 +73,19 @@ export function clearMerging(ports: ReviewPorts, a: { id: string; revision: numb
   );
 }
 
-/** Record that `rev` merged as `commit`. */
-export function markMerged(
+/**
+ * Record that `rev` merged as `commit`: on `read` when the caller holds the newest version (one
+ * write), else on whatever version is newest.
+ */
+export async function markMerged(
   ports: ReviewPorts,
-  a: { id: string; rev: number; commit: string },
+  a: { id: string; rev: number; commit: string; read?: MergeRequestDoc },
   ctx: RequestContext,
 ): Promise<MergeRequestDoc> {
-  return ports.requests.update(
-    a.id,
-    async (d) => {
-      if (d.state === 'merged') return undefined;
-      const { merging: _m, mergingSince: _s, ...rest } = d;
-      return { ...rest, state: 'merged', merged: { commit: a.commit, by: ports.actor(ctx), time: ports.now(), revision: a.rev } };
-    },
-    ctx.signal,
-  );
+  const merged = (d: MergeRequestDoc): MergeRequestDoc => {
+    const { merging: _m, mergingSince: _s, ...rest } = d;
+    return { ...rest, state: 'merged', merged: { commit: a.commit, by: ports.actor(ctx), time: ports.now(), revision: a.rev } };
+  };
+  const written = a.read === undefined ? undefined : await ports.requests.replace(a.read, merged(a.read), ctx.signal);
+  return written ?? ports.requests.update(a.id, async (d) => (d.state === 'merged' ? undefined : merged(d)), ctx.signal);
 }
