@@ -14,7 +14,7 @@ describe('following the event feed', () => {
     const service = await serviceOnStore(new MemoryStore(), { actor: 'test', shard: 'test' });
     const ac = new AbortController();
     const idle: number[] = [];
-    for await (const e of followEvents(service, { after: 0, signal: ac.signal, pollMs: 5 })) {
+    for await (const e of followEvents(service, { after: 0, signal: ac.signal, pollMs: 5, ctx: { transport: 'embedded' } })) {
       if (!('pause' in e)) continue;
       idle.push(getEventListeners(ac.signal, 'abort').length);
       // Twelve pauses: past the ten listeners at which Node warns of a leak.

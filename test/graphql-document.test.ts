@@ -17,6 +17,7 @@ function op(name: string, input: z.ZodObject, output: z.ZodType, extra: Record<s
     name,
     summary: `${name} for the test`,
     role: 'read',
+    access: () => ({}),
     input,
     output,
     run: async () => ({}) as never,

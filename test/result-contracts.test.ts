@@ -20,6 +20,7 @@ function opAnswering(out: unknown) {
     name: 'answer',
     summary: 'answers what it is given',
     role: 'read',
+    access: () => ({}),
     input: z.object({}).strict(),
     output: z.object({ id: z.string(), n: z.number().int() }),
     run: async () => out as { id: string; n: number },

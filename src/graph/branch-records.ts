@@ -13,7 +13,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import type { EventKind, EventLog } from './event-log.js';
 import type { HeadVersions } from './head-versions.js';
-import { BRANCH_NAME_RE, decodeBranchSegment, keys, seqOfBranchKey } from './keys.js';
+import { BRANCH_NAME_RE, decodeBranchSegment, encodeBranch, keys, seqOfBranchKey } from './keys.js';
 import { ManifestRefZ, type ManifestRef } from './manifest.js';
 import type { ManifestStore } from './manifest-store.js';
 import type { SchemaStore } from './schema-store.js';
@@ -183,38 +183,52 @@ export class BranchRecords {
   }
 
   /**
-   * One page of live branch records in key order, after the branch named `after`: the listing
-   * starts right after that name's records and stops once the page is full and one more live name
-   * was seen, so a page costs its own names (and any deleted names between them), never the rest
-   * of the graph. Deleted names are skipped; unreadable records are reported as damaged.
+   * One page of live branch records in key order, after the branch named `after` and among names
+   * starting with `prefix` (listed from that prefix's keys alone): the listing starts right after
+   * that name's records and stops once the page is full and one more kept name was seen, so a page
+   * costs its own names (and any deleted or filtered-out names between them), never the rest of the
+   * graph. Deleted names and those `keep` refuses are skipped; unreadable records are reported as
+   * damaged. A filter that keeps few names would scan far: a page looks at most `scanLimit` names
+   * (a page's worth ten times over, and at least 1,000), and then ends short, with `next` naming
+   * the last name it looked at, so the next page goes on from there.
    */
-  async page(
-    after: string | undefined,
-    limit: number,
-    signal?: AbortSignal,
-  ): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; more: boolean }> {
+  async page(q: {
+    after?: string | undefined;
+    limit: number;
+    prefix?: string | undefined;
+    keep?: ((rec: BranchRecord) => boolean) | undefined;
+    signal?: AbortSignal | undefined;
+  }): Promise<{ records: BranchRecord[]; damaged: DamagedBranch[]; next: string | undefined }> {
+    const { after, limit, signal } = q;
+    const scanLimit = q.keep === undefined ? Number.POSITIVE_INFINITY : Math.max(1000, 10 * limit);
     const records: BranchRecord[] = [];
     const damaged: DamagedBranch[] = [];
     // Names whose newest record is known, waiting to be read in one parallel batch.
     let batch: [string, string][] = [];
     let current: [string, string] | undefined;
     let more = false;
+    let scanned = 0;
+    let lastScanned: string | undefined;
     const flush = async (): Promise<void> => {
       for (const r of await this.readNewest(batch, damaged, signal)) {
-        if (r === undefined || r.deleted) continue;
+        if (r === undefined || r.deleted || (q.keep !== undefined && !q.keep(r))) continue;
         if (records.length < limit) records.push(r);
         else more = true;
       }
+      scanned += batch.length;
+      lastScanned = batch[batch.length - 1]?.[0] ?? lastScanned;
       batch = [];
     };
+    const prefix = keys.allBranches() + (q.prefix === undefined ? '' : encodeBranch(q.prefix));
     const startAfter = after === undefined ? undefined : keys.branchRecord(after, 99_999_999);
-    for await (const o of this.store.list(keys.allBranches(), { signal, startAfter, pageSize: Math.min(1000, 2 * limit + 2) })) {
+    for await (const o of this.store.list(prefix, { signal, startAfter, pageSize: Math.min(1000, 2 * limit + 2) })) {
       const name = recordName(o.key);
       if (name === undefined) continue;
       if (current !== undefined && current[0] !== name) {
         batch.push(current);
-        if (batch.length >= limit + 1 - records.length) await flush();
+        if (batch.length >= Math.min(limit + 1 - records.length, scanLimit - scanned)) await flush();
         if (more) break;
+        if (scanned >= scanLimit) return { records, damaged, next: lastScanned };
       }
       current = [name, o.key];
     }
@@ -223,7 +237,7 @@ export class BranchRecords {
       if (current !== undefined) batch.push(current);
       await flush();
     }
-    return { records, damaged, more };
+    return { records, damaged, next: more ? records[records.length - 1]?.name : undefined };
   }
 
   /**

@@ -8,7 +8,7 @@
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { Commit, ManifestRef } from './manifest.js';
 import { validateBranchName } from './branch-records.js';
-import { type BranchRecord, type DamagedBranch } from './branch-record.js';
+import { traitsOf, type BranchRecord, type BranchTraits, type DamagedBranch } from './branch-record.js';
 import { type Repository } from './repository.js';
 import { keys } from './keys.js';
 import type { BranchHints } from './branch-hints.js';
@@ -25,6 +25,15 @@ export interface ListedBranch {
   commit: Commit;
 }
 
+/** Which live branches a page holds: names after `after` and starting with `prefix`, those `keep` keeps, at most `limit`. */
+export interface BranchPageQuery {
+  after?: string;
+  limit?: number;
+  prefix?: string;
+  keep?: (rec: BranchRecord) => boolean;
+  signal?: AbortSignal;
+}
+
 export interface BranchParts {
   repo: Repository;
   heads: Heads;
@@ -38,12 +47,10 @@ export class Branches {
   constructor(private readonly parts: BranchParts) {}
 
   /** One page of live branches by name, after `after` (see `BranchRecords.page`); `next` names the last one when more follow. */
-  async list(
-    page: { after?: string; limit?: number; signal?: AbortSignal } = {},
-  ): Promise<{ branches: ListedBranch[]; damaged: DamagedBranch[]; next: string | undefined }> {
+  async list(page: BranchPageQuery = {}): Promise<{ branches: ListedBranch[]; damaged: DamagedBranch[]; next: string | undefined }> {
     const { repo } = this.parts;
     const { signal } = page;
-    const { records, damaged, more } = await repo.records.page(page.after, page.limit ?? Number.MAX_SAFE_INTEGER, signal);
+    const { records, damaged, next } = await repo.records.page({ ...page, limit: page.limit ?? Number.MAX_SAFE_INTEGER });
     const branches: ListedBranch[] = [];
     await Promise.all(
       records.map(async (record) => {
@@ -57,15 +64,18 @@ export class Branches {
       }),
     );
     const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
-    const last = records[records.length - 1];
     return {
       branches: branches.sort((a, b) => order(a.record.name, b.record.name)),
       damaged: damaged.sort((a, b) => order(a.name, b.name)),
-      next: more && last !== undefined ? last.name : undefined,
+      next,
     };
   }
 
-  async create(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
+  async create(
+    name: string,
+    from: Ref,
+    opts: ChangeOptions & { traits?: BranchTraits } = {},
+  ): Promise<{ record: BranchRecord; head: Snapshot }> {
     const { repo, heads, publication } = this.parts;
     validateBranchName(name);
     let base = await heads.resolve(from, opts.signal);
@@ -82,7 +92,14 @@ export class Branches {
           branch: from.branch,
           message: `fold pending WAL generations before branching ${name}`,
         });
-      const res = await this.startLineage({ name, from: base.ref, after: existing?.seq ?? 0, opts, event: 'branch_created' });
+      const res = await this.startLineage({
+        name,
+        from: base.ref,
+        after: existing?.seq ?? 0,
+        opts,
+        carried: traitsOf(opts.traits ?? {}),
+        event: 'branch_created',
+      });
       if (res !== 'lost') {
         this.parts.hints.write(repo, res, base.manifest);
         return { record: res, head: { ...base, branch: res } };
@@ -119,7 +136,7 @@ export class Branches {
         from: target.ref,
         after: rec.seq,
         opts,
-        protection: rec.protection,
+        carried: { ...traitsOf(rec), ...(rec.protection !== undefined ? { protection: rec.protection } : {}) },
         event: 'branch_reset',
       });
       if (res !== 'lost') {
@@ -130,19 +147,22 @@ export class Branches {
     throw new BranchgraphError('publish_contention', `branch ${name} is being changed concurrently; retry`);
   }
 
-  /** The branch's next record after seq `after`, on a new lineage forked at `from` (or `lost` to a racer); a reset keeps the protection. */
+  /**
+   * The branch's next record after seq `after`, on a new lineage forked at `from` (or `lost` to a
+   * racer), with what it `carried`: a creation's traits, or all a reset keeps (protection and traits).
+   */
   private startLineage(a: {
     name: string;
     from: ManifestRef;
     after: number;
     opts: ChangeOptions;
-    protection?: BranchRecord['protection'];
+    carried: BranchTraits & Pick<BranchRecord, 'protection'>;
     event: 'branch_created' | 'branch_reset';
   }): Promise<BranchRecord | 'lost'> {
     const { repo, clock } = this.parts;
     const time = new Date(clock()).toISOString();
     const rec = { name: a.name, lineage: newId(clock()), deleted: false, from: a.from, time, actor: a.opts.actor ?? this.parts.actor };
-    return repo.records.write(a.protection === undefined ? rec : { ...rec, protection: a.protection }, a.after, {
+    return repo.records.write({ ...rec, ...a.carried }, a.after, {
       event: a.event,
       signal: a.opts.signal,
     });
@@ -172,14 +192,28 @@ export class Branches {
   }
 
   async delete(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
+    return (await this.remove(name, opts)) as BranchRecord;
+  }
+
+  /**
+   * Delete an expired branch: only the very record found expired, so a branch whose record changed
+   * since (a new expiry, a reset, a protection) is left as it is, and the answer is `changed`.
+   */
+  expire(expired: BranchRecord, opts: ChangeOptions = {}): Promise<BranchRecord | 'changed'> {
+    return this.remove(expired.name, { ...opts, expiring: expired });
+  }
+
+  private async remove(name: string, opts: ChangeOptions & { expiring?: BranchRecord }): Promise<BranchRecord | 'changed'> {
     const { repo, clock } = this.parts;
     validateBranchName(name);
     if (name === 'main') throw new BranchgraphError('branch_protected', 'main cannot be deleted', { details: { branch: name } });
     for (let attempt = 0; attempt < MAX_PUBLISH_ATTEMPTS; attempt++) {
       // A branch whose newest record is unreadable is deleted above it; its lineage is unknown, so the
       // deletion names none, and GC treats that lineage's objects like any no live branch uses.
-      const damaged = await repo.records.damaged(name, opts.signal);
+      const damaged = opts.expiring === undefined ? await repo.records.damaged(name, opts.signal) : undefined;
       const rec = damaged === undefined ? await repo.records.live(name, opts.signal) : { lineage: '', from: null, seq: damaged.seq };
+      if (opts.expiring !== undefined && (rec.seq !== opts.expiring.seq || (rec as BranchRecord).protection !== undefined))
+        return 'changed';
       if (damaged === undefined) refuseProtected(rec as BranchRecord, 'delete', opts.protection);
       const res = await repo.records.write(
         {
@@ -191,7 +225,7 @@ export class Branches {
           actor: opts.actor ?? this.parts.actor,
         },
         rec.seq,
-        { event: 'branch_deleted', signal: opts.signal },
+        { event: opts.expiring === undefined ? 'branch_deleted' : 'branch_expired', signal: opts.signal },
       );
       if (res !== 'lost') return res;
     }

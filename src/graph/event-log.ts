@@ -58,6 +58,7 @@ export const EVENT_KINDS = [
   'commit',
   'branch_created',
   'branch_deleted',
+  'branch_expired',
   'branch_reset',
   'branch_protected',
   'branch_unprotected',

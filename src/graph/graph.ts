@@ -13,13 +13,13 @@ import type { Schema } from '../model/schema.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import type { ProgressSink } from '../model/progress.js';
 import type { ObjectStore } from '../store/object-store.js';
-import type { BranchRecord, DamagedBranch } from './branch-record.js';
+import type { BranchRecord, BranchTraits, DamagedBranch } from './branch-record.js';
 import type { TagRecord } from './tags.js';
 import { MergeRequests } from './merge-requests.js';
 import { HookStore } from './hooks.js';
 import { sourceHash, type EventPage, type GraphEvent } from './event-log.js';
 import { WriterLease } from './writer-lease.js';
-import type { ListedBranch } from './branches.js';
+import type { BranchPageQuery, ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
@@ -45,6 +45,8 @@ export class Graph {
   readonly requests: MergeRequests;
   /** Registered webhooks and checks, and their dead letters (see hooks.ts). */
   readonly hooks: HookStore;
+  /** The store the graph lives in (a hosted graph's is under its prefix). */
+  readonly store: ObjectStore;
   readonly #parts: GraphParts;
   readonly #opts: GraphOptions;
 
@@ -52,6 +54,7 @@ export class Graph {
 
   private constructor(store: ObjectStore, opts: GraphOptions, shared?: { parts: GraphParts; hooks: HookStore }) {
     this.#parts = graphParts(store, opts, shared?.parts);
+    this.store = store;
     this.#opts = opts;
     this.ports = this.#parts.ports;
     this.actor = this.ports.actor;
@@ -121,18 +124,25 @@ export class Graph {
   }
 
   /** One page of live branches by name, after `after`; `next` names the last one when more follow. */
-  listBranches(
-    page: { after?: string; limit?: number; signal?: AbortSignal } = {},
-  ): Promise<{ branches: ListedBranch[]; damaged: DamagedBranch[]; next: string | undefined }> {
+  listBranches(page: BranchPageQuery = {}): Promise<{ branches: ListedBranch[]; damaged: DamagedBranch[]; next: string | undefined }> {
     return this.#parts.branches.list(page);
   }
 
-  createBranch(name: string, from: Ref, opts: ChangeOptions = {}): Promise<{ record: BranchRecord; head: Snapshot }> {
+  createBranch(
+    name: string,
+    from: Ref,
+    opts: ChangeOptions & { traits?: BranchTraits } = {},
+  ): Promise<{ record: BranchRecord; head: Snapshot }> {
     return this.#parts.branches.create(name, from, opts);
   }
 
   deleteBranch(name: string, opts: ChangeOptions = {}): Promise<BranchRecord> {
     return this.#parts.branches.delete(name, opts);
+  }
+
+  /** Delete an expired branch, if its record is still the one found expired (`changed` when it moved on). */
+  expireBranch(expired: BranchRecord, opts: ChangeOptions = {}): Promise<BranchRecord | 'changed'> {
+    return this.#parts.branches.expire(expired, opts);
   }
 
   /** Call `listener` with each event this process appends once its change has landed; returns the unsubscribe. */

@@ -22,7 +22,7 @@ interface FeedContext {
 
 async function* events(ctx: FeedContext, after: number): AsyncGenerator<{ events: GraphEventDto }> {
   const signal = AbortSignal.any([ctx.request.signal, ctx.service.stopping.signal]);
-  for await (const e of followEvents(ctx.service, { after, signal })) if (!('pause' in e)) yield { events: e };
+  for await (const e of followEvents(ctx.service, { after, signal, ctx: ctx.requestCtx })) if (!('pause' in e)) yield { events: e };
 }
 
 export const eventSubscription = {

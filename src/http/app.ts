@@ -11,6 +11,8 @@ import { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { BranchgraphError, isMasked, toBranchgraphError } from '../model/errors.js';
 import { authenticate, type TokenTable } from '../service/auth.js';
+import { DEFAULT_GRAPH } from '../model/token-scope.js';
+import { requireGraph } from '../service/access.js';
 import { LIMITS } from '../service/limits.js';
 import type { BranchgraphService } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
@@ -49,6 +51,8 @@ interface GraphAppOptions {
   bodyBudget: BodyBudget;
   /** Where the graph's routes are mounted: '' for the default graph, `/graphs/<name>` for a hosted one. */
   base: string;
+  /** The graph's name, as a token's `graphs` scope names it (`default` for the store's root). */
+  graph: string;
   boundHost: string;
 }
 
@@ -64,8 +68,12 @@ export function createApp(opts: AppOptions): Hono<Env> {
     bodyBudget: new BodyBudget(opts.bodyBudgetBytes ?? 4 * maxBodyBytes),
     boundHost: opts.boundHost ?? '127.0.0.1',
   };
-  const app = graphApp({ ...shared, service: opts.service, base: '' });
-  if (opts.host !== undefined) graphRoutes(app, { host: opts.host, appFor: (service, base) => graphApp({ ...shared, service, base }) });
+  const app = graphApp({ ...shared, service: opts.service, base: '', graph: DEFAULT_GRAPH });
+  if (opts.host !== undefined)
+    graphRoutes(app, {
+      host: opts.host,
+      appFor: (service, name) => graphApp({ ...shared, service, base: `/graphs/${name}`, graph: name }),
+    });
   return app;
 }
 
@@ -96,15 +104,26 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     log.info({ ...line, ...(operation !== undefined ? { graphqlOperation: operation } : {}) }, 'request');
   });
   // Authentication comes before any byte of a body is read: an anonymous caller cannot make the
-  // server buffer anything. Roles are checked per route.
+  // server buffer anything. Roles are checked per route, scopes by the service (service/access.ts);
+  // a token scoped to other graphs reaches nothing of this one.
   app.use('*', async (c, next) => {
     c.set('maxBodyBytes', opts.maxBodyBytes);
     c.set('bodyBudget', opts.bodyBudget);
-    const path = HOSTED_PATH.exec(c.req.path)?.[2] ?? c.req.path;
+    const hosted = HOSTED_PATH.exec(c.req.path);
+    const path = hosted?.[2] ?? c.req.path;
     if (!isPublicRoute({ method: c.req.method, path, query: (name) => c.req.query(name) })) {
-      const grant = authenticate(c.req.header('authorization'), opts.tokens);
+      const grant = await authenticate(c.req.header('authorization'), {
+        bootstrap: opts.tokens,
+        managed: service.tokens,
+        signal: c.req.raw.signal,
+      });
       c.set('role', grant.role);
       if (grant.identity !== undefined) c.set('identity', grant.identity);
+      if ('scope' in grant && grant.scope !== undefined && Object.keys(grant.scope).length > 0) {
+        // The default graph's app also routes `/graphs/...`, which graph-routes.ts judges by name.
+        if (hosted === null) requireGraph(grant.scope, opts.graph);
+        c.set('scope', grant.scope);
+      }
     }
     await next();
   });

@@ -20,6 +20,7 @@ export const HTTP_STATUS = {
   payload_too_large: 413,
   unauthorized: 401,
   forbidden: 403,
+  quota_exceeded: 403,
   publish_contention: 409,
   resolution_stale: 409,
   // As nginx does: the client closed the request.

@@ -13,6 +13,7 @@ import type { Role } from '../service/auth.js';
 import type { RequestContext } from '../service/request-context.js';
 import { allowStoreCallListeners } from '../model/signal-listeners.js';
 import { HTTP_STATUS } from './error-status.js';
+import type { TokenScope } from '../model/token-scope.js';
 import { readBodyText, type BodyBudget } from './request-body.js';
 
 export type Env = {
@@ -21,6 +22,8 @@ export type Env = {
     log: Logger;
     role: Role;
     identity?: string;
+    /** The token's branch and graph scope (model/token-scope.ts); absent for an unscoped token. */
+    scope?: TokenScope;
     maxBodyBytes: number;
     bodyBudget: BodyBudget;
     dispatched?: boolean;
@@ -65,6 +68,7 @@ export async function jsonBody(c: Context<Env>): Promise<unknown> {
 
 export function ctxOf(c: Context<Env>): RequestContext {
   const identity = c.get('identity');
+  const scope = c.get('scope');
   const operationId = c.req.header('operation-id');
   const signal = c.req.raw.signal;
   allowStoreCallListeners(signal);
@@ -74,6 +78,7 @@ export function ctxOf(c: Context<Env>): RequestContext {
     log: c.get('log'),
     requestId: c.get('requestId'),
     role: c.get('role'),
+    ...(scope !== undefined ? { scope } : {}),
     ...(identity !== undefined ? { actor: identity } : {}),
     ...(operationId !== undefined ? { operationId } : {}),
   };

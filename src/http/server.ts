@@ -28,14 +28,15 @@ export interface RunningServer {
 
 /**
  * Open the configured store and serve REST and GraphQL on it; `close()` drains in-flight requests first.
- * `opts.store` serves a store the caller already holds instead (a memory store kept across restarts in tests).
+ * `opts.store` serves a store the caller already holds instead (a memory store kept across restarts in tests);
+ * `opts.clock` replaces the wall clock (tests that watch branches expire).
  */
 export async function startServer(
   config: Config,
   logger: Logger = pino({ level: config.logLevel }),
-  opts: { store?: GraphHost['store'] } = {},
+  opts: { store?: GraphHost['store']; clock?: () => number } = {},
 ): Promise<RunningServer> {
-  const host = await openGraphHost(config, logger, opts.store);
+  const host = await openGraphHost(config, { log: logger, store: opts.store, clock: opts.clock });
   const service = host.root;
   const graph = service.graph;
   await service.start();

@@ -31,7 +31,10 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   request_not_mergeable: 'The reasons say what is missing: approvals, a revision, or resolutions for conflicts.',
   resolution_stale: 'The branches changed since your preview: call merge_preview again and resolve what it shows.',
   payload_too_large: 'Ask for less: a smaller limit, a filter, or the next page through the cursor.',
-  forbidden: 'This token may not do that: ask for a token with the role this tool needs.',
+  forbidden:
+    'This token may not do that: its role or its branch scope does not allow it (details.need and details.scope say which). Work on a branch the token may write, such as one under its own prefix.',
+  quota_exceeded:
+    'This token owns as many live branches as it may: delete one with branch_delete (or give new ones a ttlSeconds), then try again.',
   unauthorized: 'The server needs a bearer token.',
   publish_contention: 'Another writer got in first: call again.',
   overloaded: 'The server is busy: call again shortly.',

@@ -30,6 +30,8 @@ export const ERROR_CODES = {
   payload_too_large: { retryable: false },
   unauthorized: { retryable: false },
   forbidden: { retryable: false },
+  /** A token's quota (its live branches) is used up: delete one, or let one expire. */
+  quota_exceeded: { retryable: false },
   // Races the caller may simply retry.
   publish_contention: { retryable: true },
   aborted: { retryable: true },
@@ -105,7 +107,9 @@ export interface ErrorDetailsByCode {
   head_moved: CommonDetails & { branch?: string; expected?: string; actual?: string };
   payload_too_large: CommonDetails & { limit?: number; line?: number };
   unauthorized: CommonDetails;
-  forbidden: CommonDetails;
+  /** Which scope refused: the branch or graph asked for, and what the token needed of it. */
+  forbidden: CommonDetails & { branch?: string; graph?: string; need?: 'read' | 'write' | 'admin' | 'unscoped'; scope?: string[] };
+  quota_exceeded: CommonDetails & { limit?: number; owned?: number; owner?: string };
   publish_contention: CommonDetails & { branch?: string; shard?: string; attempts?: number; ageMs?: number; key?: string };
   aborted: CommonDetails & { batches?: number };
   resolution_stale: CommonDetails & { table?: string; key?: string; property?: string | null; side?: string };

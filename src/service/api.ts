@@ -9,6 +9,7 @@
  */
 import { checkedResult } from './result-check.js';
 import { parseInput } from './parse-input.js';
+import { checkAccess } from './access.js';
 import type { InputOf, Operation, OutputOf } from './operation.js';
 import { OPERATION_LIST, type OperationName, type Operations } from './operation-table.js';
 import type { BranchgraphService } from './service.js';
@@ -56,13 +57,30 @@ export type BranchgraphApi = {
   [K in OperationName]: (input: InputOf<Operations[K]>, call?: CallOptions) => Promise<OutputOf<Operations[K]>>;
 };
 
-/** Run one operation on the service: its input checked against its contract (problems named under `where`), then its function, under `ctx`. */
+/**
+ * Run one operation on the service: its input checked against its contract (problems named under
+ * `where`), what it touches against the caller's scope, then its function, under `ctx`.
+ */
 export async function invoke<I, O>(
   op: Operation<I, O>,
   service: BranchgraphService,
   call: { input: unknown; ctx: RequestContext; where?: string },
 ): Promise<O> {
-  return checkedResult(op as Operation, await op.run(service, parseInput(op.input, call.input, call.where ?? 'input'), call.ctx));
+  return runParsed(op, service, { input: parseInput(op.input, call.input, call.where ?? 'input'), ctx: call.ctx });
+}
+
+/**
+ * Run an operation on an input its contract already parsed: what it touches held to the caller's
+ * scope first (access.ts), then its function, its result held to its contract. Every transport's
+ * call ends here, so none can skip the scope.
+ */
+export async function runParsed<I, O>(
+  op: Operation<I, O>,
+  service: BranchgraphService,
+  call: { input: I; ctx: RequestContext },
+): Promise<O> {
+  await checkAccess(service, op.access(call.input), call.ctx);
+  return checkedResult(op as Operation, await op.run(service, call.input, call.ctx));
 }
 
 /** The service as the API, every call made under `ctx` (with the call's own signal and operation id). */

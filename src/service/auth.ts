@@ -6,17 +6,25 @@
  */
 import { createHash } from 'node:crypto';
 import { BranchgraphError } from '../model/errors.js';
+import type { TokenScope } from '../model/token-scope.js';
 
 export const ROLES = ['read', 'write', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** What a token grants: a role, and the identity commits made with it record as their actor. */
+/** What a token grants: a role, the identity commits made with it record as their actor, and (managed tokens) a scope. */
 export interface Grant {
   role: Role;
   identity: string;
+  scope?: TokenScope;
 }
 
 export type TokenTable = ReadonlyMap<string, Grant>;
+
+/** Tokens judged elsewhere than the bootstrap table (managed-tokens.ts): those whose text it owns. */
+export interface TokenVerifier {
+  owns(text: string): boolean;
+  authenticate(text: string, signal?: AbortSignal): Promise<Grant>;
+}
 
 const IDENTITY_RE = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
@@ -51,11 +59,21 @@ export function parseTokens(spec: string | undefined): { tokens: Map<string, Gra
   return { tokens, problems };
 }
 
-/** The caller's grant from an Authorization header; with no tokens configured every caller is an anonymous admin. */
-export function authenticate(header: string | undefined, tokens: TokenTable): Grant | { role: 'admin'; identity: undefined } {
-  if (tokens.size === 0) return { role: 'admin', identity: undefined };
+/**
+ * The caller's grant from an Authorization header: a bootstrap token (`--tokens`), or a managed
+ * one (managed-tokens.ts), checked against the store. With no bootstrap tokens configured the
+ * server is open and an anonymous caller is an admin; a managed token presented there still
+ * carries its role and scope, and a bad one is still refused.
+ */
+export async function authenticate(
+  header: string | undefined,
+  tokens: { bootstrap: TokenTable; managed?: TokenVerifier | undefined; signal?: AbortSignal | undefined },
+): Promise<Grant | { role: 'admin'; identity: undefined }> {
   const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-  const grant = m === null ? undefined : tokens.get(m[1] as string);
+  const text = m?.[1];
+  if (text !== undefined && tokens.managed?.owns(text) === true) return tokens.managed.authenticate(text, tokens.signal);
+  if (tokens.bootstrap.size === 0) return { role: 'admin', identity: undefined };
+  const grant = text === undefined ? undefined : tokens.bootstrap.get(text);
   if (grant === undefined) throw new BranchgraphError('unauthorized', 'a valid bearer token is required');
   return grant;
 }

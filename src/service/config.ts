@@ -15,6 +15,7 @@ import { DEFAULT_CATCHUP_SETTINGS, type CatchUpSettings } from '../wal/catch-up-
 import { DEFAULT_BUDGET_BYTES } from '../merge/preparation-scheduler.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
 import { DEFAULT_HOOK_SETTINGS, type HookSettings } from './hook-dispatcher.js';
+import { DEFAULT_EXPIRY_SETTINGS, type ExpirySettings } from './branch-expiry.js';
 
 /** Validated server and engine configuration (see `CONFIG_HELP` for every setting). */
 export interface Config {
@@ -45,6 +46,8 @@ export interface Config {
   hooks: HookSettings;
   /** How old a copy of the hook registry a delivery may use. */
   hookRefreshMs: number;
+  /** How often expired branches are swept. */
+  expiry: ExpirySettings;
 }
 
 export const CONFIG_HELP = `
@@ -79,6 +82,7 @@ export const CONFIG_HELP = `
                        HOOK_QUEUE_LIMIT               deliveries of one hook queued or retrying at once; more become dead letters, default 1000
                        HOOK_CONCURRENCY               deliveries of one hook in flight at once (each hook has its own), default 4
                        HOOK_REFRESH_MS                how old a copy of the hook registry a server may use, default 5000
+                       BRANCH_EXPIRY_INTERVAL_MS      how often expired branches are deleted, default 60000 (0: never on its own)
                        MANIFEST_PART_BYTES            leaf size of manifest part trees (tables 65536 inline then 4096, ancestry 4096); tests set it small
 `;
 
@@ -194,6 +198,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
         : r.int({ env: 'MANIFEST_PART_BYTES', dflt: 0, range: [64, 1 << 20] }),
     hooks: hookSettings(r),
     hookRefreshMs: r.int({ env: 'HOOK_REFRESH_MS', dflt: 5000, range: [0, 3_600_000] }),
+    expiry: {
+      intervalMs: r.int({ env: 'BRANCH_EXPIRY_INTERVAL_MS', dflt: DEFAULT_EXPIRY_SETTINGS.intervalMs, range: [0, 86_400_000] }),
+    },
   };
   if (r.problems.length > 0) {
     const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');

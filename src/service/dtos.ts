@@ -50,6 +50,10 @@ export interface BranchDto {
   forkedFrom: string | null;
   /** The branch's protection rule, who set it and when; null when it has none. */
   protection: Protection | null;
+  /** When the maintenance sweep deletes it; null when it lives until deleted. */
+  expiresAt: string | null;
+  owner: string | null;
+  labels: string[];
 }
 
 /** One page of branches: the live ones, the damaged ones in its range, and the cursor of the next page. */

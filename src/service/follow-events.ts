@@ -8,6 +8,8 @@
 import { BranchgraphError } from '../model/errors.js';
 import { eventDto, refusePastEnd, type GraphEventDto } from './operations/events/list-events.js';
 import type { BranchgraphService } from './service.js';
+import type { RequestContext } from './request-context.js';
+import { visibleEvent } from './access.js';
 import type { EventPage } from '../graph/event-log.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
 
@@ -31,14 +33,15 @@ export interface FeedPause {
 
 export async function* followEvents(
   service: BranchgraphService,
-  from: { after: number; signal: AbortSignal; pollMs?: number },
+  from: { after: number; signal: AbortSignal; pollMs?: number; ctx: RequestContext },
 ): AsyncGenerator<GraphEventDto | FeedPause> {
   const { signal, pollMs = FOLLOW_POLL_MS } = from;
   await refusePastEnd(service, from.after, signal);
   let cursor = from.after;
   while (!signal.aborted) {
     const page = await service.graph.events({ after: cursor, limit: 100, signal });
-    for (const e of page.events) yield eventDto(e);
+    // A scoped token follows the events of the branches it reads; the cursor still moves past the rest.
+    for (const e of page.events) if (visibleEvent(from.ctx, e)) yield eventDto(e);
     cursor = page.next;
     if (page.events.length > 0) continue;
     yield { pause: true, waitingOn: page.waitingOn };

@@ -67,6 +67,14 @@ function refOfText(s: string): Ref | string {
   return { path };
 }
 
+/** Who a branch is for: a token's identity, an agent, a team. */
+export const ownerName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/, "1-64 letters, digits, '.', '_', '@' or '-'")
+  .describe("Who the branch is for (an agent's or a team's name); the caller's identity by default.");
+/** A branch label: `key` or `key=value`, lowercase, for listings to filter by. */
+export const labelText = z.string().regex(/^[a-z0-9][a-z0-9._:/=-]{0,62}$/, "1-63 of a-z 0-9 . _ : / = -, as 'task' or 'task=1234'");
+
 /** An RFC 3339 time (`Z` or an offset), as milliseconds since the epoch. */
 export const timeInput = z
   .string()

@@ -13,6 +13,7 @@ import { openStore } from '../store/open-store.js';
 import type { Config } from './config.js';
 import { BranchgraphService, type ServiceOptions } from './service.js';
 import { GraphHost } from './graph-host.js';
+import { ManagedTokens } from './managed-tokens.js';
 import { observeStoreCall } from './metrics.js';
 
 /** Service settings from configuration. */
@@ -25,6 +26,7 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
     compaction: config.compaction,
     maxIngestBytes: config.maxIngestBytes,
     hooks: config.hooks,
+    expiry: config.expiry,
     ...(log ? { log } : {}),
   };
 }
@@ -44,14 +46,18 @@ async function configuredStore(config: Config, held?: ObjectStore): Promise<Obje
   return new ObservedStore(config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store, observeStoreCall);
 }
 
-function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) => Promise<BranchgraphService> {
-  const opts = serviceOptions(config, log);
+function onStore(
+  config: Config,
+  at: { log?: Logger | undefined; tokens?: ManagedTokens; clock?: () => number },
+): (store: ObjectStore) => Promise<BranchgraphService> {
+  const opts = { ...serviceOptions(config, at.log), ...(at.tokens !== undefined ? { tokens: at.tokens } : {}) };
   return async (store) =>
     new BranchgraphService(
       await Graph.open(store, {
         actor: config.actor,
         partBytes: config.manifestPartBytes,
         hookRefreshMs: config.hookRefreshMs,
+        ...(at.clock !== undefined ? { clock: at.clock } : {}),
         ...(config.compaction.inline ? {} : { inlineCompaction: false }),
       }),
       opts,
@@ -60,12 +66,19 @@ function onStore(config: Config, log: Logger | undefined): (store: ObjectStore) 
 
 /** A service over the configured store (with injected latency when configured), opening the graph and creating `main` in an empty store. */
 export async function openService(config: Config, log?: Logger): Promise<BranchgraphService> {
-  return onStore(config, log)(await configuredStore(config));
+  return onStore(config, { log })(await configuredStore(config));
 }
 
-/** The default graph and the named graphs hosted beside it in the configured store. */
-export async function openGraphHost(config: Config, log?: Logger, held?: ObjectStore): Promise<GraphHost> {
-  const store = await configuredStore(config, held);
-  const open = onStore(config, log);
-  return new GraphHost({ root: await open(store), store, open });
+/**
+ * The default graph and the named graphs hosted beside it in the configured store, all honouring
+ * the managed tokens kept at the store's root. `clock` replaces the wall clock (tests of expiry).
+ */
+export async function openGraphHost(
+  config: Config,
+  at: { log?: Logger | undefined; store?: ObjectStore | undefined; clock?: (() => number) | undefined } = {},
+): Promise<GraphHost> {
+  const store = await configuredStore(config, at.store);
+  const tokens = new ManagedTokens(store, at.clock);
+  const open = onStore(config, { log: at.log, tokens, ...(at.clock !== undefined ? { clock: at.clock } : {}) });
+  return new GraphHost({ root: await open(store), store, open, ...(at.clock !== undefined ? { clock: at.clock } : {}) });
 }

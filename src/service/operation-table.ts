@@ -57,6 +57,10 @@ import { diff } from './operations/history/diff.js';
 import { mergeBase } from './operations/history/merge-base.js';
 import { compact } from './operations/admin/compact.js';
 import { gc } from './operations/admin/gc.js';
+import { expireBranches } from './operations/admin/expire-branches.js';
+import { createToken } from './operations/tokens/create-token.js';
+import { listTokens } from './operations/tokens/list-tokens.js';
+import { deleteToken } from './operations/tokens/delete-token.js';
 import { listOperations } from './operations/admin/list-operations.js';
 import { getOperation } from './operations/admin/get-operation.js';
 import type { Operation } from './operation.js';
@@ -115,6 +119,10 @@ export const OPERATIONS = {
   mergeBase,
   compact,
   gc,
+  expireBranches,
+  createToken,
+  listTokens,
+  deleteToken,
   listOperations,
   getOperation,
 } as const;

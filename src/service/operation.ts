@@ -1,7 +1,8 @@
 /**
  * What an operation is: defined once, in its own file under operations/,
  * and carried by every edge from that one definition. An operation has a
- * name (the API method), the role a caller needs, one input contract (zod:
+ * name (the API method), the role a caller needs, what a call touches (its access, held to a
+ * scoped token), one input contract (zod:
  * path, query, header and body fields together), one result contract (zod),
  * the function that runs it on the service, and how HTTP, GraphQL and MCP reach it. The REST routes, the
  * REST client, the embedded API and the GraphQL resolvers are derived from
@@ -11,6 +12,7 @@
  */
 import type { z } from 'zod';
 import type { Role } from './auth.js';
+import type { Access } from './access.js';
 import type { BranchgraphService } from './service.js';
 import type { RequestContext } from './request-context.js';
 
@@ -87,6 +89,8 @@ export interface Operation<I = unknown, O = unknown> {
   /** One line for the docs and the CLI's help. */
   summary: string;
   role: Role;
+  /** What a call touches, for a scoped token (access.ts): held to the token's scope before it runs. */
+  access: (input: I) => Access;
   input: z.ZodType<I, unknown>;
   /** The result contract: what every transport answers with, and what the OpenAPI document and the tests hold results to. */
   output: z.ZodType;
@@ -109,6 +113,7 @@ export function defineOperation<S extends z.ZodType, R extends z.ZodType, O exte
   summary: string;
   role: Role;
   input: S;
+  access: (input: z.output<S>) => Access;
   output: R;
   run(service: BranchgraphService, input: z.output<S>, ctx: RequestContext): Promise<O>;
   http: HttpBinding<NoInfer<O>>;

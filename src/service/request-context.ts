@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Role } from './auth.js';
+import type { TokenScope } from '../model/token-scope.js';
 import type { Snapshot } from '../graph/snapshot.js';
 
 /** What carries a request; HTTP merges are capped at width one. */
@@ -19,6 +20,8 @@ export interface RequestContext {
   actor?: string;
   /** The caller's role over HTTP; an embedded caller, who owns the process, counts as admin. */
   role?: Role;
+  /** The branches and graphs the caller's token may touch (access.ts); no limit when absent. */
+  scope?: TokenScope;
   /** The transport's request id, quoted in errors whose detail only the log holds. */
   requestId?: string;
   /** The id the client chose for this request's long operation (`Operation-Id`), to follow its progress. */

@@ -22,8 +22,11 @@ import { ServiceMetrics } from './metrics.js';
 import { Compactor, DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
 import { commitDto, type BranchDto, type MergeResultDto } from './dtos.js';
 import { DEFAULT_HOOK_SETTINGS, HookDispatcher, type HookSettings } from './hook-dispatcher.js';
+import { ManagedTokens } from './managed-tokens.js';
+import { BranchExpiry, DEFAULT_EXPIRY_SETTINGS, type ExpirySettings } from './branch-expiry.js';
 
 import type { RequestContext } from './request-context.js';
+import { checkRefName, checkSnapshot } from './access.js';
 
 /** Service settings: merge width and budget, WAL shard and sealing, catch-up triggers, logger. */
 export interface ServiceOptions {
@@ -41,6 +44,10 @@ export interface ServiceOptions {
   maxIngestBytes?: number;
   /** Webhook and check delivery: the host allowlist, timeouts, retries, queue. */
   hooks?: HookSettings;
+  /** How often expired branches are swept (branch-expiry.ts). */
+  expiry?: ExpirySettings;
+  /** The server's managed tokens (every graph a server hosts shares its root store's); the graph's own store's by default. */
+  tokens?: ManagedTokens;
 }
 
 /** One graph's service: the graph, its WAL writer, catch-up and compaction, long operations and metrics. */
@@ -56,6 +63,10 @@ export class BranchgraphService {
   readonly keyedMerges = new Map<string, Promise<MergeResultDto>>();
   /** Delivers this process's events to the graph's webhooks and asks its checks. */
   readonly hooks: HookDispatcher;
+  /** Deletes branches past their expiry (branch-expiry.ts). */
+  readonly expiry: BranchExpiry;
+  /** Tokens admins create and revoke (managed-tokens.ts). */
+  readonly tokens: ManagedTokens;
   /** Work started for a request that outlives it (check runs), waited for when the service stops. */
   private readonly backgroundWork = new Set<Promise<unknown>>();
 
@@ -73,6 +84,8 @@ export class BranchgraphService {
     });
     this.compactor = new Compactor(graph, opts.compaction ?? DEFAULT_COMPACTION_SETTINGS, opts.log);
     this.hooks = new HookDispatcher(graph, opts.hooks ?? DEFAULT_HOOK_SETTINGS, { shard: wal.shard, log: opts.log });
+    this.expiry = new BranchExpiry(graph, opts.expiry ?? DEFAULT_EXPIRY_SETTINGS, opts.log);
+    this.tokens = opts.tokens ?? new ManagedTokens(graph.store, graph.clock);
     // Listening costs nothing until a hook is registered; embedded use delivers too.
     this.hooks.start();
   }
@@ -96,6 +109,7 @@ export class BranchgraphService {
       await this.catchUps.idle();
       await this.compactor.settled();
       await this.hooks.idle();
+      await this.expiry.idle();
       await this.graph.idle();
     } while (this.backgroundWork.size > 0 || this.catchUps.active || this.hooks.active);
   }
@@ -107,6 +121,7 @@ export class BranchgraphService {
     this.hooks.resume();
     this.catchUps.start();
     this.compactor.start();
+    this.expiry.start();
   }
 
   /** Aborted when the service stops: long-lived streams (the event feed) end with it. */
@@ -115,7 +130,7 @@ export class BranchgraphService {
   async stop(): Promise<void> {
     this.stopping.abort();
     await Promise.allSettled([...this.backgroundWork]);
-    await Promise.all([this.catchUps.stop(), this.compactor.stop(), this.hooks.stop()]);
+    await Promise.all([this.catchUps.stop(), this.compactor.stop(), this.hooks.stop(), this.expiry.stop()]);
   }
 
   /** Stop background work and release the store. */
@@ -124,8 +139,21 @@ export class BranchgraphService {
     await this.graph.close();
   }
 
-  /** The snapshot a read names, resolved once per request (per ref, when the request pins its snapshots). */
+  /**
+   * The snapshot a read names, resolved once per request (per ref, when the request pins its
+   * snapshots). Every read of a named ref comes through here, so here a scoped token's reads are
+   * judged (access.ts): by the branch's name before resolving, by what was resolved after.
+   */
   snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
+    if (ctx.scope === undefined) return this.resolve(ref, ctx);
+    checkRefName(ctx, ref);
+    return this.resolve(ref, ctx).then(async (snap) => {
+      await checkSnapshot(this, { ref, snap, ctx });
+      return snap;
+    });
+  }
+
+  private resolve(ref: Ref, ctx: RequestContext): Promise<Snapshot> {
     if (ctx.pins === undefined) return this.graph.resolve(ref, ctx.signal);
     const id = canonicalJson(ref);
     let snap = ctx.pins.get(id);
@@ -162,12 +190,21 @@ export class BranchgraphService {
 
   /** A branch as clients see it, with the commit it was forked from. */
   async branchDto(
-    b: { name: string; head: Commit; rec: Pick<BranchRecord, 'time' | 'from' | 'protection'> },
+    b: { name: string; head: Commit; rec: Pick<BranchRecord, 'time' | 'from' | 'protection' | 'expiresAt' | 'owner' | 'labels'> },
     ctx: RequestContext,
   ): Promise<BranchDto> {
     const { name, head, rec } = b;
     const forkedFrom = rec.from === null ? null : (await this.graph.ports.manifests.readManifest(rec.from, ctx.signal)).commit.id;
-    return { name, head: commitDto(head), createdAt: rec.time, forkedFrom, protection: rec.protection ?? null };
+    return {
+      name,
+      head: commitDto(head),
+      createdAt: rec.time,
+      forkedFrom,
+      protection: rec.protection ?? null,
+      expiresAt: rec.expiresAt ?? null,
+      owner: rec.owner ?? null,
+      labels: rec.labels ?? [],
+    };
   }
 
   /** Run `work` as a tracked long operation: listed while it runs, then with its outcome. */

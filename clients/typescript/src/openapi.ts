@@ -261,7 +261,7 @@ export interface paths {
         get: operations["listBranches"];
         put?: never;
         /**
-         * Create a branch at a ref (default main); it copies nothing.
+         * Create a branch at a ref (default main); it copies nothing. It may expire, and carry an owner and labels.
          * @description Create a branch from a branch head or a commit (default main). Shares the parent's data; copies nothing.
          */
         post: operations["createBranch"];
@@ -1178,6 +1178,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/maintenance/expire-branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete the branches past their expiry now (the server also does it every minute); open merge requests hold theirs. */
+        post: operations["expireBranches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every managed token with its scope, newest first; secrets are never listed. */
+        get: operations["listTokens"];
+        put?: never;
+        /** Create a token with a role and a scope of graphs and branches; its secret is in this answer only. */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a managed token; every server refuses it from its next request. */
+        delete: operations["deleteToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/operations": {
         parameters: {
             query?: never;
@@ -1237,6 +1289,12 @@ export interface components {
                 setBy: string;
                 time: string;
             } | null;
+            /** @description When the maintenance sweep deletes the branch (unless it is protected, or the source of an open merge request); null when it lives until deleted. */
+            expiresAt: string | null;
+            /** @description Who the branch is for; null when nobody was named. */
+            owner: string | null;
+            /** @description Labels listings filter by (`task`, `task=1234`). */
+            labels: string[];
         };
         CatchUpReport: {
             branch: string;
@@ -1334,11 +1392,16 @@ export interface components {
             target: unknown;
             message: string;
         };
+        CreatedToken: {
+            /** @description The bearer token: send it as `Authorization: Bearer <token>`. It is not shown again. */
+            token: string;
+            record: components["schemas"]["Token"];
+        };
         ErrorEnvelope: {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable";
                 message: string;
                 retryable: boolean;
                 issues?: {
@@ -1351,11 +1414,20 @@ export interface components {
                 };
             };
         };
+        ExpirySweep: {
+            /** @description The branches deleted, each a `branch_expired` event in the feed. */
+            expired: string[];
+            /** @description Expired branches an open merge request holds (as source or target); deleted by the first sweep after it is merged or closed. */
+            held: {
+                branch: string;
+                request: string;
+            }[];
+        };
         GraphEvent: {
             /** @description Its place in the feed. */
             seq: number;
             /** @enum {string} */
-            kind: "commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed";
+            kind: "commit" | "branch_created" | "branch_deleted" | "branch_expired" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed";
             time: string;
             actor: string;
             branch?: string;
@@ -1702,6 +1774,28 @@ export interface components {
             actor: string;
             time: string;
             message: string;
+        };
+        Token: {
+            /** Format: id */
+            id: string;
+            /** @description The identity its calls act as: commits record it as their actor, and it owns the branches it creates. */
+            name: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "read" | "write" | "admin";
+            /** @description Graph name patterns it reaches (`default` is the root graph); null: every graph. */
+            graphs: string[] | null;
+            /** @description Branch name patterns it reads (besides those it writes); null: every branch. */
+            read: string[] | null;
+            /** @description Branch name patterns it creates, changes, merges into and deletes; null: every branch. */
+            write: string[] | null;
+            /** @description The most live branches it may own at once; null: no limit. */
+            maxBranches: number | null;
+            expiresAt: string | null;
+            createdAt: string;
+            createdBy: string;
         };
         WalStatus: {
             branch: string;
@@ -2224,6 +2318,9 @@ export interface operations {
                 limit?: number;
                 /** @description The nextCursor of the previous page. */
                 cursor?: string;
+                owner?: string;
+                label?: string;
+                prefix?: string;
             };
             header?: never;
             path?: never;
@@ -2268,6 +2365,13 @@ export interface operations {
                     name: string;
                     /** @description Exactly one of branch, commit or tag. */
                     from?: components["schemas"]["Ref"];
+                    /** @description Delete the branch this many seconds from now (the maintenance sweep does it). */
+                    ttlSeconds?: number;
+                    /** @description Delete the branch at this RFC 3339 time; give this or ttlSeconds. */
+                    expiresAt?: string;
+                    /** @description Who the branch is for (an agent's or a team's name); the caller's identity by default. */
+                    owner?: string;
+                    labels?: string[];
                 };
             };
         };
@@ -3862,7 +3966,7 @@ export interface operations {
                      */
                     kind?: "event" | "check";
                     /** @description The event kinds an event hook receives, or * for all; required for an event hook. */
-                    events?: ("commit" | "branch_created" | "branch_deleted" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed" | "*")[];
+                    events?: ("commit" | "branch_created" | "branch_deleted" | "branch_expired" | "branch_reset" | "branch_protected" | "branch_unprotected" | "tag_created" | "request_opened" | "request_revised" | "request_reviewed" | "request_resolutions" | "request_checked" | "request_merge_started" | "request_merged" | "request_closed" | "*")[];
                     /** @description A check hook's name, as protection rules require it. */
                     check?: string;
                     /** @description The signing key; 32 random characters when absent. */
@@ -4253,6 +4357,126 @@ export interface operations {
                         /** Format: int64 */
                         bytesFreed: number;
                         keys: string[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    expireBranches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExpirySweep"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tokens: components["schemas"]["Token"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Who uses it: commits record it as their actor, and it owns the branches it creates. */
+                    name: string;
+                    /**
+                     * Role
+                     * @enum {string}
+                     */
+                    role: "read" | "write" | "admin";
+                    /** @description Graph name patterns it reaches (`default` is the root graph); every graph when left out. */
+                    graphs?: string[];
+                    /** @description Branch name patterns it reads, besides those it writes; every branch when left out. */
+                    read?: string[];
+                    /** @description Branch name patterns it creates, changes, merges into and deletes (`agent/alice/*`); every branch when left out. */
+                    write?: string[];
+                    /** @description The most live branches it may own at once. */
+                    maxBranches?: number;
+                    /** @description When it stops working (RFC 3339). */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        revoked: components["schemas"]["Token"];
                     };
                 };
             };

@@ -14,7 +14,7 @@ import { streamSSE } from 'hono/streaming';
 import { requireRole } from '../../service/auth.js';
 import { eventCursor, followEvents } from '../../service/follow-events.js';
 import type { BranchgraphService } from '../../service/service.js';
-import type { Env } from '../http-context.js';
+import { ctxOf, type Env } from '../http-context.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -28,7 +28,7 @@ export function eventStreamRoute(app: Hono<Env>, service: BranchgraphService): v
       async (stream) => {
         let spoke = Date.now();
         let waiting = 'null';
-        for await (const e of followEvents(service, { after, signal })) {
+        for await (const e of followEvents(service, { after, signal, ctx: ctxOf(c) })) {
           if (!('pause' in e)) {
             await stream.writeSSE({ id: String(e.seq), event: e.kind, data: JSON.stringify(e) });
             spoke = Date.now();

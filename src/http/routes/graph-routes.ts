@@ -6,6 +6,8 @@
  */
 import type { Hono } from 'hono';
 import { requireRole } from '../../service/auth.js';
+import { requireGraph } from '../../service/access.js';
+import { mayReachGraph } from '../../model/token-scope.js';
 import type { GraphHost } from '../../service/graph-host.js';
 import { CreateGraphZ } from '../../service/inputs.js';
 import { parseInput } from '../../service/parse-input.js';
@@ -14,27 +16,34 @@ import { jsonBody, param, type Env } from '../http-context.js';
 
 export function graphRoutes(
   app: Hono<Env>,
-  opts: { host: GraphHost; appFor: (service: BranchgraphService, base: string) => Hono<Env> },
+  opts: { host: GraphHost; appFor: (service: BranchgraphService, name: string) => Hono<Env> },
 ): void {
   const { host } = opts;
   const hostedApps = new WeakMap<BranchgraphService, Hono<Env>>();
   app.get('/graphs', async (c) => {
     requireRole(c.get('role'), 'read');
-    return c.json({ graphs: await host.list(c.req.raw.signal) });
+    // A token scoped to some graphs lists those.
+    const graphs = (await host.list(c.req.raw.signal)).filter((g) => mayReachGraph(c.get('scope'), g.name));
+    return c.json({ graphs });
   });
   app.post('/graphs', async (c) => {
     requireRole(c.get('role'), 'admin');
-    return c.json(await host.create(parseInput(CreateGraphZ, await jsonBody(c), 'body').name, c.req.raw.signal), 201);
+    const name = parseInput(CreateGraphZ, await jsonBody(c), 'body').name;
+    requireGraph(c.get('scope'), name);
+    return c.json(await host.create(name, c.req.raw.signal), 201);
   });
   app.delete('/graphs/:name', async (c) => {
     requireRole(c.get('role'), 'admin');
+    requireGraph(c.get('scope'), param(c, 'name'));
     return c.json(await host.delete(param(c, 'name'), c.req.raw.signal));
   });
   app.all('/graphs/:name/*', async (c) => {
+    // Judged before the graph is looked up: a refusal never says whether the graph exists.
+    requireGraph(c.get('scope'), param(c, 'name'));
     const service = await host.service(param(c, 'name'), c.req.raw.signal);
     let hosted = hostedApps.get(service);
     if (hosted === undefined) {
-      hosted = opts.appFor(service, `/graphs/${param(c, 'name')}`);
+      hosted = opts.appFor(service, param(c, 'name'));
       hostedApps.set(service, hosted);
     }
     // The hosted graph's app logs and counts the request itself.

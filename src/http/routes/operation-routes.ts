@@ -15,7 +15,7 @@ import { parseInput } from '../../service/parse-input.js';
 import { inputFields, type InputField } from '../../service/input-fields.js';
 import type { Operation } from '../../service/operation.js';
 import { OPERATION_LIST } from '../../service/operation-table.js';
-import { checkedResult } from '../../service/result-check.js';
+import { runParsed } from '../../service/api.js';
 import type { BranchgraphService } from '../../service/service.js';
 import { bodyText, ctxOf, jsonBody, param, readableOf, type Env } from '../http-context.js';
 
@@ -29,7 +29,7 @@ export function operationRoutes(app: Hono<Env>, service: BranchgraphService): vo
       try {
         const where = op.http.method === 'GET' || op.http.method === 'DELETE' ? 'query' : 'body';
         const parsed = parseInput(op.input, input, where) as Record<string, unknown>;
-        const out = checkedResult(op, await op.run(service, parsed, ctxOf(c)));
+        const out = await runParsed(op, service, { input: parsed, ctx: ctxOf(c) });
         return await reply(op, c, { out, input: parsed });
       } finally {
         release();

@@ -23,5 +23,13 @@ export const BranchZ = z
       })
       .nullable()
       .describe("The branch's protection rule, who set it and when; null when it has none."),
+    expiresAt: z
+      .string()
+      .nullable()
+      .describe(
+        'When the maintenance sweep deletes the branch (unless it is protected, or the source of an open merge request); null when it lives until deleted.',
+      ),
+    owner: z.string().nullable().describe('Who the branch is for; null when nobody was named.'),
+    labels: z.array(z.string()).describe('Labels listings filter by (`task`, `task=1234`).'),
   })
   .meta({ id: 'Branch' });

@@ -9,6 +9,7 @@ export const compact = defineOperation({
   name: 'compact',
   summary: "Compact a branch's tables now (servers also compact in the background).",
   role: 'write',
+  access: ({ branch }) => ({ writes: [branch] }),
   input: z
     .object({
       branch: branchName,

@@ -45,6 +45,7 @@ export const gc = defineOperation({
   name: 'gc',
   summary: 'Delete objects no live manifest references, older than the grace period (admin).',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z
     .object({
       graceSeconds: z

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IdZ } from '../../results/scalars.js';
 import { defineOperation } from '../../operation.js';
+import { requireRead } from '../../access.js';
 import type { OperationDto } from '../../dtos.js';
 import { OperationZ } from '../../results/long-operation.js';
 
@@ -9,9 +10,13 @@ export const getOperation = defineOperation({
   name: 'getOperation',
   summary: "A long operation's progress, by the id its request was given.",
   role: 'read',
+  // Judged on what it finds: the branch it changes.
+  access: () => 'filtered',
   input: z.object({ id: IdZ.min(1).max(64) }).strict(),
-  async run(service, { id }): Promise<OperationDto> {
-    return service.operations.get(id);
+  async run(service, { id }, ctx): Promise<OperationDto> {
+    const op = service.operations.get(id);
+    requireRead(ctx, op.branch);
+    return op;
   },
   output: OperationZ,
   http: { method: 'GET', path: '/operations/{id}' },

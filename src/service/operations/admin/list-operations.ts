@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
+import { visibleBranch } from '../../access.js';
 import type { OperationDto } from '../../dtos.js';
 import { OperationZ } from '../../results/long-operation.js';
 
@@ -8,9 +9,10 @@ export const listOperations = defineOperation({
   name: 'listOperations',
   summary: 'Long operations running here, then those finished recently, with their progress.',
   role: 'read',
+  access: () => 'filtered',
   input: z.object({}).strict(),
-  async run(service): Promise<{ operations: OperationDto[] }> {
-    return { operations: service.operations.list() };
+  async run(service, _input, ctx): Promise<{ operations: OperationDto[] }> {
+    return { operations: service.operations.list().filter((op) => visibleBranch(ctx, op.branch)) };
   },
   output: z.object({
     operations: z.array(OperationZ),

@@ -7,6 +7,7 @@ export const deleteBranch = defineOperation({
   name: 'deleteBranch',
   summary: 'Delete a branch (never main); its commits stay readable until GC.',
   role: 'write',
+  access: ({ name }) => ({ writes: [name] }),
   input: z.object({ name: branchName }).strict(),
   async run(service, { name }, ctx): Promise<{ deleted: string }> {
     await service.graph.deleteBranch(name, { signal: ctx.signal, actor: ctx.actor });

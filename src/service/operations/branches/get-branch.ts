@@ -9,6 +9,7 @@ export const getBranch = defineOperation({
   name: 'getBranch',
   summary: 'A branch with its head commit and where it was forked from.',
   role: 'read',
+  access: ({ name }) => ({ reads: [{ branch: name }] }),
   input: z.object({ name: branchName }).strict(),
   async run(service, { name }, ctx): Promise<BranchDto> {
     const head = await service.graph.branchHead(name, ctx.signal);

@@ -16,6 +16,7 @@ export const protectBranch = defineOperation({
   name: 'protectBranch',
   summary: 'Protect a branch: changes land only through approved merge requests.',
   role: 'admin',
+  access: ({ name }) => ({ writes: [name] }),
   input: ProtectionRuleZ.extend({ name: branchName }).strict(),
   run: (service, { name, ...rule }, ctx): Promise<BranchDto> => setProtection(service, { name, rule }, ctx),
   output: BranchZ,

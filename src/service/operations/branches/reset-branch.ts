@@ -14,6 +14,7 @@ export const resetBranch = defineOperation({
   name: 'resetBranch',
   summary: 'Move a branch to any commit, if its head is still the one expected (admin).',
   role: 'admin',
+  access: ({ name, to }) => ({ reads: [to], writes: [name] }),
   input: z.object({ name: branchName, to: RefZ, expectedHead: commitId, bypassProtection }).strict(),
   async run(service, { name, to, expectedHead, bypassProtection: bypass }, ctx): Promise<BranchDto> {
     const protection = protectionPass(ctx, bypass);

@@ -10,6 +10,7 @@ export const unprotectBranch = defineOperation({
   name: 'unprotectBranch',
   summary: "Remove a branch's protection.",
   role: 'admin',
+  access: ({ name }) => ({ writes: [name] }),
   input: z.object({ name: branchName }).strict(),
   run: (service, { name }, ctx): Promise<BranchDto> => setProtection(service, { name, rule: null }, ctx),
   output: BranchZ,

@@ -3,6 +3,7 @@ import type { EventPage, GraphEvent } from '../../../graph/event-log.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import type { BranchgraphService } from '../../service.js';
 import { defineOperation } from '../../operation.js';
+import { visibleEvent } from '../../access.js';
 import { GraphEventZ } from '../../results/event.js';
 
 /** An event as clients see it: what changed, who changed it, and where to read on. */
@@ -32,6 +33,7 @@ export const listEvents = defineOperation({
   name: 'listEvents',
   summary: 'The event feed after a cursor: each change once, in order.',
   role: 'read',
+  access: () => 'filtered',
   input: z
     .object({
       cursor: z
@@ -49,7 +51,9 @@ export const listEvents = defineOperation({
     const after = Number(cursor ?? '0');
     const page = await service.graph.events({ after, limit, signal: ctx.signal });
     if (page.events.length === 0) await refusePastEnd(service, after, ctx.signal);
-    return { events: page.events.map(eventDto), nextCursor: String(page.next), waitingOn: page.waitingOn };
+    // A scoped token reads the events of the branches it reads; the cursor still moves past the rest.
+    const events = page.events.filter((e) => visibleEvent(ctx, e)).map(eventDto);
+    return { events, nextCursor: String(page.next), waitingOn: page.waitingOn };
   },
   output: z.object({
     events: z.array(GraphEventZ),

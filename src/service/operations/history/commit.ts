@@ -9,6 +9,7 @@ export const commit = defineOperation({
   name: 'commit',
   summary: 'One commit with its tables.',
   role: 'read',
+  access: ({ id }) => ({ reads: [{ commit: id }] }),
   input: z.object({ id: commitId }).strict(),
   async run(service, { id }, ctx): Promise<CommitDetailDto> {
     const snap = await service.graph.commitSnapshot(id, ctx.signal);

@@ -18,6 +18,7 @@ export const diff = defineOperation({
   name: 'diff',
   summary: 'What changed between two refs (two-dot or three-dot), with counts, a page at a time.',
   role: 'read',
+  access: ({ from, to }) => ({ reads: [from, to] }),
   input: z
     .object({
       from: RefZ,

@@ -21,6 +21,7 @@ export const log = defineOperation({
   name: 'log',
   summary: 'Commits at a ref, newest first, filtered and paged.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
       at: refOrMain,

@@ -14,6 +14,7 @@ export const mergeBase = defineOperation({
   name: 'mergeBase',
   summary: 'The merge bases of two refs: the newest commits both reach (none when they share no history).',
   role: 'read',
+  access: ({ from, to }) => ({ reads: [from, to] }),
   input: z.object({ from: RefZ, to: RefZ }).strict(),
   async run(service, { from, to }, ctx) {
     const [a, b] = await Promise.all([service.snapshot(from, ctx), service.snapshot(to, ctx)]);

@@ -17,6 +17,7 @@ export const createHook = defineOperation({
   name: 'createHook',
   summary: 'Register a webhook or a pre-merge check (admin).',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z
     .object({
       url: z.string().min(1).max(2000),

@@ -7,6 +7,7 @@ export const deleteHook = defineOperation({
   name: 'deleteHook',
   summary: 'Remove a webhook or check (admin).',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z.object({ id: hookId }).strict(),
   async run(service, { id }, ctx): Promise<{ deleted: string }> {
     await service.graph.hooks.delete(id, ctx.signal);

@@ -11,6 +11,7 @@ export const listHookDeadLetters = defineOperation({
   name: 'listHookDeadLetters',
   summary: 'Webhook deliveries that never landed, with why (admin).',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z
     .object({
       cursor: z

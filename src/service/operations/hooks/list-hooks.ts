@@ -8,6 +8,7 @@ export const listHooks = defineOperation({
   name: 'listHooks',
   summary: 'Registered webhooks and checks, with delivery counts (admin).',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z.object({}).strict(),
   async run(service, _input, ctx): Promise<{ hooks: HookDto[] }> {
     const hooks = await service.graph.hooks.list(ctx.signal, { fresh: true });

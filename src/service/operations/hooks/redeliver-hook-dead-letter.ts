@@ -12,6 +12,7 @@ export const redeliverHookDeadLetter = defineOperation({
   name: 'redeliverHookDeadLetter',
   summary: 'Deliver a dead letter again (admin).',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z.object({ id: IdZ.regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'a dead letter id') }).strict(),
   async run(service, { id }, ctx): Promise<{ redelivered: string; delivery: string }> {
     const letter = await service.graph.hooks.deadLetter(id, ctx.signal);

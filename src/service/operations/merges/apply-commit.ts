@@ -22,6 +22,7 @@ export function applyCommitOperation(op: { name: string; kind: 'cherry_pick' | '
     name: op.name,
     summary: op.summary,
     role: 'write',
+    access: ({ commit, branch }) => ({ reads: [commit], writes: [branch] }),
     input,
     output: MergeResultZ,
     // Typed here: the result's type is fixed before the bindings below, which are typed functions.

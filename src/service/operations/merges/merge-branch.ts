@@ -33,6 +33,10 @@ export const mergeBranch = defineOperation({
   name: 'mergeBranch',
   summary: 'Merge a branch: one atomic commit, or nothing and the exact conflicts.',
   role: 'write',
+  access: ({ source, into = 'main', deleteBranch }) => ({
+    reads: [{ branch: source }],
+    writes: deleteBranch === true ? [into, source] : [into],
+  }),
   input,
   // Typed here: the result's type is fixed before the bindings below, which are typed functions.
   async run(service: BranchgraphService, request: z.output<typeof input>, ctx: RequestContext): Promise<MergeResultDto> {

@@ -11,6 +11,7 @@ export const closeMergeRequest = defineOperation({
   name: 'closeMergeRequest',
   summary: 'Close a merge request without merging.',
   role: 'write',
+  access: ({ id }) => ({ request: { id, as: 'either' } }),
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, { doc: await closeRequest(reviewPorts(service), id, ctx) }, ctx);

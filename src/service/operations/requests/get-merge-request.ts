@@ -9,6 +9,7 @@ export const getMergeRequest = defineOperation({
   name: 'getMergeRequest',
   summary: 'One merge request with its revisions, reviews and mergeability.',
   role: 'read',
+  access: ({ id }) => ({ request: { id, as: 'reader' } }),
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, { doc: await service.graph.requests.get(id, ctx.signal) }, ctx);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { REQUEST_STATES } from '../../../model/merge-request.js';
 import { defineOperation } from '../../operation.js';
+import { visibleRequest } from '../../access.js';
 import { requestDto, type MergeRequestDto } from '../../review/request-dto.js';
 import { requestId } from './request-id.js';
 import { MergeRequestRecordZ } from '../../results/merge-request.js';
@@ -10,6 +11,7 @@ export const listMergeRequests = defineOperation({
   name: 'listMergeRequests',
   summary: 'Merge requests, newest first, by state.',
   role: 'read',
+  access: () => 'filtered',
   input: z
     .object({
       state: z.enum([...REQUEST_STATES, 'all']).optional(),
@@ -18,7 +20,8 @@ export const listMergeRequests = defineOperation({
     })
     .strict(),
   async run(service, { state = 'open', limit = 50, cursor }, ctx): Promise<{ requests: MergeRequestDto[]; nextCursor: string | null }> {
-    const keep = (doc: { state: string }) => state === 'all' || doc.state === state;
+    const keep = (doc: { state: string; source: string; target: string }) =>
+      (state === 'all' || doc.state === state) && visibleRequest(ctx, doc);
     const page = await service.graph.requests.list({ after: cursor, limit, keep, signal: ctx.signal });
     const requests = await Promise.all(page.requests.map((doc) => requestDto(service, { doc }, ctx)));
     return { requests, nextCursor: page.next ?? null };

@@ -19,6 +19,7 @@ export const mergeMergeRequest = defineOperation({
   name: 'mergeMergeRequest',
   summary: 'Merge a merge request that is mergeable.',
   role: 'write',
+  access: ({ id, deleteBranch }) => ({ request: { id, as: deleteBranch === true ? 'both' : 'reviewer' } }),
   input: z.object({ id: requestId, message: text(2000).optional(), deleteBranch: z.boolean().optional() }).strict(),
   async run(service, input, ctx): Promise<{ request: MergeRequestDto; result: MergeResultDto }> {
     const { request, result } = await mergeRequestNow(reviewPorts(service), input, ctx);

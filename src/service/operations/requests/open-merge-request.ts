@@ -11,6 +11,7 @@ export const openMergeRequest = defineOperation({
   name: 'openMergeRequest',
   summary: 'Open a merge request: a source branch into a target, with its first revision previewed.',
   role: 'write',
+  access: ({ source, target = 'main' }) => ({ reads: [{ branch: source }, { branch: target }] }),
   input: z
     .object({
       source: branchName,

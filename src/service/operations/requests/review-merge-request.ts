@@ -16,6 +16,7 @@ export const reviewMergeRequest = defineOperation({
   name: 'reviewMergeRequest',
   summary: 'Approve, request changes on or comment on a merge request.',
   role: 'write',
+  access: ({ id }) => ({ request: { id, as: 'reviewer' } }),
   input: z
     .object({
       id: requestId,

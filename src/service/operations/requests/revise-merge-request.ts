@@ -11,6 +11,7 @@ export const reviseMergeRequest = defineOperation({
   name: 'reviseMergeRequest',
   summary: 'Revise a merge request to the branches as they are now.',
   role: 'write',
+  access: ({ id }) => ({ request: { id, as: 'author' } }),
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, await reviseRequest(reviewPorts(service), id, ctx), ctx);

@@ -11,6 +11,7 @@ export const runMergeRequestChecks = defineOperation({
   name: 'runMergeRequestChecks',
   summary: 'Run the pre-merge checks on a merge request again, and wait for them.',
   role: 'write',
+  access: ({ id }) => ({ request: { id, as: 'reader' } }),
   input: z.object({ id: requestId }).strict(),
   async run(service, { id }, ctx): Promise<MergeRequestDto> {
     return requestDto(service, await recheckRequest(reviewPorts(service), id, ctx), ctx);

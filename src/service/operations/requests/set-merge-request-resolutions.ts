@@ -18,6 +18,7 @@ export const setMergeRequestResolutions = defineOperation({
   name: 'setMergeRequestResolutions',
   summary: "Save the resolutions a merge request's merge will apply.",
   role: 'write',
+  access: ({ id }) => ({ request: { id, as: 'author' } }),
   input: z.object({ id: requestId, resolutions: MergeResolutionsZ.nullable().optional() }).strict(),
   async run(service, { id, resolutions }, ctx): Promise<MergeRequestDto> {
     return requestDto(

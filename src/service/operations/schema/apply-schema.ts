@@ -17,6 +17,7 @@ export const applySchema = defineOperation({
   name: 'applySchema',
   summary: 'Apply schema text to a branch as one commit (admin).',
   role: 'admin',
+  access: ({ branch }) => ({ writes: [branch] }),
   input: z
     .object({
       branch: branchName,

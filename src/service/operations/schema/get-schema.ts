@@ -9,6 +9,7 @@ export const getSchema = defineOperation({
   name: 'getSchema',
   summary: 'The schema at a ref, as text and as IR, with the commit it was read at.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z.object({ at: refOrMain }).strict(),
   async run(service, { at }, ctx): Promise<{ commit: string; text: string; schema: Schema }> {
     const snap = await service.snapshot(at, ctx);

@@ -26,6 +26,7 @@ export const blame = defineOperation({
   name: 'blame',
   summary: 'For each property of one entity, the commit that set its current value.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z.object({ table: tableName, key: entityKey, at: refOrMain }).strict(),
   async run(service, { table, key, at }, ctx): Promise<{ at: string; row: Row; properties: PropertyBlameDto[]; complete: boolean }> {
     const head = await service.snapshot(at, ctx);

@@ -10,6 +10,7 @@ export const edges = defineOperation({
   name: 'edges',
   summary: "A node's edges at a ref: out, in or both, optionally of one edge table.",
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({ table: tableName, key: entityKey, at: refOrMain, direction: DirectionZ.optional(), edgeTable: tableName.optional() })
     .strict(),

@@ -40,6 +40,7 @@ export const entityHistory = defineOperation({
   name: 'entityHistory',
   summary: 'The versions of one entity, newest first, each with its commit and change.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
       table: tableName,

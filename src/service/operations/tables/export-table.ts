@@ -34,6 +34,7 @@ export const exportTable = defineOperation({
   name: 'exportTable',
   summary: 'A table at a ref as NDJSON, Arrow or Parquet, streamed.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
       table: tableName,

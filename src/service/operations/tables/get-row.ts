@@ -11,6 +11,7 @@ export const getRow = defineOperation({
   name: 'getRow',
   summary: 'One entity by key at a ref.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z.object({ table: tableName, key: entityKey, at: refOrMain }).strict(),
   async run(service, { table, key, at }, ctx): Promise<RowItem> {
     const snap = await service.snapshot(at, ctx);

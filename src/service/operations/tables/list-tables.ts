@@ -29,6 +29,7 @@ export const listTables = defineOperation({
   name: 'listTables',
   summary: 'The tables at a ref: kind, key, properties, and stored runs, rows and bytes.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z.object({ at: refOrMain }).strict(),
   output: z.object({ commit: z.string(), tables: z.array(TableInfoZ) }),
   async run(service, { at }, ctx) {

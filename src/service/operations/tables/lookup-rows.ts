@@ -11,6 +11,7 @@ export const lookupRows = defineOperation({
   name: 'lookupRows',
   summary: 'Many entities at a ref in one batch, by key or by the values of a @unique property.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
       table: tableName,

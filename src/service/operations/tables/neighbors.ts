@@ -13,6 +13,7 @@ export const neighbors = defineOperation({
   name: 'neighbors',
   summary: 'Edges of an edge table leaving or reaching each of many nodes, in one batch, filtered, ordered and paged per node.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
       table: tableName,

@@ -26,6 +26,7 @@ export const queryRows = defineOperation({
   name: 'queryRows',
   summary: 'Rows of a table at a ref under a typed filter, in any order, a page at a time, with an exact count.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z.object({ table: tableName, at: refOrMain, ...PAGE_ASK }).strict(),
   async run(service, { table, at, ...ask }, ctx): Promise<QueryPage> {
     const snap = await service.snapshot(at, ctx);

@@ -14,6 +14,7 @@ export const rows = defineOperation({
   name: 'rows',
   summary: 'Rows of a table in key order at a ref, filtered, a page at a time.',
   role: 'read',
+  access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
       table: tableName,

@@ -9,6 +9,7 @@ export const createTag = defineOperation({
   name: 'createTag',
   summary: 'Name the commit a ref resolves to (default main); tags never move.',
   role: 'write',
+  access: ({ from }) => ({ reads: [from], graph: 'write' }),
   input: z.object({ name: branchName, from: refOrMain, message: text(2000).optional() }).strict(),
   async run(service, { name, from, message }, ctx): Promise<TagDto> {
     return tagDto(

@@ -7,6 +7,7 @@ export const deleteTag = defineOperation({
   name: 'deleteTag',
   summary: 'Remove a tag (admin); its commits stay while anything else reaches them.',
   role: 'admin',
+  access: () => ({ graph: 'write' }),
   input: z.object({ name: branchName }).strict(),
   async run(service, { name }, ctx): Promise<{ deleted: string }> {
     await service.graph.deleteTag(name, ctx.signal);

@@ -8,6 +8,7 @@ export const getTag = defineOperation({
   name: 'getTag',
   summary: 'One tag with the commit it names.',
   role: 'read',
+  access: ({ name }) => ({ reads: [{ tag: name }] }),
   input: z.object({ name: branchName }).strict(),
   async run(service, { name }, ctx): Promise<TagDto> {
     return tagDto(await service.graph.tag(name, ctx.signal));

@@ -10,6 +10,7 @@ export const catchUp = defineOperation({
   name: 'catchUp',
   summary: "Fold pending WAL generations into the branch's tables.",
   role: 'write',
+  access: ({ branch }) => ({ writes: [branch] }),
   input: z
     .object({
       branch: branchName,

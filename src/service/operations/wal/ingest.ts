@@ -23,6 +23,7 @@ export const ingest = defineOperation({
   name: 'ingest',
   summary: 'Append operations to the WAL, streamed; acknowledged rows are durable and visible at once.',
   role: 'write',
+  access: ({ branch }) => ({ writes: [branch] }),
   input: z
     .object({
       branch: branchName,

@@ -9,6 +9,7 @@ export const walStatus = defineOperation({
   name: 'walStatus',
   summary: "A branch's WAL: per-shard watermarks, pending generations, this process's last catch-up.",
   role: 'read',
+  access: ({ branch }) => ({ reads: [{ branch }] }),
   input: z.object({ branch: branchName }).strict(),
   async run(service, { branch }, ctx): Promise<WalStatusDto> {
     const status = await readWalStatus(service.graph.ports.heads, branch, ctx.signal);

@@ -10,6 +10,7 @@ export const load = defineOperation({
   name: 'load',
   summary: 'Bulk load NDJSON operations as one all-or-nothing commit.',
   role: 'write',
+  access: ({ branch }) => ({ writes: [branch] }),
   input: z.object({ branch: branchName, ndjson: z.string() }).strict(),
   async run(service, { branch, ndjson }, ctx): Promise<WriteResultDto> {
     const r = await service.tracked({ kind: 'load', branch, source: null, log: ctx.log }, ctx, (progress) =>

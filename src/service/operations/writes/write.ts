@@ -13,6 +13,7 @@ export const write = defineOperation({
   name: 'write',
   summary: 'Apply a batch of inserts, updates, upserts and deletes as one commit, or none.',
   role: 'write',
+  access: ({ branch }) => ({ writes: [branch] }),
   input: z
     .object({
       branch: branchName,
