@@ -35,9 +35,14 @@ async function httpClient(url: string, token?: string): Promise<Client> {
 const call = async (c: Client, name: string, args: Record<string, unknown>): Promise<Answer> =>
   (await c.callTool({ name, arguments: args })) as Answer;
 
-/** An agent's round: its own branch, a write that conflicts with main, the preview, a resolved merge and its retry. */
-async function agentRound(c: Client, branch: string): Promise<void> {
-  expect((await call(c, 'branch_create', { name: branch })).isError).toBeFalsy();
+/**
+ * An agent's round: its own branch with a TTL, a write that conflicts with main, the preview, a
+ * resolved merge and its retry; then time passes (`expire` moves it and sweeps) and the branch is gone.
+ */
+async function agentRound(c: Client, branch: string, expire: () => Promise<void>): Promise<void> {
+  const created = await call(c, 'branch_create', { name: branch, ttlSeconds: 3600, labels: ['agent-round'] });
+  expect(created.isError).toBeFalsy();
+  expect(created.structuredContent).toMatchObject({ name: branch, labels: ['agent-round'], expiresAt: expect.any(String) });
   await call(c, 'write', { branch, ops: [{ op: 'upsert', table: 'P', values: { id: 'shared', v: 1 } }] });
   await call(c, 'write', { branch: 'main', ops: [{ op: 'upsert', table: 'P', values: { id: 'shared', v: 2 } }] });
 
@@ -67,10 +72,21 @@ async function agentRound(c: Client, branch: string): Promise<void> {
   const unknown = await call(c, 'query', { branch: 'no-such-branch', document: '{ queryP { nodes { id } } }' });
   expect(unknown.isError).toBe(true);
   expect(unknown.content[0]?.text).toMatch(/^not_found: /);
+
+  const listed = async () =>
+    ((await call(c, 'branch_list', { label: 'agent-round' })).structuredContent as { branches: { name: string }[] }).branches.map(
+      (b) => b.name,
+    );
+  expect(await listed()).toContain(branch);
+  await expire();
+  expect(await listed()).not.toContain(branch);
 }
 
+/** The test server's clock: moved forward when a round watches its branch expire. */
+let now = Date.now();
+
 beforeAll(async () => {
-  s = await testServer({ tokens: 'admin:root-token,read:reader-token' });
+  s = await testServer({ tokens: 'admin:root-token,read:reader-token', clock: () => now });
   const res = await fetch(`${s.url}/branches/main/schema`, {
     method: 'POST',
     headers: { authorization: 'Bearer root-token', 'content-type': 'application/json' },
@@ -113,7 +129,14 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   it("runs an agent's round: branch, write, preview the conflict, merge with a resolution, retry", async () => {
-    await agentRound(await httpClient(`${s.url}/mcp`, 'root-token'), 'agent/http');
+    await agentRound(await httpClient(`${s.url}/mcp`, 'root-token'), 'agent/http', async () => {
+      now += 2 * 3600_000;
+      const swept = await fetch(`${s.url}/maintenance/expire-branches`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer root-token' },
+      });
+      expect(await swept.json()).toMatchObject({ expired: ['agent/http'] });
+    });
   });
 
   it('answers a refusal as a tool error with its code and a hint', async () => {
@@ -199,6 +222,12 @@ describe('MCP over stdio', () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: cli.command, args: [...cli.args, 'mcp', '--store', dir], stderr: 'pipe' }));
     clients.push(client);
-    await agentRound(client, 'agent/stdio');
+    await agentRound(client, 'agent/stdio', async () => {
+      // Another process on the same store, two hours on, sweeps; the stdio server sees the branch gone.
+      const { openGraphHost } = await import('../src/service/open-service.js');
+      const later = await openGraphHost(loadConfig({}, { store: dir }), { clock: () => Date.now() + 2 * 3600_000 });
+      expect((await later.root.expiry.sweep()).expired).toEqual(['agent/stdio']);
+      await later.root.close();
+    });
   });
 });

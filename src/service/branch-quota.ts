@@ -8,6 +8,7 @@
  * on two replicas may both pass, one branch over it.
  */
 import { BranchgraphError } from '../model/errors.js';
+import { scopeWords, type TokenScope } from '../model/token-scope.js';
 import type { Graph } from '../graph/graph.js';
 import type { RequestContext } from './request-context.js';
 
@@ -28,9 +29,11 @@ export async function withinBranchQuota<T>(
   if (limit === undefined) return create();
   const me = ctx.actor ?? '';
   if (a.owner !== me)
-    throw new BranchgraphError('forbidden', `a token with a branch quota owns the branches it creates: leave owner out, or give ${me}`, {
-      issues: [{ path: 'owner', message: `must be ${me}` }],
-    });
+    throw new BranchgraphError(
+      'forbidden',
+      `a token with a branch quota (its scope: ${scopeWords(ctx.scope as TokenScope).join('; ')}) owns the branches it creates: leave owner out, or give ${me}`,
+      { issues: [{ path: 'owner', message: `must be ${me}` }], details: { need: 'write', scope: scopeWords(ctx.scope as TokenScope) } },
+    );
   const before = claims.get(me) ?? Promise.resolve();
   const turn = before
     .catch(() => undefined)

@@ -27,6 +27,8 @@ export async function testServer(
     compaction?: boolean;
     /** More environment settings (hook delivery, for one). */
     env?: Record<string, string>;
+    /** The graphs' clock, for tests that move time (branch and token expiry). */
+    clock?: () => number;
   } = {},
 ): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
@@ -50,7 +52,7 @@ export async function testServer(
       ...(opts.sealAfterMs !== undefined ? { 'seal-after-ms': String(opts.sealAfterMs) } : {}),
     },
   );
-  const server = await startServer(config, pino({ level: 'info' }, sink));
+  const server = await startServer(config, pino({ level: 'info' }, sink), opts.clock !== undefined ? { clock: opts.clock } : {});
   return Object.assign(server, { logs });
 }
 
