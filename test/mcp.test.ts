@@ -139,6 +139,33 @@ describe('MCP over Streamable HTTP', () => {
     });
   });
 
+  it("serves the docs a model needs and each branch's SDL as resources, and the schema with counts and SDL in one tool", async () => {
+    const c = await httpClient(`${s.url}/mcp`, 'root-token');
+    const { resources } = await c.listResources();
+    const uris = resources.map((r) => r.uri);
+    expect(uris).toEqual(
+      expect.arrayContaining([
+        'branchgraph://docs/schema-language',
+        'branchgraph://docs/merge-semantics',
+        'branchgraph://branches/main/schema.graphql',
+      ]),
+    );
+    const { resourceTemplates } = await c.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['branchgraph://branches/{branch}/schema.graphql']);
+    const doc = await c.readResource({ uri: 'branchgraph://docs/merge-semantics' });
+    expect((doc.contents[0] as { text: string }).text).toMatch(/DivergentUpdate/);
+    const sdl = await c.readResource({ uri: 'branchgraph://branches/main/schema.graphql' });
+    expect((sdl.contents[0] as { text: string }).text).toMatch(/queryP/);
+    await expect(c.readResource({ uri: 'branchgraph://branches/no-such/schema.graphql' })).rejects.toThrow(/not_found/);
+
+    const schema = await call(c, 'schema', {});
+    expect(schema.structuredContent).toMatchObject({
+      text: expect.stringMatching(/node P/),
+      tables: [expect.objectContaining({ name: 'P', kind: 'node', key: ['id'], storedRows: expect.any(Number) })],
+      sdl: expect.stringMatching(/queryP/),
+    });
+  });
+
   it('answers a refusal as a tool error with its code and a hint', async () => {
     const c = await httpClient(`${s.url}/mcp`, 'root-token');
     const missing = await call(c, 'get_row', { table: 'P', key: 'nobody' });

@@ -338,6 +338,11 @@ describe('every path honours the scope', () => {
         isError?: boolean;
       };
       expect(JSON.stringify(query)).not.toContain(SECRET_ROW);
+      await expect(client.readResource({ uri: `branchgraph://branches/${enc('team/secret')}/schema.graphql` })).rejects.toThrow(
+        /forbidden/,
+      );
+      const resources = (await client.listResources()).resources.map((r) => r.uri);
+      expect(resources.some((u) => u.includes('secret'))).toBe(false);
       const listed = (await client.callTool({ name: 'branch_list', arguments: {} })) as unknown as {
         structuredContent: { branches: { name: string }[] };
       };

@@ -150,6 +150,12 @@ export async function runTypedGraphql(r: TypedRequest, request: Request, parsed:
 
 export { TypedSchemaCache };
 
+/** The SDL of a branch's typed API, for callers in this process (MCP's resources), read under the caller's request. */
+export function embeddedTypedSdl(service: BranchgraphService): (branch: string, ctx: RequestContext) => Promise<string> {
+  const schemas = new TypedSchemaCache();
+  return async (branch, ctx) => (await servedFor({ schemas, service, branch, ctx })).served.sdl;
+}
+
 /**
  * The typed endpoint in this process, for embedded callers: the same Yoga, schema and limits as
  * over HTTP, reached without a socket. Runs as an admin (the embedded API checks no roles), or as

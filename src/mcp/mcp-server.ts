@@ -12,8 +12,17 @@
  * costs a few objects), so any replica answers any call.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { toBranchgraphError } from '../model/errors.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { listResources, readResource, SDL_TEMPLATE } from './mcp-resources.js';
+import { isMasked, toBranchgraphError } from '../model/errors.js';
 import { requireRole, ROLES, type Role } from '../service/auth.js';
 import { packageVersion } from '../service/package-root.js';
 import { toolAnswer, toolRefusal, type ToolAnswer } from './mcp-answers.js';
@@ -23,6 +32,7 @@ const INSTRUCTIONS = `branchgraph is a graph store (node and edge tables of keye
 Work on a branch of your own: branch_create, then write; read with schema, tables, read_rows, get_row, diff, log and history.
 To bring your work back: merge_preview shows the outcome and the exact conflicts; merge lands it as one commit (pass resolutions for conflicts and an idempotencyKey so a retry is safe).
 A protected target takes changes only through a merge request: merge_request_open, then merge_request_get to follow it.
+The resources explain the schema language and what a merge does, and give each branch's typed GraphQL SDL for the query tool.
 Refs are a branch name, tag:NAME or commit:ID, optionally followed by ~N, ^N or @{time}.`;
 
 let tools: McpTool[] | undefined;
@@ -34,8 +44,34 @@ export function mcpServer(a: { ports: ToolPorts; role: Role }): Server {
   const allowed = all.filter((t) => ROLES.indexOf(a.role) >= ROLES.indexOf(t.role));
   const server = new Server(
     { name: 'branchgraph', version: packageVersion() },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
+  server.setRequestHandler(ListResourcesRequestSchema, async (_r, extra) => ({ resources: await listResources(a.ports, extra.signal) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates:
+      a.ports.branchSdl === undefined
+        ? []
+        : [
+            {
+              uriTemplate: SDL_TEMPLATE,
+              name: 'branch-sdl',
+              title: "A branch's typed GraphQL SDL",
+              description: 'The types and fields of the typed GraphQL API the query tool runs on, for one branch.',
+              mimeType: 'text/plain',
+            },
+          ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    try {
+      return { contents: [await readResource(request.params.uri, a.ports, extra.signal)] };
+    } catch (e) {
+      // A resource read has no tool-error form: the refusal is the protocol's error, carrying the stable code.
+      const err = toBranchgraphError(e);
+      throw new McpError(isMasked(err) ? ErrorCode.InternalError : ErrorCode.InvalidParams, `${err.code}: ${err.message}`, {
+        code: err.code,
+      });
+    }
+  });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: allowed.map((t) => ({
       name: t.name,

@@ -12,7 +12,7 @@ import { errorFromBody, type ErrorBody } from '../model/errors.js';
 import type { BranchgraphApi } from '../service/api.js';
 import type { Role } from '../service/auth.js';
 import type { McpBinding, Operation } from '../service/operation.js';
-import { OPERATION_LIST } from '../service/operation-table.js';
+import { OPERATION_LIST, OPERATIONS } from '../service/operation-table.js';
 
 type Json = Record<string, unknown>;
 
@@ -20,6 +20,8 @@ type Json = Record<string, unknown>;
 export interface ToolPorts {
   api: BranchgraphApi;
   typedQuery?: (a: { branch: string; document: string; variables?: Record<string, unknown> }, signal?: AbortSignal) => Promise<unknown>;
+  /** The SDL of a branch's typed GraphQL API. */
+  branchSdl?: (branch: string, signal?: AbortSignal) => Promise<string>;
 }
 
 export interface McpTool {
@@ -35,9 +37,9 @@ export interface McpTool {
   call(ports: ToolPorts, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
 }
 
-/** Every tool: the table's, in table order, then the typed GraphQL query. */
+/** Every tool: the schema of a ref, the table's, in table order, then the typed GraphQL query. */
 export function mcpTools(ops: readonly Operation[] = OPERATION_LIST): McpTool[] {
-  const tools = [...ops.flatMap((op) => (op.mcp ?? []).map((binding) => toolOf(op, binding))), QUERY_TOOL];
+  const tools = [schemaTool(), ...ops.flatMap((op) => (op.mcp ?? []).map((binding) => toolOf(op, binding))), QUERY_TOOL];
   const names = tools.map((t) => t.name);
   const twice = names.filter((n, i) => names.indexOf(n) !== i);
   if (twice.length > 0) throw new Error(`two MCP tools are named ${twice.join(', ')}`);
@@ -62,6 +64,45 @@ function toolOf(op: Operation, binding: McpBinding): McpTool {
     call: (ports, args, signal) => {
       const run = (ports.api as unknown as Record<string, (i: unknown, c: { signal?: AbortSignal }) => Promise<unknown>>)[op.name];
       return (run as NonNullable<typeof run>)({ ...binding.defaults, ...args, ...binding.fixed }, signal === undefined ? {} : { signal });
+    },
+  };
+}
+
+/**
+ * `schema`: what a model reads first, in one call: the schema of a ref as text (getSchema), every
+ * table with its kind, key, ends and row counts (listTables), and, for a branch, the SDL of its
+ * typed GraphQL API, which `query` runs documents on. Its input and output schemas are those two
+ * operations' contracts.
+ */
+function schemaTool(): McpTool {
+  const json = (s: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
+  const text = (json(OPERATIONS.getSchema.output, 'output').properties as Json).text;
+  const tables = (json(OPERATIONS.listTables.output, 'output').properties as Json).tables;
+  return {
+    name: 'schema',
+    description:
+      "Read this first. The graph's schema at a ref (a branch name, tag:NAME or commit:ID; main by default): the schema text (node and edge types, keys, properties and constraints), every table with its kind, key, an edge's from and to node tables and its stored row count, and, for a branch, the SDL of its typed GraphQL API (the types and fields the query tool takes). The schema-language resource explains the text.",
+    inputSchema: objectSchema(json(OPERATIONS.listTables.input, 'input')),
+    outputSchema: {
+      type: 'object',
+      properties: {
+        commit: { type: 'string', description: 'The commit the ref resolved to.' },
+        text,
+        tables,
+        sdl: { type: ['string', 'null'], description: "The branch's typed GraphQL SDL; null for a ref that is not a branch." },
+      },
+      required: ['commit', 'text', 'tables', 'sdl'],
+    },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    role: 'read',
+    available: () => true,
+    call: async (ports, args, signal) => {
+      const at = (args as { at?: string }).at ?? 'main';
+      const call = signal === undefined ? {} : { signal };
+      const [schema, listed] = await Promise.all([ports.api.getSchema({ at }, call), ports.api.listTables({ at }, call)]);
+      const branch = typeof at === 'string' && /^[^~^@:]+$/.test(at) && ports.branchSdl !== undefined;
+      const sdl = branch ? await (ports.branchSdl as NonNullable<ToolPorts['branchSdl']>)(at, signal).catch(() => null) : null;
+      return { commit: schema.commit, text: schema.text, tables: listed.tables, sdl };
     },
   };
 }

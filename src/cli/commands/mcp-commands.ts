@@ -6,6 +6,7 @@
  * protocol; it runs until the client closes standard input.
  */
 import type { Command } from 'commander';
+import { errorFromBody, type ErrorBody } from '../../model/errors.js';
 import { RestClient } from '../../http/rest-client.js';
 import { embeddedApi } from '../../service/api.js';
 import { loadConfig } from '../../service/config.js';
@@ -50,14 +51,34 @@ async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Pro
       });
       return res.json();
     };
-    return { ports: { api: new RestClient(base, g.token), typedQuery }, close: async () => {} };
+    const branchSdl: ToolPorts['branchSdl'] = async (branch, signal) => {
+      const res = await fetch(`${base}/branches/${encodeURIComponent(branch)}/schema.graphql`, {
+        headers: g.token !== undefined ? { authorization: `Bearer ${g.token}` } : {},
+        ...(signal !== undefined ? { signal } : {}),
+      });
+      const text = await res.text();
+      if (res.ok) return text;
+      let envelope: ErrorBody | undefined;
+      try {
+        envelope = (JSON.parse(text) as { error?: ErrorBody }).error;
+      } catch {
+        envelope = undefined;
+      }
+      throw errorFromBody(envelope, `the SDL of ${branch}: HTTP ${res.status}`, { status: res.status });
+    };
+    return { ports: { api: new RestClient(base, g.token), typedQuery, branchSdl }, close: async () => {} };
   }
   const service = await openService(loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard }));
   const ctx = { transport: 'cli' as const };
-  const { embeddedTypedGraphql } = await import('../../http/typed-graphql-endpoint.js');
+  const { embeddedTypedGraphql, embeddedTypedSdl } = await import('../../http/typed-graphql-endpoint.js');
   const typed = embeddedTypedGraphql(service, ctx);
+  const sdl = embeddedTypedSdl(service);
   return {
-    ports: { api: embeddedApi(service, ctx), typedQuery: (q) => typed(q.branch, q.document, { variables: q.variables }) },
+    ports: {
+      api: embeddedApi(service, ctx),
+      typedQuery: (q) => typed(q.branch, q.document, { variables: q.variables }),
+      branchSdl: (branch) => sdl(branch, ctx),
+    },
     close: () => service.close(),
   };
 }

@@ -16,11 +16,12 @@ import type { Role } from '../../service/auth.js';
 import type { BranchgraphService } from '../../service/service.js';
 import { bodyText, ctxOf, type Env } from '../http-context.js';
 import { foreignHost } from '../loopback-guard.js';
-import { embeddedTypedGraphql } from '../typed-graphql-endpoint.js';
+import { embeddedTypedGraphql, embeddedTypedSdl } from '../typed-graphql-endpoint.js';
 
 export function mcpRoute(app: Hono<Env>, opts: { service: BranchgraphService; boundHost: string }): void {
   // The typed GraphQL endpoint for `query`, built on the first call that needs it and shared by every caller after.
   let typed: ReturnType<typeof embeddedTypedGraphql> | undefined;
+  let sdl: ReturnType<typeof embeddedTypedSdl> | undefined;
   // Not routes of their own (the document lists what is served): a stream or a session's end is refused before routing.
   app.use('/mcp', async (c, next) => {
     if (c.req.method === 'POST') return next();
@@ -41,11 +42,14 @@ export function mcpRoute(app: Hono<Env>, opts: { service: BranchgraphService; bo
     const ctx = ctxOf(c);
     const role = c.get('role') as Role;
     typed ??= embeddedTypedGraphql(opts.service, { transport: 'http' });
+    sdl ??= embeddedTypedSdl(opts.service);
     const run = typed;
+    const sdlOf = sdl;
     const ports = {
       api: embeddedApi(opts.service, ctx),
       typedQuery: (q: { branch: string; document: string; variables?: Record<string, unknown> }) =>
         run(q.branch, q.document, { variables: q.variables, role, ctx }),
+      branchSdl: (branch: string) => sdlOf(branch, ctx),
     };
     const server = mcpServer({ ports, role });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -21,13 +21,6 @@ export const getSchema = defineOperation({
     schema: z.record(z.string(), z.unknown()).describe("The schema's IR."),
   }),
   http: { method: 'GET', path: '/schema' },
+  // MCP's `schema` tool answers this with the tables' counts and the branch's SDL (mcp/mcp-tools.ts).
   graphql: [{ type: 'Query', field: 'schema' }],
-  mcp: [
-    {
-      tool: 'schema',
-      description:
-        "The graph's schema at a ref (a branch name, tag:NAME or commit:ID; main by default): every node and edge type with its key and properties, as schema text and as structured types. Read it before writing or querying, to learn the table and property names. Use `tables` for row counts.",
-      idempotent: true,
-    },
-  ],
 });
