@@ -49,6 +49,8 @@ export {
   type WriteInput,
 } from './service/api.js';
 export { OPERATIONS, type OperationName } from './service/operation-table.js';
+/** Stored queries run on a branch's typed GraphQL: give an embedded service that ability with this. */
+export { attachTypedGraphql } from './http/typed-graphql-port.js';
 export { GraphHost, type HostedGraph } from './service/graph-host.js';
 export { loadConfig, type Config } from './service/config.js';
 export { parseRef, type WriteOpInput } from './service/inputs.js';

@@ -35,6 +35,7 @@ describe('public API', () => {
       'PrefixStore',
       'RestClient',
       'allRows',
+      'attachTypedGraphql',
       'embeddedApi',
       'formatSchema',
       'isBranchgraphError',

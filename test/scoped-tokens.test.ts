@@ -202,6 +202,19 @@ describe('every path honours the scope', () => {
     expect((await asAlice('GET', `/diff?from=main&to=${enc('agent/alice/t1')}`)).status).toBe(200);
   });
 
+  it('stored queries: listing, running and changing them', async () => {
+    expect(
+      (await asAdmin('PUT', `/branches/${enc('team/secret')}/queries/all`, { document: '{ queryP { nodes { id v } } }' })).status,
+    ).toBe(200);
+    refused(await asAlice('GET', `/branches/${enc('team/secret')}/queries`));
+    refused(await asAlice('POST', `/branches/${enc('team/secret')}/queries/all`, {}));
+    refused(await asAlice('PUT', '/branches/main/queries/mine', { document: '{ queryP { nodes { id } } }' }));
+    refused(await asAlice('DELETE', `/branches/${enc('team/secret')}/queries/all`));
+    const own = await asAlice('PUT', `/branches/${enc('agent/alice/t1')}/queries/mine`, { document: '{ queryP { nodes { id } } }' });
+    expect(own.status).toBe(200);
+    expect((await asAlice('POST', `/branches/${enc('agent/alice/t1')}/queries/mine`, {})).status).toBe(200);
+  });
+
   it('exports', async () => {
     refused(await asAlice('GET', `/tables/P/export?at=${enc('team/secret')}&format=ndjson`));
     expect((await asAlice('GET', '/tables/P/export?at=main&format=ndjson')).status).toBe(200);

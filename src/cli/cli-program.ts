@@ -12,6 +12,7 @@ import { RestClient } from '../http/rest-client.js';
 import { embeddedApi, type BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { openService } from '../service/open-service.js';
+import { attachTypedGraphql } from '../http/typed-graphql-port.js';
 import { packageVersion } from '../service/package-root.js';
 import type { CliContext, CliIo, Globals } from './cli-context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
@@ -65,7 +66,9 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
       const g = globals(cmd);
       if (g.server !== undefined) return new RestClient(g.server.replace(/\/$/, ''), g.token);
       const config = loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard });
-      return embeddedApi(await openService(config), { transport: 'cli' });
+      const service = await openService(config);
+      attachTypedGraphql(service);
+      return embeddedApi(service, { transport: 'cli' });
     },
     command: (parent, name, description) =>
       parent

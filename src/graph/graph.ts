@@ -9,7 +9,7 @@
  */
 import type { ProtectionRule } from '../model/branch-protection.js';
 import { isBranchgraphError } from '../model/errors.js';
-import type { Schema } from '../model/schema.js';
+import type { Schema, StoredQuery } from '../model/schema.js';
 import type { SchemaMigration } from '../model/schema-change.js';
 import type { ProgressSink } from '../model/progress.js';
 import type { ObjectStore } from '../store/object-store.js';
@@ -23,6 +23,7 @@ import type { BranchPageQuery, ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
 import { IdempotencyRecords } from './idempotency.js';
 import { planSchemaApply, type SchemaApplyResult } from './schema-apply.js';
+import { planStoredQuery, type StoredQueryChange } from './stored-query.js';
 import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } from './gc.js';
 import type { WriteOp, WriteSummary } from './write-batch.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
@@ -217,6 +218,15 @@ export class Graph {
     return this.ports.publication.commitChange(branch, opts, (head) =>
       planSchemaApply({ runs, head, schema, migration: opts.migration, signal: opts.signal }),
     );
+  }
+
+  /** Put (or, with null, delete) a stored query on a branch, as one commit (see stored-query.ts). */
+  setStoredQuery(
+    branch: string,
+    change: { name: string; query: StoredQuery | null },
+    opts: ChangeOptions = {},
+  ): Promise<ChangeResult<StoredQueryChange>> {
+    return this.ports.publication.commitChange(branch, opts, async (head) => planStoredQuery(head, change));
   }
 
   /** Load NDJSON operations as one all-or-nothing commit (see bulk-load.ts). */

@@ -35,7 +35,9 @@ export interface SchemaApplyRequest {
 
 export async function planSchemaApply(request: SchemaApplyRequest): Promise<PlanResult<SchemaApplyResult>> {
   const { runs, head, schema: input, migration, signal } = request;
-  const next = typeof input === 'string' ? parseSchema(input) : input;
+  // Types come from the request; the branch's stored queries stay as they are (stored-query.ts changes them).
+  const { queries: _given, ...types } = typeof input === 'string' ? parseSchema(input) : input;
+  const next: Schema = head.schema.queries === undefined ? types : { ...types, queries: head.schema.queries };
   const plan = planSchemaChange(head.schema, next, migration);
   const result: SchemaApplyResult = {
     schema: next,

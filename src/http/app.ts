@@ -25,6 +25,7 @@ import { mcpRoute } from './routes/mcp-route.js';
 import { typedGraphqlRoutes } from './routes/typed-graphql-route.js';
 import { graphRoutes } from './routes/graph-routes.js';
 import { newId } from '../model/new-id.js';
+import { attachTypedGraphql } from './typed-graphql-port.js';
 
 export { OPENAPI_PATH } from './routes/public-routes.js';
 export { errorBody } from './http-context.js';
@@ -79,6 +80,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
 
 function graphApp(opts: GraphAppOptions): Hono<Env> {
   const { service, logger, base } = opts;
+  attachTypedGraphql(service);
   const app = new Hono<Env>().basePath(base);
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? newId();

@@ -26,7 +26,7 @@ import { isMasked, toBranchgraphError } from '../model/errors.js';
 import { requireRole, ROLES, type Role } from '../service/auth.js';
 import { packageVersion } from '../service/package-root.js';
 import { toolAnswer, toolRefusal, type ToolAnswer } from './mcp-answers.js';
-import { mcpTools, type McpTool, type ToolPorts } from './mcp-tools.js';
+import { mcpTools, STORED_TOOL_PREFIX, storedQueryTools, type McpTool, type ToolPorts } from './mcp-tools.js';
 
 const INSTRUCTIONS = `branchgraph is a graph store (node and edge tables of keyed rows) with Git-style branches.
 Work on a branch of your own: branch_create, then write; read with schema, tables, read_rows, get_row, diff, log and history.
@@ -72,8 +72,11 @@ export function mcpServer(a: { ports: ToolPorts; role: Role }): Server {
       });
     }
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: allowed.map((t) => ({
+  // The endpoint branch's stored queries are tools too, read afresh for each list and call.
+  const stored = async (signal?: AbortSignal): Promise<McpTool[]> => storedQueryTools(a.ports, signal).catch(() => []);
+  const mayCall = (t: McpTool) => ROLES.indexOf(a.role) >= ROLES.indexOf(t.role);
+  server.setRequestHandler(ListToolsRequestSchema, async (_r, extra) => ({
+    tools: [...allowed, ...(await stored(extra.signal)).filter(mayCall)].map((t) => ({
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema,
@@ -82,7 +85,10 @@ export function mcpServer(a: { ports: ToolPorts; role: Role }): Server {
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<ToolAnswer> => {
-    const tool = all.find((t) => t.name === request.params.name);
+    const name = request.params.name;
+    const tool =
+      all.find((t) => t.name === name) ??
+      (name.startsWith(STORED_TOOL_PREFIX) ? (await stored(extra.signal)).find((t) => t.name === name) : undefined);
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `no tool ${request.params.name}: tools/list lists them`);
     try {
       requireRole(a.role, tool.role);

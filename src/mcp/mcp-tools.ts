@@ -22,6 +22,44 @@ export interface ToolPorts {
   typedQuery?: (a: { branch: string; document: string; variables?: Record<string, unknown> }, signal?: AbortSignal) => Promise<unknown>;
   /** The SDL of a branch's typed GraphQL API. */
   branchSdl?: (branch: string, signal?: AbortSignal) => Promise<string>;
+  /** The branch whose stored queries are tools (main by default). */
+  branch?: string;
+}
+
+/** The prefix of a stored query's tool name: `query_<name>`. */
+export const STORED_TOOL_PREFIX = 'query_';
+
+/**
+ * The stored queries of the endpoint's branch, as tools: each one's description is the query's,
+ * its input schema the JSON Schema of its variables (derived from the document's variable types
+ * against the branch's typed schema), so a branch that changes a query changes its tool. A query
+ * no longer valid on the branch is left out; a mutation needs the write role.
+ */
+export async function storedQueryTools(ports: ToolPorts, signal?: AbortSignal): Promise<McpTool[]> {
+  const branch = ports.branch ?? 'main';
+  const listed = await ports.api.listStoredQueries({ branch }, signal === undefined ? {} : { signal });
+  return listed.queries
+    .filter((q) => q.operation !== null)
+    .map((q) => {
+      const reads = q.operation === 'query';
+      return {
+        name: `${STORED_TOOL_PREFIX}${q.name}`,
+        description: `${q.description === '' ? `The stored query ${q.name}.` : q.description} (A stored ${q.operation} on branch ${branch}; its arguments are the document's variables. Answers data and errors, as GraphQL does.)`,
+        inputSchema: { ...(q.inputSchema as Json), type: 'object' as const },
+        outputSchema: {
+          type: 'object' as const,
+          properties: {
+            data: { type: ['object', 'null'], additionalProperties: true },
+            errors: { type: 'array', items: { type: 'object' } },
+          },
+        },
+        annotations: { readOnlyHint: reads, destructiveHint: !reads, idempotentHint: reads, openWorldHint: false as const },
+        role: reads ? ('read' as const) : ('write' as const),
+        available: () => true,
+        call: (p: ToolPorts, args: Record<string, unknown>, sig?: AbortSignal) =>
+          p.api.runStoredQuery({ branch, name: q.name, variables: args }, sig === undefined ? {} : { signal: sig }),
+      };
+    });
 }
 
 export interface McpTool {

@@ -9,7 +9,9 @@
  * each side. So new tables on either side, new optional properties on
  * both, or a constraint tightened on one side merge. A type's key, kind and
  * edge endpoints are merged like properties: changed on one side only, or
- * a conflict.
+ * a conflict. Stored queries are merged by name by the same rule: the same
+ * change on both sides merges, different changes to one query are a
+ * `SchemaConflict` on the table `@queries` naming the query.
  *
  * Whether the other side's rows satisfy what the merged schema adds (a
  * required property, a tighter range or cardinality) is not decided here.
@@ -19,7 +21,7 @@
  */
 import { canonicalJson } from '../model/canonical.js';
 import type { Conflict } from '../model/conflict.js';
-import type { PropDef, Schema, TableType } from '../model/schema.js';
+import type { PropDef, Schema, StoredQuery, TableType } from '../model/schema.js';
 
 const json = (v: unknown): string => (v === undefined ? '\u0000absent' : canonicalJson(v));
 
@@ -134,5 +136,31 @@ export function mergeSchemaTypes(base: Schema, source: Schema, target: Schema): 
     const merged = mergeType({ b, s, t, out: conflicts });
     if (merged !== undefined) types.push(merged);
   }
-  return conflicts.length > 0 ? { conflicts } : { schema: { ...target, types } };
+  const queries = mergeQueries({ base: base.queries ?? [], source: source.queries ?? [], target: target.queries ?? [] }, conflicts);
+  if (conflicts.length > 0) return { conflicts };
+  const { queries: _, ...rest } = target;
+  return { schema: { ...rest, types, ...(queries.length > 0 ? { queries } : {}) } };
+}
+
+/** Where a stored query's conflict is reported: no table has this name (names start with a letter). */
+export const QUERIES_TABLE = '@queries';
+
+function mergeQueries(sides: { base: StoredQuery[]; source: StoredQuery[]; target: StoredQuery[] }, out: Conflict[]): StoredQuery[] {
+  const { base, source, target } = sides;
+  const find = (x: StoredQuery[], n: string) => x.find((q) => q.name === n);
+  const merged: StoredQuery[] = [];
+  for (const name of names(target, source)) {
+    const [b, s, t] = [find(base, name), find(source, name), find(target, name)];
+    const r = pick(b, s, t);
+    if (r === 'clash') {
+      const how =
+        b === undefined
+          ? 'added differently on the source and on the target'
+          : s === undefined || t === undefined
+            ? `removed on the ${s === undefined ? 'source' : 'target'} and changed on the ${s === undefined ? 'target' : 'source'}`
+            : 'changed differently on the source and on the target';
+      out.push(clash({ table: QUERIES_TABLE, property: name, b, s, t, what: how, message: `stored query ${name}: ${how}` }));
+    } else if (r.value !== undefined) merged.push(r.value);
+  }
+  return merged.sort((x, y) => (x.name < y.name ? -1 : 1));
 }

@@ -50,10 +50,23 @@ export type EdgeType = z.infer<typeof EdgeTypeIR>;
 export const TableTypeIR = z.discriminatedUnion('kind', [NodeTypeIR, EdgeTypeIR]);
 export type TableType = z.infer<typeof TableTypeIR>;
 
+/**
+ * A stored query: a named, described typed-GraphQL document kept with the schema, so it is
+ * versioned with the branch and merged as the schema is (schema-merge.ts).
+ */
+export const StoredQueryIR = z.object({
+  name: z.string(),
+  description: z.string(),
+  document: z.string(),
+});
+export type StoredQuery = z.infer<typeof StoredQueryIR>;
+
 export const SchemaIR = z.object({
   format: z.literal(1),
   /** Sorted by name. */
   types: z.array(TableTypeIR),
+  /** Sorted by name; absent when the branch stores none (so schemas from before stored queries keep their hashes). */
+  queries: z.array(StoredQueryIR).optional(),
 });
 /** A schema's IR: node and edge types with their properties and constraints. */
 export type Schema = z.infer<typeof SchemaIR>;

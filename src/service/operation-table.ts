@@ -59,6 +59,10 @@ import { compact } from './operations/admin/compact.js';
 import { gc } from './operations/admin/gc.js';
 import { expireBranches } from './operations/admin/expire-branches.js';
 import { createToken } from './operations/tokens/create-token.js';
+import { listStoredQueries } from './operations/queries/list-stored-queries.js';
+import { putStoredQuery } from './operations/queries/put-stored-query.js';
+import { deleteStoredQuery } from './operations/queries/delete-stored-query.js';
+import { runStoredQuery } from './operations/queries/run-stored-query.js';
 import { listTokens } from './operations/tokens/list-tokens.js';
 import { deleteToken } from './operations/tokens/delete-token.js';
 import { listOperations } from './operations/admin/list-operations.js';
@@ -88,6 +92,10 @@ export const OPERATIONS = {
   walStatus,
   getSchema,
   applySchema,
+  listStoredQueries,
+  putStoredQuery,
+  deleteStoredQuery,
+  runStoredQuery,
   rows,
   getRow,
   edges,

@@ -23,6 +23,7 @@ import { Compactor, DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from 
 import { commitDto, type BranchDto, type MergeResultDto } from './dtos.js';
 import { DEFAULT_HOOK_SETTINGS, HookDispatcher, type HookSettings } from './hook-dispatcher.js';
 import { ManagedTokens } from './managed-tokens.js';
+import type { TypedGraphqlPort } from './typed-graphql-port.js';
 import { BranchExpiry, DEFAULT_EXPIRY_SETTINGS, type ExpirySettings } from './branch-expiry.js';
 
 import type { RequestContext } from './request-context.js';
@@ -67,6 +68,8 @@ export class BranchgraphService {
   readonly expiry: BranchExpiry;
   /** Tokens admins create and revoke (managed-tokens.ts). */
   readonly tokens: ManagedTokens;
+  /** A branch's typed GraphQL, for stored queries: given by the edge that serves it (http/typed-graphql-endpoint.ts). */
+  typed: TypedGraphqlPort | undefined;
   /** Work started for a request that outlives it (check runs), waited for when the service stops. */
   private readonly backgroundWork = new Set<Promise<unknown>>();
 

@@ -581,6 +581,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/branches/{id}/queries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A branch's stored queries: named typed-GraphQL documents, with their variables. */
+        get: operations["listStoredQueries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/branches/{id}/queries/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Store a named typed-GraphQL document on a branch (one commit); it becomes an MCP tool. */
+        put: operations["putStoredQuery"];
+        /** Run a branch's stored query with variables; answers GraphQL's data and errors. */
+        post: operations["runStoredQuery"];
+        /** Delete a stored query from a branch (one commit). */
+        delete: operations["deleteStoredQuery"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tables/{table}/rows": {
         parameters: {
             query?: never;
@@ -1750,6 +1786,40 @@ export interface components {
             bytesRead: number;
             /** Format: int64 */
             bytesWritten: number;
+        };
+        StoredQuery: {
+            name: string;
+            description: string;
+            document: string;
+            /** @description What the document does; null when it is no longer valid on this branch. */
+            operation: ("query" | "mutation") | null;
+            variables: {
+                name: string;
+                type: string;
+                required: boolean;
+            }[];
+            /** @description The variables as a JSON Schema: the input of the query's MCP tool. */
+            inputSchema: {
+                [key: string]: unknown;
+            };
+            /** @description Why the document no longer runs on this branch's schema; empty when it does. */
+            problems: string[];
+        };
+        StoredQueryAnswer: {
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            errors?: ({
+                message: string;
+                extensions?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[];
+            extensions?: {
+                [key: string]: unknown;
+            };
         };
         TableDiff: {
             table: string;
@@ -3136,6 +3206,139 @@ export interface operations {
                         tables: {
                             [key: string]: "create" | "keep" | "check" | "rewrite" | "drop";
                         };
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listStoredQueries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: id
+                         * @description The head the queries were read at.
+                         */
+                        commit: string;
+                        queries: components["schemas"]["StoredQuery"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    putStoredQuery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One GraphQL query or mutation on the branch's typed API, with its variables declared. */
+                    document: string;
+                    /** @description What it answers and when to use it: the MCP tool shows it to a model. */
+                    description?: string;
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The commit that stored it; null when the branch held this very query already. */
+                        commit: components["schemas"]["Commit"] | null;
+                        query: components["schemas"]["StoredQuery"];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    runStoredQuery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The document's variables. */
+                    variables?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredQueryAnswer"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteStoredQuery: {
+        parameters: {
+            query?: {
+                message?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        commit: components["schemas"]["Commit"] | null;
                     };
                 };
             };

@@ -11,18 +11,21 @@ import { RestClient } from '../../http/rest-client.js';
 import { embeddedApi } from '../../service/api.js';
 import { loadConfig } from '../../service/config.js';
 import { openService } from '../../service/open-service.js';
+import { attachTypedGraphql } from '../../http/typed-graphql-port.js';
 import type { ToolPorts } from '../../mcp/mcp-tools.js';
 import type { CliContext, Globals } from '../cli-context.js';
 
 export function mcpCommands(program: Command, cli: CliContext): void {
   cli
     .command(program, 'mcp', 'serve MCP over stdio: on --store (embedded), or on --server URL with --token')
-    .action(async (_o: unknown, cmd: Command) => {
+    .option('--branch <name>', 'the branch whose stored queries are tools (default main)')
+    .action(async (o: { branch?: string }, cmd: Command) => {
       const [{ StdioServerTransport }, { mcpServer }] = await Promise.all([
         import('@modelcontextprotocol/sdk/server/stdio.js'),
         import('../../mcp/mcp-server.js'),
       ]);
-      const { ports, close } = await portsOf(cli.globals(cmd));
+      const { ports: base, close } = await portsOf(cli.globals(cmd));
+      const ports = o.branch === undefined ? base : { ...base, branch: o.branch };
       // Embedded, the caller owns the store; against a server, the server holds the token to its role.
       const server = mcpServer({ ports, role: 'admin' });
       const closed = new Promise<void>((resolve) => {
@@ -69,6 +72,7 @@ async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Pro
     return { ports: { api: new RestClient(base, g.token), typedQuery, branchSdl }, close: async () => {} };
   }
   const service = await openService(loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard }));
+  attachTypedGraphql(service);
   const ctx = { transport: 'cli' as const };
   const { embeddedTypedGraphql, embeddedTypedSdl } = await import('../../http/typed-graphql-endpoint.js');
   const typed = embeddedTypedGraphql(service, ctx);

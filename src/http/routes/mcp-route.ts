@@ -50,6 +50,8 @@ export function mcpRoute(app: Hono<Env>, opts: { service: BranchgraphService; bo
       typedQuery: (q: { branch: string; document: string; variables?: Record<string, unknown> }) =>
         run(q.branch, q.document, { variables: q.variables, role, ctx }),
       branchSdl: (branch: string) => sdlOf(branch, ctx),
+      // `/mcp?branch=agent/x`: that branch's stored queries are the tools (main's by default).
+      ...(c.req.query('branch') !== undefined ? { branch: c.req.query('branch') as string } : {}),
     };
     const server = mcpServer({ ports, role });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
