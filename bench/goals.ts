@@ -72,6 +72,11 @@ const rest: Goal[] = [
   { matrix: 'merges', key: 'every_merge_exact', equals: true },
   { matrix: 'large', key: 'large_over_small', max: 1.5 },
   { matrix: 'large', key: 'load_rows_per_second', min: 200_000 },
+  // BranchBench's leaderboard: Doltgres creates a branch in 17.2 ms and reads a point in 94 µs.
+  { matrix: 'branchbench', key: 'create_ms', max: 17 },
+  { matrix: 'branchbench', key: 'point_read_ms', max: 0.1 },
+  { matrix: 'branchbench', key: 'postgres_over_branchgraph_create', min: 10 },
+  { matrix: 'branchbench', key: 'read_depth_1024_over_1', max: 1.2 },
 ];
 
 export const GOALS: readonly Goal[] = [...merge, ...catchup, ...growth, ...bulk, ...rest];

@@ -24,14 +24,15 @@
  * calls per level of the two-hop traversal on a cold server (`@explain`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { cliCommand } from '../src/service/package-root.js';
+import { startPostgres } from './postgres-peer.js';
 
 const PERSONS = Number(process.argv[2] ?? 10_000);
 const ROUNDS = Number(process.argv[3] ?? 20);
@@ -94,59 +95,6 @@ function peerNode(): string {
   if (packed.status !== 0 || spawnSync('tar', ['xzf', path.join(dir, file), '-C', dir]).status !== 0 || !existsSync(bin))
     throw new Error(`could not fetch ${pkg} for PostGraphile: ${packed.stderr}`);
   return bin;
-}
-
-/** Debian's PostgreSQL binaries, installed from the Debian packages when missing. */
-function pgBin(): string {
-  const find = () => {
-    const root = '/usr/lib/postgresql';
-    const v = existsSync(root) ? readdirSync(root).sort().pop() : undefined;
-    return v !== undefined && existsSync(path.join(root, v, 'bin', 'initdb')) ? path.join(root, v, 'bin') : undefined;
-  };
-  const found = find();
-  if (found !== undefined) return found;
-  const r = spawnSync('apt-get', ['install', '-y', '-q', 'postgresql'], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-  const bin = find();
-  if (r.status !== 0 || bin === undefined) throw new Error('PostgreSQL is not installed and apt-get could not install it');
-  return bin;
-}
-
-/** A PostgreSQL server in `dir` (initdb, then pg_ctl), as the postgres user when this runs as root. */
-async function startPostgres(dir: string): Promise<{ url: string; stop: () => void; psql: (sql: string) => void }> {
-  const bin = pgBin();
-  const data = path.join(dir, 'data');
-  const asRoot = process.getuid?.() === 0;
-  await chmod(dir, 0o777);
-  if (asRoot) await chown(dir, Number(spawnSync('id', ['-u', 'postgres']).stdout), Number(spawnSync('id', ['-g', 'postgres']).stdout));
-  const as = (cmd: string, args: string[]) =>
-    asRoot
-      ? spawnSync('runuser', ['-u', 'postgres', '--', cmd, ...args], { encoding: 'utf8' })
-      : spawnSync(cmd, args, { encoding: 'utf8' });
-  const ok = (r: ReturnType<typeof spawnSync>, what: string) => {
-    if (r.status !== 0) throw new Error(`${what} failed: ${String(r.stderr)}`);
-  };
-  ok(as(path.join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-N']), 'initdb');
-  const port = String(20000 + Math.floor(Math.random() * 20000));
-  ok(
-    as(path.join(bin, 'pg_ctl'), [
-      '-D',
-      data,
-      '-w',
-      '-l',
-      path.join(dir, 'pg.log'),
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
-      'start',
-    ]),
-    'pg_ctl start',
-  );
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const psql = (sql: string) =>
-    ok(spawnSync('psql', [url, '-v', 'ON_ERROR_STOP=1', '-q', '-c', sql], { encoding: 'utf8' }), `psql ${sql.slice(0, 60)}`);
-  return { url, psql, stop: () => void as(path.join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', 'stop']) };
 }
 
 async function loadPostgres(pg: { psql: (sql: string) => void }, dir: string): Promise<number> {

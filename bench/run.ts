@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -258,7 +258,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(
-  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges' | 'large',
+  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges' | 'large' | 'branchbench',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -529,6 +529,36 @@ async function largeMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
   ];
   const picked = pickedFigures('large', r, keys);
   return { ...picked, results: onceResults('large', [[process.env.BENCH_STORE === 's3' ? 's3' : 'fs', r]]) };
+}
+
+/**
+ * BranchBench's operations (bench/branchbench.ts) on a CH-benCHmark item table of 100,000 rows
+ * (quick: 10,000), embedded, over HTTP and on PostgreSQL with a database per branch; read latency
+ * against branch depth; and what an MCP tool call costs over the REST call it wraps.
+ */
+async function branchbenchMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('branchbench', [quick ? '10000' : '100000']);
+  const ops = ['create', 'connect', 'first_query', 'point_read', 'range_read', 'insert', 'update', 'range_update'];
+  const keys = [
+    ...ops.map((op) => `${op}_ms`),
+    ...ops.flatMap((op) => [`http_${op}_ms`, `postgres_${op}_ms`, `embedded_${op}_calls`]),
+    'postgres_over_branchgraph_create',
+    'postgres_over_branchgraph_point_read',
+    'postgres_over_branchgraph_insert',
+    'read_depth_1024_over_1',
+    ...[1, 16, 256, 1024].map((d) => `point_read_ms_depth_${d}`),
+    'rest_point_read_ms',
+    'tool_point_read_ms',
+    'rest_point_read_calls',
+    'tool_point_read_calls',
+    'rest_write_ms',
+    'tool_write_ms',
+    'rest_write_calls',
+    'tool_write_calls',
+    'tool_over_rest_point_read',
+    'tool_over_rest_write',
+  ];
+  return pickedFigures('branchbench', r, keys);
 }
 
 /**
@@ -894,12 +924,13 @@ async function main(): Promise<void> {
     forks: forksMatrix,
     merges: mergesMatrix,
     large: largeMatrix,
+    branchbench: branchbenchMatrix,
   };
   const names = which === 'all' ? Object.keys(matrices) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });
