@@ -67,7 +67,8 @@ const PACKAGES: Record<string, string[]> = {
   gqt: [...CORE, 'pino'],
   cli: [...CORE, 'commander', 'pino', '@modelcontextprotocol/sdk'],
   'index.ts': CORE,
-  bench: [...CORE, 'pino', 'apache-arrow', '@duckdb/node-api'],
+  // The peers' clients: PostgreSQL's (pg), and MCP's for what a tool call costs.
+  bench: [...CORE, 'pino', 'apache-arrow', '@duckdb/node-api', 'pg', '@modelcontextprotocol/sdk'],
 };
 
 function sources(dir: string): string[] {

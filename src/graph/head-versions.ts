@@ -56,10 +56,12 @@ export class HeadVersions {
     // A version known to be published (this process saw it, or a branch hint names it and its
     // manifest, prefetched, proves it) is checked by asking for the next one by name: one GET whose
     // cost never grows with the lineage, where a directory listing reads every version's entry.
+    // A lineage this process found empty (a branch that has not written since its fork) is asked
+    // the same way, for its version 1: versions start at 1 and are published in order.
     const known = this.caches.knownVersion.get(lineage) ?? hinted;
-    if (known !== undefined && known > 0) {
+    if (known !== undefined && known >= 0) {
       const [exists, moved] = await Promise.all([
-        known === this.caches.knownVersion.get(lineage) ? true : this.hasVersion(lineage, known, signal),
+        known === this.caches.knownVersion.get(lineage) || known === 0 ? true : this.hasVersion(lineage, known, signal),
         this.hasVersion(lineage, known + 1, signal),
       ]);
       if (exists) {
