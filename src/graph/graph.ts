@@ -129,6 +129,18 @@ export class Graph {
     return this.#parts.branches.list(page);
   }
 
+  /** Every live branch record `keep` accepts, in name order, read a page at a time; no head is read. */
+  async branchRecords(keep: (rec: BranchRecord) => boolean, signal?: AbortSignal): Promise<BranchRecord[]> {
+    const out: BranchRecord[] = [];
+    let after: string | undefined;
+    do {
+      const page = await this.#parts.repo.records.page({ after, limit: 1000, keep, signal });
+      out.push(...page.records);
+      after = page.next;
+    } while (after !== undefined);
+    return out;
+  }
+
   createBranch(
     name: string,
     from: Ref,

@@ -18,7 +18,7 @@
  * before any row is read. A call with no scope (the bootstrap tokens, the
  * embedded API) passes every door at the cost of one comparison.
  */
-import { BranchgraphError } from '../model/errors.js';
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mayReachGraph, mayRead, mayWrite, readsEverything, scopeWords, writesEverything, type TokenScope } from '../model/token-scope.js';
 import type { Ref, Snapshot } from '../graph/snapshot.js';
 import { couldBeCommitPrefix } from '../model/ref-grammar.js';
@@ -28,7 +28,7 @@ import type { Graph } from '../graph/graph.js';
 /** What the doors read through: the service's own snapshot door, and the graph's branches. */
 export interface AccessPorts {
   snapshot(ref: Ref, ctx: RequestContext): Promise<Snapshot>;
-  readonly graph: Pick<Graph, 'listBranches' | 'branchHead' | 'requests'>;
+  readonly graph: Pick<Graph, 'branchRecords' | 'branchHead' | 'requests'>;
 }
 
 /**
@@ -181,18 +181,16 @@ async function reachableFromReadable(service: AccessPorts, snap: Snapshot, ctx: 
  */
 export async function readableHistories(service: AccessPorts, ctx: RequestContext): Promise<(snap: Snapshot) => boolean> {
   if (readsEverything(ctx.scope)) return () => true;
+  const readable = await service.graph.branchRecords((rec) => visibleBranch(ctx, rec.name), ctx.signal);
   const heads: Snapshot[] = [];
-  let after: string | undefined;
-  do {
-    const page = await service.graph.listBranches({
-      ...(after !== undefined ? { after } : {}),
-      limit: 100,
-      keep: (rec) => visibleBranch(ctx, rec.name),
-      ...(ctx.signal !== undefined ? { signal: ctx.signal } : {}),
+  for (const rec of readable) {
+    // A branch deleted meanwhile, or whose head cannot be read, holds nothing this answer can use.
+    const head = await service.graph.branchHead(rec.name, ctx.signal, { withoutPending: true }).catch((e: unknown) => {
+      if (isBranchgraphError(e, 'not_found') || isBranchgraphError(e, 'corrupt_object')) return undefined;
+      throw e;
     });
-    for (const b of page.branches) heads.push(await service.graph.branchHead(b.record.name, ctx.signal, { withoutPending: true }));
-    after = page.next;
-  } while (after !== undefined);
+    if (head !== undefined) heads.push(head);
+  }
   return (snap) => heads.some((h) => h.manifest.commit.id === snap.manifest.commit.id || h.manifest.ancestry.contains(snap.ref));
 }
 

@@ -20,7 +20,6 @@
  */
 import type { Logger } from 'pino';
 import type { Graph } from '../graph/graph.js';
-import type { BranchRecord } from '../graph/branch-record.js';
 
 export interface ExpirySettings {
   /** How often a started service sweeps (default one minute); 0 never sweeps on its own. */
@@ -41,18 +40,10 @@ export const EXPIRY_ACTOR = 'maintenance';
 /** Delete every branch past its expiry that nothing holds (see the header). */
 export async function sweepExpiredBranches(graph: Graph, signal?: AbortSignal): Promise<ExpirySweep> {
   const now = graph.clock();
-  const due: BranchRecord[] = [];
-  let after: string | undefined;
-  do {
-    const page = await graph.listBranches({
-      ...(after !== undefined ? { after } : {}),
-      limit: 1000,
-      keep: (rec) => rec.expiresAt !== undefined && Date.parse(rec.expiresAt) <= now && rec.protection === undefined && rec.name !== 'main',
-      ...(signal !== undefined ? { signal } : {}),
-    });
-    due.push(...page.branches.map((b) => b.record));
-    after = page.next;
-  } while (after !== undefined);
+  const due = await graph.branchRecords(
+    (rec) => rec.expiresAt !== undefined && Date.parse(rec.expiresAt) <= now && rec.protection === undefined && rec.name !== 'main',
+    signal,
+  );
   const out: ExpirySweep = { expired: [], held: [] };
   if (due.length === 0) return out;
   const holders = await openRequestsByBranch(graph, signal);

@@ -20,7 +20,7 @@ const claims = new Map<string, Promise<unknown>>();
  * the caller's token, just run it.
  */
 export async function withinBranchQuota<T>(
-  graph: Pick<Graph, 'listBranches'>,
+  graph: Pick<Graph, 'branchRecords'>,
   a: { owner: string | undefined; ctx: RequestContext },
   create: () => Promise<T>,
 ): Promise<T> {
@@ -38,7 +38,7 @@ export async function withinBranchQuota<T>(
   const turn = before
     .catch(() => undefined)
     .then(async () => {
-      const owned = await ownedBy(graph, me, ctx.signal);
+      const owned = (await graph.branchRecords((rec) => rec.owner === me, ctx.signal)).length;
       if (owned >= limit)
         throw new BranchgraphError('quota_exceeded', `${me} owns ${owned} live branches, and its token allows ${limit}`, {
           details: { limit, owned, owner: me },
@@ -52,21 +52,4 @@ export async function withinBranchQuota<T>(
     })
     .catch(() => undefined);
   return turn;
-}
-
-/** How many live branches `owner` owns. */
-async function ownedBy(graph: Pick<Graph, 'listBranches'>, owner: string, signal?: AbortSignal): Promise<number> {
-  let n = 0;
-  let after: string | undefined;
-  do {
-    const page = await graph.listBranches({
-      ...(after !== undefined ? { after } : {}),
-      limit: 1000,
-      keep: (rec) => rec.owner === owner,
-      ...(signal !== undefined ? { signal } : {}),
-    });
-    n += page.branches.length;
-    after = page.next;
-  } while (after !== undefined);
-  return n;
 }
