@@ -14,6 +14,7 @@ import { listAll } from '../src/store/object-store.js';
 import { OPERATION_LIST } from '../src/service/operation-table.js';
 import { inputFields } from '../src/service/input-fields.js';
 import { gql, testServer, type TestServer } from './support/test-server.js';
+import { RestClient } from '../src/http/rest-client.js';
 
 const ADMIN = 'root-token-1';
 const SECRET_ROW = 'classified-value';
@@ -66,6 +67,16 @@ async function storeState(): Promise<string> {
   );
   return parts.sort().join('\n');
 }
+
+/** The keys whose bytes differ between two `storeState`s (or that only one holds). */
+function changedKeys(before: string, after: string): string[] {
+  const [b, a] = [new Set(before.split('\n')), new Set(after.split('\n'))];
+  const keyOf = (line: string) => line.slice(0, line.lastIndexOf(':'));
+  return [...new Set([...[...b].filter((x) => !a.has(x)), ...[...a].filter((x) => !b.has(x))].map(keyOf))].sort();
+}
+
+/** The input fields that name a branch or a ref. */
+const BRANCH_FIELDS = new Set(['branch', 'name', 'source', 'into', 'target', 'at', 'from', 'to', 'commit']);
 
 beforeAll(async () => {
   s = await testServer({ tokens: `admin:${ADMIN}` });
@@ -405,13 +416,69 @@ describe('a token with a branch quota', () => {
   });
 });
 
+describe('every operation of the table, aimed at the secret branch', () => {
+  /** A plausible value for each input field a call may need, beside the refs and names aimed at the secret. */
+  const SAMPLE: Record<string, unknown> = {
+    table: 'P',
+    key: 's1',
+    keys: ['s1'],
+    ops: [{ op: 'upsert', table: 'P', values: { id: 'planted', v: 'x' } }],
+    ndjson: '{"op":"upsert","table":"P","values":{"id":"planted"}}\n',
+    schema: 'node P { id: string @key\n v: string?\n w: string? }',
+    document: '{ queryP { nodes { id v } } }',
+    title: 'probe',
+    verdict: 'approve',
+    format: 'ndjson',
+    expectedHead: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
+    rule: { requiredApprovals: 0 },
+    requiredApprovals: 0,
+  };
+
+  it('leaks no row of it and changes nothing, whichever side of the call names it', async () => {
+    const rest = new RestClient(s.url, alice);
+    const before = await storeState();
+    const own = 'agent/alice/t1';
+    const outcomes: string[] = [];
+    const refusals: string[] = [];
+    for (const op of OPERATION_LIST) {
+      const fields = inputFields(op.input);
+      // Every branch and ref the call names is the secret, then each one alone is (the rest its own branch).
+      // `name` names a branch only in the branch operations (a stored query's, a tag's or a token's name is not one).
+      const branchy = (f: { name: string }) => BRANCH_FIELDS.has(f.name) && (f.name !== 'name' || /Branch$/.test(op.name));
+      const named = fields.filter(branchy).map((f) => f.name);
+      const variants = [named, ...named.map((n) => [n])];
+      for (const aimed of variants) {
+        if (aimed.length === 0) continue;
+        const input: Record<string, unknown> = {};
+        for (const f of fields) {
+          if (branchy(f)) input[f.name] = aimed.includes(f.name) ? 'team/secret' : own;
+          else if (f.required && f.name in SAMPLE) input[f.name] = SAMPLE[f.name];
+        }
+        if (/StoredQuery$/.test(op.name)) input.name = 'all';
+        const answer = await (rest as unknown as Record<string, (i: unknown) => Promise<unknown>>)[op.name]?.(input).then(
+          (out) => ({ ok: true, text: JSON.stringify(out) }),
+          (e: unknown) => ({ ok: false, text: `${(e as { code?: string }).code}: ${(e as Error).message}` }),
+        );
+        expect(answer?.text, `${op.name} ${JSON.stringify(input)}`).not.toContain(SECRET_ROW);
+        if (answer?.ok === true && aimed.length > 0) outcomes.push(`${op.name}(${aimed.join(',')}) answered`);
+        else refusals.push(`${op.name}: ${answer?.text.split(':')[0]}`);
+      }
+    }
+    // The sweep reaches the scope: almost every call is refused by it, not by a malformed input.
+    expect(refusals.filter((r) => r.endsWith(': forbidden')).length).toBeGreaterThan(0.9 * refusals.length);
+    // Nothing the sweep sent changed anything stored.
+    expect(changedKeys(before, await storeState())).toEqual([]);
+    // A call aimed at the secret branch answers only where it reads nothing of it (a listing filters it out).
+    expect(outcomes.filter((o) => !/^(listBranches|listMergeRequests|listEvents|listTags|listOperations)/.test(o))).toEqual([]);
+  });
+});
+
 describe('the access every operation declares', () => {
   it('names the branches its input names, or says it filters, reaches the whole graph, or acts on a request', () => {
-    const BRANCHISH = new Set(['branch', 'name', 'source', 'into', 'target', 'at', 'from', 'to', 'commit']);
     for (const op of OPERATION_LIST) {
       const input: Record<string, unknown> = {};
       for (const f of inputFields(op.input))
-        if (BRANCHISH.has(f.name)) input[f.name] = f.kind === 'ref' ? { branch: 'team/secret' } : 'team/secret';
+        if (BRANCH_FIELDS.has(f.name)) input[f.name] = f.kind === 'ref' ? { branch: 'team/secret' } : 'team/secret';
       input.id = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
       const access = op.access(input);
       if (access === 'filtered' || access.graph !== undefined || access.request !== undefined || access.unscoped === true) continue;
