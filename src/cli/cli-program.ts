@@ -27,6 +27,7 @@ import { hookCommands } from './commands/hook-commands.js';
 import { writeCommands } from './commands/write-commands.js';
 import { mcpCommands } from './commands/mcp-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
+import { remoteCommands } from './commands/remote-commands.js';
 
 export type { CliIo } from './cli-context.js';
 
@@ -95,6 +96,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     hookCommands,
     writeCommands,
     adminCommands,
+    remoteCommands,
     mcpCommands,
   ])
     group(program, cli);
