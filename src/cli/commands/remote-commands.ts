@@ -19,6 +19,7 @@ export function remoteCommands(program: Command, cli: CliContext): void {
     .argument('<source>', 'the store the graph is in')
     .argument('<destination>', 'an empty store (or one an interrupted clone of the same graph left)')
     .option('--width <n>', 'objects copied at once (default 8)')
+    // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
     .action(async (src: string, dst: string, o: { width?: string }, cmd: Command) => {
       const [source, destination] = await Promise.all([storeAt(src), storeAt(dst)]);
       const width = intOption('--width', o.width);
@@ -45,7 +46,7 @@ async function storeAt(url: string): Promise<ObjectStore> {
   if (/^https?:\/\//i.test(url))
     throw new BranchgraphError(
       'invalid_input',
-      `${url}: clone copies between directories and buckets; a server is reached through its remotes`,
+      `${url}: clone copies between stores, a directory (a path or file://) or s3://bucket/prefix`,
     );
   return openStore(url);
 }
