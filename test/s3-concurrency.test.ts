@@ -86,8 +86,11 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
       console.log(
         `merge attempts: ${results.map((r) => r.attempts).join(' ')}; merge store-level re-plans: ${outcomes.map((o) => o?.metrics.attempts).join(' ')}`,
       );
+      // A merge that lands before anything else moved main is a fast-forward, and which one that is
+      // depends on the race; the rows checked against the model below say whether anything was lost.
       for (const [i, o] of outcomes.entries()) {
-        if (i >= 2) expect(o, `client ${i}`).toMatchObject({ status: 'success', outcome: 'merged' });
+        if (i >= 2)
+          expect(o, `client ${i}`).toMatchObject({ status: 'success', outcome: expect.stringMatching(/^(merged|fast_forward)$/) });
       }
       // Exactly one of the two conflicting clients landed; the other got the exact conflict.
       const landed = [0, 1].filter((i) => outcomes[i]?.status === 'success');
@@ -113,9 +116,11 @@ suite(`concurrency on real S3${s3Available() ? '' : ` — skipped: ${S3_SKIP_REA
         const rows = await allRows(client, 'P', { branch: 'main' });
         expect(Object.fromEntries(rows.map((r) => [r.key, r.row.v]))).toEqual(expected);
       }
-      // Each merge is in the log exactly once.
+      // Each merge is in the log exactly once (a fast-forward adds no commit of its own).
       const log = await c(0).log({ at: { branch: 'main' }, limit: 1000 });
-      expect(log.commits.filter((x) => x.kind === 'merge')).toHaveLength(7);
+      const merged = outcomes.filter((o) => o?.status === 'success' && o.outcome === 'merged').length;
+      expect(merged).toBeGreaterThanOrEqual(6);
+      expect(log.commits.filter((x) => x.kind === 'merge')).toHaveLength(merged);
     } finally {
       for (const s of servers) await s.stop();
     }
