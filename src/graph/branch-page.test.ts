@@ -50,4 +50,27 @@ describe('branch listing by page', () => {
     };
     expect(await calls(800)).toBe(await calls(40));
   });
+
+  it('a selective filter ends a page short after a bounded look, and its cursor goes on to find every match', async () => {
+    const store = new MemoryStore();
+    const g = await Graph.open(store);
+    // Matches more than a thousand names apart: no page looks that far for its next one.
+    const wanted = new Set([7, 1150, 1199]);
+    for (let i = 0; i < 1200; i++)
+      await g.createBranch(`f${String(i).padStart(4, '0')}`, { branch: 'main' }, { traits: wanted.has(i) ? { owner: 'rare' } : {} });
+    const keep = (rec: { owner?: string }) => rec.owner === 'rare';
+    const pages: { names: string[]; next: string | undefined }[] = [];
+    let after: string | undefined;
+    do {
+      const page = await g.listBranches({ limit: 1, keep, ...(after !== undefined ? { after } : {}) });
+      pages.push({ names: page.branches.map((b) => b.record.name), next: page.next });
+      after = page.next;
+    } while (after !== undefined);
+    expect(pages.flatMap((p) => p.names)).toEqual(['f0007', 'f1150', 'f1199']);
+    // The first page stopped looking for a second match after a thousand names, with a cursor past its own.
+    expect(pages[0]).toEqual({ names: ['f0007'], next: expect.stringMatching(/^f0\d{3}$/) });
+    expect(pages[0]?.next).not.toBe('f0007');
+    // A prefix lists only its own part of the names.
+    expect((await g.listBranches({ prefix: 'f119', limit: 100 })).branches.map((b) => b.record.name)).toHaveLength(10);
+  });
 });
