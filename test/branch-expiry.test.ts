@@ -150,3 +150,19 @@ describe('the expiry sweep', () => {
     expect((await call('GET', `/branches/${enc('moved/two')}`)).status).toBe(200);
   });
 });
+
+describe('a managed token with an expiry', () => {
+  it("works until its time, and is refused from then on, by the graph's clock", async () => {
+    const made = await call('POST', '/tokens', { name: 'brief', role: 'read', expiresAt: new Date(now + HOUR).toISOString() });
+    expect(made.status).toBe(201);
+    const read = () => fetch(`${s.url}/branches`, { headers: { authorization: `Bearer ${made.body.token as string}` } });
+    expect((await read()).status).toBe(200);
+    now += HOUR + 1000;
+    const refused = await read();
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'unauthorized',
+      message: /expired/,
+    });
+  });
+});
