@@ -36,16 +36,20 @@ export const createToken = defineOperation({
       expiresAt: z.string().max(64).optional().describe('When it stops working (RFC 3339).'),
     })
     .strict(),
-  async run(service, input, ctx) {
-    if (input.expiresAt !== undefined) {
-      const at = timeInput.safeParse(input.expiresAt);
+  async run(service, { expiresAt, ...spec }, ctx) {
+    let expires: string | undefined;
+    if (expiresAt !== undefined) {
+      const at = timeInput.safeParse(expiresAt);
       if (!at.success || at.data <= service.graph.clock())
         throw new BranchgraphError('invalid_input', 'expiresAt must be an RFC 3339 time in the future', {
           issues: [{ path: 'expiresAt', message: 'an RFC 3339 time in the future' }],
         });
-      input.expiresAt = new Date(at.data).toISOString();
+      expires = new Date(at.data).toISOString();
     }
-    const { record, token } = await service.tokens.create(input, { actor: ctx.actor ?? service.graph.actor, signal: ctx.signal });
+    const { record, token } = await service.tokens.create(
+      { ...spec, ...(expires !== undefined ? { expiresAt: expires } : {}) },
+      { actor: ctx.actor ?? service.graph.actor, signal: ctx.signal },
+    );
     return { token, record: tokenDto(record) };
   },
   output: z
