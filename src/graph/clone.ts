@@ -26,7 +26,7 @@
  *   objects whatever the graph's size.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import { listAll, type ObjectInfo, type ObjectStore } from '../store/object-store.js';
+import { getIfPresent, listAll, type ObjectInfo, type ObjectStore } from '../store/object-store.js';
 import { checkObject } from './object-check.js';
 
 /**
@@ -120,13 +120,7 @@ async function refuseOtherGraph(a: { source: ObjectStore; destination: ObjectSto
   const { source, destination, signal } = a;
   for (const prefix of REF_PREFIXES)
     for await (const o of destination.list(prefix, { signal })) {
-      const [mine, theirs] = await Promise.all([
-        destination.get(o.key, { signal }),
-        source.get(o.key, { signal }).catch((e: unknown) => {
-          if (isBranchgraphError(e, 'object_not_found')) return undefined;
-          throw e;
-        }),
-      ]);
+      const [mine, theirs] = await Promise.all([destination.get(o.key, { signal }), getIfPresent(source, o.key, { signal })]);
       if (theirs === undefined || Buffer.compare(Buffer.from(mine), Buffer.from(theirs)) !== 0)
         throw new BranchgraphError(
           'invalid_input',

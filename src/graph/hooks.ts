@@ -20,7 +20,7 @@
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { HookZ, type Hook } from '../model/hook.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { getIfPresent, type ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { newId } from '../model/new-id.js';
 
@@ -136,12 +136,8 @@ export class HookStore {
   /** Where `shard`'s deliveries to `hook` stand (model/delivery-cursor.ts); undefined before its first. */
   async cursor(hook: string, shard: string, signal?: AbortSignal): Promise<number | undefined> {
     const key = cursorKey(hook, shard);
-    try {
-      return decodeJson(CursorZ, await this.store.get(key, { signal }), key).seq;
-    } catch (e) {
-      if (isBranchgraphError(e, 'object_not_found')) return undefined;
-      throw e;
-    }
+    const bytes = await getIfPresent(this.store, key, { signal });
+    return bytes === undefined ? undefined : decodeJson(CursorZ, bytes, key).seq;
   }
 
   /** Record where `shard`'s deliveries to `hook` stand; a later write wins, and positions only grow. */

@@ -165,9 +165,10 @@ function allowsNull(s: Js, defs: Record<string, Js>): boolean {
   return (s.anyOf ?? s.oneOf ?? []).some((x) => allowsNull(resolved(x, defs), defs));
 }
 
-async function post(
+/** One GraphQL document POSTed to `url` (an admin or a branch's typed endpoint), its answer as JSON, whatever it holds. */
+export async function postGraphql(
   url: string,
-  body: { document: string; variables: Record<string, unknown>; token?: string | undefined },
+  body: { document: string; variables?: Record<string, unknown> | undefined; token?: string | undefined; signal?: AbortSignal | undefined },
 ): Promise<unknown> {
   const res = await fetch(url, {
     method: 'POST',
@@ -177,8 +178,19 @@ async function post(
       ...(body.token !== undefined ? { authorization: `Bearer ${body.token}` } : {}),
     },
     body: JSON.stringify({ query: body.document, variables: body.variables }),
+    ...(body.signal !== undefined ? { signal: body.signal } : {}),
   });
-  const answer = (await res.json()) as { data?: { r?: unknown }; errors?: { message: string; extensions?: Partial<ErrorBody> }[] };
+  return res.json();
+}
+
+async function post(
+  url: string,
+  body: { document: string; variables: Record<string, unknown>; token?: string | undefined },
+): Promise<unknown> {
+  const answer = (await postGraphql(url, body)) as {
+    data?: { r?: unknown };
+    errors?: { message: string; extensions?: Partial<ErrorBody> }[];
+  };
   const e = answer.errors?.[0];
   if (e !== undefined) throw errorFromBody({ ...e.extensions, message: e.message }, e.message);
   return answer.data?.r;

@@ -25,7 +25,7 @@ import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cac
 import type { Role } from '../service/auth.js';
 import { LIMITS } from '../service/limits.js';
 import type { BranchgraphService } from '../service/service.js';
-import type { RequestContext } from '../service/request-context.js';
+import { pinnedContext, type RequestContext } from '../service/request-context.js';
 
 /** What the route hands each request: the caller, the branch, and its generated schema. */
 export interface TypedServerContext extends ParsedBody {
@@ -135,7 +135,7 @@ export interface TypedRequest {
 
 /** The branch head resolved once for the request, and the generated schema of its graph schema. */
 export async function servedFor(r: Omit<TypedRequest, 'endpoint' | 'role'>): Promise<{ ctx: RequestContext; served: ServedSchema }> {
-  const ctx: RequestContext = { ...r.ctx, pins: r.ctx.pins ?? new Map() };
+  const ctx = pinnedContext(r.ctx);
   const head = await r.service.snapshot({ branch: r.branch }, ctx);
   return { ctx, served: await r.schemas.get(head.manifest.schema, head.schema) };
 }

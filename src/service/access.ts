@@ -22,6 +22,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mayReachGraph, mayRead, mayWrite, readsEverything, scopeWords, writesEverything, type TokenScope } from '../model/token-scope.js';
 import type { Ref, Snapshot } from '../graph/snapshot.js';
 import { couldBeCommitPrefix } from '../model/ref-grammar.js';
+import { mapLimit } from '../model/map-limit.js';
 import type { RequestContext } from './request-context.js';
 import type { Graph } from '../graph/graph.js';
 
@@ -182,15 +183,14 @@ async function reachableFromReadable(service: AccessPorts, snap: Snapshot, ctx: 
 export async function readableHistories(service: AccessPorts, ctx: RequestContext): Promise<(snap: Snapshot) => boolean> {
   if (readsEverything(ctx.scope)) return () => true;
   const readable = await service.graph.branchRecords((rec) => visibleBranch(ctx, rec.name), ctx.signal);
-  const heads: Snapshot[] = [];
-  for (const rec of readable) {
-    // A branch deleted meanwhile, or whose head cannot be read, holds nothing this answer can use.
-    const head = await service.graph.branchHead(rec.name, ctx.signal, { withoutPending: true }).catch((e: unknown) => {
+  const read = await mapLimit(readable, 8, (rec) =>
+    service.graph.branchHead(rec.name, ctx.signal, { withoutPending: true }).catch((e: unknown) => {
+      // A branch deleted meanwhile, or whose head cannot be read, holds nothing this answer can use.
       if (isBranchgraphError(e, 'not_found') || isBranchgraphError(e, 'corrupt_object')) return undefined;
       throw e;
-    });
-    if (head !== undefined) heads.push(head);
-  }
+    }),
+  );
+  const heads = read.filter((h): h is Snapshot => h !== undefined);
   return (snap) => heads.some((h) => h.manifest.commit.id === snap.manifest.commit.id || h.manifest.ancestry.contains(snap.ref));
 }
 

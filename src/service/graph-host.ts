@@ -24,7 +24,7 @@
  * collects keys under these prefixes.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { getIfPresent, type ObjectStore } from '../store/object-store.js';
 import { PrefixStore } from '../store/prefix-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { z } from 'zod';
@@ -200,11 +200,7 @@ export class GraphHost {
 
   /** A registry entry, or undefined when it does not exist. */
   private async readEntry(key: string, signal?: AbortSignal): Promise<Entry | undefined> {
-    try {
-      return decodeJson(EntryZ, await this.store.get(key, { signal }), key);
-    } catch (e) {
-      if (isBranchgraphError(e, 'object_not_found')) return undefined;
-      throw e;
-    }
+    const bytes = await getIfPresent(this.store, key, { signal });
+    return bytes === undefined ? undefined : decodeJson(EntryZ, bytes, key);
   }
 }

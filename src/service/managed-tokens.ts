@@ -16,9 +16,9 @@
 import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { BranchgraphError } from '../model/errors.js';
 import { newId } from '../model/new-id.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { getIfPresent, type ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { ROLES, type Grant, type TokenVerifier } from './auth.js';
 
@@ -133,11 +133,7 @@ export class ManagedTokens implements TokenVerifier {
   }
 
   private async read(key: string, signal?: AbortSignal): Promise<TokenRecord | undefined> {
-    try {
-      return decodeJson(TokenRecordZ, await this.store.get(key, { signal }), key);
-    } catch (e) {
-      if (isBranchgraphError(e, 'object_not_found')) return undefined;
-      throw e;
-    }
+    const bytes = await getIfPresent(this.store, key, { signal });
+    return bytes === undefined ? undefined : decodeJson(TokenRecordZ, bytes, key);
   }
 }

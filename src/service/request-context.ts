@@ -38,6 +38,11 @@ export interface RequestContext {
 /** The snapshot each ref of one request resolved to. */
 export type SnapshotPins = Map<string, Promise<Snapshot>>;
 
+/** `ctx` with its snapshots pinned (a pin map of its own unless it has one): each ref it reads resolves once. */
+export function pinnedContext(ctx: RequestContext): RequestContext {
+  return ctx.pins !== undefined ? ctx : { ...ctx, pins: new Map() };
+}
+
 /** What reads cost: store calls and rows read. */
 export interface ReadMeter {
   storeCalls: number;

@@ -14,7 +14,9 @@
  * - `aborted`: the signal fired;
  * - `store_error`: anything else.
  */
+import { isBranchgraphError } from '../model/errors.js';
 
+/** An object as a listing or a HEAD shows it: its key, size and when the store wrote it. */
 export interface ObjectInfo {
   key: string;
   size: number;
@@ -81,6 +83,16 @@ export function resolveRange(range: ByteRange | undefined, size: number): [numbe
 /** Byte-order comparison of keys, as S3 lists them (UTF-8 code unit order). */
 export function compareKeys(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** An object's bytes, or undefined when the store holds no object at `key`. */
+export async function getIfPresent(store: ObjectStore, key: string, opts?: GetOptions): Promise<Uint8Array | undefined> {
+  try {
+    return await store.get(key, opts);
+  } catch (e) {
+    if (isBranchgraphError(e, 'object_not_found')) return undefined;
+    throw e;
+  }
 }
 
 /** Collect a listing into an array. */

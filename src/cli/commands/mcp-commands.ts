@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import { errorFromBody, type ErrorBody } from '../../model/errors.js';
 import { RestClient } from '../../http/rest-client.js';
+import { postGraphql } from '../../http/graphql-client.js';
 import { embeddedApi } from '../../service/api.js';
 import { loadConfig } from '../../service/config.js';
 import { openService } from '../../service/open-service.js';
@@ -41,19 +42,13 @@ export function mcpCommands(program: Command, cli: CliContext): void {
 async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Promise<void> }> {
   if (g.server !== undefined) {
     const base = g.server.replace(/\/$/, '');
-    const typedQuery: ToolPorts['typedQuery'] = async (q, signal) => {
-      const res = await fetch(`${base}/branches/${encodeURIComponent(q.branch)}/graphql`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/graphql-response+json',
-          ...(g.token !== undefined ? { authorization: `Bearer ${g.token}` } : {}),
-        },
-        body: JSON.stringify({ query: q.document, variables: q.variables }),
-        ...(signal !== undefined ? { signal } : {}),
+    const typedQuery: ToolPorts['typedQuery'] = (q, signal) =>
+      postGraphql(`${base}/branches/${encodeURIComponent(q.branch)}/graphql`, {
+        document: q.document,
+        variables: q.variables,
+        token: g.token,
+        signal,
       });
-      return res.json();
-    };
     const branchSdl: ToolPorts['branchSdl'] = async (branch, signal) => {
       const res = await fetch(`${base}/branches/${encodeURIComponent(branch)}/schema.graphql`, {
         headers: g.token !== undefined ? { authorization: `Bearer ${g.token}` } : {},

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
+import { DeletedZ, deletionField } from '../../results/deletion.js';
 import { branchName } from '../../inputs.js';
 
 /** Delete a branch (never main); one whose record is damaged can be deleted too. Its commits stay readable until GC. */
@@ -14,19 +15,9 @@ export const deleteBranch = defineOperation({
     service.catchUps.forget(name);
     return { deleted: name };
   },
-  output: z.object({
-    deleted: z.string(),
-  }),
+  output: DeletedZ,
   http: { method: 'DELETE', path: '/branches/{id}', params: { id: 'name' } },
-  graphql: [
-    {
-      type: 'Mutation',
-      field: 'deleteBranch',
-      result: () => true,
-      output: z.literal(true),
-      receive: (_v, input) => ({ deleted: String(input.name) }),
-    },
-  ],
+  graphql: [deletionField('deleteBranch', 'name')],
   mcp: [
     {
       tool: 'branch_delete',

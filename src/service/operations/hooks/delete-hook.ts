@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
+import { DeletedZ, deletionField } from '../../results/deletion.js';
 import { hookId } from './hook-id.js';
 
 /** Remove a hook (admin): no server calls it after its next registry refresh; its dead letters stay. */
@@ -13,17 +14,7 @@ export const deleteHook = defineOperation({
     await service.graph.hooks.delete(id, ctx.signal);
     return { deleted: id };
   },
-  output: z.object({
-    deleted: z.string(),
-  }),
+  output: DeletedZ,
   http: { method: 'DELETE', path: '/hooks/{id}' },
-  graphql: [
-    {
-      type: 'Mutation',
-      field: 'deleteHook',
-      result: () => true,
-      output: z.literal(true),
-      receive: (_v, input) => ({ deleted: String(input.id) }),
-    },
-  ],
+  graphql: [deletionField('deleteHook', 'id')],
 });

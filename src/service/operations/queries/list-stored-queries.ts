@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
+import { pinnedContext } from '../../request-context.js';
 import { branchName } from '../../inputs.js';
 import { IdZ } from '../../results/scalars.js';
 import { StoredQueryZ, storedQueryDto } from './stored-query-dto.js';
@@ -11,7 +12,9 @@ export const listStoredQueries = defineOperation({
   role: 'read',
   access: ({ branch }) => ({ reads: [{ branch }] }),
   input: z.object({ branch: branchName }).strict(),
-  async run(service, { branch }, ctx) {
+  async run(service, { branch }, given) {
+    // One head for the listing and every query's shape.
+    const ctx = pinnedContext(given);
     const head = await service.snapshot({ branch }, ctx);
     const queries = await Promise.all((head.schema.queries ?? []).map((query) => storedQueryDto(service, { branch, query, ctx })));
     return { commit: head.manifest.commit.id, queries };

@@ -4,7 +4,7 @@ import { branchName, text } from '../../inputs.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import { CommitZ } from '../../results/commit.js';
 import { publishedCommit } from '../../dtos.js';
-import { StoredQueryZ, storedQueryDto, storedQueryName, typedPort } from './stored-query-dto.js';
+import { dtoOf, StoredQueryZ, storedQueryName, typedPort } from './stored-query-dto.js';
 
 /**
  * Store a typed-GraphQL document on a branch under a name, as one commit (graph/stored-query.ts).
@@ -34,7 +34,7 @@ export const putStoredQuery = defineOperation({
       });
     const query = { name, description: input.description ?? '', document };
     const r = await service.graph.setStoredQuery(branch, { name, query }, { signal: ctx.signal, actor: ctx.actor, message: input.message });
-    return { commit: publishedCommit(r), query: await storedQueryDto(service, { branch, query, ctx }) };
+    return { commit: publishedCommit(r), query: dtoOf(query, shape) };
   },
   output: z.object({
     commit: CommitZ.nullable().describe('The commit that stored it; null when the branch held this very query already.'),

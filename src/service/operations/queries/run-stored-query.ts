@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
+import { pinnedContext } from '../../request-context.js';
 import { branchName } from '../../inputs.js';
 import { BranchgraphError } from '../../../model/errors.js';
 import { storedQueryName, typedPort } from './stored-query-dto.js';
@@ -21,7 +22,9 @@ export const runStoredQuery = defineOperation({
       variables: z.record(z.string(), z.unknown()).optional().describe("The document's variables."),
     })
     .strict(),
-  async run(service, { branch, name, variables }, ctx) {
+  async run(service, { branch, name, variables }, given) {
+    // The document runs on the head it was found in.
+    const ctx = pinnedContext(given);
     const head = await service.snapshot({ branch }, ctx);
     const query = (head.schema.queries ?? []).find((q) => q.name === name);
     if (query === undefined) throw new BranchgraphError('not_found', `branch ${branch} stores no query ${name}`, { details: { branch } });

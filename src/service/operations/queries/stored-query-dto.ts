@@ -9,7 +9,7 @@ import { BranchgraphError } from '../../../model/errors.js';
 import type { StoredQuery } from '../../../model/schema.js';
 import type { RequestContext } from '../../request-context.js';
 import type { BranchgraphService } from '../../service.js';
-import type { TypedGraphqlPort } from '../../typed-graphql-port.js';
+import type { StoredQueryShape, TypedGraphqlPort } from '../../typed-graphql-port.js';
 
 /** A stored query's name: it is a URL segment and, prefixed, an MCP tool's name. */
 export const storedQueryName = z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'a letter, then up to 63 letters, digits or _');
@@ -33,12 +33,17 @@ export function typedPort(service: BranchgraphService): TypedGraphqlPort {
   throw new BranchgraphError('internal', 'this process serves no typed GraphQL; attachTypedGraphql(service) gives it one');
 }
 
+/** A stored query with its shape on the branch, worked out under `ctx` (pinned, it reads the branch once). */
 export async function storedQueryDto(
   service: BranchgraphService,
   a: { branch: string; query: StoredQuery; ctx: RequestContext },
 ): Promise<StoredQueryDto> {
-  const shape = await typedPort(service).shape({ branch: a.branch, document: a.query.document, ctx: a.ctx });
-  const base = { name: a.query.name, description: a.query.description, document: a.query.document };
+  return dtoOf(a.query, await typedPort(service).shape({ branch: a.branch, document: a.query.document, ctx: a.ctx }));
+}
+
+/** A stored query with a shape already worked out. */
+export function dtoOf(query: StoredQuery, shape: StoredQueryShape): StoredQueryDto {
+  const base = { name: query.name, description: query.description, document: query.document };
   if ('problems' in shape) return { ...base, operation: null, variables: [], inputSchema: { type: 'object' }, problems: shape.problems };
   return { ...base, ...shape, problems: [] };
 }

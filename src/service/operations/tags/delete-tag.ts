@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
+import { DeletedZ, deletionField } from '../../results/deletion.js';
 import { branchName } from '../../inputs.js';
 
 /** Remove a tag; the commits it named stay while anything else reaches them. */
@@ -13,17 +14,7 @@ export const deleteTag = defineOperation({
     await service.graph.deleteTag(name, ctx.signal);
     return { deleted: name };
   },
-  output: z.object({
-    deleted: z.string(),
-  }),
+  output: DeletedZ,
   http: { method: 'DELETE', path: '/tags/{name}' },
-  graphql: [
-    {
-      type: 'Mutation',
-      field: 'deleteTag',
-      result: () => true,
-      output: z.literal(true),
-      receive: (_v, input) => ({ deleted: String(input.name) }),
-    },
-  ],
+  graphql: [deletionField('deleteTag', 'name')],
 });
