@@ -156,10 +156,14 @@ describe('every route, hostile', () => {
       jsonrpc?: string;
       error?: { code?: string | number; data?: { code?: string } };
       errors?: { extensions?: { code?: string } }[];
+      status?: string;
     };
-    // MCP answers JSON-RPC: its stable code is the error's data.
+    // MCP answers JSON-RPC: its stable code is the error's data. A merge's conflicts are a value
+    // (409 with the exact conflicts), not an error: it carries no code, and it must change nothing.
     const codes =
-      answer.jsonrpc !== undefined
+      answer.status === 'conflicts'
+        ? []
+        : answer.jsonrpc !== undefined
         ? [answer.error?.data?.code]
         : (answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code as string]);
     expectCleanRefusal({ codes, before, after: await stored(), what });
