@@ -6,7 +6,7 @@
  * grace period ago, and every head a reset moved a branch away from less
  * than the grace period ago (a merge may still be publishing a manifest that refers
  * to its runs). Reachable: every manifest on a path of parents from a live
- * head, with the runs, parts, schemas and commit index entries they name; every
+ * head, a tag or a remote-tracking ref, with the runs, parts, schemas and commit index entries they name; every
  * manifest of a live lineage is kept outright, since one may be published
  * while GC runs. Branch records and schemas are never deleted: they are
  * tiny and records number a branch name's history.
@@ -37,10 +37,11 @@ import type { BranchRecord } from './branch-record.js';
 import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { Tags } from './tags.js';
-import { COLLECTABLE_PREFIXES, keys, parseKey } from './keys.js';
+import type { Remotes } from './remotes.js';
+import { COLLECTABLE_PREFIXES, parseKey } from './keys.js';
 import { IDEMPOTENCY_LIFETIME_MS, idempotencyBucketTime } from './idempotency.js';
 import type { Manifest, ManifestRef } from './manifest.js';
-import type { PartNode } from '../model/part-tree.js';
+import { objectsOf } from './manifest-objects.js';
 import { parseGenerationKey } from '../pending/generation.js';
 import { watermarksFor } from '../pending/pending-wal.js';
 
@@ -100,42 +101,7 @@ export interface GcTarget {
   repo: Repository;
   runs: RunStore;
   tags: Tags;
-}
-
-/** Every object key the manifests name: commit index entries, parts, runs and a run's side objects. */
-async function referencedKeys(graph: GcTarget, reachable: readonly Manifest[], signal?: AbortSignal): Promise<Set<string>> {
-  const keep = new Set<string>();
-  const runRefs = new Map<string, Manifest['tables'][string]['runs'][number]>();
-  const keepParts = (n: PartNode<unknown>): void => {
-    for (const c of n.children?.values() ?? []) {
-      // A part already kept was reached through another manifest, with everything below it.
-      if (c.id === undefined || keep.has(keys.part(c.id))) continue;
-      keep.add(keys.part(c.id));
-      // A delta leaf reads its base (model/part-tree.ts `deltaLeaves`).
-      if (c.base?.id !== undefined) keep.add(keys.part(c.base.id));
-      keepParts(c);
-    }
-  };
-  for (const m of reachable) {
-    keep.add(keys.commit(m.commit.id));
-    keepParts(m.tableTree);
-    keepParts(m.ancestry.tree);
-    for (const t of Object.values(m.tables)) {
-      // A long run list keeps its older runs in a run-list part the entry names.
-      const base = graph.repo.manifests.runListPartOf(t);
-      if (base !== undefined) keep.add(keys.part(base));
-      for (const r of t.runs) runRefs.set(r.key, r);
-      // A table's indexes are runs like its own, reachable through its entry.
-      for (const ix of Object.values(t.indexes?.sets ?? {})) for (const r of ix.runs) runRefs.set(r.key, r);
-    }
-  }
-  for (const r of runRefs.values()) {
-    // A run's other objects (segments, what a compaction replaced) live as long as the run.
-    if (r.segmented || r.compacted) for (const k of await graph.runs.objectKeys(r, signal)) keep.add(k);
-    else keep.add(r.key);
-  }
-
-  return keep;
+  remotes: Remotes;
 }
 
 /** Every manifest reachable from `roots` through parents, and the set of them as `lineage/version`. */
@@ -185,9 +151,10 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   /** Written longer than the grace ago, by the store's clock; unknown is never old. */
   const old = (t: number | undefined): boolean => t !== undefined && t < now - grace;
 
-  const [{ records, damaged: damagedBranches, writtenAt, history }, tagged] = await Promise.all([
+  const [{ records, damaged: damagedBranches, writtenAt, history }, tagged, tracked] = await Promise.all([
     graph.repo.records.all(signal),
     graph.tags.all(signal),
+    graph.remotes.allTrackingRefs(signal),
   ]);
   const replaced = await recentlyReplaced({ graph, history, old, signal });
   // A tag that cannot be read may be the only root of some history: like a damaged branch, it stops deletion.
@@ -199,10 +166,12 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
   const byName = new Map(records.map((r) => [r.name, r]));
 
   const headRefs = await Promise.all(live.map((r) => graph.repo.versions.headRef(r, signal)));
-  // Tags are roots too: a tagged commit outlives its branch.
-  const { seen, reachable } = await reachableFrom(graph, [...headRefs, ...tagged.tags.map((t) => t.manifest)], signal);
+  // Tags and remote-tracking refs are roots too: a tagged commit outlives its branch, and a fetched
+  // branch stays readable (and mergeable) until the next fetch moves it.
+  const roots = [...headRefs, ...tagged.tags.map((t) => t.manifest), ...tracked.map((t) => t.manifest)];
+  const { seen, reachable } = await reachableFrom(graph, roots, signal);
 
-  const keep = await referencedKeys(graph, reachable, signal);
+  const keep = await objectsOf(graph, reachable, signal);
 
   const listed = await Promise.all(Object.values(COLLECTABLE_PREFIXES).map((p) => listKeys(graph.store, p, signal)));
   const byRef = new Map(reachable.map((m) => [`${m.lineage}/${m.version}`, m]));

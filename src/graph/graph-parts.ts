@@ -10,6 +10,7 @@ import { treeOptions } from './manifest-codec.js';
 import { Repository } from './repository.js';
 import { RunStore } from './run-store.js';
 import { Tags } from './tags.js';
+import { Remotes } from './remotes.js';
 import { BranchHints } from './branch-hints.js';
 import { SnapshotReader } from './snapshot-reader.js';
 import { Publisher } from './publisher.js';
@@ -67,6 +68,7 @@ export interface SharedParts {
 export interface GraphParts extends SharedParts {
   store: ObjectStore;
   tags: Tags;
+  remotes: Remotes;
   heads: SnapshotReader;
   branches: Branches;
   groups: GroupCommit;
@@ -83,10 +85,11 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
     shared?.runs.withStore(store, store instanceof CountingStore ? store : undefined) ??
     new RunStore(store, { cacheBytes: opts.runCacheBytes, clock, inlineCompaction: opts.inlineCompaction });
   const tags = new Tags(store, repo.events);
+  const remotes = new Remotes(store, clock);
   const hints = shared?.hints ?? new BranchHints();
   const lanes = shared?.lanes ?? new PublicationLanes();
   const commitIds = shared?.commitIds ?? monotonicIds();
-  const heads = new SnapshotReader({ repo, runs, store, tags, clock });
+  const heads = new SnapshotReader({ repo, runs, store, tags, remotes, clock });
   const publication = new Publisher({
     repo,
     runs,
@@ -116,7 +119,7 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
     },
   };
   branches = new Branches({ repo, heads, publication, hints, clock, actor });
-  return { store, repo, runs, tags, hints, lanes, commitIds, heads, branches, groups: new GroupCommit(ports), ports };
+  return { store, repo, runs, tags, remotes, hints, lanes, commitIds, heads, branches, groups: new GroupCommit(ports), ports };
 }
 
 function generationsIn(store: ObjectStore): Generations {

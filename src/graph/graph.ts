@@ -32,6 +32,10 @@ import { tagAt } from './tag-at.js';
 import type { FoldRequest, GraphPorts, HeadOptions } from './ports.js';
 import type { Ref, Snapshot } from './snapshot.js';
 import type { ChangeOptions, ChangeResult } from './change.js';
+import type { ManifestRef } from './manifest.js';
+import { keys } from './keys.js';
+import type { Remotes } from './remotes.js';
+import { planTransfer, sendTransfer, type TransferPlan, type TransferReport } from './transfer.js';
 
 export type { GraphOptions } from './graph-parts.js';
 
@@ -70,6 +74,39 @@ export class Graph {
     const g = new Graph(store, opts);
     await g.#parts.repo.init(g.actor);
     return g;
+  }
+
+  /**
+   * The graph in `store` as it is, creating nothing: a store with no graph stays empty until a
+   * branch is made in it (the destination of a clone or a first push).
+   */
+  static attach(store: ObjectStore, opts: GraphOptions = {}): Graph {
+    return new Graph(store, opts);
+  }
+
+  /** Where other copies of this graph are, and what their branches held when last fetched. */
+  get remotes(): Remotes {
+    return this.#parts.remotes;
+  }
+
+  /** What `destination` lacks of the manifests `wants` (graph/transfer.ts). */
+  planTransfer(a: {
+    wants: readonly ManifestRef[];
+    haves: readonly ManifestRef[];
+    holds: (ref: ManifestRef) => Promise<boolean>;
+    signal?: AbortSignal | undefined;
+  }): Promise<TransferPlan> {
+    return planTransfer(this.#parts, a);
+  }
+
+  /** Send a plan's objects from this graph's store to `destination`, content first and manifests last. */
+  sendTransfer(a: Parameters<typeof sendTransfer>[1]): Promise<TransferReport> {
+    return sendTransfer(this.#parts, a);
+  }
+
+  /** Whether this graph's store holds the manifest `ref` (and so, by the transfer order, all it reaches). */
+  async holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean> {
+    return (await this.store.head(keys.manifest(ref.lineage, ref.version), { signal })) !== undefined;
   }
 
   /** This graph, with the same caches, seen through another store wrapper (per-request counting, abort). */
@@ -200,6 +237,12 @@ export class Graph {
 
   tag(name: string, signal?: AbortSignal): Promise<TagRecord> {
     return this.#parts.tags.get(name, signal);
+  }
+
+  /** Take a tag as another copy of the graph holds it (a fetch), once its commit is here; tags never move. */
+  async adoptTag(tag: TagRecord, signal?: AbortSignal): Promise<TagRecord> {
+    const { format: _format, ...record } = tag;
+    return this.#parts.tags.create(record, signal);
   }
 
   deleteTag(name: string, signal?: AbortSignal): Promise<void> {

@@ -20,6 +20,8 @@
  *   events/<seq>.json, <seq>.ok        the event log and its confirmations (graph/event-log.ts)
  *   hooks/<id>.json                    registered webhooks and checks (graph/hooks.ts)
  *   hook-dead-letters/<id>.json        deliveries that never landed (graph/hooks.ts)
+ *   remotes/<name>.json                a remote: where another copy of the graph is (graph/remotes.ts)
+ *   remote-refs/<remote>/<branch>.json a remote's branch as the last fetch found it (graph/remotes.ts)
  *
  * Branch names are percent-encoded into one segment, so `review` and
  * `review/2026-07` never share a prefix.
@@ -61,7 +63,18 @@ export const keys = {
  * after each of them (service/live-graph-store.ts); runs, parts and hints are invisible until a
  * manifest names them.
  */
-export const PUBLICATION_PREFIXES = ['manifests/', 'branches/', 'tags/', 'wal/', 'idempotency/', 'requests/', 'events/', 'hooks/'] as const;
+export const PUBLICATION_PREFIXES = [
+  'manifests/',
+  'branches/',
+  'tags/',
+  'wal/',
+  'idempotency/',
+  'requests/',
+  'events/',
+  'hooks/',
+  'remotes/',
+  'remote-refs/',
+] as const;
 
 /** The prefixes garbage collection scans, one per kind of object it may delete. */
 export const COLLECTABLE_PREFIXES = {

@@ -20,6 +20,8 @@
  *   compaction re-lays a commit and adds none (manifest.ts `layout`); the
  *   `compact` commits older versions published are passed through, so a
  *   path names the same commit on graphs from before and after.
+ * - `remote:<remote>/<branch>`: the manifest the tracking ref names, exactly
+ *   (a re-laid head too), as the last fetch found it.
  * - A bare name that is no branch, but could be the start of a commit id,
  *   is read as a prefix.
  */
@@ -31,6 +33,7 @@ import type { Manifest, ManifestRef } from './manifest.js';
 import type { Repository } from './repository.js';
 import type { Snapshot } from './snapshot.js';
 import type { Tags } from './tags.js';
+import type { Remotes } from './remotes.js';
 import type { HeadOptions } from './ports.js';
 
 /** What resolution reads through: the snapshot reader's own ways to a head, a commit or a manifest. */
@@ -45,7 +48,7 @@ export interface RefReads {
 const MAX_CANDIDATES = 10;
 
 export class RefResolver {
-  constructor(private readonly from: { repo: Repository; store: ObjectStore; tags: Tags; reads: RefReads }) {}
+  constructor(private readonly from: { repo: Repository; store: ObjectStore; tags: Tags; remotes: Remotes; reads: RefReads }) {}
 
   /** The commit a path names. */
   async resolve(path: RefPath, signal?: AbortSignal): Promise<Snapshot> {
@@ -79,6 +82,7 @@ export class RefResolver {
     if ('commit' in b) return reads.commitSnapshot(b.commit, signal);
     if ('commitPrefix' in b) return reads.commitSnapshot(await this.commitByPrefix(b.commitPrefix, signal), signal);
     if ('tag' in b) return reads.commitSnapshot((await tags.get(b.tag, signal)).commit, signal);
+    if ('remote' in b) return reads.snapshotAt((await this.from.remotes.trackingRef(b.remote, b.remoteBranch, signal)).manifest, { signal });
     if (path.asOf !== undefined) return reads.snapshotAt(await this.headAt(b.branch, path.asOf, signal), { signal });
     // A commit, not a head: the branch as committed, without pending rows and without its record.
     const head = await this.branchOrPrefix(b.branch, signal, { withoutPending: true });

@@ -17,6 +17,7 @@ import type { BranchRecord } from './branch-record.js';
 import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { Tags } from './tags.js';
+import type { Remotes } from './remotes.js';
 import type { HeadOptions, Heads, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
 import type { PendingMode, Ref, Snapshot } from './snapshot.js';
 import { RefResolver } from './ref-resolver.js';
@@ -27,6 +28,7 @@ export interface SnapshotSources {
   runs: RunStore;
   store: ObjectStore;
   tags: Tags;
+  remotes: Remotes;
   clock: () => number;
 }
 
@@ -34,7 +36,7 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
   private readonly refs: RefResolver;
 
   constructor(private readonly from: SnapshotSources) {
-    this.refs = new RefResolver({ repo: from.repo, store: from.store, tags: from.tags, reads: this });
+    this.refs = new RefResolver({ repo: from.repo, store: from.store, tags: from.tags, remotes: from.remotes, reads: this });
   }
 
   async snapshotAt(ref: ManifestRef, opts: { signal?: AbortSignal; branch?: BranchRecord; pending?: PendingMode } = {}): Promise<Snapshot> {

@@ -17,6 +17,7 @@ export const HTTP_STATUS = {
   graph_exists: 409,
   tag_exists: 409,
   head_moved: 409,
+  non_fast_forward: 409,
   payload_too_large: 413,
   unauthorized: 401,
   forbidden: 403,

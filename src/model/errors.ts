@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   graph_exists: { retryable: false },
   tag_exists: { retryable: false },
   head_moved: { retryable: false },
+  /** A push whose commit does not contain the branch's head there: fetch, merge, and push again. */
+  non_fast_forward: { retryable: false },
   /** A merge request that cannot merge now; the details list why. */
   request_not_mergeable: { retryable: false },
   payload_too_large: { retryable: false },
@@ -97,6 +99,7 @@ export interface ErrorDetailsByCode {
     version?: number;
     graph?: string;
     tag?: string;
+    remote?: string;
   };
   ambiguous_ref: CommonDetails & { prefix?: string; candidates?: string[] };
   branch_exists: CommonDetails & { branch?: string };
@@ -105,6 +108,7 @@ export interface ErrorDetailsByCode {
   graph_exists: CommonDetails & { graph?: string };
   tag_exists: CommonDetails & { tag?: string };
   head_moved: CommonDetails & { branch?: string; expected?: string; actual?: string };
+  non_fast_forward: CommonDetails & { branch?: string; head?: string; pushed?: string };
   payload_too_large: CommonDetails & { limit?: number; line?: number };
   unauthorized: CommonDetails;
   /** Which scope refused: the branch or graph asked for, and what the token needed of it. */

@@ -4,7 +4,7 @@
  * one printer, no I/O; graph/snapshot-reader.ts resolves what they produce.
  *
  *   ref   := base [ "@{" time "}" ] step*
- *   base  := "commit:" id | "commit:" prefix | "tag:" name | name
+ *   base  := "commit:" id | "commit:" prefix | "tag:" name | "remote:" remote "/" name | name
  *   step  := "~" [n]       n first parents back (default 1; ~0 is the commit itself)
  *          | "^" [n]       the n-th parent (default 1; ^0 is the commit itself; ^2 of a merge is its source)
  *
@@ -17,6 +17,9 @@
  *   commit that was the branch's head at that time, by the branch's own
  *   history of heads, not by commit timestamps. It comes before the steps:
  *   `main@{2026-12-01T12:00:00Z}~2`.
+ * - `remote:origin/main` is a remote-tracking ref: the head `main` had on
+ *   the remote `origin` when it was last fetched (graph/remotes.ts). The
+ *   remote's name is one segment; the branch name is the rest.
  * - Branch and tag names cannot hold `~`, `^`, `@` or `{`, so a base ends at
  *   the first of them.
  */
@@ -34,7 +37,13 @@ export const MAX_REF_GENERATIONS = 10_000;
 /** The most steps one ref may chain. */
 export const MAX_REF_STEPS = 64;
 
-export type RefBase = { branch: string } | { commit: string } | { commitPrefix: string } | { tag: string };
+export type RefBase =
+  | { branch: string }
+  | { commit: string }
+  | { commitPrefix: string }
+  | { tag: string }
+  /** A remote-tracking ref: `remote:<remote>/<remoteBranch>`. */
+  | { remote: string; remoteBranch: string };
 
 /** `~n` (`ancestor`: n first parents back) or `^n` (`parent`: the n-th parent). */
 export interface RefStep {
@@ -70,7 +79,7 @@ export function parseRefText(text: string): RefPath | { error: string } {
     const time = rest.slice(2, end);
     const ms = parseTime(time);
     if (ms === undefined) return { error: `@{${time}}: use an RFC 3339 time such as 2026-12-01T12:00:00Z` };
-    if (!('branch' in base)) return { error: '@{time} reads a branch as it was: it follows a branch name, not a commit or tag' };
+    if (!('branch' in base)) return { error: '@{time} reads a branch as it was: it follows a branch name, not a commit, tag or remote ref' };
     path.asOf = new Date(ms).toISOString();
     rest = rest.slice(end + 1);
   }
@@ -94,7 +103,15 @@ export function parseRefText(text: string): RefPath | { error: string } {
 export function refPathText(path: RefPath): string {
   const b = path.base;
   const base =
-    'commit' in b ? `commit:${b.commit}` : 'commitPrefix' in b ? `commit:${b.commitPrefix}` : 'tag' in b ? `tag:${b.tag}` : b.branch;
+    'commit' in b
+      ? `commit:${b.commit}`
+      : 'commitPrefix' in b
+        ? `commit:${b.commitPrefix}`
+        : 'tag' in b
+          ? `tag:${b.tag}`
+          : 'remote' in b
+            ? `remote:${b.remote}/${b.remoteBranch}`
+            : b.branch;
   const asOf = path.asOf === undefined ? '' : `@{${path.asOf}}`;
   return base + asOf + path.steps.map((s) => `${s.kind === 'ancestor' ? '~' : '^'}${s.n}`).join('');
 }
@@ -115,7 +132,13 @@ function parseBase(text: string): RefBase | { error: string } {
     const tag = text.slice('tag:'.length);
     return tag === '' ? { error: 'tag: needs a tag name' } : { tag };
   }
-  return text === '' ? { error: 'a ref starts with a branch name, commit:<id> or tag:<name>' } : { branch: text };
+  if (text.startsWith('remote:')) {
+    const rest = text.slice('remote:'.length);
+    const slash = rest.indexOf('/');
+    if (slash <= 0 || slash === rest.length - 1) return { error: `${text}: a remote-tracking ref is remote:<remote>/<branch>` };
+    return { remote: rest.slice(0, slash), remoteBranch: rest.slice(slash + 1) };
+  }
+  return text === '' ? { error: 'a ref starts with a branch name, commit:<id>, tag:<name> or remote:<remote>/<branch>' } : { branch: text };
 }
 
 function firstOf(text: string, marks: string[]): number {

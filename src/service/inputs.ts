@@ -60,10 +60,10 @@ function refOfText(s: string): Ref | string {
   const path = parseRefText(s);
   if ('error' in path) return path.error;
   const b = path.base;
-  const name = 'branch' in b ? b.branch : 'tag' in b ? b.tag : undefined;
+  const name = 'branch' in b ? b.branch : 'tag' in b ? b.tag : 'remote' in b ? b.remoteBranch : undefined;
   if (name !== undefined && !branchName.safeParse(name).success) return 'names are 1 to 200 characters';
   // A plain branch, commit or tag stays what it always was; anything more is a path to a commit.
-  if (path.steps.length === 0 && path.asOf === undefined && !('commitPrefix' in b)) return b;
+  if (path.steps.length === 0 && path.asOf === undefined && !('commitPrefix' in b) && !('remote' in b)) return b;
   return { path };
 }
 

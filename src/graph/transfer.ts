@@ -1,0 +1,204 @@
+/**
+ * Transfer: the objects of some commits sent from one store to another,
+ * exactly those the destination lacks, so that it can then point a ref at
+ * them. Fetch, push and clone are transfers followed by a ref move.
+ *
+ * Negotiation. The caller names what it `wants` sent (manifests: remote
+ * heads, tags) and what the destination is known to `have` (manifests the
+ * destination holds, such as its tracking refs or the head a push moves).
+ * Walking parents from the wants, a manifest stops the walk when a have's
+ * ancestry contains it (an O(1) look-up, graph/ancestry.ts) or when the
+ * destination already holds it. The walk reads only the manifests the
+ * destination lacks, so its cost follows the change, never the history.
+ * The objects to send are those the new manifests name less those the
+ * boundary manifests (haves and held ones) name: the boundary's closure is
+ * at the destination already.
+ *
+ * Order, and why a cut transfer is safe. Content objects (runs, parts,
+ * commit index entries, schemas) go first, then the manifests, parents
+ * before children. So a manifest is at the destination only once
+ * everything it reaches is: a held manifest proves its whole closure, which
+ * is what lets the walk stop there, and what makes a transfer cut at any
+ * point resumable by running it again. A destination never points a ref at
+ * anything until the transfer is done, so readers never see a gap.
+ *
+ * Every object is checked as it arrives (object-check.ts) and written
+ * create-only, at most `width` at a time. Lineages are written by the store
+ * that created them only (a fetched branch is moved by a new record on a
+ * lineage of the destination's own), so a key held at both ends holds the
+ * same object; one of another size is refused as another graph's.
+ */
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { mapLimit } from '../model/map-limit.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { keys } from './keys.js';
+import type { Manifest, ManifestRef } from './manifest.js';
+import { objectsOf } from './manifest-objects.js';
+import { checkObject } from './object-check.js';
+import type { Repository } from './repository.js';
+import type { RunStore } from './run-store.js';
+
+/** Where a transfer reads from: the source graph's store, repository and runs. */
+export interface TransferSource {
+  store: ObjectStore;
+  repo: Repository;
+  runs: RunStore;
+}
+
+/** What a transfer sends: content keys, then manifests in an order that puts parents first. */
+export interface TransferPlan {
+  content: string[];
+  manifests: Manifest[];
+}
+
+export interface TransferReport {
+  /** Objects and bytes written at the destination. */
+  objects: number;
+  bytes: number;
+  /** Objects the plan named that the destination held already (a resumed transfer). */
+  present: number;
+  /** Manifests (commits and their layouts) sent. */
+  manifests: number;
+}
+
+export type TransferProgress = (p: { objects: number; bytes: number; total: number }) => void;
+
+const refKey = (r: ManifestRef): string => `${r.lineage}/${r.version}`;
+
+/**
+ * What the destination lacks of `wants`, given manifests it `haves` (a have the source does not
+ * hold is ignored) and `holds` (whether the destination holds a manifest; checked per manifest
+ * the walk reaches that no have contains).
+ */
+export async function planTransfer(
+  src: TransferSource,
+  a: {
+    wants: readonly ManifestRef[];
+    haves: readonly ManifestRef[];
+    holds: (ref: ManifestRef) => Promise<boolean>;
+    signal?: AbortSignal | undefined;
+  },
+): Promise<TransferPlan> {
+  const { signal } = a;
+  const read = (r: ManifestRef): Promise<Manifest | undefined> =>
+    src.repo.manifests.read(r, signal).catch((e: unknown) => {
+      if (isBranchgraphError(e, 'not_found') || isBranchgraphError(e, 'object_not_found')) return undefined;
+      throw e;
+    });
+  const boundary = (await Promise.all(a.haves.map(read))).filter((m): m is Manifest => m !== undefined);
+  const contained = (r: ManifestRef): boolean => boundary.some((h) => h.ancestry.contains(r));
+  const seen = new Set<string>();
+  const fresh: Manifest[] = [];
+  let frontier = [...a.wants];
+  while (frontier.length > 0) {
+    const next: ManifestRef[] = [];
+    for (const r of frontier)
+      if (!seen.has(refKey(r)) && !contained(r)) {
+        seen.add(refKey(r));
+        next.push(r);
+      }
+    const found = await Promise.all(
+      next.map(async (r) => {
+        const m = await src.repo.manifests.read(r, signal);
+        return { m, held: await a.holds(r) };
+      }),
+    );
+    for (const { m, held } of found) (held ? boundary : fresh).push(m);
+    // A re-laid version keeps the version that published its commit readable (`commit:<id>` names that one).
+    frontier = found
+      .filter((f) => !f.held)
+      .flatMap(({ m }) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
+  }
+  const [wanted, held] = await Promise.all([objectsOf(src, fresh, signal), objectsOf(src, boundary, signal)]);
+  return { content: [...wanted].filter((k) => !held.has(k)).sort(), manifests: parentsFirst(fresh) };
+}
+
+/** Send a plan's objects to `destination`: content first, then manifests, parents before children. */
+export async function sendTransfer(
+  src: TransferSource,
+  a: {
+    plan: TransferPlan;
+    destination: ObjectStore;
+    width?: number | undefined;
+    signal?: AbortSignal | undefined;
+    progress?: TransferProgress | undefined;
+  },
+): Promise<TransferReport> {
+  const { plan, destination, signal } = a;
+  const width = Math.max(1, a.width ?? 8);
+  const report: TransferReport = { objects: 0, bytes: 0, present: 0, manifests: plan.manifests.length };
+  const total = plan.content.length + plan.manifests.length;
+  const copy = async (key: string): Promise<void> => {
+    const bytes = await src.store.get(key, { signal });
+    checkObject(key, bytes);
+    if (await putOnce({ destination, key, bytes, signal })) {
+      report.objects++;
+      report.bytes += bytes.byteLength;
+    } else report.present++;
+    a.progress?.({ objects: report.objects + report.present, bytes: report.bytes, total });
+  };
+  await mapLimit(plan.content, width, copy);
+  for (const level of levels(plan.manifests))
+    await mapLimit(
+      level.map((m) => keys.manifest(m.lineage, m.version)),
+      width,
+      copy,
+    );
+  return report;
+}
+
+/** Write `bytes` at `key` unless it is there; false when it was. One of another size is another graph's. */
+export async function putOnce(a: { destination: ObjectStore; key: string; bytes: Uint8Array; signal?: AbortSignal | undefined }): Promise<boolean> {
+  try {
+    await a.destination.putIfAbsent(a.key, a.bytes, { signal: a.signal });
+    return true;
+  } catch (e) {
+    if (!isBranchgraphError(e, 'object_exists')) throw e;
+    if ((await a.destination.head(a.key, { signal: a.signal }))?.size !== a.bytes.byteLength)
+      throw new BranchgraphError('corrupt_object', `the destination holds another object at ${a.key}: it is not this graph`, {
+        details: { key: a.key },
+      });
+    return false;
+  }
+}
+
+/** Manifests ordered so that each comes after every parent among them. */
+function parentsFirst(ms: readonly Manifest[]): Manifest[] {
+  return levels(ms).flat();
+}
+
+/** Manifests in levels: each level's parents (among `ms`) are all in earlier levels, so a level may be written at once. */
+function levels(ms: readonly Manifest[]): Manifest[][] {
+  const byRef = new Map(ms.map((m) => [refKey(m), m]));
+  const depth = new Map<string, number>();
+  const depthOf = (m: Manifest): number => {
+    const known = depth.get(refKey(m));
+    if (known !== undefined) return known;
+    // Iterative over a stack: a history thousands deep must not overflow the call stack.
+    const stack: Manifest[] = [m];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as Manifest;
+      const ups = upsOf(top)
+        .map((r) => byRef.get(refKey(r)))
+        .filter((p): p is Manifest => p !== undefined);
+      const pending = ups.filter((p) => !depth.has(refKey(p)));
+      if (pending.length > 0) {
+        stack.push(...pending);
+        continue;
+      }
+      stack.pop();
+      depth.set(refKey(top), 1 + Math.max(-1, ...ups.map((p) => depth.get(refKey(p)) as number)));
+    }
+    return depth.get(refKey(m)) as number;
+  };
+  const out: Manifest[][] = [];
+  for (const m of ms) {
+    const d = depthOf(m);
+    (out[d] ??= []).push(m);
+  }
+  return out.filter((l) => l !== undefined);
+}
+
+function upsOf(m: Manifest): ManifestRef[] {
+  return m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of];
+}
