@@ -19,6 +19,9 @@ import type { MergeRequestDto } from '../service/review/request-dto.js';
 import type { HookDto } from '../service/operations/hooks/hook-dto.js';
 import type { CommitDetailDto } from '../service/dtos.js';
 
+import type { z } from 'zod';
+import type { FetchResultZ, PushResultZ, RemoteZ } from '../service/results/remote.js';
+
 export interface Output {
   json: boolean;
   write(text: string): void;
@@ -66,7 +69,30 @@ const more = (cursor: string | null, pin: string): string => (cursor === null ? 
 /** `1 operation`, `2 operations`. */
 const many = (n: number, noun: string): string => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
 
+type FetchDto = z.infer<typeof FetchResultZ>;
+type PushDto = z.infer<typeof PushResultZ>;
+type RemoteDto = z.infer<typeof RemoteZ>;
+
 export const human = {
+  fetch: (r: FetchDto): string =>
+    `fetched ${r.remote}: ${many(r.updated.length, 'branch')} moved, ${many(r.transfer.objects, 'object')} (${r.transfer.bytes} bytes)\n` +
+    r.updated.map((u) => `  remote:${r.remote}/${u.branch} ${u.from ?? '(new)'} -> ${u.to}\n`).join('') +
+    (r.tags.kept.length > 0 ? `tags kept (they name other commits here): ${r.tags.kept.join(', ')}\n` : ''),
+  push: (r: PushDto): string =>
+    r.outcome === 'up_to_date'
+      ? `${r.remote} already has ${r.destination} at ${r.to}\n`
+      : `pushed ${r.branch} to ${r.remote} ${r.destination}: ${r.from ?? '(new)'} -> ${r.to} (${r.outcome}, ${many(r.transfer.objects, 'object')})\n`,
+  remotes: (rs: RemoteDto[]): string =>
+    table(
+      rs.flatMap((r) =>
+        r.branches.length === 0
+          ? [{ remote: r.name, url: r.url, branch: '', commit: '' }]
+          : r.branches.map((b) => ({ remote: r.name, url: r.url, branch: b.branch, commit: b.commit })),
+      ),
+      ['remote', 'url', 'branch', 'commit'],
+    ),
+  clone: (r: FetchDto & { branches: string[]; destination: string }): string =>
+    `cloned ${many(r.branches.length, 'branch')} and ${many(r.tags.fetched.length, 'tag')} into ${r.destination}: ${many(r.transfer.objects, 'object')} (${r.transfer.bytes} bytes)\n`,
   branch: (b: BranchDto): string => {
     const p = b.protection;
     const rule =

@@ -13,6 +13,7 @@ import { embeddedApi, type BranchgraphApi } from '../service/api.js';
 import { loadConfig } from '../service/config.js';
 import { openService } from '../service/open-service.js';
 import { attachTypedGraphql } from '../http/typed-graphql-port.js';
+import { attachHttpPeers } from '../http/http-peer.js';
 import { packageVersion } from '../service/package-root.js';
 import type { CliContext, CliIo, Globals } from './cli-context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
@@ -69,6 +70,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
       const config = loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard });
       const service = await openService(config);
       attachTypedGraphql(service);
+      attachHttpPeers(service);
       return embeddedApi(service, { transport: 'cli' });
     },
     command: (parent, name, description) =>

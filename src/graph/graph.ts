@@ -32,7 +32,8 @@ import { tagAt } from './tag-at.js';
 import type { FoldRequest, GraphPorts, HeadOptions } from './ports.js';
 import type { Ref, Snapshot } from './snapshot.js';
 import type { ChangeOptions, ChangeResult } from './change.js';
-import type { ManifestRef } from './manifest.js';
+import type { Manifest, ManifestRef } from './manifest.js';
+import { objectsOf } from './manifest-objects.js';
 import { keys } from './keys.js';
 import type { Remotes } from './remotes.js';
 import { planTransfer, sendTransfer, type TransferPlan, type TransferReport } from './transfer.js';
@@ -104,6 +105,11 @@ export class Graph {
     return sendTransfer(this.#parts, a);
   }
 
+  /** Every object key `manifests` name: their parts, runs, schemas and commit index entries. */
+  objectsNamedBy(manifests: readonly Manifest[], signal?: AbortSignal): Promise<Set<string>> {
+    return objectsOf(this.#parts, manifests, signal);
+  }
+
   /** Whether this graph's store holds the manifest `ref` (and so, by the transfer order, all it reaches). */
   async holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean> {
     return (await this.store.head(keys.manifest(ref.lineage, ref.version), { signal })) !== undefined;
@@ -155,6 +161,11 @@ export class Graph {
 
   branchHead(name: string, signal?: AbortSignal, opts: HeadOptions = {}): Promise<Snapshot> {
     return this.ports.heads.branchHead(name, signal, opts);
+  }
+
+  /** The snapshot of one manifest, exactly (a fetched head, a re-laid one too). */
+  snapshotAt(ref: ManifestRef, signal?: AbortSignal): Promise<Snapshot> {
+    return this.ports.heads.snapshotAt(ref, { signal });
   }
 
   commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot> {

@@ -11,7 +11,8 @@
  * - Push sends what the remote lacks of one branch's head and moves the
  *   remote's branch with the remote's own operations: a creation, or a
  *   reset from the head it had. Fast-forward only: the pushed commit must
- *   contain the remote's head; `forceWithLease` instead requires the
+ *   contain the remote's head (or that head is a new graph's initial
+ *   commit, which holds nothing); `forceWithLease` instead requires the
  *   remote's head to be exactly the commit given. A push racing another
  *   meets it at the reset's expected head, and one of them is refused as
  *   `non_fast_forward`. Protection holds: a protected branch refuses
@@ -25,12 +26,13 @@
  * Pending WAL rows are not commits and stay where they were acknowledged;
  * the next fetch or push after the remote folds them carries them.
  */
+import type { ProtectionPass } from '../model/branch-protection.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { Graph } from './graph.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { Snapshot } from './snapshot.js';
 import type { TagRecord } from './tags.js';
-import type { TransferProgress, TransferReport } from './transfer.js';
+import type { TransferPlan, TransferProgress, TransferReport } from './transfer.js';
 
 /** How a sync runs: objects sent at once, cancellation, progress. */
 export interface SyncOptions {
@@ -64,17 +66,108 @@ export interface PushReport {
 
 const NOTHING_SENT: TransferReport = { objects: 0, bytes: 0, present: 0, manifests: 0 };
 
-export async function fetchFrom(local: Graph, a: SyncOptions & { remote: string; peer: Graph; prune?: boolean }): Promise<FetchReport> {
+/** A branch's committed head, as a peer reports it. */
+export interface PeerBranch {
+  name: string;
+  commit: string;
+  manifest: ManifestRef;
+  /** The head is a new graph's initial commit, holding nothing: any push may replace it. */
+  empty?: boolean;
+}
+
+/**
+ * The other end of a sync: another store's graph (graphPeer below) or a server (over HTTP). It
+ * reports its heads, sends what a fetch lacks, and takes a push: objects, then a branch move it
+ * checks itself (protection, the head expected, fast-forward unless forced).
+ */
+export interface SyncPeer {
+  heads(signal?: AbortSignal): Promise<{ branches: PeerBranch[]; tags: TagRecord[] }>;
+  /** Send `destination` what it lacks of `wants`, given the manifests it `haves`. */
+  sendTo(a: SyncOptions & { destination: Graph; wants: ManifestRef[]; haves: ManifestRef[] }): Promise<TransferReport>;
+  /** Take `plan`'s objects from `source`, then move `branch` from the head `from` (absent: create it) to `to`. */
+  receive(a: SyncOptions & { source: Graph; plan: TransferPlan; move: BranchMove }): Promise<TransferReport>;
+  /** Whether the peer holds a manifest (and so all it reaches); a peer that cannot say cheaply says no. */
+  holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** A push's branch move: from the head the pusher saw (absent when the branch did not exist) to the pushed commit. */
+export interface BranchMove {
+  branch: string;
+  from?: string | undefined;
+  to: string;
+  /** Move even when `to` does not contain `from` (a lease: `from` must still be the head). */
+  force: boolean;
+  actor: string;
+}
+
+/** Another store's graph as a peer. */
+export function graphPeer(peer: Graph): SyncPeer {
+  return {
+    async heads(signal) {
+      const [branches, tags] = await Promise.all([peer.listBranches({ signal }), peer.listTags(signal)]);
+      return {
+        branches: branches.branches.map((b) => ({
+          name: b.record.name,
+          commit: b.commit.id,
+          manifest: b.head,
+          ...(isInitial(b.commit) ? { empty: true } : {}),
+        })),
+        tags: tags.tags,
+      };
+    },
+    async sendTo(a) {
+      const { destination, signal } = a;
+      const plan = await peer.planTransfer({ wants: a.wants, haves: a.haves, holds: (r) => destination.holds(r, signal), signal });
+      return peer.sendTransfer({ plan, destination: destination.store, width: a.width, signal, progress: a.progress });
+    },
+    async receive(a) {
+      const report = await a.source.sendTransfer({ plan: a.plan, destination: peer.store, width: a.width, signal: a.signal, progress: a.progress });
+      await moveBranch(peer, a.move, { signal: a.signal });
+      return report;
+    },
+    holds: (ref, signal) => peer.holds(ref, signal),
+  };
+}
+
+/**
+ * Move a branch as a push asks, on the graph that holds it, once the pushed objects are there:
+ * create it, or reset it from the head the pusher saw. The commit must contain that head unless
+ * forced; a head that moved meanwhile is `non_fast_forward` (`head_moved` under a lease), and a
+ * protected branch refuses as it refuses any reset.
+ */
+export async function moveBranch(
+  graph: Graph,
+  move: BranchMove,
+  opts: { signal?: AbortSignal | undefined; protection?: ProtectionPass | undefined } = {},
+): Promise<void> {
+  const { branch, from, to, force } = move;
+  const { signal } = opts;
+  const pushed = await graph.commitSnapshot(to, signal);
+  try {
+    if (from === undefined) {
+      await graph.createBranch(branch, { commit: to }, { signal, actor: move.actor });
+      return;
+    }
+    if (!force) {
+      const head = await graph.branchHead(branch, signal, { withoutPending: true });
+      if (head.manifest.commit.id !== from) throw nonFastForward(branch, head.manifest.commit.id, to);
+      if (!contains(pushed.manifest, head) && !(isInitial(head.manifest.commit) && Object.keys(head.tables).length === 0))
+        throw nonFastForward(branch, from, to);
+    }
+    await graph.resetBranch(branch, { commit: to }, { signal, actor: move.actor, expectedHead: from, protection: opts.protection });
+  } catch (e) {
+    if (!force && (isBranchgraphError(e, 'head_moved') || isBranchgraphError(e, 'branch_exists'))) throw nonFastForward(branch, from, to);
+    throw e;
+  }
+}
+
+export async function fetchFrom(local: Graph, a: SyncOptions & { remote: string; peer: SyncPeer; prune?: boolean }): Promise<FetchReport> {
   const { remote, peer, signal } = a;
   await local.remotes.get(remote, signal);
-  const [theirs, tracked, tags] = await Promise.all([
-    peer.listBranches({ signal }),
-    local.remotes.trackingRefs(remote, signal),
-    peer.listTags(signal),
-  ]);
+  const [theirs, tracked] = await Promise.all([peer.heads(signal), local.remotes.trackingRefs(remote, signal)]);
   const adopt: TagRecord[] = [];
   const kept: string[] = [];
-  for (const t of tags.tags) {
+  for (const t of theirs.tags) {
     const mine = await local.tag(t.name, signal).catch((e: unknown) => {
       if (isBranchgraphError(e, 'not_found')) return undefined;
       throw e;
@@ -82,84 +175,86 @@ export async function fetchFrom(local: Graph, a: SyncOptions & { remote: string;
     if (mine === undefined) adopt.push(t);
     else if (mine.commit !== t.commit) kept.push(t.name);
   }
-  const plan = await peer.planTransfer({
-    wants: [...theirs.branches.map((b) => b.head), ...adopt.map((t) => t.manifest)],
+  const transfer = await peer.sendTo({
+    destination: local,
+    wants: [...theirs.branches.map((b) => b.manifest), ...adopt.map((t) => t.manifest)],
     haves: tracked.map((t) => t.manifest),
-    holds: (r) => local.holds(r, signal),
+    width: a.width,
     signal,
+    progress: a.progress,
   });
-  const transfer = await peer.sendTransfer({ plan, destination: local.store, width: a.width, signal, progress: a.progress });
   // Refs move last: everything they name is here now.
   const was = new Map(tracked.map((t) => [t.branch, t]));
   const updated: FetchReport['updated'] = [];
   for (const b of theirs.branches) {
-    const before = was.get(b.record.name);
-    if (before !== undefined && sameRef(before.manifest, b.head)) continue;
-    await local.remotes.track({ remote, branch: b.record.name, commit: b.commit.id, manifest: b.head, signal });
-    updated.push({ branch: b.record.name, ...(before !== undefined ? { from: before.commit } : {}), to: b.commit.id });
+    const before = was.get(b.name);
+    if (before !== undefined && sameRef(before.manifest, b.manifest)) continue;
+    await local.remotes.track({ remote, branch: b.name, commit: b.commit, manifest: b.manifest, signal });
+    updated.push({ branch: b.name, ...(before !== undefined ? { from: before.commit } : {}), to: b.commit });
   }
-  for (const t of adopt) await local.adoptTag(t, signal);
+  for (const t of adopt)
+    await local.adoptTag(t, signal).catch((e: unknown) => {
+      // A tag of that name made here meanwhile stays: tags never move.
+      if (!isBranchgraphError(e, 'tag_exists')) throw e;
+      kept.push(t.name);
+    });
   const pruned: string[] = [];
   if (a.prune === true) {
-    const live = new Set(theirs.branches.map((b) => b.record.name));
+    const live = new Set(theirs.branches.map((b) => b.name));
     for (const t of tracked)
       if (!live.has(t.branch)) {
         await local.remotes.prune(t, signal);
         pruned.push(t.branch);
       }
   }
-  return { remote, updated, pruned, tags: { fetched: adopt.map((t) => t.name), kept }, transfer };
+  return { remote, updated, pruned, tags: { fetched: adopt.map((t) => t.name).filter((n) => !kept.includes(n)), kept }, transfer };
 }
 
 export async function pushTo(
   local: Graph,
-  a: SyncOptions & { remote: string; peer: Graph; branch: string; destination?: string; forceWithLease?: string; actor: string },
+  a: SyncOptions & { remote: string; peer: SyncPeer; branch: string; destination?: string; forceWithLease?: string; actor: string },
 ): Promise<PushReport> {
   const { remote, peer, branch, signal } = a;
   const destination = a.destination ?? branch;
   await local.remotes.get(remote, signal);
-  const ours = await local.branchHead(branch, signal, { withoutPending: true });
-  const theirs = await peer.branchHead(destination, signal, { withoutPending: true }).catch((e: unknown) => {
-    if (isBranchgraphError(e, 'not_found')) return undefined;
-    throw e;
-  });
+  const [ours, heads] = await Promise.all([local.branchHead(branch, signal, { withoutPending: true }), peer.heads(signal)]);
+  const theirs = heads.branches.find((b) => b.name === destination);
   const to = ours.manifest.commit.id;
-  const from = theirs?.manifest.commit.id;
+  const from = theirs?.commit;
   const report = { remote, branch, destination, ...(from !== undefined ? { from } : {}), to };
   if (a.forceWithLease !== undefined && (from ?? '') !== a.forceWithLease)
     throw new BranchgraphError('head_moved', `${remote} has ${destination} at ${from ?? 'nothing'}, not ${a.forceWithLease}`, {
       details: { branch: destination, expected: a.forceWithLease, ...(from !== undefined ? { actual: from } : {}) },
     });
+  const track = () => local.remotes.track({ remote, branch: destination, commit: to, manifest: ours.ref, signal });
   if (from === to) {
-    await local.remotes.track({ remote, branch: destination, commit: to, manifest: ours.ref, signal });
+    await track();
     return { ...report, outcome: 'up_to_date', transfer: NOTHING_SENT };
   }
-  if (a.forceWithLease === undefined && theirs !== undefined && !contains(ours.manifest, theirs)) throw nonFastForward(destination, from, to);
+  // Their head is known here only if a fetch (or an earlier push) brought it; a head this store does
+  // not hold is one this commit cannot contain.
+  const theirHead = theirs !== undefined && (await local.holds(theirs.manifest, signal)) ? await local.snapshotAt(theirs.manifest, signal) : undefined;
+  const fastForward = theirs === undefined || theirs.empty === true || (theirHead !== undefined && contains(ours.manifest, theirHead));
+  if (a.forceWithLease === undefined && !fastForward) throw nonFastForward(destination, from, to);
   const plan = await local.planTransfer({
     wants: [ours.ref],
-    haves: theirs !== undefined ? [theirs.ref] : [],
+    haves: theirHead !== undefined ? [theirHead.ref] : [],
     holds: (r) => peer.holds(r, signal),
     signal,
   });
-  const transfer = await local.sendTransfer({ plan, destination: peer.store, width: a.width, signal, progress: a.progress });
-  // The ref moves last, through the remote's own branch operations, which check protection and
-  // refuse a head that moved since it was read: a racing push lands first, or this one does.
-  try {
-    if (theirs === undefined) await peer.createBranch(destination, { commit: to }, { signal, actor: a.actor });
-    else await peer.resetBranch(destination, { commit: to }, { signal, actor: a.actor, expectedHead: theirs.manifest.commit.id });
-  } catch (e) {
-    if (a.forceWithLease === undefined && (isBranchgraphError(e, 'head_moved') || isBranchgraphError(e, 'branch_exists')))
-      throw nonFastForward(destination, from, to);
-    throw e;
-  }
-  await local.remotes.track({ remote, branch: destination, commit: to, manifest: ours.ref, signal });
-  const outcome = theirs === undefined ? 'created' : a.forceWithLease !== undefined && !contains(ours.manifest, theirs) ? 'forced' : 'fast_forward';
-  return { ...report, outcome, transfer };
+  const move = { branch: destination, from, to, force: a.forceWithLease !== undefined, actor: a.actor };
+  const transfer = await peer.receive({ source: local, plan, move, width: a.width, signal, progress: a.progress });
+  await track();
+  return { ...report, outcome: theirs === undefined ? 'created' : fastForward ? 'fast_forward' : 'forced', transfer };
 }
-
 /** Whether `ours` contains the head `theirs`: its commit, as published or as re-laid. */
 function contains(ours: Manifest, theirs: Snapshot): boolean {
   return ours.ancestry.contains(theirs.ref) || (theirs.manifest.layout !== undefined && ours.ancestry.contains(theirs.manifest.layout.of));
+}
+
+/** A new graph's initial commit: nothing before it, nothing in it but the empty schema. */
+function isInitial(c: Manifest['commit']): boolean {
+  return c.kind === 'init' && c.parents.length === 0;
 }
 
 function sameRef(x: ManifestRef, y: ManifestRef): boolean {
@@ -186,7 +281,7 @@ export interface CloneReport extends FetchReport {
  */
 export async function cloneFrom(
   local: Graph,
-  a: SyncOptions & { remote: string; url: string; peer: Graph; actor: string },
+  a: SyncOptions & { remote: string; url: string; peer: SyncPeer; actor: string },
 ): Promise<CloneReport> {
   const { remote, url, signal } = a;
   const existing = await local.remotes.get(remote, signal).catch((e: unknown) => {
@@ -204,7 +299,7 @@ export async function cloneFrom(
     throw new BranchgraphError('invalid_input', `the destination is a clone of ${existing.url}, not ${url}`, {
       issues: [{ path: 'destination', message: 'a clone of another remote' }],
     });
-  const fetched = await fetchFrom(local, a);
+  const fetched = await fetchFrom(local, { ...a, peer: a.peer });
   const branches: string[] = [];
   for (const t of await local.remotes.trackingRefs(remote, signal)) {
     try {

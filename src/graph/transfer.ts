@@ -22,7 +22,8 @@
  * point resumable by running it again. A destination never points a ref at
  * anything until the transfer is done, so readers never see a gap.
  *
- * Every object is checked as it arrives (object-check.ts) and written
+ * Every object is checked as it arrives (object-check.ts; a run against
+ * the checksum its manifest records) and written
  * create-only, at most `width` at a time. Lineages are written by the store
  * that created them only (a fetched branch is moved by a new record on a
  * lineage of the destination's own), so a key held at both ends holds the
@@ -35,6 +36,7 @@ import { keys } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import { objectsOf } from './manifest-objects.js';
 import { checkObject } from './object-check.js';
+import { verifyChecksum } from '../table/run.js';
 import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 
@@ -45,7 +47,7 @@ export interface TransferSource {
   runs: RunStore;
 }
 
-/** What a transfer sends: content keys, then manifests in an order that puts parents first. */
+/** What a transfer sends: content keys, then manifests (written parents first, `writeLevels`). */
 export interface TransferPlan {
   content: string[];
   manifests: Manifest[];
@@ -62,6 +64,9 @@ export interface TransferReport {
 }
 
 export type TransferProgress = (p: { objects: number; bytes: number; total: number }) => void;
+
+/** Objects read ahead of a stream's consumer. */
+const READ_AHEAD = 8;
 
 const refKey = (r: ManifestRef): string => `${r.lineage}/${r.version}`;
 
@@ -110,7 +115,7 @@ export async function planTransfer(
       .flatMap(({ m }) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
   }
   const [wanted, held] = await Promise.all([objectsOf(src, fresh, signal), objectsOf(src, boundary, signal)]);
-  return { content: [...wanted].filter((k) => !held.has(k)).sort(), manifests: parentsFirst(fresh) };
+  return { content: [...wanted].filter((k) => !held.has(k)).sort(), manifests: fresh };
 }
 
 /** Send a plan's objects to `destination`: content first, then manifests, parents before children. */
@@ -128,23 +133,28 @@ export async function sendTransfer(
   const width = Math.max(1, a.width ?? 8);
   const report: TransferReport = { objects: 0, bytes: 0, present: 0, manifests: plan.manifests.length };
   const total = plan.content.length + plan.manifests.length;
+  const checksums = runChecksums(plan.manifests);
   const copy = async (key: string): Promise<void> => {
     const bytes = await src.store.get(key, { signal });
     checkObject(key, bytes);
+    const run = checksums.get(key);
+    if (run !== undefined) verifyChecksum(run, bytes);
     if (await putOnce({ destination, key, bytes, signal })) {
       report.objects++;
       report.bytes += bytes.byteLength;
     } else report.present++;
     a.progress?.({ objects: report.objects + report.present, bytes: report.bytes, total });
   };
-  await mapLimit(plan.content, width, copy);
-  for (const level of levels(plan.manifests))
-    await mapLimit(
-      level.map((m) => keys.manifest(m.lineage, m.version)),
-      width,
-      copy,
-    );
+  for (const level of writeLevels(plan)) await mapLimit(level, width, copy);
   return report;
+}
+
+/**
+ * A plan's keys in the levels they are written in: the content first, then the manifests, each
+ * level's parents in earlier ones. Within a level, any order and any width.
+ */
+export function writeLevels(plan: TransferPlan): string[][] {
+  return [plan.content, ...levels(plan.manifests).map((l) => l.map((m) => keys.manifest(m.lineage, m.version)))];
 }
 
 /** Write `bytes` at `key` unless it is there; false when it was. One of another size is another graph's. */
@@ -162,9 +172,12 @@ export async function putOnce(a: { destination: ObjectStore; key: string; bytes:
   }
 }
 
-/** Manifests ordered so that each comes after every parent among them. */
-function parentsFirst(ms: readonly Manifest[]): Manifest[] {
-  return levels(ms).flat();
+/** The runs `ms` name whose bytes their entries checksum (a segmented run's segments are checked as they are read). */
+export function runChecksums(ms: readonly Manifest[]): Map<string, { key: string; checksum: string }> {
+  const out = new Map<string, { key: string; checksum: string }>();
+  for (const m of ms)
+    for (const t of Object.values(m.tables)) for (const r of t.runs) if (r.segmented !== true) out.set(r.key, r);
+  return out;
 }
 
 /** Manifests in levels: each level's parents (among `ms`) are all in earlier levels, so a level may be written at once. */
@@ -202,3 +215,30 @@ function levels(ms: readonly Manifest[]): Manifest[][] {
 function upsOf(m: Manifest): ManifestRef[] {
   return m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of];
 }
+
+/** A plan's objects in write order with their level, read from `store` a few ahead of the consumer (a socket). */
+export async function* objectsInOrder(
+  store: ObjectStore,
+  plan: TransferPlan,
+  signal?: AbortSignal | undefined,
+): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
+  for (const [level, keys] of writeLevels(plan).entries()) {
+    const ahead: Promise<Uint8Array>[] = [];
+    let next = 0;
+    const fill = (): void => {
+      while (ahead.length < READ_AHEAD && next < keys.length) {
+        const p = store.get(keys[next++] as string, { signal });
+        // Awaited in turn below; a failure of one read ahead must not go unhandled meanwhile.
+        p.catch(() => undefined);
+        ahead.push(p);
+      }
+    };
+    fill();
+    for (const key of keys) {
+      const bytes = await (ahead.shift() as Promise<Uint8Array>);
+      fill();
+      yield { key, level, bytes };
+    }
+  }
+}
+

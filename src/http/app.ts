@@ -23,6 +23,8 @@ import { operationRoutes } from './routes/operation-routes.js';
 import { graphqlRoute } from './routes/graphql-route.js';
 import { mcpRoute } from './routes/mcp-route.js';
 import { typedGraphqlRoutes } from './routes/typed-graphql-route.js';
+import { syncRoutes } from './routes/sync-routes.js';
+import { attachHttpPeers } from './http-peer.js';
 import { graphRoutes } from './routes/graph-routes.js';
 import { newId } from '../model/new-id.js';
 import { attachTypedGraphql } from './typed-graphql-port.js';
@@ -81,6 +83,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
 function graphApp(opts: GraphAppOptions): Hono<Env> {
   const { service, logger, base } = opts;
   attachTypedGraphql(service);
+  attachHttpPeers(service);
   const app = new Hono<Env>().basePath(base);
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? newId();
@@ -144,6 +147,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   );
   publicRoutes(app, { service, base });
   eventStreamRoute(app, service);
+  syncRoutes(app, service);
   operationRoutes(app, service);
   graphqlRoute(app, { service, logger, base });
   typedGraphqlRoutes(app, { service, logger, base });

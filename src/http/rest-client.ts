@@ -56,6 +56,13 @@ export class RestClient {
     return this.send('DELETE /graphs/{name}', { url: `${this.baseUrl}/graphs/${encodeURIComponent(name)}`, init: { method: 'DELETE' } });
   }
 
+  /** A request to a route outside the operation table (the sync routes), with this client's token; a refusal as a BranchgraphError. */
+  async raw(what: string, path: string, init: RequestInit & { duplex?: 'half' }): Promise<Response> {
+    const res = await this.fetch(what, { url: `${this.baseUrl}${path}`, init });
+    if (!res.ok) throw await this.failure(what, res);
+    return res;
+  }
+
   private async call(op: Operation, out: Outgoing): Promise<unknown> {
     const what = `${op.http.method} ${op.http.path}`;
     if (op.http.stream === undefined) return this.send(what, out, op.http.resultStatuses);

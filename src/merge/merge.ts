@@ -18,6 +18,7 @@ import { refuseProtected } from '../graph/branches.js';
 import { conflictPage, type ConflictReport } from '../model/conflict.js';
 import { headState } from '../graph/head-state.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { parseRefText } from '../model/ref-grammar.js';
 import type { GraphPorts } from '../graph/ports.js';
 import type { ChangeResult } from '../graph/change.js';
 import type { Snapshot } from '../graph/snapshot.js';
@@ -135,6 +136,16 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
   return shapeResult({ ports, spec, env, run, published, heads, metrics });
 }
 
+/**
+ * A merge's source: a branch's head, or a remote-tracking ref (`remote:origin/main`, what a pull
+ * merges), read exactly as the last fetch left it.
+ */
+function sourceHead(heads: GraphPorts['heads'], source: string, signal: AbortSignal | undefined): Promise<Snapshot> {
+  const path = parseRefText(source);
+  if (!('error' in path) && 'remote' in path.base && path.steps.length === 0) return heads.resolve({ path }, signal);
+  return heads.branchHead(source, signal);
+}
+
 /** Both heads at once (on a remote store each is a chain of round trips); for an applied commit, the sides it merges. */
 async function pinHeads(
   ports: GraphPorts,
@@ -144,7 +155,7 @@ async function pinHeads(
   const { heads } = ports;
   const applying = spec.apply !== 'merge';
   const [named, target] = await Promise.all([
-    applying ? heads.commitSnapshot(spec.source, signal) : heads.branchHead(spec.source, signal),
+    applying ? heads.commitSnapshot(spec.source, signal) : sourceHead(heads, spec.source, signal),
     heads.branchHead(spec.into, signal),
   ]);
   const applied = spec.apply !== 'merge' ? await appliedSides({ ports, commit: named, kind: spec.apply, signal }) : undefined;

@@ -23,4 +23,7 @@ export const LIMITS = {
   /** Brackets of any kind in a GraphQL document; input literals count too. */
   maxGraphqlNesting: 64,
   maxGraphqlAliases: 50,
+  /** Bytes of objects one push to a server carries (held in memory until checked), and one object of them. */
+  maxPushBytes: 64 * 1024 * 1024,
+  maxPushObjectBytes: 32 * 1024 * 1024,
 };

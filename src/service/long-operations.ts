@@ -1,5 +1,5 @@
 /**
- * Long operations running in this process (merges, loads), with their
+ * Long operations running in this process (merges, loads, fetches and pushes), with their
  * progress, for `GET /operations`, the `operations` GraphQL query, the
  * metrics and the CLI's progress bar. A finished operation stays listed for
  * a while with its outcome, so a client that polled it can read how it
@@ -9,7 +9,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { Progress } from '../model/progress.js';
 import { newId } from '../model/new-id.js';
 
-export type LongOperationKind = 'merge' | 'load';
+export type LongOperationKind = 'merge' | 'load' | 'fetch' | 'push';
 
 export interface OperationDto {
   id: string;

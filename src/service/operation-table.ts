@@ -67,6 +67,11 @@ import { listTokens } from './operations/tokens/list-tokens.js';
 import { deleteToken } from './operations/tokens/delete-token.js';
 import { listOperations } from './operations/admin/list-operations.js';
 import { getOperation } from './operations/admin/get-operation.js';
+import { listRemotes } from './operations/remotes/list-remotes.js';
+import { setRemote } from './operations/remotes/set-remote.js';
+import { deleteRemote } from './operations/remotes/delete-remote.js';
+import { fetchRemote } from './operations/remotes/fetch-remote.js';
+import { pushBranch } from './operations/remotes/push-branch.js';
 import type { Operation } from './operation.js';
 
 /** Every operation by its name: the API's methods, the REST routes and the GraphQL fields all come from here. */
@@ -82,6 +87,11 @@ export const OPERATIONS = {
   getTag,
   createTag,
   deleteTag,
+  listRemotes,
+  setRemote,
+  deleteRemote,
+  fetchRemote,
+  pushBranch,
   mergeBranch,
   cherryPick,
   revert,

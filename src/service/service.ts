@@ -24,6 +24,7 @@ import { commitDto, type BranchDto, type MergeResultDto } from './dtos.js';
 import { DEFAULT_HOOK_SETTINGS, HookDispatcher, type HookSettings } from './hook-dispatcher.js';
 import { ManagedTokens } from './managed-tokens.js';
 import type { TypedGraphqlPort } from './typed-graphql-port.js';
+import type { HttpPeerFactory } from './sync-peers.js';
 import { BranchExpiry, DEFAULT_EXPIRY_SETTINGS, type ExpirySettings } from './branch-expiry.js';
 
 import type { RequestContext } from './request-context.js';
@@ -70,6 +71,8 @@ export class BranchgraphService {
   readonly tokens: ManagedTokens;
   /** A branch's typed GraphQL, for stored queries: given by the edge that serves it (http/typed-graphql-endpoint.ts). */
   typed: TypedGraphqlPort | undefined;
+  /** How syncs reach a server remote: given by the edge that speaks HTTP (http/http-peer.ts). */
+  httpPeers: HttpPeerFactory | undefined;
   /** Work started for a request that outlives it (check runs), waited for when the service stops. */
   private readonly backgroundWork = new Set<Promise<unknown>>();
 

@@ -13,6 +13,7 @@ import { embeddedApi } from '../../service/api.js';
 import { loadConfig } from '../../service/config.js';
 import { openService } from '../../service/open-service.js';
 import { attachTypedGraphql } from '../../http/typed-graphql-port.js';
+import { attachHttpPeers } from '../../http/http-peer.js';
 import type { ToolPorts } from '../../mcp/mcp-tools.js';
 import type { CliContext, Globals } from '../cli-context.js';
 
@@ -68,6 +69,7 @@ async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Pro
   }
   const service = await openService(loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard }));
   attachTypedGraphql(service);
+  attachHttpPeers(service);
   const ctx = { transport: 'cli' as const };
   const { embeddedTypedGraphql, embeddedTypedSdl } = await import('../../http/typed-graphql-endpoint.js');
   const typed = embeddedTypedGraphql(service, ctx);

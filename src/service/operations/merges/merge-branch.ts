@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BranchgraphError } from '../../../model/errors.js';
 import { defineOperation } from '../../operation.js';
 import { branchName, commitId, MERGE_COMMON } from '../../inputs.js';
 import { idempotencyKeyHash } from '../../../graph/idempotency.js';
@@ -41,6 +42,10 @@ export const mergeBranch = defineOperation({
   // Typed here: the result's type is fixed before the bindings below, which are typed functions.
   async run(service: BranchgraphService, request: z.output<typeof input>, ctx: RequestContext): Promise<MergeResultDto> {
     const { idempotencyKey, ...ask } = request;
+    if (ask.deleteBranch === true && ask.source.startsWith('remote:'))
+      throw new BranchgraphError('invalid_input', 'a remote-tracking ref is moved only by fetch: it cannot be deleted by a merge', {
+        issues: [{ path: 'deleteBranch', message: 'the source is a remote-tracking ref' }],
+      });
     const served = servedMergeRequest(service, ask, ctx);
     if (idempotencyKey === undefined || served.dryRun) return runMerge(service, served, { ctx });
     return idempotentMerge(service, served, { keyHash: idempotencyKeyHash(idempotencyKey), ctx });
