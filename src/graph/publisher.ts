@@ -340,7 +340,10 @@ export class Publisher implements Publication {
   async foldExactly(request: FoldRequest): Promise<Snapshot> {
     const { branch, head, message, ...opts } = request;
     if (head.pending.generations.length === 0) return head;
-    const folded = await this.commitChange<null>(branch, { ...opts, firstHead: head, expectedHead: undefined }, async (h) => {
+    // A head whose pending rows were only listed holds none of them: the fold reads its own, so it
+    // never publishes a catch-up that marks rows folded without carrying them.
+    const firstHead = head.pending.listed === true ? {} : { firstHead: head };
+    const folded = await this.commitChange<null>(branch, { ...opts, ...firstHead, expectedHead: undefined }, async (h) => {
       if (!sameRef(h.ref, head.ref) || h.pending.generations.length !== head.pending.generations.length) {
         throw new BranchgraphError('publish_contention', `branch ${branch} changed while its rows were being taken; retry`, {
           details: { branch },

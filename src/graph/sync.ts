@@ -133,7 +133,10 @@ export function graphPeer(peer: Graph): SyncPeer {
  * Move a branch as a push asks, on the graph that holds it, once the pushed objects are there:
  * create it, or reset it from the head the pusher saw. The commit must contain that head unless
  * forced; a head that moved meanwhile is `non_fast_forward` (`head_moved` under a lease), and a
- * protected branch refuses as it refuses any reset.
+ * protected branch refuses as it refuses any reset. Rows pending in the branch's WAL there are
+ * acknowledged rows the pusher never saw: they are committed, and the push is refused as not a
+ * fast-forward, so the next fetch brings them (a lease, which names the head to replace, folds
+ * them into the old head and moves on, as a reset does).
  */
 export async function moveBranch(
   graph: Graph,
@@ -149,7 +152,12 @@ export async function moveBranch(
       return;
     }
     if (!force) {
-      const head = await graph.branchHead(branch, signal, { withoutPending: true });
+      const head = await graph.branchHead(branch, signal, { pendingListedOnly: true });
+      if (head.pending.generations.length > 0) {
+        // Acknowledged rows the pusher never saw: committed here, so a fetch brings them, and refused.
+        const folded = await graph.foldExactly({ branch, head, message: `fold pending WAL generations before a push to ${branch}`, signal, actor: move.actor });
+        throw nonFastForward(branch, folded.manifest.commit.id, to);
+      }
       if (head.manifest.commit.id !== from) throw nonFastForward(branch, head.manifest.commit.id, to);
       if (!contains(pushed.manifest, head) && !(isInitial(head.manifest.commit) && Object.keys(head.tables).length === 0))
         throw nonFastForward(branch, from, to);

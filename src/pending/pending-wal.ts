@@ -47,6 +47,8 @@ export interface PendingWal {
   seen: Record<string, number>;
   /** Generation objects already folded but not yet deleted (a crash after publication leaves these). */
   leftovers: string[];
+  /** Listed only (`listOnly`): no rows were read, so nothing may be folded from this view. */
+  listed?: true;
 }
 
 export const NO_PENDING: PendingWal = { generations: [], runs: {}, seen: {}, leftovers: [] };
@@ -139,7 +141,7 @@ export async function readPending(request: {
   }
   const seen = { ...marks };
   for (const g of generations) seen[g.shard] = Math.max(seen[g.shard] ?? 0, g.seq);
-  return { generations, runs: out, seen, leftovers };
+  return { generations, runs: out, seen, leftovers, ...(listOnly ? { listed: true as const } : {}) };
 }
 
 /** The manifest's tables with pending runs on top. */
