@@ -26,6 +26,11 @@ import { RestClient } from '../src/http/rest-client.js';
 import { httpPeer } from '../src/http/http-peer.js';
 import { freshS3Store, s3Available, S3_SKIP_REASON } from './support/s3-env.js';
 import { testServer, type TestServer } from './support/test-server.js';
+import { storedText } from '../src/model/compress-stored.js';
+import { encodeJson } from '../src/store/stored-json.js';
+
+/** A lineage no commit ever had: a manifest claiming it forges its history. */
+const FORGED_LINEAGE = '01M00000000000000000000000';
 
 const CTX = { transport: 'embedded' as const };
 const SCHEMA = 'node P { id: string @key\n v: int? }\nedge Knows: P -> P';
@@ -149,9 +154,10 @@ describe('clone', () => {
         (e: { code?: string }) => e.code,
       );
       expect(['done', 'store_crashed']).toContain(outcome);
-      // Whatever branches the cut left read whole.
+      // Whatever branches the cut left read whole (a store opened mid-clone starts a main of its own).
       const { service, api } = await open(inner);
-      for (const b of (await api.listBranches({})).branches) await allRows(api, 'P', b.name);
+      for (const b of (await api.listBranches({})).branches)
+        for (const t of (await api.listTables({ at: b.name })).tables) await allRows(api, t.name, b.name);
       await service.close();
       await clone(source, inner, 1);
       expect(await view(inner), `cut at call ${at}`).toEqual(expected);
@@ -342,11 +348,7 @@ describe('fetch, push and pull between directories', () => {
     await expect(pushTo(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: sourcePeer(), branch: 'later', actor: 'me' })).rejects.toMatchObject({
       code: 'non_fast_forward',
     });
-    const dbg = await fetchFrom(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: sourcePeer() });
-    console.log('DBG', JSON.stringify(dbg.updated));
-    const src = await open(source, 'x');
-    console.log('DBG later', (await src.api.getBranch({ name: 'later' })).head, (await src.api.walStatus({ branch: 'later' })).pendingGenerations, (await allRows(src.api, 'P', 'later')).map((r) => r.key).includes('pending'));
-    await src.service.close();
+    await fetchFrom(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: sourcePeer() });
     const fetched = await open(base, 'me');
     expect((await allRows(fetched.api, 'P', 'remote:origin/later')).map((r) => r.key)).toContain('pending');
     await fetched.service.close();
@@ -431,7 +433,7 @@ describe('through a server', () => {
   let server: TestServer;
   let other: TestServer;
   beforeAll(async () => {
-    server = await testServer({ tokens: 'admin:admin-t,writer:write-t' });
+    server = await testServer({ tokens: 'admin:admin-token-1,write:write-token-1' });
     other = await testServer();
   });
   afterAll(async () => {
@@ -448,16 +450,16 @@ describe('through a server', () => {
     await buildGraph(laptop);
     const l = await open(laptop, 'me');
     await l.api.setRemote({ name: 'hub', url: server.url });
-    process.env.BRANCHGRAPH_REMOTE_TOKEN_HUB = 'admin-t';
+    process.env.BRANCHGRAPH_REMOTE_TOKEN_HUB = 'admin-token-1';
     l.service.httpPeers = httpPeer;
     // A new server's main holds only its initial commit: the first push replaces it.
     expect((await l.api.pushBranch({ remote: 'hub', branch: 'main' })).outcome).toBe('fast_forward');
     expect((await l.api.pushBranch({ remote: 'hub', branch: 'feature/one' })).outcome).toBe('created');
-    const events = (await new RestClient(server.url, 'admin-t').listEvents({})).events.map((e) => e.kind);
+    const events = (await new RestClient(server.url, 'admin-token-1').listEvents({})).events.map((e) => e.kind);
     expect(events).toContain('branch_reset');
     expect(events).toContain('branch_created');
     // A scoped or read-only token cannot push: refused before anything is stored.
-    process.env.BRANCHGRAPH_REMOTE_TOKEN_HUB = 'write-t';
+    process.env.BRANCHGRAPH_REMOTE_TOKEN_HUB = 'write-token-1';
     await l.api.write({ branch: 'main', ops: [{ op: 'insert', table: 'P', values: { id: 'w', v: 1 } }] });
     expect((await l.api.pushBranch({ remote: 'hub', branch: 'main' })).outcome).toBe('fast_forward');
     await l.service.close();
@@ -466,7 +468,7 @@ describe('through a server', () => {
     const cloned = await cloneFrom(Graph.attach(back, { actor: 'me' }), {
       remote: 'origin',
       url: server.url,
-      peer: httpPeer({ url: server.url, token: 'admin-t' }),
+      peer: httpPeer({ url: server.url, token: 'admin-token-1' }),
       actor: 'me',
     });
     expect(cloned.branches.sort()).toEqual(['feature/one', 'main']);
@@ -475,16 +477,17 @@ describe('through a server', () => {
     expect(got.rows['main/P']).toEqual((expected as { rows: Record<string, unknown> }).rows['main/P']);
 
     // Server to server: the other server adds this one as a remote, fetches and pushes through its own API.
-    process.env.BRANCHGRAPH_REMOTE_TOKEN_UP = 'admin-t';
+    process.env.BRANCHGRAPH_REMOTE_TOKEN_UP = 'admin-token-1';
     const api = new RestClient(other.url);
     await api.setRemote({ name: 'up', url: server.url });
     const fetched = await api.fetchRemote({ remote: 'up' });
     expect(fetched.updated.map((u) => u.branch).sort()).toEqual(['feature/one', 'main']);
     expect((await api.rows({ table: 'P', at: 'remote:up/main', limit: 1000 })).items.length).toBeGreaterThan(40);
-    await api.mergeBranch({ source: 'remote:up/main', into: 'main' });
+    // Its own main holds only its initial commit: it takes the fetched one's place.
+    await api.resetBranch({ name: 'main', to: 'remote:up/main', expectedHead: (await api.getBranch({ name: 'main' })).head.id });
     await api.write({ branch: 'main', ops: [{ op: 'insert', table: 'P', values: { id: 'from-other', v: 1 } }] });
     expect((await api.pushBranch({ remote: 'up', branch: 'main' })).outcome).toBe('fast_forward');
-    expect((await new RestClient(server.url, 'admin-t').getRow({ table: 'P', key: 'from-other' })).row).toMatchObject({ v: 1 });
+    expect((await new RestClient(server.url, 'admin-token-1').getRow({ table: 'P', key: 'from-other' })).row).toMatchObject({ v: 1 });
     delete process.env.BRANCHGRAPH_REMOTE_TOKEN_HUB;
     delete process.env.BRANCHGRAPH_REMOTE_TOKEN_UP;
   });
@@ -510,7 +513,7 @@ describe('through a server', () => {
     const push = async (m: Map<string, Uint8Array>, to = head) => {
       const res = await fetch(`${server.url}/graphs/none/sync/push`.replace('/graphs/none', '') + `?branch=hostile&to=${to}`, {
         method: 'POST',
-        headers: { authorization: 'Bearer admin-t', 'content-type': 'application/octet-stream' },
+        headers: { authorization: 'Bearer admin-token-1', 'content-type': 'application/octet-stream' },
         body: new Uint8Array(frames(m)),
       });
       return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
@@ -522,7 +525,7 @@ describe('through a server', () => {
     };
     const runKey = plan.content.find((k) => k.startsWith('runs/')) as string;
     const manifestKey = [...objects.keys()].filter((k) => k.startsWith('manifests/')).at(-1) as string;
-    const manifest = JSON.parse(Buffer.from(objects.get(manifestKey) as Uint8Array).toString('utf8')) as Record<string, unknown>;
+    const manifest = JSON.parse(storedText(objects.get(manifestKey) as Uint8Array, manifestKey)) as { ancestry: { e?: Record<string, number> } };
     const cases: [string, Map<string, Uint8Array>, string?][] = [
       ['a corrupt object', edit((m) => m.set(manifestKey, Buffer.from('{"format": 99}')))],
       ['a wrong checksum', edit((m) => m.set(runKey, Buffer.concat([Buffer.from(m.get(runKey) as Uint8Array), Buffer.from(' ')])))],
@@ -534,7 +537,7 @@ describe('through a server', () => {
         edit((m) =>
           m.set(
             manifestKey,
-            Buffer.from(JSON.stringify({ ...manifest, ancestry: { ...(manifest.ancestry as object), e: { FORGED: 7 } } })),
+            encodeJson({ ...manifest, ancestry: { ...manifest.ancestry, e: { ...manifest.ancestry.e, [FORGED_LINEAGE]: 7 } } }),
           ),
         ),
       ],
@@ -545,19 +548,20 @@ describe('through a server', () => {
       const r = await push(m, to);
       expect(r.status, what).toBeGreaterThanOrEqual(400);
       expect(r.status, what).toBeLessThan(500);
+      expect(r.body.error?.code, what).toBe('invalid_input');
       expect(await stored(server), what).toEqual(before);
     }
     // Past the documented limit, refused before the object is read.
     const huge = await fetch(`${server.url}/sync/push?branch=hostile&to=${head}`, {
       method: 'POST',
-      headers: { authorization: 'Bearer admin-t' },
+      headers: { authorization: 'Bearer admin-token-1' },
       body: `${JSON.stringify({ key: 'runs/P/x.arrow', size: 2 ** 40, level: 0 })}\n`,
     });
     expect(huge.status).toBe(413);
     // The same pack, whole and honest, lands.
     const ok = await push(objects);
     expect(ok.status).toBe(200);
-    expect((await new RestClient(server.url, 'admin-t').getBranch({ name: 'hostile' })).head.id).toBe(head);
+    expect((await new RestClient(server.url, 'admin-token-1').getBranch({ name: 'hostile' })).head.id).toBe(head);
   });
 });
 

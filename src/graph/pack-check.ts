@@ -45,6 +45,21 @@ export async function checkPack(
   graph: Graph,
   a: { objects: ReadonlyMap<string, Uint8Array>; to: string; signal?: AbortSignal | undefined },
 ): Promise<CheckedPack> {
+  try {
+    return await checked(graph, a);
+  } catch (e) {
+    // A pushed object that is not what it says is the pusher's mistake, not this store's damage.
+    const key = isBranchgraphError(e, 'corrupt_object') ? (e.details as { key?: string }).key : undefined;
+    if (key !== undefined && a.objects.has(key))
+      throw new BranchgraphError('invalid_input', `refused push: ${(e as Error).message}`, { issues: [{ path: key, message: 'corrupt' }] });
+    throw e;
+  }
+}
+
+async function checked(
+  graph: Graph,
+  a: { objects: ReadonlyMap<string, Uint8Array>; to: string; signal?: AbortSignal | undefined },
+): Promise<CheckedPack> {
   const { objects, signal } = a;
   const refuse = (key: string, why: string): BranchgraphError =>
     new BranchgraphError('invalid_input', `refused push: ${key}: ${why}`, { issues: [{ path: key, message: why }] });
@@ -60,7 +75,7 @@ export async function checkPack(
       const info = await graph.store.head(key, { signal });
       if (info === undefined) return;
       if (info.size !== bytes.byteLength || Buffer.compare(Buffer.from(await graph.store.get(key, { signal })), Buffer.from(bytes)) !== 0)
-        throw new BranchgraphError('corrupt_object', `refused push: ${key} is held here with other bytes`, { details: { key } });
+        throw refuse(key, 'held here with other bytes');
       held.add(key);
     }),
   );

@@ -297,8 +297,9 @@ export async function cloneFrom(
     throw e;
   });
   if (existing === undefined) {
-    const mine = await local.listBranches({ limit: 1, signal });
-    if (mine.branches.length > 0 || mine.damaged.length > 0)
+    // A new graph's main holding nothing (the store was opened before the clone) is no graph.
+    const mine = await local.listBranches({ limit: 2, signal });
+    if (mine.damaged.length > 0 || mine.branches.some((b) => !isInitial(b.commit)))
       throw new BranchgraphError('invalid_input', 'the destination already holds a graph: clone into an empty store', {
         issues: [{ path: 'destination', message: 'not empty' }],
       });
@@ -314,8 +315,18 @@ export async function cloneFrom(
       await local.createBranch(t.branch, { path: { base: { remote, remoteBranch: t.branch }, steps: [] } }, { signal, actor: a.actor });
       branches.push(t.branch);
     } catch (e) {
-      // Made by the run this one resumes.
       if (!isBranchgraphError(e, 'branch_exists')) throw e;
+      // Made by the run this one resumes; or a new graph's main, made by opening the store mid-clone
+      // and holding nothing, which takes the remote's place.
+      const head = await local.branchHead(t.branch, signal, { pendingListedOnly: true });
+      if (isInitial(head.manifest.commit) && head.pending.generations.length === 0 && t.commit !== head.manifest.commit.id) {
+        await local.resetBranch(t.branch, { path: { base: { remote, remoteBranch: t.branch }, steps: [] } }, {
+          signal,
+          actor: a.actor,
+          expectedHead: head.manifest.commit.id,
+        });
+        branches.push(t.branch);
+      }
     }
   }
   return { ...fetched, branches };
