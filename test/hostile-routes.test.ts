@@ -164,8 +164,8 @@ describe('every route, hostile', () => {
       answer.status === 'conflicts'
         ? []
         : answer.jsonrpc !== undefined
-        ? [answer.error?.data?.code]
-        : (answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code as string]);
+          ? [answer.error?.data?.code]
+          : (answer.errors?.map((e) => e.extensions?.code) ?? [answer.error?.code as string]);
     expectCleanRefusal({ codes, before, after: await stored(), what });
   };
 

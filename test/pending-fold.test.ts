@@ -20,7 +20,10 @@ describe('folding pending rows', () => {
       const writer = await serviceOnStore(store, { actor: 'writer', shard: 'writer' });
       const api = embeddedApi(writer, CTX);
       await api.applySchema({ branch: 'main', schema: 'node P { id: string @key\n v: int? }' });
-      await api.ingest({ branch: 'main', ops: [1, 2, 3].map((i) => ({ op: 'upsert' as const, table: 'P', values: { id: `w${i}`, v: i } })) });
+      await api.ingest({
+        branch: 'main',
+        ops: [1, 2, 3].map((i) => ({ op: 'upsert' as const, table: 'P', values: { id: `w${i}`, v: i } })),
+      });
       await writer.close();
       const g = Graph.attach(store, { actor: 'folder' });
       const head = await g.branchHead('main', undefined, view === 'listed' ? { pendingListedOnly: true } : {});

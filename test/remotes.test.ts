@@ -15,7 +15,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { cloneFrom, fetchFrom, graphPeer, pushTo, type SyncPeer } from '../src/graph/sync.js';
-import { allRows, embeddedApi, type BranchgraphApi } from '../src/service/api.js';
+import { allRows, embeddedApi } from '../src/service/api.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { FaultStore } from '../src/store/fault-store.js';
 import { FsStore } from '../src/store/fs-store.js';
@@ -252,7 +252,9 @@ describe('fetch, push and pull between directories', () => {
       await s.service.close();
     }
     const results = await Promise.allSettled(
-      [a, b].map((store) => pushTo(Graph.attach(store, { actor: 'racer' }), { remote: 'origin', peer: peer(), branch: 'main', actor: 'racer' })),
+      [a, b].map((store) =>
+        pushTo(Graph.attach(store, { actor: 'racer' }), { remote: 'origin', peer: peer(), branch: 'main', actor: 'racer' }),
+      ),
     );
     const landed = results.filter((r) => r.status === 'fulfilled');
     expect(landed).toHaveLength(1);
@@ -302,7 +304,10 @@ describe('fetch, push and pull between directories', () => {
     const base = new MemoryStore();
     await clone(source, base);
     const s = await open(source, 'them');
-    await s.api.write({ branch: 'main', ops: Array.from({ length: 5 }, (_, i) => ({ op: 'upsert' as const, table: 'P', values: { id: `n${i}`, v: i } })) });
+    await s.api.write({
+      branch: 'main',
+      ops: Array.from({ length: 5 }, (_, i) => ({ op: 'upsert' as const, table: 'P', values: { id: `n${i}`, v: i } })),
+    });
     await s.api.createBranch({ name: 'fresh' });
     await s.service.close();
     const copy = async (from: MemoryStore): Promise<MemoryStore> => {
@@ -312,7 +317,11 @@ describe('fetch, push and pull between directories', () => {
     };
     // Fetch into a copy of the clone, cut at each call of the destination.
     const counted = new FaultStore(await copy(base));
-    await fetchFrom(Graph.attach(counted, { actor: 'me' }), { remote: 'origin', peer: graphPeer(Graph.attach(source, { actor: 's' })), width: 1 });
+    await fetchFrom(Graph.attach(counted, { actor: 'me' }), {
+      remote: 'origin',
+      peer: graphPeer(Graph.attach(source, { actor: 's' })),
+      width: 1,
+    });
     const expected = await view(counted.wrapped, (b) => b);
     for (let at = 1; at <= counted.callCount; at++) {
       const inner = await copy(base);
@@ -345,7 +354,9 @@ describe('fetch, push and pull between directories', () => {
     await me.api.write({ branch: 'topic', ops: [{ op: 'upsert', table: 'P', values: { id: 'topic1', v: 1 } }] });
     await me.service.close();
     const sourcePeer = () => graphPeer(Graph.attach(source, { actor: 'them' }));
-    await expect(pushTo(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: sourcePeer(), branch: 'later', actor: 'me' })).rejects.toMatchObject({
+    await expect(
+      pushTo(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: sourcePeer(), branch: 'later', actor: 'me' }),
+    ).rejects.toMatchObject({
       code: 'non_fast_forward',
     });
     await fetchFrom(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: sourcePeer() });
@@ -371,7 +382,13 @@ describe('fetch, push and pull between directories', () => {
       const inner = await copy(source);
       const crashing = new FaultStore(inner, { crashAtCall: at, crashEffect: at % 2 === 0 ? 'after' : 'before' });
       const push = (store: ObjectStore) =>
-        pushTo(Graph.attach(base, { actor: 'me' }), { remote: 'origin', peer: graphPeer(Graph.attach(store, { actor: 'them' })), branch: 'topic', actor: 'me', width: 1 });
+        pushTo(Graph.attach(base, { actor: 'me' }), {
+          remote: 'origin',
+          peer: graphPeer(Graph.attach(store, { actor: 'them' })),
+          branch: 'topic',
+          actor: 'me',
+          width: 1,
+        });
       const outcome = await push(crashing).then(
         () => 'done',
         (e: { code?: string }) => e.code,
@@ -399,7 +416,11 @@ describe('from the command line, directory to directory', () => {
     const run = async (...args: string[]) => {
       const out: string[] = [];
       const err: string[] = [];
-      const code = await runCli(['--json', ...args], { stdout: (t) => out.push(t), stderr: (t) => err.push(t), stdoutStream: process.stdout });
+      const code = await runCli(['--json', ...args], {
+        stdout: (t) => out.push(t),
+        stderr: (t) => err.push(t),
+        stdoutStream: process.stdout,
+      });
       return { code, out: out.join(''), err: err.join('') };
     };
     const cloned = await run('clone', a, b);
@@ -508,7 +529,10 @@ describe('through a server', () => {
       objects.set(k, await local.get(k));
     const frames = (m: Map<string, Uint8Array>): Buffer =>
       Buffer.concat(
-        [...m].flatMap(([key, bytes]) => [Buffer.from(`${JSON.stringify({ key, size: bytes.byteLength, level: key.startsWith('manifests/') ? 1 : 0 })}\n`), Buffer.from(bytes)]),
+        [...m].flatMap(([key, bytes]) => [
+          Buffer.from(`${JSON.stringify({ key, size: bytes.byteLength, level: key.startsWith('manifests/') ? 1 : 0 })}\n`),
+          Buffer.from(bytes),
+        ]),
       );
     const push = async (m: Map<string, Uint8Array>, to = head) => {
       const res = await fetch(`${server.url}/graphs/none/sync/push`.replace('/graphs/none', '') + `?branch=hostile&to=${to}`, {
@@ -525,7 +549,9 @@ describe('through a server', () => {
     };
     const runKey = plan.content.find((k) => k.startsWith('runs/')) as string;
     const manifestKey = [...objects.keys()].filter((k) => k.startsWith('manifests/')).at(-1) as string;
-    const manifest = JSON.parse(storedText(objects.get(manifestKey) as Uint8Array, manifestKey)) as { ancestry: { e?: Record<string, number> } };
+    const manifest = JSON.parse(storedText(objects.get(manifestKey) as Uint8Array, manifestKey)) as {
+      ancestry: { e?: Record<string, number> };
+    };
     const cases: [string, Map<string, Uint8Array>, string?][] = [
       ['a corrupt object', edit((m) => m.set(manifestKey, Buffer.from('{"format": 99}')))],
       ['a wrong checksum', edit((m) => m.set(runKey, Buffer.concat([Buffer.from(m.get(runKey) as Uint8Array), Buffer.from(' ')])))],
@@ -577,13 +603,21 @@ describe.skipIf(!s3Available())('through the real S3 server', () => {
     expect(await view(back)).toEqual(await view(source));
     const b = await open(back, 'me');
     await b.api.write({ branch: 'main', ops: [{ op: 'insert', table: 'P', values: { id: 'via-s3', v: 1 } }] });
-    const pushed = await pushTo(b.service.graph, { remote: 'origin', peer: graphPeer(Graph.attach(bucket, { actor: 'bucket' })), branch: 'main', actor: 'me' });
+    const pushed = await pushTo(b.service.graph, {
+      remote: 'origin',
+      peer: graphPeer(Graph.attach(bucket, { actor: 'bucket' })),
+      branch: 'main',
+      actor: 'me',
+    });
     expect(pushed.outcome).toBe('fast_forward');
     await b.service.close();
     const s = await open(source, 'them');
     await s.api.setRemote({ name: 'bucket', url: 'mem:unused' });
     await s.service.close();
-    const fetched = await fetchFrom(Graph.attach(source, { actor: 'them' }), { remote: 'bucket', peer: graphPeer(Graph.attach(bucket, { actor: 'bucket' })) });
+    const fetched = await fetchFrom(Graph.attach(source, { actor: 'them' }), {
+      remote: 'bucket',
+      peer: graphPeer(Graph.attach(bucket, { actor: 'bucket' })),
+    });
     expect(fetched.updated.map((u) => u.branch)).toContain('main');
     const t = await open(source);
     expect((await allRows(t.api, 'P', 'remote:bucket/main')).map((r) => r.key)).toContain('via-s3');
@@ -591,5 +625,3 @@ describe.skipIf(!s3Available())('through the real S3 server', () => {
     await bucket.close?.();
   });
 });
-
-export type { BranchgraphApi };

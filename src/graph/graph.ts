@@ -36,7 +36,7 @@ import type { Manifest, ManifestRef } from './manifest.js';
 import { objectsOf } from './manifest-objects.js';
 import { keys } from './keys.js';
 import type { Remotes } from './remotes.js';
-import { planTransfer, sendTransfer, type TransferPlan, type TransferReport } from './transfer.js';
+import { objectsInOrder, planTransfer, receiveObjects, sendTransfer, type TransferPlan, type TransferReport } from './transfer.js';
 
 export type { GraphOptions } from './graph-parts.js';
 
@@ -103,6 +103,16 @@ export class Graph {
   /** Send a plan's objects from this graph's store to `destination`, content first and manifests last. */
   sendTransfer(a: Parameters<typeof sendTransfer>[1]): Promise<TransferReport> {
     return sendTransfer(this.#parts, a);
+  }
+
+  /** A plan's objects read from this graph's store in write order, each with its level (a server's pack). */
+  objectsInOrder(plan: TransferPlan, signal?: AbortSignal): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
+    return objectsInOrder(this.store, plan, { signal });
+  }
+
+  /** Write objects arriving in write order (a pack from a server) into this graph's store (transfer.ts). */
+  receiveObjects(a: Parameters<typeof receiveObjects>[1]): Promise<TransferReport> {
+    return receiveObjects(this.store, a);
   }
 
   /** Every object key `manifests` name: their parts, runs, schemas and commit index entries. */

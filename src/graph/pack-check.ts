@@ -97,7 +97,7 @@ async function checked(
   for (const m of pushed) {
     const key = `manifests/${m.lineage}/${String(m.version).padStart(12, '0')}.json`;
     if (!held.has(key) && written.has(m.lineage)) throw refuse(key, 'a new version of a lineage a branch here writes');
-    await checkLineage(source, m, (why) => refuse(key, why), signal);
+    await checkLineage(source, m, { refuse: (why) => refuse(key, why), signal });
   }
   // Every object the pushed manifests name is here once the pack is: in it, or held.
   const named = await source.objectsNamedBy(pushed, signal);
@@ -135,9 +135,9 @@ async function checked(
 async function checkLineage(
   source: Graph,
   m: Manifest,
-  refuse: (why: string) => BranchgraphError,
-  signal: AbortSignal | undefined,
+  opts: { refuse: (why: string) => BranchgraphError; signal: AbortSignal | undefined },
 ): Promise<void> {
+  const { refuse, signal } = opts;
   const read = (r: ManifestRef): Promise<Manifest> =>
     source.snapshotAt(r, signal).then(
       (s) => s.manifest,

@@ -82,7 +82,8 @@ export class RefResolver {
     if ('commit' in b) return reads.commitSnapshot(b.commit, signal);
     if ('commitPrefix' in b) return reads.commitSnapshot(await this.commitByPrefix(b.commitPrefix, signal), signal);
     if ('tag' in b) return reads.commitSnapshot((await tags.get(b.tag, signal)).commit, signal);
-    if ('remote' in b) return reads.snapshotAt((await this.from.remotes.trackingRef(b.remote, b.remoteBranch, signal)).manifest, { signal });
+    if ('remote' in b)
+      return reads.snapshotAt((await this.from.remotes.trackingRef(b.remote, b.remoteBranch, signal)).manifest, { signal });
     if (path.asOf !== undefined) return reads.snapshotAt(await this.headAt(b.branch, path.asOf, signal), { signal });
     // A commit, not a head: the branch as committed, without pending rows and without its record.
     const head = await this.branchOrPrefix(b.branch, signal, { withoutPending: true });

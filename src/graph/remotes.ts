@@ -58,9 +58,13 @@ const trackingPrefix = (remote: string, branch?: string): string =>
 
 export function validateRemoteName(name: string): void {
   if (!REMOTE_NAME_RE.test(name))
-    throw new BranchgraphError('invalid_input', `invalid remote name ${JSON.stringify(name)}: letters, digits, '.', '_' and '-', up to 64`, {
-      issues: [{ path: 'name', message: 'invalid remote name' }],
-    });
+    throw new BranchgraphError(
+      'invalid_input',
+      `invalid remote name ${JSON.stringify(name)}: letters, digits, '.', '_' and '-', up to 64`,
+      {
+        issues: [{ path: 'name', message: 'invalid remote name' }],
+      },
+    );
 }
 
 export class Remotes {
@@ -86,7 +90,7 @@ export class Remotes {
   /** Add a remote, or point an existing one at a new URL. */
   async set(a: { name: string; url: string; actor: string; signal?: AbortSignal | undefined }): Promise<RemoteRecord> {
     validateRemoteName(a.name);
-    return this.append(remotePrefix(a.name), RemoteRecordZ, a.signal, (seq) => ({
+    return this.append({ prefix: remotePrefix(a.name), schema: RemoteRecordZ, signal: a.signal }, (seq) => ({
       format: 1 as const,
       name: a.name,
       seq,
@@ -101,7 +105,13 @@ export class Remotes {
   async remove(a: { name: string; actor: string; signal?: AbortSignal | undefined }): Promise<void> {
     const rec = await this.get(a.name, a.signal);
     for (const t of await this.trackingRefs(a.name, a.signal)) await this.prune(t, a.signal);
-    await this.append(remotePrefix(a.name), RemoteRecordZ, a.signal, (seq) => ({ ...rec, seq, deleted: true, time: this.now(), actor: a.actor }));
+    await this.append({ prefix: remotePrefix(a.name), schema: RemoteRecordZ, signal: a.signal }, (seq) => ({
+      ...rec,
+      seq,
+      deleted: true,
+      time: this.now(),
+      actor: a.actor,
+    }));
   }
 
   /** The remote's branches as last fetched (pruned ones left out), by branch name. */
@@ -135,7 +145,7 @@ export class Remotes {
     manifest: { lineage: string; version: number };
     signal?: AbortSignal | undefined;
   }): Promise<TrackingRef> {
-    return this.append(trackingPrefix(a.remote, a.branch), TrackingRefZ, a.signal, (seq) => ({
+    return this.append({ prefix: trackingPrefix(a.remote, a.branch), schema: TrackingRefZ, signal: a.signal }, (seq) => ({
       format: 1 as const,
       remote: a.remote,
       branch: a.branch,
@@ -148,7 +158,7 @@ export class Remotes {
 
   /** Forget a tracking ref whose branch the remote no longer has. */
   async prune(t: TrackingRef, signal?: AbortSignal): Promise<void> {
-    await this.append(trackingPrefix(t.remote, t.branch), TrackingRefZ, signal, (seq) => ({
+    await this.append({ prefix: trackingPrefix(t.remote, t.branch), schema: TrackingRefZ, signal }, (seq) => ({
       format: 1 as const,
       remote: t.remote,
       branch: t.branch,
@@ -187,11 +197,10 @@ export class Remotes {
 
   /** Write the record after the newest under `prefix`, create-only; a racer that took the number first makes it read again. */
   private async append<T extends { seq: number }>(
-    prefix: string,
-    schema: z.ZodType<T>,
-    signal: AbortSignal | undefined,
+    at: { prefix: string; schema: z.ZodType<T>; signal: AbortSignal | undefined },
     make: (seq: number) => T,
   ): Promise<T> {
+    const { prefix, schema, signal } = at;
     for (let attempt = 0; attempt < 8; attempt++) {
       const seq = ((await this.newest(prefix, schema, signal))?.seq ?? 0) + 1;
       const rec = make(seq);

@@ -121,7 +121,13 @@ export function graphPeer(peer: Graph): SyncPeer {
       return peer.sendTransfer({ plan, destination: destination.store, width: a.width, signal, progress: a.progress });
     },
     async receive(a) {
-      const report = await a.source.sendTransfer({ plan: a.plan, destination: peer.store, width: a.width, signal: a.signal, progress: a.progress });
+      const report = await a.source.sendTransfer({
+        plan: a.plan,
+        destination: peer.store,
+        width: a.width,
+        signal: a.signal,
+        progress: a.progress,
+      });
       await moveBranch(peer, a.move, { signal: a.signal });
       return report;
     },
@@ -155,7 +161,13 @@ export async function moveBranch(
       const head = await graph.branchHead(branch, signal, { pendingListedOnly: true });
       if (head.pending.generations.length > 0) {
         // Acknowledged rows the pusher never saw: committed here, so a fetch brings them, and refused.
-        const folded = await graph.foldExactly({ branch, head, message: `fold pending WAL generations before a push to ${branch}`, signal, actor: move.actor });
+        const folded = await graph.foldExactly({
+          branch,
+          head,
+          message: `fold pending WAL generations before a push to ${branch}`,
+          signal,
+          actor: move.actor,
+        });
         throw nonFastForward(branch, folded.manifest.commit.id, to);
       }
       if (head.manifest.commit.id !== from) throw nonFastForward(branch, head.manifest.commit.id, to);
@@ -241,7 +253,8 @@ export async function pushTo(
   }
   // Their head is known here only if a fetch (or an earlier push) brought it; a head this store does
   // not hold is one this commit cannot contain.
-  const theirHead = theirs !== undefined && (await local.holds(theirs.manifest, signal)) ? await local.snapshotAt(theirs.manifest, signal) : undefined;
+  const theirHead =
+    theirs !== undefined && (await local.holds(theirs.manifest, signal)) ? await local.snapshotAt(theirs.manifest, signal) : undefined;
   const fastForward = theirs === undefined || theirs.empty === true || (theirHead !== undefined && contains(ours.manifest, theirHead));
   if (a.forceWithLease === undefined && !fastForward) throw nonFastForward(destination, from, to);
   const plan = await local.planTransfer({
@@ -320,11 +333,15 @@ export async function cloneFrom(
       // and holding nothing, which takes the remote's place.
       const head = await local.branchHead(t.branch, signal, { pendingListedOnly: true });
       if (isInitial(head.manifest.commit) && head.pending.generations.length === 0 && t.commit !== head.manifest.commit.id) {
-        await local.resetBranch(t.branch, { path: { base: { remote, remoteBranch: t.branch }, steps: [] } }, {
-          signal,
-          actor: a.actor,
-          expectedHead: head.manifest.commit.id,
-        });
+        await local.resetBranch(
+          t.branch,
+          { path: { base: { remote, remoteBranch: t.branch }, steps: [] } },
+          {
+            signal,
+            actor: a.actor,
+            expectedHead: head.manifest.commit.id,
+          },
+        );
         branches.push(t.branch);
       }
     }

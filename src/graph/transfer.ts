@@ -30,7 +30,6 @@
  * same object; one of another size is refused as another graph's.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import { mapLimit } from '../model/map-limit.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { keys } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
@@ -65,8 +64,8 @@ export interface TransferReport {
 
 export type TransferProgress = (p: { objects: number; bytes: number; total: number }) => void;
 
-/** Objects read ahead of a stream's consumer. */
-const READ_AHEAD = 8;
+/** Objects in flight at once, read and written, unless the caller says otherwise. */
+const DEFAULT_WIDTH = 8;
 
 const refKey = (r: ManifestRef): string => `${r.lineage}/${r.version}`;
 
@@ -129,24 +128,22 @@ export async function sendTransfer(
     progress?: TransferProgress | undefined;
   },
 ): Promise<TransferReport> {
-  const { plan, destination, signal } = a;
-  const width = Math.max(1, a.width ?? 8);
-  const report: TransferReport = { objects: 0, bytes: 0, present: 0, manifests: plan.manifests.length };
-  const total = plan.content.length + plan.manifests.length;
+  const { plan, signal } = a;
   const checksums = runChecksums(plan.manifests);
-  const copy = async (key: string): Promise<void> => {
-    const bytes = await src.store.get(key, { signal });
-    checkObject(key, bytes);
-    const run = checksums.get(key);
-    if (run !== undefined) verifyChecksum(run, bytes);
-    if (await putOnce({ destination, key, bytes, signal })) {
-      report.objects++;
-      report.bytes += bytes.byteLength;
-    } else report.present++;
-    a.progress?.({ objects: report.objects + report.present, bytes: report.bytes, total });
-  };
-  for (const level of writeLevels(plan)) await mapLimit(level, width, copy);
-  return report;
+  async function* checked(): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
+    for await (const o of objectsInOrder(src.store, plan, { signal, readAhead: a.width })) {
+      const run = checksums.get(o.key);
+      if (run !== undefined) verifyChecksum(run, o.bytes);
+      yield o;
+    }
+  }
+  return receiveObjects(a.destination, {
+    objects: checked(),
+    total: plan.content.length + plan.manifests.length,
+    width: a.width,
+    signal,
+    progress: a.progress,
+  });
 }
 
 /**
@@ -158,7 +155,12 @@ export function writeLevels(plan: TransferPlan): string[][] {
 }
 
 /** Write `bytes` at `key` unless it is there; false when it was. One of another size is another graph's. */
-export async function putOnce(a: { destination: ObjectStore; key: string; bytes: Uint8Array; signal?: AbortSignal | undefined }): Promise<boolean> {
+export async function putOnce(a: {
+  destination: ObjectStore;
+  key: string;
+  bytes: Uint8Array;
+  signal?: AbortSignal | undefined;
+}): Promise<boolean> {
   try {
     await a.destination.putIfAbsent(a.key, a.bytes, { signal: a.signal });
     return true;
@@ -175,8 +177,7 @@ export async function putOnce(a: { destination: ObjectStore; key: string; bytes:
 /** The runs `ms` name whose bytes their entries checksum (a segmented run's segments are checked as they are read). */
 export function runChecksums(ms: readonly Manifest[]): Map<string, { key: string; checksum: string }> {
   const out = new Map<string, { key: string; checksum: string }>();
-  for (const m of ms)
-    for (const t of Object.values(m.tables)) for (const r of t.runs) if (r.segmented !== true) out.set(r.key, r);
+  for (const m of ms) for (const t of Object.values(m.tables)) for (const r of t.runs) if (r.segmented !== true) out.set(r.key, r);
   return out;
 }
 
@@ -207,7 +208,7 @@ function levels(ms: readonly Manifest[]): Manifest[][] {
   const out: Manifest[][] = [];
   for (const m of ms) {
     const d = depthOf(m);
-    (out[d] ??= []).push(m);
+    out[d] = [...(out[d] ?? []), m];
   }
   return out.filter((l) => l !== undefined);
 }
@@ -220,13 +221,15 @@ function upsOf(m: Manifest): ManifestRef[] {
 export async function* objectsInOrder(
   store: ObjectStore,
   plan: TransferPlan,
-  signal?: AbortSignal | undefined,
+  opts: { signal?: AbortSignal | undefined; readAhead?: number | undefined } = {},
 ): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
+  const { signal } = opts;
+  const readAhead = Math.max(1, opts.readAhead ?? DEFAULT_WIDTH);
   for (const [level, keys] of writeLevels(plan).entries()) {
     const ahead: Promise<Uint8Array>[] = [];
     let next = 0;
     const fill = (): void => {
-      while (ahead.length < READ_AHEAD && next < keys.length) {
+      while (ahead.length < readAhead && next < keys.length) {
         const p = store.get(keys[next++] as string, { signal });
         // Awaited in turn below; a failure of one read ahead must not go unhandled meanwhile.
         p.catch(() => undefined);
@@ -240,5 +243,58 @@ export async function* objectsInOrder(
       yield { key, level, bytes };
     }
   }
+}
+
+/**
+ * Write objects arriving in write order (a server's pack) into `destination`: each checked, at most
+ * `width` at a time within a level, and a level's writes done before the next level's start, so a
+ * manifest never lands before what it names.
+ */
+export async function receiveObjects(
+  destination: ObjectStore,
+  a: {
+    objects: AsyncIterable<{ key: string; level: number; bytes: Uint8Array }>;
+    total: number;
+    width?: number | undefined;
+    signal?: AbortSignal | undefined;
+    progress?: TransferProgress | undefined;
+  },
+): Promise<TransferReport> {
+  const { signal } = a;
+  const report: TransferReport = { objects: 0, bytes: 0, present: 0, manifests: 0 };
+  const width = Math.max(1, a.width ?? DEFAULT_WIDTH);
+  const running = new Set<Promise<void>>();
+  let failure: unknown;
+  let level = 0;
+  const settle = async (): Promise<void> => {
+    await Promise.all(running);
+    if (failure !== undefined) throw failure;
+  };
+  for await (const o of a.objects) {
+    if (o.level !== level) {
+      await settle();
+      level = o.level;
+    }
+    if (o.key.startsWith('manifests/')) report.manifests++;
+    checkObject(o.key, o.bytes);
+    const p = putOnce({ destination, key: o.key, bytes: o.bytes, signal }).then(
+      (wrote) => {
+        if (wrote) {
+          report.objects++;
+          report.bytes += o.bytes.byteLength;
+        } else report.present++;
+        a.progress?.({ objects: report.objects + report.present, bytes: report.bytes, total: a.total });
+      },
+      (e: unknown) => {
+        failure ??= e;
+      },
+    );
+    running.add(p);
+    void p.finally(() => running.delete(p));
+    if (running.size >= width) await Promise.race(running);
+    if (failure !== undefined) break;
+  }
+  await settle();
+  return report;
 }
 

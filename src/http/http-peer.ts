@@ -15,10 +15,7 @@
  * A push is two round trips (heads, then the pack) whatever its size; a
  * fetch is two.
  */
-import type { PeerBranch, SyncPeer } from '../graph/sync.js';
-import type { TagRecord } from '../graph/tags.js';
-import { objectsInOrder, putOnce, type TransferReport } from '../graph/transfer.js';
-import { checkObject } from '../graph/object-check.js';
+import type { PeerHeads, SyncPeer, TransferReport } from '../service/sync-peers.js';
 import { decodeFrames, encodeFrame } from '../model/object-frames.js';
 import type { BranchgraphService } from '../service/service.js';
 import { LIMITS } from '../service/limits.js';
@@ -35,66 +32,41 @@ export function httpPeer(a: { url: string; token?: string | undefined }): SyncPe
   return {
     async heads(signal) {
       const res = await client.raw('GET /sync/heads', '/sync/heads', { method: 'GET', ...(signal !== undefined ? { signal } : {}) });
-      return (await res.json()) as { branches: PeerBranch[]; tags: TagRecord[] };
+      return (await res.json()) as PeerHeads;
     },
     async sendTo(s) {
-      const { destination, signal } = s;
+      const { signal } = s;
       const res = await client.raw('POST /sync/pack', '/sync/pack', {
         method: 'POST',
         headers: json,
         body: JSON.stringify({ wants: s.wants, haves: s.haves }),
         ...(signal !== undefined ? { signal } : {}),
       });
-      const report: TransferReport = { objects: 0, bytes: 0, present: 0, manifests: 0 };
-      const total = Number(res.headers.get('x-branchgraph-objects') ?? 0);
-      const width = Math.max(1, s.width ?? 8);
-      const running = new Set<Promise<void>>();
-      let failure: unknown;
-      let level = 0;
-      const settle = async (): Promise<void> => {
-        await Promise.all(running);
-        if (failure !== undefined) throw failure;
-      };
       const body = res.body as unknown as AsyncIterable<Uint8Array>;
-      for await (const f of decodeFrames(body, { maxObjectBytes: LIMITS.maxPushObjectBytes })) {
-        // A level's writes land before the next level's start: a manifest never precedes what it names.
-        if (f.level !== level) {
-          await settle();
-          level = f.level;
-        }
-        if (f.key.startsWith('manifests/')) report.manifests++;
-        checkObject(f.key, f.bytes);
-        const p = putOnce({ destination: destination.store, key: f.key, bytes: f.bytes, signal }).then(
-          (wrote) => {
-            if (wrote) {
-              report.objects++;
-              report.bytes += f.bytes.byteLength;
-            } else report.present++;
-            s.progress?.({ objects: report.objects + report.present, bytes: report.bytes, total });
-          },
-          (e: unknown) => {
-            failure ??= e;
-          },
-        );
-        running.add(p);
-        void p.finally(() => running.delete(p));
-        if (running.size >= width) await Promise.race(running);
-        if (failure !== undefined) break;
-      }
-      await settle();
-      return report;
+      return s.destination.receiveObjects({
+        objects: decodeFrames(body, { maxObjectBytes: LIMITS.maxPushObjectBytes }),
+        total: Number(res.headers.get('x-branchgraph-objects') ?? 0),
+        width: s.width,
+        signal,
+        progress: s.progress,
+      });
     },
     async receive(r) {
       const { plan, move, source, signal } = r;
       const total = plan.content.length + plan.manifests.length;
       let sent = 0;
       async function* frames(): AsyncGenerator<Uint8Array> {
-        for await (const o of objectsInOrder(source.store, plan, signal)) {
+        for await (const o of source.objectsInOrder(plan, signal)) {
           r.progress?.({ objects: ++sent, bytes: 0, total });
           yield* encodeFrame(o);
         }
       }
-      const q = new URLSearchParams({ branch: move.branch, to: move.to, ...(move.from !== undefined ? { from: move.from } : {}), ...(move.force ? { force: 'true' } : {}) });
+      const q = new URLSearchParams({
+        branch: move.branch,
+        to: move.to,
+        ...(move.from !== undefined ? { from: move.from } : {}),
+        ...(move.force ? { force: 'true' } : {}),
+      });
       const res = await client.raw('POST /sync/push', `/sync/push?${q}`, {
         method: 'POST',
         headers: { 'content-type': 'application/octet-stream' },
@@ -109,4 +81,3 @@ export function httpPeer(a: { url: string; token?: string | undefined }): SyncPe
     holds: async () => false,
   };
 }
-

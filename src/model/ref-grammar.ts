@@ -79,7 +79,8 @@ export function parseRefText(text: string): RefPath | { error: string } {
     const time = rest.slice(2, end);
     const ms = parseTime(time);
     if (ms === undefined) return { error: `@{${time}}: use an RFC 3339 time such as 2026-12-01T12:00:00Z` };
-    if (!('branch' in base)) return { error: '@{time} reads a branch as it was: it follows a branch name, not a commit, tag or remote ref' };
+    if (!('branch' in base))
+      return { error: '@{time} reads a branch as it was: it follows a branch name, not a commit, tag or remote ref' };
     path.asOf = new Date(ms).toISOString();
     rest = rest.slice(end + 1);
   }

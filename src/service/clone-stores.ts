@@ -35,7 +35,15 @@ export async function cloneStores(a: {
   try {
     const local = Graph.attach(await openStore(a.destination), { actor: a.actor });
     try {
-      return await cloneFrom(local, { remote: 'origin', url, peer: opened.peer, actor: a.actor, width: a.width, signal: a.signal, progress: a.progress });
+      return await cloneFrom(local, {
+        remote: 'origin',
+        url,
+        peer: opened.peer,
+        actor: a.actor,
+        width: a.width,
+        signal: a.signal,
+        progress: a.progress,
+      });
     } finally {
       await local.close();
     }

@@ -13,6 +13,11 @@
 import path from 'node:path';
 import { Graph } from '../graph/graph.js';
 import { graphPeer, type SyncPeer } from '../graph/sync.js';
+
+export type { SyncPeer } from '../graph/sync.js';
+export type { TransferReport } from '../graph/transfer.js';
+/** What a peer reports of itself: its branches' committed heads and its tags. */
+export type PeerHeads = Awaited<ReturnType<SyncPeer['heads']>>;
 import { BranchgraphError } from '../model/errors.js';
 import { openStore } from '../store/open-store.js';
 
@@ -37,7 +42,11 @@ export function normalizeRemoteUrl(url: string): string {
 }
 
 /** The token for a remote server, from the caller or the environment. */
-export function remoteToken(remote: string | undefined, given: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function remoteToken(
+  remote: string | undefined,
+  given: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (given !== undefined) return given;
   const own = remote === undefined ? undefined : env[`BRANCHGRAPH_REMOTE_TOKEN_${remote.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`];
   return own ?? env.BRANCHGRAPH_REMOTE_TOKEN;

@@ -18,8 +18,10 @@
 import { checkPack } from '../graph/pack-check.js';
 import { graphPeer, moveBranch, type BranchMove, type PeerBranch } from '../graph/sync.js';
 import type { TagRecord } from '../graph/tags.js';
-import { objectsInOrder, type TransferReport } from '../graph/transfer.js';
-import type { ManifestRef } from '../graph/manifest.js';
+import type { TransferReport } from '../graph/transfer.js';
+import { z } from 'zod';
+import { ManifestRefZ } from '../graph/manifest.js';
+import { parseInput } from './parse-input.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { ObjectFrame } from '../model/object-frames.js';
 import { checkAccess, requireWrite } from './access.js';
@@ -27,6 +29,10 @@ import { LIMITS } from './limits.js';
 import { protectionPass } from './protection-pass.js';
 import type { RequestContext } from './request-context.js';
 import type { BranchgraphService } from './service.js';
+
+const MAX_REFS = 10_000;
+/** What a fetching client asks a pack for: the manifests it wants, and those it has. */
+const PackAskZ = z.object({ wants: z.array(ManifestRefZ).max(MAX_REFS), haves: z.array(ManifestRefZ).max(MAX_REFS) }).strict();
 
 export async function syncHeads(service: BranchgraphService, ctx: RequestContext): Promise<{ branches: PeerBranch[]; tags: TagRecord[] }> {
   await checkAccess(service, { graph: 'read' }, ctx);
@@ -36,13 +42,14 @@ export async function syncHeads(service: BranchgraphService, ctx: RequestContext
 /** Everything a client holding `haves` lacks of `wants`: how many objects, and their frames in write order. */
 export async function pack(
   service: BranchgraphService,
-  a: { wants: ManifestRef[]; haves: ManifestRef[] },
+  body: unknown,
   ctx: RequestContext,
 ): Promise<{ objects: number; frames: AsyncGenerator<ObjectFrame> }> {
   await checkAccess(service, { graph: 'read' }, ctx);
+  const a = parseInput(PackAskZ, body, 'body');
   const { graph } = service;
   const plan = await graph.planTransfer({ wants: a.wants, haves: a.haves, holds: async () => false, signal: ctx.signal });
-  return { objects: plan.content.length + plan.manifests.length, frames: objectsInOrder(graph.store, plan, ctx.signal) };
+  return { objects: plan.content.length + plan.manifests.length, frames: graph.objectsInOrder(plan, ctx.signal) };
 }
 
 /** Receive a pushed pack and move the branch, or refuse it whole and store nothing. */
@@ -61,7 +68,8 @@ export async function receivePush(
       throw new BranchgraphError('payload_too_large', `a push carries at most ${LIMITS.maxPushBytes} bytes of objects`, {
         details: { limit: LIMITS.maxPushBytes },
       });
-    if (objects.has(f.key)) throw new BranchgraphError('invalid_input', `refused push: ${f.key} twice`, { issues: [{ path: f.key, message: 'twice' }] });
+    if (objects.has(f.key))
+      throw new BranchgraphError('invalid_input', `refused push: ${f.key} twice`, { issues: [{ path: f.key, message: 'twice' }] });
     objects.set(f.key, f.bytes);
   }
   const { graph } = service;

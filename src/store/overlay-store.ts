@@ -6,7 +6,15 @@
  * refused push leaves the store as it was.
  */
 import { BranchgraphError } from '../model/errors.js';
-import { compareKeys, resolveRange, type CallOptions, type GetOptions, type ListOptions, type ObjectInfo, type ObjectStore } from './object-store.js';
+import {
+  compareKeys,
+  resolveRange,
+  type CallOptions,
+  type GetOptions,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+} from './object-store.js';
 
 export class OverlayStore implements ObjectStore {
   readonly kind: string;

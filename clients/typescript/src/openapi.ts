@@ -208,6 +208,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sync/heads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every branch's committed head and every tag, as a fetching or pushing client reads them (read role, every branch readable). */
+        get: operations["syncHeads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sync/pack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The objects a client lacks of the manifests it wants, given those it has, as object frames in write order.
+         * @description Each frame is a JSON header line `{"key","size","level"}` and then `size` bytes of the object. Level 0 is content (runs, parts, commit index entries, schemas); manifests follow in levels, parents first. The `x-branchgraph-objects` header says how many frames follow. Read role, every branch readable.
+         */
+        post: operations["syncPack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sync/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive pushed objects, check them whole, write them, then move a branch (write role, and a scope that writes it).
+         * @description The body is object frames, as `POST /sync/pack` answers, each object at most 32 MiB and all of them at most 64 MiB. Nothing is written unless every check passes: keys inside the graph's content layout, each object well-formed, runs matching their checksums, manifests that decode, follow their lineage and carry the ancestry their parents give them, every object named present, and `to` resolvable. Then the branch moves as a push moves it: created when `from` is absent, else reset from `from` if `to` contains it (or with `force`, a lease on `from`); protection applies as to any reset. A head that moved is `non_fast_forward`.
+         */
+        post: operations["syncPush"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/graphs": {
         parameters: {
             query?: never;
@@ -370,6 +427,75 @@ export interface paths {
          * @description Remove a tag (admin). The commits it named stay while a branch or another tag reaches them.
          */
         delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/remotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every remote, with its branches as last fetched. */
+        get: operations["listRemotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/remotes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Add a remote, or point one at a new URL: a directory, s3://bucket/prefix or a server (admin, unscoped). */
+        put: operations["setRemote"];
+        post?: never;
+        /** Remove a remote and its tracking refs (admin, unscoped). */
+        delete: operations["deleteRemote"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/remotes/{remote}/fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch a remote's branches and tags: the objects missing here, then its tracking refs (remote:<remote>/<branch>). */
+        post: operations["fetchRemote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/remotes/{remote}/push": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Push a branch to a remote: the objects it lacks, then its branch moved (fast-forward only, or with a lease on the remote's head). */
+        post: operations["pushBranch"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1437,7 +1563,7 @@ export interface components {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "non_fast_forward" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable";
                 message: string;
                 retryable: boolean;
                 issues?: {
@@ -1458,6 +1584,26 @@ export interface components {
                 branch: string;
                 request: string;
             }[];
+        };
+        /** @description What a fetch brought: objects first, then the tracking refs and tags. */
+        FetchResult: {
+            remote: string;
+            /** @description Tracking refs that moved. */
+            updated: {
+                branch: string;
+                from: string | null;
+                /** Format: id */
+                to: string;
+            }[];
+            /** @description Tracking refs forgotten: the remote no longer has their branch (with prune). */
+            pruned: string[];
+            tags: {
+                /** @description Tags taken from the remote. */
+                fetched: string[];
+                /** @description Tags this graph names another commit by, kept: tags never move. */
+                kept: string[];
+            };
+            transfer: components["schemas"]["Transfer"];
         };
         GraphEvent: {
             /** @description Its place in the feed. */
@@ -1721,24 +1867,38 @@ export interface components {
             branchDeleteError: string | null;
             metrics: components["schemas"]["MergeMetrics"];
         };
-        /** @description A long operation (a merge, a load) and its progress, rows walked of rows planned. */
+        /** @description A long operation (a merge, a load, a fetch, a push) and its progress. */
         Operation: {
             /** Format: id */
             id: string;
             /** @enum {string} */
-            kind: "merge" | "load";
-            /** @description The branch it changes (a merge's target). */
+            kind: "merge" | "load" | "fetch" | "push";
+            /** @description The branch it changes (a merge's target, a push's branch; a fetch's remote). */
             branch: string;
-            /** @description A merge's source branch or commit. */
+            /** @description A merge's source branch or commit; a sync's remote URL. */
             source: string | null;
             startedAt: string;
             /** @enum {string} */
             state: "running" | "succeeded" | "failed";
-            /** @description Rows this attempt (or phase) plans to walk; a merge that plans again after a lost race starts over. */
+            /** @description Rows this attempt (or phase) plans to walk; a merge that plans again after a lost race starts over. A fetch or push (phase `objects`) counts objects instead. */
             rowsPlanned: number;
             rowsDone: number;
-            /** @description What the rows are going through now (a load: parse, validate or write); null for a merge. */
+            /** @description What the rows are going through now (a load: parse, validate or write; a sync: objects); null for a merge. */
             phase: string | null;
+        };
+        /** @description What a push did: the objects sent, then the remote branch's move. */
+        PushResult: {
+            remote: string;
+            branch: string;
+            /** @description The branch moved on the remote. */
+            destination: string;
+            /** @enum {string} */
+            outcome: "created" | "fast_forward" | "forced" | "up_to_date";
+            /** @description The remote branch's head before the push; null when the push created it. */
+            from: string | null;
+            /** Format: id */
+            to: string;
+            transfer: components["schemas"]["Transfer"];
         };
         /** @description A ref as text (`main`, `commit:<id>`, `tag:<name>`, with `~N`, `^N` or `@{<time>}`), or an object with exactly one of branch, commit or tag. */
         Ref: string | {
@@ -1746,6 +1906,14 @@ export interface components {
             /** Format: id */
             commit?: string;
             tag?: string;
+        };
+        /** @description Another copy of this graph (a directory, a bucket or a server), and its branches as last fetched. */
+        Remote: {
+            name: string;
+            url: string;
+            actor: string;
+            time: string;
+            branches: components["schemas"]["TrackingRef"][];
         };
         /** @description The resolutions a merge applied, its strategy and how many; `items` holds the first thousand, named choices first. */
         ResolvedConflicts: {
@@ -1866,6 +2034,24 @@ export interface components {
             expiresAt: string | null;
             createdAt: string;
             createdBy: string;
+        };
+        /** @description A remote branch as the last fetch (or push) found it; read it as `remote:<remote>/<branch>` wherever a ref is taken. */
+        TrackingRef: {
+            branch: string;
+            /** Format: id */
+            commit: string;
+            fetchedAt: string;
+        };
+        /** @description What a sync sent: exactly the objects the destination lacked. */
+        Transfer: {
+            /** @description Objects written at the destination. */
+            objects: number;
+            /** @description Their bytes. */
+            bytes: number;
+            /** @description Objects the destination held already (a resumed sync). */
+            present: number;
+            /** @description Versions (commits and their layouts) sent. */
+            manifests: number;
         };
         WalStatus: {
             branch: string;
@@ -2289,6 +2475,112 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    syncHeads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The heads and tags. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        branches: {
+                            name: string;
+                            commit: string;
+                            manifest: {
+                                lineage: string;
+                                version: number;
+                            };
+                            /** @description The head is a new graph's initial commit, holding nothing; any push may replace it. */
+                            empty?: boolean;
+                        }[];
+                        tags: Record<string, never>[];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    syncPack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    wants: {
+                        lineage: string;
+                        version: number;
+                    }[];
+                    haves: {
+                        lineage: string;
+                        version: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Object frames. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    syncPush: {
+        parameters: {
+            query: {
+                branch: string;
+                /** @description The pushed commit. */
+                to: string;
+                /** @description The branch's head the pusher saw; absent to create the branch. */
+                from?: string;
+                /** @description Move even if `to` does not contain `from` (a lease). */
+                force?: "true" | "false";
+                bypassProtection?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description What was written. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        transfer?: components["schemas"]["Transfer"];
+                    };
                 };
             };
             "4XX": components["responses"]["Error"];
@@ -2728,6 +3020,150 @@ export interface operations {
                     "application/json": {
                         deleted: string;
                     };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listRemotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        remotes: components["schemas"]["Remote"][];
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    setRemote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Remote"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteRemote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    fetchRemote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                remote: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    prune?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FetchResult"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    pushBranch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                remote: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    branch: string;
+                    /** @description The branch moved on the remote (the same name by default). */
+                    destination?: string;
+                    /** @description Move the remote branch even if this push does not contain its head, as long as its head is this commit ('' for none). */
+                    forceWithLease?: string | "";
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PushResult"];
                 };
             };
             "4XX": components["responses"]["Error"];

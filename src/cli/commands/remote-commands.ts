@@ -35,10 +35,16 @@ export function remoteCommands(program: Command, cli: CliContext): void {
         progress: (p) => {
           if (p.objects - shown < 10_000 && p.objects !== p.total) return;
           shown = p.objects;
-          io.stderr(`clone: ${p.objects.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects, ${(p.bytes / 2 ** 20).toFixed(1)} MiB\n`);
+          io.stderr(
+            `clone: ${p.objects.toLocaleString('en-US')} of ${p.total.toLocaleString('en-US')} objects, ${(p.bytes / 2 ** 20).toFixed(1)} MiB\n`,
+          );
         },
       });
-      print(outOf(cmd), { source, destination, ...report, updated: report.updated.map((u) => ({ ...u, from: u.from ?? null })) }, human.clone);
+      print(
+        outOf(cmd),
+        { source, destination, ...report, updated: report.updated.map((u) => ({ ...u, from: u.from ?? null })) },
+        human.clone,
+      );
     });
 
   const remote = command(program, 'remote', "add, list and remove the graph's remotes");
@@ -90,19 +96,26 @@ export function remoteCommands(program: Command, cli: CliContext): void {
     .option('--message <text>', 'commit message')
     .option('--strategy <strategy>', 'resolve every conflict no choice names: source-wins or target-wins')
     .option('--resolutions <file>', 'JSON file of conflict choices, as for merge')
-    // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
-    .action(async (name: string, branch: string, o: { into?: string; dryRun?: boolean; message?: string; strategy?: string; resolutions?: string }, cmd: Command) => {
-      const api = await connect(cmd);
-      await api.fetchRemote({ remote: name });
-      const fields = defined({
-        source: `remote:${name}/${branch}`,
-        into: o.into ?? branch,
-        dryRun: o.dryRun,
-        message: o.message,
-        resolutions: resolutionsOf(o.strategy, o.resolutions),
-      });
-      const r = await api.mergeBranch(parseInput(OPERATIONS.mergeBranch.input, fields, 'flags'));
-      print(outOf(cmd), r, human.merge);
-      if (r.status !== 'success') setExit(EXIT.conflicts);
-    });
+    .action(
+      // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
+      async (
+        name: string,
+        branch: string,
+        o: { into?: string; dryRun?: boolean; message?: string; strategy?: string; resolutions?: string },
+        cmd: Command,
+      ) => {
+        const api = await connect(cmd);
+        await api.fetchRemote({ remote: name });
+        const fields = defined({
+          source: `remote:${name}/${branch}`,
+          into: o.into ?? branch,
+          dryRun: o.dryRun,
+          message: o.message,
+          resolutions: resolutionsOf(o.strategy, o.resolutions),
+        });
+        const r = await api.mergeBranch(parseInput(OPERATIONS.mergeBranch.input, fields, 'flags'));
+        print(outOf(cmd), r, human.merge);
+        if (r.status !== 'success') setExit(EXIT.conflicts);
+      },
+    );
 }

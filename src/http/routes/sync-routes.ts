@@ -15,7 +15,6 @@
 import type { Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import { ManifestRefZ } from '../../graph/manifest.js';
 import { decodeFrames, encodeFrame, type ObjectFrame } from '../../model/object-frames.js';
 import { requireRole } from '../../service/auth.js';
 import { branchName, commitId } from '../../service/inputs.js';
@@ -25,8 +24,6 @@ import type { BranchgraphService } from '../../service/service.js';
 import { pack, receivePush, syncHeads } from '../../service/sync-wire.js';
 import { ctxOf, jsonBody, type Env } from '../http-context.js';
 
-const MAX_REFS = 10_000;
-const PackAskZ = z.object({ wants: z.array(ManifestRefZ).max(MAX_REFS), haves: z.array(ManifestRefZ).max(MAX_REFS) }).strict();
 const PushAskZ = z
   .object({
     branch: branchName,
@@ -44,8 +41,7 @@ export function syncRoutes(app: Hono<Env>, service: BranchgraphService): void {
   });
   app.post('/sync/pack', async (c) => {
     requireRole(c.get('role'), 'read');
-    const ask = parseInput(PackAskZ, await jsonBody(c), 'body');
-    const { objects, frames } = await pack(service, ask, ctxOf(c));
+    const { objects, frames } = await pack(service, await jsonBody(c), ctxOf(c));
     c.header('content-type', 'application/octet-stream');
     c.header('x-branchgraph-objects', String(objects));
     return stream(c, async (out) => {

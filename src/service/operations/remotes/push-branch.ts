@@ -12,7 +12,8 @@ import { PushResultZ } from '../../results/remote.js';
  */
 export const pushBranch = defineOperation({
   name: 'pushBranch',
-  summary: "Push a branch to a remote: the objects it lacks, then its branch moved (fast-forward only, or with a lease on the remote's head).",
+  summary:
+    "Push a branch to a remote: the objects it lacks, then its branch moved (fast-forward only, or with a lease on the remote's head).",
   role: 'write',
   access: ({ branch }) => ({ reads: [{ branch }] }),
   input: z

@@ -16,7 +16,12 @@ export const setRemote = defineOperation({
   access: () => ({ unscoped: true }),
   input: z.object({ name: z.string().min(1).max(64), url: z.string().min(1).max(2048) }).strict(),
   async run(service, { name, url }, ctx) {
-    const rec = await service.graph.remotes.set({ name, url: normalizeRemoteUrl(url), actor: ctx.actor ?? service.graph.actor, signal: ctx.signal });
+    const rec = await service.graph.remotes.set({
+      name,
+      url: normalizeRemoteUrl(url),
+      actor: ctx.actor ?? service.graph.actor,
+      signal: ctx.signal,
+    });
     return remoteDto(rec, await service.graph.remotes.trackingRefs(name, ctx.signal));
   },
   output: RemoteZ,
