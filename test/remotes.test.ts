@@ -535,7 +535,7 @@ describe('through a server', () => {
         ]),
       );
     const push = async (m: Map<string, Uint8Array>, to = head) => {
-      const res = await fetch(`${server.url}/graphs/none/sync/push`.replace('/graphs/none', '') + `?branch=hostile&to=${to}`, {
+      const res = await fetch(`${server.url}/sync/push?branch=hostile&to=${to}`, {
         method: 'POST',
         headers: { authorization: 'Bearer admin-token-1', 'content-type': 'application/octet-stream' },
         body: new Uint8Array(frames(m)),

@@ -3,7 +3,12 @@
  * case steps map one to one onto API calls; what differs between
  * transports is only where the API comes from and what a restart does.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { BranchgraphError } from '../model/errors.js';
 import { allRows, type BranchgraphApi, type RefInput } from '../service/api.js';
+import { cloneStores } from '../service/clone-stores.js';
 import type { CatchUpInput, MergeInput, ApplyCommitInput } from '../service/api.js';
 import { allPages, GQT_PAGE, refString, type DriverRef, type EntityAt, type RequestView, type TypedAnswer } from './gqt-driver.js';
 import type { LogQuery, RequestAction } from './gqt-case.js';
@@ -19,8 +24,8 @@ export interface ApiHost {
 }
 
 export function toRef(at: DriverRef): RefInput {
-  // Steps back through history have no object form: the ref goes as its text.
-  if (at.steps !== undefined) return refString(at);
+  // Steps back through history and remote-tracking refs have no object form: the ref goes as its text.
+  if (at.steps !== undefined || at.remote !== undefined) return refString(at);
   return at.commit !== undefined ? { commit: at.commit } : at.tag !== undefined ? { tag: at.tag } : { branch: at.branch ?? 'main' };
 }
 
@@ -28,6 +33,9 @@ export function toRef(at: DriverRef): RefInput {
 export type GqtDriver = ApiDriver;
 
 export class ApiDriver {
+  /** The directories this driver's remotes and clones live in, removed when it closes. */
+  private readonly dirs: string[] = [];
+
   constructor(
     readonly name: string,
     private readonly host: ApiHost,
@@ -142,6 +150,41 @@ export class ApiDriver {
     }
   }
 
+  /** Add a remote at a new, empty directory of this driver's own. */
+  async addRemote(name: string): Promise<void> {
+    const dir = await mkdtemp(path.join(tmpdir(), `gqt-remote-${name}-`));
+    this.dirs.push(dir);
+    await this.api.setRemote({ name, url: dir });
+  }
+
+  async fetch(remote: string, prune: boolean): Promise<number> {
+    return (await this.api.fetchRemote({ remote, prune })).updated.length;
+  }
+
+  async push(p: { remote: string; branch: string; destination?: string | undefined; lease?: DriverRef | 'none' }): Promise<string> {
+    const lease =
+      p.lease === undefined
+        ? {}
+        : { forceWithLease: p.lease === 'none' ? '' : (p.lease.commit ?? (await this.head(p.lease.branch ?? 'main'))) };
+    const r = await this.api.pushBranch({
+      remote: p.remote,
+      branch: p.branch,
+      ...(p.destination !== undefined ? { destination: p.destination } : {}),
+      ...lease,
+    });
+    return r.outcome;
+  }
+
+  /** Clone a remote's store into a new directory, as `branchgraph clone` does, and add the copy as the remote `as`. */
+  async clone(remote: string, as: string): Promise<void> {
+    const url = (await this.api.listRemotes({})).remotes.find((r) => r.name === remote)?.url;
+    if (url === undefined) throw new BranchgraphError('not_found', `remote ${remote} does not exist`, { details: { remote } });
+    const dir = await mkdtemp(path.join(tmpdir(), `gqt-clone-${as}-`));
+    this.dirs.push(dir);
+    await cloneStores({ source: url, destination: dir, actor: 'gqt' });
+    await this.api.setRemote({ name: as, url: dir });
+  }
+
   async reset(branch: string, to: DriverRef): Promise<void> {
     const head = await this.head(branch);
     await this.api.resetBranch({ name: branch, to: toRef(to), expectedHead: head });
@@ -155,7 +198,8 @@ export class ApiDriver {
     return this.host.restart();
   }
 
-  close(): Promise<void> {
-    return this.host.close();
+  async close(): Promise<void> {
+    await this.host.close();
+    await Promise.all(this.dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
   }
 }

@@ -22,7 +22,14 @@ export class CaseRun {
   constructor(readonly driver: GqtDriver) {}
 
   ref(r: CaseRef): DriverRef {
-    const base = 'label' in r ? { commit: this.labels.get(r.label) as string } : 'tag' in r ? { tag: r.tag } : { branch: r.branch };
+    const base =
+      'label' in r
+        ? { commit: this.labels.get(r.label) as string }
+        : 'tag' in r
+          ? { tag: r.tag }
+          : 'remote' in r
+            ? { remote: r.remote }
+            : { branch: r.branch };
     return r.steps === undefined ? base : { ...base, steps: r.steps };
   }
 

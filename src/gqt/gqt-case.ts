@@ -64,7 +64,11 @@ export interface LogQuery {
   firstParent?: boolean;
 }
 
-export type CaseRef = ({ branch: string } | { label: string } | { tag: string }) & { steps?: string };
+/** A ref in a case: a branch, `@label`, `tag:NAME` or `remote:REMOTE/BRANCH` (held as `REMOTE/BRANCH`), optionally walked back by steps. */
+export type CaseRef = ({ branch: string } | { label: string } | { tag: string } | { remote: string }) & { steps?: string };
+
+/** What a push may answer, as `push … -> OUTCOME` names it. */
+export const PUSH_OUTCOMES = ['created', 'fast_forward', 'forced', 'up_to_date'] as const;
 
 export type Step = Located &
   (
@@ -76,6 +80,18 @@ export type Step = Located &
     | { kind: 'branch-create'; name: string; from: CaseRef; error?: ErrorCode }
     | { kind: 'branch-delete'; name: string; error?: ErrorCode }
     | { kind: 'tag-create'; name: string; from: CaseRef; error?: ErrorCode }
+    | { kind: 'remote-add'; name: string; error?: ErrorCode }
+    | { kind: 'fetch'; remote: string; prune: boolean; moved?: number; error?: ErrorCode }
+    | {
+        kind: 'push';
+        remote: string;
+        branch: string;
+        destination?: string;
+        lease?: CaseRef | 'none';
+        expect?: (typeof PUSH_OUTCOMES)[number];
+        error?: ErrorCode;
+      }
+    | { kind: 'clone'; remote: string; as: string; error?: ErrorCode }
     | {
         kind: 'merge';
         /** A branch, or for cherry-pick and revert the label of the commit applied. */

@@ -138,8 +138,9 @@ export class GqtCursor {
   private baseRef(l: Line, word: string, column: number): CaseRef | undefined {
     if (word.startsWith('@')) return { label: word.slice(1) };
     if (word.startsWith('tag:') && NAME.test(word.slice(4))) return { tag: word.slice(4) };
+    if (/^remote:[A-Za-z0-9][A-Za-z0-9._-]*\//.test(word) && NAME.test(word.slice(7))) return { remote: word.slice(7) };
     if (!NAME.test(word)) {
-      this.fail(l, `expected a branch name, @label or tag:NAME, found "${word}"`, column);
+      this.fail(l, `expected a branch name, @label, tag:NAME or remote:REMOTE/BRANCH, found "${word}"`, column);
       return undefined;
     }
     return { branch: word };

@@ -21,6 +21,8 @@ export interface DriverRef {
   branch?: string;
   commit?: string;
   tag?: string;
+  /** A remote-tracking ref, `REMOTE/BRANCH`. */
+  remote?: string;
   /** Steps back from there (`~1^2`), as the ref grammar spells them. */
   steps?: string;
 }
@@ -52,7 +54,14 @@ export async function postTyped(base: string, branch: string, query: string): Pr
 }
 
 export function refString(at: DriverRef): string {
-  const base = at.commit !== undefined ? `commit:${at.commit}` : at.tag !== undefined ? `tag:${at.tag}` : (at.branch ?? 'main');
+  const base =
+    at.commit !== undefined
+      ? `commit:${at.commit}`
+      : at.tag !== undefined
+        ? `tag:${at.tag}`
+        : at.remote !== undefined
+          ? `remote:${at.remote}`
+          : (at.branch ?? 'main');
   return base + (at.steps ?? '');
 }
 

@@ -215,6 +215,39 @@ expect pending main 0
     ]);
   });
 
+  it('parses the remote steps: remote add, fetch, push with a destination and a lease, clone, and remote refs', () => {
+    const c = parseGqt(
+      `case remotes
+remote add origin
+fetch origin prune -> 2 moved
+label x = head main
+push origin main -> created
+push origin topic:main lease @x -> forced
+push origin topic lease none -> error head_moved
+clone origin as copy
+expect table P at remote:copy/main
+end
+`,
+      'remotes.gqt',
+    );
+    expect(c.steps.map(({ line: _line, ...s }) => s)).toEqual([
+      { kind: 'remote-add', name: 'origin' },
+      { kind: 'fetch', remote: 'origin', prune: true, moved: 2 },
+      { kind: 'label', name: 'x', branch: 'main' },
+      { kind: 'push', remote: 'origin', branch: 'main', expect: 'created' },
+      { kind: 'push', remote: 'origin', branch: 'topic', destination: 'main', lease: { label: 'x' }, expect: 'forced' },
+      { kind: 'push', remote: 'origin', branch: 'topic', lease: 'none', error: 'head_moved' },
+      { kind: 'clone', remote: 'origin', as: 'copy' },
+      { kind: 'expect-table', table: 'P', at: { remote: 'copy/main' }, rows: [] },
+    ]);
+    expect(errorsOf('case x\nremote drop origin\npush origin main\nclone origin copy\nfetch\n')).toEqual([
+      '2:1 expected "remote add NAME"',
+      '3:1 expected "push NAME BRANCH[:DEST] [lease @label|BRANCH|none] -> created|fast_forward|forced|up_to_date|error CODE"',
+      '4:1 expected "clone NAME as COPY"',
+      '5:1 expected "fetch NAME [prune] [-> N moved]"',
+    ]);
+  });
+
   it('parses resolve blocks and strategies into the next merge, and reports their mistakes', () => {
     const c = parseGqt(
       `case r
@@ -310,7 +343,7 @@ schema
     ]);
     expect(errorsOf('write main\nend')).toEqual(['1:1 a GQT file starts with "case NAME"']);
     expect(errorsOf('case x\nfly away')).toEqual([
-      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, protect, unprotect, request, restart, graphql or expect',
+      '2:1 unknown step "fly"; expected schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, protect, unprotect, request, restart, graphql, expect, remote, fetch, push or clone',
     ]);
     expect(errorsOf('case x\nmerge a into b')[0]).toContain('a merge needs an expectation');
   });

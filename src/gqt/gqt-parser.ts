@@ -72,7 +72,9 @@ function checkLabels(c: GqtCursor): void {
           ? [s.from]
           : s.kind === 'expect-diff'
             ? [s.from, s.to]
-            : [];
+            : s.kind === 'push' && s.lease !== undefined && s.lease !== 'none'
+              ? [s.lease]
+              : [];
     for (const r of refs) if ('label' in r) uses.push(r.label);
     if (s.kind === 'expect-head') uses.push(s.label);
     for (const u of uses) if (!defined.has(u)) c.fail(s.line, `label @${u} is used before "label ${u} = head ..." defines it`);

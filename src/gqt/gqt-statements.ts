@@ -5,6 +5,7 @@
  * line and column it is wrong at. Adding a statement is one entry here and
  * one kind in gqt-case.ts.
  */
+import { clone, fetchStatement, push, remote } from './gqt-remote-statements.js';
 import type { ConflictResolution, ResolutionChoice } from '../service/inputs.js';
 import type { ExpectedChange, Step, WriteLine } from './gqt-case.js';
 import { NAME, type GqtCursor, type Line, type Statement, type StatementParser } from './gqt-cursor.js';
@@ -247,8 +248,12 @@ export const STATEMENTS: Record<string, StatementParser> = {
   restart,
   graphql,
   expect: expectStep,
+  remote,
+  fetch: fetchStatement,
+  push,
+  clone,
 };
 
 /** The statements, as an unknown one's error lists them. */
 export const STATEMENT_NAMES =
-  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, protect, unprotect, request, restart, graphql or expect';
+  'schema, seed, write, ingest, catchup, branch, tag, resolve, merge, cherry-pick, revert, label, reset, protect, unprotect, request, restart, graphql, expect, remote, fetch, push or clone';

@@ -3,6 +3,7 @@
  * runner per step kind, so the runner loop (gqt-runner.ts) is the same for
  * every kind and a new statement adds one entry here.
  */
+import { clone, fetchRemote, push, remoteAdd } from './gqt-remote-runners.js';
 import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, type PublicErrorCode } from '../model/errors.js';
 import { parseSchema } from '../model/schema-parser.js';
@@ -135,6 +136,10 @@ export const STEP_RUNNERS: Runners = {
   },
   'branch-create': (run, step) => run.expectError(step.error, () => run.driver.createBranch(step.name, run.ref(step.from))),
   'tag-create': (run, step) => run.expectError(step.error, () => run.driver.createTag(step.name, run.ref(step.from))),
+  'remote-add': remoteAdd,
+  fetch: fetchRemote,
+  push,
+  clone,
   'branch-delete': (run, step) => run.expectError(step.error, () => run.driver.deleteBranch(step.name)),
   label: async (run, step) => {
     run.labels.set(step.name, await run.driver.head(step.branch));

@@ -297,4 +297,3 @@ export async function receiveObjects(
   await settle();
   return report;
 }
-
