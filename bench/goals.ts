@@ -77,6 +77,11 @@ const rest: Goal[] = [
   { matrix: 'branchbench', key: 'point_read_ms', max: 0.1 },
   { matrix: 'branchbench', key: 'postgres_over_branchgraph_create', min: 10 },
   { matrix: 'branchbench', key: 'read_depth_1024_over_1', max: 1.2 },
+  { matrix: 'remotes', key: 'clone_over_rclone_throughput', min: 0.8 },
+  { matrix: 'remotes', key: 'fetch_bytes_over_new_object_bytes', max: 2 },
+  // Equal: a fetch's calls do not depend on how much history lies behind the change.
+  { matrix: 'remotes', key: 'fetch_store_calls_h64_over_h0', max: 1 },
+  { matrix: 'remotes', key: 'push_round_trips', max: 10 },
 ];
 
 export const GOALS: readonly Goal[] = [...merge, ...catchup, ...growth, ...bulk, ...rest];

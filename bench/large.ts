@@ -21,7 +21,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
@@ -36,7 +36,7 @@ import { openStore } from '../src/store/open-store.js';
 
 const run = promisify(execFile);
 const CTX = { transport: 'embedded' as const };
-const NODES = Array.from({ length: 12 }, (_, i) => `N${String(i).padStart(2, '0')}`);
+export const NODES = Array.from({ length: 12 }, (_, i) => `N${String(i).padStart(2, '0')}`);
 const EDGES = Array.from({ length: 6 }, (_, i) => ({
   name: `E${String(i).padStart(2, '0')}`,
   from: NODES[i] as string,
@@ -69,7 +69,7 @@ interface Layout {
   perEdge: number;
 }
 
-function layout(rows: number): Layout {
+export function layout(rows: number): Layout {
   const perNode = Math.floor((rows * 0.6) / NODES.length);
   return { rows, perNode, perEdge: Math.floor((rows - perNode * NODES.length) / EDGES.length) };
 }
@@ -98,7 +98,7 @@ function* loadBatches(l: Layout): Generator<WriteOp[]> {
 }
 
 /** A side's 100 updates across 6 node tables, rows no other side touches. */
-function sideUpdates(l: Layout, tables: string[], side: number): WriteOp[] {
+export function sideUpdates(l: Layout, tables: string[], side: number): WriteOp[] {
   return tables.flatMap((t, k) =>
     Array.from({ length: k < 4 ? 17 : 16 }, (_, j) => {
       // Spread over the table; the two sides take alternate rows, so they never meet.
@@ -123,8 +123,8 @@ async function exists(p: string): Promise<boolean> {
   );
 }
 
-/** Build (or reuse) the graph of `rows` rows with `history` small commits. */
-async function build(rows: number, history: number): Promise<Built> {
+/** Build (or reuse) the graph of `rows` rows with `history` small commits (bench/remotes.ts clones it too). */
+export async function buildLarge(rows: number, history: number): Promise<Built> {
   const dir = path.join(FIXTURE_ROOT, `large-${rows}-${history}`);
   const done = path.join(dir, 'built.json');
   if (await exists(done)) return JSON.parse(await readFile(done, 'utf8')) as Built;
@@ -247,8 +247,8 @@ async function main(): Promise<void> {
   const rows = Number(process.argv[2] ?? 1_000_000);
   const samples = Number(process.argv[3] ?? 5);
   const history = Number(process.argv[4] ?? 300);
-  const big = await build(rows, history);
-  const small = await build(Math.round(rows / 100), history);
+  const big = await buildLarge(rows, history);
+  const small = await buildLarge(Math.round(rows / 100), history);
   const onS3 = process.env.BENCH_STORE === 's3';
   const copies = onS3 ? { big: await uploadFixture(big.dir), small: await uploadFixture(small.dir) } : undefined;
   const got: Record<'big' | 'small', Awaited<ReturnType<typeof sampleIn>>[]> = { big: [], small: [] };
@@ -293,5 +293,8 @@ async function main(): Promise<void> {
   );
 }
 
-if (process.argv[2] === 'sample') await sample(process.argv[3] as string, process.argv[4]);
-else await main();
+// Run as a script only: bench/remotes.ts imports the fixture from here.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (process.argv[2] === 'sample') await sample(process.argv[3] as string, process.argv[4]);
+  else await main();
+}

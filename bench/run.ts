@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|remotes|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -258,7 +258,7 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(
-  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges' | 'large' | 'branchbench',
+  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges' | 'large' | 'branchbench' | 'remotes',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -559,6 +559,34 @@ async function branchbenchMatrix(quick: boolean): Promise<{ results: Result[]; r
     'tool_over_rest_write',
   ];
   return pickedFigures('branchbench', r, keys);
+}
+
+/**
+ * Remotes (bench/remotes.ts): the `large` fixture (1,000,000 rows in 18 tables; quick: 100,000)
+ * cloned from the S3 server into a directory beside `rclone copy` of the same prefix; a fetch after
+ * 100 rows changed; a fetch's store calls at 0 and 64 commits of history; a push of 100 rows to a
+ * server at 17 ms per store call. Needs the S3 server (scripts/s3-start.sh) and Debian's rclone.
+ */
+async function remotesMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  if (!process.env.S3_ENDPOINT)
+    throw new Error('the remotes matrix needs an S3 server: bash scripts/s3-start.sh DIR, then source DIR/s3.env');
+  const r = await scriptArm('remotes', [quick ? '100000' : '1000000', quick ? '2' : '3']);
+  const keys = [
+    'clone_ms',
+    'rclone_ms',
+    'clone_mib_per_s',
+    'rclone_mib_per_s',
+    'clone_over_rclone_throughput',
+    'fetch_bytes',
+    'new_object_bytes',
+    'fetch_bytes_over_new_object_bytes',
+    'fetch_store_calls_h0',
+    'fetch_store_calls_h64',
+    'fetch_store_calls_h64_over_h0',
+    'push_round_trips',
+    'push_ms',
+  ];
+  return pickedFigures('remotes', r, keys);
 }
 
 /**
@@ -925,12 +953,14 @@ async function main(): Promise<void> {
     merges: mergesMatrix,
     large: largeMatrix,
     branchbench: branchbenchMatrix,
+    remotes: remotesMatrix,
   };
-  const names = which === 'all' ? Object.keys(matrices) : [which];
+  // `all` runs the remotes matrix only where an S3 server is named; its goals then read "not run".
+  const names = which === 'all' ? Object.keys(matrices).filter((n) => n !== 'remotes' || process.env.S3_ENDPOINT) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, remotes or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });

@@ -6,11 +6,15 @@
  * replaced). What garbage collection keeps for the reachable manifests,
  * and what a transfer sends for the manifests a destination lacks.
  */
+import { mapLimit } from '../model/map-limit.js';
 import type { PartNode } from '../model/part-tree.js';
 import { keys } from './keys.js';
 import type { Manifest } from './manifest.js';
 import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
+
+/** Run indexes read at once. */
+const SIDE_READS = 16;
 
 export async function objectsOf(
   graph: { repo: Repository; runs: RunStore },
@@ -43,10 +47,10 @@ export async function objectsOf(
       for (const ix of Object.values(t.indexes?.sets ?? {})) for (const r of ix.runs) runRefs.set(r.key, r);
     }
   }
-  for (const r of runRefs.values()) {
-    // A run's other objects (segments, what a compaction replaced) live as long as the run.
-    if (r.segmented || r.compacted) for (const k of await graph.runs.objectKeys(r, signal)) named.add(k);
-    else named.add(r.key);
-  }
+  // A run's other objects (segments, what a compaction replaced) live as long as the run; finding
+  // them reads the run's index, a few at once.
+  const withSides = [...runRefs.values()].filter((r) => r.segmented || r.compacted);
+  for (const r of runRefs.values()) if (!(r.segmented || r.compacted)) named.add(r.key);
+  for (const ks of await mapLimit(withSides, SIDE_READS, (r) => graph.runs.objectKeys(r, signal))) for (const k of ks) named.add(k);
   return named;
 }

@@ -257,9 +257,12 @@ export async function pushTo(
     theirs !== undefined && (await local.holds(theirs.manifest, signal)) ? await local.snapshotAt(theirs.manifest, signal) : undefined;
   const fastForward = theirs === undefined || theirs.empty === true || (theirHead !== undefined && contains(ours.manifest, theirHead));
   if (a.forceWithLease === undefined && !fastForward) throw nonFastForward(destination, from, to);
+  // The remote's heads this store holds are at both ends: the walk stops at any of them, so a new
+  // branch sends only what is not under the remote's branches.
+  const held = await Promise.all(heads.branches.map(async (b) => ((await local.holds(b.manifest, signal)) ? [b.manifest] : [])));
   const plan = await local.planTransfer({
     wants: [ours.ref],
-    haves: theirHead !== undefined ? [theirHead.ref] : [],
+    haves: held.flat(),
     holds: (r) => peer.holds(r, signal),
     signal,
   });

@@ -6,30 +6,33 @@
  * Negotiation. The caller names what it `wants` sent (manifests: remote
  * heads, tags) and what the destination is known to `have` (manifests the
  * destination holds, such as its tracking refs or the head a push moves).
- * Walking parents from the wants, a manifest stops the walk when a have's
- * ancestry contains it (an O(1) look-up, graph/ancestry.ts) or when the
- * destination already holds it. The walk reads only the manifests the
- * destination lacks, so its cost follows the change, never the history.
- * The objects to send are those the new manifests name less those the
- * boundary manifests (haves and held ones) name: the boundary's closure is
- * at the destination already.
+ * The walk goes from the wants through parents and stops where a have's
+ * ancestry contains a manifest (an O(1) look-up, graph/ancestry.ts), so
+ * it reads only the manifests the haves do not contain: its cost follows
+ * the change, never the history. A lineage's versions are read at once
+ * down to what the haves contain, since each is published on the one
+ * before. The objects to send are those the new manifests name less those
+ * the haves name (their closure is at the destination already), and less
+ * those of manifests the destination already holds (`holds`: a resumed
+ * transfer).
  *
  * Order, and why a cut transfer is safe. Content objects (runs, parts,
- * commit index entries, schemas) go first, then the manifests, parents
- * before children. So a manifest is at the destination only once
- * everything it reaches is: a held manifest proves its whole closure, which
- * is what lets the walk stop there, and what makes a transfer cut at any
- * point resumable by running it again. A destination never points a ref at
- * anything until the transfer is done, so readers never see a gap.
+ * commit index entries, schemas) go first, then the manifests, all at once.
+ * So a manifest is at the destination only once its own content is, and
+ * nothing names a manifest until the transfer is done: the caller moves a
+ * ref (a tracking ref, a branch) only then, so readers never see a gap. A
+ * cut transfer is finished by running it again: the walk reaches what the
+ * cut left behind and sends only what is missing.
  *
  * Every object is checked as it arrives (object-check.ts; a run against
- * the checksum its manifest records) and written
- * create-only, at most `width` at a time. Lineages are written by the store
- * that created them only (a fetched branch is moved by a new record on a
- * lineage of the destination's own), so a key held at both ends holds the
- * same object; one of another size is refused as another graph's.
+ * the checksum its manifest records) and written create-only, at most
+ * `width` at a time. Lineages are written by the store that created them
+ * only (a fetched branch is moved by a new record on a lineage of the
+ * destination's own), so a key held at both ends holds the same object; one
+ * of another size is refused as another graph's.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { mapLimit } from '../model/map-limit.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { keys } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
@@ -46,7 +49,7 @@ export interface TransferSource {
   runs: RunStore;
 }
 
-/** What a transfer sends: content keys, then manifests (written parents first, `writeLevels`). */
+/** What a transfer sends: content keys, then manifests (`writeLevels`). */
 export interface TransferPlan {
   content: string[];
   manifests: Manifest[];
@@ -66,6 +69,8 @@ export type TransferProgress = (p: { objects: number; bytes: number; total: numb
 
 /** Objects in flight at once, read and written, unless the caller says otherwise. */
 const DEFAULT_WIDTH = 8;
+/** Manifests the walk reads at once. */
+const WALK_WIDTH = 16;
 
 const refKey = (r: ManifestRef): string => `${r.lineage}/${r.version}`;
 
@@ -90,28 +95,32 @@ export async function planTransfer(
       throw e;
     });
   const boundary = (await Promise.all(a.haves.map(read))).filter((m): m is Manifest => m !== undefined);
-  const contained = (r: ManifestRef): boolean => boundary.some((h) => h.ancestry.contains(r));
+  const haves = [...boundary];
+  /** The highest version of `lineage` a have contains: every version up to it is at the destination. */
+  const floor = (lineage: string): number => Math.max(0, ...haves.map((h) => h.ancestry.get(lineage)));
   const seen = new Set<string>();
   const fresh: Manifest[] = [];
   let frontier = [...a.wants];
   while (frontier.length > 0) {
+    // Every version of a lineage below one the walk reaches is its ancestor (each version is published
+    // on the one before): all of them down to what a have contains are read at once, not a level at a time.
     const next: ManifestRef[] = [];
-    for (const r of frontier)
-      if (!seen.has(refKey(r)) && !contained(r)) {
-        seen.add(refKey(r));
-        next.push(r);
+    for (const r of frontier) {
+      const low = floor(r.lineage);
+      for (let v = r.version; v > low && !seen.has(refKey({ lineage: r.lineage, version: v })); v--) {
+        seen.add(refKey({ lineage: r.lineage, version: v }));
+        next.push({ lineage: r.lineage, version: v });
       }
-    const found = await Promise.all(
-      next.map(async (r) => {
-        const m = await src.repo.manifests.read(r, signal);
-        return { m, held: await a.holds(r) };
-      }),
-    );
+    }
+    const found = await mapLimit(next, WALK_WIDTH, async (r) => {
+      const m = await src.repo.manifests.read(r, signal);
+      return { m, held: await a.holds(r) };
+    });
+    // A held manifest is not sent again, nor is its content; its parents may still be missing (a cut
+    // transfer writes manifests in any order), so the walk goes on through it.
     for (const { m, held } of found) (held ? boundary : fresh).push(m);
     // A re-laid version keeps the version that published its commit readable (`commit:<id>` names that one).
-    frontier = found
-      .filter((f) => !f.held)
-      .flatMap(({ m }) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
+    frontier = found.flatMap(({ m }) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
   }
   const [wanted, held] = await Promise.all([objectsOf(src, fresh, signal), objectsOf(src, boundary, signal)]);
   return { content: [...wanted].filter((k) => !held.has(k)).sort(), manifests: fresh };
@@ -146,12 +155,9 @@ export async function sendTransfer(
   });
 }
 
-/**
- * A plan's keys in the levels they are written in: the content first, then the manifests, each
- * level's parents in earlier ones. Within a level, any order and any width.
- */
+/** A plan's keys in the levels they are written in: the content, then the manifests. Within a level, any order and any width. */
 export function writeLevels(plan: TransferPlan): string[][] {
-  return [plan.content, ...levels(plan.manifests).map((l) => l.map((m) => keys.manifest(m.lineage, m.version)))];
+  return [plan.content, plan.manifests.map((m) => keys.manifest(m.lineage, m.version))];
 }
 
 /** Write `bytes` at `key` unless it is there; false when it was. One of another size is another graph's. */
@@ -179,42 +185,6 @@ export function runChecksums(ms: readonly Manifest[]): Map<string, { key: string
   const out = new Map<string, { key: string; checksum: string }>();
   for (const m of ms) for (const t of Object.values(m.tables)) for (const r of t.runs) if (r.segmented !== true) out.set(r.key, r);
   return out;
-}
-
-/** Manifests in levels: each level's parents (among `ms`) are all in earlier levels, so a level may be written at once. */
-function levels(ms: readonly Manifest[]): Manifest[][] {
-  const byRef = new Map(ms.map((m) => [refKey(m), m]));
-  const depth = new Map<string, number>();
-  const depthOf = (m: Manifest): number => {
-    const known = depth.get(refKey(m));
-    if (known !== undefined) return known;
-    // Iterative over a stack: a history thousands deep must not overflow the call stack.
-    const stack: Manifest[] = [m];
-    while (stack.length > 0) {
-      const top = stack[stack.length - 1] as Manifest;
-      const ups = upsOf(top)
-        .map((r) => byRef.get(refKey(r)))
-        .filter((p): p is Manifest => p !== undefined);
-      const pending = ups.filter((p) => !depth.has(refKey(p)));
-      if (pending.length > 0) {
-        stack.push(...pending);
-        continue;
-      }
-      stack.pop();
-      depth.set(refKey(top), 1 + Math.max(-1, ...ups.map((p) => depth.get(refKey(p)) as number)));
-    }
-    return depth.get(refKey(m)) as number;
-  };
-  const out: Manifest[][] = [];
-  for (const m of ms) {
-    const d = depthOf(m);
-    out[d] = [...(out[d] ?? []), m];
-  }
-  return out.filter((l) => l !== undefined);
-}
-
-function upsOf(m: Manifest): ManifestRef[] {
-  return m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of];
 }
 
 /** A plan's objects in write order with their level, read from `store` a few ahead of the consumer (a socket). */

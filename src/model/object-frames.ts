@@ -2,9 +2,8 @@
  * Object frames: how a sync carries stored objects over one HTTP body.
  * Each frame is a JSON header line, `{"key":…,"size":N,"level":L}\n`,
  * followed by exactly N bytes of the object. `level` orders the writes at
- * the destination: 0 for content, then 1, 2, … for manifests, parents in
- * lower levels (graph/transfer.ts), so the reader waits for a level's
- * writes before starting the next.
+ * the destination: 0 for content, 1 for manifests (graph/transfer.ts), so
+ * the reader waits for a level's writes before starting the next.
  *
  * The reader takes chunks as they arrive and yields whole frames, holding
  * at most one object; a header past MAX_HEADER_BYTES, an object past the

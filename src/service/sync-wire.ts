@@ -6,7 +6,7 @@
  * - Heads and packs read the whole graph, so they need a token that reads
  *   every branch. A pack is planned from the client's wants and haves
  *   alone (no question per manifest crosses the network) and streamed in
- *   the order the client writes it: content, then manifests by level.
+ *   the order the client writes it: content, then manifests.
  * - A push needs the write role and a scope that writes the branch. Its
  *   objects are held in memory up to the documented limits (LIMITS), then
  *   checked whole before any is written (graph/pack-check.ts): a refused
