@@ -9,6 +9,10 @@
  * Reads, lists and deletes are idempotent and retried with jittered backoff on
  * throttling, 5xx and network errors.
  *
+ * GETs to an S3-compatible server with static keys are signed and sent
+ * without the SDK (s3-signed-get.ts): the SDK's per-request CPU bounds how
+ * fast thousands of small objects can be read.
+ *
  * Conditional writes use `If-None-Match: *` only; `If-Match` and multipart
  * conditions are not portable across S3-compatible servers.
  */
@@ -22,6 +26,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { SignedGet } from './s3-signed-get.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { abortableSleep } from './abortable-sleep.js';
 import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore } from './object-store.js';
@@ -73,6 +78,8 @@ export class S3Store implements ObjectStore {
   private readonly prefix: string;
   private readonly maxAttempts: number;
   private readonly backoffMs: number;
+  /** The signed GET for S3-compatible servers with static keys; undefined where the SDK does every call. */
+  private readonly lean: SignedGet | undefined;
 
   constructor(config: S3StoreConfig) {
     this.bucket = config.bucket;
@@ -83,6 +90,9 @@ export class S3Store implements ObjectStore {
       config.accessKeyId !== undefined && config.secretAccessKey !== undefined
         ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
         : undefined;
+    // GETs go the lean way where the server is named and the keys are static (s3-signed-get.ts).
+    if (config.endpoint !== undefined && (config.forcePathStyle ?? true) && credentials !== undefined)
+      this.lean = new SignedGet({ endpoint: config.endpoint, region: config.region ?? 'us-east-1', bucket: config.bucket, ...credentials });
     this.client = new S3Client({
       ...(config.endpoint !== undefined ? { endpoint: config.endpoint } : {}),
       region: config.region ?? 'us-east-1',
@@ -208,6 +218,7 @@ export class S3Store implements ObjectStore {
       signal,
       call: async () => {
         try {
+          if (this.lean !== undefined) return await this.lean.get(this.fullKey(key), { range: header, signal });
           const res = await this.client.send(
             new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), ...(header !== undefined ? { Range: header } : {}) }),
             { abortSignal: signal },
@@ -363,6 +374,7 @@ export class S3Store implements ObjectStore {
   }
 
   async close(): Promise<void> {
+    this.lean?.close();
     this.client.destroy();
   }
 }
