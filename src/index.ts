@@ -51,6 +51,10 @@ export {
 export { OPERATIONS, type OperationName } from './service/operation-table.js';
 /** Stored queries run on a branch's typed GraphQL: give an embedded service that ability with this. */
 export { attachTypedGraphql } from './http/typed-graphql-port.js';
+/** Fetch from and push to server remotes (`http(s)://…`): give an embedded service that ability with this. */
+export { attachHttpPeers } from './http/http-peer.js';
+/** Clone a graph from a directory, a bucket or a server into an empty store, as `branchgraph clone` does. */
+export { cloneStores } from './service/clone-stores.js';
 export { GraphHost, type HostedGraph } from './service/graph-host.js';
 export { loadConfig, type Config } from './service/config.js';
 export { parseRef, type WriteOpInput } from './service/inputs.js';

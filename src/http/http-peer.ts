@@ -21,11 +21,12 @@ import type { BranchgraphService } from '../service/service.js';
 import { LIMITS } from '../service/limits.js';
 import { RestClient } from './rest-client.js';
 
-/** Give `service` the way to reach server remotes, unless it has one. */
+/** Give `service` the way to reach server remotes (`http(s)://…`) for fetch and push, unless it has one. */
 export function attachHttpPeers(service: BranchgraphService): void {
   service.httpPeers ??= httpPeer;
 }
 
+/** A server at `url` as the other end of a sync, with `token` as its bearer token. */
 export function httpPeer(a: { url: string; token?: string | undefined }): SyncPeer {
   const client = new RestClient(a.url.replace(/\/+$/, ''), a.token);
   const json = { 'content-type': 'application/json' };

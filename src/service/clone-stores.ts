@@ -14,6 +14,7 @@ import { isServerUrl, normalizeRemoteUrl, openPeer, remoteToken, type HttpPeerFa
 
 export type { CloneReport } from '../graph/sync.js';
 
+/** Clone the graph at `source` into the empty store `destination` (a server source needs `http`, see attachHttpPeers). */
 export async function cloneStores(a: {
   source: string;
   destination: string;

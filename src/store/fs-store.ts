@@ -353,7 +353,38 @@ export class FsStore implements ObjectStore {
   }
 }
 
-async function syncDir(dir: string): Promise<void> {
+/**
+ * Directory syncs in flight and the one queued behind each: a caller's entry is durable once a sync
+ * that started after it was made has ended. Writers racing into one directory (a transfer's runs, a
+ * group of commits) share the next sync instead of each paying its own.
+ */
+const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+
+function syncDir(dir: string): Promise<void> {
+  const at = dirSyncs.get(dir);
+  if (at === undefined) {
+    const running = syncDirNow(dir).finally(() => settle(dir));
+    dirSyncs.set(dir, { running });
+    return running;
+  }
+  // A sync is running and may have started before this entry was made: wait for the one after it.
+  at.next ??= at.running.then(() => syncDirNow(dir));
+  return at.next;
+}
+
+/** The running sync ended: the queued one (if any) becomes the running one. */
+function settle(dir: string): void {
+  const at = dirSyncs.get(dir);
+  if (at?.next === undefined) {
+    dirSyncs.delete(dir);
+    return;
+  }
+  // Its waiters hold its outcome; the chain kept here only orders the syncs after it.
+  const running = at.next.finally(() => settle(dir)).catch(() => undefined);
+  dirSyncs.set(dir, { running });
+}
+
+async function syncDirNow(dir: string): Promise<void> {
   // Make the new directory entry durable; some platforms cannot open directories.
   const handle = await fsp.open(dir, 'r').catch(() => undefined);
   if (handle === undefined) return;
