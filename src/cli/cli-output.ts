@@ -67,7 +67,7 @@ const counts = (r: { inserted: number; updated: number; deleted: number; cascade
 const more = (cursor: string | null, pin: string): string => (cursor === null ? '' : `more: --cursor ${cursor} --at ${pin}\n`);
 
 /** `1 operation`, `2 operations`. */
-const many = (n: number, noun: string): string => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+const many = (n: number, noun: string, nouns = `${noun}s`): string => `${n.toLocaleString('en-US')} ${n === 1 ? noun : nouns}`;
 
 type FetchDto = z.infer<typeof FetchResultZ>;
 type PushDto = z.infer<typeof PushResultZ>;
@@ -75,7 +75,7 @@ type RemoteDto = z.infer<typeof RemoteZ>;
 
 export const human = {
   fetch: (r: FetchDto): string =>
-    `fetched ${r.remote}: ${many(r.updated.length, 'branch')} moved, ${many(r.transfer.objects, 'object')} (${r.transfer.bytes} bytes)\n` +
+    `fetched ${r.remote}: ${many(r.updated.length, 'branch', 'branches')} moved, ${many(r.transfer.objects, 'object')} (${r.transfer.bytes} bytes)\n` +
     r.updated.map((u) => `  remote:${r.remote}/${u.branch} ${u.from ?? '(new)'} -> ${u.to}\n`).join('') +
     (r.tags.kept.length > 0 ? `tags kept (they name other commits here): ${r.tags.kept.join(', ')}\n` : ''),
   push: (r: PushDto): string =>
@@ -92,7 +92,7 @@ export const human = {
       ['remote', 'url', 'branch', 'commit'],
     ),
   clone: (r: FetchDto & { branches: string[]; destination: string }): string =>
-    `cloned ${many(r.branches.length, 'branch')} and ${many(r.tags.fetched.length, 'tag')} into ${r.destination}: ${many(r.transfer.objects, 'object')} (${r.transfer.bytes} bytes)\n`,
+    `cloned ${many(r.branches.length, 'branch', 'branches')} and ${many(r.tags.fetched.length, 'tag')} into ${r.destination}: ${many(r.transfer.objects, 'object')} (${r.transfer.bytes} bytes)\n`,
   branch: (b: BranchDto): string => {
     const p = b.protection;
     const rule =

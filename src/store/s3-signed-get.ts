@@ -46,7 +46,15 @@ export class SignedGet {
     const transport = this.base.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       const req = transport.request(
-        { host: this.base.hostname, port: this.base.port, path, method: 'GET', headers, agent: this.agent, ...(opts.signal ? { signal: opts.signal } : {}) },
+        {
+          host: this.base.hostname,
+          port: this.base.port,
+          path,
+          method: 'GET',
+          headers,
+          agent: this.agent,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -54,7 +62,10 @@ export class SignedGet {
           res.on('end', () => {
             const status = res.statusCode ?? 0;
             if (status === 200 || status === 206) resolve(Buffer.concat(chunks));
-            else reject(Object.assign(new Error(`GET ${key}: HTTP ${status}`), { name: `Http${status}`, $metadata: { httpStatusCode: status } }));
+            else
+              reject(
+                Object.assign(new Error(`GET ${key}: HTTP ${status}`), { name: `Http${status}`, $metadata: { httpStatusCode: status } }),
+              );
           });
         },
       );
@@ -69,12 +80,25 @@ export class SignedGet {
 
   /** The headers of a signed GET of `path` at `now` (SigV4, unsigned payload). */
   private sign(path: string, now: Date): Record<string, string> {
-    const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+    const amzDate = now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d{3}/, '');
     const date = amzDate.slice(0, 8);
     const host = this.base.host;
     const payload = 'UNSIGNED-PAYLOAD';
     const signed = 'host;x-amz-content-sha256;x-amz-date';
-    const canonical = ['GET', path, '', `host:${host}`, `x-amz-content-sha256:${payload}`, `x-amz-date:${amzDate}`, '', signed, payload].join('\n');
+    const canonical = [
+      'GET',
+      path,
+      '',
+      `host:${host}`,
+      `x-amz-content-sha256:${payload}`,
+      `x-amz-date:${amzDate}`,
+      '',
+      signed,
+      payload,
+    ].join('\n');
     const scope = `${date}/${this.config.region}/s3/aws4_request`;
     const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
     const signature = createHmac('sha256', this.keyFor(date)).update(toSign).digest('hex');
