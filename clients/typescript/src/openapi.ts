@@ -236,7 +236,7 @@ export interface paths {
         put?: never;
         /**
          * The objects a client lacks of the manifests it wants, given those it has, as object frames in write order.
-         * @description Each frame is a JSON header line `{"key","size","level"}` and then `size` bytes of the object. Level 0 is content (runs, parts, commit index entries, schemas); manifests follow in levels, parents first. The `x-branchgraph-objects` header says how many frames follow. Read role, every branch readable.
+         * @description Each frame is a JSON header line `{"key","size","level"}` and then `size` bytes of the object. Level 0 is content (runs, parts, commit index entries, schemas); level 1, the manifests, follows it. The `x-branchgraph-objects` header says how many frames follow. Read role, every branch readable.
          */
         post: operations["syncPack"];
         delete?: never;
