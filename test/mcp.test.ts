@@ -118,6 +118,8 @@ describe('MCP over Streamable HTTP', () => {
       'history',
       'merge_request_open',
       'merge_request_get',
+      'remote_fetch',
+      'remote_push',
     ])
       expect(names).toContain(name);
     const preview = tools.find((t) => t.name === 'merge_preview');

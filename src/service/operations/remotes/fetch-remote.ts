@@ -24,4 +24,11 @@ export const fetchRemote = defineOperation({
   output: FetchResultZ,
   http: { method: 'POST', path: '/remotes/{remote}/fetch' },
   graphql: [{ type: 'Mutation', field: 'fetchRemote' }],
+  mcp: [
+    {
+      tool: 'remote_fetch',
+      description:
+        'Fetch a remote (another copy of this graph: a server, a bucket, a directory) so its branches read here as remote:<remote>/<branch> (in read_rows, diff, log, merge_preview). Moves no branch of this graph; merge a remote branch in with merge, source remote:<remote>/<branch>.',
+    },
+  ],
 });

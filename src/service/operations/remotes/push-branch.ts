@@ -45,4 +45,11 @@ export const pushBranch = defineOperation({
   output: PushResultZ,
   http: { method: 'POST', path: '/remotes/{remote}/push' },
   graphql: [{ type: 'Mutation', field: 'pushBranch' }],
+  mcp: [
+    {
+      tool: 'remote_push',
+      description:
+        "Push a branch to a remote, to hand your work to another copy of the graph (the team's server). Fast-forward only: if the remote's branch moved, fetch with remote_fetch, merge remote:<remote>/<branch> in, and push again. A protected branch there refuses a push: push your own branch and open a merge request there instead.",
+    },
+  ],
 });
