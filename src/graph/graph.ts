@@ -120,7 +120,7 @@ export class Graph {
     return objectsOf(this.#parts, manifests, signal);
   }
 
-  /** Whether this graph's store holds the manifest `ref` (and so, by the transfer order, all it reaches). */
+  /** Whether this graph's store holds the manifest `ref` (and so, by the transfer order, the content it names). */
   async holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean> {
     return (await this.store.head(keys.manifest(ref.lineage, ref.version), { signal })) !== undefined;
   }

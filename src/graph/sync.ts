@@ -16,18 +16,21 @@
  *   remote's head to be exactly the commit given. A push racing another
  *   meets it at the reset's expected head, and one of them is refused as
  *   `non_fast_forward`. Protection holds: a protected branch refuses
- *   resets, so a push to it is refused as a direct write is.
+ *   resets, so a push to it is refused as a direct write is. A push moves
+ *   the pusher's tracking ref too, as Git's does.
  * - Clone is a fetch into a store with no graph (or one an interrupted clone
  *   of the same remote left), then a branch per tracking ref. Each branch
  *   starts a lineage of the destination's own at the fetched head, so the
  *   two copies never write the same manifest key: a key both hold holds
- *   the same object, which is what lets a transfer stop at a held manifest.
+ *   the same object.
  *
  * Pending WAL rows are not commits and stay where they were acknowledged;
- * the next fetch or push after the remote folds them carries them.
+ * the next fetch or push after the remote folds them carries them (a push
+ * onto a branch with pending rows folds them there and is refused).
  */
 import type { ProtectionPass } from '../model/branch-protection.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { refuseProtected } from './branches.js';
 import type { Graph } from './graph.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { Snapshot } from './snapshot.js';
@@ -86,7 +89,7 @@ export interface SyncPeer {
   sendTo(a: SyncOptions & { destination: Graph; wants: ManifestRef[]; haves: ManifestRef[] }): Promise<TransferReport>;
   /** Take `plan`'s objects from `source`, then move `branch` from the head `from` (absent: create it) to `to`. */
   receive(a: SyncOptions & { source: Graph; plan: TransferPlan; move: BranchMove }): Promise<TransferReport>;
-  /** Whether the peer holds a manifest (and so all it reaches); a peer that cannot say cheaply says no. */
+  /** Whether the peer holds a manifest (and so its content: not sent again); a peer that cannot say cheaply says no. */
   holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean>;
 }
 
@@ -159,6 +162,8 @@ export async function moveBranch(
     }
     if (!force) {
       const head = await graph.branchHead(branch, signal, { pendingListedOnly: true });
+      // A protected branch refuses before anything is folded on it: a refused push changes nothing.
+      refuseProtected(head.branch, 'reset', opts.protection);
       if (head.pending.generations.length > 0) {
         // Acknowledged rows the pusher never saw: committed here, so a fetch brings them, and refused.
         const folded = await graph.foldExactly({

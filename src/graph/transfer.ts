@@ -126,7 +126,7 @@ export async function planTransfer(
   return { content: [...wanted].filter((k) => !held.has(k)).sort(), manifests: fresh };
 }
 
-/** Send a plan's objects to `destination`: content first, then manifests, parents before children. */
+/** Send a plan's objects to `destination`: the content first, then the manifests, each checked as it arrives. */
 export async function sendTransfer(
   src: TransferSource,
   a: {
