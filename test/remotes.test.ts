@@ -28,6 +28,8 @@ import { freshS3Store, s3Available, S3_SKIP_REASON } from './support/s3-env.js';
 import { testServer, type TestServer } from './support/test-server.js';
 import { storedText } from '../src/model/compress-stored.js';
 import { encodeJson } from '../src/store/stored-json.js';
+import { parseSchema } from '../src/model/schema-parser.js';
+import { schemaHashOf } from '../src/model/schema.js';
 
 /** A lineage no commit ever had: a manifest claiming it forges its history. */
 const FORGED_LINEAGE = '01M00000000000000000000000';
@@ -548,7 +550,8 @@ describe('through a server', () => {
       return m;
     };
     const runKey = plan.content.find((k) => k.startsWith('runs/')) as string;
-    const manifestKey = [...objects.keys()].filter((k) => k.startsWith('manifests/')).at(-1) as string;
+    // The pushed head's manifest.
+    const manifestKey = `manifests/${ours.ref.lineage}/${String(ours.ref.version).padStart(12, '0')}.json`;
     const manifest = JSON.parse(storedText(objects.get(manifestKey) as Uint8Array, manifestKey)) as {
       ancestry: { e?: Record<string, number> };
     };
@@ -568,6 +571,15 @@ describe('through a server', () => {
         ),
       ],
       ['a commit neither pushed nor held', objects, '0'.repeat(26)],
+      [
+        'rows that break the schema the head names',
+        edit((m) => {
+          const loose = parseSchema(SCHEMA.replace('v: int?', 'v: string'));
+          const hash = schemaHashOf(loose);
+          m.set(`schemas/${hash}.json`, encodeJson(loose));
+          m.set(manifestKey, encodeJson({ ...manifest, schema: hash, schemaDoc: loose }));
+        }),
+      ],
     ];
     for (const [what, m, to] of cases) {
       const before = await stored(server);

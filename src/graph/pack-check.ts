@@ -20,15 +20,19 @@
  *   move the branch without its ref.
  * - Every object a pushed manifest names is in the pack or held here, and
  *   each pushed commit index entry names the manifest of that commit.
+ * - Every row of a pushed run the pushed head reads holds to its table's
+ *   type in the head's schema, as a write's rows must.
  * - The pushed commit resolves to a manifest in the pack or held.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { checkRow } from '../model/values.js';
 import { OverlayStore } from '../store/overlay-store.js';
 import { verifyChecksum } from '../table/run.js';
 import { Ancestry } from './ancestry.js';
 import { Graph } from './graph.js';
 import { parseKey } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
+import type { Snapshot } from './snapshot.js';
 import { checkObject } from './object-check.js';
 import { runChecksums, type TransferPlan } from './transfer.js';
 
@@ -120,6 +124,7 @@ async function checked(
   const head = await source.commitSnapshot(a.to, signal).catch((e: unknown) => {
     throw isBranchgraphError(e, 'not_found') ? refuse(`commits/${a.to}.json`, 'the pushed commit is neither pushed nor held') : e;
   });
+  await checkPushedRows({ head, objects, source, refuse, signal });
   const content = [...objects.keys()].filter((k) => !held.has(k) && !k.startsWith('manifests/')).sort();
   const fresh = pushed.filter((m) => !held.has(`manifests/${m.lineage}/${String(m.version).padStart(12, '0')}.json`));
   return { plan: { content, manifests: fresh }, source, head: head.ref };
@@ -165,6 +170,34 @@ async function checkLineage(
   const a = new Map(m.ancestry.entries());
   const b = new Map(expected.entries());
   if (a.size !== b.size || [...a].some(([l, v]) => b.get(l) !== v)) throw refuse('its ancestry is not the one its parents give it');
+}
+
+/**
+ * Every row of a pushed run the head reads holds to its table's type in the head's schema (types,
+ * ranges, enums, required properties), as a write's rows must. Constraints across a table
+ * (`@unique`, cardinality) are the pusher's schema's to keep; rows are read only from what was pushed.
+ */
+async function checkPushedRows(a: {
+  head: Snapshot;
+  objects: ReadonlyMap<string, Uint8Array>;
+  source: Graph;
+  refuse: (key: string, why: string) => BranchgraphError;
+  signal: AbortSignal | undefined;
+}): Promise<void> {
+  const { head, objects, source } = a;
+  for (const name of Object.keys(head.tables)) {
+    const view = source.ports.tables.table(head, name, a.signal);
+    for (const run of view.version.runs) {
+      if (!objects.has(run.key)) continue;
+      const data = await view.load(run);
+      for (let i = 0; i < data.length; i++) {
+        const row = data.rowAt(i);
+        if (row.tomb || row.props === null) continue;
+        const { issues } = checkRow({ table: view.type, input: row.props, mode: 'full', path: `${name}/${row.key}` });
+        if (issues.length > 0) throw a.refuse(run.key, `row ${row.key} breaks ${name}'s type: ${issues[0]?.message}`);
+      }
+    }
+  }
 }
 
 function sameRef(x: ManifestRef, y: ManifestRef): boolean {

@@ -256,7 +256,7 @@ export interface paths {
         put?: never;
         /**
          * Receive pushed objects, check them whole, write them, then move a branch (write role, and a scope that writes it).
-         * @description The body is object frames, as `POST /sync/pack` answers, each object at most 32 MiB and all of them at most 64 MiB. Nothing is written unless every check passes: keys inside the graph's content layout, each object well-formed, runs matching their checksums, manifests that decode, follow their lineage and carry the ancestry their parents give them, every object named present, and `to` resolvable. Then the branch moves as a push moves it: created when `from` is absent, else reset from `from` if `to` contains it (or with `force`, a lease on `from`); protection applies as to any reset. A head that moved is `non_fast_forward`.
+         * @description The body is object frames, as `POST /sync/pack` answers, each object at most 32 MiB and all of them at most 64 MiB. Nothing is written unless every check passes: keys inside the graph's content layout, each object well-formed, runs matching their checksums, manifests that decode, follow their lineage and carry the ancestry their parents give them, every object named present, every pushed row the new head reads valid for its table's type, and `to` resolvable. Then the branch moves as a push moves it: created when `from` is absent, else reset from `from` if `to` contains it (or with `force`, a lease on `from`); protection applies as to any reset. A head that moved is `non_fast_forward`.
          */
         post: operations["syncPush"];
         delete?: never;
