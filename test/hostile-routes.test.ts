@@ -295,7 +295,9 @@ describe('every route, hostile', () => {
   it(
     'REST: every operation that takes a body, with bodies shaped like its request schema and hostile parts',
     async () => {
-      const routes = contractRoutes().filter((r) => r.body !== undefined);
+      // A remote the shapes would add names any URL, and fetching it reaches that host or bucket for
+      // real: what a fetch answers for an unreachable remote is tested in test/remotes.test.ts.
+      const routes = contractRoutes().filter((r) => r.body !== undefined && !(r.method === 'PUT' && r.path === '/remotes/{name}'));
       expect(routes.length).toBeGreaterThan(20);
       const segment = fc.constantFrom('main', 'side', 'v1', 'Person', 'a', ...ids);
       let succeeded = 0;

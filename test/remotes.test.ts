@@ -515,6 +515,16 @@ describe('through a server', () => {
     delete process.env.BRANCHGRAPH_REMOTE_TOKEN_UP;
   });
 
+  it('answers a fetch or push to a remote no one answers as remote_unreachable (424), changing nothing', async () => {
+    const api = new RestClient(other.url);
+    await api.setRemote({ name: 'gone', url: 'http://127.0.0.1:1' });
+    const before = await stored(other);
+    for (const call of [() => api.fetchRemote({ remote: 'gone' }), () => api.pushBranch({ remote: 'gone', branch: 'main' })])
+      await expect(call()).rejects.toMatchObject({ code: 'remote_unreachable', retryable: true, details: { status: 424 } });
+    expect(await stored(other)).toEqual(before);
+    await api.deleteRemote({ name: 'gone' });
+  });
+
   it('refuses hostile pushes whole, storing nothing', async () => {
     const local = new MemoryStore();
     await clone(new MemoryStore(), local).catch(() => undefined);

@@ -34,4 +34,6 @@ export const HTTP_STATUS = {
   internal: 500,
   // Never sent: clients raise it when no server answered.
   server_unreachable: 503,
+  // Failed Dependency: the request was sound, another system it depends on did not answer.
+  remote_unreachable: 424,
 } as const satisfies Record<PublicErrorCode, number>;

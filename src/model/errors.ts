@@ -49,6 +49,8 @@ export const ERROR_CODES = {
   internal: { retryable: false },
   /** Raised by clients, never sent by a server: the server could not be reached at all. */
   server_unreachable: { retryable: true },
+  /** A remote a fetch or push names could not be reached (a server, or its store): the request was fine, retry later. */
+  remote_unreachable: { retryable: true },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 /** Store-level outcomes the engine handles itself; never shown to a client as such. */
@@ -124,6 +126,7 @@ export interface ErrorDetailsByCode {
   overloaded: CommonDetails & { limit?: number };
   internal: CommonDetails;
   server_unreachable: CommonDetails & { url?: string };
+  remote_unreachable: CommonDetails & { remote?: string; url?: string };
   object_not_found: CommonDetails & { key?: string };
   object_exists: CommonDetails & { key?: string };
   store_crashed: CommonDetails & { key?: string };

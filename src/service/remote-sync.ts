@@ -4,6 +4,7 @@
  * whatever happens, the work tracked as a long operation whose progress
  * counts objects, and the engine's reports as clients see them.
  */
+import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { FetchReport, PushReport, SyncPeer } from '../graph/sync.js';
 import type { RemoteRecord } from '../graph/remotes.js';
 import type { TransferProgress } from '../graph/transfer.js';
@@ -34,6 +35,14 @@ export async function withRemote<T>(
     };
     try {
       return await work(opened.peer, counted, rec);
+    } catch (e) {
+      // The remote server did not answer: the caller's request was sound, and this server is well.
+      if (isBranchgraphError(e, 'server_unreachable'))
+        throw new BranchgraphError('remote_unreachable', `remote ${a.remote} (${rec.url}) cannot be reached: ${e.message}`, {
+          details: { remote: a.remote, url: rec.url },
+          cause: e,
+        });
+      throw e;
     } finally {
       await opened.close();
     }
