@@ -25,12 +25,13 @@
  * - The pushed commit resolves to a manifest in the pack or held.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { Slice } from '../model/turns.js';
 import { checkRow } from '../model/values.js';
 import { OverlayStore } from '../store/overlay-store.js';
 import { verifyChecksum } from '../table/run.js';
 import { Ancestry } from './ancestry.js';
 import { Graph } from './graph.js';
-import { parseKey } from './keys.js';
+import { keys, parseKey } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { Snapshot } from './snapshot.js';
 import { checkObject } from './object-check.js';
@@ -67,10 +68,13 @@ async function checked(
   const { objects, signal } = a;
   const refuse = (key: string, why: string): BranchgraphError =>
     new BranchgraphError('invalid_input', `refused push: ${key}: ${why}`, { issues: [{ path: key, message: why }] });
+  const slice = new Slice();
   for (const [key, bytes] of objects) {
     if (!CONTENT.some((p) => key.startsWith(p)) || !safeKey(key)) throw refuse(key, 'not a content key of this graph');
     if (!key.startsWith('schemas/') && parseKey(key) === undefined) throw refuse(key, 'not a key of the layout');
     checkObject(key, bytes);
+    // A big pack is checked in slices: the loop serves other requests meanwhile.
+    if (slice.due()) await slice.turn();
   }
   // Held keys must hold these very bytes; those are not written again.
   const held = new Set<string>();
@@ -99,7 +103,7 @@ async function checked(
   }
   const written = new Set((await graph.branchRecords(() => true, signal)).map((r) => r.lineage));
   for (const m of pushed) {
-    const key = `manifests/${m.lineage}/${String(m.version).padStart(12, '0')}.json`;
+    const key = keys.manifest(m.lineage, m.version);
     if (!held.has(key) && written.has(m.lineage)) throw refuse(key, 'a new version of a lineage a branch here writes');
     await checkLineage(source, m, { refuse: (why) => refuse(key, why), signal });
   }
@@ -113,7 +117,9 @@ async function checked(
   );
   for (const [key, run] of runChecksums(pushed)) {
     const bytes = objects.get(key);
-    if (bytes !== undefined) verifyChecksum(run, bytes);
+    if (bytes === undefined) continue;
+    verifyChecksum(run, bytes);
+    if (slice.due()) await slice.turn();
   }
   for (const key of objects.keys()) {
     const k = parseKey(key);
@@ -126,7 +132,7 @@ async function checked(
   });
   await checkPushedRows({ head, objects, source, refuse, signal });
   const content = [...objects.keys()].filter((k) => !held.has(k) && !k.startsWith('manifests/')).sort();
-  const fresh = pushed.filter((m) => !held.has(`manifests/${m.lineage}/${String(m.version).padStart(12, '0')}.json`));
+  const fresh = pushed.filter((m) => !held.has(keys.manifest(m.lineage, m.version)));
   return { plan: { content, manifests: fresh }, source, head: head.ref };
 }
 
@@ -185,6 +191,7 @@ async function checkPushedRows(a: {
   signal: AbortSignal | undefined;
 }): Promise<void> {
   const { head, objects, source } = a;
+  const slice = new Slice();
   for (const name of Object.keys(head.tables)) {
     const view = source.ports.tables.table(head, name, a.signal);
     for (const run of view.version.runs) {
@@ -195,6 +202,7 @@ async function checkPushedRows(a: {
         if (row.tomb || row.props === null) continue;
         const { issues } = checkRow({ table: view.type, input: row.props, mode: 'full', path: `${name}/${row.key}` });
         if (issues.length > 0) throw a.refuse(run.key, `row ${row.key} breaks ${name}'s type: ${issues[0]?.message}`);
+        if (slice.due()) await slice.turn();
       }
     }
   }
