@@ -14,7 +14,7 @@ export const EXIT = {
   conflicts: 3,
   /** What was named does not exist: branch, table, key, commit, graph. */
   notFound: 4,
-  /** No server answered at --server, or the store could not be reached; retrying may help. */
+  /** No server answered at --server, or the store (or a remote) could not be reached; retrying may help. */
   unreachable: 5,
 } as const;
 
@@ -24,7 +24,7 @@ export const EXIT_CODES_HELP = `exit codes:
   2  usage: unknown command or option, missing argument, bad value, unreadable file
   3  merge conflicts: nothing was published
   4  not found: branch, table, key, commit or graph
-  5  unreachable: no server at --server, or the store is unavailable (retry)`;
+  5  unreachable: no server at --server, the store or a remote is unavailable (retry)`;
 
 const BY_CODE: Partial<Record<ErrorCode, number>> = {
   invalid_input: EXIT.usage,
@@ -32,6 +32,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   not_found: EXIT.notFound,
   server_unreachable: EXIT.unreachable,
   store_unavailable: EXIT.unreachable,
+  remote_unreachable: EXIT.unreachable,
 };
 
 /** The exit code for an error that ended a command. */
