@@ -525,6 +525,16 @@ describe('through a server', () => {
     await api.deleteRemote({ name: 'gone' });
   });
 
+  it('regression: a pack asked for a version no lineage has is not_found at once, not a walk of a billion versions', async () => {
+    const res = await fetch(`${server.url}/sync/pack`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-token-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ wants: [{ lineage: 'main', version: 1_000_000_000 }], haves: [{ lineage: 'x', version: 1_000_000_000 }] }),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+
   it('refuses hostile pushes whole, storing nothing', async () => {
     const local = new MemoryStore();
     await clone(new MemoryStore(), local).catch(() => undefined);

@@ -102,16 +102,13 @@ export async function planTransfer(
   const fresh: Manifest[] = [];
   let frontier = [...a.wants];
   while (frontier.length > 0) {
-    // Every version of a lineage below one the walk reaches is its ancestor (each version is published
-    // on the one before): all of them down to what a have contains are read at once, not a level at a time.
     const next: ManifestRef[] = [];
-    for (const r of frontier) {
-      const low = floor(r.lineage);
-      for (let v = r.version; v > low && !seen.has(refKey({ lineage: r.lineage, version: v })); v--) {
-        seen.add(refKey({ lineage: r.lineage, version: v }));
-        next.push({ lineage: r.lineage, version: v });
+    for (const r of frontier)
+      if (r.version > floor(r.lineage) && !seen.has(refKey(r))) {
+        seen.add(refKey(r));
+        next.push(r);
       }
-    }
+    // A ref that names no manifest (a want no one has) is not_found: nothing is taken on trust.
     const found = await mapLimit(next, WALK_WIDTH, async (r) => {
       const m = await src.repo.manifests.read(r, signal);
       return { m, held: await a.holds(r) };
@@ -119,8 +116,15 @@ export async function planTransfer(
     // A held manifest is not sent again, nor is its content; its parents may still be missing (a cut
     // transfer writes manifests in any order), so the walk goes on through it.
     for (const { m, held } of found) (held ? boundary : fresh).push(m);
-    // A re-laid version keeps the version that published its commit readable (`commit:<id>` names that one).
-    frontier = found.flatMap(({ m }) => (m.layout === undefined ? m.commit.parents : [...m.commit.parents, m.layout.of]));
+    frontier = [];
+    for (const { m } of found) {
+      // Every version of a lineage below one read is its ancestor (each version is published on the
+      // one before): all of them down to what a have contains go in the next round at once, not one a round.
+      for (let v = m.version - 1; v > floor(m.lineage) && !seen.has(refKey({ lineage: m.lineage, version: v })); v--)
+        frontier.push({ lineage: m.lineage, version: v });
+      // A re-laid version keeps the version that published its commit readable (`commit:<id>` names that one).
+      frontier.push(...m.commit.parents, ...(m.layout === undefined ? [] : [m.layout.of]));
+    }
   }
   const [wanted, held] = await Promise.all([objectsOf(src, fresh, signal), objectsOf(src, boundary, signal)]);
   return { content: [...wanted].filter((k) => !held.has(k)).sort(), manifests: fresh };
