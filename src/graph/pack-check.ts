@@ -25,6 +25,7 @@
  * - The pushed commit resolves to a manifest in the pack or held.
  */
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { mapLimit } from '../model/map-limit.js';
 import { Slice } from '../model/turns.js';
 import { checkRow } from '../model/values.js';
 import { OverlayStore } from '../store/overlay-store.js';
@@ -38,6 +39,8 @@ import { checkObject } from './object-check.js';
 import { runChecksums, type TransferPlan } from './transfer.js';
 
 const CONTENT = ['runs/', 'parts/', 'commits/', 'schemas/', 'manifests/'] as const;
+/** Store calls the check has in flight at once. */
+const STORE_WIDTH = 16;
 
 /** A pack that passed: what to write, and the overlay graph to send it from. */
 export interface CheckedPack {
@@ -68,25 +71,7 @@ async function checked(
   const { objects, signal } = a;
   const refuse = (key: string, why: string): BranchgraphError =>
     new BranchgraphError('invalid_input', `refused push: ${key}: ${why}`, { issues: [{ path: key, message: why }] });
-  const slice = new Slice();
-  for (const [key, bytes] of objects) {
-    if (!CONTENT.some((p) => key.startsWith(p)) || !safeKey(key)) throw refuse(key, 'not a content key of this graph');
-    if (!key.startsWith('schemas/') && parseKey(key) === undefined) throw refuse(key, 'not a key of the layout');
-    checkObject(key, bytes);
-    // A big pack is checked in slices: the loop serves other requests meanwhile.
-    if (slice.due()) await slice.turn();
-  }
-  // Held keys must hold these very bytes; those are not written again.
-  const held = new Set<string>();
-  await Promise.all(
-    [...objects].map(async ([key, bytes]) => {
-      const info = await graph.store.head(key, { signal });
-      if (info === undefined) return;
-      if (info.size !== bytes.byteLength || Buffer.compare(Buffer.from(await graph.store.get(key, { signal })), Buffer.from(bytes)) !== 0)
-        throw refuse(key, 'held here with other bytes');
-      held.add(key);
-    }),
-  );
+  const held = await checkObjects(graph, { objects, refuse, signal });
   const source = Graph.attach(new OverlayStore(graph.store, objects), { actor: graph.actor });
   const pushed: Manifest[] = [];
   for (const key of objects.keys()) {
@@ -109,12 +94,11 @@ async function checked(
   }
   // Every object the pushed manifests name is here once the pack is: in it, or held.
   const named = await source.objectsNamedBy(pushed, signal);
-  await Promise.all(
-    [...named].map(async (key) => {
-      if (!objects.has(key) && (await graph.store.head(key, { signal })) === undefined)
-        throw refuse(key, 'named by a pushed manifest, and neither pushed nor held');
-    }),
-  );
+  await mapLimit([...named], STORE_WIDTH, async (key) => {
+    if (!objects.has(key) && (await graph.store.head(key, { signal })) === undefined)
+      throw refuse(key, 'named by a pushed manifest, and neither pushed nor held');
+  });
+  const slice = new Slice();
   for (const [key, run] of runChecksums(pushed)) {
     const bytes = objects.get(key);
     if (bytes === undefined) continue;
@@ -134,6 +118,34 @@ async function checked(
   const content = [...objects.keys()].filter((k) => !held.has(k) && !k.startsWith('manifests/')).sort();
   const fresh = pushed.filter((m) => !held.has(keys.manifest(m.lineage, m.version)));
   return { plan: { content, manifests: fresh }, source, head: head.ref };
+}
+
+/**
+ * Each pushed object on its own: a content key of the layout, well-formed, and, where this store
+ * already holds the key, the very bytes it holds. Returns the keys held (they are not written again).
+ */
+async function checkObjects(
+  graph: Graph,
+  a: { objects: ReadonlyMap<string, Uint8Array>; refuse: (key: string, why: string) => BranchgraphError; signal: AbortSignal | undefined },
+): Promise<Set<string>> {
+  const { objects, refuse, signal } = a;
+  const slice = new Slice();
+  for (const [key, bytes] of objects) {
+    if (!CONTENT.some((p) => key.startsWith(p)) || !safeKey(key)) throw refuse(key, 'not a content key of this graph');
+    if (!key.startsWith('schemas/') && parseKey(key) === undefined) throw refuse(key, 'not a key of the layout');
+    checkObject(key, bytes);
+    // A big pack is checked in slices: the loop serves other requests meanwhile.
+    if (slice.due()) await slice.turn();
+  }
+  const held = new Set<string>();
+  await mapLimit([...objects], STORE_WIDTH, async ([key, bytes]) => {
+    const info = await graph.store.head(key, { signal });
+    if (info === undefined) return;
+    if (info.size !== bytes.byteLength || Buffer.compare(Buffer.from(await graph.store.get(key, { signal })), Buffer.from(bytes)) !== 0)
+      throw refuse(key, 'held here with other bytes');
+    held.add(key);
+  });
+  return held;
 }
 
 /**
