@@ -46,7 +46,6 @@ const STORE_WIDTH = 16;
 export interface CheckedPack {
   plan: TransferPlan;
   source: Graph;
-  head: ManifestRef;
 }
 
 export async function checkPack(
@@ -117,7 +116,7 @@ async function checked(
   await checkPushedRows({ head, objects, source, refuse, signal });
   const content = [...objects.keys()].filter((k) => !held.has(k) && !k.startsWith('manifests/')).sort();
   const fresh = pushed.filter((m) => !held.has(keys.manifest(m.lineage, m.version)));
-  return { plan: { content, manifests: fresh }, source, head: head.ref };
+  return { plan: { content, manifests: fresh }, source };
 }
 
 /**

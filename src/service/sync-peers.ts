@@ -19,7 +19,7 @@ export type { TransferReport } from '../graph/transfer.js';
 /** What a peer reports of itself: its branches' committed heads and its tags. */
 export type PeerHeads = Awaited<ReturnType<SyncPeer['heads']>>;
 import { BranchgraphError } from '../model/errors.js';
-import { openStore } from '../store/open-store.js';
+import { openStore, parseStoreUrl } from '../store/open-store.js';
 
 export interface OpenedPeer {
   peer: SyncPeer;
@@ -33,12 +33,11 @@ export function isServerUrl(url: string): boolean {
   return /^https?:\/\//i.test(url);
 }
 
-/** A remote's URL as it is kept: a directory made absolute, anything else as given. */
+/** A remote's URL as it is kept: a server's or a bucket's as given, a directory made absolute; a store URL that cannot be opened is refused now. */
 export function normalizeRemoteUrl(url: string): string {
-  if (isServerUrl(url) || url.startsWith('s3://') || url.startsWith('memory:')) return url.replace(/\/+$/, '');
-  const dir = url.startsWith('file://') ? url.slice('file://'.length) : url;
-  if (dir === '') throw new BranchgraphError('invalid_input', 'a remote needs a URL', { issues: [{ path: 'url', message: 'empty' }] });
-  return path.resolve(dir);
+  if (isServerUrl(url)) return url.replace(/\/+$/, '');
+  const spec = parseStoreUrl(url);
+  return spec.kind === 'fs' ? path.resolve(spec.root) : url;
 }
 
 /** The token for a remote server, from the caller or the environment. */
