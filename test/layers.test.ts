@@ -41,7 +41,7 @@ const ALLOWED: Record<string, string[]> = {
 /** npm packages each layer may import (Node's own modules are open to all). */
 const CORE = ['ulid', 'zod'];
 const PACKAGES: Record<string, string[]> = {
-  model: CORE,
+  model: [...CORE, 'stemmer'],
   // Only the store speaks to S3.
   store: [...CORE, '@aws-sdk/client-s3'],
   table: [...CORE, 'apache-arrow'],

@@ -36,6 +36,17 @@ function cell(v: unknown): string {
 }
 
 /** An aligned table with a header row; an empty list says so. */
+/** A fragment with its matched words in brackets. */
+function marked(fragment: string, matches: readonly [number, number][]): string {
+  let out = '';
+  let at = 0;
+  for (const [start, end] of matches) {
+    out += `${fragment.slice(at, start)}[${fragment.slice(start, end)}]`;
+    at = end;
+  }
+  return (out + fragment.slice(at)).replace(/\s+/g, ' ');
+}
+
 export function table(rows: readonly object[], columns: readonly string[]): string {
   if (rows.length === 0) return '(none)\n';
   const cells = rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)[c])));
@@ -215,6 +226,23 @@ export const human = {
     const columns = ['key', ...new Set(page.items.flatMap((i) => Object.keys(i.row)))];
     const rows = page.items.map((i) => ({ key: i.key, ...i.row }));
     return `${table(rows, columns)}${page.nextCursor !== null ? `more: --cursor ${page.nextCursor}\n` : ''}`;
+  },
+  search: (r: {
+    hits: {
+      key: string;
+      score: number;
+      bm25: number | null;
+      distance: number | null;
+      highlights: { property: string; fragment: string; matches: [number, number][] }[];
+    }[];
+  }): string => {
+    if (r.hits.length === 0) return 'no hits\n';
+    const n = (x: number | null): string => (x === null ? '' : x.toFixed(4));
+    const lines = r.hits.flatMap((h, i) => [
+      `${i + 1}. ${h.key}  score ${n(h.score)}${h.bm25 === null ? '' : `  bm25 ${n(h.bm25)}`}${h.distance === null ? '' : `  distance ${n(h.distance)}`}`,
+      ...h.highlights.map((l) => `   ${l.property}: ${marked(l.fragment, l.matches)}`),
+    ]);
+    return `${lines.join('\n')}\n`;
   },
   diff: (d: DiffResultDto): string => {
     const head = d.mode === 'three-dot' ? `changes on ${d.to} since ${d.base} (merge base with ${d.from})\n` : '';

@@ -7,7 +7,7 @@
 import type { ProgressSink } from '../model/progress.js';
 import { MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { planWrite, type WriteSummary } from './write-batch.js';
-import type { TableReader } from './ports.js';
+import type { Embedder, TableReader } from './ports.js';
 import type { RunAppender } from './append-run.js';
 import type { Plan } from './change.js';
 
@@ -17,6 +17,7 @@ export function planLoad(request: {
   ndjson: string;
   progress?: ProgressSink | undefined;
   signal?: AbortSignal | undefined;
+  embedder?: Embedder | undefined;
 }): Plan<WriteSummary> {
   const { ndjson, progress } = request;
   let lines = 0;

@@ -76,6 +76,8 @@ export interface GcReport {
     wal: number;
     idempotency: number;
     deadLetters: number;
+    /** Search segments whose run piece is gone. */
+    search: number;
   };
   bytesFreed: number;
   keys: string[];
@@ -189,7 +191,7 @@ export async function collectGarbage(graph: GcTarget, opts: GcOptions = {}): Pro
     graceMs: grace,
     reachableManifests: reachable.length,
     scanned: listed.reduce((n, xs) => n + xs.length, 0),
-    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0, deadLetters: 0 },
+    deleted: { manifests: 0, runs: 0, commits: 0, hints: 0, parts: 0, wal: 0, idempotency: 0, deadLetters: 0, search: 0 },
     bytesFreed: 0,
     keys: candidates.map((c) => c.key).sort(),
   };
@@ -219,7 +221,7 @@ type Candidate = ObjectInfo & { kind: keyof GcReport['deleted'] };
 /** The listed keys GC may delete: unreferenced and older than the grace, by kind. */
 function garbageAmong(j: Judgement): Candidate[] {
   const { keep, seen, liveLineages, liveMarks, byName, old, deletedLongAgo } = j;
-  const [manifests, runs, commits, hints, parts, wal, idempotency, deadLetters] = j.listed;
+  const [manifests, runs, commits, hints, parts, wal, idempotency, deadLetters, search] = j.listed;
   const candidates: Candidate[] = [];
   // WAL generations: those of dead lineages once old, and those at or below their live head's watermark (folded).
   for (const o of wal ?? []) {
@@ -238,6 +240,11 @@ function garbageAmong(j: Judgement): Candidate[] {
   for (const o of runs ?? []) {
     const k = parseKey(o.key);
     if (k?.kind === 'run' && !keep.has(o.key) && old(o.lastModified)) candidates.push({ ...o, kind: 'runs' });
+  }
+  // A search segment lives as long as its run piece: it is derived from it alone.
+  for (const o of search ?? []) {
+    const k = parseKey(o.key);
+    if (k?.kind === 'searchSegment' && !keep.has(k.piece) && old(o.lastModified)) candidates.push({ ...o, kind: 'search' });
   }
   for (const o of commits ?? []) {
     const k = parseKey(o.key);

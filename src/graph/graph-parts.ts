@@ -9,6 +9,8 @@ import type { ObjectStore } from '../store/object-store.js';
 import { treeOptions } from './manifest-codec.js';
 import { Repository } from './repository.js';
 import { RunStore } from './run-store.js';
+import { SearchSegments } from './search-segments.js';
+import { LOCAL_EMBEDDER } from './embed-ops.js';
 import { Tags } from './tags.js';
 import { Remotes } from './remotes.js';
 import { BranchHints } from './branch-hints.js';
@@ -17,12 +19,16 @@ import { Publisher } from './publisher.js';
 import { PublicationLanes } from './publication-lanes.js';
 import { Branches } from './branches.js';
 import { GroupCommit } from './group-commit.js';
-import type { Generations, GraphPorts } from './ports.js';
+import type { Embedder, Generations, GraphPorts } from './ports.js';
 import { monotonicIds } from '../model/new-id.js';
 
 export interface GraphOptions {
   actor?: string;
   runCacheBytes?: number;
+  /** What fills `@embed` vectors as writes land: the local embedder unless told otherwise (embed-ops.ts). */
+  embedder?: Embedder;
+  /** Bytes of search segments kept in memory (graph/search-segments.ts). */
+  searchCacheBytes?: number;
   /**
    * Wall-clock milliseconds, for the times written into ids (run and commit
    * ULIDs) and the publication deadline. Tests and the simulation move it by hand.
@@ -63,6 +69,7 @@ export interface SharedParts {
    * they were made in.
    */
   commitIds: (time: number) => string;
+  search: SearchSegments;
 }
 
 export interface GraphParts extends SharedParts {
@@ -89,7 +96,8 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
   const hints = shared?.hints ?? new BranchHints();
   const lanes = shared?.lanes ?? new PublicationLanes();
   const commitIds = shared?.commitIds ?? monotonicIds();
-  const heads = new SnapshotReader({ repo, runs, store, tags, remotes, clock });
+  const search = shared?.search ?? new SearchSegments(opts.searchCacheBytes);
+  const heads = new SnapshotReader({ repo, runs, store, tags, remotes, clock, search });
   const publication = new Publisher({
     repo,
     runs,
@@ -111,15 +119,16 @@ export function graphParts(store: ObjectStore, opts: GraphOptions, shared?: Shar
     runFiles: runs,
     publication,
     generations: generationsIn(store),
+    embedder: opts.embedder ?? LOCAL_EMBEDDER,
     clock,
     actor,
     counted: () => {
       const counting = new CountingStore(store);
-      return { ports: graphParts(counting, opts, { repo, runs, hints, lanes, commitIds }).ports, counting };
+      return { ports: graphParts(counting, opts, { repo, runs, hints, lanes, commitIds, search }).ports, counting };
     },
   };
   branches = new Branches({ repo, heads, publication, hints, clock, actor });
-  return { store, repo, runs, tags, remotes, hints, lanes, commitIds, heads, branches, groups: new GroupCommit(ports), ports };
+  return { store, repo, runs, tags, remotes, hints, lanes, commitIds, search, heads, branches, groups: new GroupCommit(ports), ports };
 }
 
 function generationsIn(store: ObjectStore): Generations {

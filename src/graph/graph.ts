@@ -134,6 +134,7 @@ export class Graph {
   dropCaches(): void {
     this.#parts.repo.clearCaches();
     this.#parts.runs.clear();
+    this.#parts.search.clear();
   }
 
   /** Once the best-effort writes already started (head hints, event confirmations and voids) have landed or failed. */
@@ -307,7 +308,14 @@ export class Graph {
 
   /** Load NDJSON operations as one all-or-nothing commit (see bulk-load.ts). */
   load(branch: string, ndjson: string, opts: ChangeOptions & { progress?: ProgressSink } = {}): Promise<ChangeResult<WriteSummary>> {
-    const plan = planLoad({ tables: this.ports.tables, runs: this.#parts.runs, ndjson, progress: opts.progress, signal: opts.signal });
+    const plan = planLoad({
+      tables: this.ports.tables,
+      runs: this.#parts.runs,
+      ndjson,
+      progress: opts.progress,
+      signal: opts.signal,
+      embedder: this.ports.embedder,
+    });
     return this.ports.publication.commitChange(branch, opts, plan);
   }
 

@@ -33,7 +33,7 @@ import type { Snapshot } from './snapshot.js';
 import { MAX_BATCH_OPS, planWrite, resolveWrite, type WriteOp, type WriteSummary } from './write-batch.js';
 
 /** What the queue needs of a graph: its tables, runs, default actor and publication loop. */
-export type GroupPorts = Pick<GraphPorts, 'tables' | 'runFiles' | 'actor' | 'publication'>;
+export type GroupPorts = Pick<GraphPorts, 'tables' | 'runFiles' | 'actor' | 'publication' | 'embedder'>;
 
 interface Queued {
   ops: readonly WriteOp[];
@@ -71,7 +71,7 @@ export class GroupCommit {
   private alone(branch: string, ops: readonly WriteOp[], opts: ChangeOptions): Promise<ChangeResult<WriteSummary>> {
     const { tables, runFiles: runs, publication } = this.ports;
     return publication.commitChange(branch, { ...opts, chained: true }, (head) =>
-      planWrite({ tables, runs, head, ops, signal: opts.signal }),
+      planWrite({ tables, runs, head, ops, signal: opts.signal, embedder: this.ports.embedder }),
     );
   }
 
@@ -150,7 +150,8 @@ export class GroupCommit {
         // Commit metadata is stored text: refused per caller, as an ungrouped write refuses it.
         const bad = findInputProblem({ author: q.opts.author, message: q.opts.message }, 'commit');
         if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
-        const r = await resolveWrite({ tables: this.ports.tables, head: view, ops: q.ops });
+        const { tables, embedder } = this.ports;
+        const r = await resolveWrite({ tables, head: view, ops: q.ops, embedder, signal: q.opts.signal });
         outcomes.push({ summary: r.summary, changed: r.rows.length > 0 });
         for (const [type, changed] of r.rows) {
           // A @unique property is kept by the group's run only if every batch in it kept it.

@@ -55,6 +55,8 @@ export const keys = {
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
   /** The runs a compacted run replaced, oldest first. */
   runReplaced: (table: string, id: string): string => `runs/${table}/${id}.replaced.json`,
+  /** The search segment of one run piece under one search spec (derived: rebuilt whenever it is missing). */
+  searchSegment: (pieceKey: string, spec: string): string => `search/${pieceKey}@${spec}`,
 };
 
 /**
@@ -86,6 +88,7 @@ export const COLLECTABLE_PREFIXES = {
   wal: 'wal/',
   idempotency: 'idempotency/',
   deadLetters: 'hook-dead-letters/',
+  search: 'search/',
 } as const;
 
 /** What a key of a collectable kind names; undefined for a key outside the layout. */
@@ -95,7 +98,9 @@ export type ParsedKey =
   | { kind: 'commit'; id: string }
   | { kind: 'hint'; lineage: string }
   | { kind: 'branchHint'; name: string }
-  | { kind: 'part'; id: string };
+  | { kind: 'part'; id: string }
+  /** A search segment, derived from the run piece it names. */
+  | { kind: 'searchSegment'; piece: string };
 
 export function parseKey(key: string): ParsedKey | undefined {
   const parts = key.split('/');
@@ -113,6 +118,10 @@ export function parseKey(key: string): ParsedKey | undefined {
       return parts.length === 2 && parts[1]?.endsWith('.json')
         ? { kind: 'commit', id: (parts[1] as string).slice(0, -'.json'.length) }
         : undefined;
+    case 'search': {
+      const at = key.lastIndexOf('@');
+      return at > 'search/'.length ? { kind: 'searchSegment', piece: key.slice('search/'.length, at) } : undefined;
+    }
     case 'parts':
       return parts.length === 2 && parts[1]?.endsWith('.json')
         ? { kind: 'part', id: (parts[1] as string).slice(0, -'.json'.length) }

@@ -28,6 +28,7 @@ import type { ChangeOptions, ChangeResult, Plan, PublishOptions } from './change
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { BranchRecord } from './branch-record.js';
 import type { PendingMode, Ref, Snapshot } from './snapshot.js';
+import type { VersionSearch } from './search-segments.js';
 
 /** A table of a snapshot: its type, its version, how to load its runs, and its index lookups. */
 export interface TableView {
@@ -36,6 +37,8 @@ export interface TableView {
   load: LoadRun;
   /** Exact lookups by @unique value and incoming edge (a scan when no index is usable). */
   indexes: IndexReader;
+  /** The version's search segments and live index (graph/search-segments.ts); absent where a reader keeps none. */
+  search?: () => Promise<VersionSearch>;
 }
 
 /** Reads a snapshot's tables; `table` throws `not_found` for a table the schema lacks. */
@@ -129,8 +132,19 @@ export interface Generations {
 }
 
 /** The ports of one graph, and the same ports over a store that counts every call (one merge's, one catch-up's). */
+/**
+ * What fills `@embed` vectors (and turns a search's `near: {text}` into a vector): texts in, one
+ * vector of `dims` values per text out, in order. A failure is a typed error (`embedding_failed`).
+ */
+export interface Embedder {
+  readonly name: string;
+  embed(texts: readonly string[], dims: number, signal?: AbortSignal): Promise<number[][]>;
+}
+
 export interface GraphPorts {
   heads: Heads;
+  /** Fills `@embed` vectors when a write lands (graph/embed-ops.ts). */
+  embedder: Embedder;
   tables: TableReader;
   manifests: ManifestReader & SchemaReader;
   runFiles: RunFiles;

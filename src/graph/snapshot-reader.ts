@@ -21,6 +21,7 @@ import type { Remotes } from './remotes.js';
 import type { HeadOptions, Heads, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
 import type { PendingMode, Ref, Snapshot } from './snapshot.js';
 import { RefResolver } from './ref-resolver.js';
+import type { SearchSegments } from './search-segments.js';
 
 /** What a reader reads from: the repository, the runs, the store (WAL listings), the tags and the clock. */
 export interface SnapshotSources {
@@ -30,6 +31,8 @@ export interface SnapshotSources {
   tags: Tags;
   remotes: Remotes;
   clock: () => number;
+  /** Search segments, shared by every view of the graph. */
+  search: SearchSegments;
 }
 
 export class SnapshotReader implements Heads, TableReader, ManifestReader, SchemaReader {
@@ -120,11 +123,14 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
   table(snap: Snapshot, name: string, signal?: AbortSignal): TableView {
     const type = findType(snap.schema, name);
     if (type === undefined) throw new BranchgraphError('not_found', `table ${name} does not exist`, { details: { table: name } });
+    const version = snap.tables[name] ?? EMPTY_TABLE;
+    const load = this.from.runs.loader(type, signal);
     return {
       type,
-      version: snap.tables[name] ?? EMPTY_TABLE,
-      load: this.from.runs.loader(type, signal),
+      version,
+      load,
       indexes: this.indexes(snap, type, signal),
+      search: () => this.from.search.version({ store: this.from.store, type, version, load, signal }),
     };
   }
 

@@ -99,7 +99,7 @@ function column(p: PropDef, rows: readonly Row[]): Data {
     if (v === null || v === undefined) b.append(null);
     else if (p.type.kind === 'int') b.append(BigInt(v as number) as never);
     else if (p.type.kind === 'date') b.append(new Date(`${v as string}T00:00:00Z`) as never);
-    else if (p.type.kind === 'json') b.append(JSON.stringify(v) as never);
+    else if (p.type.kind === 'json' || p.type.kind === 'vector') b.append(JSON.stringify(v) as never);
     else b.append(v as never);
   }
   return b.finish().flush();

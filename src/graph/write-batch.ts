@@ -29,7 +29,8 @@ import { encodeNodeKey, encodeUnique, IN_SPEC, uniqueSpec } from '../table/secon
 import { uniqueClashes } from '../table/unique-clashes.js';
 import type { PlanResult } from './change.js';
 import type { Snapshot } from './snapshot.js';
-import type { TableReader, TableView } from './ports.js';
+import type { Embedder, TableReader, TableView } from './ports.js';
+import { fillEmbeddings } from './embed-ops.js';
 import { appendRun, ownRuns, type RunAppender } from './append-run.js';
 import { Slice } from '../model/turns.js';
 
@@ -85,8 +86,16 @@ class Issues {
  * Validate operation shapes against the schema; returns typed ops with keys. A batch of large
  * rows gives the event loop turns between operations (model/turns.ts).
  */
-async function checkOps(a: { schema: Snapshot['schema']; ops: readonly WriteOp[]; issues: Issues; maxOps: number }): Promise<TypedOp[]> {
-  const { schema, ops, issues, maxOps } = a;
+async function checkOps(a: {
+  schema: Snapshot['schema'];
+  ops: readonly WriteOp[];
+  issues: Issues;
+  maxOps: number;
+  embedder?: Embedder | undefined;
+  signal?: AbortSignal | undefined;
+}): Promise<TypedOp[]> {
+  const { schema, issues, maxOps } = a;
+  let ops = a.ops;
   if (ops.length > maxOps) {
     throw new BranchgraphError('payload_too_large', `a batch holds at most ${maxOps} operations, got ${ops.length}`);
   }
@@ -104,6 +113,8 @@ async function checkOps(a: { schema: Snapshot['schema']; ops: readonly WriteOp[]
       issues: malformed.slice(0, MAX_REPORTED_ISSUES),
     });
   }
+  // `@embed` vectors are filled from well-formed text, before the rows are checked (a required vector is then present).
+  if (a.embedder !== undefined) ops = await fillEmbeddings({ schema, ops, embedder: a.embedder, signal: a.signal });
   const out: TypedOp[] = [];
   for (const [i, o] of ops.entries()) {
     if (slice.due()) await slice.turn();
@@ -160,6 +171,8 @@ export interface WriteRequest {
   signal?: AbortSignal | undefined;
   /** The most operations taken (a load takes more than a batch). */
   maxOps?: number;
+  /** Fills `@embed` vectors (embed-ops.ts); without one, a vector is only what the operation gives. */
+  embedder?: Embedder | undefined;
 }
 
 export async function planWrite(request: WriteRequest & { runs: RunAppender; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
@@ -211,9 +224,9 @@ class Overlay {
  * into a generation.
  */
 export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite> {
-  const { tables, head, ops, signal, maxOps = MAX_BATCH_OPS } = request;
+  const { tables, head, ops, signal, maxOps = MAX_BATCH_OPS, embedder } = request;
   const issues = new Issues();
-  const typed = await checkOps({ schema: head.schema, ops, issues, maxOps });
+  const typed = await checkOps({ schema: head.schema, ops, issues, maxOps, embedder, signal });
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string): TableView => tables.table(head, name, signal);
   const overlay = new Overlay(await readBefore(view, typed));

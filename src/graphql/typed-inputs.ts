@@ -41,6 +41,22 @@ export const DateType = new GraphQLScalarType({
   description: 'A calendar date, YYYY-MM-DD.',
 });
 
+function vector(v: unknown): number[] {
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'number')) throw new GraphQLError('Vector must be a list of numbers');
+  return v as number[];
+}
+
+export const VectorType = new GraphQLScalarType({
+  name: 'Vector',
+  description: 'A vector property: a list of float32 numbers of the length the schema declares.',
+  serialize: (v) => v,
+  parseValue: vector,
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.LIST) throw new GraphQLError('Vector must be a list of numbers');
+    return vector(ast.values.map((x) => (x.kind === Kind.FLOAT || x.kind === Kind.INT ? Number(x.value) : null)));
+  },
+});
+
 function datetime(v: unknown): string {
   if (typeof v !== 'string') throw new GraphQLError('DateTime must be an ISO 8601 date-time string');
   const r = normalizeDatetime(v);
@@ -81,6 +97,8 @@ export function scalarOf(p: PropDef, enums: Map<string, GraphQLEnumType>, owner:
       return DateTimeType;
     case 'json':
       return JSONType;
+    case 'vector':
+      return VectorType;
     case 'enum':
       return enums.get(`${owner}.${p.name}`) as unknown as GraphQLScalarType;
   }
@@ -93,14 +111,17 @@ export function enumType(p: PropDef, name: string): GraphQLEnumType {
 }
 
 /** A comparison filter over one value type. */
-export function filterType(name: string, of: GraphQLInputType, kind: 'text' | 'ordered' | 'plain'): GraphQLInputObjectType {
-  const fields: GraphQLInputFieldConfigMap = {
-    eq: { type: of },
-    ne: { type: of },
-    in: { type: new GraphQLList(new GraphQLNonNull(of)) },
-    notIn: { type: new GraphQLList(new GraphQLNonNull(of)) },
-  };
-  if (kind !== 'plain') for (const op of ['lt', 'lte', 'gt', 'gte']) fields[op] = { type: of };
+export function filterType(name: string, of: GraphQLInputType, kind: FilterKind): GraphQLInputObjectType {
+  const fields: GraphQLInputFieldConfigMap =
+    kind === 'null'
+      ? {}
+      : {
+          eq: { type: of },
+          ne: { type: of },
+          in: { type: new GraphQLList(new GraphQLNonNull(of)) },
+          notIn: { type: new GraphQLList(new GraphQLNonNull(of)) },
+        };
+  if (kind === 'text' || kind === 'ordered') for (const op of ['lt', 'lte', 'gt', 'gte']) fields[op] = { type: of };
   if (kind === 'text') {
     fields.prefix = { type: GraphQLString };
     fields.contains = { type: GraphQLString };
@@ -109,7 +130,10 @@ export function filterType(name: string, of: GraphQLInputType, kind: 'text' | 'o
   return new GraphQLInputObjectType({ name, fields });
 }
 
-const FILTER_KIND: Record<string, 'text' | 'ordered' | 'plain'> = {
+/** What a filter on a type compares: text (with prefix and contains), an order, equality only, or only whether it is set (vectors). */
+type FilterKind = 'text' | 'ordered' | 'plain' | 'null';
+
+const FILTER_KIND: Record<string, FilterKind> = {
   string: 'text',
   int: 'ordered',
   float: 'ordered',
@@ -118,6 +142,7 @@ const FILTER_KIND: Record<string, 'text' | 'ordered' | 'plain'> = {
   enum: 'ordered',
   bool: 'plain',
   json: 'plain',
+  vector: 'null',
 };
 
 /** The built-in comparison filters, one per scalar type. */
@@ -130,11 +155,12 @@ export function builtInFilters(): Map<string, GraphQLInputObjectType> {
     ['date', DateType, 'DateFilter'],
     ['datetime', DateTimeType, 'DateTimeFilter'],
     ['json', JSONType, 'JSONFilter'],
+    ['vector', VectorType, 'VectorFilter'],
   ];
   return new Map(of.map(([kind, t, name]) => [kind, filterType(name, t, FILTER_KIND[kind] as 'text')]));
 }
 
-export function filterKind(p: PropDef): 'text' | 'ordered' | 'plain' {
+export function filterKind(p: PropDef): FilterKind {
   return FILTER_KIND[p.type.kind] as 'text';
 }
 

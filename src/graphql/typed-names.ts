@@ -6,7 +6,7 @@
  * Types. A table's base name T is its name with the first letter
  * upper-cased (`person` → `Person`). Each table owns a family of names: T,
  * `TConnection`, `TEdge`, `TWhere`, `TOrderBy`, `TInput`, `TPatch`,
- * `TResult`, and per enum property p the enum `T<P>` and its filter
+ * `TResult`, `TSearchHit`, and per enum property p the enum `T<P>` and its filter
  * `T<P>Filter`. Tables are named in table-name order; when any name of a
  * family is taken (by a built-in name such as `Query`, `String`, `Commit`,
  * `PageInfo`, `StringFilter`, or by an earlier table's family, as with
@@ -15,7 +15,7 @@
  *
  * Root fields. From T: `getT` (by key), `queryT` (a connection), and the
  * mutations `createT`, `updateT`, `upsertT`, `deleteT`, `createManyT`,
- * `upsertManyT`. They are in T's family too, so no two tables' root fields
+ * `upsertManyT`, and on a table with `@search` or vector properties `searchT`. They are in T's family too, so no two tables' root fields
  * meet (`createManyPerson` of `Person` and of a table `ManyPerson`). Key
  * arguments take the key's field names, with a trailing `_` when that is
  * `at` or `set` (the other arguments' names).
@@ -59,9 +59,13 @@ export const BUILT_IN_NAMES = [
   'DateFilter',
   'DateTimeFilter',
   'JSONFilter',
+  'Vector',
+  'VectorFilter',
+  'Near',
+  'Highlight',
 ] as const;
 
-const FAMILY_SUFFIXES = ['', 'Connection', 'Edge', 'Where', 'OrderBy', 'Input', 'Patch', 'Result'] as const;
+const FAMILY_SUFFIXES = ['', 'Connection', 'Edge', 'Where', 'OrderBy', 'Input', 'Patch', 'Result', 'SearchHit'] as const;
 
 /** The names of one table's part of the API. */
 export interface TableNames {
@@ -75,6 +79,8 @@ export interface TableNames {
   input: string;
   patch: string;
   result: string;
+  /** A search hit of the table (its searchable tables only have the field). */
+  searchHit: string;
   get: string;
   query: string;
   create: string;
@@ -83,6 +89,7 @@ export interface TableNames {
   remove: string;
   createMany: string;
   upsertMany: string;
+  search: string;
   /** The key's arguments on lookups, updates and deletes, by property (the row field's name, or with `_` when it is `at` or `set`). */
   keyArgs: Record<string, string>;
   /** Enum type names by property. */
@@ -106,7 +113,7 @@ const upperFirst = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
 
 /** Root field names a base takes; in the family so that `createManyPerson` of `Person` and `createManyPerson` of `ManyPerson` cannot meet. */
-const ROOT_PREFIXES = ['get', 'query', 'create', 'update', 'upsert', 'delete', 'createMany', 'upsertMany'] as const;
+const ROOT_PREFIXES = ['get', 'query', 'create', 'update', 'upsert', 'delete', 'createMany', 'upsertMany', 'search'] as const;
 
 /** Arguments a lookup or an update takes besides the key's. */
 const FIXED_ARGS = new Set(['at', 'set']);
@@ -218,6 +225,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       input: `${T}Input`,
       patch: `${T}Patch`,
       result: `${T}Result`,
+      searchHit: `${T}SearchHit`,
       get: `get${T}`,
       query: `query${T}`,
       create: `create${T}`,
@@ -226,6 +234,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       remove: `delete${T}`,
       createMany: `createMany${T}`,
       upsertMany: `upsertMany${T}`,
+      search: `search${T}`,
       keyArgs: keyArgsOf(t, fields),
       enums,
       fields,

@@ -17,6 +17,7 @@ import { invoke, refText, type Ref } from '../service/api.js';
 import { OPERATIONS } from '../service/operation-table.js';
 import { LIMITS } from '../service/limits.js';
 import type { BranchgraphService } from '../service/service.js';
+import type { OutputOf } from '../service/operation.js';
 import type { ReadMeter, RequestContext } from '../service/request-context.js';
 
 /** An entity as typed fields see it: which table, its key and row, the ref it was read at, and its level. */
@@ -158,6 +159,13 @@ export class TypedReads {
       const r = await invoke(OPERATIONS.queryRows, this.service, { input: { table, ...AS_TEXT(at), ...askOf(page) }, ctx });
       return pageOf(r, { table, at, level: 1, after: page.after });
     });
+  }
+
+  /** A search of one table (a root field): its hits best first. */
+  search(q: { table: string; at: string; ask: Record<string, unknown> }): Promise<OutputOf<typeof OPERATIONS.search>> {
+    return this.measured(1, (ctx) =>
+      invoke(OPERATIONS.search, this.service, { input: { table: q.table, ...AS_TEXT(q.at), ...q.ask }, ctx }),
+    );
   }
 
   /** A page of one node's edges, batched with the same traversal from every node of its level. */

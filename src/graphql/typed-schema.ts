@@ -60,6 +60,7 @@ import {
   type ReadField,
 } from './typed-plan.js';
 import { mutationFields } from './typed-mutations.js';
+import { searchField, searchTypes } from './typed-search.js';
 import { nextTurn, Slice } from '../model/turns.js';
 
 function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {
@@ -180,8 +181,15 @@ export function* typedSchemaSteps(schema: Schema): Generator<Step, TypedSchema> 
     yield;
   }
   const query: GraphQLFieldConfigMap<unknown, TypedContext> = {};
+  const searchShared = searchTypes();
   for (const t of schema.types) {
-    Object.assign(query, rootReads({ t, n: names.get(t.name) as TableNames, ts, enums }, { objects, connections, wheres, orders }));
+    const n = names.get(t.name) as TableNames;
+    Object.assign(query, rootReads({ t, n, ts, enums }, { objects, connections, wheres, orders }));
+    const search = searchField(
+      { t, n, ts, node: objects.get(t.name) as GraphQLObjectType, where: wheres.get(t.name) as GraphQLInputObjectType },
+      searchShared,
+    );
+    if (search !== undefined) query[search.name] = search.field;
     yield;
   }
   if (schema.types.length === 0)

@@ -51,6 +51,8 @@ export const ERROR_CODES = {
   server_unreachable: { retryable: true },
   /** A remote a fetch or push names could not be reached (a server, or its store): the request was fine, retry later. */
   remote_unreachable: { retryable: true },
+  /** The embedder an `@embed` property or a `near: {text}` needs failed or could not be reached: nothing was written; retry later. */
+  embedding_failed: { retryable: true },
 } as const satisfies Record<string, { retryable: boolean }>;
 
 /** Store-level outcomes the engine handles itself; never shown to a client as such. */
@@ -127,6 +129,7 @@ export interface ErrorDetailsByCode {
   internal: CommonDetails;
   server_unreachable: CommonDetails & { url?: string };
   remote_unreachable: CommonDetails & { remote?: string; url?: string };
+  embedding_failed: CommonDetails & { embedder?: string };
   object_not_found: CommonDetails & { key?: string };
   object_exists: CommonDetails & { key?: string };
   store_crashed: CommonDetails & { key?: string };

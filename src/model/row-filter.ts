@@ -104,6 +104,7 @@ function comparison(prop: PropDef, cond: unknown, c: Ctx): FilterNode[] {
     const o = op as ComparisonOp;
     if (ORDERED_OPS.has(o) && (kind === 'bool' || kind === 'json')) throw bad([{ path, message: `${kind} values are not ordered` }]);
     if (TEXT_OPS.has(o) && kind !== 'string') throw bad([{ path, message: `${o} applies to strings` }]);
+    if (kind === 'vector' && o !== 'isNull') throw bad([{ path, message: 'a vector is filtered only by isNull; search it with near' }]);
     if (++c.terms.n > MAX_FILTER_TERMS) throw bad([{ path, message: `a filter holds at most ${MAX_FILTER_TERMS} conditions` }]);
     let value: Value;
     if (o === 'isNull') {

@@ -42,7 +42,7 @@ function enumWidened(a: PropDef, b: PropDef): boolean {
 }
 
 function sameType(a: PropDef, b: PropDef): boolean {
-  if (a.type.kind === 'enum' || b.type.kind === 'enum') return a.type.kind === b.type.kind;
+  if (a.type.kind === 'vector' && b.type.kind === 'vector') return a.type.dims === b.type.dims;
   return a.type.kind === b.type.kind;
 }
 

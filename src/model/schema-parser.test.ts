@@ -57,7 +57,7 @@ describe('schema language', () => {
 
   it('reports line:column and what was expected', () => {
     expect(issuesOf('node Person {\n  id: strng @key\n}')).toEqual([
-      { path: '2:7', message: 'expected a type (string, int, float, bool, date, datetime, json, enum(...)), found "strng"' },
+      { path: '2:7', message: 'expected a type (string, int, float, bool, date, datetime, json, enum(...), vector(N)), found "strng"' },
     ]);
     expect(issuesOf('node Person {\n  id string\n}')[0]).toEqual({ path: '2:6', message: 'expected ":", found "string"' });
     expect(issuesOf('edge E: A => B')[0]?.path).toBe('1:11');

@@ -23,7 +23,10 @@ import { BranchgraphError, type ErrorIssue } from './errors.js';
 import {
   EDGE_FROM,
   EDGE_TO,
+  MAX_VECTOR_DIMS,
   SCALAR_KINDS,
+  VECTOR_METRICS,
+  type VectorMetric,
   SchemaIR,
   type EdgeType,
   type NodeType,
@@ -84,6 +87,13 @@ function tokenize(text: string): Token[] {
     if (ident !== null) {
       out.push({ kind: 'ident', text: ident[0], line, col });
       advance(ident[0].length);
+      continue;
+    }
+    // A quoted name (`@embed(from: "body")`) reads as the name itself.
+    const quoted = /^"([A-Za-z_][A-Za-z0-9_]*)"/.exec(rest);
+    if (quoted !== null) {
+      out.push({ kind: 'ident', text: quoted[1] as string, line, col });
+      advance(quoted[0].length);
       continue;
     }
     const num = /^-?(\d+(\.\d+)?([eE][+-]?\d+)?)/.exec(rest);
@@ -259,29 +269,66 @@ class Parser {
       optional = true;
     }
     let key = false;
-    let unique = false;
-    let range: PropDef['range'] = null;
+    const def: PropDef = { name: name.text, type, optional, unique: false, range: null };
     while (this.isPunct('@')) {
       this.next();
-      const attr = this.ident('an attribute (@key, @unique, @range)');
+      const attr = this.ident('an attribute (@key, @unique, @range, @search, @index, @embed)');
       if (attr.text === 'key') key = true;
-      else if (attr.text === 'unique') unique = true;
-      else if (attr.text === 'range') {
+      else if (attr.text === 'unique') def.unique = true;
+      else if (attr.text === 'range') def.range = this.range(attr);
+      else if (attr.text === 'search') def.search = { stem: this.option('stem', ['english', 'none']) === 'english' };
+      else if (attr.text === 'index') {
+        const metric = this.option('metric', VECTOR_METRICS) ?? 'cosine';
+        def.index = { metric: metric as VectorMetric };
+      } else if (attr.text === 'embed') {
         this.punct('(');
-        const min = this.peek().kind === 'number' ? this.number('a minimum') : null;
-        this.punct(',');
-        const max = this.peek().kind === 'number' ? this.number('a maximum') : null;
+        this.named('from');
+        def.embed = { from: this.ident('a string property to embed').text };
         this.punct(')');
-        if (min !== null && max !== null && min > max)
-          throw new ParseError(attr.line, attr.col, `range minimum ${min} is above maximum ${max}`);
-        range = { min, max };
-      } else this.fail(attr, '"key", "unique" or "range"');
+      } else this.fail(attr, '"key", "unique", "range", "search", "index" or "embed"');
     }
-    return { def: { name: name.text, type, optional, unique, range }, key };
+    return { def, key };
+  }
+
+  private range(attr: Token): PropDef['range'] {
+    this.punct('(');
+    const min = this.peek().kind === 'number' ? this.number('a minimum') : null;
+    this.punct(',');
+    const max = this.peek().kind === 'number' ? this.number('a maximum') : null;
+    this.punct(')');
+    if (min !== null && max !== null && min > max)
+      throw new ParseError(attr.line, attr.col, `range minimum ${min} is above maximum ${max}`);
+    return { min, max };
+  }
+
+  /** `name: value`. */
+  private named(option: string): void {
+    const t = this.ident(`"${option}"`);
+    if (t.text !== option) this.fail(t, `"${option}"`);
+    this.punct(':');
+  }
+
+  /** An optional `(name: value)` after an attribute, the value one of `values`; undefined when absent. */
+  private option(option: string, values: readonly string[]): string | undefined {
+    if (!this.isPunct('(')) return undefined;
+    this.next();
+    this.named(option);
+    const v = this.ident(values.map((x) => `"${x}"`).join(' or '));
+    if (!values.includes(v.text)) this.fail(v, values.map((x) => `"${x}"`).join(' or '));
+    this.punct(')');
+    return v.text;
   }
 
   private propType(): PropType {
-    const t = this.ident(`a type (${[...SCALAR_KINDS, 'enum(...)'].join(', ')})`);
+    const t = this.ident(`a type (${[...SCALAR_KINDS, 'enum(...)', 'vector(N)'].join(', ')})`);
+    if (t.text === 'vector') {
+      this.punct('(');
+      const dims = this.number('a vector length');
+      this.punct(')');
+      if (!Number.isInteger(dims) || dims < 1 || dims > MAX_VECTOR_DIMS)
+        throw new ParseError(t.line, t.col, `a vector holds 1 to ${MAX_VECTOR_DIMS} values, got ${dims}`);
+      return { kind: 'vector', dims };
+    }
     if (t.text === 'enum') {
       this.punct('(');
       const values = [this.ident('an enum value').text];
@@ -292,7 +339,8 @@ class Parser {
       this.punct(')');
       return { kind: 'enum', values };
     }
-    if (!(SCALAR_KINDS as readonly string[]).includes(t.text)) this.fail(t, `a type (${[...SCALAR_KINDS, 'enum(...)'].join(', ')})`);
+    if (!(SCALAR_KINDS as readonly string[]).includes(t.text))
+      this.fail(t, `a type (${[...SCALAR_KINDS, 'enum(...)', 'vector(N)'].join(', ')})`);
     return { kind: t.text as (typeof SCALAR_KINDS)[number] };
   }
 }
@@ -322,7 +370,9 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
       if (p.range !== null && p.type.kind !== 'int' && p.type.kind !== 'float') {
         issues.push({ path: where, message: `${t.name}.${p.name}: @range applies to int and float only` });
       }
-      if (p.unique && p.type.kind === 'json') issues.push({ path: where, message: `${t.name}.${p.name}: @unique does not apply to json` });
+      if (p.unique && (p.type.kind === 'json' || p.type.kind === 'vector'))
+        issues.push({ path: where, message: `${t.name}.${p.name}: @unique does not apply to ${p.type.kind}` });
+      issues.push(...searchIssues(t, p).map((message) => ({ path: where, message: `${t.name}.${p.name}: ${message}` })));
       if (p.type.kind === 'enum' && new Set(p.type.values).size !== p.type.values.length) {
         issues.push({ path: where, message: `${t.name}.${p.name}: enum values must be distinct` });
       }
@@ -330,7 +380,7 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
     for (const k of t.key) {
       const p = t.props.find((q) => q.name === k);
       if (p?.optional) issues.push({ path: where, message: `${t.name}.${k}: a key property cannot be optional` });
-      if (p?.type.kind === 'json' || p?.type.kind === 'float')
+      if (p?.type.kind === 'json' || p?.type.kind === 'float' || p?.type.kind === 'vector')
         issues.push({ path: where, message: `${t.name}.${k}: a key property cannot be ${p.type.kind}` });
     }
     if (t.kind === 'node' && t.key.length === 0) issues.push({ path: where, message: `node ${t.name} needs at least one @key property` });
@@ -343,6 +393,21 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
     }
   }
   return issues;
+}
+
+/** What is wrong with a property's search attributes (@search, @index, @embed). */
+function searchIssues(t: TableType, p: PropDef): string[] {
+  const out: string[] = [];
+  if (p.search !== undefined && p.type.kind !== 'string') out.push('@search applies to string properties only');
+  if (p.index !== undefined && p.type.kind !== 'vector') out.push('@index applies to vector properties only');
+  if (p.embed !== undefined) {
+    const source = t.props.find((q) => q.name === p.embed?.from);
+    if (p.type.kind !== 'vector') out.push('@embed applies to vector properties only');
+    else if (source === undefined || source.type.kind !== 'string')
+      out.push(`@embed(from: ${p.embed.from}) must name a string property of ${t.name}`);
+    else if (source.optional && !p.optional) out.push(`@embed from the optional ${source.name} needs an optional vector`);
+  }
+  return out;
 }
 
 /** Parse schema text; throws `schema_invalid` with every issue found. */
@@ -375,11 +440,15 @@ export function parseSchema(text: string): Schema {
 /** Render a schema back to text; `parseSchema(formatSchema(s))` equals `s`. */
 export function formatSchema(schema: Schema): string {
   const prop = (p: PropDef, key: boolean): string => {
-    const type = p.type.kind === 'enum' ? `enum(${p.type.values.join(', ')})` : p.type.kind;
+    const type =
+      p.type.kind === 'enum' ? `enum(${p.type.values.join(', ')})` : p.type.kind === 'vector' ? `vector(${p.type.dims})` : p.type.kind;
     const attrs = [
       key ? '@key' : '',
       p.unique ? '@unique' : '',
       p.range !== null ? `@range(${p.range.min ?? ''}, ${p.range.max ?? ''})` : '',
+      p.search === undefined ? '' : p.search.stem ? '@search(stem: english)' : '@search',
+      p.index === undefined ? '' : `@index(metric: ${p.index.metric})`,
+      p.embed === undefined ? '' : `@embed(from: ${p.embed.from})`,
     ].filter((a) => a !== '');
     return `  ${p.name}: ${type}${p.optional ? '?' : ''}${attrs.length > 0 ? ` ${attrs.join(' ')}` : ''}`;
   };

@@ -9,9 +9,18 @@ import { canonicalJson, contentHash } from './canonical.js';
 export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;
 export type ScalarKind = (typeof SCALAR_KINDS)[number];
 
+/** The longest vector a property may declare. */
+export const MAX_VECTOR_DIMS = 4096;
+
+/** How a vector index measures distance: cosine distance (1 − cos), Euclidean distance, or negated inner product. */
+export const VECTOR_METRICS = ['cosine', 'l2', 'dot'] as const;
+export type VectorMetric = (typeof VECTOR_METRICS)[number];
+
 export const PropTypeIR = z.union([
   z.object({ kind: z.enum(SCALAR_KINDS) }),
   z.object({ kind: z.literal('enum'), values: z.array(z.string()).min(1) }),
+  /** A list of exactly `dims` float32 values, none NaN or infinite. */
+  z.object({ kind: z.literal('vector'), dims: z.number().int().min(1).max(MAX_VECTOR_DIMS) }),
 ]);
 export type PropType = z.infer<typeof PropTypeIR>;
 
@@ -21,6 +30,19 @@ export const PropDefIR = z.object({
   optional: z.boolean(),
   unique: z.boolean(),
   range: z.object({ min: z.number().nullable(), max: z.number().nullable() }).nullable(),
+  /**
+   * `@search`: the string is full-text searchable; `stem` adds English stemming. The search
+   * attributes are absent from properties that do not use them, so schemas written before them
+   * keep their content addresses.
+   */
+  search: z.object({ stem: z.boolean() }).strict().optional(),
+  /** `@index(metric: …)` on a vector: how nearest-neighbour search measures distance. */
+  index: z
+    .object({ metric: z.enum(VECTOR_METRICS) })
+    .strict()
+    .optional(),
+  /** `@embed(from: prop)` on a vector: filled from that string property by the configured embedder when a write lands. */
+  embed: z.object({ from: z.string() }).strict().optional(),
 });
 export type PropDef = z.infer<typeof PropDefIR>;
 
@@ -82,6 +104,11 @@ export function rowProps(t: TableType): PropDef[] {
   if (t.kind === 'node') return t.props;
   const endpoint = (name: string): PropDef => ({ name, type: { kind: 'string' }, optional: false, unique: false, range: null });
   return [endpoint(EDGE_FROM), endpoint(EDGE_TO), ...t.props];
+}
+
+/** Whether a table has anything to search: a `@search` property or a vector. */
+export function searchable(t: TableType): boolean {
+  return t.props.some((p) => p.search !== undefined || p.type.kind === 'vector');
 }
 
 /** Property names that make up a row's key, in key order. */

@@ -107,7 +107,26 @@ export function checkValue(prop: PropDef, v: unknown): { value: Value } | { erro
     case 'enum':
       if (typeof v !== 'string' || !t.values.includes(v)) return { error: `${prop.name} must be one of ${t.values.join(', ')}` };
       return { value: v };
+    case 'vector':
+      return checkVector(prop.name, t.dims, v);
   }
+}
+
+/**
+ * A vector value: exactly `dims` finite numbers, stored as float32 (each rounded to the nearest
+ * float32, so what is read back is what is stored). A value beyond float32's range would round
+ * to infinity, and is refused like NaN.
+ */
+function checkVector(name: string, dims: number, v: unknown): { value: Value } | { error: string; malformed?: true } {
+  if (!Array.isArray(v) || v.length !== dims) return { error: `${name} must be a list of ${dims} numbers` };
+  const out = new Array<number>(dims);
+  for (let i = 0; i < dims; i++) {
+    const x = v[i];
+    const f = typeof x === 'number' ? Math.fround(x) : Number.NaN;
+    if (!Number.isFinite(f)) return { error: `${name}[${i}] must be a finite float32 number` };
+    out[i] = Object.is(f, -0) ? 0 : f;
+  }
+  return { value: out };
 }
 
 function checkRange(prop: PropDef, v: number): { value: Value } | { error: string } {

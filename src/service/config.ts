@@ -16,6 +16,7 @@ import { DEFAULT_BUDGET_BYTES } from '../merge/preparation-scheduler.js';
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from './compactor.js';
 import { DEFAULT_HOOK_SETTINGS, type HookSettings } from './hook-dispatcher.js';
 import { DEFAULT_EXPIRY_SETTINGS, type ExpirySettings } from './branch-expiry.js';
+import { embedderProblem, type EmbedderSettings } from './embedders.js';
 
 /** Validated server and engine configuration (see `CONFIG_HELP` for every setting). */
 export interface Config {
@@ -48,6 +49,8 @@ export interface Config {
   hookRefreshMs: number;
   /** How often expired branches are swept. */
   expiry: ExpirySettings;
+  /** What fills `@embed` vectors and turns `near: {text}` into a vector. */
+  embedder: EmbedderSettings;
 }
 
 export const CONFIG_HELP = `
@@ -75,6 +78,9 @@ export const CONFIG_HELP = `
                        COMPACTION_BACKGROUND          true (default) or false: compact tables after publications, size-tiered
                        COMPACTION_DELAY_MS            how long after a change a branch is looked at, default 250
                        COMPACTION_INLINE              true (default) or false: writes fold a table's piled-up newest runs
+  --embedder URL       BRANCHGRAPH_EMBEDDER           what fills @embed vectors: local (default; deterministic, not semantic) or an OpenAI-compatible embeddings URL
+                       BRANCHGRAPH_EMBEDDER_KEY       bearer key for that URL
+                       BRANCHGRAPH_EMBEDDER_MODEL     model name sent to that URL, default text-embedding-3-small
   --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port, [v6]:port or *.domain, comma-separated (unset: none)
                        HOOK_TIMEOUT_MS                how long one delivery attempt or check may take, default 10000
                        HOOK_MAX_ATTEMPTS              attempts per delivery before it becomes a dead letter, default 6
@@ -201,12 +207,24 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     expiry: {
       intervalMs: r.int({ env: 'BRANCH_EXPIRY_INTERVAL_MS', dflt: DEFAULT_EXPIRY_SETTINGS.intervalMs, range: [0, 86_400_000] }),
     },
+    embedder: embedderSettings(r),
   };
   if (r.problems.length > 0) {
     const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
     throw new BranchgraphError('invalid_input', `invalid configuration:\n${lines}`, { issues: r.problems });
   }
   return config;
+}
+
+function embedderSettings(r: SettingReader): EmbedderSettings {
+  const embedder = r.pick('embedder', 'BRANCHGRAPH_EMBEDDER') ?? 'local';
+  const problem = embedderProblem(embedder);
+  if (problem !== undefined) r.problem('--embedder / BRANCHGRAPH_EMBEDDER', `${problem}, got ${JSON.stringify(embedder)}`);
+  return {
+    embedder,
+    embedderKey: r.pick(undefined, 'BRANCHGRAPH_EMBEDDER_KEY'),
+    embedderModel: r.pick(undefined, 'BRANCHGRAPH_EMBEDDER_MODEL'),
+  };
 }
 
 function hookSettings(r: SettingReader): HookSettings {

@@ -13,6 +13,7 @@ import { openStore } from '../store/open-store.js';
 import type { Config } from './config.js';
 import { BranchgraphService, type ServiceOptions } from './service.js';
 import { GraphHost } from './graph-host.js';
+import { embedderOf } from './embedders.js';
 import { ManagedTokens } from './managed-tokens.js';
 import { observeStoreCall } from './metrics.js';
 
@@ -57,6 +58,7 @@ function onStore(
         actor: config.actor,
         partBytes: config.manifestPartBytes,
         hookRefreshMs: config.hookRefreshMs,
+        embedder: embedderOf(config.embedder),
         ...(at.clock !== undefined ? { clock: at.clock } : {}),
         ...(config.compaction.inline ? {} : { inlineCompaction: false }),
       }),

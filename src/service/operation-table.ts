@@ -35,6 +35,7 @@ import { blame } from './operations/tables/blame.js';
 import { queryRows } from './operations/tables/query-rows.js';
 import { lookupRows } from './operations/tables/lookup-rows.js';
 import { neighbors } from './operations/tables/neighbors.js';
+import { search } from './operations/tables/search.js';
 import { listTables } from './operations/tables/list-tables.js';
 import { openMergeRequest } from './operations/requests/open-merge-request.js';
 import { listMergeRequests } from './operations/requests/list-merge-requests.js';
@@ -115,6 +116,7 @@ export const OPERATIONS = {
   queryRows,
   lookupRows,
   neighbors,
+  search,
   listTables,
   openMergeRequest,
   listMergeRequests,

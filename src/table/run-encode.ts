@@ -92,6 +92,7 @@ function propColumn(p: PropDef, rows: readonly RunRow[]): Vector {
     case 'bool':
       return boolColumn(values as (boolean | null)[]);
     case 'json':
+    case 'vector':
       return utf8Column(values.map((v) => (v === null ? null : JSON.stringify(v))));
     default:
       return utf8Column(values as (string | null)[]);

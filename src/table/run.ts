@@ -149,7 +149,7 @@ export function runColumnType(p: PropDef): DataType {
 function fromArrow(p: PropDef, v: unknown): Value {
   if (v === null || v === undefined) return null;
   if (p.type.kind === 'int') return Number(v as bigint);
-  if (p.type.kind === 'json') return JSON.parse(v as string) as Value;
+  if (p.type.kind === 'json' || p.type.kind === 'vector') return JSON.parse(v as string) as Value;
   return v as Value;
 }
 
@@ -333,7 +333,7 @@ const MATERIALIZE_AFTER = 64;
 /** A property column's values, decoded in one pass (utf8 columns through `utf8Strings`). */
 function columnValues(p: PropDef, v: Vector | null, length: number): Value[] {
   if (v === null) return new Array<Value>(length).fill(null);
-  if (runColumnType(p) instanceof Utf8 && p.type.kind !== 'json') {
+  if (runColumnType(p) instanceof Utf8 && p.type.kind !== 'json' && p.type.kind !== 'vector') {
     const strings = v.nullCount === 0 ? utf8Strings(v) : undefined;
     if (strings !== undefined) return strings;
   }

@@ -82,7 +82,7 @@ interface ShardState {
 }
 
 /** What the writer needs of a graph: heads, tables to validate against, manifests, generation files and the publication loop (to register a shard). */
-export type WalPorts = Pick<GraphPorts, 'heads' | 'tables' | 'manifests' | 'runFiles' | 'generations' | 'publication'>;
+export type WalPorts = Pick<GraphPorts, 'heads' | 'tables' | 'manifests' | 'runFiles' | 'generations' | 'publication' | 'embedder'>;
 
 export class WalWriter {
   readonly shard: string;
@@ -251,12 +251,12 @@ export class WalWriter {
     // A protected branch takes rows only through merges; nothing is sealed for it.
     refuseProtected(head.branch, 'ingest', undefined);
     for (let attempt = 1; ; attempt++) {
-      let resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal });
+      let resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal, embedder: this.ports.embedder });
       if (resolved.rows.length === 0) return undefined;
       // Register only for rows that passed validation: a refused ingest changes nothing stored.
       if (!(this.shard in watermarksFor(head.manifest, (head.branch as BranchRecord).lineage))) {
         head = await this.register(branch, opts);
-        resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal });
+        resolved = await resolveWrite({ tables: this.ports.tables, head, ops, signal: opts.signal, embedder: this.ports.embedder });
         if (resolved.rows.length === 0) return undefined;
       }
       const put = await this.put(head, resolved.rows, opts.signal);

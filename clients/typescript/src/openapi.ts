@@ -924,6 +924,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tables/{table}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search a table at a ref: full text (BM25), nearest vectors, or both fused, under a typed filter. */
+        post: operations["search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tables": {
         parameters: {
             query?: never;
@@ -1563,7 +1580,7 @@ export interface components {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "non_fast_forward" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable" | "remote_unreachable";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "non_fast_forward" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable" | "remote_unreachable" | "embedding_failed";
                 message: string;
                 retryable: boolean;
                 issues?: {
@@ -1631,6 +1648,17 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+        };
+        Highlight: {
+            /** @description The @search property that matched. */
+            property: string;
+            /** @description Up to 200 characters of its value around the first match. */
+            fragment: string;
+            /** @description Each matched word as [start, end) offsets into the fragment (UTF-16 units). */
+            matches: [
+                number,
+                number
+            ][];
         };
         /** @description A registered webhook or check, without its secret, with this server's delivery counts since it started. */
         Hook: {
@@ -1947,6 +1975,19 @@ export interface components {
         RowPage: {
             items: components["schemas"]["Row"][];
             nextCursor: string | null;
+        };
+        SearchHit: {
+            key: string;
+            row: {
+                [key: string]: unknown;
+            };
+            /** @description Higher is better: the BM25 score for text alone, the negated distance for near alone, the reciprocal-rank-fusion score for both. */
+            score: number;
+            /** @description The BM25 score, when the hit matched the text. */
+            bm25: number | null;
+            /** @description The distance from `near` under the vector's metric, when the hit was among the k nearest. */
+            distance: number | null;
+            highlights: components["schemas"]["Highlight"][];
         };
         StoreCallCount: {
             calls: number;
@@ -4180,6 +4221,58 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    /** @description Full-text query over the @search properties (BM25). */
+                    text?: string;
+                    near?: {
+                        /** @description The vector to be near. */
+                        vector?: number[];
+                        /** @description Text the configured embedder turns into the vector. */
+                        text?: string;
+                        /** @description The vector property (the table’s only one by default). */
+                        property?: string;
+                        /** @description Nearest neighbours taken (default: first). */
+                        k?: number;
+                    };
+                    /** @description A typed filter, as queryRows takes; applied before the top-k. */
+                    where?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Hits returned (default 10). */
+                    first?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hits: components["schemas"]["SearchHit"][];
+                        /** @description Live rows of the table the ranking passed. */
+                        rowsRead: number;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
     listTables: {
         parameters: {
             query?: {
@@ -4992,6 +5085,8 @@ export interface operations {
                             idempotency: number;
                             /** @description Webhook dead letters older than 30 days. */
                             deadLetters: number;
+                            /** @description Search segments (derived objects) of runs no retained manifest names. */
+                            search: number;
                         };
                         /** Format: int64 */
                         bytesFreed: number;

@@ -1,4 +1,4 @@
-/** Reading a graph: `rows`, `get`, `show`, `diff` and `export`. */
+/** Reading a graph: `rows`, `get`, `show`, `diff`, `export` and `search`. */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { Option, type Command } from 'commander';
@@ -6,7 +6,7 @@ import { BranchgraphError } from '../../model/errors.js';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, parseExportFormat } from '../../service/api.js';
 import { human, print } from '../cli-output.js';
 import { AT_HELP, type CliContext } from '../cli-context.js';
-import { defined, intOption, whereOption } from '../cli-inputs.js';
+import { defined, intOption, jsonOption, whereOption } from '../cli-inputs.js';
 
 export function readCommands(program: Command, cli: CliContext): void {
   const { command, connect, outOf } = cli;
@@ -57,6 +57,43 @@ export function readCommands(program: Command, cli: CliContext): void {
       print(outOf(cmd), r, human.diff);
     });
   exportCommand(program, cli);
+  searchCommand(program, cli);
+}
+
+function searchCommand(program: Command, cli: CliContext): void {
+  const { command, connect, outOf } = cli;
+  command(program, 'search', 'find entities of a table by full text, by a vector or a text to be near, or both')
+    .argument('<table>')
+    .argument('[text]', 'full-text query over the @search properties (BM25)')
+    .option('--near <text>', 'rank by distance to this text, embedded by the server')
+    .option('--vector <json>', 'rank by distance to this vector: [0.1, 0.2, …]')
+    .option('--property <name>', 'the vector property near searches (the only one by default)')
+    .option('--k <n>', 'nearest neighbours taken before fusion (default: --first)')
+    .option('--where <json>', 'filter applied before ranking, as rows takes it')
+    .option('--first <n>', 'hits, at most 1000', '10')
+    .option('--at <ref>', AT_HELP)
+    // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
+    .action(async (table: string, text: string | undefined, o: SearchOptions, cmd: Command) => {
+      const vector = o.vector === undefined ? undefined : (jsonOption('--vector', o.vector) as number[]);
+      const near =
+        o.near === undefined && vector === undefined
+          ? undefined
+          : defined({ text: o.near, vector, property: o.property, k: intOption('--k', o.k) });
+      const r = await (await connect(cmd)).search(
+        defined({ table, at: o.at, text, near, where: whereOption(o.where), first: intOption('--first', o.first) }),
+      );
+      print(outOf(cmd), r, human.search);
+    });
+}
+
+interface SearchOptions {
+  near?: string;
+  vector?: string;
+  property?: string;
+  k?: string;
+  where?: string;
+  first: string;
+  at?: string;
 }
 
 function exportCommand(program: Command, cli: CliContext): void {

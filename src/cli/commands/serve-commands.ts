@@ -18,6 +18,11 @@ const SERVE_OPTIONS: [flags: string, key: string, description: string][] = [
   ['--seal-after-ms <n>', 'seal-after-ms', 'seal an open WAL generation after this long'],
   ['--generation-rows <n>', 'generation-rows', 'seal a WAL generation at this many rows'],
   ['--hook-allowlist <hosts>', 'hook-allowlist', 'hosts webhooks may call: host, host:port, *.domain (BRANCHGRAPH_HOOK_ALLOWLIST)'],
+  [
+    '--embedder <url>',
+    'embedder',
+    'what fills @embed vectors: local (default) or an OpenAI-compatible embeddings URL (BRANCHGRAPH_EMBEDDER)',
+  ],
 ];
 
 export function serveCommands(program: Command, cli: CliContext): void {

@@ -19,6 +19,7 @@ const output = z.object({
       wal: z.number().int(),
       idempotency: z.number().int().describe('Idempotency records past their lifetime (kept at least 24 hours).'),
       deadLetters: z.number().int().describe('Webhook dead letters older than 30 days.'),
+      search: z.number().int().describe('Search segments (derived objects) of runs no retained manifest names.'),
     })
     .describe('Objects deleted (or that would be), by kind.'),
   bytesFreed: Int64Z,
@@ -37,6 +38,7 @@ const GraphqlGcReportZ = output
     deletedWalGenerations: output.shape.deleted.shape.wal,
     deletedIdempotencyRecords: output.shape.deleted.shape.idempotency,
     deletedDeadLetters: output.shape.deleted.shape.deadLetters,
+    deletedSearchSegments: output.shape.deleted.shape.search,
   })
   .meta({ title: 'GcReport' });
 
@@ -79,6 +81,7 @@ export const gc = defineOperation({
         deletedWalGenerations: r.deleted.wal,
         deletedIdempotencyRecords: r.deleted.idempotency,
         deletedDeadLetters: r.deleted.deadLetters,
+        deletedSearchSegments: r.deleted.search,
       }),
       output: GraphqlGcReportZ,
       // GraphQL carries the counts, not the list of keys.
@@ -92,6 +95,7 @@ export const gc = defineOperation({
           parts: r.deletedParts,
           wal: r.deletedWalGenerations,
           idempotency: r.deletedIdempotencyRecords,
+          search: r.deletedSearchSegments,
           deadLetters: r.deletedDeadLetters,
         };
         const { dryRun, damagedBranches, graceSeconds, reachableManifests, scanned, bytesFreed } = r;
