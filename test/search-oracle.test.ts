@@ -95,6 +95,8 @@ const query = fc.record({
   kind: fc.option(fc.constantFrom('note', 'mail'), { nil: undefined }),
 });
 
+type Query = typeof query extends fc.Arbitrary<infer Q> ? Q : never;
+
 /** Ignore the expected refusals of a random history (a missing branch, a conflict, nothing to revert). */
 async function tolerant(
   f: () => Promise<unknown>,
@@ -182,7 +184,7 @@ async function rowsAt(api: BranchgraphApi, at: string): Promise<Row[]> {
 /** How much the property compared, so a run that compared nothing fails. */
 const seen = { searches: 0, hits: 0 };
 
-async function checkSearch(api: BranchgraphApi, at: string, q: fc.TypeOf<typeof query>): Promise<void> {
+async function checkSearch(api: BranchgraphApi, at: string, q: Query): Promise<void> {
   if (q.text === undefined && q.near === undefined) return;
   const all = await rowsAt(api, at);
   const where = q.kind === undefined ? undefined : { kind: { eq: q.kind } };
@@ -200,7 +202,7 @@ async function checkSearch(api: BranchgraphApi, at: string, q: fc.TypeOf<typeof 
   const got = new Map(r.hits.map((h) => [h.key, h]));
   if (q.text !== undefined) {
     const expected = new Map(
-      admitted.map((row) => [row.id as string, oracleBm25(all, row, q.text as string)]).filter(([, s]) => (s as number) > 0),
+      admitted.map((row): [string, number] => [row.id as string, oracleBm25(all, row, q.text as string)]).filter(([, s]) => s > 0),
     );
     const textHits = r.hits.filter((h) => h.bm25 !== null);
     expect(new Set(textHits.map((h) => h.key))).toEqual(new Set(expected.keys()));
@@ -231,7 +233,11 @@ describe('search is exact at every ref, through every way history moves', () => 
         fc.array(step, { minLength: 4, maxLength: 24 }),
         fc.array(query, { minLength: 3, maxLength: 6 }),
         async (seeds, steps, queries) => {
-          const service = await serviceOnStore(new MemoryStore(), { actor: 'oracle', shard: 'oracle', compaction: { background: false } });
+          const service = await serviceOnStore(new MemoryStore(), {
+            actor: 'oracle',
+            shard: 'oracle',
+            compaction: { background: false, delayMs: 0 },
+          });
           const api = embeddedApi(service, { transport: 'embedded' });
           await api.applySchema({ branch: 'main', schema: SCHEMA });
           // Every history starts from rows on main and both branches forked from it.
