@@ -119,6 +119,10 @@ export class ApiDriver {
     return (await this.api.blame({ table: e.table, key: e.key, at: toRef(e.at) })).properties;
   }
 
+  async search(q: { table: string; at: DriverRef; ask: Record<string, unknown> }): Promise<{ key: string; score: number }[]> {
+    return (await this.api.search({ table: q.table, at: toRef(q.at), ...q.ask })).hits;
+  }
+
   /** Set a branch's protection rule, or remove it (null). Cases register no check hooks, so they require none. */
   async protect(branch: string, rule: Omit<ProtectionRule, 'requiredChecks'> | null): Promise<void> {
     await (rule === null ? this.api.unprotectBranch({ name: branch }) : this.api.protectBranch({ name: branch, ...rule }));

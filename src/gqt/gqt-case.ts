@@ -128,6 +128,13 @@ export type Step = Located &
         versions: { change: string; changed: string[]; message?: string }[];
       }
     | { kind: 'expect-blame'; table: string; key: string; at: CaseRef; properties: { property: string; kind: string; message?: string }[] }
+    | {
+        kind: 'expect-search';
+        table: string;
+        at: CaseRef;
+        ask: { text?: string; near?: Record<string, unknown>; where?: Record<string, unknown>; first?: number };
+        hits: { key: string; score?: number }[];
+      }
     | { kind: 'reset'; branch: string; to: CaseRef; error?: ErrorCode }
     | {
         kind: 'protect';

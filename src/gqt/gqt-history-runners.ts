@@ -1,4 +1,4 @@
-/** How the history steps run: the log with filters, an entity's history and blame, each compared line by line, and reset. */
+/** How the reading steps run: the log with filters, an entity's history and blame, each compared line by line, a search's hits, and reset. */
 import { refString } from './gqt-driver.js';
 import type { Step } from './gqt-case.js';
 import { Expectation, type CaseRun } from './gqt-case-run.js';
@@ -42,6 +42,22 @@ export async function expectBlame(run: CaseRun, step: StepOf<'expect-blame'>): P
     `blame of ${step.table} ${step.key} at ${refString(at)}`,
     blame.map((p) => ({ words: `${p.property} ${p.commit?.kind ?? '?'}`, message: p.commit?.message ?? '' })),
     step.properties.map((p) => ({ words: `${p.property} ${p.kind}`, ...(p.message !== undefined ? { message: p.message } : {}) })),
+  );
+}
+
+/** A search's hits in rank order, by key, and by score to 1e-6 where the case gives one. */
+export async function expectSearch(run: CaseRun, step: StepOf<'expect-search'>): Promise<void> {
+  const at = run.ref(step.at);
+  const hits = await run.driver.search({ table: step.table, at, ask: step.ask });
+  const ok =
+    hits.length === step.hits.length &&
+    step.hits.every(
+      (w, i) => hits[i]?.key === w.key && (w.score === undefined || Math.abs((hits[i]?.score ?? Number.NaN) - w.score) < 1e-6),
+    );
+  if (ok) return;
+  const show = (h: { key: string; score?: number }) => (h.score === undefined ? h.key : `${h.key} ${h.score.toFixed(6)}`);
+  throw new Expectation(
+    `search of ${step.table} at ${refString(at)} differs:\n  expected ${step.hits.map(show).join(' | ')}\n  got      ${hits.map(show).join(' | ')}`,
   );
 }
 

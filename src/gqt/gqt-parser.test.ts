@@ -210,7 +210,7 @@ expect pending main 0
     ]);
     expect(errorsOf('case x\ncatchup main max\nexpect pending main lots\ningest\n  upsert P {}\nend\n')).toEqual([
       '2:1 expected "catchup BRANCH [max N] [serial]"',
-      '3:1 expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect request NAME", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
+      '3:1 expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect search TABLE", "expect request NAME", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"',
       '4:8 expected "ingest BRANCH"',
     ]);
   });

@@ -66,7 +66,7 @@ function checkLabels(c: GqtCursor): void {
         ),
       );
     const refs =
-      s.kind === 'expect-table'
+      s.kind === 'expect-table' || s.kind === 'expect-search'
         ? [s.at]
         : s.kind === 'branch-create' || s.kind === 'tag-create'
           ? [s.from]

@@ -11,6 +11,7 @@ import type { ExpectedChange, Step, WriteLine } from './gqt-case.js';
 import { NAME, type GqtCursor, type Line, type Statement, type StatementParser } from './gqt-cursor.js';
 import { parseMergeStatement } from './gqt-merge-statement.js';
 import { expectBlame, expectHistory, expectLog, reset } from './gqt-history-statements.js';
+import { expectSearch } from './gqt-search-statement.js';
 import { expectRequest, protect, request } from './gqt-request-statements.js';
 
 const withError = (c: GqtCursor, s: Statement) => {
@@ -148,13 +149,14 @@ function restart(c: GqtCursor, s: Statement): void {
 }
 
 const EXPECTATIONS =
-  'expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect request NAME", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"';
+  'expected "expect table TABLE at REF", "expect log REF", "expect history TABLE KEY", "expect blame TABLE KEY", "expect search TABLE", "expect request NAME", "expect head BRANCH is|is-not @label", "expect pending BRANCH N" or "expect diff FROM TO|FROM...TO"';
 
 const HISTORY_EXPECTATIONS: Record<string, StatementParser> = {
   log: expectLog,
   history: expectHistory,
   blame: expectBlame,
   request: expectRequest,
+  search: expectSearch,
 };
 
 function expectStep(c: GqtCursor, s: Statement): void {

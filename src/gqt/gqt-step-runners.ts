@@ -14,7 +14,7 @@ import type { MergeResultDto } from '../service/dtos.js';
 import { refString } from './gqt-driver.js';
 import type { ExpectedConflict, Step } from './gqt-case.js';
 import { diffRows, Expectation, type CaseRun } from './gqt-case-run.js';
-import { expectBlame, expectHistory, expectLog, reset } from './gqt-history-runners.js';
+import { expectBlame, expectHistory, expectLog, expectSearch, reset } from './gqt-history-runners.js';
 import { expectRequest, protect, request } from './gqt-request-runners.js';
 
 /** The step of one kind (write and ingest share one shape). */
@@ -156,6 +156,7 @@ export const STEP_RUNNERS: Runners = {
   'expect-log': expectLog,
   'expect-history': expectHistory,
   'expect-blame': expectBlame,
+  'expect-search': expectSearch,
   reset,
   protect,
   request,

@@ -40,6 +40,7 @@ export const search = defineOperation({
   },
   output: SearchResultZ,
   http: { method: 'POST', path: '/tables/{table}/search' },
+  graphql: [{ type: 'Query', field: 'search' }],
   mcp: [
     {
       tool: 'search',
