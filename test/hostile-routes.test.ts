@@ -300,7 +300,7 @@ describe('every route, hostile', () => {
       const routes = contractRoutes().filter((r) => r.body !== undefined && !(r.method === 'PUT' && r.path === '/remotes/{name}'));
       expect(routes.length).toBeGreaterThan(20);
       const segment = fc.constantFrom('main', 'side', 'v1', 'Person', 'a', ...ids);
-      let succeeded = 0;
+      let pastValidation = 0;
       await fc.assert(
         fc.asyncProperty(
           fc
@@ -315,14 +315,16 @@ describe('every route, hostile', () => {
               headers: { 'content-type': 'application/json' },
               body: JSON.stringify(body),
             });
-            if (res.status < 300) succeeded++;
+            // Past validation: it succeeded, or its handler refused it for what it names (a missing branch, a conflict).
+            const code = res.status < 300 ? undefined : ((await res.clone().json()) as { error?: { code?: string } }).error?.code;
+            if (code !== 'invalid_input') pastValidation++;
             await expectAnswer(res, before, `${route.method} ${path} ${JSON.stringify(body).slice(0, 300)}`);
           },
         ),
         PROPERTY_RUNS,
       );
       // The shapes get past validation often enough to reach the handlers behind it.
-      expect(succeeded).toBeGreaterThan(RUNS / 20);
+      expect(pastValidation).toBeGreaterThan(RUNS / 10);
     },
     TIMEOUT,
   );

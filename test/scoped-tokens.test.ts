@@ -432,6 +432,8 @@ describe('every operation of the table, aimed at the secret branch', () => {
     expectedHead: '01ARZ3NDEKTSV4RRFFQ69G5FAV',
     rule: { requiredApprovals: 0 },
     requiredApprovals: 0,
+    from: { table: 'P', key: 's1' },
+    to: { table: 'P', key: 's1' },
   };
 
   it('leaks no row of it and changes nothing, whichever side of the call names it', async () => {
@@ -444,7 +446,9 @@ describe('every operation of the table, aimed at the secret branch', () => {
       const fields = inputFields(op.input);
       // Every branch and ref the call names is the secret, then each one alone is (the rest its own branch).
       // `name` names a branch only in the branch operations (a stored query's, a tag's or a token's name is not one).
-      const branchy = (f: { name: string }) => BRANCH_FIELDS.has(f.name) && (f.name !== 'name' || /Branch$/.test(op.name));
+      // A node a walk starts from is an object (its table and key), never a branch.
+      const branchy = (f: { name: string; kind: string }) =>
+        BRANCH_FIELDS.has(f.name) && (f.kind === 'string' || f.kind === 'ref') && (f.name !== 'name' || /Branch$/.test(op.name));
       const named = fields.filter(branchy).map((f) => f.name);
       const variants = [named, ...named.map((n) => [n])];
       for (const aimed of variants) {

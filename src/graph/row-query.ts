@@ -204,7 +204,7 @@ function itemOf(key: string, row: Row, at: { scope: string; position: readonly V
  * table allocates nothing for them. With `narrow` (an equality every admitted row meets), each
  * decoded run reads only the positions its column index gives for those values.
  */
-async function* liveRows(
+export async function* liveRows(
   v: TableVersion,
   c: {
     load: LoadRun;

@@ -6,7 +6,7 @@
  * Types. A table's base name T is its name with the first letter
  * upper-cased (`person` → `Person`). Each table owns a family of names: T,
  * `TConnection`, `TEdge`, `TWhere`, `TOrderBy`, `TInput`, `TPatch`,
- * `TResult`, `TSearchHit`, and per enum property p the enum `T<P>` and its filter
+ * `TResult`, `TSearchHit`, `TAggregate`, `TAggregateGroup`, `TNumbers`, and per enum property p the enum `T<P>` and its filter
  * `T<P>Filter`. Tables are named in table-name order; when any name of a
  * family is taken (by a built-in name such as `Query`, `String`, `Commit`,
  * `PageInfo`, `StringFilter`, or by an earlier table's family, as with
@@ -15,7 +15,7 @@
  *
  * Root fields. From T: `getT` (by key), `queryT` (a connection), and the
  * mutations `createT`, `updateT`, `upsertT`, `deleteT`, `createManyT`,
- * `upsertManyT`, and on a table with `@search` or vector properties `searchT`. They are in T's family too, so no two tables' root fields
+ * `upsertManyT`, `aggregateT`, and on a table with `@search` or vector properties `searchT`. They are in T's family too, so no two tables' root fields
  * meet (`createManyPerson` of `Person` and of a table `ManyPerson`). Key
  * arguments take the key's field names, with a trailing `_` when that is
  * `at` or `set` (the other arguments' names).
@@ -63,9 +63,29 @@ export const BUILT_IN_NAMES = [
   'VectorFilter',
   'Near',
   'Highlight',
+  'WalkNode',
+  'WalkEdge',
+  'WalkNodeRef',
+  'WalkDirection',
+  'WalkPath',
+  'Neighborhood',
+  'NeighborhoodNode',
 ] as const;
 
-const FAMILY_SUFFIXES = ['', 'Connection', 'Edge', 'Where', 'OrderBy', 'Input', 'Patch', 'Result', 'SearchHit'] as const;
+const FAMILY_SUFFIXES = [
+  '',
+  'Connection',
+  'Edge',
+  'Where',
+  'OrderBy',
+  'Input',
+  'Patch',
+  'Result',
+  'SearchHit',
+  'Aggregate',
+  'AggregateGroup',
+  'Numbers',
+] as const;
 
 /** The names of one table's part of the API. */
 export interface TableNames {
@@ -81,6 +101,10 @@ export interface TableNames {
   result: string;
   /** A search hit of the table (its searchable tables only have the field). */
   searchHit: string;
+  /** The aggregate's type, its groups' type, and the per-property numbers' type. */
+  aggregate: string;
+  aggregateGroup: string;
+  numbers: string;
   get: string;
   query: string;
   create: string;
@@ -90,6 +114,8 @@ export interface TableNames {
   createMany: string;
   upsertMany: string;
   search: string;
+  /** The aggregate root field. */
+  aggregateRoot: string;
   /** The key's arguments on lookups, updates and deletes, by property (the row field's name, or with `_` when it is `at` or `set`). */
   keyArgs: Record<string, string>;
   /** Enum type names by property. */
@@ -113,7 +139,7 @@ const upperFirst = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1)
 const lowerFirst = (s: string): string => s.charAt(0).toLowerCase() + s.slice(1);
 
 /** Root field names a base takes; in the family so that `createManyPerson` of `Person` and `createManyPerson` of `ManyPerson` cannot meet. */
-const ROOT_PREFIXES = ['get', 'query', 'create', 'update', 'upsert', 'delete', 'createMany', 'upsertMany', 'search'] as const;
+const ROOT_PREFIXES = ['get', 'query', 'create', 'update', 'upsert', 'delete', 'createMany', 'upsertMany', 'search', 'aggregate'] as const;
 
 /** Arguments a lookup or an update takes besides the key's. */
 const FIXED_ARGS = new Set(['at', 'set']);
@@ -226,6 +252,9 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       patch: `${T}Patch`,
       result: `${T}Result`,
       searchHit: `${T}SearchHit`,
+      aggregate: `${T}Aggregate`,
+      aggregateGroup: `${T}AggregateGroup`,
+      numbers: `${T}Numbers`,
       get: `get${T}`,
       query: `query${T}`,
       create: `create${T}`,
@@ -235,6 +264,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       createMany: `createMany${T}`,
       upsertMany: `upsertMany${T}`,
       search: `search${T}`,
+      aggregateRoot: `aggregate${T}`,
       keyArgs: keyArgsOf(t, fields),
       enums,
       fields,

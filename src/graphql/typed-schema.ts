@@ -61,6 +61,8 @@ import {
 } from './typed-plan.js';
 import { mutationFields } from './typed-mutations.js';
 import { searchField, searchTypes } from './typed-search.js';
+import { aggregateField } from './typed-aggregate.js';
+import { walkFields } from './typed-walks.js';
 import { nextTurn, Slice } from '../model/turns.js';
 
 function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {
@@ -190,8 +192,11 @@ export function* typedSchemaSteps(schema: Schema): Generator<Step, TypedSchema> 
       searchShared,
     );
     if (search !== undefined) query[search.name] = search.field;
+    const aggregate = aggregateField({ t, n, ts, where: wheres.get(t.name) as GraphQLInputObjectType });
+    query[aggregate.name] = aggregate.field;
     yield;
   }
+  Object.assign(query, walkFields({ schema, names, objects }));
   if (schema.types.length === 0)
     query.tables = {
       type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLString))),

@@ -36,6 +36,10 @@ import { queryRows } from './operations/tables/query-rows.js';
 import { lookupRows } from './operations/tables/lookup-rows.js';
 import { neighbors } from './operations/tables/neighbors.js';
 import { search } from './operations/tables/search.js';
+import { aggregate } from './operations/tables/aggregate.js';
+import { neighborhood } from './operations/walks/neighborhood.js';
+import { shortestPath } from './operations/walks/shortest-path.js';
+import { paths } from './operations/walks/paths.js';
 import { listTables } from './operations/tables/list-tables.js';
 import { openMergeRequest } from './operations/requests/open-merge-request.js';
 import { listMergeRequests } from './operations/requests/list-merge-requests.js';
@@ -117,6 +121,10 @@ export const OPERATIONS = {
   lookupRows,
   neighbors,
   search,
+  aggregate,
+  neighborhood,
+  shortestPath,
+  paths,
   listTables,
   openMergeRequest,
   listMergeRequests,

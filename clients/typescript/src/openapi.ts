@@ -941,6 +941,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tables/{table}/aggregate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count a table at a ref under a typed filter, with min, max, sum and mean per numeric property, optionally per group. */
+        post: operations["aggregate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/walks/neighborhood": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The nodes within some hops of a node at a ref, and the edges the walk took, a level at a time. */
+        post: operations["neighborhood"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/walks/shortest-path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The shortest path from one node to another at a ref, within at most six hops, or null. */
+        post: operations["shortestPath"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/walks/paths": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every simple path from one node to another at a ref, up to six hops, shortest first. */
+        post: operations["paths"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tables": {
         parameters: {
             query?: never;
@@ -1453,6 +1521,15 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AggregateGroup: {
+            key: {
+                [key: string]: unknown;
+            };
+            count: number;
+            numbers: {
+                [key: string]: components["schemas"]["NumberStats"];
+            };
+        };
         Branch: {
             name: string;
             head: components["schemas"]["Commit"];
@@ -1576,6 +1653,8 @@ export interface components {
             token: string;
             record: components["schemas"]["Token"];
         };
+        /** @enum {string} */
+        Direction: "out" | "in" | "both";
         ErrorEnvelope: {
             requestId: string;
             error: {
@@ -1895,6 +1974,18 @@ export interface components {
             branchDeleteError: string | null;
             metrics: components["schemas"]["MergeMetrics"];
         };
+        NodeRef: {
+            table: string;
+            key: string;
+        };
+        NumberStats: {
+            /** @description Entities holding a value. */
+            count: number;
+            min: number | null;
+            max: number | null;
+            sum: number | null;
+            avg: number | null;
+        };
         /** @description A long operation (a merge, a load, a fetch, a push) and its progress. */
         Operation: {
             /** Format: id */
@@ -2128,6 +2219,28 @@ export interface components {
                     };
                 } | null;
             };
+        };
+        WalkEdge: {
+            table: string;
+            key: string;
+            from: string;
+            to: string;
+            row: {
+                [key: string]: unknown;
+            };
+        };
+        WalkNode: {
+            table: string;
+            key: string;
+            row: {
+                [key: string]: unknown;
+            };
+        };
+        WalkPath: {
+            /** @description From the start to the end. */
+            nodes: components["schemas"]["WalkNode"][];
+            /** @description The edge of each hop, in order. */
+            edges: components["schemas"]["WalkEdge"][];
         };
         WriteResult: {
             commit: components["schemas"]["Commit"] | null;
@@ -4266,6 +4379,188 @@ export interface operations {
                         hits: components["schemas"]["SearchHit"][];
                         /** @description Live rows of the table the ranking passed. */
                         rowsRead: number;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    aggregate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                table: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    /** @description A typed filter, as queryRows takes. */
+                    where?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Properties whose values form groups. */
+                    groupBy?: string[];
+                    /** @description false: counts only (a whole table may then be counted from run statistics). */
+                    numbers?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        count: number;
+                        /** @description Per int or float property. */
+                        numbers: {
+                            [key: string]: components["schemas"]["NumberStats"];
+                        };
+                        groups: components["schemas"]["AggregateGroup"][];
+                        /** @description More than 10,000 groups: the first in key order are listed. */
+                        groupsTruncated: boolean;
+                        /**
+                         * @description statistics: counted from run statistics, no row read; scan: the live rows were read.
+                         * @enum {string}
+                         */
+                        source: "statistics" | "scan";
+                        rowsRead: number;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    neighborhood: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    from: components["schemas"]["NodeRef"];
+                    /** @description How far to walk (default 1). */
+                    hops?: number;
+                    /** @description Edge tables the walk may take (every edge table by default). */
+                    via?: string[];
+                    /** @description Along edges (out), against them (in) or both (default). */
+                    direction?: components["schemas"]["Direction"];
+                    /** @description Most nodes answered, the start included (default 100). */
+                    first?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        nodes: {
+                            table: string;
+                            key: string;
+                            row: {
+                                [key: string]: unknown;
+                            };
+                            depth: number;
+                        }[];
+                        edges: components["schemas"]["WalkEdge"][];
+                        /** @description The walk reached more nodes than first: those past it are left out. */
+                        truncated: boolean;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    shortestPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    from: components["schemas"]["NodeRef"];
+                    to: components["schemas"]["NodeRef"];
+                    /** @description Edge tables the walk may take (every edge table by default). */
+                    via?: string[];
+                    /** @description Along edges (out, the default), against them (in) or both. */
+                    direction?: components["schemas"]["Direction"];
+                    /** @description Longest path looked for (default 6). */
+                    maxHops?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Null when no path of at most maxHops joins them. */
+                        path: components["schemas"]["WalkPath"] | null;
+                    };
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    paths: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    at?: components["schemas"]["Ref"];
+                    from: components["schemas"]["NodeRef"];
+                    to: components["schemas"]["NodeRef"];
+                    /** @description Edge tables the walk may take (every edge table by default). */
+                    via?: string[];
+                    /** @description Along edges (out, the default), against them (in) or both. */
+                    direction?: components["schemas"]["Direction"];
+                    /** @description Longest path listed (default 3). */
+                    maxHops?: number;
+                    /** @description Most paths listed (default 10). */
+                    first?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        paths: components["schemas"]["WalkPath"][];
+                        hasMore: boolean;
                     };
                 };
             };
