@@ -244,6 +244,25 @@ export const human = {
     ]);
     return `${lines.join('\n')}\n`;
   },
+  neighborhood: (r: { nodes: { table: string; key: string; depth: number }[]; edges: unknown[]; truncated: boolean }): string =>
+    `${table(r.nodes, ['depth', 'table', 'key'])}${r.edges.length} edges${r.truncated ? '; truncated at --first' : ''}\n`,
+  paths: (r: { paths: { nodes: { table: string; key: string }[]; edges: { table: string }[] }[]; hasMore: boolean }): string => {
+    if (r.paths.length === 0) return 'no path\n';
+    const line = (p: (typeof r.paths)[number]) =>
+      p.nodes.map((n, i) => `${i === 0 ? '' : ` -${p.edges[i - 1]?.table}- `}${n.table}/${n.key}`).join('');
+    return `${r.paths.map(line).join('\n')}\n${r.hasMore ? 'more: raise --first\n' : ''}`;
+  },
+  aggregate: (r: {
+    count: number;
+    numbers: Record<string, { count: number; min: number | null; max: number | null; sum: number | null; avg: number | null }>;
+    groups: { key: Record<string, unknown>; count: number }[];
+    source: string;
+  }): string => {
+    const numbers = Object.entries(r.numbers).map(([property, s]) => ({ property, ...s }));
+    const groups = r.groups.map((g) => ({ ...g.key, count: g.count }));
+    const groupColumns = [...new Set(r.groups.flatMap((g) => Object.keys(g.key))), 'count'];
+    return `count ${r.count} (${r.source})\n${numbers.length > 0 ? table(numbers, ['property', 'count', 'min', 'max', 'sum', 'avg']) : ''}${groups.length > 0 ? table(groups, groupColumns) : ''}`;
+  },
   diff: (d: DiffResultDto): string => {
     const head = d.mode === 'three-dot' ? `changes on ${d.to} since ${d.base} (merge base with ${d.from})\n` : '';
     if (d.summary.length === 0) return `${head}no changes\n`;

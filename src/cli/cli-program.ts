@@ -29,6 +29,7 @@ import { writeCommands } from './commands/write-commands.js';
 import { mcpCommands } from './commands/mcp-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
 import { remoteCommands } from './commands/remote-commands.js';
+import { walkCommands } from './commands/walk-commands.js';
 
 export type { CliIo } from './cli-context.js';
 
@@ -99,6 +100,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     writeCommands,
     adminCommands,
     remoteCommands,
+    walkCommands,
     mcpCommands,
   ])
     group(program, cli);

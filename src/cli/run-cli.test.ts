@@ -182,6 +182,45 @@ describe('command line: the embedded engine', () => {
     expect((await cli(['catchup', 'main', '--max-generations', 'x', ...store])).code).toBe(2);
   });
 
+  it('searches, walks and counts a local store, in words and as JSON', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-search-'));
+    const store = ['--store', `file://${dir}/data`];
+    await writeFile(
+      path.join(dir, 'schema.bg'),
+      'node Person { id: string @key\n name: string @search\n age: int? }\nedge Knows: Person -> Person\n',
+    );
+    await writeFile(
+      path.join(dir, 'rows.ndjson'),
+      [
+        '{"table":"Person","values":{"id":"ada","name":"Ada Lovelace","age":36}}',
+        '{"table":"Person","values":{"id":"bob","name":"Bob","age":40}}',
+        '{"table":"Knows","values":{"from":"ada","to":"bob"}}',
+        '',
+      ].join('\n'),
+    );
+    expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), ...store])).code).toBe(0);
+    expect((await cli(['load', 'main', path.join(dir, 'rows.ndjson'), ...store])).code).toBe(0);
+    const found = await cli(['search', 'Person', 'lovelace', ...store]);
+    expect(found.stdout).toMatch(/^1\. ada {2}score [\d.]+ {2}bm25 [\d.]+\n {3}name: Ada \[Lovelace\]\n$/);
+    expect((await cli(['path', 'Person/ada', 'Person/bob', ...store])).stdout).toBe('Person/ada -Knows- Person/bob\n');
+    expect((await cli(['path', 'Person/bob', 'Person/ada', ...store])).stdout).toBe('no path\n');
+    const hood = JSON.parse((await cli(['neighborhood', 'Person/bob', '--json', ...store])).stdout) as {
+      nodes: { key: string; depth: number }[];
+    };
+    expect(hood.nodes.map((n) => [n.key, n.depth])).toEqual([
+      ['bob', 0],
+      ['ada', 1],
+    ]);
+    expect((await cli(['aggregate', 'Person', '--count-only', ...store])).stdout).toBe('count 2 (statistics)\n');
+    expect(JSON.parse((await cli(['aggregate', 'Person', '--json', ...store])).stdout)).toMatchObject({
+      count: 2,
+      numbers: { age: { sum: 76, avg: 38 } },
+    });
+    const bad = await cli(['path', 'ada', 'Person/bob', ...store]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('error [invalid_input]: from must be TABLE/KEY, such as Person/ada, not "ada"');
+  });
+
   it('show-object prints a stored object as the text it holds, compressed or not, and refuses what is not one', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-object-'));
     const data = path.join(dir, 'data');
