@@ -243,6 +243,35 @@ describe('embedders', () => {
 });
 
 describe('search segments', () => {
+  it('read a run stored in pieces as one, and answer each hit with its own row', async () => {
+    const service = await serviceOnStore(new MemoryStore(), { actor: 't', shard: 't' });
+    const api = embeddedApi(service, { transport: 'embedded' });
+    await api.applySchema({ branch: 'main', schema: SCHEMA });
+    const many = Array.from({ length: 2500 }, (_, i) => ({
+      id: `k${String(i).padStart(4, '0')}`,
+      title: `item ${i}`,
+      body: i % 500 === 7 ? 'rare needle' : 'common hay',
+      kind: 'note',
+    }));
+    for (let at = 0; at < many.length; at += 1000)
+      await api.write({
+        branch: 'main',
+        ops: many.slice(at, at + 1000).map((values) => ({ op: 'insert' as const, table: 'Doc', values })),
+      });
+    await api.compact({ branch: 'main', mode: 'full' });
+    const r = await api.search({ table: 'Doc', text: 'needle', first: 10 });
+    expect(r.hits.map((h) => h.key).sort()).toEqual(['k0007', 'k0507', 'k1007', 'k1507', 'k2007']);
+    for (const h of r.hits) expect(h.row.title).toBe(`item ${Number(h.key.slice(1))}`);
+    const near = await api.search({
+      table: 'Doc',
+      near: { vector: r.hits[0]?.row.emb as number[] },
+      where: { title: { eq: 'item 2007' } },
+      first: 1,
+    });
+    expect(near.hits.map((h) => [h.key, h.row.title])).toEqual([['k2007', 'item 2007']]);
+    await service.close();
+  });
+
   it('are stored beside their runs, read back by a fresh process, and collected with them', async () => {
     const store = new MemoryStore();
     const g = await Graph.open(store, { actor: 't' });

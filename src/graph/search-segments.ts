@@ -1,11 +1,11 @@
 /**
  * Where search segments (table/search-segment.ts) come from: a cache in
- * memory, then the store, where each piece's segment is kept beside its run
- * as a derived object (`search/<piece key>@<spec>`), then a build from the
- * piece itself, stored for the next process. A segment is derived from its
- * piece and the table's search spec alone, so it never goes stale: a piece
- * is immutable, and another spec is another key. GC deletes a segment when
- * its piece is gone (gc.ts); a transfer never sends one, since the
+ * memory, then the store, where each run's segment is kept beside it as a
+ * derived object (`search/<run key>@<spec>`), then a build from the run
+ * itself, stored for the next process. A segment is derived from its run
+ * and the table's search spec alone, so it never goes stale: a run is
+ * immutable, and another spec is another key. GC deletes a segment when
+ * its run is gone (gc.ts); a transfer never sends one, since the
  * destination builds its own.
  *
  * Per table version, the live positions and field statistics
@@ -18,7 +18,15 @@ import type { TableType } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import type { RunRef } from '../table/run.js';
 import { liveIndex, type LiveIndex } from '../table/search-rank.js';
-import { buildSegment, decodeSegment, encodeSegment, searchSpecOf, type SearchSegment, type SearchSpec } from '../table/search-segment.js';
+import {
+  buildSegment,
+  decodeSegment,
+  encodeSegment,
+  pieceStarts,
+  searchSpecOf,
+  type SearchSegment,
+  type SearchSpec,
+} from '../table/search-segment.js';
 import type { LoadRun, TableVersion } from '../table/table-version.js';
 import { keys, parseKey } from './keys.js';
 
@@ -28,10 +36,17 @@ const LIVE_VERSIONS = 64;
 /** Segments read or built at once. */
 const SEGMENT_READS = 8;
 
-/** A table version ready to search: its spec, its pieces (oldest first) and their live index. */
+/** One run of a version as search reads it: the run, its pieces (itself, or its segments) and where each starts. */
+export interface SearchRun {
+  run: RunRef;
+  pieces: RunRef[];
+  starts: number[];
+}
+
+/** A table version ready to search: its spec, its runs (oldest first, one search segment each) and their live index. */
 export interface VersionSearch {
   spec: SearchSpec;
-  pieces: RunRef[];
+  runs: SearchRun[];
   index: LiveIndex;
 }
 
@@ -52,33 +67,35 @@ export class SearchSegments {
     signal?: AbortSignal | undefined;
   }): Promise<VersionSearch> {
     const spec = searchSpecOf(a.type);
-    const pieces = (
-      await mapLimit(a.version.runs, SEGMENT_READS, (r) => (r.segmented === true ? a.load.segments(r) : Promise.resolve([r])))
-    ).flat();
-    const id = `${spec.hash} ${pieces.map((p) => p.key).join(' ')}`;
+    const id = `${spec.hash} ${a.version.runs.map((r) => r.key).join(' ')}`;
     return this.versions.get(id, async () => {
-      const segments = await mapLimit(pieces, SEGMENT_READS, (p) => this.segment({ ...a, spec, piece: p }));
-      return { spec, pieces, index: liveIndex(spec, segments) };
+      const runs = await mapLimit(a.version.runs, SEGMENT_READS, async (run) => {
+        const pieces = run.segmented === true ? await a.load.segments(run) : [run];
+        return { run, pieces, starts: pieceStarts(pieces.map((p) => p.rows)) };
+      });
+      const segments = await mapLimit(runs, SEGMENT_READS, (r) => this.segment({ ...a, spec, run: r }));
+      return { spec, runs, index: liveIndex(spec, segments) };
     });
   }
 
   private segment(a: {
     store: ObjectStore;
     spec: SearchSpec & { hash: string };
-    piece: RunRef;
+    run: SearchRun;
     load: LoadRun;
     signal?: AbortSignal | undefined;
   }): Promise<SearchSegment> {
-    const { store, spec, piece, signal } = a;
-    const key = keys.searchSegment(piece.key, spec.hash);
-    // Only a stored run's piece has a segment stored: rows held in memory (pending WAL rows, a dry run) are indexed afresh.
-    const stored = parseKey(piece.key)?.kind === 'run';
+    const { store, spec, run, signal } = a;
+    const key = keys.searchSegment(run.run.key, spec.hash);
+    // Only a stored run has a segment stored: rows held in memory (pending WAL rows, a dry run) are indexed afresh.
+    const stored = parseKey(run.run.key)?.kind === 'run';
     return this.segments.get(key, async () => {
       if (stored) {
         const held = await store.get(key, { signal }).then(decodeSegment, () => undefined);
-        if (held !== undefined && held.keys.length === piece.rows) return held;
+        if (held !== undefined && held.keys.length === run.run.rows) return held;
       }
-      const seg = buildSegment(spec, await (a.load.uncached ?? a.load)(piece));
+      const load = a.load.uncached ?? a.load;
+      const seg = buildSegment(spec, await mapLimit(run.pieces, SEGMENT_READS, (p) => load(p)));
       // A segment that could not be stored is built again next time; the search goes on.
       if (stored) await store.putIfAbsent(key, encodeSegment(seg), { signal }).catch(() => undefined);
       return seg;

@@ -10,7 +10,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { compileRowFilter } from '../model/row-filter.js';
 
 import { checkValue, type Row } from '../model/values.js';
-import type { RunData } from '../table/run.js';
+import type { RunData, RunRef } from '../table/run.js';
 import { highlightsOf, rank, type Highlight } from '../table/search-rank.js';
 import { searchSpecOf } from '../table/search-segment.js';
 import type { Snapshot } from './snapshot.js';
@@ -111,28 +111,37 @@ export async function searchTable(s: {
   const filter = compileRowFilter({ schema: s.snap.schema, type: view.type, where: ask.where });
   if (filter.ends.from || filter.ends.to) throw bad('where', 'a search filters on the rows own properties, not on its endpoints');
   if (view.search === undefined) throw new BranchgraphError('internal', 'this reader keeps no search segments');
-  const { pieces, index } = await view.search();
+  const { runs, index } = await view.search();
   // Rows are read only for what needs them: the filter's candidates and the hits.
-  const data = new Map<number, Promise<RunData>>();
-  const dataOf = (i: number): Promise<RunData> => {
-    const held = data.get(i);
+  const data = new Map<RunRef, Promise<RunData>>();
+  const dataOf = (p: RunRef): Promise<RunData> => {
+    const held = data.get(p);
     if (held !== undefined) return held;
-    const d = view.load(pieces[i] as (typeof pieces)[number]);
-    data.set(i, d);
+    const d = view.load(p);
+    data.set(p, d);
     return d;
+  };
+  /** The piece of run `segment` that holds `position`, and the position within it. */
+  const pieceAt = (segment: number, position: number): { piece: RunRef; at: number } => {
+    const r = runs[segment] as (typeof runs)[number];
+    let i = 0;
+    while (position >= (r.starts[i + 1] as number)) i++;
+    return { piece: r.pieces[i] as RunRef, at: position - (r.starts[i] as number) };
   };
   let admit: ((segment: number, position: number) => boolean) | undefined;
   if (filter.node !== null) {
-    const views = await Promise.all(pieces.map(async (_, i) => (await dataOf(i)).rowView()));
+    const views = new Map<RunRef, (i: number) => Row>();
+    await Promise.all(runs.flatMap((r) => r.pieces.map(async (p) => views.set(p, (await dataOf(p)).rowView()))));
     admit = (segment, position) => {
-      const seg = index.segments[segment];
-      return filter.test({ key: seg?.keys[position] as string, row: (views[segment] as (i: number) => Row)(position) });
+      const { piece, at } = pieceAt(segment, position);
+      return filter.test({ key: index.segments[segment]?.keys[position] as string, row: (views.get(piece) as (i: number) => Row)(at) });
     };
   }
   const ranked = rank(spec, index, { text: ask.text, near, admit, first });
   const hits = await Promise.all(
     ranked.map(async (h) => {
-      const row = (await dataOf(h.segment)).propsAt(h.position);
+      const { piece, at } = pieceAt(h.segment, h.position);
+      const row = (await dataOf(piece)).propsAt(at);
       const highlights = ask.text === undefined ? [] : highlightsOf(spec, row, ask.text);
       return { key: h.key, row, score: h.score, bm25: h.bm25, distance: h.distance, highlights };
     }),

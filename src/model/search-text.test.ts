@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { localEmbedding } from './local-embedder.js';
 import { termsOf, textTerms } from './search-text.js';
@@ -12,6 +13,20 @@ describe('search text', () => {
       { term: 'ab', start: 2, end: 4 },
       { term: 'cd', start: 5, end: 7 },
     ]);
+  });
+
+  it('finds in ASCII text exactly the words Intl.Segmenter finds', () => {
+    const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
+    const ascii = fc.string({ unit: fc.constantFrom(...'aZ09_.,;:\' \t\n-"!?@#$%&*()[]{}<>/\\|+=~`^'.split('')), maxLength: 24 });
+    fc.assert(
+      fc.property(ascii, (text) => {
+        const icu = [...segmenter.segment(text)]
+          .filter((s) => s.isWordLike)
+          .map((s) => ({ term: s.segment.toLowerCase(), start: s.index, end: s.index + s.segment.length }));
+        expect(textTerms(text, false)).toEqual(icu);
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   it('embeds locally, deterministically, as unit float32 vectors; shared words bring texts near', () => {

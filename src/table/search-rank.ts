@@ -35,6 +35,7 @@ import type { Row } from '../model/values.js';
 import type { VectorMetric } from '../model/schema.js';
 import type { SearchSegment, SearchSpec } from './search-segment.js';
 import { compareKey } from './run.js';
+import { TopK } from './top-k.js';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -120,10 +121,18 @@ export function queryTerms(spec: SearchSpec, text: string): string[][] {
 
 const hitKey = (segment: number, position: number): number => segment * 2 ** 26 + position;
 
-/** BM25 of every live, admitted position that holds a query term, keyed by `hitKey`. */
-function textScores(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { text: string }): Map<number, Hit> {
-  const out = new Map<number, Hit>();
+/** Ahead in a ranking: the higher score, then the lesser key. */
+const ahead = (a: Hit, b: Hit): boolean => a.score > b.score || (a.score === b.score && compareKey(a.key, b.key) < 0);
+
+/**
+ * The `limit` best live, admitted positions by BM25. Scores add up per segment in a dense array
+ * (a position's slot), with the positions touched listed, so a query allocates a hit only for
+ * what it may answer.
+ */
+function textHits(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { text: string; limit: number }): Hit[] {
   const terms = queryTerms(spec, ask.text);
+  const scores = ix.segments.map((s) => new Float64Array(s.keys.length));
+  const touched: number[][] = ix.segments.map(() => []);
   spec.fields.forEach((_, fi) => {
     const stats = ix.fieldStats[fi] as LiveIndex['fieldStats'][number];
     if (stats.docs === 0) return;
@@ -137,93 +146,112 @@ function textScores(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { text: stri
         for (const pos of p.positions) df += mask[pos] as number;
       });
       if (df === 0) continue;
+      // bm25Term, inlined: this loop runs once per posting, and allocates nothing.
       const idf = bm25Idf(stats.docs, df);
-      ix.segments.forEach((s, si) => {
-        const f = s.fields[fi] as SearchSegment['fields'][number];
+      const lengthNorm = (BM25_K1 * BM25_B) / avgdl;
+      const base = BM25_K1 * (1 - BM25_B);
+      for (let si = 0; si < ix.segments.length; si++) {
+        const f = (ix.segments[si] as SearchSegment).fields[fi] as SearchSegment['fields'][number];
         const p = f.postings.get(term);
-        if (p === undefined) return;
+        if (p === undefined) continue;
         const mask = ix.live[si] as Uint8Array;
-        for (let j = 0; j < p.positions.length; j++) {
-          const pos = p.positions[j] as number;
-          if (mask[pos] !== 1 || (ask.admit !== undefined && !ask.admit(si, pos))) continue;
-          const add = bm25Term({ idf, tf: p.counts[j] as number, dl: f.lengths[pos] as number, avgdl });
-          const k = hitKey(si, pos);
-          const hit = out.get(k);
-          if (hit === undefined)
-            out.set(k, { segment: si, position: pos, key: s.keys[pos] as string, score: add, bm25: add, distance: null });
-          else {
-            hit.score += add;
-            hit.bm25 = (hit.bm25 as number) + add;
-          }
+        const sc = scores[si] as Float64Array;
+        const list = touched[si] as number[];
+        const { positions, counts } = p;
+        const lengths = f.lengths;
+        for (let j = 0; j < positions.length; j++) {
+          const pos = positions[j] as number;
+          if (mask[pos] !== 1) continue;
+          if (sc[pos] === 0) list.push(pos);
+          const tf = counts[j] as number;
+          sc[pos] = (sc[pos] as number) + (idf * tf * (BM25_K1 + 1)) / (tf + base + lengthNorm * (lengths[pos] as number));
         }
-      });
+      }
     }
   });
-  return out;
+  const best = new TopK<Hit>(ask.limit, ahead);
+  ix.segments.forEach((s, si) => {
+    const sc = scores[si] as Float64Array;
+    for (const pos of touched[si] as number[]) {
+      const score = sc[pos] as number;
+      const hit = { segment: si, position: pos, key: s.keys[pos] as string, score, bm25: score, distance: null };
+      if (best.wants(hit) && (ask.admit === undefined || ask.admit(si, pos))) best.offer(hit);
+    }
+  });
+  return best.sorted();
 }
 
 /**
- * How far vectors are from `q` under a metric (smaller is nearer): a function of the vector that
- * starts at `at` in `values`, so a scan over a segment's matrix makes no view per position.
+ * How far the vector at position `i` of a segment's matrix is from `q` under a metric (smaller is
+ * nearer): cosine distance (1 − cos, and 1 when either vector is all zeros), Euclidean distance, or
+ * the negated inner product. Cosine reads the segment's stored norms, so it costs one product.
  */
-export function distanceFrom(metric: VectorMetric, q: ArrayLike<number>): (values: ArrayLike<number>, at: number) => number {
+export function distanceFrom(
+  metric: VectorMetric,
+  q: ArrayLike<number>,
+): (v: { values: Float32Array; norms: Float64Array }, i: number) => number {
   const dims = q.length;
+  let qq = 0;
+  for (let d = 0; d < dims; d++) qq += (q[d] as number) * (q[d] as number);
+  const qn = Math.sqrt(qq);
   if (metric === 'l2')
-    return (values, at) => {
+    return ({ values }, i) => {
       let sum = 0;
+      const at = i * dims;
       for (let d = 0; d < dims; d++) {
         const x = (q[d] as number) - (values[at + d] as number);
         sum += x * x;
       }
       return Math.sqrt(sum);
     };
-  return (values, at) => {
+  return ({ values, norms }, i) => {
     let dot = 0;
-    let nq = 0;
-    let nv = 0;
-    for (let d = 0; d < dims; d++) {
-      const a = q[d] as number;
-      const b = values[at + d] as number;
-      dot += a * b;
-      nq += a * a;
-      nv += b * b;
-    }
+    const at = i * dims;
+    for (let d = 0; d < dims; d++) dot += (q[d] as number) * (values[at + d] as number);
     if (metric === 'dot') return -dot;
-    return nq === 0 || nv === 0 ? 1 : 1 - dot / Math.sqrt(nq * nv);
+    const vn = norms[i] as number;
+    return qn === 0 || vn === 0 ? 1 : 1 - dot / (qn * vn);
   };
 }
 
 /** The k nearest live, admitted positions with a vector, nearest first. */
 function nearest(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { near: NonNullable<RankAsk['near']> }): Hit[] {
-  const { vector, property, k } = ask.near;
-  const distance = distanceFrom((spec.vectors[property] as SearchSpec['vectors'][number]).metric, vector);
-  const hits: Hit[] = [];
+  const { property, k } = ask.near;
+  // A typed array: the product below reads it once per dimension per vector.
+  const distance = distanceFrom((spec.vectors[property] as SearchSpec['vectors'][number]).metric, Float64Array.from(ask.near.vector));
+  const best = new TopK<Hit>(k, ahead);
   ix.segments.forEach((s, si) => {
     const v = s.vectors[property] as SearchSegment['vectors'][number];
     const mask = ix.live[si] as Uint8Array;
     for (let pos = 0; pos < s.keys.length; pos++) {
-      if (mask[pos] !== 1 || v.present[pos] !== 1 || (ask.admit !== undefined && !ask.admit(si, pos))) continue;
-      const d = distance(v.values, pos * v.dims);
-      hits.push({ segment: si, position: pos, key: s.keys[pos] as string, score: -d, bm25: null, distance: d });
+      if (mask[pos] !== 1 || v.present[pos] !== 1) continue;
+      const d = distance(v, pos);
+      // Farther than the k-th nearest so far: not a hit, and nothing is made for it.
+      const bar = best.bar();
+      if (bar !== undefined && d > (bar.distance as number)) continue;
+      const hit = { segment: si, position: pos, key: s.keys[pos] as string, score: -d, bm25: null, distance: d };
+      if (best.wants(hit) && (ask.admit === undefined || ask.admit(si, pos))) best.offer(hit);
     }
   });
-  return hits.sort((a, b) => (a.distance as number) - (b.distance as number) || compareKey(a.key, b.key)).slice(0, k);
+  return best.sorted();
 }
 
-const byScore = (a: Hit, b: Hit): number => b.score - a.score || compareKey(a.key, b.key);
-
-/** The hits of a query over a version, best first, at most `first`. */
+/**
+ * The hits of a query over a version, best first, at most `first`. Text and vector ranks are
+ * fused over each side's own best: the text side's best `max(first, k)`, the vector side's `k`.
+ */
 export function rank(spec: SearchSpec, ix: LiveIndex, ask: RankAsk): Hit[] {
-  const text = ask.text === undefined ? undefined : [...textScores(spec, ix, { ...ask, text: ask.text }).values()].sort(byScore);
   const near = ask.near === undefined ? undefined : nearest(spec, ix, { ...ask, near: ask.near });
+  const textLimit = near === undefined ? ask.first : Math.max(ask.first, ask.near?.k ?? 0);
+  const text = ask.text === undefined ? undefined : textHits(spec, ix, { ...ask, text: ask.text, limit: textLimit });
   if (text === undefined) return (near ?? []).slice(0, ask.first);
-  if (near === undefined) return text.slice(0, ask.first);
+  if (near === undefined) return text;
   const fused = new Map<number, Hit>();
   const fuse = (list: Hit[]): void =>
     list.forEach((h, i) => {
-      const k = hitKey(h.segment, h.position);
-      const into = fused.get(k);
-      if (into === undefined) fused.set(k, { ...h, score: 1 / (RRF_K + i + 1) });
+      const key = hitKey(h.segment, h.position);
+      const into = fused.get(key);
+      if (into === undefined) fused.set(key, { ...h, score: 1 / (RRF_K + i + 1) });
       else {
         into.score += 1 / (RRF_K + i + 1);
         into.bm25 ??= h.bm25;
@@ -232,7 +260,9 @@ export function rank(spec: SearchSpec, ix: LiveIndex, ask: RankAsk): Hit[] {
     });
   fuse(text);
   fuse(near);
-  return [...fused.values()].sort(byScore).slice(0, ask.first);
+  const best = new TopK<Hit>(ask.first, ahead);
+  for (const h of fused.values()) best.offer(h);
+  return best.sorted();
 }
 
 /** Where a hit's text matched: a fragment of one field's value and the matched words' offsets in it. */

@@ -22,24 +22,22 @@ describe('search segments', () => {
       10,
     );
     const spec = searchSpecOf(type);
-    const seg = buildSegment(spec, data);
+    const seg = buildSegment(spec, [data]);
     const back = decodeSegment(encodeSegment(seg));
     expect(back).toEqual(seg);
     expect([...(seg.fields[0]?.postings.keys() ?? [])].sort()).toEqual(['naïv', 'résumé', '東京'].sort());
     expect(decodeSegment(new Uint8Array([1, 2, 3]))).toBeUndefined();
   });
 
-  it('hide rows a newer piece replaced or deleted, and count statistics over the live rows only', () => {
+  it('hide rows a newer run replaced or deleted, and count statistics over the live rows only', () => {
     const spec = searchSpecOf(type);
-    const old = buildSegment(
-      spec,
-      new MemoryRunData(
-        type,
-        [row('a', { id: 'a', body: 'invoice invoice', emb: [0, 0, 0] }), row('b', { id: 'b', body: 'invoice', emb: [5, 5, 5] })],
-        1,
-      ),
-    );
-    const newer = buildSegment(spec, new MemoryRunData(type, [row('a', { id: 'a', body: 'refund', emb: [9, 9, 9] }), row('b', null)], 1));
+    // The older run in two pieces, read as one sequence of positions.
+    const old = buildSegment(spec, [
+      new MemoryRunData(type, [row('a', { id: 'a', body: 'invoice invoice', emb: [0, 0, 0] })], 1),
+      new MemoryRunData(type, [row('b', { id: 'b', body: 'invoice', emb: [5, 5, 5] })], 1),
+    ]);
+    expect(old.keys).toEqual(['a', 'b']);
+    const newer = buildSegment(spec, [new MemoryRunData(type, [row('a', { id: 'a', body: 'refund', emb: [9, 9, 9] }), row('b', null)], 1)]);
     const ix = liveIndex(spec, [old, newer]);
     expect(ix.liveRows).toBe(1);
     expect(ix.fieldStats).toEqual([{ docs: 1, length: 1 }]);

@@ -1,21 +1,22 @@
 /**
- * A search segment: the full-text and vector index of one immutable run
- * piece (a run, or one segment of a segmented run), as Lucene and Tantivy
- * keep an index segment per immutable segment of documents.
+ * A search segment: the full-text and vector index of one immutable run,
+ * as Lucene and Tantivy keep an index segment per immutable segment of
+ * documents. A segmented run (one stored in pieces) has one search segment
+ * over all its pieces, in order.
  *
- * A segment indexes every position of its piece, in the piece's key order:
+ * A segment indexes every position of its run, in the run's key order:
  * for each `@search` property (a *field*), the postings of each term (the
  * positions holding it and how often) and each position's field length in
  * terms; for each vector property, the vectors as one float32 matrix and
  * which positions hold one. Tombstones are indexed as empty positions. It
  * says nothing about which positions are live: that depends on the newer
- * pieces above it in a table version, and is decided at query time
+ * runs above it in a table version, and is decided at query time
  * (search-rank.ts). So a segment never changes once built, and a table
- * version's segments are exactly its pieces' segments: every ref is
+ * version's segments are exactly its runs' segments: every ref is
  * searchable as of that ref, with no index to repair after a merge,
  * cherry-pick, revert or reset.
  *
- * A segment is derived from its piece and the table's search spec alone,
+ * A segment is derived from its run and the table's search spec alone,
  * so it can be built again at any time; its bytes are stored beside the run
  * as a derived object (see graph/search-segments.ts). Pure: no I/O.
  */
@@ -65,6 +66,8 @@ export interface VectorIndex {
   /** Position i's vector is `values[i * dims … (i + 1) * dims)`, when `present[i]` is 1. */
   values: Float32Array;
   present: Uint8Array;
+  /** Each vector's length, for cosine distance (computed when built or read, never stored). */
+  norms: Float64Array;
 }
 
 export interface SearchSegment {
@@ -80,19 +83,27 @@ export interface SearchSegment {
 
 const SEGMENT_FORMAT = 'branchgraph.search/1';
 
-/** Index one piece under a spec. */
-export function buildSegment(spec: SearchSpec, data: RunData): SearchSegment {
-  const n = data.length;
-  const view = data.rowView();
+/** Index one run under a spec: its pieces (the run, or its segments in order), as one sequence of positions. */
+export function buildSegment(spec: SearchSpec, pieces: readonly RunData[]): SearchSegment {
+  const keys = pieces.flatMap((d) => d.keys);
+  const tombs = pieces.flatMap((d) => d.tombs);
+  const views = pieces.map((d) => d.rowView());
+  const starts = pieceStarts(pieces.map((d) => d.length));
+  const n = keys.length;
+  let piece = 0;
+  const view = (i: number) => {
+    while (i >= (starts[piece + 1] ?? Number.POSITIVE_INFINITY)) piece++;
+    return (views[piece] as (i: number) => Record<string, unknown>)(i - (starts[piece] as number));
+  };
   const fields: FieldIndex[] = spec.fields.map(() => ({ lengths: new Int32Array(n), postings: new Map() }));
   const lists = spec.fields.map(() => new Map<string, { positions: number[]; counts: number[] }>());
-  const vectors: VectorIndex[] = spec.vectors.map((v) => ({
+  const vectors = spec.vectors.map((v) => ({
     dims: v.dims,
     values: new Float32Array(n * v.dims),
     present: new Uint8Array(n),
   }));
   for (let i = 0; i < n; i++) {
-    if (data.tombs[i]) continue;
+    if (tombs[i]) continue;
     const row = view(i);
     spec.fields.forEach((f, fi) => {
       const text = row[f.prop];
@@ -115,7 +126,7 @@ export function buildSegment(spec: SearchSpec, data: RunData): SearchSegment {
     spec.vectors.forEach((v, vi) => {
       const value = row[v.prop];
       if (!Array.isArray(value) || value.length !== v.dims) return;
-      const ix = vectors[vi] as VectorIndex;
+      const ix = vectors[vi] as (typeof vectors)[number];
       ix.values.set(value as number[], i * v.dims);
       ix.present[i] = 1;
     });
@@ -124,7 +135,30 @@ export function buildSegment(spec: SearchSpec, data: RunData): SearchSegment {
     const postings = (fields[fi] as FieldIndex).postings;
     for (const [t, p] of list) postings.set(t, { positions: Int32Array.from(p.positions), counts: Int32Array.from(p.counts) });
   });
-  return withBytes({ keys: data.keys, tombs: data.tombs, fields, vectors });
+  return withBytes({ keys, tombs, fields, vectors: vectors.map(withNorms) });
+}
+
+/** Where each piece starts among a run's positions (piece lengths in; one more entry than pieces, the last the total). */
+export function pieceStarts(lengths: readonly number[]): number[] {
+  const out = [0];
+  for (const n of lengths) out.push((out.at(-1) as number) + n);
+  return out;
+}
+
+/** The length of each of a matrix's `dims`-long vectors. */
+export function vectorNorms(values: Float32Array, dims: number): Float64Array {
+  const n = values.length / dims;
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let sum = 0;
+    for (let d = i * dims; d < (i + 1) * dims; d++) sum += (values[d] as number) * (values[d] as number);
+    out[i] = Math.sqrt(sum);
+  }
+  return out;
+}
+
+function withNorms(v: Omit<VectorIndex, 'norms'>): VectorIndex {
+  return { ...v, norms: vectorNorms(v.values, v.dims) };
 }
 
 function withBytes(s: Omit<SearchSegment, 'bytes'>): SearchSegment {
@@ -134,7 +168,7 @@ function withBytes(s: Omit<SearchSegment, 'bytes'>): SearchSegment {
     bytes += f.lengths.byteLength;
     for (const [t, p] of f.postings) bytes += 48 + t.length * 2 + p.positions.byteLength + p.counts.byteLength;
   }
-  for (const v of s.vectors) bytes += v.values.byteLength + v.present.byteLength;
+  for (const v of s.vectors) bytes += v.values.byteLength + v.present.byteLength + v.norms.byteLength;
   return { ...s, bytes };
 }
 
@@ -215,7 +249,7 @@ export function decodeSegment(bytes: Uint8Array): SearchSegment | undefined {
       at += n + ((4 - (n % 4)) % 4);
       const values = new Float32Array(buf.buffer, at, n * dims);
       at += n * dims * 4;
-      return { dims, values, present };
+      return withNorms({ dims, values, present });
     });
     if (at !== buf.byteLength) return undefined;
     return withBytes({ keys: header.keys, tombs: header.tombs.map((t) => t === 1), fields, vectors });
