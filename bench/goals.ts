@@ -82,6 +82,10 @@ const rest: Goal[] = [
   // Equal: a fetch's calls do not depend on how much history lies behind the change.
   { matrix: 'remotes', key: 'fetch_store_calls_h64_over_h0', max: 1 },
   { matrix: 'remotes', key: 'push_round_trips', max: 10 },
+  { matrix: 'search', key: 'fts5_over_branchgraph_text_p50', min: 1 },
+  { matrix: 'search', key: 'lancedb_over_branchgraph_vector_p50', min: 1 },
+  { matrix: 'search', key: 'recall_at_10', min: 0.95 },
+  { matrix: 'search', key: 'branch_after_merge_over_main', max: 1.2 },
 ];
 
 export const GOALS: readonly Goal[] = [...merge, ...catchup, ...growth, ...bulk, ...rest];

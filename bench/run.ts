@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|remotes|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|remotes|search|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -258,7 +258,19 @@ async function catchUpMatrix(quick: boolean): Promise<{ results: Result[]; ratio
 
 /** One growth or bulk arm in a fresh process (bench/<matrix>.ts); its figures as printed. */
 async function scriptArm(
-  matrix: 'growth' | 'bulk' | 'query' | 'entity' | 'requests' | 'hooks' | 'forks' | 'merges' | 'large' | 'branchbench' | 'remotes',
+  matrix:
+    | 'growth'
+    | 'bulk'
+    | 'query'
+    | 'entity'
+    | 'requests'
+    | 'hooks'
+    | 'forks'
+    | 'merges'
+    | 'large'
+    | 'branchbench'
+    | 'remotes'
+    | 'search',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -587,6 +599,43 @@ async function remotesMatrix(quick: boolean): Promise<{ results: Result[]; ratio
     'push_ms',
   ];
   return pickedFigures('remotes', r, keys);
+}
+
+/**
+ * Search (bench/search.ts): Debian's package descriptions (all 63,697 listed here; quick: 10,000)
+ * with 384-dimensional local embeddings, searched by branchgraph, SQLite FTS5 and LanceDB side by
+ * side; recall@10, search on a branch right after a merge over search on main, what an index costs.
+ */
+async function searchMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('search', [quick ? '10000' : '63697']);
+  const keys = [
+    'fts5_over_branchgraph_text_p50',
+    'lancedb_over_branchgraph_vector_p50',
+    'lancedb_over_branchgraph_text_p50',
+    'recall_at_10',
+    'branch_after_merge_over_main',
+    'build_seconds',
+    'fts5_build_seconds',
+    'lancedb_build_seconds',
+    'branchgraph_text_p50_ms',
+    'branchgraph_text_p95_ms',
+    'fts5_text_p50_ms',
+    'fts5_text_p95_ms',
+    'lancedb_text_p50_ms',
+    'lancedb_text_p95_ms',
+    'branchgraph_vector_p50_ms',
+    'branchgraph_vector_p95_ms',
+    'lancedb_vector_p50_ms',
+    'lancedb_vector_p95_ms',
+    'store_calls_cold_search',
+    'store_calls_warm_search',
+    'run_bytes_per_row',
+    'segment_bytes_per_row',
+    'write_p50_ms_plain',
+    'write_p50_ms_search',
+    'write_p50_ms_search_embed',
+  ];
+  return { ...pickedFigures('search', r, keys), results: onceResults('search', [['package-descriptions', r]]) };
 }
 
 /**
@@ -954,13 +1003,14 @@ async function main(): Promise<void> {
     large: largeMatrix,
     branchbench: branchbenchMatrix,
     remotes: remotesMatrix,
+    search: searchMatrix,
   };
   // `all` runs the remotes matrix only where an S3 server is named; its goals then read "not run".
   const names = which === 'all' ? Object.keys(matrices).filter((n) => n !== 'remotes' || process.env.S3_ENDPOINT) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, remotes or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, remotes, search or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });

@@ -131,8 +131,41 @@ const ahead = (a: Hit, b: Hit): boolean => a.score > b.score || (a.score === b.s
  */
 function textHits(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { text: string; limit: number }): Hit[] {
   const terms = queryTerms(spec, ask.text);
-  const scores = ix.segments.map((s) => new Float64Array(s.keys.length));
+  const scores = ix.segments.map((s) => scratch(s.keys.length));
   const touched: number[][] = ix.segments.map(() => []);
+  try {
+    return scoredHits({ spec, ix, ask, terms, scores, touched });
+  } finally {
+    // Scratch goes back zeroed, touched slots only: the next query starts from nothing.
+    scores.forEach((sc, si) => {
+      for (const pos of touched[si] as number[]) sc[pos] = 0;
+      release(sc);
+    });
+  }
+}
+
+/** Zeroed score arrays kept between queries, by length: a query over 60,000 rows allocated half a megabyte per segment. */
+const spare = new Map<number, Float64Array[]>();
+
+function scratch(n: number): Float64Array {
+  return spare.get(n)?.pop() ?? new Float64Array(n);
+}
+
+function release(a: Float64Array): void {
+  const list = spare.get(a.length) ?? [];
+  if (list.length < 4) list.push(a);
+  spare.set(a.length, list);
+}
+
+function scoredHits(c: {
+  spec: SearchSpec;
+  ix: LiveIndex;
+  ask: RankAsk & { limit: number };
+  terms: string[][];
+  scores: Float64Array[];
+  touched: number[][];
+}): Hit[] {
+  const { spec, ix, ask, terms, scores, touched } = c;
   spec.fields.forEach((_, fi) => {
     const stats = ix.fieldStats[fi] as LiveIndex['fieldStats'][number];
     if (stats.docs === 0) return;
