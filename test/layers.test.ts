@@ -73,6 +73,8 @@ const PACKAGES: Record<string, string[]> = {
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
+    // A bench peer installs its own packages (bench/peers/lancedb): they are not our sources.
+    if (name === 'node_modules') return [];
     const p = path.join(dir, name);
     if (statSync(p).isDirectory()) return sources(p);
     return /\.ts$/.test(name) && !/\.(test|conformance)\.ts$/.test(name) ? [p] : [];

@@ -14,12 +14,28 @@ import { BUILT_IN_NAMES } from '../src/graphql/typed-names.js';
 
 // Names that collide: with the generator's own names, with each other after it derives names
 // (T and t, T and T_), and with GraphQL's words.
-const NAMES = ['T', 't', 'T_', 'Tt', 'Person', 'PersonWhere', 'PersonConnection', 'key', 'id', 'from', 'to', 'at', 'set'];
+const NAMES = [
+  'T',
+  't',
+  'T_',
+  'Tt',
+  'Person',
+  'PersonWhere',
+  'PersonConnection',
+  'PersonSearchHit',
+  'PersonNumbers',
+  'key',
+  'id',
+  'from',
+  'to',
+  'at',
+  'set',
+];
 const ENUM_VALUES = ['true', 'false', 'null', 'true_', 'null__', 'a', 'A', 'a_', 'Query', '_a', '__a', 'E__a'];
 const typeName = fc.constantFrom(...NAMES, ...BUILT_IN_NAMES.filter((n) => /^[A-Za-z]/.test(n)));
 const propName = fc.constantFrom(...NAMES, 'fromKey', 'toKey', 'v', 'where', 'first', 'after', 'orderBy', 'connection', 'Edge');
 const propType = fc.oneof(
-  fc.constantFrom('string', 'int', 'float', 'bool', 'date', 'datetime', 'json'),
+  fc.constantFrom('string', 'int', 'float', 'bool', 'date', 'datetime', 'json', 'vector(3)', 'string @search'),
   fc.uniqueArray(fc.constantFrom(...ENUM_VALUES), { minLength: 1, maxLength: 4 }).map((vs) => `enum(${vs.join(', ')})`),
 );
 const props = fc.uniqueArray(fc.tuple(propName, propType), { maxLength: 4, selector: ([n]) => n });
@@ -45,7 +61,8 @@ const graphSchema = fc
       .map((n, i) => {
         const body = (propsOf[i] ?? [])
           .filter(([p]) => !(i >= nodes && (p === 'from' || p === 'to')))
-          .map(([p, t]) => `  ${p}: ${t}?`)
+          // Optional, the `?` before any attribute (`string? @search`).
+          .map(([p, t]) => `  ${p}: ${t.includes(' @') ? t.replace(' @', '? @') : `${t}?`}`)
           .join('\n');
         if (i < nodes) return `node ${n} {\n  k0: string @key\n${body}\n}`;
         const [from, to] = ends[i - nodes] as [string, string];

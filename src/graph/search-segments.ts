@@ -74,7 +74,7 @@ export class SearchSegments {
         return { run, pieces, starts: pieceStarts(pieces.map((p) => p.rows)) };
       });
       const segments = await mapLimit(runs, SEGMENT_READS, (r) => this.segment({ ...a, spec, run: r }));
-      return { spec, runs, index: liveIndex(spec, segments) };
+      return { spec, runs, index: await liveIndex(spec, segments) };
     });
   }
 
@@ -95,7 +95,7 @@ export class SearchSegments {
         if (held !== undefined && held.keys.length === run.run.rows) return held;
       }
       const load = a.load.uncached ?? a.load;
-      const seg = buildSegment(spec, await mapLimit(run.pieces, SEGMENT_READS, (p) => load(p)));
+      const seg = await buildSegment(spec, await mapLimit(run.pieces, SEGMENT_READS, (p) => load(p)));
       // A segment that could not be stored is built again next time; the search goes on.
       if (stored) await store.putIfAbsent(key, encodeSegment(seg), { signal }).catch(() => undefined);
       return seg;

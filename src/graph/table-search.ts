@@ -137,7 +137,7 @@ export async function searchTable(s: {
       return filter.test({ key: index.segments[segment]?.keys[position] as string, row: (views.get(piece) as (i: number) => Row)(at) });
     };
   }
-  const ranked = rank(spec, index, { text: ask.text, near, admit, first });
+  const ranked = await rank(spec, index, { text: ask.text, near, admit, first });
   const hits = await Promise.all(
     ranked.map(async (h) => {
       const { piece, at } = pieceAt(h.segment, h.position);

@@ -4,9 +4,12 @@
  * fields along every edge table, out and in, each a connection with a
  * filter (on the edge and, through `from` / `to`, on the far node), an order
  * and a page; per table a by-key lookup and a connection with `where`,
- * `orderBy`, `first` / `after` and `totalCount`; typed mutations (create,
- * update, upsert, delete) that land together as one commit
- * (typed-mutations.ts). Names follow typed-names.ts.
+ * `orderBy`, `first` / `after` and `totalCount`; per table an aggregate
+ * (typed-aggregate.ts) and, where it has `@search` or vector properties, a
+ * search (typed-search.ts); the walks over every edge table
+ * (typed-walks.ts); typed mutations (create, update, upsert, delete) that
+ * land together as one commit (typed-mutations.ts). Names follow
+ * typed-names.ts.
  *
  * Resolvers stay thin: every read is a batched operation through the
  * request's `TypedReads`, every write one `write` operation. Generated once

@@ -28,7 +28,8 @@
  * reciprocal rank fusion (score = Σ 1 / (60 + rank)) when both are asked.
  * Ties are broken by key, so every answer has one order.
  *
- * Pure: no I/O.
+ * Long scans give the event loop turns (model/turns.ts), so a search over a
+ * large table never holds it. Pure: no I/O.
  */
 import { termsOf, textTerms } from '../model/search-text.js';
 import type { Row } from '../model/values.js';
@@ -36,6 +37,7 @@ import type { VectorMetric } from '../model/schema.js';
 import type { SearchSegment, SearchSpec } from './search-segment.js';
 import { compareKey } from './run.js';
 import { TopK } from './top-k.js';
+import { Slice } from '../model/turns.js';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -53,13 +55,15 @@ export interface LiveIndex {
 }
 
 /** Decide the live positions of `segments` (oldest first) and count the field statistics. */
-export function liveIndex(spec: SearchSpec, segments: SearchSegment[]): LiveIndex {
+export async function liveIndex(spec: SearchSpec, segments: SearchSegment[]): Promise<LiveIndex> {
+  const slice = new Slice();
   const live = segments.map((s) => new Uint8Array(s.keys.length));
   const seen = segments.length > 1 ? new Set<string>() : undefined;
   for (let si = segments.length - 1; si >= 0; si--) {
     const s = segments[si] as SearchSegment;
     const mask = live[si] as Uint8Array;
     for (let i = 0; i < s.keys.length; i++) {
+      if ((i & 1023) === 0 && slice.due()) await slice.turn();
       const key = s.keys[i] as string;
       if (!s.tombs[i] && seen?.has(key) !== true) mask[i] = 1;
       seen?.add(key);
@@ -129,12 +133,12 @@ const ahead = (a: Hit, b: Hit): boolean => a.score > b.score || (a.score === b.s
  * (a position's slot), with the positions touched listed, so a query allocates a hit only for
  * what it may answer.
  */
-function textHits(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { text: string; limit: number }): Hit[] {
+async function textHits(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { text: string; limit: number }): Promise<Hit[]> {
   const terms = queryTerms(spec, ask.text);
   const scores = ix.segments.map((s) => scratch(s.keys.length));
   const touched: number[][] = ix.segments.map(() => []);
   try {
-    return scoredHits({ spec, ix, ask, terms, scores, touched });
+    return await scoredHits({ spec, ix, ask, terms, scores, touched });
   } finally {
     // Scratch goes back zeroed, touched slots only: the next query starts from nothing.
     scores.forEach((sc, si) => {
@@ -157,61 +161,85 @@ function release(a: Float64Array): void {
   spare.set(a.length, list);
 }
 
-function scoredHits(c: {
+async function scoredHits(c: {
   spec: SearchSpec;
   ix: LiveIndex;
   ask: RankAsk & { limit: number };
   terms: string[][];
   scores: Float64Array[];
   touched: number[][];
-}): Hit[] {
+}): Promise<Hit[]> {
   const { spec, ix, ask, terms, scores, touched } = c;
-  spec.fields.forEach((_, fi) => {
+  const slice = new Slice();
+  for (let fi = 0; fi < spec.fields.length; fi++) {
     const stats = ix.fieldStats[fi] as LiveIndex['fieldStats'][number];
-    if (stats.docs === 0) return;
-    const avgdl = stats.length / stats.docs;
+    if (stats.docs === 0) continue;
     for (const term of terms[fi] as string[]) {
-      let df = 0;
-      ix.segments.forEach((s, si) => {
-        const p = s.fields[fi]?.postings.get(term);
-        if (p === undefined) return;
-        const mask = ix.live[si] as Uint8Array;
-        for (const pos of p.positions) df += mask[pos] as number;
-      });
+      const df = liveFrequency(ix, fi, term);
       if (df === 0) continue;
-      // bm25Term, inlined: this loop runs once per posting, and allocates nothing.
-      const idf = bm25Idf(stats.docs, df);
-      const lengthNorm = (BM25_K1 * BM25_B) / avgdl;
-      const base = BM25_K1 * (1 - BM25_B);
       for (let si = 0; si < ix.segments.length; si++) {
-        const f = (ix.segments[si] as SearchSegment).fields[fi] as SearchSegment['fields'][number];
-        const p = f.postings.get(term);
-        if (p === undefined) continue;
-        const mask = ix.live[si] as Uint8Array;
-        const sc = scores[si] as Float64Array;
-        const list = touched[si] as number[];
-        const { positions, counts } = p;
-        const lengths = f.lengths;
-        for (let j = 0; j < positions.length; j++) {
-          const pos = positions[j] as number;
-          if (mask[pos] !== 1) continue;
-          if (sc[pos] === 0) list.push(pos);
-          const tf = counts[j] as number;
-          sc[pos] = (sc[pos] as number) + (idf * tf * (BM25_K1 + 1)) / (tf + base + lengthNorm * (lengths[pos] as number));
-        }
+        addTerm({ ix, fi, si, term, idf: bm25Idf(stats.docs, df), avgdl: stats.length / stats.docs, scores, touched });
+        if (slice.due()) await slice.turn();
       }
     }
-  });
+  }
   const best = new TopK<Hit>(ask.limit, ahead);
-  ix.segments.forEach((s, si) => {
+  for (let si = 0; si < ix.segments.length; si++) {
+    const s = ix.segments[si] as SearchSegment;
     const sc = scores[si] as Float64Array;
-    for (const pos of touched[si] as number[]) {
+    const list = touched[si] as number[];
+    for (let j = 0; j < list.length; j++) {
+      if ((j & 1023) === 0 && slice.due()) await slice.turn();
+      const pos = list[j] as number;
       const score = sc[pos] as number;
       const hit = { segment: si, position: pos, key: s.keys[pos] as string, score, bm25: score, distance: null };
       if (best.wants(hit) && (ask.admit === undefined || ask.admit(si, pos))) best.offer(hit);
     }
-  });
+  }
   return best.sorted();
+}
+
+/** How many live positions of the version hold `term` in field `fi`. */
+function liveFrequency(ix: LiveIndex, fi: number, term: string): number {
+  let df = 0;
+  for (let si = 0; si < ix.segments.length; si++) {
+    const p = (ix.segments[si] as SearchSegment).fields[fi]?.postings.get(term);
+    if (p === undefined) continue;
+    const mask = ix.live[si] as Uint8Array;
+    for (const pos of p.positions) df += mask[pos] as number;
+  }
+  return df;
+}
+
+/** Add one term's BM25 (bm25Term, inlined: this runs once per posting and allocates nothing) to segment `si`'s live positions. */
+function addTerm(c: {
+  ix: LiveIndex;
+  fi: number;
+  si: number;
+  term: string;
+  idf: number;
+  avgdl: number;
+  scores: Float64Array[];
+  touched: number[][];
+}): void {
+  const f = (c.ix.segments[c.si] as SearchSegment).fields[c.fi] as SearchSegment['fields'][number];
+  const p = f.postings.get(c.term);
+  if (p === undefined) return;
+  const mask = c.ix.live[c.si] as Uint8Array;
+  const sc = c.scores[c.si] as Float64Array;
+  const list = c.touched[c.si] as number[];
+  const { positions, counts } = p;
+  const lengths = f.lengths;
+  const lengthNorm = (BM25_K1 * BM25_B) / c.avgdl;
+  const base = BM25_K1 * (1 - BM25_B);
+  const idf = c.idf;
+  for (let j = 0; j < positions.length; j++) {
+    const pos = positions[j] as number;
+    if (mask[pos] !== 1) continue;
+    if (sc[pos] === 0) list.push(pos);
+    const tf = counts[j] as number;
+    sc[pos] = (sc[pos] as number) + (idf * tf * (BM25_K1 + 1)) / (tf + base + lengthNorm * (lengths[pos] as number));
+  }
 }
 
 /**
@@ -248,15 +276,19 @@ export function distanceFrom(
 }
 
 /** The k nearest live, admitted positions with a vector, nearest first. */
-function nearest(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { near: NonNullable<RankAsk['near']> }): Hit[] {
+async function nearest(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { near: NonNullable<RankAsk['near']> }): Promise<Hit[]> {
+  const slice = new Slice();
   const { property, k } = ask.near;
   // A typed array: the product below reads it once per dimension per vector.
   const distance = distanceFrom((spec.vectors[property] as SearchSpec['vectors'][number]).metric, Float64Array.from(ask.near.vector));
   const best = new TopK<Hit>(k, ahead);
-  ix.segments.forEach((s, si) => {
+  for (let si = 0; si < ix.segments.length; si++) {
+    const s = ix.segments[si] as SearchSegment;
     const v = s.vectors[property] as SearchSegment['vectors'][number];
     const mask = ix.live[si] as Uint8Array;
     for (let pos = 0; pos < s.keys.length; pos++) {
+      // An exact scan measures every vector: tens of milliseconds per 60,000 of 384 values.
+      if ((pos & 511) === 0 && slice.due()) await slice.turn();
       if (mask[pos] !== 1 || v.present[pos] !== 1) continue;
       const d = distance(v, pos);
       // Farther than the k-th nearest so far: not a hit, and nothing is made for it.
@@ -265,7 +297,7 @@ function nearest(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { near: NonNull
       const hit = { segment: si, position: pos, key: s.keys[pos] as string, score: -d, bm25: null, distance: d };
       if (best.wants(hit) && (ask.admit === undefined || ask.admit(si, pos))) best.offer(hit);
     }
-  });
+  }
   return best.sorted();
 }
 
@@ -273,10 +305,10 @@ function nearest(spec: SearchSpec, ix: LiveIndex, ask: RankAsk & { near: NonNull
  * The hits of a query over a version, best first, at most `first`. Text and vector ranks are
  * fused over each side's own best: the text side's best `max(first, k)`, the vector side's `k`.
  */
-export function rank(spec: SearchSpec, ix: LiveIndex, ask: RankAsk): Hit[] {
-  const near = ask.near === undefined ? undefined : nearest(spec, ix, { ...ask, near: ask.near });
+export async function rank(spec: SearchSpec, ix: LiveIndex, ask: RankAsk): Promise<Hit[]> {
+  const near = ask.near === undefined ? undefined : await nearest(spec, ix, { ...ask, near: ask.near });
   const textLimit = near === undefined ? ask.first : Math.max(ask.first, ask.near?.k ?? 0);
-  const text = ask.text === undefined ? undefined : textHits(spec, ix, { ...ask, text: ask.text, limit: textLimit });
+  const text = ask.text === undefined ? undefined : await textHits(spec, ix, { ...ask, text: ask.text, limit: textLimit });
   if (text === undefined) return (near ?? []).slice(0, ask.first);
   if (near === undefined) return text;
   const fused = new Map<number, Hit>();

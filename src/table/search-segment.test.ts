@@ -15,34 +15,36 @@ const row = (key: string, props: Record<string, unknown> | null): RunRow =>
   ({ key, tomb: props === null, hash: key, props: props ?? undefined }) as RunRow;
 
 describe('search segments', () => {
-  it('read back from their stored bytes exactly as built', () => {
+  it('read back from their stored bytes exactly as built', async () => {
     const data = new MemoryRunData(
       type,
       [row('a', { id: 'a', body: 'Naïve résumé 東京', emb: [1, 2, 3] }), row('b', null), row('c', { id: 'c', body: null, emb: null })],
       10,
     );
     const spec = searchSpecOf(type);
-    const seg = buildSegment(spec, [data]);
+    const seg = await buildSegment(spec, [data]);
     const back = decodeSegment(encodeSegment(seg));
     expect(back).toEqual(seg);
     expect([...(seg.fields[0]?.postings.keys() ?? [])].sort()).toEqual(['naïv', 'résumé', '東京'].sort());
     expect(decodeSegment(new Uint8Array([1, 2, 3]))).toBeUndefined();
   });
 
-  it('hide rows a newer run replaced or deleted, and count statistics over the live rows only', () => {
+  it('hide rows a newer run replaced or deleted, and count statistics over the live rows only', async () => {
     const spec = searchSpecOf(type);
     // The older run in two pieces, read as one sequence of positions.
-    const old = buildSegment(spec, [
+    const old = await buildSegment(spec, [
       new MemoryRunData(type, [row('a', { id: 'a', body: 'invoice invoice', emb: [0, 0, 0] })], 1),
       new MemoryRunData(type, [row('b', { id: 'b', body: 'invoice', emb: [5, 5, 5] })], 1),
     ]);
     expect(old.keys).toEqual(['a', 'b']);
-    const newer = buildSegment(spec, [new MemoryRunData(type, [row('a', { id: 'a', body: 'refund', emb: [9, 9, 9] }), row('b', null)], 1)]);
-    const ix = liveIndex(spec, [old, newer]);
+    const newer = await buildSegment(spec, [
+      new MemoryRunData(type, [row('a', { id: 'a', body: 'refund', emb: [9, 9, 9] }), row('b', null)], 1),
+    ]);
+    const ix = await liveIndex(spec, [old, newer]);
     expect(ix.liveRows).toBe(1);
     expect(ix.fieldStats).toEqual([{ docs: 1, length: 1 }]);
-    expect(rank(spec, ix, { text: 'invoice', first: 10 })).toEqual([]);
-    expect(rank(spec, ix, { near: { vector: [9, 9, 9], property: 0, k: 5 }, first: 10 }).map((h) => [h.key, h.distance])).toEqual([
+    expect(await rank(spec, ix, { text: 'invoice', first: 10 })).toEqual([]);
+    expect((await rank(spec, ix, { near: { vector: [9, 9, 9], property: 0, k: 5 }, first: 10 })).map((h) => [h.key, h.distance])).toEqual([
       ['a', 0],
     ]);
   });

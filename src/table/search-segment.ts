@@ -24,6 +24,7 @@ import { canonicalJson, contentHash } from '../model/canonical.js';
 import { termsOf } from '../model/search-text.js';
 import { rowProps, type TableType, type VectorMetric } from '../model/schema.js';
 import type { RunData } from './run.js';
+import { Slice } from '../model/turns.js';
 
 /** What a table's search indexes: its `@search` fields (with their stemming) and vector properties (with their metric). */
 export interface SearchSpec {
@@ -84,7 +85,9 @@ export interface SearchSegment {
 const SEGMENT_FORMAT = 'branchgraph.search/1';
 
 /** Index one run under a spec: its pieces (the run, or its segments in order), as one sequence of positions. */
-export function buildSegment(spec: SearchSpec, pieces: readonly RunData[]): SearchSegment {
+export async function buildSegment(spec: SearchSpec, pieces: readonly RunData[]): Promise<SearchSegment> {
+  // A run of many rows is indexed a slice at a time: tokenizing them all at once held the loop for seconds.
+  const slice = new Slice();
   const keys = pieces.flatMap((d) => d.keys);
   const tombs = pieces.flatMap((d) => d.tombs);
   const views = pieces.map((d) => d.rowView());
@@ -103,6 +106,7 @@ export function buildSegment(spec: SearchSpec, pieces: readonly RunData[]): Sear
     present: new Uint8Array(n),
   }));
   for (let i = 0; i < n; i++) {
+    if ((i & 63) === 0 && slice.due()) await slice.turn();
     if (tombs[i]) continue;
     const row = view(i);
     spec.fields.forEach((f, fi) => {
