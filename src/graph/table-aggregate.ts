@@ -141,7 +141,7 @@ export async function aggregateTable(s: {
     return p;
   });
   const filter = compileRowFilter({ schema: s.snap.schema, type: view.type, where: s.ask.where });
-  if (filter.ends.from || filter.ends.to) throw bad('where', 'an aggregate filters on the rows own properties, not on its endpoints');
+  if (filter.ends.from || filter.ends.to) throw bad('where', "an aggregate filters on the row's own properties, not on its endpoints");
   const wantNumbers = s.ask.numbers !== false;
   const numeric = wantNumbers ? props.filter((p) => p.type.kind === 'int' || p.type.kind === 'float') : [];
   if (filter.node === null && groupProps.length === 0 && numeric.length === 0 && disjointRuns(view.version)) {

@@ -11,6 +11,7 @@ import { compileRowFilter } from '../model/row-filter.js';
 
 import { checkValue, type Row } from '../model/values.js';
 import type { RunData, RunRef } from '../table/run.js';
+import { firstIndex } from '../table/merge-walk.js';
 import { highlightsOf, rank, type Highlight } from '../table/search-rank.js';
 import { searchSpecOf } from '../table/search-segment.js';
 import type { Snapshot } from './snapshot.js';
@@ -109,7 +110,7 @@ export async function searchTable(s: {
   }
   const near = ask.near === undefined ? undefined : await nearVector({ spec, near: ask.near, first, search: s });
   const filter = compileRowFilter({ schema: s.snap.schema, type: view.type, where: ask.where });
-  if (filter.ends.from || filter.ends.to) throw bad('where', 'a search filters on the rows own properties, not on its endpoints');
+  if (filter.ends.from || filter.ends.to) throw bad('where', "a search filters on the row's own properties, not on its endpoints");
   if (view.search === undefined) throw new BranchgraphError('internal', 'this reader keeps no search segments');
   const { runs, index } = await view.search();
   // Rows are read only for what needs them: the filter's candidates and the hits.
@@ -124,8 +125,8 @@ export async function searchTable(s: {
   /** The piece of run `segment` that holds `position`, and the position within it. */
   const pieceAt = (segment: number, position: number): { piece: RunRef; at: number } => {
     const r = runs[segment] as (typeof runs)[number];
-    let i = 0;
-    while (position >= (r.starts[i + 1] as number)) i++;
+    // The last piece starting at or before `position`.
+    const i = firstIndex(r.pieces.length, (n) => (r.starts[n + 1] as number) > position);
     return { piece: r.pieces[i] as RunRef, at: position - (r.starts[i] as number) };
   };
   let admit: ((segment: number, position: number) => boolean) | undefined;

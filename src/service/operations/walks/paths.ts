@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { refOrMain } from '../../inputs.js';
 import { allPaths, MAX_HOPS } from '../../../graph/graph-walk.js';
-import { DirectionZ, NodeRefZ, WalkPathZ } from '../../results/walk.js';
-import { pathsWithRows, ViaZ, walkAt } from './walk-scope.js';
+import { WalkPathZ } from '../../results/walk.js';
+import { BETWEEN_ASK, pathsWithRows, walkAt } from './walk-scope.js';
 
 /** Every simple path between two nodes up to a length, shortest first. */
 export const paths = defineOperation({
@@ -13,11 +12,7 @@ export const paths = defineOperation({
   access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
-      at: refOrMain,
-      from: NodeRefZ,
-      to: NodeRefZ,
-      via: ViaZ,
-      direction: DirectionZ.optional().describe('Along edges (out, the default), against them (in) or both.'),
+      ...BETWEEN_ASK,
       maxHops: z.number().int().min(1).max(MAX_HOPS).optional().describe('Longest path listed (default 3).'),
       first: z.number().int().min(1).max(1000).optional().describe('Most paths listed (default 10).'),
     })

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { refOrMain } from '../../inputs.js';
 import { MAX_HOPS, shortestPath as walkShortest } from '../../../graph/graph-walk.js';
-import { DirectionZ, NodeRefZ, WalkPathZ } from '../../results/walk.js';
-import { pathsWithRows, ViaZ, walkAt } from './walk-scope.js';
+import { WalkPathZ } from '../../results/walk.js';
+import { BETWEEN_ASK, pathsWithRows, walkAt } from './walk-scope.js';
 
 /** The shortest path between two nodes (the first in walk order when several are as short), or null. */
 export const shortestPath = defineOperation({
@@ -13,11 +12,7 @@ export const shortestPath = defineOperation({
   access: ({ at }) => ({ reads: [at] }),
   input: z
     .object({
-      at: refOrMain,
-      from: NodeRefZ,
-      to: NodeRefZ,
-      via: ViaZ,
-      direction: DirectionZ.optional().describe('Along edges (out, the default), against them (in) or both.'),
+      ...BETWEEN_ASK,
       maxHops: z.number().int().min(1).max(MAX_HOPS).optional().describe(`Longest path looked for (default ${MAX_HOPS}).`),
     })
     .strict(),

@@ -4,10 +4,20 @@ import type { RequestContext } from '../../request-context.js';
 import type { BranchgraphService } from '../../service.js';
 import { nodeId, nodeRows, type NodeRef, type WalkPath, type WalkScope } from '../../../graph/graph-walk.js';
 import type { Ref } from '../../../graph/snapshot.js';
-import { tableName } from '../../inputs.js';
+import { refOrMain, tableName } from '../../inputs.js';
+import { DirectionZ, NodeRefZ } from '../../results/walk.js';
 
 /** Which edge tables a walk may take (all of them when absent). */
 export const ViaZ = z.array(tableName).min(1).max(100).optional().describe('Edge tables the walk may take (every edge table by default).');
+
+/** The input fields of a walk between two nodes (a shortest path, every path). */
+export const BETWEEN_ASK = {
+  at: refOrMain,
+  from: NodeRefZ,
+  to: NodeRefZ,
+  via: ViaZ,
+  direction: DirectionZ.optional().describe('Along edges (out, the default), against them (in) or both.'),
+};
 
 /** Run `walk` at `at` under the request's meter, counting the nodes and edges it answers as rows read. */
 export async function walkAt<T>(
