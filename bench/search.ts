@@ -15,7 +15,8 @@
  *   @search(stem: english)` and `emb: vector(384) @index(metric: cosine)`,
  *   written in batches of 10,000 and compacted to one run;
  * - SQLite FTS5 through better-sqlite3 (porter stemming over unicode61),
- *   in this process, loaded in one transaction;
+ *   in this process, loaded in one transaction (installed on first use in
+ *   bench/peers/sqlite);
  * - LanceDB 0.31.0 in a long-lived process of its own
  *   (bench/peers/lancedb/peer.mjs), with its FTS index (English stemming)
  *   and exact (flat) cosine search, as branchgraph's is.
@@ -31,12 +32,13 @@
  * one-row write with and without `@search` and an `@embed` vector.
  */
 import { execSync, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 
 import { localEmbedding } from '../src/model/local-embedder.js';
 import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
@@ -110,11 +112,19 @@ async function timed<T>(f: () => Promise<T> | T): Promise<{ ms: number; value: T
   return { ms: performance.now() - started, value };
 }
 
+/**
+ * A peer's directory (bench/peers/NAME), its packages installed on first use: the peers' packages
+ * (a native SQLite build, LanceDB with its own Arrow) are the bench's alone, not the service's.
+ */
+function peerRoot(name: 'sqlite' | 'lancedb'): string {
+  const root = path.resolve(`bench/peers/${name}`);
+  if (!existsSync(path.join(root, 'node_modules'))) execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+  return root;
+}
+
 /** LanceDB in its own process: one JSON command per line, one answer per line. */
 function lancePeer(dir: string) {
-  const root = path.resolve('bench/peers/lancedb');
-  if (!existsSync(path.join(root, 'node_modules/@lancedb/lancedb')))
-    execSync('npm install --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+  const root = peerRoot('lancedb');
   const child = spawn(process.execPath, [path.join(root, 'peer.mjs'), dir], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
@@ -292,7 +302,7 @@ async function main(): Promise<void> {
         })),
       });
     await change('feature', 0);
-    await change('main', 5000);
+    await change('main', Math.floor(docs.length / 2));
     const merged = await api.mergeBranch({ source: 'main', into: 'feature' });
     if (merged.status !== 'success') throw new Error('the merge into feature did not succeed');
     const first = await timed(() => api.search({ table: 'Pkg', text: TEXT_QUERIES[0] as string, at: 'feature' }));
@@ -313,6 +323,7 @@ async function main(): Promise<void> {
     await service.close();
 
     // SQLite FTS5, in this process, loaded in one transaction.
+    const Database = createRequire(path.join(peerRoot('sqlite'), 'package.json'))('better-sqlite3') as typeof BetterSqlite3;
     const db = new Database(path.join(dir, 'fts5.db'));
     db.pragma('journal_mode = WAL');
     db.exec("CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, text, tokenize = 'porter unicode61')");
