@@ -262,6 +262,12 @@ describe('search segments', () => {
     const r = await api.search({ table: 'Doc', text: 'needle', first: 10 });
     expect(r.hits.map((h) => h.key).sort()).toEqual(['k0007', 'k0507', 'k1007', 'k1507', 'k2007']);
     for (const h of r.hits) expect(h.row.title).toBe(`item ${Number(h.key.slice(1))}`);
+    // Vectors read back from the run's binary column as written: the nearest to a row's own vector is that row, at distance 0.
+    const own = r.hits[0] as (typeof r.hits)[number];
+    const self = await api.search({ table: 'Doc', near: { vector: own.row.emb as number[] }, first: 1 });
+    expect(self.hits[0]?.key).toBe(own.key);
+    expect(self.hits[0]?.distance).toBeLessThan(1e-9);
+    expect(own.row.emb).toEqual((own.row.emb as number[]).map(Math.fround));
     const near = await api.search({
       table: 'Doc',
       near: { vector: r.hits[0]?.row.emb as number[] },

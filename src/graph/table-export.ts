@@ -25,6 +25,7 @@ import {
   Schema as ArrowSchema,
   Struct,
   TimestampMicrosecond,
+  Utf8,
   type Data,
   type DataType,
 } from 'apache-arrow';
@@ -65,6 +66,8 @@ export interface ExportSource {
 function arrowType(p: PropDef): DataType {
   if (p.type.kind === 'date') return new DateDay();
   if (p.type.kind === 'datetime') return new TimestampMicrosecond('UTC');
+  // A vector is exported as the JSON text of its values, which every reader takes.
+  if (p.type.kind === 'vector') return new Utf8();
   return runColumnType(p);
 }
 

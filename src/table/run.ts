@@ -20,7 +20,7 @@
  * every layer sorts and searches by. Writing runs is run-encode.ts; this
  * file reads them.
  */
-import { Bool, Float64, Int64, tableFromIPC, Utf8, type DataType, type Vector } from 'apache-arrow';
+import { Binary, Bool, Float64, Int64, tableFromIPC, Utf8, type DataType, type Vector } from 'apache-arrow';
 import { bytesHash } from '../model/canonical.js';
 import { decompressStored, decompressStoredOffLoop, isCompressed } from '../model/compress-stored.js';
 import { LARGE_BYTES, nextTurn } from '../model/turns.js';
@@ -141,15 +141,23 @@ export function runColumnType(p: PropDef): DataType {
       return new Float64();
     case 'bool':
       return new Bool();
+    case 'vector':
+      return new Binary();
     default:
       return new Utf8();
   }
 }
 
+/** A vector's values from its stored bytes (little-endian float32), copied out so they need no alignment. */
+function vectorOf(bytes: Uint8Array): number[] {
+  return Array.from(new Float32Array(bytes.slice().buffer));
+}
+
 function fromArrow(p: PropDef, v: unknown): Value {
   if (v === null || v === undefined) return null;
   if (p.type.kind === 'int') return Number(v as bigint);
-  if (p.type.kind === 'json' || p.type.kind === 'vector') return JSON.parse(v as string) as Value;
+  if (p.type.kind === 'vector') return vectorOf(v as Uint8Array);
+  if (p.type.kind === 'json') return JSON.parse(v as string) as Value;
   return v as Value;
 }
 
@@ -333,7 +341,7 @@ const MATERIALIZE_AFTER = 64;
 /** A property column's values, decoded in one pass (utf8 columns through `utf8Strings`). */
 function columnValues(p: PropDef, v: Vector | null, length: number): Value[] {
   if (v === null) return new Array<Value>(length).fill(null);
-  if (runColumnType(p) instanceof Utf8 && p.type.kind !== 'json' && p.type.kind !== 'vector') {
+  if (runColumnType(p) instanceof Utf8 && p.type.kind !== 'json') {
     const strings = v.nullCount === 0 ? utf8Strings(v) : undefined;
     if (strings !== undefined) return strings;
   }
