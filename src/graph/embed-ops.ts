@@ -14,14 +14,21 @@ import type { Embedder } from './ports.js';
 /** Texts embedded in one call. */
 const EMBED_BATCH = 256;
 
-/** The vector properties of a table that are filled from another property. */
-function embedsOf(t: TableType | undefined): { prop: string; from: string; dims: number; optional: boolean }[] {
-  if (t === undefined) return [];
-  return t.props.flatMap((p) =>
-    p.embed !== undefined && p.type.kind === 'vector'
-      ? [{ prop: p.name, from: p.embed.from, dims: p.type.dims, optional: p.optional }]
-      : [],
-  );
+type Embed = { prop: string; from: string; dims: number };
+const NO_EMBEDS: readonly Embed[] = [];
+const embedsByType = new WeakMap<TableType, readonly Embed[]>();
+
+/** The vector properties of a table that are filled from another property (found once per type: a load asks per row). */
+function embedsOf(t: TableType | undefined): readonly Embed[] {
+  if (t === undefined) return NO_EMBEDS;
+  let e = embedsByType.get(t);
+  if (e === undefined) {
+    e = t.props.flatMap((p) =>
+      p.embed !== undefined && p.type.kind === 'vector' ? [{ prop: p.name, from: p.embed.from, dims: p.type.dims }] : [],
+    );
+    embedsByType.set(t, e);
+  }
+  return e;
 }
 
 /** What an operation of a write batch carries (write-batch.ts `WriteOp`). */
@@ -39,6 +46,8 @@ export async function fillEmbeddings<T extends EmbeddableOp>(a: {
   signal?: AbortSignal | undefined;
 }): Promise<readonly T[]> {
   const { schema, ops, embedder, signal } = a;
+  // Most schemas embed nothing: then a batch of a million operations is passed through as it is.
+  if (!schema.types.some((t) => embedsOf(t).length > 0)) return ops;
   const wanted: { op: number; prop: string; text: string; dims: number }[] = [];
   const out = ops.slice();
   ops.forEach((o, i) => {
@@ -52,7 +61,11 @@ export async function fillEmbeddings<T extends EmbeddableOp>(a: {
   });
   if (wanted.length === 0) return out;
   const byDims = new Map<number, typeof wanted>();
-  for (const w of wanted) byDims.set(w.dims, [...(byDims.get(w.dims) ?? []), w]);
+  for (const w of wanted) {
+    const list = byDims.get(w.dims);
+    if (list === undefined) byDims.set(w.dims, [w]);
+    else list.push(w);
+  }
   for (const [dims, list] of byDims) {
     for (let at = 0; at < list.length; at += EMBED_BATCH) {
       const batch = list.slice(at, at + EMBED_BATCH);

@@ -76,7 +76,7 @@ export interface GcReport {
     wal: number;
     idempotency: number;
     deadLetters: number;
-    /** Search segments whose run piece is gone. */
+    /** Search segments whose run is gone. */
     search: number;
   };
   bytesFreed: number;
@@ -241,10 +241,10 @@ function garbageAmong(j: Judgement): Candidate[] {
     const k = parseKey(o.key);
     if (k?.kind === 'run' && !keep.has(o.key) && old(o.lastModified)) candidates.push({ ...o, kind: 'runs' });
   }
-  // A search segment lives as long as its run piece: it is derived from it alone.
+  // A search segment lives as long as its run: it is derived from it alone.
   for (const o of search ?? []) {
     const k = parseKey(o.key);
-    if (k?.kind === 'searchSegment' && !keep.has(k.piece) && old(o.lastModified)) candidates.push({ ...o, kind: 'search' });
+    if (k?.kind === 'searchSegment' && !keep.has(k.run) && old(o.lastModified)) candidates.push({ ...o, kind: 'search' });
   }
   for (const o of commits ?? []) {
     const k = parseKey(o.key);

@@ -65,7 +65,8 @@ interface Step {
   next: NodeRef;
 }
 
-const id = (n: NodeRef): string => `${n.table}\u0000${n.key}`;
+/** A node's identity across tables: its table and key. */
+export const nodeId = (n: NodeRef): string => `${n.table}\u0000${n.key}`;
 const byNode = (a: NodeRef, b: NodeRef): number => compareKey(a.table, b.table) || compareKey(a.key, b.key);
 
 const bad = (path: string, message: string): BranchgraphError =>
@@ -101,7 +102,7 @@ export class Walker {
 
   /** Every step from every node of `frontier`, per node in (table, key) order, each node's steps in edge order. */
   async expand(frontier: readonly NodeRef[]): Promise<Map<string, Step[]>> {
-    const out = new Map<string, Step[]>(frontier.map((n) => [id(n), []]));
+    const out = new Map<string, Step[]>(frontier.map((n) => [nodeId(n), []]));
     const { direction } = this.scope;
     const reads: Promise<{ at: string; step: Step }[]>[] = [];
     for (const e of this.edges) {
@@ -137,7 +138,7 @@ export class Walker {
       const to = r.row.to as string;
       const edge = { table: e.name, key: r.key, from, to, row: r.row };
       const next = dir === 'out' ? { table: e.to, key: to } : { table: e.from, key: from };
-      return { at: id({ table: here, key: dir === 'out' ? from : to }), step: { edge, next } };
+      return { at: nodeId({ table: here, key: dir === 'out' ? from : to }), step: { edge, next } };
     });
   }
 }
@@ -154,7 +155,7 @@ export async function neighborhood(
   checkHops(ask.hops, 'hops');
   await checkNode(scope, ask.from, 'from');
   const walker = new Walker(scope);
-  const seen = new Map<string, NodeRef & { depth: number }>([[id(ask.from), { ...ask.from, depth: 0 }]]);
+  const seen = new Map<string, NodeRef & { depth: number }>([[nodeId(ask.from), { ...ask.from, depth: 0 }]]);
   const edges = new Map<string, WalkEdge>();
   let frontier: NodeRef[] = [ask.from];
   let truncated = false;
@@ -162,15 +163,15 @@ export async function neighborhood(
     const steps = await walker.expand(frontier);
     const next: NodeRef[] = [];
     for (const n of frontier)
-      for (const s of steps.get(id(n)) ?? []) {
-        const reached = seen.has(id(s.next));
+      for (const s of steps.get(nodeId(n)) ?? []) {
+        const reached = seen.has(nodeId(s.next));
         if (!reached && seen.size >= ask.first) {
           truncated = true;
           continue;
         }
         edges.set(`${s.edge.table}\u0000${s.edge.key}`, s.edge);
         if (reached) continue;
-        seen.set(id(s.next), { ...s.next, depth });
+        seen.set(nodeId(s.next), { ...s.next, depth });
         next.push(s.next);
       }
     frontier = next.sort(byNode);
@@ -188,18 +189,18 @@ export interface WalkPath {
 export async function shortestPath(scope: WalkScope, ask: { from: NodeRef; to: NodeRef; maxHops: number }): Promise<WalkPath | null> {
   checkHops(ask.maxHops, 'maxHops');
   await Promise.all([checkNode(scope, ask.from, 'from'), checkNode(scope, ask.to, 'to')]);
-  if (id(ask.from) === id(ask.to)) return { nodes: [ask.from], edges: [] };
+  if (nodeId(ask.from) === nodeId(ask.to)) return { nodes: [ask.from], edges: [] };
   const walker = new Walker(scope);
-  const parent = new Map<string, { prev: NodeRef; edge: WalkEdge } | null>([[id(ask.from), null]]);
+  const parent = new Map<string, { prev: NodeRef; edge: WalkEdge } | null>([[nodeId(ask.from), null]]);
   let frontier: NodeRef[] = [ask.from];
   for (let depth = 1; depth <= ask.maxHops && frontier.length > 0; depth++) {
     const steps = await walker.expand(frontier);
     const next: NodeRef[] = [];
     for (const n of frontier)
-      for (const s of steps.get(id(n)) ?? []) {
-        if (parent.has(id(s.next))) continue;
-        parent.set(id(s.next), { prev: n, edge: s.edge });
-        if (id(s.next) === id(ask.to)) return pathTo(ask.to, parent);
+      for (const s of steps.get(nodeId(n)) ?? []) {
+        if (parent.has(nodeId(s.next))) continue;
+        parent.set(nodeId(s.next), { prev: n, edge: s.edge });
+        if (nodeId(s.next) === nodeId(ask.to)) return pathTo(ask.to, parent);
         next.push(s.next);
       }
     frontier = next.sort(byNode);
@@ -210,7 +211,7 @@ export async function shortestPath(scope: WalkScope, ask: { from: NodeRef; to: N
 function pathTo(end: NodeRef, parent: Map<string, { prev: NodeRef; edge: WalkEdge } | null>): WalkPath {
   const nodes: NodeRef[] = [end];
   const edges: WalkEdge[] = [];
-  for (let p = parent.get(id(end)); p !== null && p !== undefined; p = parent.get(id(p.prev))) {
+  for (let p = parent.get(nodeId(end)); p !== null && p !== undefined; p = parent.get(nodeId(p.prev))) {
     nodes.unshift(p.prev);
     edges.unshift(p.edge);
   }
@@ -227,20 +228,20 @@ export async function allPaths(
 ): Promise<{ paths: WalkPath[]; hasMore: boolean }> {
   checkHops(ask.maxHops, 'maxHops');
   await Promise.all([checkNode(scope, ask.from, 'from'), checkNode(scope, ask.to, 'to')]);
-  if (id(ask.from) === id(ask.to)) return { paths: [{ nodes: [ask.from], edges: [] }], hasMore: false };
+  if (nodeId(ask.from) === nodeId(ask.to)) return { paths: [{ nodes: [ask.from], edges: [] }], hasMore: false };
   const walker = new Walker(scope);
   const found: WalkPath[] = [];
   let partial: WalkPath[] = [{ nodes: [ask.from], edges: [] }];
   for (let depth = 1; depth <= ask.maxHops && partial.length > 0 && found.length <= ask.first; depth++) {
-    const ends = new Map(partial.map((p) => [id(p.nodes.at(-1) as NodeRef), p.nodes.at(-1) as NodeRef]));
+    const ends = new Map(partial.map((p) => [nodeId(p.nodes.at(-1) as NodeRef), p.nodes.at(-1) as NodeRef]));
     const steps = await walker.expand([...ends.values()].sort(byNode));
     const next: WalkPath[] = [];
     for (const p of partial) {
-      const on = new Set(p.nodes.map(id));
-      for (const s of steps.get(id(p.nodes.at(-1) as NodeRef)) ?? []) {
-        if (on.has(id(s.next))) continue;
+      const on = new Set(p.nodes.map(nodeId));
+      for (const s of steps.get(nodeId(p.nodes.at(-1) as NodeRef)) ?? []) {
+        if (on.has(nodeId(s.next))) continue;
         const q = { nodes: [...p.nodes, s.next], edges: [...p.edges, s.edge] };
-        if (id(s.next) === id(ask.to)) found.push(q);
+        if (nodeId(s.next) === nodeId(ask.to)) found.push(q);
         else if (depth < ask.maxHops) next.push(q);
       }
     }
@@ -277,10 +278,8 @@ export async function nodeRows(scope: WalkScope, nodes: readonly NodeRef[]): Pro
   await Promise.all(
     [...byTable].map(async ([table, keys]) => {
       const view = scope.tables.table(scope.snap, table, scope.signal);
-      for (const [k, r] of await lookupRows(view.version, keys, view.load)) out.set(id({ table, key: k }), r.props as Row);
+      for (const [k, r] of await lookupRows(view.version, keys, view.load)) out.set(nodeId({ table, key: k }), r.props as Row);
     }),
   );
   return out;
 }
-
-export { id as nodeId };

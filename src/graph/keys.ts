@@ -55,8 +55,8 @@ export const keys = {
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
   /** The runs a compacted run replaced, oldest first. */
   runReplaced: (table: string, id: string): string => `runs/${table}/${id}.replaced.json`,
-  /** The search segment of one run piece under one search spec (derived: rebuilt whenever it is missing). */
-  searchSegment: (pieceKey: string, spec: string): string => `search/${pieceKey}@${spec}`,
+  /** The search segment of one run under one search spec (derived: rebuilt whenever it is missing). */
+  searchSegment: (runKey: string, spec: string): string => `search/${runKey}@${spec}`,
 };
 
 /**
@@ -99,8 +99,8 @@ export type ParsedKey =
   | { kind: 'hint'; lineage: string }
   | { kind: 'branchHint'; name: string }
   | { kind: 'part'; id: string }
-  /** A search segment, derived from the run piece it names. */
-  | { kind: 'searchSegment'; piece: string };
+  /** A search segment, derived from the run it names. */
+  | { kind: 'searchSegment'; run: string };
 
 export function parseKey(key: string): ParsedKey | undefined {
   const parts = key.split('/');
@@ -120,7 +120,7 @@ export function parseKey(key: string): ParsedKey | undefined {
         : undefined;
     case 'search': {
       const at = key.lastIndexOf('@');
-      return at > 'search/'.length ? { kind: 'searchSegment', piece: key.slice('search/'.length, at) } : undefined;
+      return at > 'search/'.length ? { kind: 'searchSegment', run: key.slice('search/'.length, at) } : undefined;
     }
     case 'parts':
       return parts.length === 2 && parts[1]?.endsWith('.json')

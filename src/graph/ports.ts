@@ -131,7 +131,6 @@ export interface Generations {
   discard(keys: readonly string[], signal?: AbortSignal): Promise<void>;
 }
 
-/** The ports of one graph, and the same ports over a store that counts every call (one merge's, one catch-up's). */
 /**
  * What fills `@embed` vectors (and turns a search's `near: {text}` into a vector): texts in, one
  * vector of `dims` values per text out, in order. A failure is a typed error (`embedding_failed`).
@@ -141,6 +140,7 @@ export interface Embedder {
   embed(texts: readonly string[], dims: number, signal?: AbortSignal): Promise<number[][]>;
 }
 
+/** The ports of one graph, and the same ports over a store that counts every call (one merge's, one catch-up's). */
 export interface GraphPorts {
   heads: Heads;
   /** Fills `@embed` vectors when a write lands (graph/embed-ops.ts). */

@@ -12,7 +12,7 @@ import { compileRowFilter } from '../model/row-filter.js';
 import { checkValue, type Row } from '../model/values.js';
 import type { RunData, RunRef } from '../table/run.js';
 import { firstIndex } from '../table/merge-walk.js';
-import { highlightsOf, rank, type Highlight } from '../table/search-rank.js';
+import { highlightsOf, queryTerms, rank, type Highlight } from '../table/search-rank.js';
 import { searchSpecOf } from '../table/search-segment.js';
 import type { Snapshot } from './snapshot.js';
 import type { Embedder, TableReader } from './ports.js';
@@ -139,11 +139,12 @@ export async function searchTable(s: {
     };
   }
   const ranked = await rank(spec, index, { text: ask.text, near, admit, first });
+  const terms = ask.text === undefined ? undefined : queryTerms(spec, ask.text);
   const hits = await Promise.all(
     ranked.map(async (h) => {
       const { piece, at } = pieceAt(h.segment, h.position);
       const row = (await dataOf(piece)).propsAt(at);
-      const highlights = ask.text === undefined ? [] : highlightsOf(spec, row, ask.text);
+      const highlights = terms === undefined ? [] : highlightsOf(spec, row, terms);
       return { key: h.key, row, score: h.score, bm25: h.bm25, distance: h.distance, highlights };
     }),
   );

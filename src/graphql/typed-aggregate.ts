@@ -64,7 +64,7 @@ export function aggregateField(c: { t: TableType; n: TableNames; ts: TypedSchema
     },
   });
   const type = new GraphQLObjectType({
-    name: n.aggregate,
+    name: n.aggregateResult,
     fields: {
       count: { type: new GraphQLNonNull(GraphQLInt) },
       ...numberFields,
@@ -106,5 +106,5 @@ export function aggregateField(c: { t: TableType; n: TableNames; ts: TypedSchema
       },
     ),
   };
-  return { name: n.aggregateRoot, field };
+  return { name: n.aggregate, field };
 }

@@ -75,6 +75,11 @@ export const DateTimeType = new GraphQLScalarType({
   },
 });
 
+/** Arguments as an operation takes them: GraphQL gives an unset argument as null or leaves it out, an operation takes it left out. */
+export function givenArgs<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+}
+
 export const SortDirection = new GraphQLEnumType({
   name: 'SortDirection',
   values: { ASC: { value: 'asc' }, DESC: { value: 'desc' } },

@@ -101,8 +101,8 @@ export interface TableNames {
   result: string;
   /** A search hit of the table (its searchable tables only have the field). */
   searchHit: string;
-  /** The aggregate's type, its groups' type, and the per-property numbers' type. */
-  aggregate: string;
+  /** The aggregate's answer type, its groups' type, and the per-property numbers' type. */
+  aggregateResult: string;
   aggregateGroup: string;
   numbers: string;
   get: string;
@@ -114,8 +114,7 @@ export interface TableNames {
   createMany: string;
   upsertMany: string;
   search: string;
-  /** The aggregate root field. */
-  aggregateRoot: string;
+  aggregate: string;
   /** The key's arguments on lookups, updates and deletes, by property (the row field's name, or with `_` when it is `at` or `set`). */
   keyArgs: Record<string, string>;
   /** Enum type names by property. */
@@ -252,7 +251,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       patch: `${T}Patch`,
       result: `${T}Result`,
       searchHit: `${T}SearchHit`,
-      aggregate: `${T}Aggregate`,
+      aggregateResult: `${T}Aggregate`,
       aggregateGroup: `${T}AggregateGroup`,
       numbers: `${T}Numbers`,
       get: `get${T}`,
@@ -264,7 +263,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
       createMany: `createMany${T}`,
       upsertMany: `upsertMany${T}`,
       search: `search${T}`,
-      aggregateRoot: `aggregate${T}`,
+      aggregate: `aggregate${T}`,
       keyArgs: keyArgsOf(t, fields),
       enums,
       fields,

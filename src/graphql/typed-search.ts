@@ -18,7 +18,7 @@ import {
 import { searchable, type TableType } from '../model/schema.js';
 import type { Row } from '../model/values.js';
 import { guarded, type ResolverCall, type TypedContext, type TypedSchema } from './typed-context.js';
-import { engineWhere, VectorType } from './typed-inputs.js';
+import { engineWhere, givenArgs, VectorType } from './typed-inputs.js';
 import type { TableNames } from './typed-names.js';
 
 const list = <T extends GraphQLObjectType | GraphQLInputObjectType | typeof GraphQLInt>(t: T) =>
@@ -64,9 +64,6 @@ interface SearchArgs {
   at?: string | null;
 }
 
-const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
-
 /** The search field of a table, or undefined when it has nothing to search. */
 export function searchField(
   c: { t: TableType; n: TableNames; ts: TypedSchema; node: GraphQLObjectType; where: GraphQLInputObjectType },
@@ -99,9 +96,9 @@ export function searchField(
     },
     resolve: guarded('read', async ({ args, ctx }: ResolverCall<unknown, SearchArgs>) => {
       const at = args.at ?? ctx.branch;
-      const near = args.near === null || args.near === undefined ? undefined : defined(args.near);
+      const near = args.near === null || args.near === undefined ? undefined : givenArgs(args.near);
       const where = args.where === undefined || args.where === null ? undefined : engineWhere(args.where, t.name, ts.fieldMaps);
-      const r = await ctx.reads.search({ table: t.name, at, ask: defined({ text: args.text, near, where, first: args.first }) });
+      const r = await ctx.reads.search({ table: t.name, at, ask: givenArgs({ text: args.text, near, where, first: args.first }) });
       return r.hits.map((h) => ({ ...h, node: { table: t.name, key: h.key, row: h.row, at, level: 1 } }));
     }),
   };

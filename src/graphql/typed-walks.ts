@@ -24,6 +24,7 @@ import { invoke } from '../service/api.js';
 import { OPERATIONS } from '../service/operation-table.js';
 import { guarded, type ResolverCall, type TypedContext } from './typed-context.js';
 import type { TableNames } from './typed-names.js';
+import { givenArgs } from './typed-inputs.js';
 import type { Entity } from './typed-reads.js';
 
 const nonNullList = <T extends GraphQLObjectType | GraphQLUnionType>(t: T) => new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(t)));
@@ -42,9 +43,6 @@ interface WalkArgs {
 type Answered = { table: string; key: string; row: Record<string, unknown> };
 
 const entity = (x: Answered, at: string): Entity => ({ table: x.table, key: x.key, row: x.row as Row, at, level: 1 });
-
-const defined = (o: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
 
 /** The walk fields, when the schema has node tables (a union needs a member). */
 export function walkFields(c: {
@@ -78,7 +76,7 @@ export function walkFields(c: {
     direction: { type: direction },
     at: { type: GraphQLString, description: 'The ref to walk: a branch, commit:<id> or tag:<name> (default: this branch).' },
   };
-  const args = (a: WalkArgs, ctx: TypedContext) => ({ ...defined({ ...a, at: undefined }), at: a.at ?? ctx.branch });
+  const args = (a: WalkArgs, ctx: TypedContext) => ({ ...givenArgs({ ...a, at: undefined }), at: a.at ?? ctx.branch });
   const asPath = (p: { nodes: Answered[]; edges: Answered[] }, at: string) => ({
     nodes: p.nodes.map((n) => entity(n, at)),
     edges: p.edges.map((e) => entity(e, at)),

@@ -172,6 +172,16 @@ export class BranchgraphService {
     return snap;
   }
 
+  /** Read at a ref under the request's meter: the snapshot `at` names (pinned for the request), and `read` over its tables. */
+  async readAt<T>(
+    at: Ref,
+    ctx: RequestContext,
+    read: (r: { tables: TableReader; snap: Snapshot }) => Promise<{ value: T; rows: number }>,
+  ): Promise<T> {
+    const snap = await this.snapshot(at, ctx);
+    return this.metered(ctx, (tables) => read({ tables, snap }));
+  }
+
   /**
    * Run `read` over the graph's tables; with a meter on the request, over the same tables through
    * a counting store, adding the store calls and the rows `read` reports to the meter.

@@ -1,22 +1,22 @@
 /**
  * Ranking over a table version's search segments (search-segment.ts): the
- * segments of the version's pieces, oldest first, merged at query time.
+ * segments of the version's runs, oldest first, merged at query time.
  *
  * Which positions are live is decided here, once per version: a position
- * is live when it is not a tombstone and no newer piece holds its key
- * (newest wins; a newer tombstone hides it). Walking the pieces newest
+ * is live when it is not a tombstone and no newer run holds its key
+ * (newest wins; a newer tombstone hides it). Walking the runs newest
  * first with the set of keys already seen decides it in one pass, and a
- * version of one piece needs no set at all.
+ * version of one run needs no set at all.
  *
  * Full text is BM25 (k1 = 1.2, b = 0.75), per field, summed over a table's
  * `@search` fields. Its statistics are exact for the live rows of the
  * version, never approximated from segment-level counts that still include
- * rows a newer piece replaced or deleted:
+ * rows a newer run replaced or deleted:
  * - a field's document count N is the number of live positions with at
  *   least one term in it, and its average length the sum of their lengths
  *   over N: both counted over the live masks, once per version;
  * - a term's document frequency is the number of live positions in its
- *   postings, counted per query over every piece.
+ *   postings, counted per query over every run.
  * A query's text is analyzed as each field is (stemmed or not), so a term
  * meets exactly the terms its field was indexed under. The `where` filter
  * narrows which positions may be hits, before any top-k is taken; it does not
@@ -341,8 +341,7 @@ export interface Highlight {
 export const FRAGMENT_CHARS = 200;
 
 /** The highlights of a row for a query's text: per field with a match, a fragment around the first matched word. */
-export function highlightsOf(spec: SearchSpec, row: Row, text: string): Highlight[] {
-  const terms = queryTerms(spec, text);
+export function highlightsOf(spec: SearchSpec, row: Row, terms: readonly string[][]): Highlight[] {
   const out: Highlight[] = [];
   spec.fields.forEach((f, fi) => {
     const value = row[f.prop];

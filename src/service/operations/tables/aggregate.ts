@@ -20,8 +20,7 @@ export const aggregate = defineOperation({
     })
     .strict(),
   async run(service, { table, at, ...ask }, ctx) {
-    const snap = await service.snapshot(at, ctx);
-    return service.metered(ctx, async (tables) => {
+    return service.readAt(at, ctx, async ({ tables, snap }) => {
       const value = await aggregateTable({ tables, snap, table, ask, signal: ctx.signal });
       return { value, rows: value.rowsRead };
     });

@@ -28,9 +28,8 @@ export const lookupRows = defineOperation({
       throw new BranchgraphError('invalid_input', 'give keys or unique, not both', {
         issues: [{ path: 'keys', message: 'keys or unique' }],
       });
-    const snap = await service.snapshot(at, ctx);
     const by = keys !== undefined ? { keys } : { unique: unique as { prop: string; values: Value[] } };
-    const items = await service.metered(ctx, async (tables) => {
+    const items = await service.readAt(at, ctx, async ({ tables, snap }) => {
       const value = await lookupMany({ tables, snap, table, ...by, signal: ctx.signal });
       return { value, rows: value.filter((x) => x !== null).length };
     });

@@ -24,8 +24,7 @@ export const neighbors = defineOperation({
     })
     .strict(),
   async run(service, { table, at, direction, keys, ...ask }, ctx): Promise<{ items: NodeEdges[] }> {
-    const snap = await service.snapshot(at, ctx);
-    const items = await service.metered(ctx, async (tables) => {
+    const items = await service.readAt(at, ctx, async ({ tables, snap }) => {
       const r = await neighborsOf({ tables, snap, edgeTable: table, direction, keys, ask, signal: ctx.signal });
       return { value: r.nodes, rows: r.rowsRead };
     });

@@ -29,8 +29,7 @@ export const queryRows = defineOperation({
   access: ({ at }) => ({ reads: [at] }),
   input: z.object({ table: tableName, at: refOrMain, ...PAGE_ASK }).strict(),
   async run(service, { table, at, ...ask }, ctx): Promise<QueryPage> {
-    const snap = await service.snapshot(at, ctx);
-    return service.metered(ctx, async (tables) => {
+    return service.readAt(at, ctx, async ({ tables, snap }) => {
       const value = await runQuery({ tables, snap, table, ask, signal: ctx.signal });
       return { value, rows: value.rowsRead };
     });

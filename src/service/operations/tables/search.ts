@@ -32,8 +32,7 @@ export const search = defineOperation({
   access: ({ at }) => ({ reads: [at] }),
   input: z.object({ table: tableName, at: refOrMain, ...SearchAskZ }).strict(),
   async run(service, { table, at, ...ask }, ctx): Promise<{ hits: SearchHit[]; rowsRead: number }> {
-    const snap = await service.snapshot(at, ctx);
-    return service.metered(ctx, async (tables) => {
+    return service.readAt(at, ctx, async ({ tables, snap }) => {
       const value = await searchTable({ tables, snap, table, ask, embedder: service.graph.ports.embedder, signal: ctx.signal });
       return { value, rows: value.rowsRead };
     });

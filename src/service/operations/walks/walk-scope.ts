@@ -30,8 +30,7 @@ export async function walkAt<T>(
     walk: (scope: WalkScope) => Promise<{ value: T; rows: number }>;
   },
 ): Promise<T> {
-  const snap = await service.snapshot(a.at, ctx);
-  return service.metered(ctx, (tables) => a.walk({ tables, snap, via: a.via, direction: a.direction, signal: ctx.signal }));
+  return service.readAt(a.at, ctx, ({ tables, snap }) => a.walk({ tables, snap, via: a.via, direction: a.direction, signal: ctx.signal }));
 }
 
 /** Nodes as answers give them: with their rows, read in one batch per table. */
