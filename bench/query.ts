@@ -32,6 +32,7 @@ import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { cliCommand } from '../src/service/package-root.js';
+import { peerRoot } from './peer-root.js';
 import { startPostgres } from './postgres-peer.js';
 
 const PERSONS = Number(process.argv[2] ?? 10_000);
@@ -224,7 +225,7 @@ async function main(): Promise<void> {
     peer = await serve({
       cmd: peerNode(),
       args: [
-        path.resolve('node_modules/postgraphile/dist/cli-run.js'),
+        path.join(peerRoot('postgraphile'), 'node_modules/postgraphile/dist/cli-run.js'),
         '-P',
         'postgraphile/presets/amber',
         '-c',

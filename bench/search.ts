@@ -34,7 +34,6 @@
 import { execSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,6 +45,7 @@ import { serviceOnStore } from '../src/service/open-service.js';
 import { CountingStore } from '../src/store/counting-store.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { listAll } from '../src/store/object-store.js';
+import { peerRoot } from './peer-root.js';
 
 const DOCS = Number(process.argv[2] ?? 63_697);
 const DIMS = 384;
@@ -112,15 +112,6 @@ async function timed<T>(f: () => Promise<T> | T): Promise<{ ms: number; value: T
   return { ms: performance.now() - started, value };
 }
 
-/**
- * A peer's directory (bench/peers/NAME), its packages installed on first use: the peers' packages
- * (a native SQLite build, LanceDB with its own Arrow) are the bench's alone, not the service's.
- */
-function peerRoot(name: 'sqlite' | 'lancedb'): string {
-  const root = path.resolve(`bench/peers/${name}`);
-  if (!existsSync(path.join(root, 'node_modules'))) execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
-  return root;
-}
 
 /** LanceDB in its own process: one JSON command per line, one answer per line. */
 function lancePeer(dir: string) {
