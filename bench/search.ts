@@ -112,7 +112,6 @@ async function timed<T>(f: () => Promise<T> | T): Promise<{ ms: number; value: T
   return { ms: performance.now() - started, value };
 }
 
-
 /** LanceDB in its own process: one JSON command per line, one answer per line. */
 function lancePeer(dir: string) {
   const root = peerRoot('lancedb');
