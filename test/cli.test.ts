@@ -6,11 +6,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PEOPLE_SCHEMA } from './support/fixtures.js';
-import { cliCommand, NODE_FLAGS } from '../src/service/package-root.js';
+import { builtCli, cliCommand, NODE_FLAGS } from '../src/service/package-root.js';
 
 const run = promisify(execFile);
 // Built by the suite's global setup: plain Node starts the CLI several times faster than tsx.
-const main = path.resolve('dist/src/cli/main.js');
+const main = builtCli(path.resolve('.'));
 const node = process.execPath;
 
 async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -8,15 +8,13 @@
  * `--json`.
  */
 import { Command, Option } from 'commander';
-import { RestClient } from '../http/rest-client.js';
-import { embeddedApi, type BranchgraphApi } from '../service/api.js';
-import { loadConfig } from '../service/config.js';
-import { openService } from '../service/open-service.js';
-import { attachTypedGraphql } from '../http/typed-graphql-port.js';
-import { attachHttpPeers } from '../http/http-peer.js';
+import type { BranchgraphApi } from '../service/api.js';
+import { commandApi } from './engine-access.js';
 import { packageVersion } from '../service/package-root.js';
 import type { CliContext, CliIo, Globals } from './cli-context.js';
 import { EXIT_CODES_HELP } from './exit-codes.js';
+import { errorText } from './error-text.js';
+import { BranchgraphError } from '../model/errors.js';
 import { withProgress } from './progress-bar.js';
 import { serveCommands } from './commands/serve-commands.js';
 import { branchCommands } from './commands/branch-commands.js';
@@ -33,12 +31,17 @@ import { walkCommands } from './commands/walk-commands.js';
 
 export type { CliIo } from './cli-context.js';
 
-export function cliProgram(io: CliIo, setExit: (code: number) => void): Command {
+export function cliProgram(io: CliIo, how: { json: boolean; setExit: (code: number) => void }): Command {
+  const { setExit } = how;
   // A usage mistake carries the stable code every transport gives bad input.
+  const usageError = (text: string): string =>
+    how.json
+      ? errorText(new BranchgraphError('invalid_input', text.replace(/^error: /, '').trim()), true)
+      : text.replace(/^error: /, 'error [invalid_input]: ');
   const output = {
     writeOut: io.stdout,
     writeErr: io.stderr,
-    outputError: (text: string, write: (t: string) => void) => write(text.replace(/^error: /, 'error [invalid_input]: ')),
+    outputError: (text: string, write: (t: string) => void) => write(usageError(text)),
   };
   const program = new Command('branchgraph');
   program
@@ -54,7 +57,7 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     .addOption(new Option('--token <token>', "the server's bearer token").env('BRANCHGRAPH_TOKEN'))
     .option('--actor <name>', 'who commits made here are by (embedded only; BRANCHGRAPH_ACTOR)')
     .option('--json', 'print results as JSON for programs')
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError(how.json ? false : '(run with --help for usage)')
     .configureOutput(output)
     .addHelpText('after', `\n${EXIT_CODES_HELP}\n`)
     .exitOverride();
@@ -65,22 +68,14 @@ export function cliProgram(io: CliIo, setExit: (code: number) => void): Command 
     setExit,
     globals,
     outOf: (cmd) => ({ json: globals(cmd).json === true, write: io.stdout }),
-    connect: async (cmd): Promise<BranchgraphApi> => {
-      const g = globals(cmd);
-      if (g.server !== undefined) return new RestClient(g.server.replace(/\/$/, ''), g.token);
-      const config = loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard });
-      const service = await openService(config);
-      attachTypedGraphql(service);
-      attachHttpPeers(service);
-      return embeddedApi(service, { transport: 'cli' });
-    },
+    connect: (cmd): Promise<BranchgraphApi> => commandApi(globals(cmd)),
     command: (parent, name, description) =>
       parent
         .command(name)
         .description(description)
         .exitOverride()
         .configureOutput(output)
-        .showHelpAfterError('(run with --help for usage)'),
+        .showHelpAfterError(how.json ? false : '(run with --help for usage)'),
     followed: (cmd, run) => {
       const tty = io.stderrIsTTY === true;
       const on = run.flag ?? (tty && globals(cmd).json !== true);

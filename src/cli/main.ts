@@ -1,8 +1,13 @@
 #!/usr/bin/env -S node --max-semi-space-size=64
 /** The `branchgraph` executable: the command line over this process's standard streams (see run-cli.ts). */
+import * as nodeModule from 'node:module';
 import type { CliIo } from './cli-context.js';
 import { EXIT } from './exit-codes.js';
 import { runCli } from './run-cli.js';
+
+// Node 22.1 and later keep compiled code between runs, which roughly halves a command's start;
+// Node 20 has no such cache and starts as before.
+(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 const io: CliIo = {
   stdout: (t) => process.stdout.write(t),

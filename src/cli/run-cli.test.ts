@@ -127,6 +127,28 @@ describe('command line: help, version and mistakes', () => {
     }
   });
 
+  it('with --json, tells every error as the envelope the other transports answer, with the same exit code', async () => {
+    const cases: [string[], string, number][] = [
+      [['frobnicate', '--json'], 'invalid_input', EXIT.usage],
+      [['--json', 'branch', 'list', '--frob'], 'invalid_input', EXIT.usage],
+      [['--json', 'rows', 'Person', '--limit', 'ten'], 'invalid_input', EXIT.usage],
+      [['--json', 'load', 'main', '/no/such/file.ndjson'], 'invalid_input', EXIT.usage],
+      [['--json', '--store', 'memory://', 'rows', 'Nope'], 'not_found', EXIT.notFound],
+      [['--json', '--server', 'http://127.0.0.1:1', 'branch', 'list'], 'server_unreachable', EXIT.unreachable],
+    ];
+    for (const [args, code, exit] of cases) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(exit);
+      // One line a program parses whole: nothing before or after the envelope.
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(1);
+      const body = JSON.parse(lines[0] ?? '') as { error: { code: string; message: string } };
+      expect(body.error.code, args.join(' ')).toBe(code);
+      expect(body.error.message.length, args.join(' ')).toBeGreaterThan(0);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+  });
+
   it('names the URL when no server answers, with exit 5', async () => {
     // A port nothing listens on: taken and let go again.
     const probe = createServer();

@@ -37,10 +37,15 @@ export const NODE_FLAGS = ['--max-semi-space-size=64'] as const;
  */
 export function cliCommand(): { command: string; args: string[] } {
   const root = packageRoot();
-  if (fileURLToPath(import.meta.url).endsWith('.js'))
-    return { command: process.execPath, args: [...NODE_FLAGS, path.join(root, 'dist', 'src', 'cli', 'main.js')] };
+  if (fileURLToPath(import.meta.url).endsWith('.js')) return { command: process.execPath, args: [...NODE_FLAGS, builtCli(root)] };
   const loader = pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
   return { command: process.execPath, args: [...NODE_FLAGS, '--import', loader, path.join(root, 'src', 'cli', 'main.ts')] };
+}
+
+/** The built command line: the bundle `npm run build` makes (scripts/bundle.mjs), or tsc's output without it. */
+export function builtCli(root: string = packageRoot()): string {
+  const bundle = path.join(root, 'dist', 'bin', 'branchgraph.js');
+  return existsSync(bundle) ? bundle : path.join(root, 'dist', 'src', 'cli', 'main.js');
 }
 
 /** This package's version, from its package.json. */

@@ -7,14 +7,8 @@
  */
 import type { Command } from 'commander';
 import { errorFromBody, type ErrorBody } from '../../model/errors.js';
-import { RestClient } from '../../http/rest-client.js';
-import { postGraphql } from '../../http/graphql-client.js';
-import { embeddedApi } from '../../service/api.js';
-import { loadConfig } from '../../service/config.js';
-import { openService } from '../../service/open-service.js';
-import { attachTypedGraphql } from '../../http/typed-graphql-port.js';
-import { attachHttpPeers } from '../../http/http-peer.js';
 import type { ToolPorts } from '../../mcp/mcp-tools.js';
+import { embeddedService, serverApi, serverBase } from '../engine-access.js';
 import type { CliContext, Globals } from '../cli-context.js';
 
 export function mcpCommands(program: Command, cli: CliContext): void {
@@ -42,7 +36,8 @@ export function mcpCommands(program: Command, cli: CliContext): void {
 /** The API and the typed GraphQL of the store in this process, or of the server named. */
 async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Promise<void> }> {
   if (g.server !== undefined) {
-    const base = g.server.replace(/\/$/, '');
+    const base = serverBase(g.server);
+    const { postGraphql } = await import('../../http/graphql-client.js');
     const typedQuery: ToolPorts['typedQuery'] = (q, signal) =>
       postGraphql(`${base}/branches/${encodeURIComponent(q.branch)}/graphql`, {
         document: q.document,
@@ -65,11 +60,10 @@ async function portsOf(g: Globals): Promise<{ ports: ToolPorts; close: () => Pro
       }
       throw errorFromBody(envelope, `the SDL of ${branch}: HTTP ${res.status}`, { status: res.status });
     };
-    return { ports: { api: new RestClient(base, g.token), typedQuery, branchSdl }, close: async () => {} };
+    return { ports: { api: await serverApi(base, g.token), typedQuery, branchSdl }, close: async () => {} };
   }
-  const service = await openService(loadConfig(process.env, { store: g.store, actor: g.actor, shard: g.shard }));
-  attachTypedGraphql(service);
-  attachHttpPeers(service);
+  const service = await embeddedService(g);
+  const { embeddedApi } = await import('../../service/api.js');
   const ctx = { transport: 'cli' as const };
   const { embeddedTypedGraphql, embeddedTypedSdl } = await import('../../http/typed-graphql-endpoint.js');
   const typed = embeddedTypedGraphql(service, ctx);
