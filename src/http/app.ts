@@ -8,6 +8,8 @@
  */
 import { eventStreamRoute } from './routes/event-stream-route.js';
 import { Hono } from 'hono';
+import { compress } from 'hono/compress';
+import { cors } from 'hono/cors';
 import type { Logger } from 'pino';
 import { BranchgraphError, isMasked, toBranchgraphError } from '../model/errors.js';
 import { authenticate, type TokenTable } from '../service/auth.js';
@@ -43,6 +45,8 @@ export interface AppOptions {
   host?: GraphHost;
   /** The address the server listens on: bound to loopback, MCP answers loopback hosts only (loopback-guard.ts). */
   boundHost?: string;
+  /** Origins browsers may call the API from (`*` for any); none: same origin only. */
+  corsOrigins?: string[];
 }
 
 /** What one graph's routes are built with; hosted graphs share the server's budget. */
@@ -57,7 +61,12 @@ interface GraphAppOptions {
   /** The graph's name, as a token's `graphs` scope names it (`default` for the store's root). */
   graph: string;
   boundHost: string;
+  corsOrigins: string[];
 }
+
+/** Headers a browser on another origin may send, and the one it may read besides the simple ones. */
+const CORS_REQUEST_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'x-request-id', 'traceparent', 'tracestate'];
+const CORS_EXPOSED_HEADERS = ['x-request-id'];
 
 const HOSTED_PATH = /^\/graphs\/([^/]+)(\/.*)$/;
 
@@ -70,6 +79,7 @@ export function createApp(opts: AppOptions): Hono<Env> {
     maxBodyBytes,
     bodyBudget: new BodyBudget(opts.bodyBudgetBytes ?? 4 * maxBodyBytes),
     boundHost: opts.boundHost ?? '127.0.0.1',
+    corsOrigins: opts.corsOrigins ?? [],
   };
   const app = graphApp({ ...shared, service: opts.service, base: '', graph: DEFAULT_GRAPH });
   if (opts.host !== undefined)
@@ -85,6 +95,9 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   attachTypedGraphql(service);
   attachHttpPeers(service);
   const app = new Hono<Env>().basePath(base);
+  // Compressed when the client asks (GraphiQL's script is megabytes, a diff page hundreds of KB);
+  // event streams and NDJSON are not compressible types, so they still flow as written.
+  app.use('*', compress({ threshold: 1024 }));
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? newId();
     const log = logger.child({ requestId });
@@ -108,6 +121,17 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
     };
     log.info({ ...line, ...(operation !== undefined ? { graphqlOperation: operation } : {}) }, 'request');
   });
+  // A preflight is answered before authentication: browsers send it without the token.
+  if (opts.corsOrigins.length > 0)
+    app.use(
+      '*',
+      cors({
+        origin: opts.corsOrigins.includes('*') ? '*' : opts.corsOrigins,
+        allowHeaders: CORS_REQUEST_HEADERS,
+        exposeHeaders: CORS_EXPOSED_HEADERS,
+        maxAge: 600,
+      }),
+    );
   // Authentication comes before any byte of a body is read: an anonymous caller cannot make the
   // server buffer anything. Roles are checked per route, scopes by the service (service/access.ts);
   // a token scoped to other graphs reaches nothing of this one.

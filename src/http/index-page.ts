@@ -9,6 +9,7 @@ const LINKS: [string, string][] = [
   ['/graphql', 'GraphiQL: the GraphQL API in the browser'],
   ['/openapi.yaml', 'the REST contract (OpenAPI 3.1)'],
   ['/healthz', 'liveness'],
+  ['/readyz', 'readiness: the store answers'],
   ['/metrics', 'Prometheus metrics'],
 ];
 

@@ -40,7 +40,15 @@ export async function startServer(
   const service = host.root;
   const graph = service.graph;
   await service.start();
-  const app = createApp({ service, host, logger, tokens: config.tokens, maxBodyBytes: config.maxBodyBytes, boundHost: config.host });
+  const app = createApp({
+    service,
+    host,
+    logger,
+    tokens: config.tokens,
+    maxBodyBytes: config.maxBodyBytes,
+    boundHost: config.host,
+    corsOrigins: config.corsOrigins,
+  });
   // The GraphQL endpoints are built on their first request, but their modules are loaded now:
   // loading them held the event loop about 190 ms, which belongs to the start, not to a request.
   await Promise.all([import('./graphql-endpoint.js'), import('./typed-graphql-endpoint.js')]);

@@ -51,6 +51,8 @@ export interface Config {
   expiry: ExpirySettings;
   /** What fills `@embed` vectors and turns `near: {text}` into a vector. */
   embedder: EmbedderSettings;
+  /** Origins a browser may call the API from (`*` for any); empty: same origin only, no CORS headers. */
+  corsOrigins: string[];
 }
 
 export const CONFIG_HELP = `
@@ -81,6 +83,7 @@ export const CONFIG_HELP = `
   --embedder URL       BRANCHGRAPH_EMBEDDER           what fills @embed vectors: local (default; deterministic, not semantic) or an OpenAI-compatible embeddings URL
                        BRANCHGRAPH_EMBEDDER_KEY       bearer key for that URL
                        BRANCHGRAPH_EMBEDDER_MODEL     model name sent to that URL, default text-embedding-3-small
+  --cors-origins L     BRANCHGRAPH_CORS_ORIGINS       origins browsers may call the API from, comma-separated (https://app.example:8443), or * (unset: same origin only)
   --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port, [v6]:port or *.domain, comma-separated (unset: none)
                        HOOK_TIMEOUT_MS                how long one delivery attempt or check may take, default 10000
                        HOOK_MAX_ATTEMPTS              attempts per delivery before it becomes a dead letter, default 6
@@ -208,12 +211,28 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       intervalMs: r.int({ env: 'BRANCH_EXPIRY_INTERVAL_MS', dflt: DEFAULT_EXPIRY_SETTINGS.intervalMs, range: [0, 86_400_000] }),
     },
     embedder: embedderSettings(r),
+    corsOrigins: corsOrigins(r),
   };
   if (r.problems.length > 0) {
     const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
     throw new BranchgraphError('invalid_input', `invalid configuration:\n${lines}`, { issues: r.problems });
   }
   return config;
+}
+
+/** `*`, or origins as a browser sends them: a scheme, a host and an optional port, nothing more. */
+function corsOrigins(r: SettingReader): string[] {
+  const list = (r.pick('cors-origins', 'BRANCHGRAPH_CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const o of list)
+    if (o !== '*' && !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$|^https?:\/\/\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(o))
+      r.problem(
+        '--cors-origins / BRANCHGRAPH_CORS_ORIGINS',
+        `${JSON.stringify(o)} is not an origin such as https://app.example:8443, or *`,
+      );
+  return list;
 }
 
 function embedderSettings(r: SettingReader): EmbedderSettings {

@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness, for load balancers. The store answers one call within 5 s; /healthz asks nothing of the store. */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -2325,6 +2342,35 @@ export interface operations {
                     };
                 };
             };
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store answers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ready: true;
+                        /** @description The kind of store (fs, s3, memory). */
+                        store: string;
+                        /** @description How long the store took to answer. */
+                        ms: number;
+                    };
+                };
+            };
+            503: components["responses"]["Error"];
             "4XX": components["responses"]["Error"];
         };
     };

@@ -17,6 +17,7 @@ const SERVE_OPTIONS: [flags: string, key: string, description: string][] = [
   ['--drain-timeout-ms <n>', 'drain-timeout-ms', 'on SIGTERM, wait this long for in-flight requests'],
   ['--seal-after-ms <n>', 'seal-after-ms', 'seal an open WAL generation after this long'],
   ['--generation-rows <n>', 'generation-rows', 'seal a WAL generation at this many rows'],
+  ['--cors-origins <list>', 'cors-origins', 'origins browsers may call the API from, comma-separated, or * (BRANCHGRAPH_CORS_ORIGINS)'],
   ['--hook-allowlist <hosts>', 'hook-allowlist', 'hosts webhooks may call: host, host:port, *.domain (BRANCHGRAPH_HOOK_ALLOWLIST)'],
   [
     '--embedder <url>',

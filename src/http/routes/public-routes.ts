@@ -8,7 +8,9 @@ import path from 'node:path';
 import type { Hono } from 'hono';
 import { packageRoot } from '../../service/package-root.js';
 import type { BranchgraphService } from '../../service/service.js';
-import type { Env } from '../http-context.js';
+import { errorBody, type Env } from '../http-context.js';
+import { BranchgraphError } from '../../model/errors.js';
+import type { ObjectStore } from '../../store/object-store.js';
 import { GRAPHIQL_ASSETS, graphiqlAssetRoute } from '../graphiql-page.js';
 import { indexPage } from '../index-page.js';
 import { REVIEW_PAGE } from '../review-page.js';
@@ -16,7 +18,7 @@ import { REVIEW_PAGE } from '../review-page.js';
 export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
 /** Routes anyone may call, as `METHOD /path` relative to the graph. */
-const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
+const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
 
 /**
  * Whether anyone may call `method path` (relative to the graph). GraphQL over GET runs a document:
@@ -30,6 +32,25 @@ export function isPublicRoute(req: { method: string; path: string; query: (name:
 const REVIEW_CSP =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
+/** How long the store may take to answer a readiness probe before the server is called not ready. */
+const READY_TIMEOUT_MS = 5000;
+
+/**
+ * Readiness, for load balancers: the store answers one call (a `head`, the cheapest there is)
+ * within READY_TIMEOUT_MS. Liveness (`/healthz`) asks nothing of the store, so a store outage
+ * takes the server out of rotation without getting it restarted.
+ */
+async function readiness(store: ObjectStore, requestId: string): Promise<[object, 200 | 503]> {
+  const started = performance.now();
+  try {
+    await store.head('readyz', { signal: AbortSignal.timeout(READY_TIMEOUT_MS) });
+    return [{ ready: true, store: store.kind, ms: Math.round(performance.now() - started) }, 200];
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return [errorBody(new BranchgraphError('store_unavailable', `the store does not answer: ${why}`), requestId), 503];
+  }
+}
+
 export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService; base: string }): void {
   const { service, base } = opts;
   const openapi = readFileSync(OPENAPI_PATH, 'utf8');
@@ -37,6 +58,7 @@ export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService
     c.html(indexPage(base), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'" }),
   );
   app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/readyz', async (c) => c.json(...(await readiness(service.graph.store, c.get('requestId')))));
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
   app.get('/ui', (c) => c.html(REVIEW_PAGE, 200, { 'content-security-policy': REVIEW_CSP }));
