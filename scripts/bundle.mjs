@@ -30,3 +30,22 @@ if (only === undefined || only === 'cli') {
     logLevel: 'warning',
   });
 }
+
+if (only === undefined || only === 'ui') {
+  await rm(path.join(root, 'dist', 'ui'), { recursive: true, force: true });
+  await build({
+    entryPoints: {
+      review: path.join(root, 'ui', 'review', 'main.ts'),
+      explorer: path.join(root, 'ui', 'explorer', 'main.ts'),
+      style: path.join(root, 'ui', 'shared', 'style.css'),
+    },
+    outdir: path.join(root, 'dist', 'ui'),
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+}

@@ -156,6 +156,31 @@ describe('layers', () => {
     expect(imports.filter((p) => !p.startsWith(CLIENT))).toEqual([]);
   });
 
+  it('keeps the browser pages on the public API: the typed client, and of the server only pure naming code', () => {
+    // What a page may bundle from src/: code with no Node dependency. Types (import type) are erased.
+    const browserSafe = new Set(['src/model/key-props.ts', 'src/graphql/typed-names.ts'].map((f) => path.resolve(f)));
+    const UI = path.resolve('ui');
+    const files = sources('ui');
+    const violations: string[] = [];
+    for (const file of files) {
+      const code = readFileSync(file, 'utf8');
+      for (const { spec, resolved, pkg } of importsOf(file)) {
+        const typeOnly = new RegExp(`import type [^;]*'${spec.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`).test(code);
+        if (pkg !== undefined && pkg !== 'cytoscape') violations.push(`${file} imports ${pkg}`);
+        if (spec.startsWith('node:')) violations.push(`${file} imports ${spec}`);
+        if (resolved !== undefined && !resolved.startsWith(UI) && !resolved.startsWith(CLIENT) && !browserSafe.has(resolved) && !typeOnly)
+          violations.push(`${file} imports ${spec}`);
+      }
+    }
+    expect(files.length).toBeGreaterThan(10);
+    expect(violations).toEqual([]);
+    // And what they may bundle imports nothing else of the server.
+    for (const f of browserSafe)
+      for (const { spec, resolved } of importsOf(f))
+        if (resolved !== undefined && !browserSafe.has(resolved))
+          expect(new RegExp(`import type [^;]*'${spec}'`).test(readFileSync(f, 'utf8')), `${f} imports ${spec}`).toBe(true);
+  });
+
   it('finds a circle when there is one (the check itself can fail)', () => {
     const g = new Map([
       ['a', ['b']],

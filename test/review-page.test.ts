@@ -2,13 +2,15 @@
  * The review page end to end in headless Chromium, as a team uses it, with
  * every request that leaves the server refused: an admin protects main
  * (one approval, the `lint` check); the author opens a request from the
- * page, reads the pinned three-dot diffs of both sides, saves resolutions
- * for its conflicts and is refused an approval of their own; a reviewer
+ * page, reads the pinned three-dot diffs of both sides (before the merge
+ * box, as a reviewer reads), saves resolutions for its conflicts and is
+ * refused an approval of their own, with its text kept; a reviewer
  * with another token comments on a row and approves; the check fails, is
  * fixed and run again; the source moves, the page says so and previews
  * again, the old approval goes stale and is given again; the merge is made
- * from the keyboard with a message and the branch deleted. A screenshot of
- * each step goes to test-output/.
+ * from the keyboard with a message and the branch deleted, and the page
+ * still shows how each conflict was resolved. The header says who the
+ * reader acts as throughout. A screenshot of each step goes to test-output/.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -119,6 +121,7 @@ describe('review page', () => {
       await page.goto(`${s.url}/ui`, { waitUntil: 'load' });
       await useToken(AUTHOR);
       await page.waitForFunction(() => /No open requests/.test(document.getElementById('requests')?.textContent ?? ''));
+      await page.waitForFunction(() => /acting as wes \(write\)/.test(document.getElementById('acting-as')?.textContent ?? ''));
 
       // The author opens the request from the page.
       await page.click('#new-request');
@@ -157,6 +160,13 @@ describe('review page', () => {
         '31',
         '32',
       ]);
+      // The diff and the conflicts come first, the merge box last, as the decision comes after reading.
+      const order = await page.evaluate(() => {
+        const at = (id: string) => [...(document.getElementById('view')?.querySelectorAll('[id]') ?? [])].findIndex((e) => e.id === id);
+        return ['conflicts', 'changes', 'target-changes', 'reviews', 'merge-box'].map(at);
+      });
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+      expect(await page.evaluate(() => document.getElementById('view')?.lastElementChild?.id)).toBe('merge-box');
       // Every control in the view has a name a screen reader can say.
       const unnamed = await page.$$eval('input, select, textarea', (list) =>
         list.filter((c) => (c as HTMLInputElement).labels?.length === 0 && !c.getAttribute('aria-label')).map((c) => c.outerHTML),
@@ -174,17 +184,24 @@ describe('review page', () => {
       expect(await page.$eval('select.choice[data-i="0"]', (e) => (e as HTMLSelectElement).value)).toBe('value');
       expect(await page.$eval('input.value[data-i="0"]', (e) => (e as HTMLInputElement).value)).toBe('35');
       expect(await page.$eval('#strategy', (e) => (e as HTMLSelectElement).value)).toBe('source-wins');
-      // An author may not approve their own request.
+      // An author may not approve their own request; what they wrote stays in the form.
       await page.select('#verdict', 'approve');
+      await page.type('#review-body', 'Ready from my side.');
       await page.click('#submit-review');
       await idle();
       await page.waitForSelector('#action-error');
       expect(await text(page, '#action-error')).toMatch(/^forbidden: /);
+      expect(await page.$eval('#review-body', (e) => (e as HTMLTextAreaElement).value)).toBe('Ready from my side.');
+      expect(await page.$eval('#verdict', (e) => (e as HTMLSelectElement).value)).toBe('approve');
+      await page.$eval('#review-body', (e) => {
+        (e as HTMLTextAreaElement).value = '';
+      });
       await shot('2-resolved');
 
       // A reviewer comments on one row of the diff and approves.
       await useToken(REVIEWER);
       await settled(2);
+      await page.waitForFunction(() => /acting as rae \(write\)/.test(document.getElementById('acting-as')?.textContent ?? ''));
       await page.click('#changes tr[data-change="Person cy"] button');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('review-body');
       expect(await page.$eval('#on-key', (e) => (e as HTMLInputElement).value)).toBe('cy');
@@ -250,6 +267,13 @@ describe('review page', () => {
       expect(await text(page, '#request-state')).toBe('merged');
       expect(await page.$('#merge')).toBeNull();
       await page.waitForFunction(() => /No open requests/.test(document.getElementById('requests')?.textContent ?? ''));
+      // How the conflicts were resolved stays readable after the merge.
+      expect(await page.$$eval('#resolved tr[data-resolved] td', (r) => r.map((x) => x.textContent))).toEqual([
+        'Person ann.age',
+        'value',
+        '35',
+      ]);
+      expect(await text(page, '#resolved-strategy')).toBe('The rest: source wins.');
       await shot('6-merged');
       console.log(`review page screenshots: ${OUT}/review-{${shots.join(',')}}.png`);
 

@@ -33,7 +33,8 @@
  * Enum values keep their text, except the three GraphQL forbids as enum
  * values (`true`, `false`, `null`), which get a trailing `_`.
  */
-import { keyProps, type EdgeType, type Schema, type TableType } from '../model/schema.js';
+import { keyProps } from '../model/key-props.js';
+import type { EdgeType, Schema, TableType } from '../model/schema.js';
 
 /** Names every generated schema defines itself, which no table's family may take. */
 export const BUILT_IN_NAMES = [

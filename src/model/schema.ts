@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { canonicalJson, contentHash } from './canonical.js';
+import { EDGE_FROM, EDGE_TO } from './key-props.js';
 
 export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;
 export type ScalarKind = (typeof SCALAR_KINDS)[number];
@@ -95,9 +96,7 @@ export type Schema = z.infer<typeof SchemaIR>;
 
 export const EMPTY_SCHEMA: Schema = { format: 1, types: [] };
 
-/** Edge tables carry their endpoints as two string properties. */
-export const EDGE_FROM = 'from';
-export const EDGE_TO = 'to';
+export { EDGE_FROM, EDGE_TO, keyProps } from './key-props.js';
 
 /** All properties of a table's rows, endpoints included, in stored order. */
 export function rowProps(t: TableType): PropDef[] {
@@ -109,11 +108,6 @@ export function rowProps(t: TableType): PropDef[] {
 /** Whether a table has anything to search: a `@search` property or a vector. */
 export function searchable(t: TableType): boolean {
   return t.props.some((p) => p.search !== undefined || p.type.kind === 'vector');
-}
-
-/** Property names that make up a row's key, in key order. */
-export function keyProps(t: TableType): string[] {
-  return t.kind === 'node' ? t.key : [EDGE_FROM, EDGE_TO, ...t.key];
 }
 
 /** Each schema's types by name, built on first use: a schema is never changed once built, and lookups run per type of another schema. */

@@ -69,6 +69,7 @@ import { putStoredQuery } from './operations/queries/put-stored-query.js';
 import { deleteStoredQuery } from './operations/queries/delete-stored-query.js';
 import { runStoredQuery } from './operations/queries/run-stored-query.js';
 import { listTokens } from './operations/tokens/list-tokens.js';
+import { whoami } from './operations/tokens/whoami.js';
 import { deleteToken } from './operations/tokens/delete-token.js';
 import { listOperations } from './operations/admin/list-operations.js';
 import { getOperation } from './operations/admin/get-operation.js';
@@ -150,6 +151,7 @@ export const OPERATIONS = {
   expireBranches,
   createToken,
   listTokens,
+  whoami,
   deleteToken,
   listOperations,
   getOperation,

@@ -1477,6 +1477,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the caller acts as: the identity commits record, the role, and the graphs and branches the token reaches. */
+        get: operations["whoami"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens/{id}": {
         parameters: {
             query?: never;
@@ -5527,6 +5544,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            "4XX": components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    whoami: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The identity commits made by this caller record; null when the token names none. */
+                        actor: string | null;
+                        /**
+                         * Role
+                         * @enum {string}
+                         */
+                        role: "read" | "write" | "admin";
+                        /** @description Graph name patterns the token reaches; null: every graph. */
+                        graphs: string[] | null;
+                        /** @description Branch name patterns it reads (besides those it writes); null: every branch. */
+                        read: string[] | null;
+                        /** @description Branch name patterns it may change; null: every branch. */
+                        write: string[] | null;
+                        /** @description The most live branches it may own at once; null: no limit. */
+                        maxBranches: number | null;
+                    };
                 };
             };
             "4XX": components["responses"]["Error"];

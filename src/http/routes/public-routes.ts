@@ -1,6 +1,6 @@
 /**
  * What anyone may read without a token: the index page, health, metrics,
- * the contract, GraphiQL's bundle, and the review page (which holds no data: it calls the API
+ * the contract, GraphiQL's bundle, and the pages under /ui (which hold no data: they call the API
  * with the reader's token, and may load nothing from elsewhere).
  */
 import { readFileSync } from 'node:fs';
@@ -10,27 +10,23 @@ import { packageRoot } from '../../service/package-root.js';
 import type { BranchgraphService } from '../../service/service.js';
 import { errorBody, type Env } from '../http-context.js';
 import { BranchgraphError } from '../../model/errors.js';
-import type { ObjectStore } from '../../store/object-store.js';
 import { GRAPHIQL_ASSETS, graphiqlAssetRoute } from '../graphiql-page.js';
 import { indexPage } from '../index-page.js';
-import { REVIEW_PAGE } from '../review-page.js';
+import { isUiPath, uiRoutes } from '../ui-pages.js';
 
 export const OPENAPI_PATH = path.join(packageRoot(), 'openapi.yaml');
 
 /** Routes anyone may call, as `METHOD /path` relative to the graph. */
-const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql', 'GET /ui']);
+const PUBLIC_ROUTES = new Set(['GET /', 'GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /openapi.yaml', 'GET /graphql']);
 
 /**
  * Whether anyone may call `method path` (relative to the graph). GraphQL over GET runs a document:
  * only the bare GraphiQL page is public. GraphiQL's bundle is public as the page is.
  */
 export function isPublicRoute(req: { method: string; path: string; query: (name: string) => string | undefined }): boolean {
-  if (req.method === 'GET' && req.path.startsWith(`${GRAPHIQL_ASSETS}/`)) return true;
+  if (req.method === 'GET' && (req.path.startsWith(`${GRAPHIQL_ASSETS}/`) || isUiPath(req.path))) return true;
   return PUBLIC_ROUTES.has(`${req.method} ${req.path}`) && !(req.path === '/graphql' && req.query('query') !== undefined);
 }
-
-const REVIEW_CSP =
-  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
 /** How long the store may take to answer a readiness probe before the server is called not ready. */
 const READY_TIMEOUT_MS = 5000;
@@ -40,7 +36,10 @@ const READY_TIMEOUT_MS = 5000;
  * within READY_TIMEOUT_MS. Liveness (`/healthz`) asks nothing of the store, so a store outage
  * takes the server out of rotation without getting it restarted.
  */
-async function readiness(store: ObjectStore, requestId: string): Promise<[object, 200 | 503]> {
+async function readiness(
+  store: Pick<BranchgraphService['graph']['store'], 'kind' | 'head'>,
+  requestId: string,
+): Promise<[object, 200 | 503]> {
   const started = performance.now();
   try {
     await store.head('readyz', { signal: AbortSignal.timeout(READY_TIMEOUT_MS) });
@@ -61,6 +60,6 @@ export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService
   app.get('/readyz', async (c) => c.json(...(await readiness(service.graph.store, c.get('requestId')))));
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
-  app.get('/ui', (c) => c.html(REVIEW_PAGE, 200, { 'content-security-policy': REVIEW_CSP }));
+  uiRoutes(app, base);
   graphiqlAssetRoute(app);
 }
