@@ -28,6 +28,7 @@ import { mcpCommands } from './commands/mcp-commands.js';
 import { adminCommands } from './commands/admin-commands.js';
 import { remoteCommands } from './commands/remote-commands.js';
 import { walkCommands } from './commands/walk-commands.js';
+import { demoCommands } from './commands/demo-commands.js';
 
 export type { CliIo } from './cli-context.js';
 
@@ -96,6 +97,7 @@ export function cliProgram(io: CliIo, how: { json: boolean; setExit: (code: numb
     adminCommands,
     remoteCommands,
     walkCommands,
+    demoCommands,
     mcpCommands,
   ])
     group(program, cli);

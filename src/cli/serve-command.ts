@@ -10,7 +10,7 @@ import type { Config } from '../service/config.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { CliIo } from './cli-context.js';
 
-export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stderr'>): Promise<void> {
+export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stderr'>, onListening?: (url: string) => void): Promise<void> {
   // A server is a production process unless told otherwise: graphql-js, loaded below, checks every
   // type test against a second copy of itself outside production, which costs each field it
   // resolves.
@@ -34,6 +34,7 @@ export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stder
   }
   logger.info({ url: server.url, store: config.store, graphql: `${server.url}/graphql` }, 'branchgraph listening');
   io.stderr(`branchgraph listening on ${server.url} (store ${config.store}); GraphiQL at ${server.url}/graphql\n`);
+  onListening?.(server.url);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (why: string): void => {

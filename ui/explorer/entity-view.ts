@@ -36,10 +36,10 @@ export async function entityView(view: HTMLElement, ctx: ExplorerContext, route:
     ]),
     propsTitle as HTMLElement,
     props as HTMLElement,
-    edgesTitle as HTMLElement,
-    edges as HTMLElement,
     graphTitle as HTMLElement,
     graph as HTMLElement,
+    edgesTitle as HTMLElement,
+    edges as HTMLElement,
     historyTitle as HTMLElement,
     history as HTMLElement,
   );
@@ -85,7 +85,7 @@ function propertiesTable(
   const blame = new Map(e.properties.map((p) => [p.property, p.commit]));
   const rows = columnsOf(t).map((p) => {
     const c = blame.get(p.name) ?? null;
-    const value = cell(e.row[p.name], 'v');
+    const value = cell(e.row[p.name], p.type.kind === 'string' && String(e.row[p.name] ?? '').length > 80 ? 'text' : 'v');
     if (ctx.point && !isKeyProp(t, p.name)) {
       const edit = button(
         'Edit',

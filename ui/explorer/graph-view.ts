@@ -61,7 +61,9 @@ export function graphView(
   replace(container, legend, canvas, exports, status, h('details', {}, [h('summary', { text: 'Nodes shown (keyboard)' }), list]));
   const cy: Core = cytoscape({
     container: canvas,
-    wheelSensitivity: 0.4,
+    // A handful of nodes is not blown up to fill the view.
+    maxZoom: 1.6,
+    minZoom: 0.05,
     style: [
       {
         selector: 'node',

@@ -42,5 +42,5 @@ export const isKeyProp = (t: TableType, prop: string): boolean => keyProps(t).in
 /** The property a node is labelled with on the graph: a name or title when it has one. */
 export function labelProp(t: TableType | undefined): string | undefined {
   const strings = (t?.props ?? []).filter((p) => p.type.kind === 'string' && !(t?.kind === 'node' && t.key.includes(p.name)));
-  return strings.find((p) => /^(name|title|label|summary)$/i.test(p.name))?.name;
+  return strings.find((p) => /^(name|title|label)$/i.test(p.name))?.name;
 }

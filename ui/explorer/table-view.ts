@@ -13,6 +13,12 @@ import { orderOf, type Route } from './route.js';
 import { columnsOf, isKeyProp, tableOf as findTable, type PropDef, type TableType } from './schema-info.js';
 
 const PAGE = 50;
+/** Characters a cell shows of a long value; the rest is in its tooltip and on the entity's page. */
+const CLIP = 80;
+const clipped = (v: unknown): string => {
+  const t = valueText(v);
+  return t.length > CLIP ? `${t.slice(0, CLIP - 1)}…` : t;
+};
 type Item = { key: string; row: Record<string, unknown>; cursor: string };
 
 export async function tableView(view: HTMLElement, ctx: ExplorerContext, route: Extract<Route, { view: 'table' }>): Promise<void> {
@@ -130,11 +136,12 @@ function rowOf(ctx: ExplorerContext, t: TableType, item: Item): HTMLTableRowElem
     'aria-label': `open ${t.name} ${item.key}`,
   });
   const cells = columnsOf(t).map((p) => {
-    const td = cell(item.row[p.name], p.type.kind === 'int' || p.type.kind === 'float' ? 'num' : undefined);
+    const td = cell(clipped(item.row[p.name]), p.type.kind === 'int' || p.type.kind === 'float' ? 'num' : undefined);
+    if (valueText(item.row[p.name]).length > CLIP) td.title = valueText(item.row[p.name]);
     td.setAttribute('data-prop', p.name);
     if (ctx.point && !isKeyProp(t, p.name)) {
       td.tabIndex = 0;
-      td.title = 'Enter or double-click to edit';
+      td.title ||= 'Enter or double-click to edit';
       const edit = () => editCell(ctx, { t, item, p, td });
       td.addEventListener('dblclick', edit);
       td.addEventListener('keydown', (e) => {

@@ -39,7 +39,7 @@ export function shell(current: Section, onToken: () => void): void {
 async function showIdentity(who: HTMLElement): Promise<void> {
   try {
     const me = await answer(api().GET('/whoami'));
-    who.textContent = `acting as ${me.actor ?? 'an unnamed token'} (${me.role})`;
+    who.textContent = me.actor !== null ? `acting as ${me.actor} (${me.role})` : `no token needed here: acting as ${me.role}`;
   } catch (e) {
     who.textContent = e instanceof ApiError && e.code === 'unauthorized' ? 'not signed in: enter a token' : 'identity unknown';
   }
