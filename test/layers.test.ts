@@ -50,12 +50,13 @@ const PACKAGES: Record<string, string[]> = {
   merge: CORE,
   wal: CORE,
   // The service logs (pino), keeps metrics and validates input; no HTTP or GraphQL.
-  service: [...CORE, 'pino', 'prom-client'],
+  service: [...CORE, 'pino', 'prom-client', '@opentelemetry/api'],
   // The typed API's scalars (graphql-scalars), per-request batching (dataloader) and compiled execution (graphql-jit).
   graphql: [...CORE, 'graphql', 'graphql-yoga', 'graphql-scalars', 'dataloader', 'graphql-jit'],
   mcp: [...CORE, '@modelcontextprotocol/sdk'],
   http: [
     ...CORE,
+    '@opentelemetry/api',
     'hono',
     '@hono/node-server',
     'pino',

@@ -30,6 +30,7 @@ import { attachHttpPeers } from './http-peer.js';
 import { graphRoutes } from './routes/graph-routes.js';
 import { newId } from '../model/new-id.js';
 import { attachTypedGraphql } from './typed-graphql-port.js';
+import { requestTracing } from './request-tracing.js';
 
 export { OPENAPI_PATH } from './routes/public-routes.js';
 export { errorBody } from './http-context.js';
@@ -98,6 +99,7 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   // Compressed when the client asks (GraphiQL's script is megabytes, a diff page hundreds of KB);
   // event streams and NDJSON are not compressible types, so they still flow as written.
   app.use('*', compress({ threshold: 1024 }));
+  app.use('*', requestTracing);
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? newId();
     const log = logger.child({ requestId });

@@ -5,16 +5,23 @@
 export const MERGE_PHASES = ['resolve', 'base', 'prepare', 'validate', 'publish', 'cleanup'] as const;
 export type MergePhase = (typeof MERGE_PHASES)[number];
 
+/** Told of each phase as it starts, and of the stop (undefined): a tracer opens a span per phase. */
+export type PhaseObserver<P extends string> = (phase: P | undefined) => void;
+
 export class PhaseTimer<P extends string> {
   private current: P | undefined;
   private since = 0;
   readonly totals: Record<string, number> = {};
 
-  constructor(phases: readonly P[]) {
+  constructor(
+    phases: readonly P[],
+    private readonly observe?: PhaseObserver<P>,
+  ) {
     for (const p of phases) this.totals[p] = 0;
   }
 
   enter(phase: P): void {
+    this.observe?.(phase);
     const now = performance.now();
     if (this.current !== undefined) this.totals[this.current] = (this.totals[this.current] ?? 0) + (now - this.since);
     this.current = phase;
@@ -22,6 +29,7 @@ export class PhaseTimer<P extends string> {
   }
 
   stop(): Record<P, number> {
+    this.observe?.(undefined);
     const now = performance.now();
     if (this.current !== undefined) this.totals[this.current] = (this.totals[this.current] ?? 0) + (now - this.since);
     this.current = undefined;

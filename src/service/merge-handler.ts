@@ -14,6 +14,8 @@ import { commitDto, type MergeResultDto } from './dtos.js';
 import type { BranchgraphService } from './service.js';
 import type { RequestContext } from './request-context.js';
 import { protectionPass } from './protection-pass.js';
+import { MERGE_PHASES, PhaseTimer } from '../model/phase-timer.js';
+import { inSpan, phaseSpans } from './tracing.js';
 
 /** The request with this service's defaults: its configured width, HTTP's cap of one, its memory budget, the caller as actor. */
 export function servedMergeRequest(
@@ -42,30 +44,39 @@ export async function runMerge(
   const seconds = (): number => (performance.now() - started) / 1000;
   service.metrics.mergesInFlight++;
   try {
-    return await service.tracked({ kind: 'merge', branch: spec.into, source: spec.source, log }, ctx, async (progress) => {
-      const env = { signal: ctx.signal, gauges: service.metrics.gauges, progress, idempotency: on.idempotency };
-      const result = await mergeBranches(service.graph.ports, spec, env);
-      const outcome = result.status === 'success' ? result.outcome : 'conflicts';
-      service.metrics.recordMerge(outcome, seconds(), result.metrics);
-      if (result.status === 'success' && result.commit !== null) service.compactor.touched(spec.into);
-      if (result.status === 'success' && result.branchDeleted) service.catchUps.forget(spec.source);
-      log?.info(
-        {
-          outcome,
-          commit: result.status === 'success' && result.commit !== null ? result.commit.id : null,
-          sourceHead: result.sourceHead,
-          targetHead: result.targetHead,
-          dryRun: spec.dryRun,
-          conflicts: result.status === 'conflicts' ? result.report.total : 0,
-          width: { effective: spec.width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
-          phasesMs: result.metrics.phasesMs,
-          storeCalls: result.metrics.storeCalls.total.calls,
-          attempts: result.metrics.attempts,
-        },
-        'merge finished',
-      );
-      return result.status === 'success' ? { ...result, commit: result.commit === null ? null : commitDto(result.commit) } : result;
-    });
+    const attributes = {
+      'branchgraph.merge.source': spec.source,
+      'branchgraph.merge.into': spec.into,
+      'branchgraph.merge.dry_run': spec.dryRun,
+    };
+    return await service.tracked({ kind: 'merge', branch: spec.into, source: spec.source, log }, ctx, (progress) =>
+      inSpan(`merge ${spec.apply}`, { attributes }, async (span) => {
+        const timer = new PhaseTimer(MERGE_PHASES, phaseSpans('merge'));
+        const env = { signal: ctx.signal, gauges: service.metrics.gauges, progress, idempotency: on.idempotency, timer };
+        const result = await mergeBranches(service.graph.ports, spec, env);
+        span.setAttribute('branchgraph.merge.outcome', result.status === 'success' ? result.outcome : 'conflicts');
+        const outcome = result.status === 'success' ? result.outcome : 'conflicts';
+        service.metrics.recordMerge(outcome, seconds(), result.metrics);
+        if (result.status === 'success' && result.commit !== null) service.compactor.touched(spec.into);
+        if (result.status === 'success' && result.branchDeleted) service.catchUps.forget(spec.source);
+        log?.info(
+          {
+            outcome,
+            commit: result.status === 'success' && result.commit !== null ? result.commit.id : null,
+            sourceHead: result.sourceHead,
+            targetHead: result.targetHead,
+            dryRun: spec.dryRun,
+            conflicts: result.status === 'conflicts' ? result.report.total : 0,
+            width: { effective: spec.width, max: result.metrics.maxWidth, fallbacks: result.metrics.fallbacks.length },
+            phasesMs: result.metrics.phasesMs,
+            storeCalls: result.metrics.storeCalls.total.calls,
+            attempts: result.metrics.attempts,
+          },
+          'merge finished',
+        );
+        return result.status === 'success' ? { ...result, commit: result.commit === null ? null : commitDto(result.commit) } : result;
+      }),
+    );
   } catch (e) {
     const code = e instanceof BranchgraphError ? e.code : 'internal';
     service.metrics.recordMerge(code === 'aborted' ? 'aborted' : 'error', seconds(), undefined);

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { Graph, type GraphOptions } from '../graph/graph.js';
 import { LatencyStore } from '../store/latency-store.js';
+import { TracedStore } from './tracing.js';
 import { ObservedStore } from '../store/observed-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { openStore } from '../store/open-store.js';
@@ -44,7 +45,8 @@ export async function serviceOnStore(
 /** The configured store (or one the caller holds), with injected latency when asked, its calls timed for the metrics. */
 async function configuredStore(config: Config, held?: ObjectStore): Promise<ObjectStore> {
   const store = held ?? (await openStore(config.store));
-  return new ObservedStore(config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store, observeStoreCall);
+  const timed = config.storeLatencyMs > 0 ? new LatencyStore(store, config.storeLatencyMs) : store;
+  return new ObservedStore(new TracedStore(timed), observeStoreCall);
 }
 
 function onStore(

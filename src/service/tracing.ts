@@ -1,0 +1,76 @@
+/**
+ * OpenTelemetry spans through the API package only (`@opentelemetry/api`): with no SDK
+ * registered every call here is a no-op that costs a function call; an operator who registers
+ * one (docs/operations.md) gets a span per request (server/http-context), per merge with one
+ * child per phase (resolve, base, prepare, validate, publish, cleanup), and per store call.
+ * Incoming `traceparent` headers are honoured through the propagator the SDK registers.
+ */
+import { context, type Context, type Span, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
+import { isBranchgraphError } from '../model/errors.js';
+import type { PhaseObserver } from '../model/phase-timer.js';
+import type { ObjectStore } from '../store/object-store.js';
+import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
+
+export const TRACER_NAME = 'branchgraph';
+const tracer = trace.getTracer(TRACER_NAME);
+
+/** Ends a span with the outcome of its work: an error's stable code, or OK. */
+export function endSpan(span: Span, error?: unknown): void {
+  if (error !== undefined) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    if (isBranchgraphError(error)) span.setAttribute('branchgraph.error.code', error.code);
+    if (error instanceof Error) span.recordException(error);
+  }
+  span.end();
+}
+
+/** Runs `fn` in a span that is the active one while it runs (so store calls nest under it). */
+export async function inSpan<T>(
+  name: string,
+  how: { attributes?: Attributes; kind?: SpanKind; parent?: Context },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer.startActiveSpan(
+    name,
+    { kind: how.kind ?? SpanKind.INTERNAL, ...(how.attributes ? { attributes: how.attributes } : {}) },
+    how.parent ?? context.active(),
+    async (span) => {
+      try {
+        const out = await fn(span);
+        endSpan(span);
+        return out;
+      } catch (e) {
+        endSpan(span, e);
+        throw e;
+      }
+    },
+  );
+}
+
+/** A phase timer's observer that keeps one child span of the active span per phase, in turn. */
+export function phaseSpans(prefix: string): PhaseObserver<string> {
+  const parent = context.active();
+  let open: Span | undefined;
+  return (phase) => {
+    open?.end();
+    open = phase === undefined ? undefined : tracer.startSpan(`${prefix} ${phase}`, {}, parent);
+  };
+}
+
+/** Every store call as a client span named after its operation, with the key it touched. */
+export class TracedStore extends StoreWrapper {
+  constructor(inner: ObjectStore) {
+    super(inner);
+  }
+
+  protected around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    // Without a recording parent a store call would start a trace of its own: background work
+    // (compaction, expiry sweeps) stays out of the traces unless its caller is traced.
+    if (!trace.getSpan(context.active())?.isRecording()) return call();
+    return inSpan(
+      `store ${ctx.op}`,
+      { kind: SpanKind.CLIENT, attributes: { 'branchgraph.store.op': ctx.op, 'branchgraph.store.key': ctx.key } },
+      () => call(),
+    );
+  }
+}
