@@ -93,6 +93,53 @@ describe('command line', () => {
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   }, 120_000);
 
+  it('demo loads the sample graph once, serves it, prints the pages to open, and never writes over another graph', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-demo-'));
+    const store = `file://${dir}/data`;
+    const loaded = await cli(['demo', '--no-serve', '--store', store]);
+    expect([loaded.code, loaded.stderr]).toEqual([0, '']);
+    expect(loaded.stdout).toMatch(
+      /^Loaded the sample graph: 2,695 Debian packages, 429 maintainers, 40 sections and 10,977 dependencies \(19,531 entities\) in [\d.]+ s, [\d.]+ MiB on disk\.$/m,
+    );
+    // Again, it is found rather than loaded twice, and served.
+    const child = spawn(node, [main, 'demo', '--store', store, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'silent' },
+    });
+    const out = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (/GraphiQL/.test(text)) resolve(text);
+      });
+      child.once('exit', (c) => reject(new Error(`demo exited with ${c}: ${text}`)));
+    });
+    expect(out).toContain('The sample graph is already loaded');
+    const url = /(http:\/\/127\.0\.0\.1:\d+)\/ui\/explore\s/.exec(out)?.[1] as string;
+    const request = /\/ui#request=(\w+)\s/.exec(out)?.[1] as string;
+    const q = (await (await fetch(`${url}/merge-requests/${request}`)).json()) as { source: string; target: string; state: string; mergeability: { reasons: string[] } };
+    expect(q).toMatchObject({ source: 'triage', target: 'main', state: 'open' });
+    expect(q.mergeability.reasons.join(' ')).toContain('conflict');
+    expect((await fetch(`${url}/ui/explore`)).status).toBe(200);
+    const tables = (await (await fetch(`${url}/tables?at=tag:bookworm`)).json()) as { tables: { name: string; storedRows: number }[] };
+    expect(Object.fromEntries(tables.tables.map((t) => [t.name, t.storedRows]))).toEqual({
+      DependsOn: 10_977,
+      InSection: 2695,
+      MaintainedBy: 2695,
+      Maintainer: 429,
+      Package: 2695,
+      Section: 40,
+    });
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    // A store that holds another graph is left alone.
+    await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
+    expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--store', `file://${dir}/other`])).toBe('0');
+    const refused = await cli(['demo', '--no-serve', '--store', `file://${dir}/other`]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/^error \[graph_exists\]: the store already holds a graph \(tables [^)]*Person[^)]*\); load the demo into another with --store/);
+  }, 120_000);
+
   it('refuses a port in use with a clear message and exit 2, not a stack trace', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-port-'));
     const { child, url } = await serve(['--store', `file://${dir}/a`]);
