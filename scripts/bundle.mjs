@@ -7,7 +7,7 @@
  * - `dist/ui/`: the browser pages (ui/), each one script with what it imports, served by the
  *   server as they are, so the service needs no bundler at run time.
  */
-import { rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -32,14 +32,17 @@ if (only === undefined || only === 'cli') {
 }
 
 if (only === undefined || only === 'ui') {
-  await rm(path.join(root, 'dist', 'ui'), { recursive: true, force: true });
+  // Built aside and renamed into place, so a server reading the pages meanwhile (tests run in
+  // parallel, a running demo) never sees a file half written.
+  const ui = path.join(root, 'dist', 'ui');
+  const aside = `${ui}.${process.pid}`;
   await build({
     entryPoints: {
       review: path.join(root, 'ui', 'review', 'main.ts'),
       explorer: path.join(root, 'ui', 'explorer', 'main.ts'),
       style: path.join(root, 'ui', 'shared', 'style.css'),
     },
-    outdir: path.join(root, 'dist', 'ui'),
+    outdir: aside,
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -48,4 +51,7 @@ if (only === undefined || only === 'ui') {
     legalComments: 'linked',
     logLevel: 'warning',
   });
+  await mkdir(ui, { recursive: true });
+  for (const name of await readdir(aside)) await rename(path.join(aside, name), path.join(ui, name));
+  await rm(aside, { recursive: true, force: true });
 }

@@ -117,7 +117,12 @@ describe('command line', () => {
     expect(out).toContain('The sample graph is already loaded');
     const url = /(http:\/\/127\.0\.0\.1:\d+)\/ui\/explore\s/.exec(out)?.[1] as string;
     const request = /\/ui#request=(\w+)\s/.exec(out)?.[1] as string;
-    const q = (await (await fetch(`${url}/merge-requests/${request}`)).json()) as { source: string; target: string; state: string; mergeability: { reasons: string[] } };
+    const q = (await (await fetch(`${url}/merge-requests/${request}`)).json()) as {
+      source: string;
+      target: string;
+      state: string;
+      mergeability: { reasons: string[] };
+    };
     expect(q).toMatchObject({ source: 'triage', target: 'main', state: 'open' });
     expect(q.mergeability.reasons.join(' ')).toContain('conflict');
     expect((await fetch(`${url}/ui/explore`)).status).toBe(200);
@@ -137,7 +142,9 @@ describe('command line', () => {
     expect(await codeOf(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--store', `file://${dir}/other`])).toBe('0');
     const refused = await cli(['demo', '--no-serve', '--store', `file://${dir}/other`]);
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/^error \[graph_exists\]: the store already holds a graph \(tables [^)]*Person[^)]*\); load the demo into another with --store/);
+    expect(refused.stderr).toMatch(
+      /^error \[graph_exists\]: the store already holds a graph \(tables [^)]*Person[^)]*\); load the demo into another with --store/,
+    );
   }, 120_000);
 
   it('refuses a port in use with a clear message and exit 2, not a stack trace', async () => {
