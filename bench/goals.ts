@@ -86,6 +86,9 @@ const rest: Goal[] = [
   { matrix: 'search', key: 'lancedb_over_branchgraph_vector_p50', min: 1 },
   { matrix: 'search', key: 'recall_at_10', min: 0.95 },
   { matrix: 'search', key: 'branch_after_merge_over_main', max: 1.2 },
+  // The installed command line, process start included.
+  { matrix: 'start', key: 'version_ms_p50', max: 500 },
+  { matrix: 'start', key: 'embedded_read_ms_p50', max: 500 },
 ];
 
 export const GOALS: readonly Goal[] = [...merge, ...catchup, ...growth, ...bulk, ...rest];

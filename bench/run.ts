@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|remotes|search|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|remotes|search|start|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -270,7 +270,8 @@ async function scriptArm(
     | 'large'
     | 'branchbench'
     | 'remotes'
-    | 'search',
+    | 'search'
+    | 'start',
   args: string[],
 ): Promise<Record<string, number>> {
   process.stderr.write(`[${matrix}] ${args.join(' ')} ...\n`);
@@ -639,6 +640,25 @@ async function searchMatrix(quick: boolean): Promise<{ results: Result[]; ratios
 }
 
 /**
+ * The first minutes (bench/start.ts): the installed command line's start for `--version` and an
+ * embedded read, the demo's load, and the explorer's first paint on the sample graph.
+ */
+async function startMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('start', [quick ? '5' : '15']);
+  const keys = [
+    'version_ms_p50',
+    'version_ms_p95',
+    'embedded_read_ms_p50',
+    'embedded_read_ms_p95',
+    'demo_load_seconds',
+    'demo_store_mib',
+    'explorer_first_paint_ms',
+    'explorer_tables_shown_ms',
+  ];
+  return { ...pickedFigures('start', r, keys), results: onceResults('start', [['sample-graph', r]]) };
+}
+
+/**
  * Many mergers into one branch (bench/merges.ts), 17 ms per store call: one client merging its
  * branches one after another, eight clients at once in one process, and eight split over two
  * processes on one store, in rotating order; medians over the rounds. Every merge's result is
@@ -1004,13 +1024,14 @@ async function main(): Promise<void> {
     branchbench: branchbenchMatrix,
     remotes: remotesMatrix,
     search: searchMatrix,
+    start: startMatrix,
   };
   // `all` runs the remotes matrix only where an S3 server is named; its goals then read "not run".
   const names = which === 'all' ? Object.keys(matrices).filter((n) => n !== 'remotes' || process.env.S3_ENDPOINT) : [which];
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, remotes, search or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, remotes, search, start or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });

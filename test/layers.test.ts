@@ -68,8 +68,8 @@ const PACKAGES: Record<string, string[]> = {
   gqt: [...CORE, 'pino'],
   cli: [...CORE, 'commander', 'pino', '@modelcontextprotocol/sdk'],
   'index.ts': CORE,
-  // The peers' clients: PostgreSQL's (pg), SQLite's (better-sqlite3, for FTS5), and MCP's for what a tool call costs.
-  bench: [...CORE, 'pino', 'apache-arrow', '@duckdb/node-api', 'pg', '@modelcontextprotocol/sdk', 'better-sqlite3'],
+  // The peers' clients: PostgreSQL's (pg), SQLite's (better-sqlite3, for FTS5), MCP's for what a tool call costs; Chromium's for the explorer's paint.
+  bench: [...CORE, 'pino', 'apache-arrow', '@duckdb/node-api', 'pg', '@modelcontextprotocol/sdk', 'better-sqlite3', 'puppeteer-core'],
 };
 
 function sources(dir: string): string[] {

@@ -107,7 +107,15 @@ function cliDriver(url: string, token: string): Driver {
     };
     const code = await runCli([...args, '--server', url, '--token', token, '--json'], io);
     if (code === 0) return { ok: true, value: JSON.parse(stdout) as Record<string, unknown> };
-    return { ok: false, code: /error \[([a-z_]+)\]/.exec(stderr)?.[1] ?? `exit ${code}: ${stderr}` };
+    // With --json the command line tells its error as the envelope every transport answers.
+    const told = (() => {
+      try {
+        return (JSON.parse(stderr) as { error?: { code?: string } }).error?.code;
+      } catch {
+        return undefined;
+      }
+    })();
+    return { ok: false, code: told ?? `exit ${code}: ${stderr}` };
   };
   return {
     open: async (source, target) => {

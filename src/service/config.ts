@@ -201,10 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       delayMs: r.int({ env: 'COMPACTION_DELAY_MS', dflt: DEFAULT_COMPACTION_SETTINGS.delayMs, range: [0, 3_600_000] }),
       inline: r.bool('COMPACTION_INLINE'),
     },
-    manifestPartBytes:
-      env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === ''
-        ? undefined
-        : r.int({ env: 'MANIFEST_PART_BYTES', dflt: 0, range: [64, 1 << 20] }),
+    manifestPartBytes: manifestPartBytes(r, env),
     hooks: hookSettings(r),
     hookRefreshMs: r.int({ env: 'HOOK_REFRESH_MS', dflt: 5000, range: [0, 3_600_000] }),
     expiry: {
@@ -218,6 +215,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     throw new BranchgraphError('invalid_input', `invalid configuration:\n${lines}`, { issues: r.problems });
   }
   return config;
+}
+
+/** Leaf size of manifest part trees, when set; the engine's defaults otherwise. */
+function manifestPartBytes(r: SettingReader, env: NodeJS.ProcessEnv): number | undefined {
+  if (env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === '') return undefined;
+  return r.int({ env: 'MANIFEST_PART_BYTES', dflt: 0, range: [64, 1 << 20] });
 }
 
 /** `*`, or origins as a browser sends them: a scheme, a host and an optional port, nothing more. */

@@ -97,10 +97,47 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The review page: merge requests with their revisions, commits, pinned three-dot diffs of both sides, conflicts with saved resolutions, reviews, checks and the merge.
-         * @description Self-contained HTML (no external assets, enforced by its Content-Security-Policy) that uses this API with the token typed into it.
+         * The review page: merge requests with their conflicts, pinned three-dot diffs of both sides, commits, revisions, checks, reviews and the merge.
+         * @description An HTML shell whose script and styles come from /ui/assets only (enforced by its Content-Security-Policy); the page uses this API with the token typed into it.
          */
         get: operations["getReviewPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/explore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The graph explorer: refs and tables with typed filters, entities with their edges, history and blame, a neighbourhood graph, a diff of two refs drawn on the graph, and edits pinned to the commit read.
+         * @description An HTML shell whose script and styles come from /ui/assets only; the page uses this API with the token typed into it.
+         */
+        get: operations["getExplorerPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pages' bundled scripts and stylesheet, served from the package. */
+        get: operations["getUiAsset"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2449,6 +2486,51 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    getExplorerPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            "4XX": components["responses"]["Error"];
+        };
+    };
+    getUiAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file: "review.js" | "explorer.js" | "style.css";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
                 };
             };
             "4XX": components["responses"]["Error"];

@@ -1,0 +1,136 @@
+/**
+ * The first minutes, measured (prints one JSON line of figures):
+ *
+ *   tsx bench/start.ts RUNS
+ *
+ * - the installed command line (`dist/bin/branchgraph.js`, as `npm pack` ships it), started fresh
+ *   RUNS times each for `--version` and for an embedded read (`rows Package --limit 10` on the
+ *   sample graph's store): the median and the 95th percentile of the whole process, spawn included;
+ * - `demo --no-serve` into an empty store: its time and the bytes it leaves on disk;
+ * - the explorer in headless Chromium over the demo's server, a fresh page RUNS times: the first
+ *   contentful paint and the time until the tables of main are shown, medians.
+ *
+ * Builds the package first when it is not built, and needs Debian's chromium.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
+import puppeteer from 'puppeteer-core';
+
+const run = promisify(execFile);
+const CLI = path.resolve('dist/bin/branchgraph.js');
+
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+};
+
+async function timed(args: string[], runs: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await run(process.execPath, [CLI, ...args]);
+    out.push(performance.now() - started);
+  }
+  return out;
+}
+
+async function bytesUnder(dir: string): Promise<number> {
+  let n = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    n += e.isDirectory() ? await bytesUnder(p) : (await stat(p)).size;
+  }
+  return n;
+}
+
+/** The demo's server on a free port, until stopped. */
+async function demoServer(store: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, 'demo', '--store', store, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+)\/ui\/explore\s/.exec(text);
+      if (m) resolve(m[1] as string);
+    });
+    child.once('exit', (c) => reject(new Error(`the demo exited with ${c}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+async function explorer(url: string, runs: number): Promise<{ paint: number[]; tables: number[] }> {
+  // As the page tests start it: no network of its own, so no time goes to lookups that fail here.
+  const browser = await puppeteer.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const paint: number[] = [];
+  const tables: number[] = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const page = await browser.newPage();
+      const started = Date.now();
+      await page.goto(`${url}/ui/explore`, { waitUntil: 'load' });
+      await page.waitForSelector('#table-list');
+      tables.push(Date.now() - started);
+      paint.push(await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN));
+      await page.close();
+    }
+  } finally {
+    await browser.close();
+  }
+  return { paint, tables };
+}
+
+async function main(): Promise<void> {
+  const runs = Number(process.argv[2] ?? '10');
+  if (!existsSync(CLI)) await run('npm', ['run', '--silent', 'build']);
+  const dir = await mkdtemp(path.join(tmpdir(), 'bg-start-'));
+  const store = path.join(dir, 'demo');
+  try {
+    const loadStarted = performance.now();
+    await run(process.execPath, [CLI, 'demo', '--no-serve', '--store', store]);
+    const demoSeconds = (performance.now() - loadStarted) / 1000;
+    const version = await timed(['--version'], runs);
+    const read = await timed(['rows', 'Package', '--limit', '10', '--store', store], runs);
+    const server = await demoServer(store);
+    const page = await explorer(server.url, runs).finally(() => server.stop());
+    console.log(
+      JSON.stringify({
+        version_ms_p50: Math.round(quantile(version, 0.5)),
+        version_ms_p95: Math.round(quantile(version, 0.95)),
+        embedded_read_ms_p50: Math.round(quantile(read, 0.5)),
+        embedded_read_ms_p95: Math.round(quantile(read, 0.95)),
+        demo_load_seconds: Math.round(demoSeconds * 100) / 100,
+        demo_store_mib: Math.round(((await bytesUnder(store)) / (1 << 20)) * 10) / 10,
+        explorer_first_paint_ms: Math.round(quantile(page.paint, 0.5)),
+        explorer_tables_shown_ms: Math.round(quantile(page.tables, 0.5)),
+      }),
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
