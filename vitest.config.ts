@@ -9,7 +9,7 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('./node_modules/graphql/index.js', import.meta.url)) }],
   },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'clients/typescript/src/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'ui/**/*.test.ts', 'clients/typescript/src/**/*.test.ts'],
     globalSetup: ['test/support/build-once.ts'],
     // Every result an operation gives in a test is held to its contract (test/support/result-check.ts).
     setupFiles: ['test/support/result-check.ts'],
