@@ -57,12 +57,14 @@ async function draw(out: HTMLElement, ctx: ExplorerContext, q: { from: string; t
     const graphBox = h('div', {});
     replace(out, summary, graphBox, h('h3', { text: 'Changed properties' }), changesTable(d.tables));
     const { nodes, edges } = marked(ctx.info, d.tables);
-    graphView(graphBox, {
+    const g = graphView(graphBox, {
       info: ctx.info,
       at: ctx.pinned,
       onOpen: (table, key) => ctx.go({ view: 'entity', at: q.to, table, key }),
       diff: true,
-    }).add(nodes, edges);
+    });
+    g.add(nodes, edges);
+    g.add(...(await context(q.to, nodes)));
   } catch (e) {
     replace(out, statusBox('bad', failureText(e), 'diff-error'));
   }
@@ -127,6 +129,29 @@ function marked(info: SchemaInfo, tables: Schemas['TableDiff'][]): { nodes: Grap
   }
   // A node changed later in the list than an edge that named it as context keeps its own mark.
   return { nodes: [...nodes.values()], edges };
+}
+
+/** Most changed nodes whose neighbours are drawn around them, and neighbours drawn per node. */
+const CONTEXT_NODES = 12;
+const CONTEXT_NEIGHBOURS = 12;
+
+/**
+ * What surrounds the changed nodes at `to`, drawn grey: a few neighbours each and the edges to
+ * them, so a change is seen where it sits in the graph. A node removed at `to` has none there.
+ */
+async function context(to: string, nodes: GraphNode[]): Promise<[GraphNode[], GraphEdge[]]> {
+  const around = nodes.filter((n) => n.mark === 'added' || n.mark === 'changed').slice(0, CONTEXT_NODES);
+  const walks = await Promise.all(
+    around.map((n) =>
+      answer(
+        api().POST('/walks/neighborhood', { body: { at: to, from: { table: n.table, key: n.key }, hops: 1, first: CONTEXT_NEIGHBOURS } }),
+      ).catch(() => ({ nodes: [], edges: [] })),
+    ),
+  );
+  return [
+    walks.flatMap((w) => w.nodes.map((x) => ({ ...x, mark: 'context' as const }))),
+    walks.flatMap((w) => w.edges.map((x) => ({ ...x, mark: 'context' as const }))),
+  ];
 }
 
 function changesTable(tables: Schemas['TableDiff'][]): HTMLElement {

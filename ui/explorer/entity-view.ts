@@ -19,14 +19,10 @@ export async function entityView(view: HTMLElement, ctx: ExplorerContext, route:
   if (t === undefined) return replace(view, statusBox('bad', `not_found: table ${route.table} does not exist at ${ctx.at}`));
   const { key } = route;
   const params = { path: { table: t.name, key }, query: { at: ctx.pinned } };
-  const section = (title: string, id: string) => [
-    h('h3', { text: title }),
-    h('div', { id }, [h('p', { class: 'muted', text: 'Reading…' })]),
-  ];
-  const [propsTitle, props] = section('Properties', 'entity-props');
-  const [edgesTitle, edges] = section('Edges', 'entity-edges');
-  const [graphTitle, graph] = section('Neighbourhood', 'entity-graph');
-  const [historyTitle, history] = section('History', 'entity-history');
+  // Each part is read on its own and drawn when it arrives, in the order a reader looks.
+  const parts = { props: 'Properties', graph: 'Neighbourhood', edges: 'Edges', history: 'History' } as const;
+  const reading = (k: keyof typeof parts) => h('div', { id: `entity-${k}` }, [h('p', { class: 'muted', text: 'Reading…' })]);
+  const box = { props: reading('props'), graph: reading('graph'), edges: reading('edges'), history: reading('history') };
   replace(
     view,
     h('h2', { id: 'view-title', tabindex: -1, text: `${t.name} ${key}` }),
@@ -34,45 +30,38 @@ export async function entityView(view: HTMLElement, ctx: ExplorerContext, route:
       `at ${ctx.at} (${ctx.pinned.slice(7, 17)}) · `,
       button(`all ${t.name}`, () => ctx.go({ view: 'table', at: ctx.at, table: t.name }), { class: 'link' }),
     ]),
-    propsTitle as HTMLElement,
-    props as HTMLElement,
-    graphTitle as HTMLElement,
-    graph as HTMLElement,
-    edgesTitle as HTMLElement,
-    edges as HTMLElement,
-    historyTitle as HTMLElement,
-    history as HTMLElement,
+    ...(Object.keys(parts) as (keyof typeof parts)[]).flatMap((k) => [h('h3', { text: parts[k] }), box[k]]),
   );
   const open = (table: string, k: string) => ctx.go({ view: 'entity', at: ctx.at, table, key: k });
   await Promise.all([
     answer(api().GET('/tables/{table}/rows/{key}/blame', { params })).then(
-      (b) => replace(props as HTMLElement, propertiesTable(ctx, t, { key, row: b.row, properties: b.properties })),
-      (e: unknown) => replace(props as HTMLElement, statusBox('bad', failureText(e), 'entity-error')),
+      (b) => replace(box.props, propertiesTable(ctx, t, { key, row: b.row, properties: b.properties })),
+      (e: unknown) => replace(box.props, statusBox('bad', failureText(e), 'entity-error')),
     ),
     t.kind === 'node'
       ? answer(
           api().GET('/tables/{table}/rows/{key}/edges', { params: { ...params, query: { ...params.query, direction: 'both' } } }),
         ).then(
-          (r) => replace(edges as HTMLElement, edgesTable(ctx, t, { key, edges: r.edges, open })),
-          (e: unknown) => replace(edges as HTMLElement, statusBox('bad', failureText(e))),
+          (r) => replace(box.edges, edgesTable(ctx, t, { key, edges: r.edges, open })),
+          (e: unknown) => replace(box.edges, statusBox('bad', failureText(e))),
         )
-      : Promise.resolve(replace(edges as HTMLElement, h('p', { class: 'muted', text: 'An edge has no edges of its own.' }))),
+      : Promise.resolve(replace(box.edges, h('p', { class: 'muted', text: 'An edge has no edges of its own.' }))),
     answer(api().GET('/tables/{table}/rows/{key}/history', { params: { ...params, query: { ...params.query, limit: 50 } } })).then(
-      (r) => replace(history as HTMLElement, historyTable(r.versions, r.nextCursor !== null)),
-      (e: unknown) => replace(history as HTMLElement, statusBox('bad', failureText(e))),
+      (r) => replace(box.history, historyTable(r.versions, r.nextCursor !== null)),
+      (e: unknown) => replace(box.history, statusBox('bad', failureText(e))),
     ),
   ]);
   if (t.kind === 'node') {
-    const g = graphView(graph as HTMLElement, { info: ctx.info, at: ctx.pinned, onOpen: open });
+    const g = graphView(box.graph, { info: ctx.info, at: ctx.pinned, onOpen: open });
     try {
       const r = await answer(
         api().POST('/walks/neighborhood', { body: { at: ctx.pinned, from: { table: t.name, key }, hops: 1, first: 200 } }),
       );
       g.add(r.nodes, r.edges);
     } catch (e) {
-      (graph as HTMLElement).append(statusBox('bad', failureText(e)));
+      box.graph.append(statusBox('bad', failureText(e)));
     }
-  } else replace(graph as HTMLElement, h('p', { class: 'muted', text: 'Open either end to see its neighbourhood.' }));
+  } else replace(box.graph, h('p', { class: 'muted', text: 'Open either end to see its neighbourhood.' }));
 }
 
 type Blamed = { property: string; value: unknown; commit: { id: string; author: string; time: string; message: string } | null };
