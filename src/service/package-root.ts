@@ -31,7 +31,7 @@ export const NODE_FLAGS = ['--max-semi-space-size=64'] as const;
 /**
  * How to start this package's own command line in a child process: built
  * JavaScript under plain Node when this code runs built (fast start), the
- * TypeScript source through tsx's loader otherwise, as `npm start` does.
+ * TypeScript source through tsx's loader otherwise (tests run the source).
  * Either way the child is the server itself, not a launcher in front of it,
  * so its pid is the one to signal, kill or measure.
  */

@@ -13,5 +13,5 @@ import { promisify } from 'node:util';
 
 export default async function setup(): Promise<void> {
   await promisify(execFile)(path.resolve('node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--noCheck']);
-  await promisify(execFile)(process.execPath, [path.resolve('scripts/bundle.mjs')]);
+  await promisify(execFile)(process.execPath, [path.resolve('scripts/bundle.mjs'), '--clean']);
 }
