@@ -208,9 +208,11 @@ describe('graph explorer', () => {
       ]);
       expect(await text(page, '#diff-changes tr[data-change="Package tig"] [data-prop="priority"]')).toBe('priority: optional → standard');
       // The changed packages, and grey around them what they sit among (tig depends on git).
-      const diffNodes = await page.$$eval('#graph-nodes li', (l) => l.map((x) => [x.getAttribute('data-node'), x.textContent ?? '']));
-      expect(diffNodes.filter(([, t]) => t.includes('(changed)')).map(([n]) => n)).toEqual(['Package/git', 'Package/tig']);
-      expect(diffNodes.filter(([, t]) => t.includes('(context)')).length).toBeGreaterThan(3);
+      const diffNodes = await page.$$eval('#graph-nodes li', (l) =>
+        l.map((x) => ({ node: x.getAttribute('data-node') ?? '', text: x.textContent ?? '' })),
+      );
+      expect(diffNodes.filter((d) => d.text.includes('(changed)')).map((d) => d.node)).toEqual(['Package/git', 'Package/tig']);
+      expect(diffNodes.filter((d) => d.text.includes('(context)')).length).toBeGreaterThan(3);
       await shot('4-diff');
 
       // Edit a cell from the keyboard: one commit on main, pinned to the head read.
