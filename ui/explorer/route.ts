@@ -5,7 +5,8 @@
  *   #at=main&table=Person                        a table at a ref
  *   #at=main&table=Person&where={…}&order=age-   …filtered and ordered (trailing - is descending)
  *   #at=tag:v1&table=Person&key=ann              an entity
- *   #diff=main...feature                         what feature changed since it left main
+ *   #view=diff&from=main&to=feature              what feature changed since it left main
+ *   #diff=main...feature                         the same, as a person types it (split at the first ...)
  */
 
 export type Route =
@@ -18,10 +19,13 @@ export const DEFAULT_REF = 'main';
 
 export function parseRoute(hash: string): Route {
   const p = new URLSearchParams(hash.replace(/^#/, ''));
-  const diff = p.get('diff');
-  if (diff !== null) {
-    const [from = DEFAULT_REF, to = ''] = diff.split('...');
-    return { view: 'diff', from, to };
+  if (p.get('view') === 'diff') return { view: 'diff', from: p.get('from') ?? DEFAULT_REF, to: p.get('to') ?? '' };
+  const typed = p.get('diff');
+  if (typed !== null) {
+    const at = typed.indexOf('...');
+    return at < 0
+      ? { view: 'diff', from: typed || DEFAULT_REF, to: '' }
+      : { view: 'diff', from: typed.slice(0, at), to: typed.slice(at + 3) };
   }
   const at = p.get('at') || DEFAULT_REF;
   const table = p.get('table');
@@ -35,8 +39,12 @@ export function parseRoute(hash: string): Route {
 
 export function formatRoute(r: Route): string {
   const p = new URLSearchParams();
-  if (r.view === 'diff') p.set('diff', `${r.from}...${r.to}`);
-  else {
+  // Written as two parameters: a ref may hold dots, which `from...to` could not tell apart.
+  if (r.view === 'diff') {
+    p.set('view', 'diff');
+    p.set('from', r.from);
+    p.set('to', r.to);
+  } else {
     p.set('at', r.at);
     if (r.view !== 'home') p.set('table', r.table);
     if (r.view === 'entity') p.set('key', r.key);

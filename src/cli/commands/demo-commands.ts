@@ -85,7 +85,7 @@ function urlsText(url: string, request: string): string {
   const pages: [string, string][] = [
     [`${url}/ui/explore`, 'the graph explorer'],
     [`${url}/ui/explore#at=main&table=Package&key=git`, 'git: its properties, dependencies, history and neighbourhood'],
-    [`${url}/ui/explore#diff=main...triage`, 'what the triage branch changes, drawn on the graph'],
+    [`${url}/ui/explore#view=diff&from=main&to=triage`, 'what the triage branch changes, drawn on the graph'],
     [`${url}/ui${request !== '' ? `#request=${request}` : ''}`, 'the open merge request (it conflicts with main)'],
     [`${url}/graphql`, 'GraphiQL, with a typed API for the packages'],
   ];
