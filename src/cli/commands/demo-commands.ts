@@ -65,7 +65,8 @@ export function demoCommands(program: Command, cli: CliContext): void {
 async function serve(cli: CliContext, d: { g: Globals; o: DemoOptions; request: string }): Promise<void> {
   const [{ loadConfig }, { serveUntilSignalled }] = await Promise.all([import('../../service/config.js'), import('../serve-command.js')]);
   const { g, o } = d;
-  const config = loadConfig(process.env, { store: g.store, actor: g.actor, port: o.port, host: o.host });
+  // The pages to open stay on screen: request lines are logged only when LOG_LEVEL asks for them.
+  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env }, { store: g.store, actor: g.actor, port: o.port, host: o.host });
   await serveUntilSignalled(config, cli.io, (url) => cli.io.stdout(urlsText(url, d.request)));
 }
 
