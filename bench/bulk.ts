@@ -212,7 +212,14 @@ async function gitMerge(n: number, kind: string): Promise<Record<string, number>
   const m = await peer.merge('main', 'f');
   await peer.close();
   if (!m.clean) throw new Error('git merge conflicted');
-  return { rows: n, changed: sourceKeys.length + targetKeys.length, git_merge_ms: round(m.ms), peakRssMiB: rss() };
+  return {
+    rows: n,
+    changed: sourceKeys.length + targetKeys.length,
+    git_merge_ms: round(m.ms),
+    git_merge_ms_less_spawns: round(m.lessSpawnsMs),
+    git_spawn_ms: round(peer.spawnMs),
+    peakRssMiB: rss(),
+  };
 }
 
 const [arm, a, b] = process.argv.slice(2);

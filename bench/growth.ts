@@ -435,7 +435,12 @@ async function gitScale(n: number): Promise<Record<string, number>> {
   const m = await peer.merge('main', 'f');
   await peer.close();
   if (!m.clean) throw new Error('git merge conflicted');
-  return { rows: n, git_merge_ms: round(m.ms, 1) };
+  return {
+    rows: n,
+    git_merge_ms: round(m.ms, 1),
+    git_merge_ms_less_spawns: round(m.lessSpawnsMs, 1),
+    git_spawn_ms: round(peer.spawnMs, 2),
+  };
 }
 
 async function gitBranches(rounds: number): Promise<Record<string, number>> {
@@ -443,6 +448,7 @@ async function gitBranches(rounds: number): Promise<Record<string, number>> {
   const file = (i: number, v: number): [string, string] => [entityPath(id(i)), `${JSON.stringify(row(i, v))}\n`];
   await peer.importCommit('main', [file(0, 0)]);
   const mergeMs: number[] = [];
+  const lessSpawns: number[] = [];
   for (let r = 0; r < rounds; r++) {
     const head = await peer.git(['rev-parse', 'main']);
     await peer.importCommit(`b${r}`, [file(r + 1, r)], head);
@@ -450,11 +456,18 @@ async function gitBranches(rounds: number): Promise<Record<string, number>> {
     const m = await peer.merge('main', `b${r}`);
     if (!m.clean) throw new Error(`git round ${r} conflicted`);
     mergeMs.push(m.ms);
+    lessSpawns.push(m.lessSpawnsMs);
     await peer.git(['update-ref', '-d', `refs/heads/b${r}`]);
   }
   await peer.close();
   const k = Math.min(100, Math.floor(rounds / 10));
-  return { rounds, git_merge_ms_first: round(sum(mergeMs.slice(0, k)) / k, 2), git_merge_ms_last: round(sum(mergeMs.slice(-k)) / k, 2) };
+  return {
+    rounds,
+    git_merge_ms_first: round(sum(mergeMs.slice(0, k)) / k, 2),
+    git_merge_ms_last: round(sum(mergeMs.slice(-k)) / k, 2),
+    git_merge_ms_last_less_spawns: round(sum(lessSpawns.slice(-k)) / k, 2),
+    git_spawn_ms: round(peer.spawnMs, 2),
+  };
 }
 
 const [arm, a, b] = process.argv.slice(2);
