@@ -14,6 +14,7 @@ generators over the server's cursors.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import time
 import urllib.error
@@ -46,6 +47,15 @@ def update(table: str, **values: Any) -> Dict[str, Any]:
 def delete(table: str, **key: Any) -> Dict[str, Any]:
     """A write operation that deletes the row with this key (a node's edges with it)."""
     return {"op": "delete", "table": table, "values": key}
+
+
+def _optional(module: str, need: str) -> Any:
+    """A package the client uses only when it is installed, or an error that says how to get it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        package = module.split(".")[0]
+        raise BranchgraphError("invalid_input", f"{need} needs {package}: pip install {package}") from e
 
 
 class Client:
@@ -125,15 +135,19 @@ class Client:
 
     # -- branches and schema -------------------------------------------------------------------
 
-    def branches(self, *, owner: Optional[str] = None, label: Optional[str] = None, prefix: Optional[str] = None) -> Iterator[Branch]:
+    def _pages(self, path: str, items: str, query: Mapping[str, Any]) -> Iterator[Dict[str, Any]]:
+        """Every item of a listing, following its ``nextCursor`` page by page."""
         cursor: Optional[str] = None
         while True:
-            page = self._json("GET", "/branches", query={"owner": owner, "label": label, "prefix": prefix, "cursor": cursor, "limit": 500})
-            for b in page["branches"]:
-                yield Branch.of(b)
+            page = self._json("GET", path, query={**query, "cursor": cursor})
+            yield from page[items]
             cursor = page.get("nextCursor")
             if not cursor:
                 return
+
+    def branches(self, *, owner: Optional[str] = None, label: Optional[str] = None, prefix: Optional[str] = None) -> Iterator[Branch]:
+        query = {"owner": owner, "label": label, "prefix": prefix, "limit": 500}
+        return (Branch.of(b) for b in self._pages("/branches", "branches", query))
 
     def branch(self, name: str) -> Branch:
         return Branch.of(self._json("GET", f"/branches/{self._seg(name)}"))
@@ -223,19 +237,11 @@ class Client:
 
     def rows_table(self, table: str, at: Ref = "main", **kw: Any) -> Any:
         """The rows as a ``pyarrow.Table`` (needs pyarrow)."""
-        try:
-            import pyarrow  # type: ignore[import-not-found]
-        except ImportError as e:
-            raise BranchgraphError("invalid_input", "rows_table needs pyarrow: pip install pyarrow") from e
-        return pyarrow.Table.from_pylist(list(self.rows(table, at, **kw)))
+        return _optional("pyarrow", "rows_table").Table.from_pylist(list(self.rows(table, at, **kw)))
 
     def rows_frame(self, table: str, at: Ref = "main", **kw: Any) -> Any:
         """The rows as a pandas ``DataFrame`` (needs pandas)."""
-        try:
-            import pandas  # type: ignore[import-not-found]
-        except ImportError as e:
-            raise BranchgraphError("invalid_input", "rows_frame needs pandas: pip install pandas") from e
-        return pandas.DataFrame.from_records(list(self.rows(table, at, **kw)))
+        return _optional("pandas", "rows_frame").DataFrame.from_records(list(self.rows(table, at, **kw)))
 
     def export(self, table: str, at: Ref = "main", format: str = "arrow") -> bytes:
         """A table at a ref as a file: ``arrow``, ``arrow-stream``, ``parquet`` or ``ndjson``."""
@@ -243,11 +249,9 @@ class Client:
 
     def export_table(self, table: str, at: Ref = "main") -> Any:
         """A table at a ref as a ``pyarrow.Table``, read from its Arrow export (needs pyarrow)."""
-        try:
-            import pyarrow.ipc  # type: ignore[import-not-found]
-        except ImportError as e:
-            raise BranchgraphError("invalid_input", "export_table needs pyarrow: pip install pyarrow") from e
-        return pyarrow.ipc.open_file(pyarrow.BufferReader(self.export(table, at, "arrow"))).read_all()
+        pyarrow = _optional("pyarrow", "export_table")
+        ipc = _optional("pyarrow.ipc", "export_table")
+        return ipc.open_file(pyarrow.BufferReader(self.export(table, at, "arrow"))).read_all()
 
     def query(self, branch: str, document: str, variables: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
         """A typed GraphQL document on a branch's API; its data, or the first error raised."""
@@ -301,14 +305,7 @@ class Client:
         return MergeRequest.of(self._json("GET", f"/merge-requests/{self._seg(id)}"))
 
     def requests(self, state: str = "open") -> Iterator[MergeRequest]:
-        cursor: Optional[str] = None
-        while True:
-            page = self._json("GET", "/merge-requests", query={"state": state, "cursor": cursor, "limit": 100})
-            for q in page["requests"]:
-                yield MergeRequest.of(q)
-            cursor = page.get("nextCursor")
-            if not cursor:
-                return
+        return (MergeRequest.of(q) for q in self._pages("/merge-requests", "requests", {"state": state, "limit": 100}))
 
     def review(self, id: str, verdict: str, body: Optional[str] = None) -> MergeRequest:
         """``approve``, ``request_changes`` or ``comment``."""
