@@ -96,11 +96,10 @@ function asset(name: string): Promise<Uint8Array | undefined> {
 }
 
 export function uiRoutes(app: Hono<Env>, base: string): void {
-  const html = (page: Page) => () => pageHtml(page, base);
-  const review = html(PAGES.review);
-  const explore = html(PAGES.explore);
-  app.get('/ui', (c) => c.html(review(), 200, { 'content-security-policy': UI_CSP }));
-  app.get('/ui/explore', (c) => c.html(explore(), 200, { 'content-security-policy': UI_CSP }));
+  const review = pageHtml(PAGES.review, base);
+  const explore = pageHtml(PAGES.explore, base);
+  app.get('/ui', (c) => c.html(review, 200, { 'content-security-policy': UI_CSP }));
+  app.get('/ui/explore', (c) => c.html(explore, 200, { 'content-security-policy': UI_CSP }));
   app.get(`${UI_ASSETS}/:file`, async (c) => {
     const name = c.req.param('file');
     const ext = path.extname(name);

@@ -15,7 +15,7 @@ export const TRACER_NAME = 'branchgraph';
 const tracer = trace.getTracer(TRACER_NAME);
 
 /** Ends a span with the outcome of its work: an error's stable code, or OK. */
-export function endSpan(span: Span, error?: unknown): void {
+function endSpan(span: Span, error?: unknown): void {
   if (error !== undefined) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
     if (isBranchgraphError(error)) span.setAttribute('branchgraph.error.code', error.code);
