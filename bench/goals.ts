@@ -77,6 +77,10 @@ const rest: Goal[] = [
   { matrix: 'branchbench', key: 'point_read_ms', max: 0.1 },
   { matrix: 'branchbench', key: 'postgres_over_branchgraph_create', min: 10 },
   { matrix: 'branchbench', key: 'read_depth_1024_over_1', max: 1.2 },
+  // COPY's rows per second over ours; the peak is the loading process's whole RSS (at 1,000,000 rows in a full run).
+  { matrix: 'load', key: 'copy_over_branchgraph', max: 1.5 },
+  { matrix: 'load', key: 'rows_per_second', min: 200_000 },
+  { matrix: 'load', key: 'peak_rss_mib', max: 256 },
   { matrix: 'remotes', key: 'clone_over_rclone_throughput', min: 0.8 },
   { matrix: 'remotes', key: 'fetch_bytes_over_new_object_bytes', max: 2 },
   // Equal: a fetch's calls do not depend on how much history lies behind the change.

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|remotes|search|start|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|load|remotes|search|start|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -269,6 +269,7 @@ async function scriptArm(
     | 'merges'
     | 'large'
     | 'branchbench'
+    | 'load'
     | 'remotes'
     | 'search'
     | 'start',
@@ -583,6 +584,34 @@ async function branchbenchMatrix(quick: boolean): Promise<{ results: Result[]; r
     'tool_over_rest_write',
   ];
   return pickedFigures('branchbench', r, keys);
+}
+
+/**
+ * The load peer experiment (bench/load.ts): 1,000,000 rows (quick: 200,000) with a primary key and a
+ * unique email, loaded into branchgraph (CSV and NDJSON, a fresh process each) and into PostgreSQL
+ * (COPY and 1,000-row INSERT batches), alternating, three rounds (quick: two), both durable.
+ */
+async function loadMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('load', [quick ? '200000' : '1000000', quick ? '2' : '3']);
+  const keys = [
+    'rows',
+    'csv_ms',
+    'ndjson_ms',
+    'copy_ms',
+    'insert_ms',
+    'rows_per_second',
+    'ndjson_rows_per_second',
+    'copy_rows_per_second',
+    'insert_rows_per_second',
+    'copy_over_branchgraph',
+    'insert_over_branchgraph',
+    'copy_over_branchgraph_ndjson',
+    'peak_rss_mib',
+    'ndjson_peak_rss_mib',
+    'bytes_on_disk',
+    'postgres_bytes_on_disk',
+  ];
+  return pickedFigures('load', r, keys);
 }
 
 /**
@@ -1037,6 +1066,7 @@ async function main(): Promise<void> {
     merges: mergesMatrix,
     large: largeMatrix,
     branchbench: branchbenchMatrix,
+    load: loadMatrix,
     remotes: remotesMatrix,
     search: searchMatrix,
     start: startMatrix,
@@ -1046,7 +1076,7 @@ async function main(): Promise<void> {
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, remotes, search, start or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, load, remotes, search, start or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });

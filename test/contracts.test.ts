@@ -21,7 +21,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { inputFields, type FieldKind } from '../src/service/input-fields.js';
 import { OPERATION_LIST } from '../src/service/operation-table.js';
-import type { Operation } from '../src/service/operation.js';
+import { bodyMedia, type Operation } from '../src/service/operation.js';
 import { graphqlText } from '../scripts/graphql-file.js';
 import { OPENAPI as doc, resolveRef, type OpenApiParam, type OpenApiSchema } from './support/openapi.js';
 
@@ -68,7 +68,8 @@ function restFields(op: Operation): Map<string, { kinds: FieldKind[]; required: 
     out.set(name, { kinds: openapiKind(p.schema, p.in as 'path'), required: p.required === true });
   }
   for (const [type, media] of Object.entries(method.requestBody?.content ?? {})) {
-    if (type === 'application/x-ndjson') out.set(op.http.bodyField ?? 'body', { kinds: ['string', 'stream'], required: true });
+    const carried = Object.fromEntries(bodyMedia(op.http));
+    if (carried[type] !== undefined) out.set(carried[type], { kinds: ['string', 'stream'], required: false });
     else {
       const body = resolve(media.schema);
       for (const [name, s] of Object.entries(body.properties ?? {}))

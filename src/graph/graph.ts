@@ -28,6 +28,8 @@ import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } fro
 import type { WriteOp, WriteSummary } from './write-batch.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import { planLoad } from './bulk-load.js';
+import { readLoad, type LoadSource } from './load-source.js';
+import { DEFAULT_MAX_INGEST_BYTES } from './ndjson.js';
 import { tagAt } from './tag-at.js';
 import type { FoldRequest, GraphPorts, HeadOptions } from './ports.js';
 import type { Ref, Snapshot } from './snapshot.js';
@@ -306,12 +308,23 @@ export class Graph {
     return this.ports.publication.commitChange(branch, opts, async (head) => planStoredQuery(head, change));
   }
 
-  /** Load NDJSON operations as one all-or-nothing commit (see bulk-load.ts). */
-  load(branch: string, ndjson: string, opts: ChangeOptions & { progress?: ProgressSink } = {}): Promise<ChangeResult<WriteSummary>> {
+  /**
+   * Load NDJSON operations, or one table's rows as CSV or Parquet, as one all-or-nothing commit
+   * (see load-source.ts and bulk-load.ts). A string is NDJSON.
+   */
+  async load(
+    branch: string,
+    source: string | LoadSource,
+    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number } = {},
+  ): Promise<ChangeResult<WriteSummary>> {
+    const input = await readLoad(
+      typeof source === 'string' ? { format: 'ndjson', body: source } : source,
+      opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES,
+    );
     const plan = planLoad({
       tables: this.ports.tables,
       runs: this.#parts.runs,
-      ndjson,
+      input,
       progress: opts.progress,
       signal: opts.signal,
       embedder: this.ports.embedder,

@@ -45,12 +45,13 @@ export function parseNdjsonLine(raw: string, lineNo: number): WriteOp | ErrorIss
 
 const isIssue = (x: WriteOp | ErrorIssue): x is ErrorIssue => 'path' in x;
 
-export function parseNdjson(text: string): WriteOp[] {
+/** Operations from NDJSON text; `lines`, when given, receives the line number of each. */
+export function parseNdjson(text: string, lines?: number[]): WriteOp[] {
   const ops: WriteOp[] = [];
   const issues: ErrorIssue[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
+  const all = text.split('\n');
+  for (let i = 0; i < all.length; i++) {
+    const line = all[i] as string;
     // A string has at least as many UTF-8 bytes as characters: count bytes only where it can matter.
     if (line.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(line) > MAX_LINE_BYTES) {
       throw new BranchgraphError('payload_too_large', `NDJSON line ${i + 1} is longer than ${MAX_LINE_BYTES} bytes`, {
@@ -61,7 +62,10 @@ export function parseNdjson(text: string): WriteOp[] {
     const parsed = parseNdjsonLine(line, i + 1);
     if (parsed === undefined) continue;
     if (isIssue(parsed)) issues.push(parsed);
-    else ops.push(parsed);
+    else {
+      ops.push(parsed);
+      lines?.push(i + 1);
+    }
     if (ops.length > MAX_LOAD_ROWS) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_LOAD_ROWS} rows`);
     if (issues.length >= 100) break;
   }

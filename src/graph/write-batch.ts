@@ -64,6 +64,8 @@ interface Change {
 
 class Issues {
   readonly list: ErrorIssue[] = [];
+  /** @param name how an operation is named in a path: `ops[3]`, or where a load read it (`line 5`) */
+  constructor(readonly name: (op: number) => string = (op) => `ops[${op}]`) {}
   /** Some value is malformed input (see checkValue): the batch is invalid_input, not a constraint violation. */
   malformed = false;
   add(path: string, message: string): void {
@@ -105,7 +107,7 @@ async function checkOps(a: {
   for (const [i, o] of ops.entries()) {
     // The path is spelled only for an operation with a problem: a load checks a million.
     const bad = findInputProblem(o, '');
-    if (bad !== undefined) malformed.push({ ...bad, path: `ops[${i}]${bad.path}` });
+    if (bad !== undefined) malformed.push({ ...bad, path: `${a.issues.name(i)}${bad.path}` });
     if (slice.due()) await slice.turn();
   }
   if (malformed.length > 0) {
@@ -120,23 +122,23 @@ async function checkOps(a: {
     if (slice.due()) await slice.turn();
     const type = findType(schema, o.table);
     if (type === undefined) {
-      issues.add(`ops[${i}].table`, `table ${o.table} does not exist`);
+      issues.add(`${issues.name(i)}.table`, `table ${o.table} does not exist`);
       continue;
     }
     const mode = o.op === 'insert' || o.op === 'upsert' ? 'full' : 'partial';
-    const { row, issues: rowIssues, malformed } = checkRow({ table: type, input: o.values, mode, path: `ops[${i}].values` });
+    const { row, issues: rowIssues, malformed } = checkRow({ table: type, input: o.values, mode, path: `${issues.name(i)}.values` });
     for (const is of rowIssues) issues.add(is.path, is.message);
     issues.malformed ||= malformed;
     if (o.op === 'delete') {
       const extra = Object.keys(row).filter((k) => !keyProps(type).includes(k));
-      for (const k of extra) issues.add(`ops[${i}].values.${k}`, 'delete takes only key properties');
+      for (const k of extra) issues.add(`${issues.name(i)}.values.${k}`, 'delete takes only key properties');
     }
     if (rowIssues.length > 0) continue;
     const key = entityKey(type, row);
     const text = rowText(type, row);
     const tooBig = rowSizeProblem(key, row, text);
     if (tooBig !== undefined) {
-      issues.add(`ops[${i}].values`, tooBig);
+      issues.add(`${issues.name(i)}.values`, tooBig);
       issues.malformed = true;
       continue;
     }
@@ -173,6 +175,8 @@ export interface WriteRequest {
   maxOps?: number;
   /** Fills `@embed` vectors (embed-ops.ts); without one, a vector is only what the operation gives. */
   embedder?: Embedder | undefined;
+  /** How problems name an operation: `ops[3]` by default; a load names the line or row it read it from. */
+  name?: (op: number) => string;
 }
 
 export async function planWrite(request: WriteRequest & { runs: RunAppender; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
@@ -225,7 +229,7 @@ class Overlay {
  */
 export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite> {
   const { tables, head, ops, signal, maxOps = MAX_BATCH_OPS, embedder } = request;
-  const issues = new Issues();
+  const issues = new Issues(request.name);
   const typed = await checkOps({ schema: head.schema, ops, issues, maxOps, embedder, signal });
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string): TableView => tables.table(head, name, signal);
@@ -266,11 +270,11 @@ function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): 
     const cur = overlay.current(o.type.name, o.key);
     switch (o.op) {
       case 'insert':
-        if (cur !== null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} already exists`);
+        if (cur !== null) issues.add(issues.name(i), `${o.type.name} ${o.key} already exists`);
         else overlay.set(o.type.name, o.key, { row: o.row, op: i, text: o.text });
         break;
       case 'update':
-        if (cur === null) issues.add(`ops[${i}]`, `${o.type.name} ${o.key} does not exist`);
+        if (cur === null) issues.add(issues.name(i), `${o.type.name} ${o.key} does not exist`);
         else overlay.set(o.type.name, o.key, { row: { ...cur, ...o.row }, op: i });
         break;
       case 'upsert':
@@ -392,7 +396,7 @@ async function checkConstraints(a: {
   signal?: AbortSignal | undefined;
 }): Promise<void> {
   const { tables, head, overlay, before, issues, signal } = a;
-  const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? `ops[${c.op}]` : `${table}/${key}`);
+  const at = (c: Change, table: string, key: string): string => (c.op >= 0 ? issues.name(c.op) : `${table}/${key}`);
   const liveAfter = async (table: string, ks: string[]): Promise<Set<string>> => {
     const out = new Set<string>();
     // Many edges share an endpoint: each is looked up once.

@@ -14,7 +14,7 @@ import type { RequestContext } from '../service/request-context.js';
 import { allowStoreCallListeners } from '../model/signal-listeners.js';
 import { HTTP_STATUS } from './error-status.js';
 import type { TokenScope } from '../model/token-scope.js';
-import { readBodyText, type BodyBudget } from './request-body.js';
+import { readBodyBytes, readBodyText, type BodyBudget } from './request-body.js';
 
 export type Env = {
   Variables: {
@@ -45,6 +45,11 @@ export function errorResponse(err: BranchgraphError, requestId: string): [Return
 /** The request body as text, within the body limit and the shared in-flight budget (release it when done). */
 export function bodyText(c: Context<Env>): Promise<{ text: string; release: () => void }> {
   return readBodyText(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
+}
+
+/** The request body's bytes, within the same limit and budget. */
+export function bodyBytes(c: Context<Env>): Promise<{ bytes: Uint8Array; release: () => void }> {
+  return readBodyBytes(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
 }
 
 export async function jsonBody(c: Context<Env>): Promise<unknown> {

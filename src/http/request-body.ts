@@ -65,14 +65,13 @@ async function readChunked(req: Request, max: number, take: (n: number) => void)
   return all;
 }
 
-/** The whole body as text, at most `max` bytes, its bytes held against `budget` until `release` is called. */
-export async function readBodyText(req: Request, max: number, budget: BodyBudget): Promise<{ text: string; release: () => void }> {
+/** The whole body's bytes, at most `max`, held against `budget` until `release` is called. */
+export async function readBodyBytes(req: Request, max: number, budget: BodyBudget): Promise<{ bytes: Uint8Array; release: () => void }> {
   const declared = declaredLength(req);
   // Refused before a byte is read.
   if (declared !== undefined && declared > max) throw tooLarge(max);
   let size = 0;
   const release = (): void => budget.give(size);
-  let all: Uint8Array;
   try {
     if (declared !== undefined) {
       // A declared length is the most the HTTP parser lets through, so the body is held against the
@@ -80,27 +79,32 @@ export async function readBodyText(req: Request, max: number, budget: BodyBudget
       // without the web stream a chunk-by-chunk read goes through.
       budget.take(declared);
       size = declared;
-      all = new Uint8Array(await req.arrayBuffer());
-      if (all.length > max) throw tooLarge(max);
-    } else
-      all = await readChunked(req, max, (n) => {
-        budget.take(n);
-        size += n;
-      });
+      const bytes = new Uint8Array(await req.arrayBuffer());
+      if (bytes.length > max) throw tooLarge(max);
+      return { bytes, release };
+    }
+    const bytes = await readChunked(req, max, (n) => {
+      budget.take(n);
+      size += n;
+    });
+    return { bytes, release };
   } catch (e) {
     release();
     if (e instanceof BranchgraphError) throw e;
     throw new BranchgraphError('aborted', 'the request body ended before it was complete', { cause: e });
   }
-  let text: string;
+}
+
+/** The whole body as text, at most `max` bytes, its bytes held against `budget` until `release` is called. */
+export async function readBodyText(req: Request, max: number, budget: BodyBudget): Promise<{ text: string; release: () => void }> {
+  const { bytes, release } = await readBodyBytes(req, max, budget);
   try {
-    if (all.length >= LARGE_BYTES) await nextTurn();
-    text = new TextDecoder('utf-8', { fatal: true }).decode(all);
+    if (bytes.length >= LARGE_BYTES) await nextTurn();
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), release };
   } catch {
     release();
     throw new BranchgraphError('invalid_input', 'the request body is not valid UTF-8', {
       issues: [{ path: 'body', message: 'invalid UTF-8' }],
     });
   }
-  return { text, release };
 }

@@ -15,7 +15,7 @@ import { refText, type BranchgraphApi, type CallOptions } from '../service/api.j
 import { inputFields, type InputField } from '../service/input-fields.js';
 import { RefZ } from '../service/inputs.js';
 import { parseInput } from '../service/parse-input.js';
-import type { Operation } from '../service/operation.js';
+import { bodyMedia, type Operation } from '../service/operation.js';
 import { OPERATION_LIST } from '../service/operation-table.js';
 import type { Ref } from '../service/api.js';
 import { BranchgraphError, errorFromBody } from '../model/errors.js';
@@ -142,18 +142,29 @@ function request(op: Operation, r: { base: string; fields: InputField[]; input: 
   }
   if (r.call.operationId !== undefined) headers['operation-id'] = r.call.operationId;
   const init: Outgoing['init'] = { method: http.method, headers, ...(r.call.signal !== undefined ? { signal: r.call.signal } : {}) };
-  if (http.body === 'text' || http.body === 'stream') {
-    const body = take(http.bodyField as string);
-    headers['content-type'] = 'application/x-ndjson';
-    return { url: r.base + path, init: { ...init, body: body as BodyInit, ...(typeof body === 'object' ? { duplex: 'half' } : {}) } };
-  }
   const kinds = new Map(r.fields.map((f) => [f.name, f.kind]));
-  if (http.method === 'GET' || http.method === 'DELETE') {
+  const withQuery = (): string => {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(rest)) if (v !== undefined) query.set(k, queryText(kinds.get(k), v));
     const qs = query.toString();
-    return { url: `${r.base}${path}${qs === '' ? '' : `?${qs}`}`, init };
+    return `${r.base}${path}${qs === '' ? '' : `?${qs}`}`;
+  };
+  if (http.body === 'whole' || http.body === 'stream') {
+    // The body is whichever carried field the input gives; its media type tells the server which.
+    const media = bodyMedia(http);
+    const given = media.filter(([, f]) => rest[f] !== undefined);
+    if (given.length > 1)
+      throw new BranchgraphError('invalid_input', `${op.name} takes one body: ${given.map(([, f]) => f).join(' or ')}`, {
+        issues: given.map(([, f]) => ({ path: f, message: 'one body only' })),
+      });
+    const [type, field] = given[0] ?? (media[0] as [string, string]);
+    const body = take(field);
+    for (const [, f] of media) take(f);
+    headers['content-type'] = type;
+    const stream = typeof body === 'object' && !(body instanceof Uint8Array);
+    return { url: withQuery(), init: { ...init, body: body as BodyInit, ...(stream ? { duplex: 'half' } : {}) } };
   }
+  if (http.method === 'GET' || http.method === 'DELETE') return { url: withQuery(), init };
   // Refs in bodies travel as objects, as the contract spells them; a path into history (`main~2`) has no
   // object form and travels as its text, checked here all the same.
   for (const [k, v] of Object.entries(rest)) {

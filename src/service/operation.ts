@@ -27,9 +27,15 @@ export interface HttpBinding<O> {
   params?: Record<string, string>;
   /** Request headers read into input fields (`{ 'idempotency-key': 'idempotencyKey' }`). */
   headers?: Record<string, string>;
-  /** How the body is read: JSON fields (the default for POST and PUT), NDJSON text, or an NDJSON byte stream, into `bodyField`. */
-  body?: 'json' | 'text' | 'stream';
-  bodyField?: string;
+  /**
+   * How the body is read: JSON fields (the default for POST and PUT), or as it is, into the input
+   * field its media type names in `media`: `whole` (read in full under the body limit; text media
+   * types decoded as UTF-8, others as bytes) or `stream` (bytes as they arrive). Other fields of
+   * such a route come from the query string.
+   */
+  body?: 'json' | 'whole' | 'stream';
+  /** A raw body's media types and the input field each fills; the first is what a body of any other type is read as. */
+  media?: Record<string, string>;
   /** The success status, or one per result (a merge's conflicts answer 409 with a result, not an error). */
   status?: number | ((out: O) => number);
   /** Input fields the route does not take (ingest's list of operations, which REST carries as NDJSON). */
@@ -44,6 +50,14 @@ export interface HttpBinding<O> {
     receive: (res: Response) => O;
   };
 }
+
+/** A raw body's media types, each with the input field it fills; the first is the default. */
+export function bodyMedia(http: { media?: Record<string, string> }): [media: string, field: string][] {
+  return Object.entries(http.media ?? {});
+}
+
+/** Whether a body of this media type is text (decoded as UTF-8) rather than bytes. */
+export const isTextMedia = (media: string): boolean => media.startsWith('text/') || /^application\/(x-ndjson|json)$/.test(media);
 
 /** One GraphQL field that reaches an operation: its arguments become the input, its value is shaped from the result. */
 export interface GraphqlBinding<O> {

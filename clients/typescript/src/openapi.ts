@@ -649,8 +649,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Bulk load NDJSON operations as one all-or-nothing commit.
-         * @description Bulk load NDJSON lines {"table","values","op"?} (op defaults to upsert) as one all-or-nothing commit.
+         * Bulk load NDJSON operations, or CSV or Parquet rows of one table, as one all-or-nothing commit.
+         * @description Bulk load as one all-or-nothing commit: NDJSON operations (`application/x-ndjson`, the default), or the rows of one table as CSV (`text/csv`, a header line naming its properties) or Parquet (`application/vnd.apache.parquet`), with the table and how rows are written in the query string.
+         *
+         *     CSV cells are read as their column's type (a field written as nothing is null; a quoted empty field is empty text); Parquet columns map by name. A refused load names the first bad line (NDJSON, CSV) or row (Parquet) and changes nothing. The body is bounded by the server's body limit.
          */
         post: operations["load"];
         delete?: never;
@@ -3745,7 +3747,10 @@ export interface operations {
     };
     load: {
         parameters: {
-            query?: never;
+            query?: {
+                table?: string;
+                op?: "insert" | "upsert";
+            };
             header?: {
                 /** @description 1-64 letters, digits, `_` or `-`, chosen by the client: the long operation this request starts is listed under this id at `GET /operations/{id}` while it runs and for ten minutes after, with its progress. */
                 "Operation-Id"?: components["parameters"]["OperationId"];
@@ -3759,6 +3764,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-ndjson": string;
+                "text/csv": string;
+                "application/vnd.apache.parquet": string;
             };
         };
         responses: {

@@ -1,22 +1,27 @@
 /** Changing a graph's rows: `load`, `ingest`, `catchup`, `wal`, `compact`, and the schema: `schema get|apply`. */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { human, print, table as textTable } from '../cli-output.js';
 import { AT_HELP, type CliContext } from '../cli-context.js';
 import { defined, inputFile, intOption, readInput } from '../cli-inputs.js';
+import { BranchgraphError } from '../../model/errors.js';
+import type { BranchgraphApi } from '../../service/api.js';
 
 export function writeCommands(program: Command, cli: CliContext): void {
   const { command, connect, outOf } = cli;
-  command(program, 'load', 'bulk load NDJSON lines {"table","values","op"?} as one all-or-nothing commit')
+  command(program, 'load', 'bulk load NDJSON operations, or CSV or Parquet rows of one table, as one all-or-nothing commit')
     .argument('<branch>')
     .argument('<file>')
+    .option('--format <format>', 'ndjson, csv or parquet (by default from the file name: .csv, .parquet, else ndjson)')
+    .option('--table <table>', 'the table CSV or Parquet rows go to')
+    .option('--op <op>', 'how CSV or Parquet rows are written: upsert (the default) or insert (an existing key is refused)')
     .option('--progress', 'draw a progress bar on standard error (the default on a terminal)')
     .option('--no-progress', 'no progress bar')
     // biome-ignore lint/complexity/useMaxParams: commander passes each argument, then the options and the command, positionally.
-    .action(async (branch: string, file: string, o: { progress?: boolean }, cmd: Command) => {
+    .action(async (branch: string, file: string, o: LoadOptions, cmd: Command) => {
       const api = await connect(cmd);
-      const ndjson = readInput(file);
-      const start = (id: string | undefined) => api.load({ branch, ndjson }, id === undefined ? {} : { operationId: id });
+      const input = loadInput(branch, file, o);
+      const start = (id: string | undefined) => api.load(input, id === undefined ? {} : { operationId: id });
       print(outOf(cmd), await cli.followed(cmd, { flag: o.progress, api, start }), human.write);
     });
   command(program, 'ingest', 'append NDJSON operations to the WAL, streamed; generations seal as they fill')
@@ -72,4 +77,23 @@ export function writeCommands(program: Command, cli: CliContext): void {
     .action(async (branch: string, file: string, _o, cmd: Command) =>
       print(outOf(cmd), await (await connect(cmd)).applySchema({ branch, schema: readInput(file) }), human.schema),
     );
+}
+
+interface LoadOptions {
+  format?: string;
+  table?: string;
+  op?: string;
+  progress?: boolean;
+}
+
+/** A load's input from a file: its format from `--format` or the file's name, read as text or, for Parquet, bytes. */
+function loadInput(branch: string, file: string, o: LoadOptions): Parameters<BranchgraphApi['load']>[0] {
+  const format = o.format ?? (/\.csv$/i.test(file) ? 'csv' : /\.parquet$/i.test(file) ? 'parquet' : 'ndjson');
+  const rest = defined({ table: o.table, op: o.op as 'insert' | 'upsert' | undefined });
+  if (format === 'ndjson') return { branch, ndjson: readInput(file), ...rest };
+  if (format === 'csv') return { branch, csv: readInput(file), ...rest };
+  if (format === 'parquet') return { branch, parquet: new Uint8Array(readFileSync(inputFile(file))), ...rest };
+  throw new BranchgraphError('invalid_input', `--format must be ndjson, csv or parquet, not ${format}`, {
+    issues: [{ path: '--format', message: 'ndjson, csv or parquet' }],
+  });
 }

@@ -1,8 +1,9 @@
 /**
  * The REST routes of every operation in the table, derived from its HTTP
  * binding: the input is gathered from the path, the headers it names, the
- * query string (GET, DELETE) or the body (JSON fields, NDJSON text or an
- * NDJSON stream), checked by the operation's contract with problems named
+ * query string (GET, DELETE) or the body (JSON fields; or a body taken as
+ * it is, whole or streamed, into the field its Content-Type names, with the
+ * other fields in the query string), checked by the operation's contract with problems named
  * `query.*` or `body.*`, run under the caller's role and abort signal, and
  * answered with the binding's status and headers (or streamed).
  */
@@ -13,11 +14,11 @@ import { BranchgraphError } from '../../model/errors.js';
 import { requireRole } from '../../service/auth.js';
 import { parseInput } from '../../service/parse-input.js';
 import { inputFields, type InputField } from '../../service/input-fields.js';
-import type { Operation } from '../../service/operation.js';
+import { bodyMedia, isTextMedia, type Operation } from '../../service/operation.js';
 import { OPERATION_LIST } from '../../service/operation-table.js';
 import { runParsed } from '../../service/api.js';
 import type { BranchgraphService } from '../../service/service.js';
-import { bodyText, ctxOf, jsonBody, param, readableOf, type Env } from '../http-context.js';
+import { bodyBytes, bodyText, ctxOf, jsonBody, param, readableOf, type Env } from '../http-context.js';
 
 export function operationRoutes(app: Hono<Env>, service: BranchgraphService): void {
   for (const op of OPERATION_LIST) {
@@ -54,21 +55,41 @@ async function httpInput(
   }
   let release = (): void => undefined;
   let rest: Record<string, unknown>;
-  if (http.body === 'text') {
-    const read = await bodyText(c);
-    release = read.release;
-    rest = { [http.bodyField as string]: read.text };
-  } else if (http.body === 'stream') {
-    const body = c.req.raw.body;
-    if (body === null)
-      throw new BranchgraphError('invalid_input', `${op.name} needs an NDJSON body`, { issues: [{ path: 'body', message: 'empty' }] });
-    rest = { [http.bodyField as string]: body as unknown as AsyncIterable<Uint8Array> };
+  if (http.body === 'whole' || http.body === 'stream') {
+    const [media, field] = mediaOf(op, c);
+    const carried = new Set(bodyMedia(http).map(([, f]) => f));
+    rest = queryInput(
+      c,
+      fields.filter((f) => !carried.has(f.name)),
+      fixed,
+    );
+    if (http.body === 'stream') {
+      const body = c.req.raw.body;
+      if (body === null)
+        throw new BranchgraphError('invalid_input', `${op.name} needs a body (${media})`, { issues: [{ path: 'body', message: 'empty' }] });
+      rest[field] = body as unknown as AsyncIterable<Uint8Array>;
+    } else if (isTextMedia(media)) {
+      const read = await bodyText(c);
+      release = read.release;
+      rest[field] = read.text;
+    } else {
+      const read = await bodyBytes(c);
+      release = read.release;
+      rest[field] = read.bytes;
+    }
   } else if (http.method === 'GET' || http.method === 'DELETE') rest = queryInput(c, fields, fixed);
   else rest = bodyFields(await jsonBody(c), fixed);
   return { input: { ...rest, ...fixed }, release };
 }
 
 /** A JSON body's fields; a field the path or a header gives is not the body's to give. */
+/** The media type a raw body comes as and the field it fills: its Content-Type when the binding names it, else the first. */
+function mediaOf(op: Operation, c: Context<Env>): [string, string] {
+  const media = bodyMedia(op.http);
+  const said = (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+  return media.find(([m]) => m === said) ?? (media[0] as [string, string]);
+}
+
 function bodyFields(body: unknown, fixed: Record<string, unknown>): Record<string, unknown> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BranchgraphError('invalid_input', 'the request body must be a JSON object', {

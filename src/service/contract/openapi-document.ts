@@ -19,7 +19,7 @@
  * Pure: the caller reads the overlay and writes the document.
  */
 import { z } from 'zod';
-import type { Operation } from '../operation.js';
+import { bodyMedia, isTextMedia, type Operation } from '../operation.js';
 import { ErrorEnvelopeZ } from '../results/error.js';
 
 /** The prose and flags the overlay gives one operation. */
@@ -115,9 +115,11 @@ function operationObject(op: Operation, prose: OperationProse, c: Collect): Json
   }
   if (prose.longOperation === true) parameters.push({ $ref: '#/components/parameters/OperationId' });
   for (const f of http.omit ?? []) bound.add(f);
-  const rest = Object.entries(fields).filter(([f]) => !bound.has(f) && f !== http.bodyField);
+  const carried = new Set(bodyMedia(http).map(([, f]) => f));
+  const rest = Object.entries(fields).filter(([f]) => !bound.has(f) && !carried.has(f));
   const reads = http.method === 'GET' || http.method === 'DELETE';
-  if (reads)
+  // A body taken as it is leaves the other fields to the query string.
+  if (reads || carried.size > 0)
     for (const [name, schema] of rest)
       parameters.push({ name, in: 'query', required: required.has(name), ...describe('parameters', name), schema: queryValue(schema) });
   const out: Json = {
@@ -126,7 +128,7 @@ function operationObject(op: Operation, prose: OperationProse, c: Collect): Json
     ...(prose.description !== undefined ? { description: prose.description } : {}),
   };
   if (parameters.length > 0) out.parameters = parameters;
-  if (!reads) out.requestBody = requestBody(op, { rest, required, describe });
+  if (!reads) out.requestBody = requestBody(op, { rest, required, describe, fields });
   out.responses = responses(op, prose, { describe, c });
   for (const kind of ['parameters', 'body', 'responses'] as const)
     for (const name of Object.keys(prose[kind] ?? {}))
@@ -137,11 +139,34 @@ function operationObject(op: Operation, prose: OperationProse, c: Collect): Json
 
 function requestBody(
   op: Operation,
-  a: { rest: [string, Json][]; required: Set<string>; describe: (kind: 'body', name: string) => { description?: string } },
+  a: {
+    rest: [string, Json][];
+    required: Set<string>;
+    describe: (kind: 'body', name: string) => { description?: string };
+    fields: Record<string, Json>;
+  },
 ): Json {
   const { http } = op;
-  if (http.body === 'text' || http.body === 'stream')
-    return { required: true, content: { 'application/x-ndjson': { schema: { type: 'string', description: 'One operation per line.' } } } };
+  const media = bodyMedia(http);
+  if (media.length > 0) {
+    const content = Object.fromEntries(
+      media.map(([m, field]) => {
+        const said = a.fields[field]?.description;
+        const description = a.describe('body', field).description ?? said;
+        return [
+          m,
+          {
+            schema: {
+              type: 'string',
+              ...(isTextMedia(m) ? {} : { format: 'binary' }),
+              ...(description !== undefined ? { description } : {}),
+            },
+          },
+        ];
+      }),
+    );
+    return { required: true, content };
+  }
   const properties = Object.fromEntries(a.rest.map(([name, schema]) => [name, { ...schema, ...a.describe('body', name) }]));
   const needed = a.rest.map(([name]) => name).filter((n) => a.required.has(n));
   return {

@@ -53,7 +53,14 @@ export const ingest = defineOperation({
     return { branch, shard: r.shard, operations: r.operations, generations, ...r.summary };
   },
   output: IngestResultZ,
-  http: { method: 'POST', path: '/branches/{id}/ingest', params: { id: 'branch' }, body: 'stream', bodyField: 'ndjson', omit: ['ops'] },
+  http: {
+    method: 'POST',
+    path: '/branches/{id}/ingest',
+    params: { id: 'branch' },
+    body: 'stream',
+    media: { 'application/x-ndjson': 'ndjson' },
+    omit: ['ops'],
+  },
   graphql: [{ type: 'Mutation', field: 'ingest', omit: ['ndjson'] }],
 });
 

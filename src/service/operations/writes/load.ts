@@ -1,25 +1,59 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName } from '../../inputs.js';
+import { branchName, tableName } from '../../inputs.js';
 import { writeResult } from './write-result.js';
 import type { WriteResultDto } from '../../dtos.js';
 import { WriteResultZ } from '../../results/write.js';
+import type { LoadSource } from '../../../graph/load-source.js';
 
-/** NDJSON operations as one all-or-nothing commit, followed as a long operation (parse, validate, write). */
+const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
+
+/**
+ * A bulk load as one all-or-nothing commit, followed as a long operation (parse, validate,
+ * write): NDJSON operations, or one table's rows as CSV or Parquet. REST takes the body as it is,
+ * its Content-Type saying which, with `table` and `op` in the query string.
+ */
 export const load = defineOperation({
   name: 'load',
-  summary: 'Bulk load NDJSON operations as one all-or-nothing commit.',
+  summary: 'Bulk load NDJSON operations, or CSV or Parquet rows of one table, as one all-or-nothing commit.',
   role: 'write',
   access: ({ branch }) => ({ writes: [branch] }),
-  input: z.object({ branch: branchName, ndjson: z.string() }).strict(),
-  async run(service, { branch, ndjson }, ctx): Promise<WriteResultDto> {
+  input: z
+    .object({
+      branch: branchName,
+      ndjson: z.string().optional().describe('NDJSON operations, one per line: {"table","values","op"?} (op defaults to upsert).'),
+      csv: z.string().optional().describe('CSV rows of `table`, under a header line naming its properties.'),
+      parquet: z.custom<Uint8Array>(isBytes, 'Parquet bytes').optional(),
+      table: tableName.optional().describe('The table CSV or Parquet rows go to.'),
+      op: z
+        .enum(['insert', 'upsert'])
+        .meta({ title: 'LoadOp' })
+        .optional()
+        .describe('How CSV or Parquet rows are written: upsert (the default) or insert (an existing key is refused).'),
+    })
+    .strict()
+    .refine((i) => [i.ndjson, i.csv, i.parquet].filter((b) => b !== undefined).length === 1, 'give one of ndjson, csv or parquet'),
+  async run(service, input, ctx): Promise<WriteResultDto> {
+    const { branch } = input;
+    const source: LoadSource =
+      input.ndjson !== undefined
+        ? { format: 'ndjson', body: input.ndjson, table: input.table, op: input.op }
+        : input.csv !== undefined
+          ? { format: 'csv', body: input.csv, table: input.table, op: input.op }
+          : { format: 'parquet', body: input.parquet as Uint8Array, table: input.table, op: input.op };
     const r = await service.tracked({ kind: 'load', branch, source: null, log: ctx.log }, ctx, (progress) =>
-      service.graph.load(branch, ndjson, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load', progress }),
+      service.graph.load(branch, source, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load', progress }),
     );
     if (r.status === 'published') service.compactor.touched(branch);
     return writeResult(r);
   },
   output: WriteResultZ,
-  http: { method: 'POST', path: '/branches/{id}/load', params: { id: 'branch' }, body: 'text', bodyField: 'ndjson' },
-  graphql: [{ type: 'Mutation', field: 'load' }],
+  http: {
+    method: 'POST',
+    path: '/branches/{id}/load',
+    params: { id: 'branch' },
+    body: 'whole',
+    media: { 'application/x-ndjson': 'ndjson', 'text/csv': 'csv', 'application/vnd.apache.parquet': 'parquet' },
+  },
+  graphql: [{ type: 'Mutation', field: 'load', omit: ['parquet'] }],
 });
