@@ -26,6 +26,7 @@ import { compareKey, type RunRef, type RunRow } from '../table/run.js';
 import type { Row } from '../model/values.js';
 import {
   buildIndexRows,
+  indexRowsOf,
   inChange,
   indexChange,
   indexSpecs,
@@ -46,6 +47,40 @@ import type { RunReader } from './ports.js';
 import { appendRun, type RunAppender } from './append-run.js';
 
 type Runs = RunReader & RunAppender;
+
+/**
+ * The indexes of a table that held no rows before a write, built from the write's own rows (live,
+ * sorted by key) and written beside its run: the run just written is not read back, and its
+ * encoding and the indexes' overlap. `runs` is the table's runs once the write's run is appended.
+ * Undefined when the type keeps no index.
+ */
+export async function indexesOfNewRows(a: {
+  runFiles: RunAppender;
+  type: TableType;
+  rows: readonly RunRow[];
+  runs: Promise<RunRef[]>;
+  scratch: RunRef[];
+  signal?: AbortSignal | undefined;
+}): Promise<TableIndexes | undefined> {
+  const { runFiles, type, scratch, signal } = a;
+  const specs = indexSpecs(type);
+  if (specs.length === 0) return undefined;
+  const sets: TableIndexes['sets'] = {};
+  await Promise.all(
+    specs.map(async (spec) => {
+      const rows = indexRowsOf(spec, a.rows);
+      if (rows.length === 0) {
+        sets[spec.name] = { runs: [] };
+        return;
+      }
+      const ref = await runFiles.write(indexType(type, spec), rows, signal);
+      scratch.push(ref);
+      sets[spec.name] = { runs: [ref] };
+    }),
+  );
+  const runs = await a.runs;
+  return { of: runsFingerprint(runs), covers: runs.length, sets };
+}
 
 /** `plan` with every table it publishes indexed; index runs written are pushed onto `plan.scratch`. */
 export async function maintainIndexes<T>(a: {

@@ -32,6 +32,8 @@ import type { Snapshot } from './snapshot.js';
 import type { Embedder, TableReader, TableView } from './ports.js';
 import { fillEmbeddings } from './embed-ops.js';
 import { appendRun, ownRuns, type RunAppender } from './append-run.js';
+import { indexesOfNewRows } from './index-maintenance.js';
+import type { IndexedVersion } from '../table/secondary-index.js';
 import { Slice } from '../model/turns.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
@@ -184,7 +186,7 @@ export async function planWrite(request: WriteRequest & { runs: RunAppender; val
   const { summary, rows: rowsByTable, keptUnique } = await resolveWrite(request);
   validated?.();
   if (rowsByTable.length === 0) return { unchanged: summary };
-  const changed: Record<string, TableVersion> = {};
+  const changed: Record<string, IndexedVersion> = {};
   const scratch: RunRef[] = [];
   try {
     const foldable = ownRuns(head.branch?.lineage);
@@ -192,9 +194,13 @@ export async function planWrite(request: WriteRequest & { runs: RunAppender; val
       rowsByTable.map(async ([type, rows]) => {
         const cur = head.tables[type.name] ?? EMPTY_TABLE;
         const kept = keptUnique.get(type.name);
-        changed[type.name] = {
-          runs: await appendRun({ runFiles: runs, type, rows, runs: cur.runs, foldable, keptUnique: kept, scratch, signal }),
-        };
+        const appended = appendRun({ runFiles: runs, type, rows, runs: cur.runs, foldable, keptUnique: kept, scratch, signal });
+        // A table that held nothing gets its indexes from the rows in hand, written beside its run.
+        const fresh = cur.runs.length === 0 ? indexesOfNewRows({ runFiles: runs, type, rows, runs: appended, scratch, signal }) : undefined;
+        const [tableRuns, indexes] = await Promise.allSettled([appended, fresh]);
+        if (tableRuns.status === 'rejected') throw tableRuns.reason;
+        if (indexes.status === 'rejected') throw indexes.reason;
+        changed[type.name] = indexes.value === undefined ? { runs: tableRuns.value } : { runs: tableRuns.value, indexes: indexes.value };
       }),
     );
   } catch (e) {
@@ -246,10 +252,19 @@ export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite
 /** The current state of every key the batch names. */
 async function readBefore(view: (name: string) => TableView, typed: readonly TypedOp[]): Promise<Map<string, Map<string, Row>>> {
   const keysByTable = new Map<string, Set<string>>();
+  // A table with no runs holds none of the keys: a load into a new table collects nothing.
+  const empty = new Map<string, boolean>();
   for (const o of typed) {
-    const set = keysByTable.get(o.type.name) ?? new Set<string>();
+    const name = o.type.name;
+    let none = empty.get(name);
+    if (none === undefined) {
+      none = view(name).version.runs.length === 0;
+      empty.set(name, none);
+    }
+    if (none) continue;
+    const set = keysByTable.get(name) ?? new Set<string>();
     set.add(o.key);
-    keysByTable.set(o.type.name, set);
+    keysByTable.set(name, set);
   }
   const before = new Map<string, Map<string, Row>>();
   await Promise.all(
@@ -354,9 +369,9 @@ async function changedRows(a: {
         : priorKnown;
     const rows: RunRow[] = [];
     const slice = new Slice();
-    for (const key of [...changes.keys()].sort(compareKey)) {
+    // Sorted as entries, so no key is looked up again (a load sorts a million).
+    for (const [key, c] of [...changes].sort((x, y) => compareKey(x[0], y[0]))) {
       if (slice.due()) await slice.turn();
-      const c = changes.get(key) as Change;
       const old = prior.get(key) ?? null;
       if (c.row === null) {
         if (old === null) continue;
@@ -440,9 +455,15 @@ async function checkConstraints(a: {
     }
 
     // @unique across the table after the batch, by each property's index.
-    const after = new Map<string, Row | null>();
-    for (const [k, c] of changes) after.set(k, c.row);
     const uniques = type.props.filter((p) => p.unique);
+    if (uniques.length === 0) continue;
+    // The rows after the batch, read through the changes rather than copied out of them.
+    const after = {
+      has: (k: string) => changes.has(k),
+      *[Symbol.iterator](): Generator<[string, Row | null]> {
+        for (const [k, c] of changes) yield [k, c.row];
+      },
+    };
     const heldBefore = (key: string, prop: string, value: string): boolean => heldValue(before.get(name)?.get(key), prop, value);
     const holdersOf = (p: PropDef, values: string[]) => t.indexes.holders(uniqueSpec(p.name), values);
     for (const clash of await uniqueClashes({ uniques, changed: after, holdersOf, heldBefore })) {

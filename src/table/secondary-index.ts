@@ -138,12 +138,26 @@ export function inChange(edgeKey: string, live: boolean): RunRow {
 
 /** The index rows of every live row, sorted: an index built from scratch. */
 export async function buildIndexRows(spec: IndexSpec, rows: AsyncIterable<RunRow>): Promise<RunRow[]> {
-  const out: RunRow[] = [];
-  for await (const r of rows) {
-    const enc = encodedValue(spec, r.tomb ? null : r.props);
-    if (enc !== undefined) out.push({ key: entryKey(enc, r.key), ...LIVE });
-  }
-  return out.sort((a, b) => compareKey(a.key, b.key));
+  const keys: string[] = [];
+  for await (const r of rows) addEntryKey(spec, r, keys);
+  return entriesOf(keys);
+}
+
+/** The same, of rows in hand. */
+export function indexRowsOf(spec: IndexSpec, rows: readonly RunRow[]): RunRow[] {
+  const keys: string[] = [];
+  for (const r of rows) addEntryKey(spec, r, keys);
+  return entriesOf(keys);
+}
+
+function addEntryKey(spec: IndexSpec, r: RunRow, keys: string[]): void {
+  const enc = encodedValue(spec, r.tomb ? null : r.props);
+  if (enc !== undefined) keys.push(entryKey(enc, r.key));
+}
+
+/** Live entries in key order: strings sort by UTF-16 code units without a comparator, the order compareKey gives. */
+function entriesOf(keys: string[]): RunRow[] {
+  return keys.sort().map((key) => ({ key, ...LIVE }));
 }
 
 /** Entity keys holding each encoded value, according to the index version `v` alone. */
@@ -235,8 +249,9 @@ export class IndexReader {
 
   /** Live entity keys holding each encoded value (see `encodeUnique`, `encodeNodeKey`). */
   async holders(spec: IndexSpec, encs: Iterable<string>): Promise<Map<string, string[]>> {
-    const wanted = [...new Set(encs)];
     const out = new Map<string, string[]>();
+    if (this.t.version.runs.length === 0) return out;
+    const wanted = [...new Set(encs)];
     if (wanted.length === 0) return out;
     const add = (enc: string, key: string): void => {
       const list = out.get(enc) ?? [];

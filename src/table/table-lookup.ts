@@ -17,6 +17,8 @@ import { early, READ_AHEAD_BYTES, READ_AHEAD_RUN_BYTES } from './read-ahead.js';
  * wanted key are never loaded.
  */
 export async function lookupStates(v: TableVersion, keys: Iterable<string>, base: LoadRun): Promise<Map<string, RunRow>> {
+  // An empty table holds none of them: a load into a new table does not sort its keys to learn that.
+  if (v.runs.length === 0) return new Map();
   const sorted = [...new Set(keys)].sort(compareKey);
   const at = await lookupEntries(v, sorted, base);
   const out = new Map<string, RunRow>();

@@ -27,7 +27,8 @@ export type UniqueHolders = (prop: PropDef, values: string[]) => Promise<Map<str
 
 export async function uniqueClashes(a: {
   uniques: readonly PropDef[];
-  changed: ReadonlyMap<string, Row | null>;
+  /** The changed rows (null where deleted), and whether a key is among them. */
+  changed: Iterable<[string, Row | null]> & { has(key: string): boolean };
   holdersOf: UniqueHolders;
   /**
    * Whether `key` held this encoded value of `prop` just before the change. In a valid table no
