@@ -199,6 +199,17 @@ class Client:
         r = json.loads(self._request("POST", f"/branches/{self._seg(branch)}/load", raw=ndjson, content_type="application/x-ndjson"))
         return WriteResult(Commit.of(r["commit"]) if r.get("commit") else None, r)
 
+    def load_file(self, branch: str, data: Union[bytes, str], *, format: str, table: Optional[str] = None, op: Optional[str] = None) -> WriteResult:
+        """Load a file's bytes as one all-or-nothing commit: ``format`` is ``ndjson``, or ``csv`` or
+        ``parquet`` with the ``table`` its rows go to (``op``: ``upsert``, the default, or ``insert``)."""
+        media = {"ndjson": "application/x-ndjson", "csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
+        if format not in media:
+            raise ValueError(f"format must be ndjson, csv or parquet, not {format!r}")
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        path = f"/branches/{self._seg(branch)}/load"
+        r = json.loads(self._request("POST", path, query={"table": table, "op": op}, raw=raw, content_type=media[format]))
+        return WriteResult(Commit.of(r["commit"]) if r.get("commit") else None, r)
+
     # -- reads -----------------------------------------------------------------------------------
 
     def get(self, table: str, key: str, at: Ref = "main") -> Row:

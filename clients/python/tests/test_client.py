@@ -149,6 +149,20 @@ def test_hosted_graphs_and_loads(admin: Client) -> None:
     assert len(list(admin.rows("Person"))) == before
 
 
+def test_a_csv_file_loads_typed_and_a_bad_line_is_named(admin: Client) -> None:
+    g = admin.create_graph(fresh("csv"))
+    g.apply_schema("main", SCHEMA)
+    r = g.load_file("main", "id,name,age\nann,Ann,30\nbob,\"Bob, Jr.\",\n", format="csv", table="Person", op="insert")
+    assert r.commit is not None
+    assert g.get("Person", "bob") == {"id": "bob", "name": "Bob, Jr.", "age": None}
+    assert g.get("Person", "ann")["age"] == 30
+    head = g.branch("main").head.id
+    with pytest.raises(BranchgraphError) as bad:
+        g.load_file("main", "id,name,age\ncy,Cy,old\n", format="csv", table="Person")
+    assert bad.value.code == "constraint_violation" and "line 2" in str(bad.value)
+    assert g.branch("main").head.id == head
+
+
 def test_errors_carry_the_stable_code(admin: Client, server: str) -> None:
     with pytest.raises(BranchgraphError) as bad:
         admin.write("main", [insert("Person", id="ann", name="again")])
