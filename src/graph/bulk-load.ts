@@ -25,13 +25,13 @@ export function planLoad(request: {
   progress?.restart(input.rows, 'parse');
   progress?.advance(input.rows);
   return async (head) => {
-    const { ops, name } = input.operations(head.schema);
+    const { ops, name, wellFormed } = input.operations(head.schema);
     const validated = (): void => {
       progress?.advance(ops.length);
       progress?.restart(ops.length, 'write');
     };
     progress?.restart(ops.length, 'validate');
-    const plan = await planWrite({ ...request, head, ops, maxOps: MAX_LOAD_ROWS, validated, name });
+    const plan = await planWrite({ ...request, head, ops, maxOps: MAX_LOAD_ROWS, validated, name, wellFormed });
     progress?.advance(ops.length);
     return plan;
   };

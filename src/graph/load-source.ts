@@ -35,7 +35,8 @@ export interface LoadSource {
 /** A load's input, read: how many rows it holds, and its operations for a schema with the name of each. */
 export interface LoadInput {
   readonly rows: number;
-  operations(schema: Schema): { ops: WriteOp[]; name: (i: number) => string };
+  /** `wellFormed`: every operation was already walked for what no schema could accept (NDJSON's parser does it per line). */
+  operations(schema: Schema): { ops: WriteOp[]; name: (i: number) => string; wellFormed?: boolean };
 }
 
 /** Read a load's body in full (bounded by `maxBytes` when it streams); nothing is checked against a schema yet. */
@@ -48,7 +49,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
       });
     const lines: number[] = [];
     const ops = parseNdjson(await textOf(source.body, maxBytes), lines);
-    return { rows: ops.length, operations: () => ({ ops, name: (i) => `line ${lines[i]}` }) };
+    return { rows: ops.length, operations: () => ({ ops, name: (i) => `line ${lines[i]}`, wellFormed: true }) };
   }
   if (table === undefined)
     throw new BranchgraphError('invalid_input', `a ${format} load needs the table its rows go to`, {

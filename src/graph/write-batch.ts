@@ -97,6 +97,7 @@ async function checkOps(a: {
   maxOps: number;
   embedder?: Embedder | undefined;
   signal?: AbortSignal | undefined;
+  wellFormed?: boolean | undefined;
 }): Promise<TypedOp[]> {
   const { schema, issues, maxOps } = a;
   let ops = a.ops;
@@ -106,7 +107,7 @@ async function checkOps(a: {
   // Text no storage encoding can carry is malformed input, not a constraint: refuse it before anything else.
   const malformed: ErrorIssue[] = [];
   const slice = new Slice();
-  for (const [i, o] of ops.entries()) {
+  for (const [i, o] of (a.wellFormed === true ? [] : ops).entries()) {
     // The path is spelled only for an operation with a problem: a load checks a million.
     const bad = findInputProblem(o, '');
     if (bad !== undefined) malformed.push({ ...bad, path: `${a.issues.name(i)}${bad.path}` });
@@ -179,6 +180,8 @@ export interface WriteRequest {
   embedder?: Embedder | undefined;
   /** How problems name an operation: `ops[3]` by default; a load names the line or row it read it from. */
   name?: (op: number) => string;
+  /** The operations come from a parser that already refused what no schema could accept (findInputProblem): not walked again. */
+  wellFormed?: boolean;
 }
 
 export async function planWrite(request: WriteRequest & { runs: RunAppender; validated?: () => void }): Promise<PlanResult<WriteSummary>> {
@@ -236,7 +239,7 @@ class Overlay {
 export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite> {
   const { tables, head, ops, signal, maxOps = MAX_BATCH_OPS, embedder } = request;
   const issues = new Issues(request.name);
-  const typed = await checkOps({ schema: head.schema, ops, issues, maxOps, embedder, signal });
+  const typed = await checkOps({ schema: head.schema, ops, issues, maxOps, embedder, signal, wellFormed: request.wellFormed });
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string): TableView => tables.table(head, name, signal);
   const overlay = new Overlay(await readBefore(view, typed));
