@@ -21,7 +21,7 @@ interface Arm {
   variant: string;
   params: Record<string, number | string>;
   fixture: () => Promise<string>;
-  mode: 'width1' | 'width4' | 'http' | 'unresolved' | 'resolved' | `catchup-${string}`;
+  mode: 'width1' | 'width4' | 'http' | 'warm' | 'unresolved' | 'resolved' | `catchup-${string}`;
   latencyMs: number;
 }
 
@@ -30,6 +30,8 @@ interface Sample {
   phasesMs: Record<string, number>;
   storeCalls: Record<string, number>;
   bytesRead: number;
+  /** A merge's store calls made one after another (src/store/round-trips.ts). */
+  roundTrips?: number;
   maxWidth: number;
   peakRssMiB: number;
 }
@@ -46,6 +48,8 @@ export interface Result {
   storeCalls: Record<string, number>;
   phasesMs: Record<string, number>;
   bytesRead: number;
+  /** The median of the samples' dependent round trips, where they report them. */
+  roundTrips?: number;
   maxWidth: number;
   peakRssMiB: number;
 }
@@ -99,6 +103,7 @@ async function runGroup(a: { matrix: string; arms: Arm[]; pairs: number; label: 
       storeCalls: mid.storeCalls,
       phasesMs: Object.fromEntries(phases.map((ph) => [ph, round(median(s.map((x) => x.phasesMs[ph] ?? 0)))])),
       bytesRead: mid.bytesRead,
+      ...(mid.roundTrips !== undefined ? { roundTrips: median(s.map((x) => x.roundTrips ?? NaN)) } : {}),
       maxWidth: Math.max(...s.map((x) => x.maxWidth)),
       peakRssMiB: Math.max(...s.map((x) => x.peakRssMiB)),
     };
@@ -124,7 +129,7 @@ async function mergeMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
     });
     const group = await runGroup({
       matrix: 'merge',
-      arms: [arm('width1'), arm('width4'), arm('http')],
+      arms: [arm('width1'), arm('width4'), arm('http'), ...(touched === 1 ? [arm('warm')] : [])],
       pairs: quick ? 2 : 5,
       label: `touched=${touched}`,
     });
@@ -135,6 +140,9 @@ async function mergeMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
     ratios[`http_over_embedded_t${touched}`] = round(http.medianMs / w1.medianMs, 3);
     ratios[`store_calls_t${touched}`] = w1.storeCalls.total ?? NaN;
     ratios[`store_calls_within_budget_t${touched}`] = (w1.storeCalls.total ?? Infinity) <= 4 * touched + 10;
+    // The critical path at 17 ms per call, in a fresh process (and for one table, in a warm one).
+    ratios[`dependent_round_trips_t${touched}`] = w1.roundTrips ?? NaN;
+    if (touched === 1) ratios.dependent_round_trips_warm_t1 = find(group, 'warm-t1').roundTrips ?? NaN;
   }
   return { results, ratios };
 }

@@ -120,6 +120,11 @@ export interface Publication {
    * never makes it give up) and return the head that holds it, with no pending part.
    */
   foldPendingNow(request: Omit<FoldRequest, 'head'>): Promise<Snapshot>;
+  /**
+   * Start learning what a publication will need before its change is planned (where the event log
+   * ends, in a cold process), so it is read beside the heads rather than after them.
+   */
+  warm(): void;
 }
 
 /** The WAL's objects in the store: sealed generations are created once, listed by prefix and deleted when folded. */

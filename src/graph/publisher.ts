@@ -95,12 +95,16 @@ export class Publisher implements Publication {
    * Plan a change against the branch head and publish it as the next
    * version; see the file header for the steps.
    */
+  warm(): void {
+    this.parts.repo.events.warm();
+  }
+
   async commitChange<T>(branch: string, opts: PublishOptions, plan: Plan<T>): Promise<ChangeResult<T>> {
     // Commit metadata is stored text too: embedded callers get the same refusal transports give.
     const bad = findInputProblem({ actor: opts.actor, author: opts.author, message: opts.message }, 'commit');
     if (bad !== undefined) throw new BranchgraphError('invalid_input', `${bad.path}: ${bad.message}`, { issues: [bad] });
     // A cold process learns where the event log ends while the change is planned, not after.
-    this.parts.repo.events.warm();
+    this.warm();
     // Only races lost at the store count: planning again because the manifest below ours in this
     // process's lane did not land is not contention of ours (publication-lanes.ts).
     let lost = 0;

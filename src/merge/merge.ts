@@ -40,6 +40,8 @@ export interface MergeMetrics {
   phasesMs: Record<MergePhase, number>;
   totalMs: number;
   storeCalls: StoreCounts;
+  /** Store calls made one after another (round-trips.ts): at a fixed latency per call, the merge's time is this many of it. */
+  dependentRoundTrips: number;
   requestedWidth: Width;
   maxWidth: number;
   fallbacks: Fallback[];
@@ -88,6 +90,8 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
   allowStoreCallListeners(environment.signal);
   const started = performance.now();
   const { ports: counted, counting } = ports.counted();
+  // A merge that may publish reads the event log's end in its first wave, beside the heads.
+  if (!spec.dryRun) counted.publication.warm();
   const gauges = environment.gauges ?? new PreparationGauges();
   const env: RunEnvironment = { ...environment, gauges, timer: environment.timer ?? new PhaseTimer(MERGE_PHASES) };
   env.timer.enter('resolve');
@@ -130,6 +134,7 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
     phasesMs: run.timer.stop(),
     totalMs: Math.round((performance.now() - started) * 100) / 100,
     storeCalls: counting.snapshot(),
+    dependentRoundTrips: counting.dependentRoundTrips(),
     requestedWidth: spec.width,
   });
   const heads = { sourceHead: run.source.manifest.commit.id, targetHead };

@@ -146,6 +146,7 @@ function replayedFromCommit(c: Commit): MergeResultDto {
     phasesMs: Object.fromEntries(MERGE_PHASES.map((p) => [p, 0])) as MergeMetrics['phasesMs'],
     totalMs: 0,
     storeCalls: emptyCounts(),
+    dependentRoundTrips: 0,
     requestedWidth: 1,
     maxWidth: 0,
     fallbacks: [],

@@ -1,5 +1,6 @@
 import { STORE_OPS, type ObjectStore, type StoreOp } from './object-store.js';
 import { StoreWrapper, type CallContext } from './store-wrapper.js';
+import { longestChain } from './round-trips.js';
 
 export interface OpCounts {
   calls: number;
@@ -49,6 +50,8 @@ export function diffCounts(after: StoreCounts, before: StoreCounts): StoreCounts
  */
 export class CountingStore extends StoreWrapper implements CacheReads {
   private counts = emptyCounts();
+  /** When each call started and ended (performance.now), for `dependentRoundTrips`. */
+  private spans: [start: number, end: number][] = [];
 
   constructor(inner: ObjectStore) {
     super(inner);
@@ -60,12 +63,22 @@ export class CountingStore extends StoreWrapper implements CacheReads {
     this.counts.total.calls++;
     c.bytesWritten += ctx.bytesOut;
     this.counts.total.bytesWritten += ctx.bytesOut;
-    const result = await call();
-    if (result instanceof Uint8Array) {
-      c.bytesRead += result.length;
-      this.counts.total.bytesRead += result.length;
+    const start = performance.now();
+    try {
+      const result = await call();
+      if (result instanceof Uint8Array) {
+        c.bytesRead += result.length;
+        this.counts.total.bytesRead += result.length;
+      }
+      return result;
+    } finally {
+      this.spans.push([start, performance.now()]);
     }
-    return result;
+  }
+
+  /** The critical path of the calls counted so far: the longest chain of calls each started after the one before it ended. */
+  dependentRoundTrips(): number {
+    return longestChain(this.spans);
   }
 
   cached(bytes: number): void {
@@ -79,5 +92,6 @@ export class CountingStore extends StoreWrapper implements CacheReads {
 
   reset(): void {
     this.counts = emptyCounts();
+    this.spans = [];
   }
 }

@@ -1907,6 +1907,8 @@ export interface components {
             } & {
                 [key: string]: components["schemas"]["StoreCallCount"];
             };
+            /** @description Store calls made one after another: at a fixed latency per call, the merge took about this many of it. */
+            dependentRoundTrips?: number;
             requestedWidth: number;
             maxWidth: number;
             fallbacks: unknown[];

@@ -30,6 +30,11 @@ export const MergeMetricsZ = z
       .describe(
         "Object store calls and bytes per operation and in total, and `cached`: reads this server's caches answered instead of the store (calls are hits, bytesRead the stored bytes they stood for). A merge on a warm server reads its runs from memory, so its store bytesRead is 0 and its cached bytesRead is not.",
       ),
+    dependentRoundTrips: z
+      .number()
+      .int()
+      .optional()
+      .describe('Store calls made one after another: at a fixed latency per call, the merge took about this many of it.'),
     requestedWidth: z.number().int(),
     maxWidth: z.number().int(),
     fallbacks: z.array(z.unknown()),
