@@ -85,6 +85,10 @@ const rest: Goal[] = [
   { matrix: 'load', key: 'copy_over_branchgraph', max: 1.5 },
   { matrix: 'load', key: 'rows_per_second', min: 200_000 },
   { matrix: 'load', key: 'peak_rss_mib', max: 256 },
+  // A durable write beside PostgreSQL's one-statement INSERT, medians, local directory.
+  { matrix: 'writes', key: 'write_1_over_insert', max: 2 },
+  { matrix: 'writes', key: 'write_100_over_insert', max: 2 },
+  ...['write_1', 'write_100', 'write_1_l17', 'write_100_l17'].map((w): Goal => ({ matrix: 'writes', key: `${w}_p95_over_p50`, max: 2 })),
   { matrix: 'remotes', key: 'clone_over_rclone_throughput', min: 0.8 },
   { matrix: 'remotes', key: 'fetch_bytes_over_new_object_bytes', max: 2 },
   // Equal: a fetch's calls do not depend on how much history lies behind the change.

@@ -1,5 +1,5 @@
 /**
- * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|load|remotes|search|start|all> [--quick] [--out DIR] [--store s3]`.
+ * The benchmark harness: `npm run bench -- <merge|history|scale|catchup|growth|review|bulk|query|entity|requests|hooks|forks|merges|large|branchbench|load|writes|remotes|search|start|all> [--quick] [--out DIR] [--store s3]`.
  *
  * Every sample runs in a fresh process on a private copy of a prebuilt
  * fixture. Within a group the arms (baseline first) run in pairs, and the
@@ -278,6 +278,7 @@ async function scriptArm(
     | 'large'
     | 'branchbench'
     | 'load'
+    | 'writes'
     | 'remotes'
     | 'search'
     | 'start',
@@ -620,6 +621,16 @@ async function loadMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
     'postgres_bytes_on_disk',
   ];
   return pickedFigures('load', r, keys);
+}
+
+/**
+ * Small writes beside PostgreSQL's INSERT (bench/writes.ts): one-row and 100-row writes, each a
+ * durable commit, local and at 17 ms per store call, against one prepared INSERT statement each,
+ * alternating, 100 samples a side (quick: 40) after a warm-up.
+ */
+async function writesMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
+  const r = await scriptArm('writes', [quick ? '40' : '100']);
+  return pickedFigures('writes', r, Object.keys(r));
 }
 
 /**
@@ -1075,6 +1086,7 @@ async function main(): Promise<void> {
     large: largeMatrix,
     branchbench: branchbenchMatrix,
     load: loadMatrix,
+    writes: writesMatrix,
     remotes: remotesMatrix,
     search: searchMatrix,
     start: startMatrix,
@@ -1084,7 +1096,7 @@ async function main(): Promise<void> {
   for (const n of names)
     if (!(n in matrices))
       throw new Error(
-        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, load, remotes, search, start or all`,
+        `unknown matrix ${n}; use merge, history, scale, catchup, growth, review, bulk, query, entity, requests, hooks, forks, merges, large, branchbench, load, writes, remotes, search, start or all`,
       );
   const out = values.out ?? '.bench/results';
   await mkdir(out, { recursive: true });

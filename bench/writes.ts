@@ -1,0 +1,159 @@
+/**
+ * Small writes beside PostgreSQL's INSERT: one-row and 100-row writes, each
+ * its own durable commit, into a table with a primary key and a unique
+ * email, in one long-lived process. Prints one JSON line.
+ *
+ *   branchgraph  `write` through the embedded API on a local directory, and
+ *                with 17 ms injected per store call; per sample its store
+ *                calls and dependent round trips (src/store/round-trips.ts);
+ *   PostgreSQL   one `INSERT … VALUES` statement per write (autocommit, so
+ *                one durable commit), prepared, over one long-lived
+ *                connection, same primary key and unique index; Debian's
+ *                PostgreSQL started by the bench, fsync and
+ *                synchronous_commit on.
+ *
+ * The arms alternate write by write, after WARMUP writes each. Every write
+ * is checked afterwards: the row count of each side.
+ */
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
+import { serviceOnStore } from '../src/service/open-service.js';
+import { CountingStore } from '../src/store/counting-store.js';
+import { FsStore } from '../src/store/fs-store.js';
+import { LatencyStore } from '../src/store/latency-store.js';
+import { startPostgres } from './postgres-peer.js';
+
+const SCHEMA = 'node Item { id: string @key\n email: string @unique\n v: int }';
+const WARMUP = 10;
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+const quantile = (xs: number[], q: number): number =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))] as number;
+
+const add = (to: Record<string, number[]>, name: string, x: number): void => {
+  to[name] = [...(to[name] ?? []), x];
+};
+
+interface Side {
+  name: string;
+  write(rows: number): Promise<{ ms: number; calls?: number; trips?: number }>;
+  count(): Promise<number>;
+  close(): Promise<void>;
+}
+
+let next = 0;
+const item = () => {
+  next++;
+  return { id: `k${next}`, email: `k${next}@example.com`, v: next };
+};
+
+async function ours(dir: string, latencyMs: number): Promise<Side> {
+  const base = new FsStore(dir);
+  const counting = new CountingStore(latencyMs > 0 ? new LatencyStore(base, latencyMs) : base);
+  const service = await serviceOnStore(counting, { actor: 'bench', shard: 'bench' });
+  const api: BranchgraphApi = embeddedApi(service, { transport: 'embedded' });
+  await api.applySchema({ branch: 'main', schema: SCHEMA });
+  let written = 0;
+  return {
+    name: latencyMs > 0 ? `l${latencyMs}` : 'local',
+    async write(rows) {
+      const ops = Array.from({ length: rows }, () => ({ op: 'insert' as const, table: 'Item', values: item() }));
+      counting.reset();
+      const t0 = performance.now();
+      await api.write({ branch: 'main', ops });
+      const ms = performance.now() - t0;
+      written += rows;
+      return { ms, calls: counting.snapshot().total.calls, trips: counting.dependentRoundTrips() };
+    },
+    async count() {
+      const n = (await api.listTables({ at: 'main' })).tables.find((t) => t.name === 'Item')?.storedRows;
+      // Inserts only: every stored row version is a live row.
+      if (n !== written) throw new Error(`branchgraph holds ${n} rows, wrote ${written}`);
+      return written;
+    },
+    close: () => service.close(),
+  };
+}
+
+async function postgres(client: pg.Client): Promise<Side> {
+  await client.query('CREATE TABLE item (id text PRIMARY KEY, email text NOT NULL UNIQUE, v bigint NOT NULL)');
+  let written = 0;
+  return {
+    name: 'postgres',
+    async write(rows) {
+      const batch = Array.from({ length: rows }, item);
+      const values = batch.map((_, i) => `($${3 * i + 1}, $${3 * i + 2}, $${3 * i + 3})`).join(', ');
+      const params = batch.flatMap((r) => [r.id, r.email, r.v]);
+      const t0 = performance.now();
+      await client.query({ name: `insert${rows}`, text: `INSERT INTO item VALUES ${values}`, values: params });
+      const ms = performance.now() - t0;
+      written += rows;
+      return { ms };
+    },
+    async count() {
+      const n = Number((await client.query('SELECT count(*) AS c FROM item')).rows[0].c);
+      if (n !== written) throw new Error(`PostgreSQL holds ${n} rows, wrote ${written}`);
+      return n;
+    },
+    close: async () => undefined,
+  };
+}
+
+async function main(): Promise<void> {
+  const samples = Number(process.argv[2] ?? 100);
+  const root = await mkdtemp(path.join(tmpdir(), 'bg-writes-bench-'));
+  // PostgreSQL runs as its own user: it must reach its directory through this one.
+  await chmod(root, 0o755);
+  await mkdir(path.join(root, 'pg'));
+  const server = await startPostgres(path.join(root, 'pg'));
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  const figures: Record<string, number> = {};
+  try {
+    const sides = [await ours(path.join(root, 'local'), 0), await ours(path.join(root, 'l17'), 17), await postgres(client)];
+    for (const rows of [1, 100]) {
+      const ms: Record<string, number[]> = {};
+      const calls: Record<string, number[]> = {};
+      const trips: Record<string, number[]> = {};
+      for (let i = 0; i < WARMUP + samples; i++) {
+        // Each round starts at another side, so drift falls on every side alike.
+        for (let k = 0; k < sides.length; k++) {
+          const side = sides[(i + k) % sides.length] as Side;
+          const r = await side.write(rows);
+          if (i < WARMUP) continue;
+          add(ms, side.name, r.ms);
+          if (r.trips !== undefined) {
+            add(calls, side.name, r.calls as number);
+            add(trips, side.name, r.trips);
+          }
+        }
+      }
+      for (const side of sides) {
+        const xs = ms[side.name] as number[];
+        const p = side.name === 'postgres' ? `postgres_insert_${rows}` : `write_${rows}${side.name === 'local' ? '' : `_${side.name}`}`;
+        figures[`${p}_p50_ms`] = r3(quantile(xs, 0.5));
+        figures[`${p}_p95_ms`] = r3(quantile(xs, 0.95));
+        figures[`${p}_p95_over_p50`] = r3(quantile(xs, 0.95) / quantile(xs, 0.5));
+        const [c, t] = [calls[side.name], trips[side.name]];
+        if (c !== undefined && t !== undefined) {
+          figures[`${p}_store_calls`] = quantile(c, 0.5);
+          figures[`${p}_round_trips`] = quantile(t, 0.5);
+        }
+      }
+      figures[`write_${rows}_over_insert`] = r3(
+        (figures[`write_${rows}_p50_ms`] as number) / (figures[`postgres_insert_${rows}_p50_ms`] as number),
+      );
+    }
+    for (const side of sides) await side.count();
+    for (const side of sides) await side.close();
+  } finally {
+    await client.end();
+    server.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+}
+
+await main();
