@@ -22,6 +22,12 @@
  * find it. A branch that ingests serialises its planners without
  * speculating: each waits for the tip to settle and reads the head.
  *
+ * Once a lane falls idle, its last landed speculable tip is kept as the
+ * branch's *last known head*: the next publication from this process may
+ * plan on it while it reads the stored head beside the plan, and publishes
+ * only if the two agree (publisher.ts), so a steady writer does not wait a
+ * round trip for a head it already knows.
+ *
  * This file only keeps turns and tips; the publication loop (publisher.ts)
  * decides what to do with them. No I/O.
  */
@@ -64,8 +70,17 @@ interface Lane {
   holders: number;
 }
 
+/** Branches whose last known head is kept, most recently published last. */
+const KNOWN_HEADS = 1024;
+
 export class PublicationLanes {
   private readonly lanes = new Map<string, Lane>();
+  private readonly knownHeads = new Map<string, Snapshot>();
+
+  /** The head this process last published on `branch` when its lane fell idle (see the header), if kept. */
+  lastKnownHead(branch: string): Snapshot | undefined {
+    return this.knownHeads.get(branch);
+  }
 
   /** Wait for this process's turn to plan on `branch` (FIFO). Aborting while waiting gives the place up. */
   async enter(branch: string, signal?: AbortSignal): Promise<LaneTurn> {
@@ -126,7 +141,15 @@ export class PublicationLanes {
   }
 
   private forgetIfIdle(branch: string, lane: Lane): void {
-    if (lane.holders === 0 && lane.tip?.state !== 'pending' && this.lanes.get(branch) === lane) this.lanes.delete(branch);
+    if (lane.holders === 0 && lane.tip?.state !== 'pending' && this.lanes.get(branch) === lane) {
+      this.lanes.delete(branch);
+      this.knownHeads.delete(branch);
+      if (lane.tip?.state === 'landed' && lane.tip.speculable) {
+        this.knownHeads.set(branch, lane.tip.snapshot);
+        const oldest = this.knownHeads.keys().next().value;
+        if (this.knownHeads.size > KNOWN_HEADS && oldest !== undefined) this.knownHeads.delete(oldest);
+      }
+    }
   }
 }
 

@@ -139,27 +139,40 @@ export class Publisher implements Publication {
     attempt: number;
   }): Promise<ChangeResult<T> | 'lost' | 'behind'> {
     const { branch, opts, turn } = a;
-    const { head, below } = await this.headFor(a);
-    checkExpectedHead(branch, head, opts.expectedHead);
+    const { head: planned, below, check } = await this.headFor(a);
+    checkExpectedHead(branch, planned, opts.expectedHead);
+    // Whether the head planned on is the head: the manifest below landed, and a last known head
+    // is what the stored head read beside the plan says (then that read's record and time count).
+    const confirmed = async (): Promise<Snapshot | undefined> => {
+      if (below !== undefined && !(await below.landed)) return undefined;
+      if (check === undefined) return planned;
+      const stored = await check.catch(() => undefined);
+      return stored !== undefined && sameHead(stored, planned) ? { ...planned, branch: stored.branch, readAt: stored.readAt } : undefined;
+    };
     let proposed: PlanResult<T>;
     try {
-      proposed = await a.plan(head, a.attempt);
+      proposed = await a.plan(planned, a.attempt);
     } catch (e) {
       // Planned on a manifest that never landed: the refusal may be about a state that never was.
-      if (below !== undefined && !(await below.landed)) return 'behind';
+      if ((await confirmed()) === undefined) return 'behind';
       throw e;
     }
     if ('unchanged' in proposed) {
       // "Nothing to do" (up to date, conflicts) holds only if the manifest it was judged against landed.
       turn?.release();
-      if (below !== undefined && !(await below.landed)) return 'behind';
+      const head = await confirmed();
+      if (head === undefined) return 'behind';
       return { status: 'unchanged', result: proposed.unchanged, head };
     }
+    const head = await confirmed();
     try {
+      if (head === undefined) {
+        await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
+        return 'behind';
+      }
       protectionMarks(head.branch, proposed.kind, opts.protection);
     } catch (e) {
       await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
-      if (below !== undefined && !(await below.landed)) return 'behind';
       throw e;
     }
     return this.attempt({ branch, head, proposed, attempt: a.attempt, opts, turn, below });
@@ -175,7 +188,7 @@ export class Publisher implements Publication {
     opts: PublishOptions;
     turn: LaneTurn | undefined;
     fresh: boolean;
-  }): Promise<{ head: Snapshot; below?: LaneTip }> {
+  }): Promise<{ head: Snapshot; below?: LaneTip; check?: Promise<Snapshot> }> {
     const { branch, opts, turn } = a;
     const tip = turn?.tip;
     if (tip !== undefined && tip.state === 'pending') {
@@ -190,6 +203,14 @@ export class Publisher implements Publication {
     if (!a.fresh && landedTip?.state === 'landed' && newer(landedTip.snapshot, opts.firstHead))
       return { head: landedTip.speculable ? landedTip.snapshot : await read() };
     if (!a.fresh && opts.firstHead !== undefined) return { head: opts.firstHead };
+    // The head this process last published, planned on while the stored head is read beside the
+    // plan; the publication goes ahead only if they agree. A caller expecting a head reads it first.
+    const known = turn === undefined || a.fresh || opts.expectedHead !== undefined ? undefined : this.parts.lanes.lastKnownHead(branch);
+    if (known !== undefined && opts.withoutPending !== true) {
+      const check = read();
+      check.catch(() => undefined);
+      return { head: known, check };
+    }
     return { head: await read() };
   }
 
@@ -549,6 +570,16 @@ function protectionMarks(
 }
 
 /** Whether `s` is a later version of the lineage `than` is on (true when there is no `than`). */
+/** The same head: the same manifest, under the same branch record (protection and lineage as they were). */
+function sameHead(stored: Snapshot, known: Snapshot): boolean {
+  return (
+    sameRef(stored.ref, known.ref) &&
+    stored.branch?.seq === known.branch?.seq &&
+    stored.branch?.lineage === known.branch?.lineage &&
+    stored.pending.generations.length === 0
+  );
+}
+
 function newer(s: Snapshot, than: Snapshot | undefined): boolean {
   return than === undefined || (s.manifest.lineage === than.manifest.lineage && s.manifest.version > than.manifest.version);
 }

@@ -457,25 +457,37 @@ async function checkConstraints(a: {
       await checkCardinality({ type, changes, version: t.version, load: t.load, issues, at, liveAfter });
     }
 
-    // @unique across the table after the batch, by each property's index.
-    const uniques = type.props.filter((p) => p.unique);
-    if (uniques.length === 0) continue;
-    // The rows after the batch, read through the changes rather than copied out of them.
-    const after = {
-      has: (k: string) => changes.has(k),
-      *[Symbol.iterator](): Generator<[string, Row | null]> {
-        for (const [k, c] of changes) yield [k, c.row];
-      },
-    };
-    const heldBefore = (key: string, prop: string, value: string): boolean => heldValue(before.get(name)?.get(key), prop, value);
-    const holdersOf = (p: PropDef, values: string[]) => t.indexes.holders(uniqueSpec(p.name), values);
-    for (const clash of await uniqueClashes({ uniques, changed: after, holdersOf, heldBefore })) {
-      const c = changes.get(clash.key) as Change;
-      issues.add(
-        at(c, name, clash.key),
-        `${name}.${clash.property} = ${clash.value} is ${clash.otherChanged ? 'also' : 'already'} used by ${clash.other}`,
-      );
-    }
+    await checkUnique({ type, changes, t, before: before.get(name), issues, at });
+  }
+}
+
+/** @unique across the table after the batch, by each property's index. */
+async function checkUnique(a: {
+  type: TableType;
+  changes: Map<string, Change>;
+  t: TableView;
+  before: Map<string, Row> | undefined;
+  issues: Issues;
+  at: (c: Change, table: string, key: string) => string;
+}): Promise<void> {
+  const { type, changes, issues, at } = a;
+  const uniques = type.props.filter((p) => p.unique);
+  if (uniques.length === 0) return;
+  // The rows after the batch, read through the changes rather than copied out of them.
+  const after = {
+    has: (k: string) => changes.has(k),
+    *[Symbol.iterator](): Generator<[string, Row | null]> {
+      for (const [k, c] of changes) yield [k, c.row];
+    },
+  };
+  const heldBefore = (key: string, prop: string, value: string): boolean => heldValue(a.before?.get(key), prop, value);
+  const holdersOf = (p: PropDef, values: string[]) => a.t.indexes.holders(uniqueSpec(p.name), values);
+  for (const clash of await uniqueClashes({ uniques, changed: after, holdersOf, heldBefore })) {
+    const c = changes.get(clash.key) as Change;
+    issues.add(
+      at(c, type.name, clash.key),
+      `${type.name}.${clash.property} = ${clash.value} is ${clash.otherChanged ? 'also' : 'already'} used by ${clash.other}`,
+    );
   }
 }
 
