@@ -108,6 +108,24 @@ describe('caches across processes', () => {
     expect((await embeddedApi(a, ctx).getRow({ table: 'P', key: 'x', at: { branch: 'main' } })).row).toMatchObject({ v: 2 });
   });
 
+  it("a branch reset or protected by one process governs the other's next write, though the other last published its head", async () => {
+    const [a, b] = await services();
+    const start = await embeddedApi(b, ctx).write({ branch: 'main', ...put('x', 1) });
+    await embeddedApi(b, ctx).write({ branch: 'main', ...put('y', 1) });
+    // b's lane now knows main's head; a resets main under it, to before y.
+    const head = (await embeddedApi(a, ctx).getBranch({ name: 'main' })).head.id;
+    await embeddedApi(a, ctx).resetBranch({ name: 'main', to: { commit: start.commit?.id as string }, expectedHead: head });
+    await embeddedApi(b, ctx).write({ branch: 'main', ...put('z', 1) });
+    const rows = async (svc: BranchgraphService) =>
+      (await embeddedApi(svc, ctx).rows({ table: 'P', at: { branch: 'main' }, limit: 10 })).items.map((r) => r.key);
+    // z landed on the reset head, where both processes read it, and y stayed gone.
+    expect(await rows(a)).toEqual(['x', 'z']);
+    expect(await rows(b)).toEqual(['x', 'z']);
+    await embeddedApi(a, ctx).protectBranch({ name: 'main', requiredApprovals: 1 });
+    await expect(embeddedApi(b, ctx).write({ branch: 'main', ...put('w', 1) })).rejects.toMatchObject({ code: 'branch_protected' });
+    expect(await rows(a)).toEqual(['x', 'z']);
+  });
+
   it('a tag deleted and created again by one process is read afresh by the other', async () => {
     const [a, b] = await services();
     const first = await embeddedApi(a, ctx).createTag({ name: 'v1' });
