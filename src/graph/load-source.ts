@@ -8,18 +8,18 @@
  *
  * Every operation keeps where it came from — NDJSON and CSV by line,
  * Parquet by row — so the first bad row is named in terms of the file:
- * `line 7: email is required`, not `ops[5]`.
+ * `line 7.values.email: email is required`, not `ops[5]…`.
  */
 import { BranchgraphError } from '../model/errors.js';
-import { CsvReader } from '../model/csv-reader.js';
+import { CsvReader, type CsvRecord } from '../model/csv-reader.js';
+import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 import { findType, type PropDef, type Schema, type TableType } from '../model/schema.js';
 import { MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
 import { cellValue, columnsOf } from './typed-cells.js';
 import { parquetRows } from './parquet-rows.js';
 import type { WriteOp } from './write-batch.js';
 
-export const LOAD_FORMATS = ['ndjson', 'csv', 'parquet'] as const;
-export type LoadFormat = (typeof LOAD_FORMATS)[number];
+export type LoadFormat = 'ndjson' | 'csv' | 'parquet';
 
 /** How a CSV or Parquet row is written: `upsert` (the default, as NDJSON's) replaces a row with its key, `insert` refuses one. */
 export type LoadOp = 'insert' | 'upsert';
@@ -61,7 +61,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
       throw new BranchgraphError('not_found', `table ${table} does not exist`, { issues: [{ path: 'table', message: 'no such table' }] });
     return t;
   };
-  if (format === 'csv') return csvInput(await textOf(source.body, maxBytes), { typeOf, op });
+  if (format === 'csv') return await csvInput(await textOf(source.body, maxBytes), { typeOf, op });
   const bytes = await bytesOf(source.body, maxBytes);
   const rows = await parquetRows(bytes);
   return {
@@ -75,9 +75,15 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
 }
 
 /** CSV records, kept as text until the schema says what each column is. */
-function csvInput(text: string, a: { typeOf: (schema: Schema) => TableType; op: LoadOp }): LoadInput {
+async function csvInput(text: string, a: { typeOf: (schema: Schema) => TableType; op: LoadOp }): Promise<LoadInput> {
   const reader = new CsvReader(MAX_LINE_BYTES);
-  const records = [...reader.push(text), ...reader.finish()];
+  const records: CsvRecord[] = [];
+  // Read a piece at a time, with a turn of the event loop between pieces: a large file is not one long pass.
+  for (let at = 0; at < text.length; at += LARGE_BYTES) {
+    for (const r of reader.push(text.slice(at, at + LARGE_BYTES))) records.push(r);
+    if (at + LARGE_BYTES < text.length) await nextTurn();
+  }
+  for (const r of reader.finish()) records.push(r);
   const header = records.shift();
   if (header === undefined)
     throw new BranchgraphError('invalid_input', 'a CSV load needs a header line naming its columns', {

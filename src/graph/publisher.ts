@@ -91,14 +91,15 @@ interface Landed<T> {
 export class Publisher implements Publication {
   constructor(private readonly parts: PublisherParts) {}
 
-  /**
-   * Plan a change against the branch head and publish it as the next
-   * version; see the file header for the steps.
-   */
+  /** Learn what a publication needs before its plan (ports.ts): where the event log ends, in a cold process. */
   warm(): void {
     this.parts.repo.events.warm();
   }
 
+  /**
+   * Plan a change against the branch head and publish it as the next
+   * version; see the file header for the steps.
+   */
   async commitChange<T>(branch: string, opts: PublishOptions, plan: Plan<T>): Promise<ChangeResult<T>> {
     // Commit metadata is stored text too: embedded callers get the same refusal transports give.
     const bad = findInputProblem({ actor: opts.actor, author: opts.author, message: opts.message }, 'commit');
@@ -569,7 +570,6 @@ function protectionMarks(
   return v.bypassed ? { ...request, bypass: true } : request;
 }
 
-/** Whether `s` is a later version of the lineage `than` is on (true when there is no `than`). */
 /** The same head: the same manifest, under the same branch record (protection and lineage as they were). */
 function sameHead(stored: Snapshot, known: Snapshot): boolean {
   return (
@@ -580,6 +580,7 @@ function sameHead(stored: Snapshot, known: Snapshot): boolean {
   );
 }
 
+/** Whether `s` is a later version of the lineage `than` is on (true when there is no `than`). */
 function newer(s: Snapshot, than: Snapshot | undefined): boolean {
   return than === undefined || (s.manifest.lineage === than.manifest.lineage && s.manifest.version > than.manifest.version);
 }
