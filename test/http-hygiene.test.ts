@@ -116,6 +116,20 @@ describe('HTTP hygiene', () => {
     expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
   });
 
+  it('sends a small JSON answer as it is, with its length, and compresses a large one', async () => {
+    const auth = { 'accept-encoding': 'gzip', authorization: `Bearer ${TOKEN}` };
+    const small = await rawGet(`${s.url}/branches/main`, auth);
+    expect(small.headers['content-encoding']).toBeUndefined();
+    expect(Number(small.headers['content-length'])).toBe(small.body.length);
+    expect(JSON.parse(small.body.toString('utf8'))).toMatchObject({ name: 'main' });
+    const query = encodeURIComponent('{ __schema { types { name description fields { name description } } } }');
+    const large = await rawGet(`${s.url}/graphql?query=${query}`, { ...auth, accept: 'application/json' });
+    expect(large.headers['content-encoding']).toBe('gzip');
+    const text = gunzipSync(large.body).toString('utf8');
+    expect(text.length).toBeGreaterThan(16 * 1024);
+    expect(JSON.parse(text).data.__schema.types.length).toBeGreaterThan(10);
+  });
+
   it('sends an event stream uncompressed, so each event arrives when it happens', async () => {
     const res = await rawGet(`${s.url}/events/stream`, { 'accept-encoding': 'gzip', authorization: `Bearer ${TOKEN}` });
     expect(res.status).toBe(200);

@@ -7,7 +7,7 @@
  * operation-routes.ts), and GraphQL (routes/graphql-route.ts).
  */
 import { eventStreamRoute } from './routes/event-stream-route.js';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { compress } from 'hono/compress';
 import { cors } from 'hono/cors';
 import type { Logger } from 'pino';
@@ -97,8 +97,12 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   attachHttpPeers(service);
   const app = new Hono<Env>().basePath(base);
   // Compressed when the client asks (GraphiQL's script is megabytes, a diff page hundreds of KB);
-  // event streams and NDJSON are not compressible types, so they still flow as written.
-  app.use('*', compress({ threshold: 1024 }));
+  // event streams and NDJSON are not compressible types, so they still flow as written. Below
+  // 16 KiB gzip costs more than it saves on a local network: a 100-row typed page took 3.0 ms
+  // compressed and 2.0 ms as it is.
+  app.use('*', compress({ threshold: 16 * 1024 }));
+  // Runs inside compress: a JSON answer is sized first, so compress's threshold can see it.
+  app.use('*', sizedJson);
   app.use('*', requestTracing);
   app.use('*', async (c, next) => {
     const requestId = c.req.header('x-request-id')?.slice(0, 64) ?? newId();
@@ -180,3 +184,20 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
   mcpRoute(app, { service, boundHost: opts.boundHost });
   return app;
 }
+
+/**
+ * A JSON answer with its length: Hono's and the GraphQL server's answers carry none, and compress
+ * then gzips every one, a stream and a zlib context per answer for 100 bytes of JSON (a typed
+ * point read spent more time there than in the read). JSON answers are whole strings already, so
+ * sizing them costs one copy; streamed types (event streams, NDJSON, exports) are left as they are.
+ */
+const sizedJson: MiddlewareHandler<Env> = async (c, next) => {
+  await next();
+  const res = c.res;
+  const type = res.headers.get('content-type') ?? '';
+  if (res.body === null || res.headers.has('content-length') || !/^application\/(graphql-response\+)?json/.test(type)) return;
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const sized = new Response(bytes, res);
+  sized.headers.set('content-length', String(bytes.length));
+  c.res = sized;
+};
