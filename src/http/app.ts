@@ -194,10 +194,13 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
 const sizedJson: MiddlewareHandler<Env> = async (c, next) => {
   await next();
   const res = c.res;
+  // Only the headers are looked at first: reading `body` of a streamed answer would take it over.
   const type = res.headers.get('content-type') ?? '';
-  if (res.body === null || res.headers.has('content-length') || !/^application\/(graphql-response\+)?json/.test(type)) return;
+  if (!/^application\/(graphql-response\+)?json/.test(type) || res.headers.has('content-length') || res.body === null) return;
   const bytes = new Uint8Array(await res.arrayBuffer());
-  const sized = new Response(bytes, res);
-  sized.headers.set('content-length', String(bytes.length));
-  c.res = sized;
+  // A plain init, not the answer itself: given a Response, the server's Response class reuses its
+  // (now read) body.
+  const headers = new Headers(res.headers);
+  headers.set('content-length', String(bytes.length));
+  c.res = new Response(bytes, { status: res.status, statusText: res.statusText, headers });
 };
