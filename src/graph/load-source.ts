@@ -48,7 +48,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
         issues: [{ path: table !== undefined ? 'table' : 'op', message: 'not taken with NDJSON' }],
       });
     const lines: number[] = [];
-    const ops = parseNdjson(await textOf(source.body, maxBytes), lines);
+    const ops = await parseNdjson(await textOf(source.body, maxBytes), lines);
     return { rows: ops.length, operations: () => ({ ops, name: (i) => `line ${lines[i]}`, wellFormed: true }) };
   }
   if (table === undefined)

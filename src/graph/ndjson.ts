@@ -11,6 +11,7 @@ import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { LineSplitter } from '../model/line-splitter.js';
 import { findInputProblem } from '../model/text.js';
 import { MAX_ROW_BYTES } from '../model/values.js';
+import { Slice } from '../model/turns.js';
 import type { WriteOp } from './write-batch.js';
 
 export const MAX_LOAD_ROWS = 1_000_000;
@@ -45,12 +46,17 @@ export function parseNdjsonLine(raw: string, lineNo: number): WriteOp | ErrorIss
 
 const isIssue = (x: WriteOp | ErrorIssue): x is ErrorIssue => 'path' in x;
 
-/** Operations from NDJSON text; `lines`, when given, receives the line number of each. */
-export function parseNdjson(text: string, lines?: number[]): WriteOp[] {
+/**
+ * Operations from NDJSON text; `lines`, when given, receives the line number of each. A large text
+ * is parsed in slices with turns of the event loop between them (model/turns.ts).
+ */
+export async function parseNdjson(text: string, lines?: number[]): Promise<WriteOp[]> {
   const ops: WriteOp[] = [];
   const issues: ErrorIssue[] = [];
   const all = text.split('\n');
+  const slice = new Slice();
   for (let i = 0; i < all.length; i++) {
+    if (slice.due()) await slice.turn();
     const line = all[i] as string;
     // A string has at least as many UTF-8 bytes as characters: count bytes only where it can matter.
     if (line.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(line) > MAX_LINE_BYTES) {
