@@ -68,18 +68,26 @@ export async function indexesOfNewRows(a: {
   const sets: TableIndexes['sets'] = {};
   await Promise.all(
     specs.map(async (spec) => {
-      const rows = indexRowsOf(spec, a.rows);
-      if (rows.length === 0) {
-        sets[spec.name] = { runs: [] };
-        return;
-      }
-      const ref = await runFiles.write(indexType(type, spec), rows, signal);
-      scratch.push(ref);
-      sets[spec.name] = { runs: [ref] };
+      sets[spec.name] = await builtIndex({ runFiles, type, spec, rows: indexRowsOf(spec, a.rows), scratch, signal });
     }),
   );
   const runs = await a.runs;
   return { of: runsFingerprint(runs), covers: runs.length, sets };
+}
+
+/** An index built from scratch: its rows as one run (none when it holds nothing), pushed onto `scratch`. */
+async function builtIndex(a: {
+  runFiles: RunAppender;
+  type: TableType;
+  spec: IndexSpec;
+  rows: RunRow[];
+  scratch: RunRef[];
+  signal?: AbortSignal | undefined;
+}): Promise<TableVersion> {
+  if (a.rows.length === 0) return { runs: [] };
+  const ref = await a.runFiles.write(indexType(a.type, a.spec), a.rows, a.signal);
+  a.scratch.push(ref);
+  return { runs: [ref] };
 }
 
 /** `plan` with every table it publishes indexed; index runs written are pushed onto `plan.scratch`. */
@@ -176,12 +184,6 @@ async function indexed(a: {
     };
   }
   const load = runs.loader(type, signal);
-  const write = async (spec: IndexSpec, rows: RunRow[]): Promise<RunRef | undefined> => {
-    if (rows.length === 0) return undefined;
-    const ref = await runs.write(indexType(type, spec), rows, signal);
-    scratch.push(ref);
-    return ref;
-  };
   // An index's delta run goes on top of its runs, folding those that piled up (append-run.ts).
   const append = async (spec: IndexSpec, rows: RunRow[], prior: readonly RunRef[]): Promise<RunRef[]> => {
     if (rows.length === 0) return [...prior];
@@ -198,8 +200,8 @@ async function indexed(a: {
       if (prior !== undefined && delta !== undefined) {
         sets[spec.name] = { runs: await append(spec, delta.get(spec.name) ?? [], prior.runs) };
       } else {
-        const ref = await write(spec, await buildIndexRows(spec, mergeRuns({ runs: t.runs, load })));
-        sets[spec.name] = { runs: ref === undefined ? [] : [ref] };
+        const rows = await buildIndexRows(spec, mergeRuns({ runs: t.runs, load }));
+        sets[spec.name] = await builtIndex({ runFiles: runs, type, spec, rows, scratch, signal });
       }
     }),
   );

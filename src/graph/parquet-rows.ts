@@ -7,12 +7,12 @@
  * unchanged: 64-bit integers as numbers (beyond ±2^53 they stay text and
  * the row check refuses them), Arrow dates and timestamps of any unit as
  * the stored date and microsecond datetime text, lists as vectors, and text
- * as JSON for json and vector properties.
+ * as a CSV cell is read (typed-cells.ts): JSON for json and vector properties.
  */
 import { DataType, tableFromIPC, type Table, type Vector } from 'apache-arrow';
 import { BranchgraphError } from '../model/errors.js';
 import type { PropDef, TableType } from '../model/schema.js';
-import { columnsOf } from './typed-cells.js';
+import { cellValue, columnsOf } from './typed-cells.js';
 
 export interface ParquetRows {
   count: number;
@@ -91,12 +91,13 @@ function valueFor(prop: PropDef, v: unknown, row: number): unknown {
     const iso = new Date(v as number | Date).toISOString();
     return prop.type.kind === 'date' ? iso.slice(0, 10) : iso;
   }
-  if ((prop.type.kind === 'json' || prop.type.kind === 'vector') && typeof v === 'string') {
+  // Text is read as a CSV cell is: JSON for json and vector properties, numbers where the type says.
+  if (typeof v === 'string') {
     try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      throw new BranchgraphError('invalid_input', `bad Parquet at row ${row + 1}: ${prop.name} must be JSON text`, {
-        issues: [{ path: `row ${row + 1}.${prop.name}`, message: 'not valid JSON' }],
+      return cellValue(prop, v);
+    } catch (e) {
+      throw new BranchgraphError('invalid_input', `bad Parquet at row ${row + 1}: ${(e as Error).message}`, {
+        issues: [{ path: `row ${row + 1}.${prop.name}`, message: (e as Error).message }],
       });
     }
   }

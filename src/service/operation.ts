@@ -56,6 +56,11 @@ export function bodyMedia(http: { media?: Record<string, string> }): [media: str
   return Object.entries(http.media ?? {});
 }
 
+/** The input fields a raw body may fill: the route takes its other fields from the query string. */
+export function bodyFieldsOf(http: { media?: Record<string, string> }): Set<string> {
+  return new Set(Object.values(http.media ?? {}));
+}
+
 /** Whether a body of this media type is text (decoded as UTF-8) rather than bytes. */
 export const isTextMedia = (media: string): boolean => media.startsWith('text/') || /^application\/(x-ndjson|json)$/.test(media);
 

@@ -195,9 +195,7 @@ class Client:
 
     def load(self, branch: str, rows: Iterable[Mapping[str, Any]]) -> WriteResult:
         """Bulk load lines ``{"table", "values", "op"?}`` as one all-or-nothing commit."""
-        ndjson = "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
-        r = json.loads(self._request("POST", f"/branches/{self._seg(branch)}/load", raw=ndjson, content_type="application/x-ndjson"))
-        return WriteResult(Commit.of(r["commit"]) if r.get("commit") else None, r)
+        return self.load_file(branch, "".join(json.dumps(r) + "\n" for r in rows), format="ndjson")
 
     def load_file(self, branch: str, data: Union[bytes, str], *, format: str, table: Optional[str] = None, op: Optional[str] = None) -> WriteResult:
         """Load a file's bytes as one all-or-nothing commit: ``format`` is ``ndjson``, or ``csv`` or

@@ -14,7 +14,7 @@ import { BranchgraphError } from '../../model/errors.js';
 import { requireRole } from '../../service/auth.js';
 import { parseInput } from '../../service/parse-input.js';
 import { inputFields, type InputField } from '../../service/input-fields.js';
-import { bodyMedia, isTextMedia, type Operation } from '../../service/operation.js';
+import { bodyFieldsOf, bodyMedia, isTextMedia, type Operation } from '../../service/operation.js';
 import { OPERATION_LIST } from '../../service/operation-table.js';
 import { runParsed } from '../../service/api.js';
 import type { BranchgraphService } from '../../service/service.js';
@@ -22,7 +22,9 @@ import { bodyBytes, bodyText, ctxOf, jsonBody, param, readableOf, type Env } fro
 
 export function operationRoutes(app: Hono<Env>, service: BranchgraphService): void {
   for (const op of OPERATION_LIST) {
-    const fields = inputFields(op.input);
+    // The fields the query string may carry: a raw body's own fields come only in the body.
+    const carried = bodyFieldsOf(op.http);
+    const fields = inputFields(op.input).filter((f) => !carried.has(f.name));
     const route = op.http.path.replace(/\{(\w+)\}/g, ':$1');
     app.on(op.http.method, route, async (c) => {
       requireRole(c.get('role'), op.role);
@@ -57,12 +59,7 @@ async function httpInput(
   let rest: Record<string, unknown>;
   if (http.body === 'whole' || http.body === 'stream') {
     const [media, field] = mediaOf(op, c);
-    const carried = new Set(bodyMedia(http).map(([, f]) => f));
-    rest = queryInput(
-      c,
-      fields.filter((f) => !carried.has(f.name)),
-      fixed,
-    );
+    rest = queryInput(c, fields, fixed);
     if (http.body === 'stream') {
       const body = c.req.raw.body;
       if (body === null)

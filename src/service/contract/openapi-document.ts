@@ -19,7 +19,7 @@
  * Pure: the caller reads the overlay and writes the document.
  */
 import { z } from 'zod';
-import { bodyMedia, isTextMedia, type Operation } from '../operation.js';
+import { bodyFieldsOf, bodyMedia, isTextMedia, type Operation } from '../operation.js';
 import { ErrorEnvelopeZ } from '../results/error.js';
 
 /** The prose and flags the overlay gives one operation. */
@@ -115,7 +115,7 @@ function operationObject(op: Operation, prose: OperationProse, c: Collect): Json
   }
   if (prose.longOperation === true) parameters.push({ $ref: '#/components/parameters/OperationId' });
   for (const f of http.omit ?? []) bound.add(f);
-  const carried = new Set(bodyMedia(http).map(([, f]) => f));
+  const carried = bodyFieldsOf(http);
   const rest = Object.entries(fields).filter(([f]) => !bound.has(f) && !carried.has(f));
   const reads = http.method === 'GET' || http.method === 'DELETE';
   // A body taken as it is leaves the other fields to the query string.
