@@ -29,6 +29,7 @@ import type { WriteOp, WriteSummary } from './write-batch.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import { planLoad } from './bulk-load.js';
 import { readLoad, type LoadSource } from './load-source.js';
+import { bulkTable, streamLoad } from './streaming-load.js';
 import { DEFAULT_MAX_INGEST_BYTES } from './ndjson.js';
 import { tagAt } from './tag-at.js';
 import type { FoldRequest, GraphPorts, HeadOptions } from './ports.js';
@@ -310,17 +311,29 @@ export class Graph {
 
   /**
    * Load NDJSON operations, or one table's rows as CSV or Parquet, as one all-or-nothing commit
-   * (see load-source.ts and bulk-load.ts). A string is NDJSON.
+   * (see load-source.ts and bulk-load.ts). A string is NDJSON. One table's CSV or Parquet rows
+   * into a table that holds none stream through the bulk path (streaming-load.ts), `chunkRows`
+   * at a time (CHUNK_ROWS when absent).
    */
   async load(
     branch: string,
     source: string | LoadSource,
-    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number } = {},
+    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number; chunkRows?: number } = {},
   ): Promise<ChangeResult<WriteSummary>> {
-    const input = await readLoad(
-      typeof source === 'string' ? { format: 'ndjson', body: source } : source,
-      opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES,
-    );
+    const maxBytes = opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES;
+    if (typeof source !== 'string' && source.format !== 'ndjson') {
+      // One table's rows into a table that holds none stream through the bulk path (streaming-load.ts).
+      const head = await this.ports.heads.branchHead(branch, opts.signal);
+      const type = bulkTable(head, source);
+      if (type !== undefined) {
+        const { tables, publication, embedder } = this.ports;
+        return streamLoad({
+          ...{ tables, runs: this.#parts.runs, publication, clock: this.clock, embedder },
+          ...{ head, type, branch, source, opts: { ...opts, maxBytes }, chunkRows: opts.chunkRows },
+        });
+      }
+    }
+    const input = await readLoad(typeof source === 'string' ? { format: 'ndjson', body: source } : source, maxBytes);
     const plan = planLoad({
       tables: this.ports.tables,
       runs: this.#parts.runs,

@@ -61,7 +61,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
       throw new BranchgraphError('not_found', `table ${table} does not exist`, { issues: [{ path: 'table', message: 'no such table' }] });
     return t;
   };
-  if (format === 'csv') return await csvInput(await textOf(source.body, maxBytes), { typeOf, op });
+  if (format === 'csv') return await csvInput(source.body, { typeOf, op, maxBytes });
   const bytes = await bytesOf(source.body, maxBytes);
   const rows = await parquetRows(bytes);
   return {
@@ -75,21 +75,16 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
 }
 
 /** CSV records, kept as text until the schema says what each column is. */
-async function csvInput(text: string, a: { typeOf: (schema: Schema) => TableType; op: LoadOp }): Promise<LoadInput> {
-  const reader = new CsvReader(MAX_LINE_BYTES);
+async function csvInput(
+  body: LoadSource['body'],
+  a: { typeOf: (schema: Schema) => TableType; op: LoadOp; maxBytes: number },
+): Promise<LoadInput> {
   const records: CsvRecord[] = [];
-  // Read a piece at a time, with a turn of the event loop between pieces: a large file is not one long pass.
-  for (let at = 0; at < text.length; at += LARGE_BYTES) {
-    for (const r of reader.push(text.slice(at, at + LARGE_BYTES))) records.push(r);
-    if (at + LARGE_BYTES < text.length) await nextTurn();
+  for await (const piece of csvRecords(body, a.maxBytes)) {
+    for (const r of piece) records.push(r);
+    if (records.length > MAX_LOAD_ROWS + 1) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_LOAD_ROWS} rows`);
   }
-  for (const r of reader.finish()) records.push(r);
-  const header = records.shift();
-  if (header === undefined)
-    throw new BranchgraphError('invalid_input', 'a CSV load needs a header line naming its columns', {
-      issues: [{ path: 'line 1', message: 'empty' }],
-    });
-  if (records.length > MAX_LOAD_ROWS) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_LOAD_ROWS} rows`);
+  const header = headerOf(records.shift());
   return {
     rows: records.length,
     operations: (schema) => {
@@ -99,6 +94,109 @@ async function csvInput(text: string, a: { typeOf: (schema: Schema) => TableType
       return { ops, name: (i) => `line ${records[i]?.line}` };
     },
   };
+}
+
+function headerOf(header: CsvRecord | undefined): CsvRecord {
+  if (header === undefined)
+    throw new BranchgraphError('invalid_input', 'a CSV load needs a header line naming its columns', {
+      issues: [{ path: 'line 1', message: 'empty' }],
+    });
+  return header;
+}
+
+/** One table's rows in chunks of at most `rows` operations, read as they stream in (the bulk path, streaming-load.ts). */
+export interface LoadChunk {
+  ops: WriteOp[];
+  /** Where each operation came from: its line (CSV) or row (Parquet), counted from 1. */
+  origins: Uint32Array;
+  /** How a problem names the operation at `i`. */
+  name: (i: number) => string;
+}
+
+/**
+ * A CSV or Parquet load's rows for `type`, `rows` at a time. CSV is read from its body as it
+ * arrives (a piece at a time, decoded as UTF-8 in stream), so only one chunk of records is held;
+ * a Parquet file is decoded to Arrow columns once and read into rows a chunk at a time.
+ */
+export async function* loadChunks(source: LoadSource, a: { type: TableType; rows: number; maxBytes: number }): AsyncGenerator<LoadChunk> {
+  const { type, rows } = a;
+  const op = source.op ?? 'upsert';
+  if (source.format === 'parquet') {
+    const file = await parquetRows(await bytesOf(source.body, a.maxBytes));
+    for (let from = 0; from < file.count; from += rows) {
+      const to = Math.min(file.count, from + rows);
+      const ops = file.read(type, { from, to }).map((values) => ({ op, table: type.name, values }));
+      const origins = Uint32Array.from({ length: to - from }, (_, i) => from + i + 1);
+      yield { ops, origins, name: (i) => `row ${origins[i]}` };
+    }
+    return;
+  }
+  let columns: PropDef[] | undefined;
+  let held: CsvRecord[] = [];
+  const chunk = (records: CsvRecord[]): LoadChunk => {
+    const cols = columns as PropDef[];
+    const ops = records.map(({ line, fields }) => ({ op, table: type.name, values: csvValues(cols, fields, line) }));
+    const origins = Uint32Array.from(records, (r) => r.line);
+    return { ops, origins, name: (i) => `line ${origins[i]}` };
+  };
+  for await (const piece of csvRecords(source.body, a.maxBytes)) {
+    for (const r of piece) {
+      if (columns === undefined) {
+        columns = columnsOf(type, r.fields, `line ${r.line}`);
+        continue;
+      }
+      held.push(r);
+      if (held.length === rows) {
+        yield chunk(held);
+        held = [];
+      }
+    }
+  }
+  if (columns === undefined) headerOf(undefined);
+  if (held.length > 0) yield chunk(held);
+}
+
+/** A CSV body's records, a piece of text at a time, with a turn of the event loop between pieces. */
+async function* csvRecords(body: LoadSource['body'], maxBytes: number): AsyncGenerator<CsvRecord[]> {
+  const reader = new CsvReader(MAX_LINE_BYTES);
+  for await (const text of textPieces(body, maxBytes)) {
+    yield reader.push(text);
+    await nextTurn();
+  }
+  yield reader.finish();
+}
+
+/** A body as text, about LARGE_BYTES at a time, decoded as UTF-8 as it streams (a bad byte is `invalid_input`). */
+async function* textPieces(body: LoadSource['body'], maxBytes: number): AsyncGenerator<string> {
+  if (typeof body === 'string') {
+    for (let at = 0; at < body.length; at += LARGE_BYTES) yield body.slice(at, at + LARGE_BYTES);
+    return;
+  }
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const decode = (bytes?: Uint8Array): string => {
+    try {
+      return bytes === undefined ? decoder.decode() : decoder.decode(bytes, { stream: true });
+    } catch {
+      throw new BranchgraphError('invalid_input', 'the load body is not valid UTF-8', {
+        issues: [{ path: 'body', message: 'invalid UTF-8' }],
+      });
+    }
+  };
+  let size = 0;
+  for await (const bytes of body instanceof Uint8Array ? bytePieces(body) : body) {
+    size += bytes.length;
+    if (size > maxBytes) throw tooLarge(maxBytes);
+    yield decode(bytes);
+  }
+  yield decode();
+}
+
+function* bytePieces(bytes: Uint8Array): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += LARGE_BYTES) yield bytes.subarray(at, at + LARGE_BYTES);
+}
+
+function tooLarge(maxBytes: number): BranchgraphError {
+  return new BranchgraphError('payload_too_large', `a load body is limited to ${maxBytes} bytes`, { details: { limit: maxBytes } });
 }
 
 function csvValues(columns: readonly PropDef[], fields: readonly (string | null)[], line: number): Record<string, unknown> {
@@ -129,8 +227,7 @@ async function bytesOf(body: LoadSource['body'], maxBytes: number): Promise<Uint
   let size = 0;
   for await (const chunk of body) {
     size += chunk.length;
-    if (size > maxBytes)
-      throw new BranchgraphError('payload_too_large', `a load body is limited to ${maxBytes} bytes`, { details: { limit: maxBytes } });
+    if (size > maxBytes) throw tooLarge(maxBytes);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
@@ -138,12 +235,7 @@ async function bytesOf(body: LoadSource['body'], maxBytes: number): Promise<Uint
 
 async function textOf(body: LoadSource['body'], maxBytes: number): Promise<string> {
   if (typeof body === 'string') return body;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(await bytesOf(body, maxBytes));
-  } catch (e) {
-    if (e instanceof BranchgraphError) throw e;
-    throw new BranchgraphError('invalid_input', 'the load body is not valid UTF-8', {
-      issues: [{ path: 'body', message: 'invalid UTF-8' }],
-    });
-  }
+  let text = '';
+  for await (const piece of textPieces(body, maxBytes)) text += piece;
+  return text;
 }

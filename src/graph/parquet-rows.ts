@@ -16,8 +16,8 @@ import { cellValue, columnsOf } from './typed-cells.js';
 
 export interface ParquetRows {
   count: number;
-  /** Each row's values for `type`'s properties, by the file's column names. */
-  read(type: TableType): Record<string, unknown>[];
+  /** Each row's values for `type`'s properties, by the file's column names: all rows, or those from `from` up to `to`. */
+  read(type: TableType, range?: { from: number; to: number }): Record<string, unknown>[];
 }
 
 export async function parquetRows(bytes: Uint8Array): Promise<ParquetRows> {
@@ -36,17 +36,18 @@ export async function parquetRows(bytes: Uint8Array): Promise<ParquetRows> {
   }
   return {
     count: table.numRows,
-    read(type) {
+    read(type, range = { from: 0, to: table.numRows }) {
+      const { from, to } = range;
       const names = table.schema.fields.map((f) => f.name);
       const columns = columnsOf(type, names, 'the file');
-      const rows = Array.from({ length: table.numRows }, () => ({}) as Record<string, unknown>);
+      const rows = Array.from({ length: to - from }, () => ({}) as Record<string, unknown>);
       columns.forEach((prop, c) => {
-        const vector = table.getChildAt(c) as Vector;
+        const vector = (table.getChildAt(c) as Vector).slice(from, to);
         const values = columnValues(vector);
         for (let i = 0; i < values.length; i++) {
           const v = values[i];
           if (v === null || v === undefined) continue;
-          (rows[i] as Record<string, unknown>)[prop.name] = valueFor(prop, v, i);
+          (rows[i] as Record<string, unknown>)[prop.name] = valueFor(prop, v, from + i);
         }
       });
       return rows;

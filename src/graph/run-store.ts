@@ -9,7 +9,6 @@ import { INLINE_BOUND, type InlineBound } from '../table/compaction-policy.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import { mapLimit } from '../model/map-limit.js';
 import { PromiseCache } from '../model/promise-cache.js';
 import { bytesHash } from '../model/canonical.js';
 import type { CacheReads } from '../store/counting-store.js';
@@ -17,6 +16,7 @@ import {
   decodeRun,
   decodeRunOffLoop,
   COMPACT_RUN_ROWS,
+  compareKey,
   MemoryRunData,
   runRefOf,
   SEGMENT_ROWS,
@@ -42,6 +42,14 @@ import {
   type GenerationHeader,
 } from '../pending/generation.js';
 import { newId } from '../model/new-id.js';
+
+/** A run written row by row (RunStore.openRun). */
+export interface RunSink {
+  /** Rows in key order, after every row pushed before. */
+  push(rows: readonly RunRow[]): Promise<void>;
+  close(): Promise<RunRef | undefined>;
+  abort(): Promise<void>;
+}
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
@@ -151,27 +159,90 @@ export class RunStore implements RunReader, RunWriter {
       this.shared.runs.set(runCacheKey(table, key), data, bytes.length);
       return runRefOf({ key, rows, file: bytes });
     }
-    const parts = Array.from({ length: Math.ceil(rows.length / SEGMENT_ROWS) }, (_, n) =>
-      rows.slice(n * SEGMENT_ROWS, (n + 1) * SEGMENT_ROWS),
-    );
+    const sink = this.openRun(table, { id, signal });
+    try {
+      await sink.push(rows);
+      return (await sink.close()) as RunRef;
+    } catch (e) {
+      await sink.abort();
+      throw e;
+    }
+  }
+
+  /**
+   * A segmented run written as its rows arrive in key order (a bulk load's merge): a segment is
+   * encoded and stored every SEGMENT_ROWS rows, at most WRITE_CONCURRENCY in flight, and the index
+   * last, so memory holds a few segments whatever the run's size and a run is never referenced
+   * half-written. `close` gives the run (undefined when no row came); `abort` removes what landed.
+   */
+  openRun(table: TableType, opts: { id?: string; signal?: AbortSignal | undefined } = {}): RunSink {
+    const { signal } = opts;
+    const id = opts.id ?? newId(this.shared.clock());
+    const segments: RunRef[] = [];
     const written: string[] = [];
-    const segments = await mapLimit(parts, WRITE_CONCURRENCY, async (part, n) => {
+    const inFlight = new Set<Promise<void>>();
+    let failed: unknown;
+    let buffer: RunRow[] = [];
+    let last: string | undefined;
+    let total = 0;
+    const cut = async (): Promise<void> => {
+      const part = buffer;
+      buffer = [];
+      const n = segments.length;
       const key = keys.runSegment(table.name, id, n);
       const bytes = encodeRun(table, part);
-      await this.store.putIfAbsent(key, bytes, { signal });
-      written.push(key);
-      return runRefOf({ key, rows: part, file: bytes });
-    }).catch(async (e: unknown) => {
-      // No segment is still being written (mapLimit settles first): remove the ones that landed.
-      await this.store.deleteMany(written).catch(() => undefined);
-      throw e;
-    });
-    const indexKey = keys.runIndex(table.name, id);
-    const index = encodeJson({ format: 1, segments });
-    await this.store.putIfAbsent(indexKey, index, { signal });
-    this.indexes.set(indexKey, segments);
-    const ref = runRefOf({ key: indexKey, rows, file: index, bytes: segments.reduce((n, s) => n + s.bytes, 0) });
-    return { ...ref, segmented: true };
+      segments.push(runRefOf({ key, rows: part, file: bytes }));
+      const put = this.store.putIfAbsent(key, bytes, { signal }).then(
+        () => void written.push(key),
+        (e: unknown) => {
+          failed ??= e;
+        },
+      );
+      inFlight.add(put);
+      void put.finally(() => inFlight.delete(put));
+      while (inFlight.size >= WRITE_CONCURRENCY) await Promise.race(inFlight);
+      if (failed !== undefined) throw failed;
+    };
+    const settled = async (): Promise<void> => {
+      await Promise.all(inFlight);
+      if (failed !== undefined) throw failed;
+    };
+    return {
+      push: async (rows) => {
+        for (const r of rows) {
+          if (last !== undefined && compareKey(last, r.key) >= 0) throw new Error(`run rows out of order at ${r.key}`);
+          last = r.key;
+          buffer.push(r);
+          total++;
+          if (buffer.length === SEGMENT_ROWS) await cut();
+        }
+      },
+      close: async () => {
+        if (segments.length === 0) return total === 0 ? undefined : this.writeAs({ table, rows: buffer, id, signal });
+        if (buffer.length > 0) await cut();
+        await settled();
+        const indexKey = keys.runIndex(table.name, id);
+        const index = encodeJson({ format: 1, segments });
+        await this.store.putIfAbsent(indexKey, index, { signal });
+        this.indexes.set(indexKey, segments);
+        const ref = runRefOf({ key: indexKey, rows: [], file: index, bytes: segments.reduce((n, s) => n + s.bytes, 0) });
+        const first = segments[0] as RunRef;
+        const end = segments[segments.length - 1] as RunRef;
+        return {
+          ...ref,
+          rows: total,
+          tombstones: segments.reduce((n, s) => n + s.tombstones, 0),
+          minKey: first.minKey,
+          maxKey: end.maxKey,
+          ...(first.keysCut === true || end.keysCut === true ? { keysCut: true } : {}),
+          segmented: true,
+        };
+      },
+      abort: async () => {
+        await Promise.allSettled(inFlight);
+        await this.store.deleteMany(written).catch(() => undefined);
+      },
+    };
   }
 
   /**

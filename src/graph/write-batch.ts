@@ -156,6 +156,8 @@ export interface ResolvedWrite {
   rows: [TableType, RunRow[]][];
   /** Per changed table with @unique properties, those its rows left as they were (see RunRef.keptUnique). */
   keptUnique: Map<string, string[]>;
+  /** Per changed table, the operation each of its rows came from (-1 for a cascade), in the order of `rows`. */
+  origins: Map<string, number[]>;
 }
 
 /** An operation checked against the schema, with its entity key and row text. */
@@ -356,10 +358,11 @@ async function changedRows(a: {
   view: (name: string) => TableView;
   overlay: Overlay;
   summary: WriteSummary;
-}): Promise<Pick<ResolvedWrite, 'rows' | 'keptUnique'>> {
+}): Promise<Pick<ResolvedWrite, 'rows' | 'keptUnique' | 'origins'>> {
   const { head, view, overlay, summary } = a;
   const rowsByTable: [TableType, RunRow[]][] = [];
   const keptUnique = new Map<string, string[]>();
+  const origins = new Map<string, number[]>();
   for (const [name, changes] of overlay.changes) {
     const type = findType(head.schema, name) as TableType;
     const t = view(name);
@@ -371,6 +374,7 @@ async function changedRows(a: {
         ? new Map([...priorKnown, ...[...(await lookupRows(t.version, cascadeKeys, t.load))].map(([k, r]) => [k, r.props as Row] as const)])
         : priorKnown;
     const rows: RunRow[] = [];
+    const from: number[] = [];
     const slice = new Slice();
     // Sorted as entries, so no key is looked up again (a load sorts a million).
     for (const [key, c] of [...changes].sort((x, y) => compareKey(x[0], y[0]))) {
@@ -379,17 +383,20 @@ async function changedRows(a: {
       if (c.row === null) {
         if (old === null) continue;
         rows.push({ key, tomb: true, hash: '', props: null });
+        from.push(c.op);
         if (c.op >= 0) summary.deleted++;
       } else {
         const hash = c.text !== undefined ? contentHash(c.text) : rowHash(c.row);
         if (old !== null && rowHash(old) === hash) continue;
         rows.push({ key, tomb: false, hash, props: c.row });
+        from.push(c.op);
         if (old === null) summary.inserted++;
         else summary.updated++;
       }
     }
     if (rows.length === 0) continue;
     rowsByTable.push([type, rows]);
+    origins.set(name, from);
     const uniques = type.props.filter((p) => p.unique);
     if (uniques.length === 0) continue;
     const keptBy = (p: PropDef): boolean =>
@@ -402,7 +409,7 @@ async function changedRows(a: {
       uniques.filter(keptBy).map((p) => p.name),
     );
   }
-  return { rows: rowsByTable, keptUnique };
+  return { rows: rowsByTable, keptUnique, origins };
 }
 
 async function checkConstraints(a: {

@@ -151,8 +151,20 @@ export function indexRowsOf(spec: IndexSpec, rows: readonly RunRow[]): RunRow[] 
 }
 
 function addEntryKey(spec: IndexSpec, r: RunRow, keys: string[]): void {
+  const entry = indexEntry(spec, r);
+  if (entry !== undefined) keys.push(entry);
+}
+
+/** The index key a live row gives under `spec` (none for a tombstone or a row without the value). */
+export function indexEntry(spec: IndexSpec, r: RunRow): string | undefined {
   const enc = encodedValue(spec, r.tomb ? null : r.props);
-  if (enc !== undefined) keys.push(entryKey(enc, r.key));
+  return enc === undefined ? undefined : entryKey(enc, r.key);
+}
+
+/** An index key's two halves: the encoded value looked up, and the key of the entity holding it. */
+export function entryParts(entry: string): { value: string; key: string } {
+  const at = entry.indexOf('\u0000');
+  return { value: entry.slice(0, at), key: entry.slice(at + 1) };
 }
 
 /** Live entries in key order: strings sort by UTF-16 code units without a comparator, the order compareKey gives. */
