@@ -173,14 +173,20 @@ describe('NDJSON loads under hostile input', () => {
 describe('GC never deletes what a publication references', () => {
   it('regression: GC at grace 0, run over and over while one writer makes 100 writes, leaves every write readable', async () => {
     const store = new MemoryStore();
-    // Every reading of the clock moves it a second on, so a writer's scratch run is seconds old when GC looks.
+    // Every reading of the clock moves it on, so a writer's scratch run is older than grace 0 when GC
+    // looks. A tenth of a second a reading keeps a write well inside the publication deadline however
+    // many readings GC makes meanwhile (a second a reading let a busy machine's interleaving pass it).
     let now = Date.UTC(2026, 0, 1);
-    const g = await Graph.open(store, { clock: () => (now += 1000) });
+    const g = await Graph.open(store, { clock: () => (now += 100) });
     await g.applySchema('main', PEOPLE_SCHEMA);
     let writing = true;
     const writes = (async () => {
-      for (let i = 0; i < 100; i++) await mustWrite(g, 'main', [person(`p${String(i).padStart(3, '0')}`)]);
-      writing = false;
+      try {
+        for (let i = 0; i < 100; i++) await mustWrite(g, 'main', [person(`p${String(i).padStart(3, '0')}`)]);
+      } finally {
+        // A failed write stops the GC loop too, so the failure is reported instead of the loop spinning on.
+        writing = false;
+      }
     })();
     const gcs = (async () => {
       let runs = 0;
