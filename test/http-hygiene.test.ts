@@ -15,10 +15,14 @@ import { testServer, type TestServer } from './support/test-server.js';
 const TOKEN = 'hygiene-admin-token';
 const APP_ORIGIN = 'http://app.example:3000';
 
-/** A raw GET, so the test sees the bytes and headers as sent (fetch would decompress). */
-function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+/** A raw GET (a POST when given a body), so the test sees the bytes and headers as sent (fetch would decompress). */
+function rawRequest(
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
+    const req = request(url, { headers, method: body === undefined ? 'GET' : 'POST' }, (res) => {
       const chunks: Buffer[] = [];
       // An event stream never ends: its first bytes are enough to see how it is sent.
       const stream = res.headers['content-type']?.startsWith('text/event-stream') === true;
@@ -32,7 +36,7 @@ function rawGet(url: string, headers: Record<string, string>): Promise<{ status:
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
     });
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -108,9 +112,9 @@ describe('HTTP hygiene', () => {
   });
 
   it('compresses what the client accepts compressed, to the same bytes', async () => {
-    const plain = await rawGet(`${s.url}/ui/assets/review.js`, {});
+    const plain = await rawRequest(`${s.url}/ui/assets/review.js`, {});
     expect(plain.headers['content-encoding']).toBeUndefined();
-    const gzipped = await rawGet(`${s.url}/ui/assets/review.js`, { 'accept-encoding': 'gzip' });
+    const gzipped = await rawRequest(`${s.url}/ui/assets/review.js`, { 'accept-encoding': 'gzip' });
     expect(gzipped.headers['content-encoding']).toBe('gzip');
     expect(gzipped.body.length).toBeLessThan(plain.body.length / 2);
     expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
@@ -118,20 +122,39 @@ describe('HTTP hygiene', () => {
 
   it('sends a small JSON answer as it is, with its length, and compresses a large one', async () => {
     const auth = { 'accept-encoding': 'gzip', authorization: `Bearer ${TOKEN}` };
-    const small = await rawGet(`${s.url}/branches/main`, auth);
+    const small = await rawRequest(`${s.url}/branches/main`, auth);
     expect(small.headers['content-encoding']).toBeUndefined();
     expect(Number(small.headers['content-length'])).toBe(small.body.length);
     expect(JSON.parse(small.body.toString('utf8'))).toMatchObject({ name: 'main' });
     const query = encodeURIComponent('{ __schema { types { name description fields { name description } } } }');
-    const large = await rawGet(`${s.url}/graphql?query=${query}`, { ...auth, accept: 'application/json' });
+    const large = await rawRequest(`${s.url}/graphql?query=${query}`, { ...auth, accept: 'application/json' });
     expect(large.headers['content-encoding']).toBe('gzip');
     const text = gunzipSync(large.body).toString('utf8');
     expect(text.length).toBeGreaterThan(16 * 1024);
     expect(JSON.parse(text).data.__schema.types.length).toBeGreaterThan(10);
   });
 
+  it('gives every kind of JSON answer its length in bytes, not characters', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+    const answers = [
+      // REST: an operation's answer, and an error naming what the request asked for.
+      await rawRequest(`${s.url}/branches`, auth, JSON.stringify({ name: 'sized', from: 'main' })),
+      await rawRequest(`${s.url}/branches/n%C3%B6pe`, auth),
+      // GraphQL, on both endpoints: a validation error quoting the value it refused.
+      await rawRequest(`${s.url}/graphql`, auth, JSON.stringify({ query: '{ __type(name: ["nöpe"]) { name } }' })),
+      await rawRequest(`${s.url}/branches/main/graphql`, auth, JSON.stringify({ query: '{ __type(name: ["nöpe"]) { name } }' })),
+      await rawRequest(`${s.url}/branches/main/graphql`, auth, JSON.stringify({ query: '{ __typename }' })),
+    ];
+    for (const a of answers) {
+      expect(a.headers['content-type']).toMatch(/json/);
+      expect(Number(a.headers['content-length'])).toBe(a.body.length);
+      JSON.parse(a.body.toString('utf8'));
+    }
+    for (const a of answers.slice(1, 4)) expect(a.body.toString('utf8')).toContain('ö');
+  });
+
   it('sends an event stream uncompressed, so each event arrives when it happens', async () => {
-    const res = await rawGet(`${s.url}/events/stream`, { 'accept-encoding': 'gzip', authorization: `Bearer ${TOKEN}` });
+    const res = await rawRequest(`${s.url}/events/stream`, { 'accept-encoding': 'gzip', authorization: `Bearer ${TOKEN}` });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(res.headers['content-encoding']).toBeUndefined();

@@ -186,10 +186,11 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
 }
 
 /**
- * A JSON answer with its length: Hono's and the GraphQL server's answers carry none, and compress
- * then gzips every one, a stream and a zlib context per answer for 100 bytes of JSON (a typed
- * point read spent more time there than in the read). JSON answers are whole strings already, so
- * sizing them costs one copy; streamed types (event streams, NDJSON, exports) are left as they are.
+ * A JSON answer with its length, for the answers not sized where they are made (Hono's `c.json`):
+ * without one, compress gzips every answer, a stream and a zlib context for 100 bytes of JSON.
+ * Operations and both GraphQL endpoints size their answers as they make them (sized-response.ts),
+ * which this leaves alone: reading an answer back here costs a stream and a rebuilt response.
+ * Streamed types (event streams, NDJSON, exports) are left as they are.
  */
 const sizedJson: MiddlewareHandler<Env> = async (c, next) => {
   await next();

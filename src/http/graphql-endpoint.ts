@@ -6,6 +6,7 @@
 import { createYoga, processRegularResult, type GraphQLParams, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { renderGraphiqlPage } from './graphiql-page.js';
+import { SizedResponse } from './sized-response.js';
 import { selectionOrder } from '../graphql/selection-order.js';
 import { closedSetErrorCodes, closeErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
@@ -51,13 +52,13 @@ export interface ParsedBody {
  * How both endpoints take their requests from the route. The route reads a POST's body under the
  * server's body limit and budget, and parses a JSON one once (it logs the operation's name), so
  * Yoga neither limits nor reads it again: its parser returns the parsed body, which is what its
- * JSON parser would have returned. Replies use the server's own `Response`, which the HTTP
- * adapter writes out directly rather than reading back as a stream.
+ * JSON parser would have returned. Replies are the server's own `Response`, sized where they are
+ * made (sized-response.ts), which the HTTP adapter writes out directly.
  */
 export function yogaTransport() {
   return {
     maxRequestBodySize: false as const,
-    fetchAPI: { Response: globalThis.Response },
+    fetchAPI: { Response: SizedResponse },
     plugin: {
       onRequestParse({ serverContext, setRequestParser }: { serverContext: ParsedBody; setRequestParser: (p: () => object) => void }) {
         const body = serverContext.graphqlBody;

@@ -141,5 +141,8 @@ async function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: R
   // A large answer is stringified in a turn of its own, and sent in the next (model/turns.ts).
   const text = JSON.stringify(r.out);
   if (text.length >= LARGE_BYTES) await nextTurn();
-  return c.body(text, status as ContentfulStatusCode, { 'content-type': 'application/json' });
+  return c.body(text, status as ContentfulStatusCode, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+  });
 }
