@@ -616,6 +616,7 @@ async function loadMatrix(quick: boolean): Promise<{ results: Result[]; ratios: 
     'insert_over_branchgraph',
     'copy_over_branchgraph_ndjson',
     'peak_rss_mib',
+    'rss_before_load_mib',
     'ndjson_peak_rss_mib',
     'bytes_on_disk',
     'postgres_bytes_on_disk',

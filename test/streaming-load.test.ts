@@ -58,18 +58,20 @@ const person = fc.record({
 });
 
 describe('the bulk path of a load', () => {
-  it('property: CSV in chunks of any size lands what one NDJSON batch lands, or both are refused', async () => {
+  it('property: CSV in chunks of any size, merged any number at a time, lands what one NDJSON batch lands, or both are refused', async () => {
     const before = await spills();
     await fc.assert(
       fc.asyncProperty(
         fc.array(person, { minLength: 0, maxLength: 24 }),
         fc.integer({ min: 1, max: 9 }),
         fc.constantFrom('insert' as const, 'upsert' as const),
-        async (people, chunkRows, op) => {
+        // Few chunks per merge: a merge of merges, as a load of millions of rows makes.
+        fc.integer({ min: 2, max: 5 }),
+        async (people, chunkRows, op, fanIn) => {
           const bulk = await emptyGraph();
           const general = await emptyGraph();
           const bulkOutcome = await outcome(() =>
-            bulk.g.load('main', { format: 'csv', table: 'Person', op, body: csvOf(people) }, { chunkRows }),
+            bulk.g.load('main', { format: 'csv', table: 'Person', op, body: csvOf(people) }, { chunkRows, fanIn }),
           );
           const generalOutcome = await outcome(() => general.g.load('main', ndjsonOf(people, op)));
           expect(bulkOutcome?.code).toBe(generalOutcome?.code);
@@ -99,9 +101,10 @@ describe('the bulk path of a load', () => {
       g.load('main', { format: 'csv', table: 'Person', op: 'insert', body: csvOf(people) }, { chunkRows: 2 }),
     );
     expect(err).toEqual({ code: 'constraint_violation', paths: ['line 6'] });
-    await expect(g.load('main', { format: 'csv', table: 'Person', op: 'insert', body: csvOf(people) }, { chunkRows: 2 })).rejects.toThrow(
-      /Person p2 already exists \(at line 3\)/,
-    );
+    // The same when the chunks are merged two at a time: the first line stays the first.
+    await expect(
+      g.load('main', { format: 'csv', table: 'Person', op: 'insert', body: csvOf(people) }, { chunkRows: 1, fanIn: 2 }),
+    ).rejects.toThrow(/Person p2 already exists \(at line 3\)/);
   });
 
   it('a @unique value held by rows in two chunks is refused, naming the row and the key already holding it', async () => {

@@ -313,12 +313,12 @@ export class Graph {
    * Load NDJSON operations, or one table's rows as CSV or Parquet, as one all-or-nothing commit
    * (see load-source.ts and bulk-load.ts). A string is NDJSON. One table's CSV or Parquet rows
    * into a table that holds none stream through the bulk path (streaming-load.ts), `chunkRows`
-   * at a time (CHUNK_ROWS when absent).
+   * at a time (CHUNK_ROWS when absent), merged `fanIn` chunks at a time (MAX_FAN_IN).
    */
   async load(
     branch: string,
     source: string | LoadSource,
-    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number; chunkRows?: number } = {},
+    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number; chunkRows?: number; fanIn?: number } = {},
   ): Promise<ChangeResult<WriteSummary>> {
     const maxBytes = opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES;
     if (typeof source !== 'string' && source.format !== 'ndjson') {
@@ -329,7 +329,7 @@ export class Graph {
         const { tables, publication, embedder } = this.ports;
         return streamLoad({
           ...{ tables, runs: this.#parts.runs, publication, clock: this.clock, embedder },
-          ...{ head, type, branch, source, opts: { ...opts, maxBytes }, chunkRows: opts.chunkRows },
+          ...{ head, type, branch, source, opts: { ...opts, maxBytes }, chunkRows: opts.chunkRows, fanIn: opts.fanIn },
         });
       }
     }

@@ -14,9 +14,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
+import { mergeSorted } from '../table/sorted-merge.js';
 
 /** Items a segment holds: what a merge keeps in memory per spilled chunk (twice, with the next read ahead). */
-export const SPILL_SEGMENT_ITEMS = 2048;
+export const SPILL_SEGMENT_ITEMS = 512;
+/**
+ * The most chunks one merge reads at once. A merge holds two segments per chunk it reads, so
+ * more chunks than this are first merged in groups into longer chunks (fanIn), and what a
+ * merge holds stays bounded however long the input is.
+ */
+export const MAX_FAN_IN = 64;
 
 /** One chunk as spilled: its segment files in order. */
 export interface SpilledChunk {
@@ -54,6 +61,33 @@ export class LoadSpill {
       next?.catch(() => undefined);
       yield deserialize(bytes) as T[];
     }
+  }
+
+  /**
+   * `chunks` as at most `fanIn` chunks holding the same items: consecutive groups are merged
+   * into one chunk each, as often as it takes. Equal keys keep their order (an earlier chunk's
+   * first), so the final merge sees what it would have seen reading every chunk at once.
+   */
+  async fanIn<T>(chunks: SpilledChunk[], a: { keyOf: (item: T) => string; fanIn?: number }): Promise<SpilledChunk[]> {
+    const most = a.fanIn ?? MAX_FAN_IN;
+    let level = chunks;
+    while (level.length > most) {
+      const next: SpilledChunk[] = [];
+      for (let at = 0; at < level.length; at += most) {
+        const group = level.slice(at, at + most);
+        const merged: SpilledChunk = { files: [], items: 0 };
+        for await (const batch of mergeSorted<T>({ sources: group.map((c) => this.read<T>(c)), keyOf: a.keyOf })) {
+          const part = await this.write(batch.map((b) => b.item));
+          merged.files.push(...part.files);
+          merged.items += part.items;
+        }
+        // The group's files are read; a long load would otherwise need its input's size twice over in scratch.
+        await Promise.all(group.flatMap((c) => c.files.map((f) => rm(f, { force: true }))));
+        next.push(merged);
+      }
+      level = next;
+    }
+    return level;
   }
 
   async close(): Promise<void> {

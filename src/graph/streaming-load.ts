@@ -11,7 +11,9 @@
  *    sorted by key, are spilled to local scratch (load-spill.ts) with the
  *    line or row each came from.
  * 2. The table. One ordered merge of the chunks (table/sorted-merge.ts)
- *    gives the rows in key order; there is no lookup per row, as the table
+ *    gives the rows in key order (more chunks than one merge may read at
+ *    once are first merged in groups: load-spill.ts `fanIn`, so what a
+ *    merge holds is bounded); there is no lookup per row, as the table
  *    holds nothing. A key in two chunks is, for `insert`, a duplicate
  *    (refused, both lines named) and, for `upsert`, a replacement (the later
  *    row wins, as it would in one batch). The rows stream into the table's
@@ -52,7 +54,7 @@ import type { Snapshot } from './snapshot.js';
 import type { ChangeOptions, ChangeResult, PlanResult } from './change.js';
 
 /** Rows checked as one batch and spilled as one sorted chunk: what phase 1 holds in memory. */
-export const CHUNK_ROWS = 65_536;
+export const CHUNK_ROWS = 16_384;
 /** The most rows one bulk load takes. */
 export const MAX_BULK_ROWS = 100_000_000;
 const MAX_REPORTED_ISSUES = 200;
@@ -95,6 +97,8 @@ export interface StreamingLoad {
   opts: ChangeOptions & { progress?: ProgressSink | undefined; maxBytes: number };
   /** Rows per chunk (CHUNK_ROWS; tests take fewer to reach several chunks with few rows). */
   chunkRows?: number;
+  /** Chunks one merge reads at once (MAX_FAN_IN; tests take fewer to reach a merge of merges). */
+  fanIn?: number;
 }
 
 export async function streamLoad(a: StreamingLoad): Promise<ChangeResult<WriteSummary>> {
@@ -244,7 +248,9 @@ async function mergeRows(
     }
   };
   try {
-    for await (const batch of mergeSorted<Lined>({ sources: s.chunks.map((c) => spill.read<Lined>(c)), keyOf: (r) => r.row.key })) {
+    const keyOf = (r: Lined): string => r.row.key;
+    const chunks = await spill.fanIn<Lined>(s.chunks, { keyOf, fanIn: a.fanIn });
+    for await (const batch of mergeSorted<Lined>({ sources: chunks.map((c) => spill.read<Lined>(c)), keyOf })) {
       for (const { item } of batch) {
         if (prev !== undefined && prev.row.key === item.row.key) {
           if (a.source.op === 'insert') issues.add(item.line, `${type.name} ${item.row.key} already exists (at ${issues.name(prev.line)})`);
@@ -282,7 +288,9 @@ async function mergeIndex(
   const sink = a.runs.openRun(indexType(a.type, spec), { signal: a.opts.signal });
   let prev: { value: string; key: string } | undefined;
   try {
-    for await (const batch of mergeSorted<Entry>({ sources: s.chunks.map((c) => s.spill.read<Entry>(c)), keyOf: (e) => e.entry })) {
+    const keyOf = (e: Entry): string => e.entry;
+    const chunks = await s.spill.fanIn<Entry>(s.chunks, { keyOf, fanIn: a.fanIn });
+    for await (const batch of mergeSorted<Entry>({ sources: chunks.map((c) => s.spill.read<Entry>(c)), keyOf })) {
       const out: RunRow[] = [];
       for (const { item } of batch) {
         const parts = entryParts(item.entry);

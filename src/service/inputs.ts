@@ -23,6 +23,25 @@ export const tableName = z.string().min(1).max(200);
 /** An entity key: a node's key, or an edge's as JSON. */
 export const entityKey = z.string().min(1).max(4096);
 
+/** Bytes as they arrive (a file, a socket), for a body that is read as it streams. */
+export type ByteStream = AsyncIterable<Uint8Array>;
+/** A text body: the text, or its bytes as they arrive. */
+export type TextBody = string | ByteStream;
+
+const isByteStream = (v: unknown): v is ByteStream => typeof v === 'object' && v !== null && Symbol.asyncIterator in v;
+
+/**
+ * A text body (NDJSON, CSV): text on every transport, or, from a caller in this process (the
+ * embedded API, the CLI on a local store) or a streaming route, its bytes as they arrive, so a
+ * large file is never held whole. Contracts describe it as the text it is.
+ */
+export const textBody = (what: string) =>
+  z.custom<TextBody>((v) => typeof v === 'string' || isByteStream(v), `${what} text or a byte stream`).meta({ type: 'string' } as never);
+
+/** A binary body (Parquet): its bytes, or the bytes as they arrive. */
+export const bytesBody = (what: string) =>
+  z.custom<Uint8Array | ByteStream>((v) => v instanceof Uint8Array || isByteStream(v), `${what} bytes or a byte stream`);
+
 export const RefInputZ = z
   .object({ branch: branchName.optional(), commit: commitId.optional(), tag: branchName.optional() })
   .strict()

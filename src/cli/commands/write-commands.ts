@@ -86,12 +86,16 @@ interface LoadOptions {
   progress?: boolean;
 }
 
-/** A load's input from a file: its format from `--format` or the file's name, read as text or, for Parquet, bytes. */
+/**
+ * A load's input from a file: its format from `--format` or the file's name. NDJSON and CSV are
+ * streamed from the file (a CSV load into an empty table then never holds it whole); Parquet,
+ * whose footer comes last, is read as bytes.
+ */
 function loadInput(branch: string, file: string, o: LoadOptions): Parameters<BranchgraphApi['load']>[0] {
   const format = o.format ?? (/\.csv$/i.test(file) ? 'csv' : /\.parquet$/i.test(file) ? 'parquet' : 'ndjson');
   const rest = defined({ table: o.table, op: o.op as 'insert' | 'upsert' | undefined });
-  if (format === 'ndjson') return { branch, ndjson: readInput(file), ...rest };
-  if (format === 'csv') return { branch, csv: readInput(file), ...rest };
+  if (format === 'ndjson') return { branch, ndjson: createReadStream(inputFile(file)), ...rest };
+  if (format === 'csv') return { branch, csv: createReadStream(inputFile(file)), ...rest };
   if (format === 'parquet') return { branch, parquet: new Uint8Array(readFileSync(inputFile(file))), ...rest };
   throw new BranchgraphError('invalid_input', `--format must be ndjson, csv or parquet, not ${format}`, {
     issues: [{ path: '--format', message: 'ndjson, csv or parquet' }],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, WriteOpZ } from '../../inputs.js';
+import { branchName, textBody, WriteOpZ, type TextBody } from '../../inputs.js';
 import { LIMITS } from '../../limits.js';
 import { ndjsonStream } from '../../../graph/ndjson.js';
 import type { WriteOp } from '../../../graph/write-batch.js';
@@ -9,10 +9,7 @@ import type { IngestResultDto } from '../../dtos.js';
 import { IngestResultZ } from '../../results/write.js';
 
 /** NDJSON text, or its bytes as they arrive (a file, a socket). */
-export type NdjsonBody = string | AsyncIterable<Uint8Array>;
-
-const isNdjsonBody = (v: unknown): v is NdjsonBody =>
-  typeof v === 'string' || (typeof v === 'object' && v !== null && Symbol.asyncIterator in v);
+export type NdjsonBody = TextBody;
 
 /**
  * Append operations to this process's WAL shard: an NDJSON body parsed as it arrives and never
@@ -27,7 +24,7 @@ export const ingest = defineOperation({
   input: z
     .object({
       branch: branchName,
-      ndjson: z.custom<NdjsonBody>(isNdjsonBody, 'NDJSON text or a byte stream').optional(),
+      ndjson: textBody('NDJSON').optional(),
       ops: z.array(WriteOpZ).min(1).max(LIMITS.maxBatchOps).optional(),
     })
     .strict()

@@ -1,17 +1,17 @@
 import { z } from 'zod';
 import { defineOperation } from '../../operation.js';
-import { branchName, tableName } from '../../inputs.js';
+import { branchName, bytesBody, tableName, textBody, type ByteStream } from '../../inputs.js';
 import { writeResult } from './write-result.js';
 import type { WriteResultDto } from '../../dtos.js';
 import { WriteResultZ } from '../../results/write.js';
 import type { LoadSource } from '../../../graph/load-source.js';
 
-const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
-
 /**
  * A bulk load as one all-or-nothing commit, followed as a long operation (parse, validate,
  * write): NDJSON operations, or one table's rows as CSV or Parquet. REST takes the body as it is,
- * its Content-Type saying which, with `table` and `op` in the query string.
+ * its Content-Type saying which, with `table` and `op` in the query string. A caller in this
+ * process may give the body as a byte stream: a CSV or Parquet load into an empty table then reads
+ * it as it arrives, in memory bounded whatever its size (docs/import.md).
  */
 export const load = defineOperation({
   name: 'load',
@@ -21,9 +21,9 @@ export const load = defineOperation({
   input: z
     .object({
       branch: branchName,
-      ndjson: z.string().optional().describe('NDJSON operations, one per line: {"table","values","op"?} (op defaults to upsert).'),
-      csv: z.string().optional().describe('CSV rows of `table`, under a header line naming its properties.'),
-      parquet: z.custom<Uint8Array>(isBytes, 'Parquet bytes').optional(),
+      ndjson: textBody('NDJSON').optional().describe('NDJSON operations, one per line: {"table","values","op"?} (op defaults to upsert).'),
+      csv: textBody('CSV').optional().describe('CSV rows of `table`, under a header line naming its properties.'),
+      parquet: bytesBody('Parquet').optional(),
       table: tableName.optional().describe('The table CSV or Parquet rows go to.'),
       op: z
         .enum(['insert', 'upsert'])
@@ -40,7 +40,7 @@ export const load = defineOperation({
         ? { format: 'ndjson', body: input.ndjson, table: input.table, op: input.op }
         : input.csv !== undefined
           ? { format: 'csv', body: input.csv, table: input.table, op: input.op }
-          : { format: 'parquet', body: input.parquet as Uint8Array, table: input.table, op: input.op };
+          : { format: 'parquet', body: input.parquet as Uint8Array | ByteStream, table: input.table, op: input.op };
     const r = await service.tracked({ kind: 'load', branch, source: null, log: ctx.log }, ctx, (progress) =>
       service.graph.load(branch, source, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load', progress }),
     );
