@@ -5,7 +5,7 @@
  * spell refs, and what the contract tests compare `openapi.yaml` and the
  * SDL against.
  */
-import type { z } from 'zod';
+import { globalRegistry, type z } from 'zod';
 
 export type FieldKind = 'string' | 'number' | 'boolean' | 'object' | 'array' | 'ref' | 'enum' | 'stream';
 
@@ -31,6 +31,9 @@ function describe(schema: ZodLike): { kind: FieldKind; required: boolean } {
       s = d.innerType as ZodLike;
     } else if (d.type === 'pipe') s = d.in as ZodLike;
     else if (d.type === 'union') return { kind: isRefUnion(d) ? 'ref' : allNumbers(d) ? 'number' : 'string', required };
+    // A body that may stream but is text on every transport (inputs.ts `textBody`) is text to the documents.
+    else if (d.type === 'custom' && (globalRegistry.get(s as z.ZodType) as { type?: string } | undefined)?.type === 'string')
+      return { kind: 'string', required };
     else return { kind: kindOf(d.type), required };
   }
 }
