@@ -165,7 +165,9 @@ export class Publisher implements Publication {
       if (head === undefined) return 'behind';
       return { status: 'unchanged', result: proposed.unchanged, head };
     }
-    const head = await confirmed();
+    // Planned on a lane tip, the attempt writes beside the tip's landing and publishes only after it
+    // (attempt); waiting for it here would cost every merge in a lane a round trip.
+    const head = below !== undefined ? planned : await confirmed();
     try {
       if (head === undefined) {
         await this.parts.runs.delete(proposed.scratch).catch(() => undefined);

@@ -15,6 +15,7 @@ import { MemoryStore } from '../store/memory-store.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { WalWriter } from '../wal/wal-writer.js';
+import { WaveStore } from '../../test/support/wave-store.js';
 
 const upd = (id: string, values: Record<string, unknown>) => ({ op: 'update' as const, table: 'Person', values: { id, ...values } });
 
@@ -87,6 +88,21 @@ describe('merges into one branch from one process', () => {
         .map((m) => m.commit.id)
         .reverse(),
     );
+  });
+
+  it('overlap: each merge writes its commit and event while the one before it publishes, one round trip per merge', async () => {
+    const mem = new MemoryStore();
+    await branches(mem, 5);
+    const waves = new WaveStore(mem);
+    const g = await Graph.open(waves, { actor: 'test' });
+    for (let i = 0; i < 5; i++) await g.branchHead(`b${i}`);
+    await g.branchHead('main');
+    const one = await waves.waves(() => merge(g, 'b0'));
+    const four = await waves.waves(() => Promise.all([1, 2, 3, 4].map((i) => merge(g, `b${i}`))));
+    for (const r of [one.value, ...four.value]) expect(r).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
+    // The later three each wait only for the manifest below theirs: one round trip each. Waiting
+    // for it before writing their commit and event would cost two.
+    expect(four.waves).toBeLessThanOrEqual(one.waves + 3);
   });
 
   it('plan again when the manifest they were planned on does not land: only its own caller sees the failure', async () => {
