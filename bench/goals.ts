@@ -74,6 +74,8 @@ const rest: Goal[] = [
   { matrix: 'merges', key: 'merges_8_over_1_l17_2proc', min: 4 },
   { matrix: 'merges', key: 'merge_errors_8_2proc', max: 0 },
   { matrix: 'merges', key: 'every_merge_exact', equals: true },
+  { matrix: 'merges', key: 'merges_per_second_16_l17', min: 100 },
+  { matrix: 'merges', key: 'merge_errors_16', max: 0 },
   { matrix: 'large', key: 'large_over_small', max: 1.5 },
   { matrix: 'large', key: 'load_rows_per_second', min: 200_000 },
   // BranchBench's leaderboard: Doltgres creates a branch in 17.2 ms and reads a point in 94 µs.

@@ -7,9 +7,11 @@
  * @unique value in two chunks, an edge whose endpoint is missing) is caught.
  */
 import fc from 'fast-check';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import os from 'node:os';
-import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { MemoryStore } from '../src/store/memory-store.js';
@@ -48,7 +50,21 @@ async function outcome(load: () => Promise<unknown>): Promise<{ code: string; pa
   }
 }
 
-const spills = async (): Promise<string[]> => (await readdir(os.tmpdir())).filter((f) => f.startsWith('branchgraph-load-'));
+// Loads spill under the system's temporary directory; this file's get one of their own, so the
+// loads other test files run at the same time leave nothing in the directory checked here.
+// Test files share worker processes, so the variable is put back for the files after this one.
+const ownTmp = mkdtempSync(path.join(os.tmpdir(), 'streaming-load-test-'));
+const systemTmp = process.env.TMPDIR;
+beforeAll(() => {
+  process.env.TMPDIR = ownTmp;
+});
+afterAll(() => {
+  if (systemTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = systemTmp;
+  rmSync(ownTmp, { recursive: true, force: true });
+});
+
+const spills = async (): Promise<string[]> => (await readdir(ownTmp)).filter((f) => f.startsWith('branchgraph-load-'));
 
 const person = fc.record({
   id: fc.constantFrom('p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8'),

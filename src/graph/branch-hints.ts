@@ -11,7 +11,7 @@
  * While one is in flight only the newest hint waiting after it is kept;
  * those in between would be overwritten anyway.
  */
-import { refOf, type Manifest } from './manifest.js';
+import type { Manifest } from './manifest.js';
 import type { BranchRecord } from './branch-record.js';
 import type { Repository } from './repository.js';
 
@@ -38,13 +38,14 @@ export class BranchHints {
       try {
         for (let next: HintWrite | undefined = h; next !== undefined; next = this.queued.get(name)) {
           this.queued.set(name, undefined);
-          await next.repo.records.writeHint(next.rec, refOf(next.head), next.head.schemaDoc === undefined ? next.head.schema : undefined);
+          await next.repo.records.writeHint(next.rec, next.head);
         }
       } finally {
         this.queued.delete(name);
       }
     };
-    const w = run({ repo, rec, head });
+    // Best effort: a hint that cannot be written is no hint, never an unhandled rejection.
+    const w = run({ repo, rec, head }).catch(() => undefined);
     this.inFlight.add(w);
     void w.finally(() => this.inFlight.delete(w));
   }

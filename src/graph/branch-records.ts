@@ -8,19 +8,44 @@
  * manifests, so the head is found in two sequential round trips.
  */
 import { z } from 'zod';
+import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import type { EventKind, EventLog } from './event-log.js';
 import type { HeadVersions } from './head-versions.js';
 import { BRANCH_NAME_RE, decodeBranchSegment, encodeBranch, keys, seqOfBranchKey } from './keys.js';
-import { ManifestRefZ, type ManifestRef } from './manifest.js';
+import { ManifestRefZ, refOf, type Manifest, type ManifestRef } from './manifest.js';
 import type { ManifestStore } from './manifest-store.js';
 import type { SchemaStore } from './schema-store.js';
 import { BranchRecordZ, type BranchRecord, type DamagedBranch } from './branch-record.js';
 
-/** Where a branch's head was last published, with a copy of its record; see `primeFromHint`. */
-const BranchHintZ = z.object({ record: BranchRecordZ, head: ManifestRefZ, schema: z.string().optional() });
+/**
+ * Where a branch's head was last published, with a copy of its record; see `primeFromHint`. A
+ * `manifest` is the head's manifest as published (its stored bytes, base64), when they are small.
+ */
+const BranchHintZ = z.object({
+  record: BranchRecordZ,
+  head: ManifestRefZ,
+  schema: z.string().optional(),
+  manifest: z.string().optional(),
+  /** The schema `schema` names, when the manifest does not carry it and it is small. */
+  schemaDoc: z.unknown().optional(),
+});
+
+/**
+ * The largest manifest (stored bytes) and schema (canonical text) a hint carries. A hint is
+ * rewritten on every publication, so it stays a small object; a graph of a few dozen tables fits.
+ */
+export const MAX_HINTED_BYTES = 16 * 1024;
+
+/** A branch's head hint as read: the record copy, the head it names, and that head's manifest when the hint carried it. */
+export interface BranchHint {
+  record: BranchRecord;
+  head: ManifestRef;
+  /** The head's manifest, decoded from the hint (rejects when it cannot be). */
+  manifest?: Promise<Manifest>;
+}
 
 export function validateBranchName(name: string): void {
   const ok = BRANCH_NAME_RE.test(name) && !name.includes('//') && !name.includes('..') && !name.endsWith('/') && !name.endsWith('.');
@@ -68,7 +93,7 @@ export class BranchRecords {
    * the listing shows its sequence number is the newest, it is that record
    * and needs no read.
    */
-  async newest(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord | undefined> {
+  async newest(name: string, signal?: AbortSignal, hinted?: Promise<BranchHint | undefined>): Promise<BranchRecord | undefined> {
     const cached = this.cache.get(name);
     // Records are create-only, numbered without gaps and never deleted: a record newer than the one
     // this process knows exists exactly when the next number does. Asking for it by name costs one
@@ -81,7 +106,7 @@ export class BranchRecords {
       if (seqOfBranchKey(o.key) !== undefined) newestKey = o.key;
     }
     if (newestKey !== undefined) {
-      const copy = await hinted;
+      const copy = (await hinted)?.record;
       latest =
         copy !== undefined && keys.branchRecord(copy.name, copy.seq) === newestKey
           ? copy
@@ -109,11 +134,13 @@ export class BranchRecords {
    * The branch's head hint, read and put to use at once: the head it names
    * is published, so its lineage's listing can start from it and its
    * manifest (and schema) can be read while the branch record is listed.
-   * Resolves to the hinted record copy (undefined when there is no usable
-   * hint); everything it prefetches goes through the ordinary caches, so a
-   * stale hint costs reads, never a wrong head.
+   * A manifest the hint carries is taken as read: a published version never
+   * changes, and the hint is written only after its version landed.
+   * Resolves to the hint (undefined when there is no usable one);
+   * everything it prefetches goes through the ordinary caches, so a stale
+   * hint costs reads, never a wrong head.
    */
-  primeFromHint(name: string, signal?: AbortSignal): Promise<BranchRecord | undefined> {
+  primeFromHint(name: string, signal?: AbortSignal): Promise<BranchHint | undefined> {
     const key = keys.branchHint(name);
     return this.store.get(key, { signal }).then(
       (bytes) => {
@@ -126,21 +153,52 @@ export class BranchRecords {
         }
         if (key !== keys.branchHint(hint.record.name)) return undefined;
         if (hint.head.lineage === hint.record.lineage) this.o.versions.hinted(hint.head.lineage, hint.head.version);
-        void this.o.manifests.read(hint.head, signal).catch(() => undefined);
-        if (hint.schema !== undefined && !this.o.schemas.has(hint.schema))
+        const manifest =
+          hint.manifest === undefined
+            ? this.o.manifests.read(hint.head, signal)
+            : this.o.manifests.adopt(hint.head, Buffer.from(hint.manifest, 'base64'), signal);
+        manifest.catch(() => undefined);
+        // A schema the hint carries is taken if it is the one its hash names, else read.
+        if (hint.schema !== undefined && !this.o.schemas.adopt(hint.schema, hint.schemaDoc))
           void this.o.schemas.read(hint.schema, signal).catch(() => undefined);
-        return hint.record;
+        return { record: hint.record, head: hint.head, ...(hint.manifest !== undefined ? { manifest } : {}) };
       },
       () => undefined,
     );
   }
 
-  /** Record where a branch's head is now, and its schema when manifests name it only by hash (best effort: a lost or stale hint only costs round trips). */
-  writeHint(record: BranchRecord, head: ManifestRef, schema: string | undefined): Promise<void> {
-    return this.store.putOverwrite(keys.branchHint(record.name), encodeJson({ record, head, schema })).catch(() => undefined);
+  /**
+   * Record where a branch's head is now, with its manifest when that is small and its schema when
+   * manifests name it only by hash (best effort: a lost or stale hint only costs round trips).
+   */
+  async writeHint(record: BranchRecord, head: Manifest): Promise<void> {
+    const bytes = this.storedBytes(head);
+    const schema = head.schemaDoc === undefined ? head.schema : undefined;
+    const doc = schema === undefined ? undefined : await this.o.schemas.read(schema).catch(() => undefined);
+    const hint = {
+      record,
+      head: refOf(head),
+      schema,
+      manifest: bytes !== undefined && bytes.length <= MAX_HINTED_BYTES ? Buffer.from(bytes).toString('base64') : undefined,
+      schemaDoc: doc !== undefined && canonicalJson(doc).length <= MAX_HINTED_BYTES ? doc : undefined,
+    };
+    await this.store.putOverwrite(keys.branchHint(record.name), encodeJson(hint)).catch(() => undefined);
   }
 
-  async live(name: string, signal?: AbortSignal, hinted?: Promise<BranchRecord | undefined>): Promise<BranchRecord> {
+  /**
+   * A manifest's stored bytes as this process can write them again. Only the run lists it laid out
+   * or read from a run-list part are known to it (run-list-parts.ts): the manifest a new branch is
+   * created on, read from the store, may hold others, and then the hint goes without it.
+   */
+  private storedBytes(m: Manifest): Uint8Array | undefined {
+    try {
+      return this.o.manifests.encode(m);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async live(name: string, signal?: AbortSignal, hinted?: Promise<BranchHint | undefined>): Promise<BranchRecord> {
     validateBranchName(name);
     const rec = await this.newest(name, signal, hinted);
     if (rec === undefined || rec.deleted)

@@ -31,6 +31,12 @@ export interface ChangeOptions {
 export interface PublishOptions extends ChangeOptions {
   /** A head the caller just read, used for the first attempt instead of reading it again. */
   firstHead?: Snapshot;
+  /**
+   * With a `firstHead` a branch hint named (ports.ts `HintedHead`): the head read that confirms it,
+   * or undefined when something else the plan was made on has moved. The first attempt is published
+   * only if it finds the same head; otherwise the change is planned again on the stored head.
+   */
+  firstHeadCheck?: Promise<Snapshot | undefined>;
   /** Plan against the manifest alone, without reading pending WAL generations (catch-up). */
   withoutPending?: boolean;
   /**

@@ -22,7 +22,6 @@ import type { ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { keys, versionOfManifestKey } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
-import { encodeManifest } from './manifest-codec.js';
 import type { ManifestStore } from './manifest-store.js';
 import type { RepositoryCaches } from './repository-caches.js';
 
@@ -129,7 +128,7 @@ export class HeadVersions {
     const key = keys.manifest(m.lineage, m.version);
     await this.manifests.writeParts(m, signal, parent);
     try {
-      await this.store.putIfAbsent(key, encodeManifest(m, this.caches.runLists), { signal });
+      await this.store.putIfAbsent(key, this.manifests.encode(m), { signal });
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists')) {
         this.caches.knownVersion.set(m.lineage, Math.max(this.caches.knownVersion.get(m.lineage) ?? 0, m.version));

@@ -7,13 +7,13 @@
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { PartNode } from '../model/part-tree.js';
 import { newId } from '../model/new-id.js';
-import { SchemaIR, schemaHashOf } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { keys } from './keys.js';
 import type { Manifest, ManifestRef, TableEntry } from './manifest.js';
 import {
   decodeManifest,
   decodePart,
+  encodeManifest,
   decodeRunListPart,
   nodeFromBody,
   partsToWrite,
@@ -53,6 +53,27 @@ export class ManifestStore {
     });
   }
 
+  /**
+   * A published manifest whose stored bytes came from elsewhere (a branch hint carries its head's):
+   * decoded and cached as if read at its key, unless it is not the version it says it is.
+   */
+  async adopt(ref: ManifestRef, bytes: Uint8Array, signal?: AbortSignal): Promise<Manifest> {
+    const key = keys.manifest(ref.lineage, ref.version);
+    const cached = this.caches.manifests.peek(key);
+    if (cached !== undefined) return cached;
+    // Checked before it is cached: a manifest given for the wrong key must not answer for that key.
+    const m = await this.decode(bytes, key, signal);
+    if (m.lineage !== ref.lineage || m.version !== ref.version)
+      throw new BranchgraphError('corrupt_object', `${key} was given the manifest of another version`, { details: { key } });
+    if (!this.caches.manifests.has(key)) this.caches.manifests.set(key, m);
+    return m;
+  }
+
+  /** A manifest's stored bytes, as publication writes them. */
+  encode(m: Manifest): Uint8Array {
+    return encodeManifest(m, this.caches.runLists);
+  }
+
   /** A manifest through the cache; a missing one fails with the store's `object_not_found`. */
   load(key: string, signal?: AbortSignal): Promise<Manifest> {
     return this.caches.manifests.get(key, () => this.store.get(key, { signal }).then((bytes) => this.decode(bytes, key, signal)));
@@ -66,12 +87,8 @@ export class ManifestStore {
       runs: this.runListReader(signal),
       o: this.trees,
     });
-    if (m.schemaDoc !== undefined && !this.schemas.has(m.schema)) {
-      const parsed = SchemaIR.safeParse(m.schemaDoc);
-      if (!parsed.success || schemaHashOf(parsed.data) !== m.schema)
-        throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
-      this.schemas.keep(m.schema, parsed.data);
-    }
+    if (m.schemaDoc !== undefined && !this.schemas.adopt(m.schema, m.schemaDoc))
+      throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
     return m;
   }
 

@@ -95,10 +95,21 @@ export interface HeadOptions {
   pendingListedOnly?: boolean;
 }
 
+/**
+ * A head to plan on. With `check`, it is the head a branch hint names, not yet confirmed: `check`
+ * reads the head itself, and nothing planned on `head` may be published unless the two agree.
+ */
+export interface HintedHead {
+  head: Snapshot;
+  check?: Promise<Snapshot>;
+}
+
 /** Snapshots: of a manifest, a branch head, a commit, or any ref. */
 export interface Heads {
   snapshotAt(ref: ManifestRef, opts?: { signal?: AbortSignal; branch?: BranchRecord; pending?: PendingMode }): Promise<Snapshot>;
   branchHead(name: string, signal?: AbortSignal, opts?: HeadOptions): Promise<Snapshot>;
+  /** A branch's head, or the one its hint names with the head read that confirms it (snapshot-reader.ts). */
+  hintedHead(name: string, signal?: AbortSignal): Promise<HintedHead>;
   commitSnapshot(commitId: string, signal?: AbortSignal): Promise<Snapshot>;
   resolve(ref: Ref, signal?: AbortSignal): Promise<Snapshot>;
 }

@@ -44,7 +44,7 @@ import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { BranchHints } from './branch-hints.js';
 import type { FoldRequest, Heads, Publication } from './ports.js';
-import type { Snapshot } from './snapshot.js';
+import { shownTables, type Snapshot } from './snapshot.js';
 import type { LaneTip, LaneTurn, PublicationLanes } from './publication-lanes.js';
 import {
   MAX_PUBLISH_ATTEMPTS,
@@ -191,7 +191,7 @@ export class Publisher implements Publication {
     opts: PublishOptions;
     turn: LaneTurn | undefined;
     fresh: boolean;
-  }): Promise<{ head: Snapshot; below?: LaneTip; check?: Promise<Snapshot> }> {
+  }): Promise<{ head: Snapshot; below?: LaneTip; check?: Promise<Snapshot | undefined> }> {
     const { branch, opts, turn } = a;
     const tip = turn?.tip;
     if (tip !== undefined && tip.state === 'pending') {
@@ -205,7 +205,9 @@ export class Publisher implements Publication {
     // After a lost race, only the store knows the head.
     if (!a.fresh && landedTip?.state === 'landed' && newer(landedTip.snapshot, opts.firstHead))
       return { head: landedTip.speculable ? landedTip.snapshot : await read() };
-    if (!a.fresh && opts.firstHead !== undefined) return { head: opts.firstHead };
+    // A first head a branch hint named is planned on while the head read that confirms it goes on.
+    if (!a.fresh && opts.firstHead !== undefined)
+      return { head: opts.firstHead, ...(opts.firstHeadCheck !== undefined ? { check: opts.firstHeadCheck } : {}) };
     // The head this process last published, planned on while the stored head is read beside the
     // plan; the publication goes ahead only if they agree. A caller expecting a head reads it first.
     const known = turn === undefined || a.fresh || opts.expectedHead !== undefined ? undefined : this.parts.lanes.lastKnownHead(branch);
@@ -350,7 +352,7 @@ export class Publisher implements Publication {
   private tipOf(a: { manifest: Manifest; rec: BranchRecord; plan: ChangePlan<unknown>; head: Snapshot }): Snapshot {
     const { manifest, rec, plan, head } = a;
     const schema = plan.schema ?? head.schema;
-    const tables = Object.fromEntries(Object.entries(manifest.tables).filter(([t]) => findType(schema, t) !== undefined));
+    const tables = shownTables(manifest, schema, NO_PENDING);
     // Read now, as far as GC's deadline is concerned: a successor publishes only after this manifest
     // landed, so what it takes from here is published by then; its own reads are dated by its plan.
     return { ref: refOf(manifest), manifest, schema, tables, pending: NO_PENDING, branch: rec, readAt: this.parts.clock() };

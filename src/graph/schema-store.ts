@@ -23,9 +23,16 @@ export class SchemaStore {
     return this.cache.has(hash);
   }
 
-  /** Keep a schema read from elsewhere (a manifest's inline copy), already checked against `hash`. */
-  keep(hash: string, schema: Schema): void {
-    this.cache.set(hash, schema);
+  /**
+   * Keep a schema read from elsewhere (a manifest's inline copy, a branch hint's), if it is the
+   * schema `hash` names; false when it is not.
+   */
+  adopt(hash: string, doc: unknown): boolean {
+    if (this.cache.has(hash)) return true;
+    const parsed = SchemaIR.safeParse(doc);
+    if (!parsed.success || schemaHashOf(parsed.data) !== hash) return false;
+    this.cache.set(hash, parsed.data);
+    return true;
   }
 
   async write(schema: Schema, signal?: AbortSignal): Promise<string> {

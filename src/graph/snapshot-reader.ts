@@ -10,16 +10,17 @@ import { findType, type Schema, type TableType } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { EMPTY_TABLE } from '../table/table-version.js';
 import { IndexReader, indexType } from '../table/secondary-index.js';
-import { NO_PENDING, readPending, viewTables } from '../pending/pending-wal.js';
+import { NO_PENDING, readPending, watermarksFor } from '../pending/pending-wal.js';
 import { GenerationFoldedError } from '../pending/generation.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { BranchRecord } from './branch-record.js';
+import type { BranchHint } from './branch-records.js';
 import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { Tags } from './tags.js';
 import type { Remotes } from './remotes.js';
-import type { HeadOptions, Heads, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
-import type { PendingMode, Ref, Snapshot } from './snapshot.js';
+import type { HeadOptions, Heads, HintedHead, ManifestReader, SchemaReader, TableReader, TableView } from './ports.js';
+import { shownTables, type PendingMode, type Ref, type Snapshot } from './snapshot.js';
 import { RefResolver } from './ref-resolver.js';
 import type { SearchSegments } from './search-segments.js';
 
@@ -53,17 +54,55 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
         ? readPending({ store, runs, manifest, lineage: branch.lineage, signal, listOnly: pending === 'listed' })
         : NO_PENDING,
     ]);
-    const tables = Object.fromEntries(Object.entries(viewTables(manifest, pendingWal)).filter(([t]) => findType(schema, t) !== undefined));
+    const tables = shownTables(manifest, schema, pendingWal);
     return { ref, manifest, schema, tables, pending: pendingWal, readAt, ...(branch !== undefined ? { branch } : {}) };
   }
 
-  async branchHead(name: string, signal?: AbortSignal, opts: HeadOptions = {}): Promise<Snapshot> {
+  branchHead(name: string, signal?: AbortSignal, opts: HeadOptions = {}): Promise<Snapshot> {
+    return this.headOf(name, { signal, opts });
+  }
+
+  /**
+   * A branch's head, or, for a branch this process has not seen, the head its hint names, to plan
+   * on while `check` reads the head itself (the same round trips a head read takes, now beside the
+   * plan instead of before it). Only a hint that carries its manifest, whose branch has no WAL
+   * shards and whose schema is known is planned on: the snapshot is then exactly what a head read
+   * of that version finds. A caller publishes nothing planned on it unless `check` finds the same head.
+   */
+  async hintedHead(name: string, signal?: AbortSignal): Promise<HintedHead> {
+    const { repo } = this.from;
+    if (repo.records.known(name) !== undefined) return { head: await this.headOf(name, { signal }) };
+    const hinted = repo.records.primeFromHint(name, signal);
+    const check = this.headOf(name, { signal, hint: hinted });
+    check.catch(() => undefined);
+    const hint = await hinted;
+    const manifest = await hint?.manifest?.catch(() => undefined);
+    if (
+      hint === undefined ||
+      manifest === undefined ||
+      hint.record.deleted ||
+      Object.keys(watermarksFor(manifest, hint.record.lineage)).length > 0 ||
+      !repo.schemas.has(manifest.schema)
+    )
+      return { head: await check };
+    const schema = await repo.schemas.read(manifest.schema, signal);
+    const tables = shownTables(manifest, schema, NO_PENDING);
+    const head = { ref: hint.head, manifest, schema, tables, pending: NO_PENDING, branch: hint.record, readAt: this.from.clock() };
+    return { head, check };
+  }
+
+  /** A branch's head, found from `hint` (a hint already being read) when the process has not seen the branch. */
+  private async headOf(
+    name: string,
+    o: { signal?: AbortSignal | undefined; opts?: HeadOptions; hint?: Promise<BranchHint | undefined> },
+  ): Promise<Snapshot> {
+    const { signal, opts = {}, hint } = o;
     const { repo } = this.from;
     for (let attempt = 1; ; attempt++) {
       // A branch this process has not seen: read its head hint beside its records, so the head's
       // manifest is on its way by the time the record says which lineage to list.
       const known = repo.records.known(name);
-      const hinted = attempt === 1 && known === undefined ? repo.records.primeFromHint(name, signal) : undefined;
+      const hinted = attempt === 1 && known === undefined ? (hint ?? repo.records.primeFromHint(name, signal)) : undefined;
       // A branch this process knows: its lineage is probed for a newer version while its records are
       // checked for a newer one, so a warm head costs one round trip, not two. The probe counts only
       // if the record it probed is still the newest (a reset or a recreated branch moves lineage).
@@ -71,8 +110,9 @@ export class SnapshotReader implements Heads, TableReader, ManifestReader, Schem
       probed?.catch(() => undefined);
       const rec = await repo.records.live(name, signal, hinted);
       // The hint was read beside the records; wait for it even when the record was already known,
-      // so the head is found from the version it names, not by listing the lineage.
-      await hinted;
+      // so the head is found from the version it names, not by listing the lineage, and for the
+      // manifest it carries, so that version is not read again.
+      await (await hinted)?.manifest?.catch(() => undefined);
       try {
         const pending: PendingMode = opts.withoutPending === true ? 'none' : opts.pendingListedOnly === true ? 'listed' : 'view';
         const same = probed !== undefined && known?.seq === rec.seq && known.lineage === rec.lineage;

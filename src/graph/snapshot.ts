@@ -3,9 +3,9 @@
  * branch's pending WAL rows on top, when read from a branch), and the refs
  * that name one.
  */
-import type { Schema } from '../model/schema.js';
+import { findType, type Schema } from '../model/schema.js';
 import type { TableVersion } from '../table/table-version.js';
-import type { PendingWal } from '../pending/pending-wal.js';
+import { viewTables, type PendingWal } from '../pending/pending-wal.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import type { RefPath } from '../model/ref-grammar.js';
 import type { BranchRecord } from './branch-record.js';
@@ -22,6 +22,11 @@ export interface Snapshot {
   branch?: BranchRecord;
   /** The graph clock when the snapshot was read: a publication planned on it must land soon after (see MAX_PUBLICATION_MS). */
   readAt?: number;
+}
+
+/** The tables a snapshot shows: the manifest's with the pending runs on top, those its schema still has. */
+export function shownTables(manifest: Manifest, schema: Schema, pending: PendingWal): Record<string, TableVersion> {
+  return Object.fromEntries(Object.entries(viewTables(manifest, pending)).filter(([t]) => findType(schema, t) !== undefined));
 }
 
 /**

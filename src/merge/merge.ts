@@ -19,10 +19,10 @@ import { conflictPage, type ConflictReport } from '../model/conflict.js';
 import { headState } from '../graph/head-state.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { parseRefText } from '../model/ref-grammar.js';
-import type { GraphPorts } from '../graph/ports.js';
+import type { GraphPorts, HintedHead } from '../graph/ports.js';
 import type { ChangeResult } from '../graph/change.js';
 import type { Snapshot } from '../graph/snapshot.js';
-import type { Commit } from '../graph/manifest.js';
+import { sameRef, type Commit } from '../graph/manifest.js';
 import type { StoreCounts } from '../store/counting-store.js';
 import { MERGE_PHASES, PhaseTimer, type MergePhase } from '../model/phase-timer.js';
 import { PreparationGauges, type Fallback, type Width } from './preparation-scheduler.js';
@@ -95,7 +95,7 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
   const gauges = environment.gauges ?? new PreparationGauges();
   const env: RunEnvironment = { ...environment, gauges, timer: environment.timer ?? new PhaseTimer(MERGE_PHASES) };
   env.timer.enter('resolve');
-  const pinned = await pinHeads(counted, spec, env.signal);
+  const pinned = await pinHeads(counted, spec, env);
   // A protected target refuses before any preparation; previews (dry runs) are always allowed.
   if (!spec.dryRun) refuseProtected(pinned.target.branch, spec.apply === 'merge' ? 'merge' : spec.apply, spec.protection);
   const run = new MergeRun({ ports: counted, spec, env, source: pinned.source, applied: pinned.applied });
@@ -116,10 +116,21 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
       expectedHead,
       protection,
       firstHead: pinned.target,
+      ...(pinned.targetCheck !== undefined ? { firstHeadCheck: pinned.targetCheck } : {}),
       chained: !spec.dryRun && env.idempotency === undefined,
     };
-    published = await counted.publication.commitChange<MergeDecision>(spec.into, publish, (target) => {
+    let sourceCheck = pinned.sourceCheck;
+    published = await counted.publication.commitChange<MergeDecision>(spec.into, publish, async (target) => {
       targetHead = target.manifest.commit.id;
+      const planned = await run.attempt(target);
+      // A source planned on as its hint named it counts only once its head read agrees; the read
+      // went on beside the plan, so waiting for it here usually costs nothing.
+      if (sourceCheck === undefined) return planned;
+      const stored = await sourceCheck;
+      sourceCheck = undefined;
+      if (sameRef(stored.ref, run.source.ref) && stored.pending.generations.length === 0) return planned;
+      if (!('unchanged' in planned)) await counted.runFiles.delete(planned.scratch, env.signal).catch(() => undefined);
+      run.source = stored;
       return run.attempt(target);
     });
   } catch (e) {
@@ -142,29 +153,57 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
 }
 
 /**
- * A merge's source: a branch's head, or a remote-tracking ref (`remote:origin/main`, what a pull
- * merges), read exactly as the last fetch left it.
+ * A merge's source: a branch's head (or, in a cold process, the head its hint names, with the head
+ * read that confirms it), or a remote-tracking ref (`remote:origin/main`, what a pull merges), read
+ * exactly as the last fetch left it.
  */
-function sourceHead(heads: GraphPorts['heads'], source: string, signal: AbortSignal | undefined): Promise<Snapshot> {
+function sourceHead(
+  heads: GraphPorts['heads'],
+  source: string,
+  o: { hinted: boolean; signal: AbortSignal | undefined },
+): Promise<HintedHead> {
+  const { hinted, signal } = o;
   const path = parseRefText(source);
-  if (!('error' in path) && 'remote' in path.base && path.steps.length === 0) return heads.resolve({ path }, signal);
-  return heads.branchHead(source, signal);
+  if (!('error' in path) && 'remote' in path.base && path.steps.length === 0)
+    return heads.resolve({ path }, signal).then((head) => ({ head }));
+  return hinted ? heads.hintedHead(source, signal) : heads.branchHead(source, signal).then((head) => ({ head }));
 }
 
-/** Both heads at once (on a remote store each is a chain of round trips); for an applied commit, the sides it merges. */
-async function pinHeads(
-  ports: GraphPorts,
-  spec: MergeSpec,
-  signal: AbortSignal | undefined,
-): Promise<{ source: Snapshot; target: Snapshot; applied?: AppliedChange }> {
+/** Both sides, pinned, and the head reads that must confirm any side planned on a branch hint. */
+interface PinnedHeads {
+  source: Snapshot;
+  target: Snapshot;
+  applied?: AppliedChange;
+  /** The source's head read, when the source is the head its hint named. */
+  sourceCheck?: Promise<Snapshot>;
+  /** The target's head read, when the target is the head its hint named. */
+  targetCheck?: Promise<Snapshot>;
+}
+
+/**
+ * Both heads at once (on a remote store each is a chain of round trips); for an applied commit, the
+ * sides it merges. In a cold process a plain merge plans on the heads the branches' hints name
+ * while their head reads go on beside the plan: a cold merge then waits for one round trip before
+ * planning, not two. A merge that expects a head, or whose target's hinted record is protected,
+ * waits for the heads themselves, so what it checks before planning is never a hint's word.
+ */
+async function pinHeads(ports: GraphPorts, spec: MergeSpec, env: RunEnvironment): Promise<PinnedHeads> {
   const { heads } = ports;
+  const { signal } = env;
   const applying = spec.apply !== 'merge';
-  const [named, target] = await Promise.all([
-    applying ? heads.commitSnapshot(spec.source, signal) : sourceHead(heads, spec.source, signal),
-    heads.branchHead(spec.into, signal),
+  const hinted =
+    !applying && env.idempotency === undefined && spec.expectedSourceHead === undefined && spec.expectedSourceState === undefined;
+  const [named, into] = await Promise.all([
+    applying
+      ? heads.commitSnapshot(spec.source, signal).then((head): HintedHead => ({ head }))
+      : sourceHead(heads, spec.source, { hinted, signal }),
+    hinted && spec.expectedTargetHead === undefined
+      ? heads.hintedHead(spec.into, signal)
+      : heads.branchHead(spec.into, signal).then((head): HintedHead => ({ head })),
   ]);
-  const applied = spec.apply !== 'merge' ? await appliedSides({ ports, commit: named, kind: spec.apply, signal }) : undefined;
-  const source = applied?.source ?? named;
+  const target: HintedHead = into.check !== undefined && into.head.branch?.protection !== undefined ? { head: await into.check } : into;
+  const applied = spec.apply !== 'merge' ? await appliedSides({ ports, commit: named.head, kind: spec.apply, signal }) : undefined;
+  const source = applied?.source ?? named.head;
   const expected = spec.expectedSourceHead;
   if (expected !== undefined && source.manifest.commit.id !== expected) {
     throw new BranchgraphError('head_moved', `branch ${spec.source} is at ${source.manifest.commit.id}, not ${expected}`, {
@@ -177,7 +216,13 @@ async function pinHeads(
       details: { branch: spec.source, expected: state, actual: headState(source) },
     });
   }
-  return { source, target, ...(applied !== undefined ? { applied: applied.apply } : {}) };
+  return {
+    source,
+    target: target.head,
+    ...(applied !== undefined ? { applied: applied.apply } : {}),
+    ...(named.check !== undefined ? { sourceCheck: named.check } : {}),
+    ...(target.check !== undefined ? { targetCheck: target.check } : {}),
+  };
 }
 
 /** The result a caller sees: the conflict page, or the outcome with its commit (and the source deleted on request). */
