@@ -313,14 +313,18 @@ export class Graph {
    * Load NDJSON operations, or one table's rows as CSV or Parquet, as one all-or-nothing commit
    * (see load-source.ts and bulk-load.ts). A string is NDJSON. One table's CSV or Parquet rows
    * into a table that holds none stream through the bulk path (streaming-load.ts), `chunkRows`
-   * at a time (CHUNK_ROWS when absent), merged `fanIn` chunks at a time (MAX_FAN_IN).
+   * at a time (CHUNK_ROWS when absent), merged `fanIn` chunks at a time (MAX_FAN_IN). A body that
+   * streams is bounded by `maxBytes` (1 GiB by default) where it streams through, and by
+   * `maxHeldBytes` (`maxBytes` by default) where it is read whole: NDJSON, Parquet, and rows into a
+   * table that holds some.
    */
   async load(
     branch: string,
     source: string | LoadSource,
-    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number; chunkRows?: number; fanIn?: number } = {},
+    opts: ChangeOptions & { progress?: ProgressSink; maxBytes?: number; maxHeldBytes?: number; chunkRows?: number; fanIn?: number } = {},
   ): Promise<ChangeResult<WriteSummary>> {
     const maxBytes = opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES;
+    const maxHeldBytes = Math.min(maxBytes, opts.maxHeldBytes ?? maxBytes);
     if (typeof source !== 'string' && source.format !== 'ndjson') {
       // One table's rows into a table that holds none stream through the bulk path (streaming-load.ts).
       const head = await this.ports.heads.branchHead(branch, opts.signal);
@@ -329,11 +333,11 @@ export class Graph {
         const { tables, publication, embedder } = this.ports;
         return streamLoad({
           ...{ tables, runs: this.#parts.runs, publication, clock: this.clock, embedder },
-          ...{ head, type, branch, source, opts: { ...opts, maxBytes }, chunkRows: opts.chunkRows, fanIn: opts.fanIn },
+          ...{ head, type, branch, source, opts: { ...opts, maxBytes, maxHeldBytes }, chunkRows: opts.chunkRows, fanIn: opts.fanIn },
         });
       }
     }
-    const input = await readLoad(typeof source === 'string' ? { format: 'ndjson', body: source } : source, maxBytes);
+    const input = await readLoad(typeof source === 'string' ? { format: 'ndjson', body: source } : source, maxHeldBytes);
     const plan = planLoad({
       tables: this.ports.tables,
       runs: this.#parts.runs,

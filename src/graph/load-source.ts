@@ -39,7 +39,7 @@ export interface LoadInput {
   operations(schema: Schema): { ops: WriteOp[]; name: (i: number) => string; wellFormed?: boolean };
 }
 
-/** Read a load's body in full (bounded by `maxBytes` when it streams); nothing is checked against a schema yet. */
+/** Read a load's body in full (bounded by `maxBytes` when it streams: it is held whole); nothing is checked against a schema yet. */
 export async function readLoad(source: LoadSource, maxBytes: number): Promise<LoadInput> {
   const { format, table, op = 'upsert' } = source;
   if (format === 'ndjson') {
@@ -48,7 +48,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
         issues: [{ path: table !== undefined ? 'table' : 'op', message: 'not taken with NDJSON' }],
       });
     const lines: number[] = [];
-    const ops = await parseNdjson(await textOf(source.body, maxBytes), lines);
+    const ops = await parseNdjson(await textOf(source.body, maxBytes, HELD), lines);
     return { rows: ops.length, operations: () => ({ ops, name: (i) => `line ${lines[i]}`, wellFormed: true }) };
   }
   if (table === undefined)
@@ -80,7 +80,7 @@ async function csvInput(
   a: { typeOf: (schema: Schema) => TableType; op: LoadOp; maxBytes: number },
 ): Promise<LoadInput> {
   const records: CsvRecord[] = [];
-  for await (const piece of csvRecords(body, a.maxBytes)) {
+  for await (const piece of csvRecords(body, a.maxBytes, HELD)) {
     for (const r of piece) records.push(r);
     if (records.length > MAX_LOAD_ROWS + 1) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_LOAD_ROWS} rows`);
   }
@@ -118,11 +118,14 @@ export interface LoadChunk {
  * arrives (a piece at a time, decoded as UTF-8 in stream), so only one chunk of records is held;
  * a Parquet file is decoded to Arrow columns once and read into rows a chunk at a time.
  */
-export async function* loadChunks(source: LoadSource, a: { type: TableType; rows: number; maxBytes: number }): AsyncGenerator<LoadChunk> {
+export async function* loadChunks(
+  source: LoadSource,
+  a: { type: TableType; rows: number; maxBytes: number; maxHeldBytes: number },
+): AsyncGenerator<LoadChunk> {
   const { type, rows } = a;
   const op = source.op ?? 'upsert';
   if (source.format === 'parquet') {
-    const file = await parquetRows(await bytesOf(source.body, a.maxBytes));
+    const file = await parquetRows(await bytesOf(source.body, a.maxHeldBytes));
     for (let from = 0; from < file.count; from += rows) {
       const to = Math.min(file.count, from + rows);
       const ops = file.read(type, { from, to }).map((values) => ({ op, table: type.name, values }));
@@ -139,7 +142,7 @@ export async function* loadChunks(source: LoadSource, a: { type: TableType; rows
     const origins = Uint32Array.from(records, (r) => r.line);
     return { ops, origins, name: (i) => `line ${origins[i]}` };
   };
-  for await (const piece of csvRecords(source.body, a.maxBytes)) {
+  for await (const piece of csvRecords(source.body, a.maxBytes, STREAMED)) {
     for (const r of piece) {
       if (columns === undefined) {
         columns = columnsOf(type, r.fields, `line ${r.line}`);
@@ -157,9 +160,9 @@ export async function* loadChunks(source: LoadSource, a: { type: TableType; rows
 }
 
 /** A CSV body's records, a piece of text at a time, with a turn of the event loop between pieces. */
-async function* csvRecords(body: LoadSource['body'], maxBytes: number): AsyncGenerator<CsvRecord[]> {
+async function* csvRecords(body: LoadSource['body'], maxBytes: number, held: boolean): AsyncGenerator<CsvRecord[]> {
   const reader = new CsvReader(MAX_LINE_BYTES);
-  for await (const text of textPieces(body, maxBytes)) {
+  for await (const text of textPieces(body, maxBytes, held)) {
     yield reader.push(text);
     await nextTurn();
   }
@@ -167,7 +170,7 @@ async function* csvRecords(body: LoadSource['body'], maxBytes: number): AsyncGen
 }
 
 /** A body as text, about LARGE_BYTES at a time, decoded as UTF-8 as it streams (a bad byte is `invalid_input`). */
-async function* textPieces(body: LoadSource['body'], maxBytes: number): AsyncGenerator<string> {
+async function* textPieces(body: LoadSource['body'], maxBytes: number, held: boolean): AsyncGenerator<string> {
   if (typeof body === 'string') {
     for (let at = 0; at < body.length; at += LARGE_BYTES) yield body.slice(at, at + LARGE_BYTES);
     return;
@@ -185,7 +188,7 @@ async function* textPieces(body: LoadSource['body'], maxBytes: number): AsyncGen
   let size = 0;
   for await (const bytes of body instanceof Uint8Array ? bytePieces(body) : body) {
     size += bytes.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
+    if (size > maxBytes) throw tooLarge(maxBytes, held);
     yield decode(bytes);
   }
   yield decode();
@@ -195,8 +198,13 @@ function* bytePieces(bytes: Uint8Array): Generator<Uint8Array> {
   for (let at = 0; at < bytes.length; at += LARGE_BYTES) yield bytes.subarray(at, at + LARGE_BYTES);
 }
 
-function tooLarge(maxBytes: number): BranchgraphError {
-  return new BranchgraphError('payload_too_large', `a load body is limited to ${maxBytes} bytes`, { details: { limit: maxBytes } });
+/** Whether a body being read is held whole (the general path, Parquet) or streamed through (the bulk path's CSV). */
+const HELD = true;
+const STREAMED = false;
+
+function tooLarge(maxBytes: number, held: boolean): BranchgraphError {
+  const what = held ? 'a load body read whole (NDJSON, Parquet, or rows into a table that holds rows)' : 'a load body';
+  return new BranchgraphError('payload_too_large', `${what} is limited to ${maxBytes} bytes`, { details: { limit: maxBytes } });
 }
 
 function csvValues(columns: readonly PropDef[], fields: readonly (string | null)[], line: number): Record<string, unknown> {
@@ -227,15 +235,15 @@ async function bytesOf(body: LoadSource['body'], maxBytes: number): Promise<Uint
   let size = 0;
   for await (const chunk of body) {
     size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
+    if (size > maxBytes) throw tooLarge(maxBytes, HELD);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }
 
-async function textOf(body: LoadSource['body'], maxBytes: number): Promise<string> {
+async function textOf(body: LoadSource['body'], maxBytes: number, held: boolean): Promise<string> {
   if (typeof body === 'string') return body;
   let text = '';
-  for await (const piece of textPieces(body, maxBytes)) text += piece;
+  for await (const piece of textPieces(body, maxBytes, held)) text += piece;
   return text;
 }

@@ -94,7 +94,8 @@ export interface StreamingLoad {
   type: TableType;
   branch: string;
   source: LoadSource;
-  opts: ChangeOptions & { progress?: ProgressSink | undefined; maxBytes: number };
+  /** `maxBytes` bounds the input streamed through; `maxHeldBytes` one read whole first (Parquet, whose footer comes last). */
+  opts: ChangeOptions & { progress?: ProgressSink | undefined; maxBytes: number; maxHeldBytes: number };
   /** Rows per chunk (CHUNK_ROWS; tests take fewer to reach several chunks with few rows). */
   chunkRows?: number;
   /** Chunks one merge reads at once (MAX_FAN_IN; tests take fewer to reach a merge of merges). */
@@ -149,7 +150,7 @@ async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledC
   // judge it, as an upsert in a later chunk may take the value away from a row of this one.
   const head = { ...a.head, schema: { ...a.head.schema, types: a.head.schema.types.map((t) => (t === type ? withoutUnique(t) : t)) } };
   let total = 0;
-  for await (const chunk of loadChunks(a.source, { type, rows: chunkRows, maxBytes: opts.maxBytes })) {
+  for await (const chunk of loadChunks(a.source, { type, rows: chunkRows, maxBytes: opts.maxBytes, maxHeldBytes: opts.maxHeldBytes })) {
     total += chunk.ops.length;
     if (total > MAX_BULK_ROWS) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_BULK_ROWS} rows`);
     const resolved = await resolveWrite({

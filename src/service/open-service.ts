@@ -27,6 +27,7 @@ export function serviceOptions(config: Config, log?: Logger): ServiceOptions {
     catchUp: config.catchUp,
     compaction: config.compaction,
     maxIngestBytes: config.maxIngestBytes,
+    maxBodyBytes: config.maxBodyBytes,
     hooks: config.hooks,
     expiry: config.expiry,
     ...(log ? { log } : {}),

@@ -44,6 +44,11 @@ export interface ServiceOptions {
   progressLogMs?: number;
   /** The most bytes one NDJSON ingest body may stream (default 1 GiB). */
   maxIngestBytes?: number;
+  /**
+   * The most bytes of a request body held whole (the server's body limit): what an HTTP load that
+   * cannot stream through (NDJSON, Parquet, rows into a table that holds some) may read.
+   */
+  maxBodyBytes?: number;
   /** Webhook and check delivery: the host allowlist, timeouts, retries, queue. */
   hooks?: HookSettings;
   /** How often expired branches are swept (branch-expiry.ts). */

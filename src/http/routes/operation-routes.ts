@@ -35,7 +35,7 @@ export function operationRoutes(app: Hono<Env>, service: BranchgraphService): vo
         const out = await runParsed(op, service, { input: parsed, ctx: ctxOf(c) });
         return await reply(op, c, { out, input: parsed });
       } finally {
-        release();
+        await release();
       }
     });
   }
@@ -46,7 +46,7 @@ async function httpInput(
   op: Operation,
   c: Context<Env>,
   fields: InputField[],
-): Promise<{ input: Record<string, unknown>; release: () => void }> {
+): Promise<{ input: Record<string, unknown>; release: () => void | Promise<void> }> {
   const { http } = op;
   const fixed: Record<string, unknown> = {};
   for (const [, name] of http.path.matchAll(/\{(\w+)\}/g))
@@ -55,7 +55,7 @@ async function httpInput(
     const v = c.req.header(header);
     if (v !== undefined) fixed[field] = v;
   }
-  let release = (): void => undefined;
+  let release = (): void | Promise<void> => undefined;
   let rest: Record<string, unknown>;
   if (http.body === 'whole' || http.body === 'stream') {
     const [media, field] = mediaOf(op, c);
@@ -64,7 +64,11 @@ async function httpInput(
       const body = c.req.raw.body;
       if (body === null)
         throw new BranchgraphError('invalid_input', `${op.name} needs a body (${media})`, { issues: [{ path: 'body', message: 'empty' }] });
-      rest[field] = body as unknown as AsyncIterable<Uint8Array>;
+      // Read without cancelling the body when the reader stops early (a refusal part-way): a little
+      // that is left is read and dropped before the answer goes, so a client still sending gets the
+      // answer rather than a connection closed under it; more is not read (dropRest).
+      rest[field] = (body as unknown as StreamWithValues).values({ preventCancel: true });
+      release = () => dropRest(body);
     } else if (isTextMedia(media)) {
       const read = await bodyText(c);
       release = read.release;
@@ -77,6 +81,33 @@ async function httpInput(
   } else if (http.method === 'GET' || http.method === 'DELETE') rest = queryInput(c, fields, fixed);
   else rest = bodyFields(await jsonBody(c), fixed);
   return { input: { ...rest, ...fixed }, release };
+}
+
+/** A web stream's reader that can leave the stream uncancelled when it stops early. */
+interface StreamWithValues {
+  values(o: { preventCancel: boolean }): AsyncIterable<Uint8Array>;
+}
+
+/**
+ * The most of a streamed body left unread that is read and dropped before answering. Past it the
+ * body is cancelled and the connection closed: a client sending far more than was asked for (a
+ * hostile body) is not read to its end.
+ */
+const MAX_DROPPED_BYTES = 2 * 1024 * 1024;
+
+/** What an operation left of its streamed body: read and dropped up to MAX_DROPPED_BYTES, else cancelled. */
+async function dropRest(body: ReadableStream<Uint8Array>): Promise<void> {
+  if (body.locked) return;
+  let left = MAX_DROPPED_BYTES;
+  try {
+    // Leaving the loop early cancels the body.
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      left -= chunk.length;
+      if (left < 0) return;
+    }
+  } catch {
+    // The client went away: there is nobody to answer.
+  }
 }
 
 /** A JSON body's fields; a field the path or a header gives is not the body's to give. */

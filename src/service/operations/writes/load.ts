@@ -8,10 +8,11 @@ import type { LoadSource } from '../../../graph/load-source.js';
 
 /**
  * A bulk load as one all-or-nothing commit, followed as a long operation (parse, validate,
- * write): NDJSON operations, or one table's rows as CSV or Parquet. REST takes the body as it is,
- * its Content-Type saying which, with `table` and `op` in the query string. A caller in this
- * process may give the body as a byte stream: a CSV or Parquet load into an empty table then reads
- * it as it arrives, in memory bounded whatever its size (docs/import.md).
+ * write): NDJSON operations, or one table's rows as CSV or Parquet. REST streams the body as it
+ * arrives, its Content-Type saying which, with `table` and `op` in the query string; a caller in
+ * this process may give it as a byte stream too. A CSV load into an empty table then reads it as it
+ * arrives, in memory bounded whatever its size (docs/import.md); a load read whole is bounded by
+ * the server's body limit when it comes over the network.
  */
 export const load = defineOperation({
   name: 'load',
@@ -42,7 +43,11 @@ export const load = defineOperation({
           ? { format: 'csv', body: input.csv, table: input.table, op: input.op }
           : { format: 'parquet', body: input.parquet as Uint8Array | ByteStream, table: input.table, op: input.op };
     const r = await service.tracked({ kind: 'load', branch, source: null, log: ctx.log }, ctx, (progress) =>
-      service.graph.load(branch, source, { signal: ctx.signal, actor: ctx.actor, message: 'bulk load', progress }),
+      service.graph.load(branch, source, {
+        ...{ signal: ctx.signal, actor: ctx.actor, message: 'bulk load', progress },
+        // Held whole, a body from the network is bounded as any request body is; one streamed through is not held.
+        maxHeldBytes: ctx.transport === 'http' ? service.opts.maxBodyBytes : undefined,
+      }),
     );
     if (r.status === 'published') service.compactor.touched(branch);
     return writeResult(r);
@@ -52,7 +57,7 @@ export const load = defineOperation({
     method: 'POST',
     path: '/branches/{id}/load',
     params: { id: 'branch' },
-    body: 'whole',
+    body: 'stream',
     media: { 'application/x-ndjson': 'ndjson', 'text/csv': 'csv', 'application/vnd.apache.parquet': 'parquet' },
   },
   graphql: [{ type: 'Mutation', field: 'load', omit: ['parquet'] }],
