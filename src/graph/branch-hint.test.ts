@@ -19,8 +19,9 @@ describe('branch head hints', () => {
     const after = counting.snapshot();
     expect(head.manifest.commit.id).toBe((await g.branchHead('main')).manifest.commit.id);
     // No record is read again, no lineage hint and no manifest is read: the hint (with the head's
-    // manifest in it), and version + 1 (absent) instead of a listing of the lineage. The record opening the graph read is checked by asking for
-    // the next record by name (absent), not by listing the branch's records.
+    // manifest in it), and version + 1 (absent) instead of a listing of the lineage. The record
+    // opening the graph read is checked by asking for the next record by name (absent), not by
+    // listing the branch's records.
     expect(after.get.calls - before.get.calls).toBe(2);
     expect(after.head.calls - before.head.calls).toBe(1);
     expect(after.list.calls - before.list.calls).toBe(0);

@@ -34,10 +34,12 @@ const BranchHintZ = z.object({
 });
 
 /**
- * The largest manifest (stored bytes) and schema (canonical text) a hint carries. A hint is
- * rewritten on every publication, so it stays a small object; a graph of a few dozen tables fits.
+ * The largest manifest (stored, compressed bytes) and schema (canonical text, which compresses to
+ * a tenth or so) a hint carries. A hint is rewritten on every publication, so it stays a small
+ * object: the manifest of a graph of a few dozen tables fits, and a schema of a few hundred.
  */
-export const MAX_HINTED_BYTES = 16 * 1024;
+export const MAX_HINTED_MANIFEST_BYTES = 16 * 1024;
+export const MAX_HINTED_SCHEMA_BYTES = 64 * 1024;
 
 /** A branch's head hint as read: the record copy, the head it names, and that head's manifest when the hint carried it. */
 export interface BranchHint {
@@ -179,8 +181,8 @@ export class BranchRecords {
       record,
       head: refOf(head),
       schema,
-      manifest: bytes !== undefined && bytes.length <= MAX_HINTED_BYTES ? Buffer.from(bytes).toString('base64') : undefined,
-      schemaDoc: doc !== undefined && canonicalJson(doc).length <= MAX_HINTED_BYTES ? doc : undefined,
+      manifest: bytes !== undefined && bytes.length <= MAX_HINTED_MANIFEST_BYTES ? Buffer.from(bytes).toString('base64') : undefined,
+      schemaDoc: doc !== undefined && canonicalJson(doc).length <= MAX_HINTED_SCHEMA_BYTES ? doc : undefined,
     };
     await this.store.putOverwrite(keys.branchHint(record.name), encodeJson(hint)).catch(() => undefined);
   }
