@@ -38,6 +38,20 @@ describe('FsStore across processes', () => {
     expect(won).toEqual(expected);
   }, 60_000);
 
+  it('a directory removed from outside after a write is made again by the next write into it', async () => {
+    const root = await freshDir();
+    const s = new FsStore(root);
+    await s.putIfAbsent('runs/T/a', new Uint8Array([1]));
+    await s.putOverwrite('hints/x', new Uint8Array([1]));
+    // Whole directories gone, the temp directory too: the store made them once and remembers that.
+    for (const d of ['runs', 'hints', '.tmp']) await rm(path.join(root, d), { recursive: true, force: true });
+    await s.putIfAbsent('runs/T/b', new Uint8Array([2]));
+    await s.putOverwrite('hints/y', new Uint8Array([3]));
+    expect([...(await s.get('runs/T/b'))]).toEqual([2]);
+    expect([...(await s.get('hints/y'))]).toEqual([3]);
+    await expect(s.get('runs/T/a')).rejects.toMatchObject({ code: 'object_not_found' });
+  });
+
   it('leaves no temp files behind after writes, and temp files are never listed', async () => {
     const root = await freshDir();
     const s = new FsStore(root);
@@ -53,31 +67,31 @@ describe('FsStore across processes', () => {
 
 describe('FsStore on a full disk and after a crash', () => {
   it('regression: a write that hits ENOSPC leaves no temp file, fails with a clear retryable error, and writes work once space is back', async () => {
-    const { promises: fsp } = await import('node:fs');
+    const { default: fs } = await import('node:fs');
     const { vi } = await import('vitest');
     const dir = await freshDir();
     const s = new FsStore(dir);
     await s.putIfAbsent('a', new Uint8Array([1]));
-    const realOpen = fsp.open.bind(fsp);
-    const spy = vi.spyOn(fsp, 'open').mockImplementation(async (...args: Parameters<typeof fsp.open>) => {
-      const handle = await realOpen(...args);
-      if (args[1] !== 'wx') return handle;
-      // The disk fills up part-way through the body.
-      handle.writeFile = async () => {
-        await handle.write(new Uint8Array(1000));
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      };
-      return handle;
-    });
+    const full = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    // The disk fills up part-way through the body: a small body is written at once, a large one a piece at a time.
+    const spies = [
+      vi.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+        throw full();
+      }),
+      vi.spyOn(fs, 'write').mockImplementationOnce(((...args: unknown[]) => {
+        (args.at(-1) as (e: Error) => void)(full());
+      }) as never),
+    ];
     try {
-      await expect(s.putIfAbsent('big', new Uint8Array(1 << 20))).rejects.toMatchObject({
-        code: 'store_unavailable',
-        retryable: true,
-        message: expect.stringContaining('no space left'),
-      });
+      for (const size of [1 << 20, (1 << 20) + 1])
+        await expect(s.putIfAbsent(`big-${size}`, new Uint8Array(size))).rejects.toMatchObject({
+          code: 'store_unavailable',
+          retryable: true,
+          message: expect.stringContaining('no space left'),
+        });
       expect(await readdir(path.join(dir, '.tmp'))).toEqual([]);
     } finally {
-      spy.mockRestore();
+      for (const spy of spies) spy.mockRestore();
     }
     await s.putIfAbsent('big', new Uint8Array(1 << 20));
     expect((await s.head('big'))?.size).toBe(1 << 20);
