@@ -5,7 +5,8 @@
  * by either process, branch create/delete, criss-cross histories (with a
  * change reverted between the two best bases), schemas tightened and
  * loosened on one branch, concurrent writers on one branch (group commit),
- * merges at widths 1/2/4, dry runs, GC at grace 0
+ * merges at widths 1/2/4 (some from a fresh process, planned on the heads
+ * the branches' hints name), dry runs, GC at grace 0
  * beside other operations while the clock jumps past GC's floor and each
  * process's clock is skewed up to an hour from the store's, keys from
  * the whole UTF-16 space, and restarts, run against the real engine on a
@@ -414,10 +415,14 @@ async function simulate(seed: number): Promise<void> {
       label = `merge ${source} into ${into} width ${width}${dryRun ? ' dry-run' : ''}`;
       if (process.env.SIM_TRACE) console.log(`step ${step} ${label}`);
       const outcomes = model.mergeOutcomes(source, into);
-      const r = await mergeBranches(g.ports, mergeSpec({ source, into, width, dryRun })).then(
+      // Now and then from a fresh process: it plans on the heads the branches' hints name, which the
+      // other process, a lost response or a failed hint write may have left stale.
+      const cold = rng.chance(0.3) ? await openRetrying(faulty, processClock(0), jitters[0] as Prng) : undefined;
+      const r = await mergeBranches((cold ?? g).ports, mergeSpec({ source, into, width, dryRun })).then(
         (x) => ({ ok: x }),
         (e: unknown) => ({ err: e }),
       );
+      await cold?.close();
       const observed = await engineState(clean);
       if ('err' in r && outcomes.every((o) => o.outcome === 'schema_incompatible') && isBranchgraphError(r.err, 'schema_incompatible')) {
         if (canon(observed) !== canon(modelState(before)))
