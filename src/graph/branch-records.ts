@@ -176,7 +176,8 @@ export class BranchRecords {
   async writeHint(record: BranchRecord, head: Manifest): Promise<void> {
     const bytes = this.storedBytes(head);
     const schema = head.schemaDoc === undefined ? head.schema : undefined;
-    const doc = schema === undefined ? undefined : await this.o.schemas.read(schema).catch(() => undefined);
+    // From memory only (the publisher just used it): a hint never reads the store.
+    const doc = schema === undefined ? undefined : await this.o.schemas.held(schema)?.catch(() => undefined);
     const hint = {
       record,
       head: refOf(head),

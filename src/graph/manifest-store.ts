@@ -25,6 +25,9 @@ import type { RepositoryCaches } from './repository-caches.js';
 import type { SchemaStore } from './schema-store.js';
 
 export class ManifestStore {
+  /** Each manifest's stored bytes once encoded (see `encode`); dropped with the manifest. */
+  private readonly encoded = new WeakMap<Manifest, Uint8Array>();
+
   constructor(
     private readonly store: ObjectStore,
     private readonly o: { caches: RepositoryCaches; trees: TreeOptions; clock: () => number; schemas: SchemaStore },
@@ -69,9 +72,17 @@ export class ManifestStore {
     return m;
   }
 
-  /** A manifest's stored bytes, as publication writes them. */
+  /**
+   * A manifest's stored bytes, as publication writes them; encoded once per manifest, so the head
+   * hint written after a publication carries the bytes published without encoding them again.
+   */
   encode(m: Manifest): Uint8Array {
-    return encodeManifest(m, this.caches.runLists);
+    let bytes = this.encoded.get(m);
+    if (bytes === undefined) {
+      bytes = encodeManifest(m, this.caches.runLists);
+      this.encoded.set(m, bytes);
+    }
+    return bytes;
   }
 
   /** A manifest through the cache; a missing one fails with the store's `object_not_found`. */

@@ -44,7 +44,7 @@ import type { Repository } from './repository.js';
 import type { RunStore } from './run-store.js';
 import type { BranchHints } from './branch-hints.js';
 import type { FoldRequest, Heads, Publication } from './ports.js';
-import { shownTables, type Snapshot } from './snapshot.js';
+import { sameHead, shownTables, type Snapshot } from './snapshot.js';
 import type { LaneTip, LaneTurn, PublicationLanes } from './publication-lanes.js';
 import {
   MAX_PUBLISH_ATTEMPTS,
@@ -572,16 +572,6 @@ function protectionMarks(
   const v = protectionVerdict({ branch: rec.name, rule: rec.protection, change, pass });
   if (!v.allowed) throw new BranchgraphError('branch_protected', v.reason, { details: { branch: rec.name } });
   return v.bypassed ? { ...request, bypass: true } : request;
-}
-
-/** The same head: the same manifest, under the same branch record (protection and lineage as they were). */
-function sameHead(stored: Snapshot, known: Snapshot): boolean {
-  return (
-    sameRef(stored.ref, known.ref) &&
-    stored.branch?.seq === known.branch?.seq &&
-    stored.branch?.lineage === known.branch?.lineage &&
-    stored.pending.generations.length === 0
-  );
 }
 
 /** Whether `s` is a later version of the lineage `than` is on (true when there is no `than`). */

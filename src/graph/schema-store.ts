@@ -23,6 +23,11 @@ export class SchemaStore {
     return this.cache.has(hash);
   }
 
+  /** The schema with `hash` if this process holds it, without reading it. */
+  held(hash: string): Promise<Schema> | undefined {
+    return this.cache.peek(hash);
+  }
+
   /**
    * Keep a schema read from elsewhere (a manifest's inline copy, a branch hint's), if it is the
    * schema `hash` names; false when it is not.

@@ -6,7 +6,7 @@
 import { findType, type Schema } from '../model/schema.js';
 import type { TableVersion } from '../table/table-version.js';
 import { viewTables, type PendingWal } from '../pending/pending-wal.js';
-import type { Manifest, ManifestRef } from './manifest.js';
+import { sameRef, type Manifest, type ManifestRef } from './manifest.js';
 import type { RefPath } from '../model/ref-grammar.js';
 import type { BranchRecord } from './branch-record.js';
 
@@ -27,6 +27,16 @@ export interface Snapshot {
 /** The tables a snapshot shows: the manifest's with the pending runs on top, those its schema still has. */
 export function shownTables(manifest: Manifest, schema: Schema, pending: PendingWal): Record<string, TableVersion> {
   return Object.fromEntries(Object.entries(viewTables(manifest, pending)).filter(([t]) => findType(schema, t) !== undefined));
+}
+
+/** The same head: the same manifest, under the same branch record (protection and lineage as they were). */
+export function sameHead(stored: Snapshot, known: Snapshot): boolean {
+  return (
+    sameRef(stored.ref, known.ref) &&
+    stored.branch?.seq === known.branch?.seq &&
+    stored.branch?.lineage === known.branch?.lineage &&
+    stored.pending.generations.length === 0
+  );
 }
 
 /**

@@ -31,6 +31,15 @@ async function hintOf(store: MemoryStore, g: Graph, branch: string): Promise<Uin
   return store.get(keys.branchHint(branch));
 }
 
+/** Write `person` on `branch`, then put the branch's hint back as it was before: the commit written. */
+async function movedUnderStaleHint(store: MemoryStore, g: Graph, branch: string, id: string): Promise<string> {
+  const stale = await hintOf(store, g, branch);
+  const newest = await mustWrite(g, branch, [person(id)]);
+  await g.idle();
+  await store.putOverwrite(keys.branchHint(branch), stale);
+  return newest;
+}
+
 /** A fresh process's merge of `source` into main. */
 async function coldMerge(store: MemoryStore, source: string) {
   return merge(await Graph.open(store, { actor: 'cold' }), source);
@@ -51,10 +60,7 @@ describe('a cold merge planned on hinted heads', () => {
 
   it('a stale source hint is planned on, found out, and the merge lands the source as it is', async () => {
     const { store, g } = await forked();
-    const stale = await hintOf(store, g, 'f');
-    const newest = await mustWrite(g, 'f', [person('f2')]);
-    await g.idle();
-    await store.putOverwrite(keys.branchHint('f'), stale);
+    const newest = await movedUnderStaleHint(store, g, 'f', 'f2');
     const r = await coldMerge(store, 'f');
     expect(r).toMatchObject({ status: 'success', outcome: 'merged', sourceHead: newest });
     expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a', 'b', 'f1', 'f2', 'm1']);
@@ -62,10 +68,7 @@ describe('a cold merge planned on hinted heads', () => {
 
   it('a stale target hint costs a second plan on the stored head, and nothing main holds is lost', async () => {
     const { store, g } = await forked();
-    const stale = await hintOf(store, g, 'main');
-    const newest = await mustWrite(g, 'main', [person('m2')]);
-    await g.idle();
-    await store.putOverwrite(keys.branchHint('main'), stale);
+    const newest = await movedUnderStaleHint(store, g, 'main', 'm2');
     const r = await coldMerge(store, 'f');
     expect(r).toMatchObject({ status: 'success', outcome: 'merged', targetHead: newest });
     const head = await g.branchHead('main');

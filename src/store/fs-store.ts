@@ -60,10 +60,8 @@ import {
 const TMP_DIR = '.tmp';
 /** The most directories an FsStore remembers having made. */
 const MAX_MADE_DIRS = 65_536;
-/** Objects up to this size are read in one synchronous call (see the header). */
-const SYNC_READ_BYTES = 1024 * 1024;
-/** Bodies up to this size are written at once; larger ones through the thread pool (see the header). */
-const SYNC_WRITE_BYTES = 1024 * 1024;
+/** Objects up to this size are read, and written but for their fsyncs, in synchronous calls (see the header). */
+const SYNC_BYTES = 1024 * 1024;
 const FILE_SUFFIX = '~';
 const EMPTY_SEGMENT = '~e';
 
@@ -178,7 +176,7 @@ export class FsStore implements ObjectStore {
     const fd = await this.inDir(dir, async () => openSync(tmp, 'wx'));
     try {
       // Through the module object, where a test can stand in a disk that fills up.
-      if (body.length <= SYNC_WRITE_BYTES) for (let at = 0; at < body.length; ) at += fs.writeSync(fd, body, at);
+      if (body.length <= SYNC_BYTES) for (let at = 0; at < body.length; ) at += fs.writeSync(fd, body, at);
       else await writeAll(fd, body, signal);
       await fsyncAsync(fd);
     } catch (e) {
@@ -226,7 +224,7 @@ export class FsStore implements ObjectStore {
     if (size === undefined) throw notFound(key);
     try {
       if (opts.range === undefined) {
-        if (size <= SYNC_READ_BYTES) return unshared(readFileSync(file));
+        if (size <= SYNC_BYTES) return unshared(readFileSync(file));
         return unshared(await fsp.readFile(file, { signal: opts.signal }));
       }
       const handle = await fsp.open(file, 'r');
@@ -450,7 +448,7 @@ const fsyncAsync = promisify(fsync);
 async function writeAll(fd: number, body: Uint8Array, signal: AbortSignal | undefined): Promise<void> {
   for (let at = 0; at < body.length; ) {
     throwIfAborted(signal);
-    const piece = Math.min(body.length - at, SYNC_WRITE_BYTES);
+    const piece = Math.min(body.length - at, SYNC_BYTES);
     at += await new Promise<number>((resolve, reject) =>
       fs.write(fd, body, at, piece, null, (e, written) => (e === null ? resolve(written) : reject(e))),
     );
