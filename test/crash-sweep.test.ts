@@ -16,6 +16,7 @@ import { mergeOk, mustWrite, PEOPLE_SCHEMA, person, rowsOf, seededStore } from '
 import { storedText } from '../src/model/compress-stored.js';
 import { observe, sameContents, type Observed } from './support/observe.js';
 import { cloneMemoryStore as clone } from './support/stores.js';
+import { WaveStore } from './support/wave-store.js';
 import { WalWriter } from '../src/wal/wal-writer.js';
 import { catchUp } from '../src/wal/catch-up.js';
 
@@ -108,6 +109,95 @@ async function sweepPreserving<R>(
     }
   }
   return { points, clean };
+}
+
+/** How many versions each manifest object published at once (1 for a version alone, more for a batch's first). */
+async function batchesIn(store: MemoryStore): Promise<number[]> {
+  const keys = (await listAll(store, 'manifests/')).map((o) => o.key);
+  return Promise.all(
+    keys.map(async (key) => {
+      const stored = JSON.parse(storedText(await store.get(key))) as { later?: unknown[] };
+      return 1 + (stored.later?.length ?? 0);
+    }),
+  );
+}
+
+/**
+ * `n` branches, each adding two people, to be merged into main at once by one process (`run`), and
+ * the check of what a restarted process finds (`restart`): each merge landed whole or not at all,
+ * every acknowledged one landed, main's versions form one chain, one event per landed merge in commit
+ * order; then the merges not acknowledged are retried, and every branch is merged once.
+ */
+async function manyMerges(n: number) {
+  let now = Date.parse('2026-12-01T00:00:00Z');
+  const clock = () => now;
+  const initial = new MemoryStore(clock);
+  const setup = await Graph.open(initial, { clock, ...SMALL_PARTS });
+  await setup.applySchema('main', PEOPLE_SCHEMA);
+  await mustWrite(setup, 'main', [person('a')]);
+  const sources = Array.from({ length: n }, (_, i) => `m${i + 1}`);
+  for (const b of sources) {
+    await setup.createBranch(b, { branch: 'main' });
+    await mustWrite(setup, b, [person(`${b}-x`), person(`${b}-y`)]);
+  }
+  await mustWrite(setup, 'main', [person('b')]);
+  const eventsBefore = (await setup.events({ after: 0, limit: 1000 })).events.length;
+  /**
+   * Every merge at once, each planned on the manifest the one before it built. The store answers in
+   * round trips (waves), as a remote store would, and a manifest's publication last, once the others
+   * have gone as far as they can: merges ready by then publish together in a batch.
+   */
+  const run = async (store: ObjectStore, failure: string): Promise<boolean[]> => {
+    const waves = new WaveStore(store);
+    const g = await Graph.open(waves, { clock, ...SMALL_PARTS }).catch((e: unknown) => {
+      expect(e).toMatchObject({ code: failure });
+      return undefined;
+    });
+    if (g === undefined) return sources.map(() => false);
+    for (const b of ['main', ...sources]) await g.branchHead(b).catch(() => undefined);
+    const { value: results } = await waves.waves(
+      () => Promise.allSettled(sources.map((source) => mergeBranches(g.ports, mergeSpec({ source })))),
+      { last: (c) => c.op === 'putIfAbsent' && c.key.startsWith('manifests/') },
+    );
+    await g.idle();
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: failure });
+    return results.map((r) => r.status === 'fulfilled' && r.value.status === 'success');
+  };
+  const restart = async (inner: MemoryStore, acked: boolean[], at: string): Promise<number> => {
+    // Restart once a publication's deadline has passed by the store's clock, so the feed decides every event.
+    now += MAX_PUBLICATION_MS + 1000;
+    const g = await Graph.open(inner, { clock, ...SMALL_PARTS });
+    const rows = Object.keys(await rowsOf(g, 'main', 'Person'));
+    const landed = sources.map((b) => {
+      expect(rows.includes(`${b}-y`), `${at}: merge of ${b} landed in part`).toBe(rows.includes(`${b}-x`));
+      return rows.includes(`${b}-x`);
+    });
+    landed.forEach((l, i) => {
+      if (acked[i]) expect(l, `${at}: acknowledged merge of ${sources[i]} is missing`).toBe(true);
+    });
+    // main's versions form one chain: each names the version below it as its first parent.
+    const merges: string[] = [];
+    for (let m: Manifest | undefined = (await g.branchHead('main')).manifest; m !== undefined && m.commit.kind === 'merge'; ) {
+      merges.push(m.commit.id);
+      const parent: ManifestRef | undefined = m.commit.parents[0];
+      expect(parent?.version, at).toBe(m.version - 1);
+      m = parent === undefined ? undefined : await g.ports.manifests.readManifest(parent);
+    }
+    expect(merges, at).toHaveLength(landed.filter(Boolean).length);
+    const events = (await g.events({ after: 0, limit: 1000 })).events.slice(eventsBefore).filter((e) => e.kind === 'commit');
+    expect(
+      events.map((e) => e.commit),
+      `${at}: one event per landed merge, in commit order`,
+    ).toEqual([...merges].reverse());
+    // A restarted client retries what was not acknowledged; then every branch is merged once.
+    for (const [i, source] of sources.entries()) if (!acked[i]) await mergeBranches(g.ports, mergeSpec({ source }));
+    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(
+      ['a', 'b', ...sources.flatMap((b) => [`${b}-x`, `${b}-y`])].sort(),
+    );
+    now -= MAX_PUBLICATION_MS + 1000;
+    return landed.filter(Boolean).length;
+  };
+  return { initial, clock, sources, run, restart };
 }
 
 async function mergeSetup(): Promise<MemoryStore> {
@@ -297,79 +387,51 @@ describe('crash sweeps', () => {
     expect([...seenLanded].sort()).toEqual([0, 1, 3]);
   }, 60_000);
 
-  it('three concurrent merges into one branch: each lands whole, the lineage stays a chain, one event per landed merge', async () => {
-    let now = Date.parse('2026-12-01T00:00:00Z');
-    const clock = () => now;
-    const initial = new MemoryStore(clock);
-    const setup = await Graph.open(initial, { clock, ...SMALL_PARTS });
-    await setup.applySchema('main', PEOPLE_SCHEMA);
-    await mustWrite(setup, 'main', [person('a')]);
-    const sources = ['m1', 'm2', 'm3'];
-    for (const b of sources) {
-      await setup.createBranch(b, { branch: 'main' });
-      await mustWrite(setup, b, [person(`${b}-x`), person(`${b}-y`)]);
-    }
-    await mustWrite(setup, 'main', [person('b')]);
-    const eventsBefore = (await setup.events({ after: 0, limit: 1000 })).events.length;
-    // One process merges all three at once: each planned on the manifest the one before it built.
-    const run = async (store: ObjectStore): Promise<boolean[]> => {
-      const g = await Graph.open(store, { clock, ...SMALL_PARTS }).catch((e: unknown) => {
-        expect(e).toMatchObject({ code: 'store_crashed' });
-        return undefined;
-      });
-      if (g === undefined) return sources.map(() => false);
-      const results = await Promise.allSettled(sources.map((source) => mergeBranches(g.ports, mergeSpec({ source }))));
-      for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'store_crashed' });
-      return results.map((r) => r.status === 'fulfilled' && r.value.status === 'success');
-    };
-    const counter = new FaultStore(await clone(initial, clock));
-    expect(await run(counter)).toEqual([true, true, true]);
-    const seenLanded = new Set<number>();
-    let points = 0;
-    for (let k = 1; k <= counter.callCount; k++) {
-      for (const crashEffect of ['before', 'after'] as const) {
-        const inner = await clone(initial, clock);
-        const acked = await run(new FaultStore(inner, { crashAtCall: k, crashEffect }));
-        points++;
-        const at = `crash at ${k} (${crashEffect})`;
-        // Restart once a publication's deadline has passed by the store's clock, so the feed decides every event.
-        now += MAX_PUBLICATION_MS + 1000;
-        const g = await Graph.open(inner, { clock, ...SMALL_PARTS });
-        const rows = Object.keys(await rowsOf(g, 'main', 'Person'));
-        const landed = sources.map((b) => {
-          expect(rows.includes(`${b}-y`), `${at}: merge of ${b} landed in part`).toBe(rows.includes(`${b}-x`));
-          return rows.includes(`${b}-x`);
-        });
-        landed.forEach((l, i) => {
-          if (acked[i]) expect(l, `${at}: acknowledged merge of ${sources[i]} is missing`).toBe(true);
-        });
-        seenLanded.add(landed.filter(Boolean).length);
-        // main's versions form one chain: each names the version below it as its first parent.
-        const merges: string[] = [];
-        for (let m: Manifest | undefined = (await g.branchHead('main')).manifest; m !== undefined && m.commit.kind === 'merge'; ) {
-          merges.push(m.commit.id);
-          const parent: ManifestRef | undefined = m.commit.parents[0];
-          expect(parent?.version, at).toBe(m.version - 1);
-          m = parent === undefined ? undefined : await g.ports.manifests.readManifest(parent);
+  it.each([3, 6])(
+    '%i concurrent merges into one branch: each lands whole, the lineage stays a chain, one event per landed merge',
+    async (n) => {
+      const t = await manyMerges(n);
+      const cleanInner = await clone(t.initial, t.clock);
+      const counter = new FaultStore(cleanInner);
+      expect(await t.run(counter, 'store_crashed')).toEqual(t.sources.map(() => true));
+      // Merges ready while the one below them lands are published in one batch (format 4): the sweep crosses it.
+      if (n > 3) expect(Math.max(0, ...(await batchesIn(cleanInner))), 'the clean run published a batch').toBeGreaterThan(1);
+      const seenLanded = new Set<number>();
+      // Crash points after a batch landed and before its later versions were at their own keys.
+      let unwritten = 0;
+      let points = 0;
+      for (let k = 1; k <= counter.callCount; k++) {
+        for (const crashEffect of ['before', 'after'] as const) {
+          const inner = await clone(t.initial, t.clock);
+          const acked = await t.run(new FaultStore(inner, { crashAtCall: k, crashEffect }), 'store_crashed');
+          points++;
+          if ((await batchesIn(inner)).reduce((a, b) => a + b, 0) > (await listAll(inner, 'manifests/')).length) unwritten++;
+          seenLanded.add(await t.restart(inner, acked, `crash at ${k} (${crashEffect})`));
         }
-        expect(merges, at).toHaveLength(landed.filter(Boolean).length);
-        const events = (await g.events({ after: 0, limit: 1000 })).events.slice(eventsBefore).filter((e) => e.kind === 'commit');
-        expect(
-          events.map((e) => e.commit),
-          `${at}: one event per landed merge, in commit order`,
-        ).toEqual([...merges].reverse());
-        // A restarted client retries what was not acknowledged; then every branch is merged once.
-        for (const [i, source] of sources.entries()) if (!acked[i]) await mergeBranches(g.ports, mergeSpec({ source }));
-        expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(
-          ['a', 'b', ...sources.flatMap((b) => [`${b}-x`, `${b}-y`])].sort(),
-        );
-        now -= MAX_PUBLICATION_MS + 1000;
       }
+      expect(points).toBeGreaterThan(20);
+      // Crashes struck before anything landed, between the merges, and after all of them.
+      expect(seenLanded.has(0) && seenLanded.has(n) && [...seenLanded].some((l) => l > 0 && l < n)).toBe(true);
+      if (n > 3) expect(unwritten, 'crashes before a batch was written out version by version').toBeGreaterThan(0);
+    },
+    240_000,
+  );
+
+  it('6 concurrent merges into one branch under transient failures and lost responses, over 60 seeds: the same holds', async () => {
+    const t = await manyMerges(6);
+    let batched = 0;
+    let failed = 0;
+    for (let seed = 1; seed <= 60; seed++) {
+      const inner = await clone(t.initial, t.clock);
+      const acked = await t.run(new FaultStore(inner, { seed, transientRate: 0.04, lostResponseRate: 0.08 }), 'store_unavailable');
+      failed += acked.filter((a) => !a).length;
+      if (Math.max(0, ...(await batchesIn(inner))) > 1) batched++;
+      await t.restart(inner, acked, `seed ${seed}`);
     }
-    expect(points).toBeGreaterThan(20);
-    // Crashes struck before anything landed, between the merges, and after all of them.
-    expect(seenLanded.has(0) && seenLanded.has(3) && (seenLanded.has(1) || seenLanded.has(2))).toBe(true);
-  }, 120_000);
+    // Faults struck publications, and batches were published through them.
+    expect(failed).toBeGreaterThan(0);
+    expect(batched).toBeGreaterThan(10);
+  }, 240_000);
 
   it('a compaction: every crash point leaves the rows as they were, and a retry compacts', async () => {
     const initial = await seededStore(PEOPLE_SCHEMA, [person('a')]);

@@ -122,12 +122,6 @@ export interface EventPage {
   waitingOn: { seq: number; writer: string | null; deadline: string } | null;
 }
 
-/** What a reader stopped at, and until when at most (the publication deadline, by the store's clock). */
-function waitingFor(event: GraphEvent, writtenAt: number | undefined, at: { now: number; undecidedMs: number }): EventPage['waitingOn'] {
-  const deadline = (writtenAt ?? at.now) + at.undecidedMs;
-  return { seq: event.seq, writer: event.writer?.id ?? null, deadline: new Date(deadline).toISOString() };
-}
-
 /** Events appended here whose source has not landed yet, kept for the listeners. */
 const MAX_APPENDED = 10_000;
 
@@ -135,6 +129,8 @@ const MAX_APPENDED = 10_000;
 interface Known {
   /** The highest sequence number this process knows is taken. */
   taken?: number;
+  /** The highest sequence number an append of this process took (its event may still be landing). */
+  reserved?: number;
   loading?: Promise<number>;
   /** Confirmations in flight. */
   confirming: Set<Promise<void>>;
@@ -179,6 +175,7 @@ export class EventLog {
   /** Forget what this process knew, as a restarted one would. */
   forget(): void {
     delete this.known.taken;
+    delete this.known.reserved;
   }
 
   /** Append an event for the object written next at `key` (its bytes `bytes`), then write it with `write`, then confirm. */
@@ -204,8 +201,12 @@ export class EventLog {
 
   /** Append `draft` at the next free sequence number; the caller writes its source next, then `confirm`s. */
   async append(draft: EventDraft, signal?: AbortSignal): Promise<number> {
-    let seq = (await this.highest(signal)) + 1;
+    // Appends of this process take numbers in the order they are asked for and go out together,
+    // rather than racing for one number and retrying a round trip later: the publication lanes rely
+    // on the order, and readers wait at a number taken whose event has not landed yet (`page`).
+    let seq = Math.max(await this.highest(signal), this.known.reserved ?? 0) + 1;
     for (;;) {
+      this.known.reserved = Math.max(this.known.reserved ?? 0, seq);
       const writer = this.known.lease?.writer;
       const event: GraphEvent = { format: 1, seq, time: new Date(this.clock()).toISOString(), ...draft, ...(writer ? { writer } : {}) };
       try {
@@ -215,8 +216,13 @@ export class EventLog {
         if (seq % HINT_EVERY === 0) void this.store.putOverwrite(HINT_KEY, encodeJson({ seq })).catch(() => undefined);
         return seq;
       } catch (e) {
-        if (!isBranchgraphError(e, 'object_exists')) throw e;
-        seq++;
+        if (!isBranchgraphError(e, 'object_exists')) {
+          // Its caller gives its source up: the number is void at once, whether the event landed or not.
+          void this.abandon(seq);
+          throw e;
+        }
+        // Taken by another process: the next number this process has not taken.
+        seq = Math.max(seq, this.known.reserved) + 1;
       }
     }
   }
@@ -305,21 +311,32 @@ export class EventLog {
    * Up to `limit` events after sequence `after`, in order, each once: orphans skipped, and stopping
    * before the first event that cannot be decided yet. `next` is the cursor to read on from.
    */
-  async page(a: {
-    after: number;
-    limit: number;
-    sourceSays: (event: GraphEvent) => Promise<'landed' | 'absent' | 'other'>;
-    /** How long an event's source may take to land (a publication's deadline, MAX_PUBLICATION_MS). */
-    undecidedMs: number;
-    signal?: AbortSignal | undefined;
-  }): Promise<EventPage> {
-    const found = new Map<number, { json?: string; ok: boolean; void?: true; writtenAt?: number | undefined }>();
+  async page(a: PageRequest): Promise<EventPage> {
+    const found = await this.listAfter(a.after, a.signal);
+    const walk = new PageWalk(this.store, a, found);
+    const events: GraphEvent[] = [];
+    let next = a.after;
+    for (let seq = a.after + 1; seq <= walk.top && events.length < a.limit; seq++) {
+      const step = await walk.decide(seq);
+      if ('waiting' in step) return { events, next, waitingOn: step.waiting };
+      if ('end' in step) break;
+      if ('orphan' in step && step.orphan === 'mark') void this.abandon(seq);
+      if ('landed' in step) void this.confirm(seq);
+      if ('event' in step) events.push(step.event);
+      next = seq;
+    }
+    return { events, next, waitingOn: null };
+  }
+
+  /** What the log holds after `after`, by sequence number. */
+  private async listAfter(after: number, signal?: AbortSignal): Promise<Map<number, Listed>> {
+    const found = new Map<number, Listed>();
     // `<seq>.ok` sorts after `<seq>.json` (and `.void` after both): the cursor's own objects are skipped below.
-    for await (const o of this.store.list(EVENTS_PREFIX, { signal: a.signal, startAfter: okKey(a.after) })) {
+    for await (const o of this.store.list(EVENTS_PREFIX, { signal, startAfter: okKey(after) })) {
       const m = KEY_RE.exec(o.key);
       if (m === null) continue;
       const seq = Number(m[1]);
-      if (seq <= a.after) continue;
+      if (seq <= after) continue;
       const f = found.get(seq) ?? { ok: false };
       if (m[2] === 'ok') f.ok = true;
       else if (m[2] === 'void') f.void = true;
@@ -329,51 +346,7 @@ export class EventLog {
       }
       found.set(seq, f);
     }
-    const events: GraphEvent[] = [];
-    let next = a.after;
-    let now: number | undefined;
-    let waitingOn: EventPage['waitingOn'] = null;
-    for (const seq of [...found.keys()].sort((x, y) => x - y)) {
-      if (events.length >= a.limit) break;
-      const f = found.get(seq) as { json?: string; ok: boolean; void?: true; writtenAt?: number };
-      if (f.json === undefined) break;
-      // Given up by its writer before its source was written: an orphan, decided without reading it.
-      if (f.void === true && !f.ok) {
-        next = seq;
-        continue;
-      }
-      const event = decodeJson(GraphEventZ, await this.store.get(f.json, { signal: a.signal }), f.json);
-      if (event.seq !== seq)
-        throw new BranchgraphError('corrupt_object', `${f.json} holds event ${event.seq}`, { details: { key: f.json } });
-      if (!f.ok) {
-        const says = await a.sourceSays(event);
-        if (says === 'landed') void this.confirm(seq);
-        else if (says === 'absent') {
-          now ??= await storeTime(this.store, a.signal);
-          // Its writer may still be publishing: nothing after it is read until that is decided, by the
-          // writer's lease when it had one (writer-lease.ts), else by the publication deadline.
-          const undecided = f.writtenAt === undefined || now - f.writtenAt <= a.undecidedMs;
-          const gone =
-            undecided &&
-            event.writer !== undefined &&
-            !(await leaseHolds({ store: this.store, writer: event.writer, now, signal: a.signal }));
-          if (undecided && !gone) {
-            waitingOn = waitingFor(event, f.writtenAt, { now, undecidedMs: a.undecidedMs });
-            break;
-          }
-          // An orphan: marked, so no reader decides it again.
-          if (gone) void this.abandon(seq);
-          next = seq;
-          continue;
-        } else {
-          next = seq;
-          continue;
-        }
-      }
-      events.push(event);
-      next = seq;
-    }
-    return { events, next, waitingOn };
+    return found;
   }
 
   /** Whether `after` is past the log's end (no event holds that sequence number yet); looked up only past what this process knows. */
@@ -381,5 +354,109 @@ export class EventLog {
     if (after <= (this.known.taken ?? 0)) return false;
     delete this.known.taken;
     return after > (await this.highest(signal));
+  }
+}
+
+interface PageRequest {
+  after: number;
+  limit: number;
+  sourceSays: (event: GraphEvent) => Promise<'landed' | 'absent' | 'other'>;
+  /** How long an event's source may take to land (a publication's deadline, MAX_PUBLICATION_MS). */
+  undecidedMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** A sequence number as listed: its event's key and time, and its marks. */
+interface Listed {
+  json?: string;
+  ok: boolean;
+  void?: true;
+  writtenAt?: number | undefined;
+}
+
+/**
+ * What a reader makes of one sequence number: an event to list (confirmed on the way when its
+ * source is found landed), an orphan to skip (marked void when its writer's lease lapsed, so no
+ * reader decides it again), a number to wait at, or the end of what is there.
+ */
+type Step =
+  | { event: GraphEvent; landed?: true }
+  | { orphan: 'mark' | 'leave' }
+  | { waiting: NonNullable<EventPage['waitingOn']> }
+  | { end: true };
+
+/** One page's reading of the log: what was listed, the events read (each once) and the store's time. */
+class PageWalk {
+  private now: number | undefined;
+  private readonly read = new Map<number, Promise<GraphEvent>>();
+  private readonly listed: number[];
+  readonly top: number;
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly a: PageRequest,
+    private readonly found: Map<number, Listed>,
+  ) {
+    this.listed = [...found.keys()].sort((x, y) => x - y);
+    this.top = this.listed[this.listed.length - 1] ?? a.after;
+  }
+
+  async decide(seq: number): Promise<Step> {
+    const f = this.found.get(seq);
+    if (f?.json === undefined) return f?.void === true ? { orphan: 'leave' } : this.gap(seq);
+    // Given up by its writer before its source was written: an orphan, decided without reading it.
+    if (f.void === true && !f.ok) return { orphan: 'leave' };
+    const event = await this.eventAt(seq, f.json);
+    if (f.ok) return { event };
+    const says = await this.a.sourceSays(event);
+    if (says === 'landed') return { event, landed: true };
+    if (says === 'other') return { orphan: 'leave' };
+    // Its writer may still be publishing: nothing after it is read until that is decided, by the
+    // writer's lease when it had one (writer-lease.ts), else by the publication deadline.
+    const may = await this.mayLand(f.writtenAt, event.writer);
+    if (may === 'undecided') return { waiting: this.waitingFor(seq, event.writer, f.writtenAt) };
+    return { orphan: may === 'gone' ? 'mark' : 'leave' };
+  }
+
+  /**
+   * A number with no event (yet): one an append took whose event is still landing (the appends of
+   * one process go out together, EventLog `append`), or that failed. It is the writer's of the next
+   * event above it, written after it was taken, and the same deadline decides it. Nothing above it:
+   * the page ends there.
+   */
+  private async gap(seq: number): Promise<Step> {
+    const above = this.listed.find((n) => n > seq && this.found.get(n)?.json !== undefined);
+    if (above === undefined) return { end: true };
+    const at = this.found.get(above) as Listed & { json: string };
+    const event = await this.eventAt(above, at.json);
+    const may = await this.mayLand(at.writtenAt, event.writer);
+    return may === 'undecided' ? { waiting: this.waitingFor(seq, event.writer, at.writtenAt) } : { orphan: 'mark' };
+  }
+
+  private eventAt(seq: number, key: string): Promise<GraphEvent> {
+    let e = this.read.get(seq);
+    if (e === undefined) {
+      e = this.store.get(key, { signal: this.a.signal }).then((bytes) => {
+        const event = decodeJson(GraphEventZ, bytes, key);
+        if (event.seq !== seq) throw new BranchgraphError('corrupt_object', `${key} holds event ${event.seq}`, { details: { key } });
+        return event;
+      });
+      this.read.set(seq, e);
+    }
+    return e;
+  }
+
+  /** Whether what was written at `writtenAt` by `writer` may still be published: until the deadline, or its writer's lease lapsing. */
+  private async mayLand(writtenAt: number | undefined, writer: GraphEvent['writer']): Promise<'undecided' | 'orphan' | 'gone'> {
+    this.now ??= await storeTime(this.store, this.a.signal);
+    if (writtenAt !== undefined && this.now - writtenAt > this.a.undecidedMs) return 'orphan';
+    if (writer !== undefined && !(await leaseHolds({ store: this.store, writer, now: this.now, signal: this.a.signal }))) return 'gone';
+    return 'undecided';
+  }
+
+  /** What a reader stopped at, and until when at most (the publication deadline, by the store's clock). */
+  private waitingFor(seq: number, writer: GraphEvent['writer'], writtenAt: number | undefined): NonNullable<EventPage['waitingOn']> {
+    const deadline = (writtenAt ?? (this.now as number)) + this.a.undecidedMs;
+    return { seq, writer: writer?.id ?? null, deadline: new Date(deadline).toISOString() };
   }
 }

@@ -37,7 +37,6 @@ import type { Ref, Snapshot } from './snapshot.js';
 import type { ChangeOptions, ChangeResult } from './change.js';
 import type { Manifest, ManifestRef } from './manifest.js';
 import { objectsOf } from './manifest-objects.js';
-import { keys } from './keys.js';
 import type { Remotes } from './remotes.js';
 import { objectsInOrder, planTransfer, receiveObjects, sendTransfer, type TransferPlan, type TransferReport } from './transfer.js';
 
@@ -110,7 +109,7 @@ export class Graph {
 
   /** A plan's objects read from this graph's store in write order, each with its level (a server's pack). */
   objectsInOrder(plan: TransferPlan, signal?: AbortSignal): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
-    return objectsInOrder(this.store, plan, { signal });
+    return objectsInOrder(this.#parts, plan, { signal });
   }
 
   /** Write objects arriving in write order (a pack from a server) into this graph's store (transfer.ts). */
@@ -125,7 +124,7 @@ export class Graph {
 
   /** Whether this graph's store holds the manifest `ref` (and so, by the transfer order, the content it names). */
   async holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean> {
-    return (await this.store.head(keys.manifest(ref.lineage, ref.version), { signal })) !== undefined;
+    return this.#parts.repo.versions.holds(ref, signal);
   }
 
   /** This graph, with the same caches, seen through another store wrapper (per-request counting, abort). */
@@ -140,9 +139,12 @@ export class Graph {
     this.#parts.search.clear();
   }
 
-  /** Once the best-effort writes already started (head hints, event confirmations and voids) have landed or failed. */
+  /**
+   * Once the best-effort writes already started (head hints, event confirmations and voids, batched
+   * versions written at their own keys) have landed or failed.
+   */
   async idle(): Promise<void> {
-    await Promise.all([this.#parts.hints.settle(), this.#parts.repo.events.settle()]);
+    await Promise.all([this.#parts.hints.settle(), this.#parts.repo.events.settle(), this.#parts.repo.versions.settle()]);
   }
 
   /**

@@ -6,6 +6,9 @@
  * the others learn `lost` and re-plan against the new head. A crash before
  * the PUT leaves only unreferenced objects (runs, commit index entries) for
  * garbage collection; nothing is half-published, so opening needs no repair.
+ * A batch N+1..N+k (publication-lanes.ts) is one create-only write at N+1
+ * whose object holds every version of it; each later version is then
+ * written at its own key, and until it is, readers find it in the batch.
  *
  * Heads. A lineage's head is found by listing its manifests forward from a
  * hint: the highest version this process has seen, or else the hint object
@@ -14,7 +17,9 @@
  * knows a published version (it saw it, or a branch head hint names it)
  * asks for the next one by name instead (usually absent: the head is what
  * it knew) and lists only when it is there, because on a local directory a
- * listing reads every version's entry.
+ * listing reads every version's entry. The highest version stored at its
+ * own key names its batch, if it was published in one: the head is then at
+ * least the batch's last version, and the lookup asks on from there.
  */
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
@@ -32,6 +37,9 @@ const MAX_NEXT_PROBES = 3;
 const HintZ = z.object({ version: z.number().int().min(0) });
 
 export class HeadVersions {
+  /** Later versions of landed batches being written at their own keys. */
+  private readonly promoting = new Set<Promise<void>>();
+
   constructor(
     private readonly store: ObjectStore,
     private readonly caches: RepositoryCaches,
@@ -63,19 +71,7 @@ export class HeadVersions {
         known === this.caches.knownVersion.get(lineage) || known === 0 ? true : this.hasVersion(lineage, known, signal),
         this.hasVersion(lineage, known + 1, signal),
       ]);
-      if (exists) {
-        // A head a few versions on (a hint left one behind by a compaction or catch-up) is found by
-        // name too; only a longer way is listed.
-        let latest = known;
-        let next = moved;
-        for (let probes = 0; next && probes < MAX_NEXT_PROBES; probes++) {
-          latest++;
-          next = await this.hasVersion(lineage, latest + 1, signal);
-        }
-        if (next) latest = Math.max(latest + 1, await this.listFrom(lineage, keys.manifest(lineage, latest + 1), signal));
-        this.caches.knownVersion.set(lineage, latest);
-        return latest;
-      }
+      if (exists) return this.settled(lineage, await this.forward(lineage, { from: known, moved }, signal), signal);
     }
     let start: number;
     try {
@@ -84,7 +80,39 @@ export class HeadVersions {
       if (!isBranchgraphError(e, 'object_not_found') && !isBranchgraphError(e, 'corrupt_object')) throw e;
       start = 0;
     }
-    const latest = Math.max(start, await this.listFrom(lineage, start > 0 ? keys.manifest(lineage, start) : undefined, signal));
+    const listed = Math.max(start, await this.listFrom(lineage, start > 0 ? keys.manifest(lineage, start) : undefined, signal));
+    return this.settled(lineage, listed, signal);
+  }
+
+  /**
+   * The highest version stored from `from` on, whose next one (`moved`) was asked for. A head a few
+   * versions on (a hint left one behind by a compaction or catch-up) is found by name too; only a
+   * longer way is listed.
+   */
+  private async forward(lineage: string, a: { from: number; moved: boolean }, signal?: AbortSignal): Promise<number> {
+    let latest = a.from;
+    let next = a.moved;
+    for (let probes = 0; next && probes < MAX_NEXT_PROBES; probes++) {
+      latest++;
+      next = await this.hasVersion(lineage, latest + 1, signal);
+    }
+    if (next) latest = Math.max(latest + 1, await this.listFrom(lineage, keys.manifest(lineage, latest + 1), signal));
+    return latest;
+  }
+
+  /**
+   * The head, given `stored`, the highest version found at its own key: past the end of the batch
+   * `stored` is in, if any, whose later versions may not be at their keys yet (format 4). Every
+   * version of a batch names it, so the version found tells; past the batch, the next versions are
+   * asked for by name again.
+   */
+  private async settled(lineage: string, stored: number, signal?: AbortSignal): Promise<number> {
+    let latest = stored;
+    for (;;) {
+      const last = latest === 0 ? undefined : (await this.manifests.read({ lineage, version: latest }, signal)).batch?.last;
+      if (last === undefined || last <= latest) break;
+      latest = await this.forward(lineage, { from: last, moved: await this.hasVersion(lineage, last + 1, signal) }, signal);
+    }
     this.caches.knownVersion.set(lineage, latest);
     return latest;
   }
@@ -124,25 +152,87 @@ export class HeadVersions {
    * Publish `m` as version `m.version` of `m.lineage`, create-only.
    * Returns `lost` when another publisher took that version first.
    */
-  async publish(m: Manifest, signal?: AbortSignal, parent?: Manifest): Promise<'published' | 'lost'> {
-    const key = keys.manifest(m.lineage, m.version);
-    await this.manifests.writeParts(m, signal, parent);
+  publish(m: Manifest, signal?: AbortSignal, parent?: Manifest): Promise<'published' | 'lost'> {
+    return this.publishBatch([m], signal, parent);
+  }
+
+  /**
+   * Publish consecutive versions `ms` at once: one create-only write of the first version's key,
+   * whose object holds them all (manifest.ts, format 4), so the batch lands whole or not at all.
+   * Once it landed, each later version is written at its own key too (best effort: until then, or
+   * if that fails, readers find it in the batch). `parent` is the manifest the first builds on.
+   */
+  async publishBatch(ms: readonly Manifest[], signal?: AbortSignal, parent?: Manifest): Promise<'published' | 'lost'> {
+    const first = ms[0] as Manifest;
+    const last = ms[ms.length - 1] as Manifest;
+    const key = keys.manifest(first.lineage, first.version);
+    await Promise.all(ms.map((m, i) => this.manifests.writeParts(m, signal, i === 0 ? parent : ms[i - 1])));
     try {
-      await this.store.putIfAbsent(key, this.manifests.encode(m), { signal });
+      await this.store.putIfAbsent(key, ms.length === 1 ? this.manifests.encode(first) : this.manifests.encodeBatch(ms), { signal });
     } catch (e) {
       if (isBranchgraphError(e, 'object_exists')) {
-        this.caches.knownVersion.set(m.lineage, Math.max(this.caches.knownVersion.get(m.lineage) ?? 0, m.version));
+        this.know(first.lineage, first.version);
         return 'lost';
       }
       throw e;
     }
-    this.caches.manifests.set(key, m);
-    this.caches.knownVersion.set(m.lineage, Math.max(this.caches.knownVersion.get(m.lineage) ?? 0, m.version));
-    if (m.version % HINT_EVERY === 0) {
+    for (const m of ms) this.caches.manifests.set(keys.manifest(m.lineage, m.version), m);
+    this.know(first.lineage, last.version);
+    if (ms.length > 1) this.promote(ms.slice(1));
+    if (Math.floor(last.version / HINT_EVERY) > Math.floor((first.version - 1) / HINT_EVERY)) {
       // Best effort: a stale or missing hint only makes the next cold lookup list more keys.
-      await this.store.putOverwrite(keys.hint(m.lineage), encodeJson({ version: m.version })).catch(() => undefined);
+      await this.store.putOverwrite(keys.hint(first.lineage), encodeJson({ version: last.version })).catch(() => undefined);
     }
     return 'published';
+  }
+
+  /** Whether `ref` is published: at its own key, or in a batch whose later versions are not at theirs yet. */
+  async holds(ref: ManifestRef, signal?: AbortSignal): Promise<boolean> {
+    if ((await this.store.head(keys.manifest(ref.lineage, ref.version), { signal })) !== undefined) return true;
+    return this.manifests.read(ref, signal).then(
+      () => true,
+      (e: unknown) => {
+        if (isBranchgraphError(e, 'not_found')) return false;
+        throw e;
+      },
+    );
+  }
+
+  /**
+   * When `ref` was published, by the store's clock (the time of its object), or undefined when it
+   * is not. A version published in a batch was published with the batch's first version, whatever
+   * its own object's time, which is later or absent.
+   */
+  async publishedAt(ref: ManifestRef, signal?: AbortSignal): Promise<number | undefined> {
+    const time = async (v: number) => {
+      const info = await this.store.head(keys.manifest(ref.lineage, v), { signal });
+      return info === undefined ? undefined : (info.lastModified ?? Number.POSITIVE_INFINITY);
+    };
+    const own = await time(ref.version);
+    const m = await this.manifests.read(ref, signal).catch((e: unknown) => {
+      if (isBranchgraphError(e, 'not_found')) return undefined;
+      throw e;
+    });
+    if (m === undefined) return undefined;
+    return m.batch === undefined || m.batch.first === ref.version ? own : time(m.batch.first);
+  }
+
+  /** Once the later versions of batches already published are at their own keys (or failed to be). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.promoting]);
+  }
+
+  /** Write a landed batch's later versions at their own keys, as their own objects (see publishBatch). */
+  private promote(ms: readonly Manifest[]): void {
+    const written = Promise.all(
+      ms.map((m) => this.store.putIfAbsent(keys.manifest(m.lineage, m.version), this.manifests.encode(m)).catch(() => undefined)),
+    ).then(() => undefined);
+    this.promoting.add(written);
+    void written.finally(() => this.promoting.delete(written));
+  }
+
+  private know(lineage: string, version: number): void {
+    this.caches.knownVersion.set(lineage, Math.max(this.caches.knownVersion.get(lineage) ?? 0, version));
   }
 
   /**
@@ -156,7 +246,7 @@ export class HeadVersions {
       // A re-laid version carries its commit's id: its layout id tells two re-layings apart.
       if (stored.commit.id !== m.commit.id || stored.layout?.id !== m.layout?.id) return false;
       this.caches.manifests.set(key, stored);
-      this.caches.knownVersion.set(m.lineage, Math.max(this.caches.knownVersion.get(m.lineage) ?? 0, m.version));
+      this.know(m.lineage, m.batch?.last ?? m.version);
       return true;
     } catch {
       return false;

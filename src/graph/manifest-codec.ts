@@ -7,7 +7,10 @@
  * a manifest names, each part once per process: parts are immutable and
  * shared, so a manifest read after its parent costs the parts that differ.
  * Format 1 manifests (everything inline) are read into the same trees; the
- * first publication on such a lineage writes format 3.
+ * first publication on such a lineage writes format 3. A version published
+ * in a batch is format 4 (manifest.ts): one object holds the whole batch,
+ * and decoding it gives every version it holds, each as it is written later
+ * at its own key.
  *
  * A long run list is stored as a run-list part and a tail
  * (graph/run-list-parts.ts): writing writes the parts a list's layout names
@@ -35,6 +38,7 @@ import {
   MANIFEST_FORMAT,
   RunRefZ,
   StoredManifestZ,
+  type StoredVersion,
   StoredTableEntryZ,
   deltaPartBodyZ,
   partBodyZ,
@@ -157,13 +161,30 @@ export function partsToWrite(
 
 /** The manifest's own bytes; every part it names must be written (see partsToWrite). */
 export function encodeManifest(m: Manifest, runLists: RunListParts): Uint8Array {
-  const { tableTree, ancestry, tables, ...rest } = m;
-  return encodeJson({
-    format: MANIFEST_FORMAT,
+  return encodeJson(storedBody(m, runLists));
+}
+
+/**
+ * The bytes of a batch's first version, which publish the whole batch: its own body with every
+ * later version's after it (manifest.ts, format 4); and each later version's bytes alone, as it is
+ * written at its own key after the batch landed (the same body, so the same bytes however it is
+ * read later). Every part each names must be written.
+ */
+export function encodeBatch(ms: readonly Manifest[], runLists: RunListParts): { first: Uint8Array; later: Uint8Array[] } {
+  const [first, ...later] = ms.map((m) => storedBody(m, runLists));
+  if (first === undefined || later.length === 0) throw new BranchgraphError('internal', 'a batch has at least two versions');
+  return { first: encodeJson({ ...first, later }), later: later.map((b) => encodeJson(b)) };
+}
+
+function storedBody(m: Manifest, runLists: RunListParts): Record<string, unknown> {
+  const { tableTree, ancestry, tables, batch, ...rest } = m;
+  return {
+    format: batch === undefined ? MANIFEST_FORMAT : 4,
     ...rest,
+    ...(batch !== undefined ? { batch } : {}),
     tables: storedTablesBody(tableTree, { runLists, stored: true }),
     ancestry: bodyOf(ancestry.tree),
-  });
+  };
 }
 
 /** Loads the part `id` at `depth` on `path` of a `kind` tree, usually through a cache. */
@@ -225,16 +246,31 @@ export async function decodePart(a: { kind: PartKind; bytes: Uint8Array; key: st
   return kind === 'tables' ? expandTablesBody(body as PartBody<StoredTableEntry>, runs, key) : body;
 }
 
-/** A stored manifest, read in full. */
+/** A stored manifest, read in full: the manifest at `key`, then any versions its object also published (format 4). */
 export async function decodeManifest(a: {
   bytes: Uint8Array;
   key: string;
   load: PartLoader;
   runs: RunListReader;
   o: TreeOptions;
-}): Promise<Manifest> {
-  const { bytes, key, load, runs, o } = a;
+}): Promise<Manifest[]> {
+  const { bytes, key } = a;
   const s = decodeJson(StoredManifestZ, bytes, key);
+  if (s.format !== 4) return [await fromStored(s, a)];
+  const { later = [], ...first } = s;
+  const all = [first, ...later];
+  // Each later version is the one after the one before, and each names the batch it is in.
+  const broken = all.some(
+    (m, i) =>
+      m.lineage !== s.lineage || m.version !== s.version + i || m.batch.first !== s.version || m.batch.last !== s.version + all.length - 1,
+  );
+  if (later.length > 0 && broken)
+    throw new BranchgraphError('corrupt_object', `${key} holds a batch whose versions do not follow one another`, { details: { key } });
+  return Promise.all(all.map((m) => fromStored(m, a)));
+}
+
+async function fromStored(s: StoredVersion, a: { key: string; load: PartLoader; runs: RunListReader; o: TreeOptions }): Promise<Manifest> {
+  const { key, load, runs, o } = a;
   const own = { lineage: s.lineage, version: s.version };
   if (s.format === 1) {
     const { format: _f, tables, ancestry, ...rest } = s;

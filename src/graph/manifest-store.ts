@@ -4,14 +4,17 @@
  * read once per process, and writing the parts a new manifest needs before
  * it is published (head-versions.ts publishes it).
  */
+import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
+import { decodeJson, encodeJson } from '../store/stored-json.js';
 import type { PartNode } from '../model/part-tree.js';
 import { newId } from '../model/new-id.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { keys } from './keys.js';
-import type { Manifest, ManifestRef, TableEntry } from './manifest.js';
+import { MAX_BATCH_VERSIONS, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
 import {
   decodeManifest,
+  encodeBatch,
   decodePart,
   encodeManifest,
   decodeRunListPart,
@@ -23,6 +26,9 @@ import {
 } from './manifest-codec.js';
 import type { RepositoryCaches } from './repository-caches.js';
 import type { SchemaStore } from './schema-store.js';
+
+/** A batch's first version's object, read only for the later versions' bodies as stored. */
+const BatchLaterZ = z.object({ later: z.array(z.record(z.string(), z.unknown())) });
 
 export class ManifestStore {
   /** Each manifest's stored bytes once encoded (see `encode`); dropped with the manifest. */
@@ -45,15 +51,67 @@ export class ManifestStore {
     return this.o.schemas;
   }
 
+  /**
+   * A published version. One published in a batch may not be at its own key yet (it is written
+   * there after the batch landed): it is then read from the batch's first version's object.
+   */
   read(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest> {
-    return this.load(keys.manifest(ref.lineage, ref.version), signal).catch((e: unknown) => {
-      if (isBranchgraphError(e, 'object_not_found')) {
-        throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, {
-          details: { ...ref },
-        });
-      }
-      throw e;
+    return this.load(keys.manifest(ref.lineage, ref.version), signal).catch(async (e: unknown) => {
+      if (!isBranchgraphError(e, 'object_not_found')) throw e;
+      const batched = await this.fromBatch(ref, signal);
+      if (batched !== undefined) return batched;
+      throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, {
+        details: { ...ref },
+      });
     });
+  }
+
+  /**
+   * The stored bytes of version `ref` (for a copy to another store): its object, or, for a version
+   * of a batch not at its own key yet, its body in the batch's first version's object, which is the
+   * object it is written as (manifest-codec.ts `encodeBatch`).
+   */
+  async storedBytes(ref: ManifestRef, signal?: AbortSignal): Promise<Uint8Array> {
+    const key = keys.manifest(ref.lineage, ref.version);
+    try {
+      return await this.store.get(key, { signal });
+    } catch (e) {
+      if (!isBranchgraphError(e, 'object_not_found')) throw e;
+    }
+    const batch = (await this.read(ref, signal)).batch;
+    if (batch === undefined) return this.store.get(key, { signal });
+    const at = keys.manifest(ref.lineage, batch.first);
+    const body = decodeJson(BatchLaterZ, await this.store.get(at, { signal }), at).later[ref.version - batch.first - 1];
+    if (body === undefined)
+      throw new BranchgraphError('corrupt_object', `${at} does not hold version ${ref.version}`, { details: { key: at } });
+    return encodeJson(body);
+  }
+
+  /**
+   * `ref` read from the object of the batch that published it, if a batch did: the nearest version
+   * below it that is stored names its batch, whose first version's object holds every version of it.
+   */
+  private async fromBatch(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest | undefined> {
+    const key = keys.manifest(ref.lineage, ref.version);
+    const from = Math.max(0, ref.version - MAX_BATCH_VERSIONS);
+    let below: string | undefined;
+    const startAfter = from > 0 ? keys.manifest(ref.lineage, from) : undefined;
+    for await (const o of this.store.list(keys.manifestPrefix(ref.lineage), {
+      signal,
+      ...(startAfter !== undefined ? { startAfter } : {}),
+    })) {
+      if (o.key >= key) break;
+      below = o.key;
+    }
+    if (below === undefined) return undefined;
+    const near = await this.load(below, signal);
+    const batch = near.batch;
+    if (batch === undefined || batch.last < ref.version) return undefined;
+    // Read from the first version's object itself, not through the cache: a lookup of `ref`'s own
+    // key may be failing there meanwhile.
+    const first = keys.manifest(ref.lineage, batch.first);
+    const all = await this.decodeAll(await this.store.get(first, { signal }), first, signal);
+    return all.find((v) => v.version === ref.version);
   }
 
   /**
@@ -85,22 +143,44 @@ export class ManifestStore {
     return bytes;
   }
 
+  /** The stored bytes that publish a batch of consecutive versions at once: its first version's object. */
+  encodeBatch(ms: readonly Manifest[]): Uint8Array {
+    const { first, later } = encodeBatch(ms, this.caches.runLists);
+    // Each later version's own bytes are the body the batch holds: written at its key, they read the same.
+    for (const [i, bytes] of later.entries()) this.encoded.set(ms[i + 1] as Manifest, bytes);
+    return first;
+  }
+
   /** A manifest through the cache; a missing one fails with the store's `object_not_found`. */
   load(key: string, signal?: AbortSignal): Promise<Manifest> {
     return this.caches.manifests.get(key, () => this.store.get(key, { signal }).then((bytes) => this.decode(bytes, key, signal)));
   }
 
+  /**
+   * The manifest stored as `bytes` at `key`. The object of a batch's first version holds the batch's
+   * later versions too: each is cached under its own key, as if read there.
+   */
   async decode(bytes: Uint8Array, key: string, signal?: AbortSignal): Promise<Manifest> {
-    const m = await decodeManifest({
+    return (await this.decodeAll(bytes, key, signal))[0] as Manifest;
+  }
+
+  /** Every version an object holds: the one at its key, then a batch's later ones (each cached under its own key). */
+  private async decodeAll(bytes: Uint8Array, key: string, signal?: AbortSignal): Promise<Manifest[]> {
+    const [m, ...later] = await decodeManifest({
       bytes,
       key,
       load: (part) => this.readPart({ ...part, signal }),
       runs: this.runListReader(signal),
       o: this.trees,
     });
-    if (m.schemaDoc !== undefined && !this.schemas.adopt(m.schema, m.schemaDoc))
-      throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
-    return m;
+    for (const v of [m as Manifest, ...later])
+      if (v.schemaDoc !== undefined && !this.schemas.adopt(v.schema, v.schemaDoc))
+        throw new BranchgraphError('corrupt_object', `${key} carries a schema that does not match its hash`, { details: { key } });
+    for (const v of later) {
+      const own = keys.manifest(v.lineage, v.version);
+      if (!this.caches.manifests.has(own)) this.caches.manifests.set(own, v);
+    }
+    return [m as Manifest, ...later];
   }
 
   /** A part tree node with everything below it, read once per process (parts are immutable). */

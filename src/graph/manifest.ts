@@ -208,7 +208,45 @@ export const ManifestV3Z = z.object({
   ancestry: partBodyZ(VersionZ),
 });
 
-export const StoredManifestZ = z.discriminatedUnion('format', [ManifestV1Z, ManifestV2Z, ManifestV3Z]);
+/** The versions one publication published together: `first` (whose object holds them all) to `last`. */
+export const BatchZ = z.object({ first: z.number().int().min(1), last: z.number().int().min(2) }).refine((b) => b.last > b.first, {
+  message: 'a batch has at least two versions',
+});
+
+/** The most versions one publication publishes together (publication-lanes.ts). */
+export const MAX_BATCH_VERSIONS = 32;
+
+const ManifestV4BodyZ = z.object({
+  format: z.literal(4),
+  ...manifestFields,
+  tables: partBodyZ(StoredTableEntryZ),
+  ancestry: partBodyZ(VersionZ),
+  batch: BatchZ,
+});
+
+/**
+ * Format 4: a version published in a batch (publication-lanes.ts). It is format 3 plus `batch`, the
+ * versions published with it. The batch's first version is the one object whose create-only write
+ * published the batch, so it also carries the later versions (`later`, in order). Each later version
+ * is written at its own key once the batch has landed, and until then it is read from the first
+ * version's object (manifest-store.ts). A format 3 reader would take the batch's first version for
+ * the lineage's head, so the format number changes.
+ */
+export const ManifestV4Z = ManifestV4BodyZ.extend({
+  later: z
+    .array(ManifestV4BodyZ)
+    .max(MAX_BATCH_VERSIONS - 1)
+    .optional(),
+});
+
+export const StoredManifestZ = z.discriminatedUnion('format', [ManifestV1Z, ManifestV2Z, ManifestV3Z, ManifestV4Z]);
+
+/** One stored version, as a format reads it (a batch's later versions on their own). */
+export type StoredVersion =
+  | z.infer<typeof ManifestV1Z>
+  | z.infer<typeof ManifestV2Z>
+  | z.infer<typeof ManifestV3Z>
+  | z.infer<typeof ManifestV4BodyZ>;
 
 /** A manifest as the engine uses it: stored parts loaded, tables by name, ancestry as a tree. */
 export interface Manifest {
@@ -225,6 +263,8 @@ export interface Manifest {
   ancestry: Ancestry;
   generation: number;
   layout?: { of: ManifestRef; id: string };
+  /** Set when this version was published in a batch with others (format 4). */
+  batch?: { first: number; last: number };
 }
 
 export function refOf(m: Manifest): ManifestRef {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PublicationLanes } from './publication-lanes.js';
+import { MAX_BATCH_VERSIONS, type Manifest } from './manifest.js';
+import { PublicationLanes, type HandedTip, type LaneTip, type LandingTurn } from './publication-lanes.js';
 import type { Snapshot } from './snapshot.js';
 
 const snap = (version: number) => ({ manifest: { version } }) as unknown as Snapshot;
@@ -35,7 +36,7 @@ describe('PublicationLanes', () => {
     const lanes = new PublicationLanes();
     const t1 = await lanes.enter('main');
     expect(t1.tip).toBeUndefined();
-    const settle = t1.handOn({ snapshot: snap(2), speculable: true, appended: Promise.resolve() });
+    const { settle } = t1.handOn({ snapshot: snap(2), speculable: true, appended: Promise.resolve() });
     const t2 = await lanes.enter('main');
     expect(t2.tip?.state).toBe('pending');
     expect(t2.tip?.snapshot.manifest.version).toBe(2);
@@ -49,7 +50,7 @@ describe('PublicationLanes', () => {
   it('forgets a tip that did not land: the next turn sees none', async () => {
     const lanes = new PublicationLanes();
     const t1 = await lanes.enter('main');
-    const settle = t1.handOn({ snapshot: snap(2), speculable: true, appended: Promise.resolve() });
+    const { settle } = t1.handOn({ snapshot: snap(2), speculable: true, appended: Promise.resolve() });
     const next = lanes.enter('main');
     settle(false);
     settle(true); // settling twice keeps the first answer
@@ -71,5 +72,80 @@ describe('PublicationLanes', () => {
     t.release();
     t.release(); // idempotent
     expect(lanes.active).toBe(0);
+  });
+
+  describe('batches', () => {
+    /** Four tips, each planned on the one before while it was pending: the first builds on the stored head. */
+    async function chain(lanes: PublicationLanes, n: number): Promise<HandedTip[]> {
+      const out: HandedTip[] = [];
+      for (let i = 0; i < n; i++) {
+        const turn = await lanes.enter('main');
+        const below = turn.tip;
+        out.push(turn.handOn({ snapshot: snap(2 + i), speculable: true, appended: Promise.resolve(), ...(below ? { below } : {}) }));
+      }
+      return out;
+    }
+    const versions = (turn: LandingTurn): number[] =>
+      typeof turn === 'object' && 'lead' in turn ? turn.lead.map((t) => t.snapshot.manifest.version) : [];
+
+    it('the first tip whose tip below landed leads every ready tip planned on it, in order, and they follow its fate', async () => {
+      const lanes = new PublicationLanes();
+      const [t2, t3, t4, t5] = (await chain(lanes, 4)) as [HandedTip, HandedTip, HandedTip, HandedTip];
+      // t3 and t4 are ready while t2, below them, still writes; t5 is not ready yet.
+      const following = [lanes.ready(t3.tip), lanes.ready(t4.tip)];
+      const lead = await lanes.ready(t2.tip);
+      expect(versions(lead)).toEqual([2, 3, 4]);
+      // The leader tells each tip it took what became of the batch, then the tips settle.
+      const published = { version: 3 } as unknown as Manifest;
+      for (const t of (lead as { lead: LaneTip[] }).lead.slice(1)) t.taken?.tell({ landed: published });
+      t2.settle(true);
+      const [f3, f4] = await Promise.all(
+        following.map(async (p, i) => {
+          const turn = await p;
+          if (typeof turn !== 'object' || !('taken' in turn)) throw new Error(`tip ${3 + i} was not taken: ${String(turn)}`);
+          const fate = await turn.taken;
+          [t3, t4][i]?.settle(true);
+          return fate;
+        }),
+      );
+      expect(f3).toEqual({ landed: published });
+      expect(f4).toEqual({ landed: published });
+      // t5, ready only now, leads the next batch on its own: the tip below it landed.
+      expect(versions(await lanes.ready(t5.tip))).toEqual([5]);
+      t5.settle(true);
+      expect(lanes.active).toBe(0);
+    });
+
+    it('a tip whose tip below did not land, and was not taken, is behind', async () => {
+      const lanes = new PublicationLanes();
+      const [t2, t3] = (await chain(lanes, 2)) as [HandedTip, HandedTip];
+      const behind = lanes.ready(t3.tip);
+      t2.settle(false);
+      await expect(behind).resolves.toBe('behind');
+      t3.settle(false);
+    });
+
+    it('stops at the first tip not ready: the tips after it wait for their own turn', async () => {
+      const lanes = new PublicationLanes();
+      const [t2, t3, t4] = (await chain(lanes, 3)) as [HandedTip, HandedTip, HandedTip];
+      const t4ready = lanes.ready(t4.tip);
+      expect(versions(await lanes.ready(t2.tip))).toEqual([2]);
+      t2.settle(true);
+      // t3 leads once ready, and takes t4, ready before it.
+      expect(versions(await lanes.ready(t3.tip))).toEqual([3, 4]);
+      t3.settle(true);
+      const t4turn = await t4ready;
+      expect(typeof t4turn === 'object' && 'taken' in t4turn).toBe(true);
+      t4.settle(true);
+    });
+
+    it('takes at most MAX_BATCH_VERSIONS tips into one batch', async () => {
+      const lanes = new PublicationLanes();
+      const tips = await chain(lanes, MAX_BATCH_VERSIONS + 3);
+      for (const t of tips.slice(1)) void lanes.ready(t.tip);
+      const lead = await lanes.ready((tips[0] as HandedTip).tip);
+      expect(versions(lead)).toHaveLength(MAX_BATCH_VERSIONS);
+      for (const t of tips) t.settle(false);
+    });
   });
 });

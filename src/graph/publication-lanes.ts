@@ -28,11 +28,31 @@
  * only if the two agree (publisher.ts), so a steady writer does not wait a
  * round trip for a head it already knows.
  *
+ * Batches. Tips that are ready to land (their commit, event and parts
+ * written) while the one below them is still landing do not each wait a
+ * round trip for the one below: the first of them whose tip below landed
+ * *leads*, taking every ready tip planned on it, in order, into one batch
+ * (at most MAX_BATCH_VERSIONS), which the publication loop publishes as one
+ * object (head-versions.ts `publishBatch`): the batch lands whole or not
+ * at all, and each tip in it is still its own version and commit. A tip
+ * taken into a batch learns the batch's fate from its leader.
+ *
  * This file only keeps turns and tips; the publication loop (publisher.ts)
  * decides what to do with them. No I/O.
  */
 import { BranchgraphError } from '../model/errors.js';
+import { MAX_BATCH_VERSIONS, type Manifest } from './manifest.js';
 import type { Snapshot } from './snapshot.js';
+
+/**
+ * What became of a batch, as its leader tells the tips it took: landed (with the tip's manifest as
+ * published, naming its batch), lost to a racing publication (nothing of it landed), or unknown (the
+ * leader's publication failed and may have landed: `error`).
+ */
+export type BatchFate = { landed: Manifest } | 'lost' | { error: unknown };
+
+/** What a tip ready to land does next: lead a batch (itself first), follow one that took it, or plan again. */
+export type LandingTurn = { lead: LaneTip[] } | { taken: Promise<BatchFate> } | 'behind';
 
 /** A manifest handed on by the turn that built it: pending until its publication settles. */
 export interface LaneTip {
@@ -47,6 +67,14 @@ export interface LaneTip {
   state: 'pending' | 'landed' | 'lost';
   /** Whether a successor may plan on it before it lands (see the header). */
   speculable: boolean;
+  /** The tip this one was planned on, while that one had not landed. */
+  below?: LaneTip | undefined;
+  /** The tip planned on this one before it landed, if any. */
+  next?: LaneTip;
+  /** Set once its writes are done and it waits to land (see `ready`). */
+  ready?: boolean;
+  /** Set when a batch led by a tip below took this one: the batch's fate. */
+  taken?: { fate: Promise<BatchFate>; tell: (fate: BatchFate) => void };
 }
 
 /** One caller's turn to plan on a branch. */
@@ -57,9 +85,16 @@ export interface LaneTurn {
    * Hand on what this turn built and end the turn. `settle` must be called once with whether
    * the manifest landed; successors planned on it wait for that.
    */
-  handOn(tip: Pick<LaneTip, 'snapshot' | 'speculable' | 'appended'>): (landed: boolean) => void;
+  handOn(tip: Pick<LaneTip, 'snapshot' | 'speculable' | 'appended' | 'below'>): HandedTip;
   /** End the turn without handing anything on (idempotent). */
   release(): void;
+}
+
+/** A tip handed on, as the turn that built it holds it. */
+export interface HandedTip {
+  tip: LaneTip;
+  /** Whether the tip's manifest landed; the first answer holds. */
+  settle: (landed: boolean) => void;
 }
 
 interface Lane {
@@ -120,19 +155,48 @@ export class PublicationLanes {
             settle = resolve;
           }),
         };
+        if (tip.below !== undefined) tip.below.next = tip;
         lane.tip = tip;
         release();
         let settled = false;
-        return (landed: boolean) => {
-          if (settled) return;
-          settled = true;
-          tip.state = landed ? 'landed' : 'lost';
-          settle(landed);
-          this.forgetIfIdle(branch, lane);
+        return {
+          tip,
+          settle: (landed: boolean) => {
+            if (settled) return;
+            settled = true;
+            tip.state = landed ? 'landed' : 'lost';
+            // Settled tips are not batched again, and the chain must not keep old manifests alive.
+            delete tip.below;
+            delete tip.next;
+            settle(landed);
+            this.forgetIfIdle(branch, lane);
+          },
         };
       },
       release,
     };
+  }
+
+  /**
+   * `tip` is ready to land (everything its manifest names is written): once the tip below it has
+   * landed, it leads a batch of itself and the ready tips planned on it (see the header); if a batch
+   * led below took it meanwhile, it follows that batch; if the tip below did not land, it is behind.
+   */
+  async ready(tip: LaneTip): Promise<LandingTurn> {
+    tip.ready = true;
+    const below = tip.below === undefined ? true : await tip.below.landed;
+    if (tip.taken !== undefined) return { taken: tip.taken.fate };
+    if (!below) return 'behind';
+    const lead = [tip];
+    for (let n = tip.next; n?.ready === true && n.taken === undefined && lead.length < MAX_BATCH_VERSIONS; n = n.next) {
+      let tell!: (fate: BatchFate) => void;
+      const fate = new Promise<BatchFate>((resolve) => {
+        tell = resolve;
+      });
+      n.taken = { fate, tell };
+      lead.push(n);
+    }
+    return { lead };
   }
 
   /** Branches with a turn queued or held, or a tip not yet settled (for tests and gauges). */

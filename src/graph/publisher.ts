@@ -45,7 +45,7 @@ import type { RunStore } from './run-store.js';
 import type { BranchHints } from './branch-hints.js';
 import type { FoldRequest, Heads, Publication } from './ports.js';
 import { sameHead, shownTables, type Snapshot } from './snapshot.js';
-import type { LaneTip, LaneTurn, PublicationLanes } from './publication-lanes.js';
+import type { BatchFate, HandedTip, LaneTip, LaneTurn, PublicationLanes } from './publication-lanes.js';
 import {
   MAX_PUBLISH_ATTEMPTS,
   type ChangeOptions,
@@ -234,7 +234,7 @@ export class Publisher implements Publication {
     turn: LaneTurn | undefined;
     below: LaneTip | undefined;
   }): Promise<PublishedChange<T> | 'lost' | 'behind'> {
-    const { repo, runs, store } = this.parts;
+    const { runs, store } = this.parts;
     const { head, opts } = a;
     const rec = head.branch as BranchRecord;
     // What is written grows as pending generations are folded; the plan given stays as it was.
@@ -245,7 +245,7 @@ export class Publisher implements Publication {
     };
     // Scratch may be deleted only when the manifest certainly did not land.
     let maybePublished = false;
-    let settle: ((landed: boolean) => void) | undefined;
+    let handed: HandedTip | undefined;
     let appendedSeq: Promise<number | undefined> | undefined;
     try {
       throwIfAborted(opts.signal);
@@ -253,88 +253,138 @@ export class Publisher implements Publication {
       planned = await maintainIndexes({ runs, head, plan: fold.plan, signal: opts.signal });
       const manifest = await this.buildManifest({ head, rec, plan: planned, opts });
       this.checkDeadline(a.branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
-      // All of these must land before the manifest; none depends on another.
       const { commit } = manifest;
       // A re-laid version adds no commit: no commit index entry, no event (the commit has both).
       const relaid = manifest.layout !== undefined;
-      const appended = this.announce({ branch: a.branch, manifest, below: a.below, signal: opts.signal });
-      appendedSeq = appended.catch(() => undefined);
-      const written = Promise.all([
-        relaid ? undefined : repo.commits.write(commit.id, refOf(manifest), opts.signal),
-        repo.manifests.writeParts(manifest, opts.signal, head.manifest),
-        appended,
-        // A keyed merge marks its key started before its commit can land, and only then: a request
-        // refused before publishing leaves nothing behind (idempotency.ts).
-        planned.idempotency === undefined
-          ? undefined
-          : new IdempotencyRecords(store, this.parts.clock).start(planned.idempotency.keyHash, opts.signal),
-      ]);
-      settle = a.turn?.handOn({
+      const writes = this.writeBeforeManifest({ branch: a.branch, head, manifest, plan: planned, below: a.below, signal: opts.signal });
+      appendedSeq = writes.appended.catch(() => undefined);
+      handed = a.turn?.handOn({
         snapshot: this.tipOf({ manifest, rec, plan: planned, head }),
         speculable: Object.keys(watermarksFor(manifest, rec.lineage)).length === 0,
-        appended: appended.catch(() => undefined),
+        // A re-laid version has no event: the next tip's must come after the one below this.
+        appended: writes.appended.then((seq) => seq ?? a.below?.appended).catch(() => undefined),
+        below: a.below,
       });
-      const [[, , seq], below] = await Promise.all([written, a.below?.landed ?? true]);
-      if (!below) {
+      const written = writes.all;
+      const [, , seq] = await written;
+      const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
+      const forgotten = async (): Promise<'behind'> => {
         if (!relaid) await store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
         return 'behind';
+      };
+      const turn = handed === undefined ? ({ lead: [] } as const) : await this.parts.lanes.ready(handed.tip);
+      if (turn === 'behind') return forgotten();
+      if ('taken' in turn) {
+        // A batch led by a tip below took this one: its fate is ours.
+        const fate = await turn.taken;
+        if (fate === 'lost') return forgotten();
+        maybePublished = true;
+        if ('error' in fate) throw fate.error;
+        handed?.settle(true);
+        return this.published({ ...landed, manifest: fate.landed });
       }
-      const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
-      // The event's writer must still hold its lease when the manifest lands, or a reader could pass the event first.
-      if (!relaid) await repo.events.beforeSource(opts.signal);
       maybePublished = true;
-      const outcome = await this.land({ landed, head, signal: opts.signal, settle });
+      const outcome = await this.land({ landed, head, signal: opts.signal, handed, batch: turn.lead.slice(1) });
       if (outcome !== 'lost') return outcome;
       maybePublished = false;
-      if (!relaid) await store.deleteMany([keys.commit(manifest.commit.id)]).catch(() => undefined);
-      return 'lost';
+      return forgotten();
     } finally {
-      settle?.(false);
+      handed?.settle(false);
       if (!maybePublished) await this.givenUp(planned.scratch, appendedSeq);
     }
   }
 
   /**
-   * Publish the landed attempt's manifest over `head`'s: published, or `lost` to a racing
-   * publication. A lost response is looked into before anything is decided: the manifest may have
-   * landed. A store that answers not_found to a publication says the graph itself is gone, and
-   * whatever landed is nobody's.
+   * What must land before `manifest` (none depends on another): its commit index entry, its parts,
+   * its event, and a keyed merge's started mark. `appended` is the event's sequence number.
+   */
+  private writeBeforeManifest(a: {
+    branch: string;
+    head: Snapshot;
+    manifest: Manifest;
+    plan: ChangePlan<unknown>;
+    below: LaneTip | undefined;
+    signal: AbortSignal | undefined;
+  }): { all: Promise<[unknown, unknown, number | undefined, unknown]>; appended: Promise<number | undefined> } {
+    const { repo, store } = this.parts;
+    const { manifest, plan, signal } = a;
+    const appended = this.announce({ branch: a.branch, manifest, below: a.below, signal });
+    const all = Promise.all([
+      manifest.layout !== undefined ? undefined : repo.commits.write(manifest.commit.id, refOf(manifest), signal),
+      repo.manifests.writeParts(manifest, signal, a.head.manifest),
+      appended,
+      // A keyed merge marks its key started before its commit can land, and only then: a request
+      // refused before publishing leaves nothing behind (idempotency.ts).
+      plan.idempotency === undefined ? undefined : new IdempotencyRecords(store, this.parts.clock).start(plan.idempotency.keyHash, signal),
+    ]);
+    return { all, appended };
+  }
+
+  /**
+   * Publish the landed attempt's manifest over `head`'s, with the manifests of the lane tips it
+   * leads in a batch (publication-lanes.ts): published, or `lost` to a racing publication. A lost
+   * response is looked into before anything is decided: the batch may have landed. A store that
+   * answers not_found to a publication says the graph itself is gone, and whatever landed is
+   * nobody's. Each tip in the batch is told the batch's fate.
    */
   private async land<T>(a: {
     landed: Landed<T>;
     head: Snapshot;
     signal: AbortSignal | undefined;
-    settle: ((landed: boolean) => void) | undefined;
+    handed: HandedTip | undefined;
+    batch: readonly LaneTip[];
   }): Promise<PublishedChange<T> | 'lost'> {
     const { repo } = this.parts;
-    const { manifest } = a.landed;
+    const { batch } = a;
+    const first = a.landed.manifest;
+    const all = [first, ...batch.map((t) => t.snapshot.manifest)];
+    const last = all[all.length - 1] as Manifest;
+    const ms = batch.length === 0 ? all : all.map((m) => ({ ...m, batch: { first: first.version, last: last.version } }));
+    const tell = (fate: (i: number) => BatchFate): void => {
+      for (const [i, t] of batch.entries()) t.taken?.tell(fate(i + 1));
+    };
     let outcome: 'published' | 'lost';
     try {
-      outcome = await repo.versions.publish(manifest, a.signal, a.head.manifest);
+      // The event's writer must still hold its lease when the manifest lands, or a reader could pass the event first.
+      if (ms.some((m) => m.layout === undefined)) await repo.events.beforeSource(a.signal);
     } catch (e) {
-      if (!isBranchgraphError(e, 'not_found') && (await repo.versions.isPublished(manifest))) {
-        a.settle?.(true);
-        return this.published(a.landed);
-      }
+      tell(() => 'lost');
       throw e;
     }
-    a.settle?.(outcome === 'published');
-    return outcome === 'published' ? this.published(a.landed) : 'lost';
+    try {
+      // A batch carries other callers' commits: one caller giving up must not leave theirs unknown.
+      outcome = await repo.versions.publishBatch(ms, batch.length === 0 ? a.signal : undefined, a.head.manifest);
+    } catch (e) {
+      if (!isBranchgraphError(e, 'not_found') && (await repo.versions.isPublished(ms[0] as Manifest))) outcome = 'published';
+      else {
+        tell(() => ({ error: e }));
+        throw e;
+      }
+    }
+    tell((i) => (outcome === 'published' ? { landed: ms[i] as Manifest } : 'lost'));
+    a.handed?.settle(outcome === 'published');
+    return outcome === 'published' ? this.published({ ...a.landed, manifest: ms[0] as Manifest }) : 'lost';
   }
 
   /**
-   * The commit event of `manifest`, appended once the lane tip it was planned on appended its own
-   * (so ours comes after it in the log as our commit does); none for a re-laid version. The event
-   * names the manifest it is for: if the attempt loses, that manifest says another commit, and
-   * readers skip the event.
+   * The commit event of `manifest` (none for a re-laid version), appended at once, beside the lane
+   * tip's below it: this process takes sequence numbers in the order it asks (event-log.ts), so
+   * ours comes after that tip's in the log as our commit does. If another process's append took
+   * the tip's number meanwhile, the tip's event lands after ours: ours is void then, and appended
+   * again after it. The event names the manifest it is for: if the attempt loses, that manifest
+   * says another commit, and readers skip the event.
    */
-  private announce(a: { branch: string; manifest: Manifest; below: LaneTip | undefined; signal?: AbortSignal | undefined }) {
+  private async announce(a: { branch: string; manifest: Manifest; below: LaneTip | undefined; signal?: AbortSignal | undefined }) {
     const { commit, layout } = a.manifest;
+    if (layout !== undefined) return undefined;
+    const { events } = this.parts.repo;
     const source = { key: keys.manifest(a.manifest.lineage, a.manifest.version), commit: commit.id };
     const event = { kind: 'commit' as const, actor: commit.actor, branch: a.branch, commit: commit.id, commitKind: commit.kind, source };
-    return (a.below?.appended ?? Promise.resolve()).then(() =>
-      layout !== undefined ? undefined : this.parts.repo.events.append(event, a.signal),
-    );
+    const seq = await events.append(event, a.signal);
+    const under = await a.below?.appended;
+    if (typeof under !== 'number' || seq > under) return seq;
+    void events.abandon(seq);
+    return events.append(event, a.signal);
   }
 
   /**

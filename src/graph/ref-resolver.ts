@@ -171,7 +171,7 @@ export class RefResolver {
     const rec = await repo.records.read(newest.key, signal);
     if (rec.deleted) throw gone('was deleted');
     const publishedAt = async (v: number): Promise<number> =>
-      (await store.head(keys.manifest(rec.lineage, v), { signal }))?.lastModified ?? Number.POSITIVE_INFINITY;
+      (await repo.versions.publishedAt({ lineage: rec.lineage, version: v }, signal)) ?? Number.POSITIVE_INFINITY;
     // The newest version published by then: versions of a lineage are published in order.
     let lo = 0;
     let hi = await repo.versions.latest(rec.lineage, signal);

@@ -35,7 +35,7 @@ import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { mapLimit } from '../model/map-limit.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { keys } from './keys.js';
-import type { Manifest, ManifestRef } from './manifest.js';
+import { refOf, type Manifest, type ManifestRef } from './manifest.js';
 import { objectsOf } from './manifest-objects.js';
 import { checkObject } from './object-check.js';
 import { verifyChecksum } from '../table/run.js';
@@ -144,7 +144,7 @@ export async function sendTransfer(
   const { plan, signal } = a;
   const checksums = runChecksums(plan.manifests);
   async function* checked(): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
-    for await (const o of objectsInOrder(src.store, plan, { signal, readAhead: a.width })) {
+    for await (const o of objectsInOrder(src, plan, { signal, readAhead: a.width })) {
       const run = checksums.get(o.key);
       if (run !== undefined) verifyChecksum(run, o.bytes);
       yield o;
@@ -160,6 +160,8 @@ export async function sendTransfer(
 }
 
 /** A plan's keys in the levels they are written in: the content, then the manifests. Within a level, any order and any width. */
+const MANIFEST_LEVEL = 1;
+
 export function writeLevels(plan: TransferPlan): string[][] {
   return [plan.content, plan.manifests.map((m) => keys.manifest(m.lineage, m.version))];
 }
@@ -193,7 +195,7 @@ export function runChecksums(ms: readonly Manifest[]): Map<string, { key: string
 
 /** A plan's objects in write order with their level, read from `store` a few ahead of the consumer (a socket). */
 export async function* objectsInOrder(
-  store: ObjectStore,
+  src: Pick<TransferSource, 'store' | 'repo'>,
   plan: TransferPlan,
   opts: { signal?: AbortSignal | undefined; readAhead?: number | undefined } = {},
 ): AsyncGenerator<{ key: string; level: number; bytes: Uint8Array }> {
@@ -202,9 +204,14 @@ export async function* objectsInOrder(
   for (const [level, keys] of writeLevels(plan).entries()) {
     const ahead: Promise<Uint8Array>[] = [];
     let next = 0;
+    // A manifest is read as stored wherever it is (a version of a batch may be in its first's object).
+    const read = (i: number): Promise<Uint8Array> =>
+      level === MANIFEST_LEVEL
+        ? src.repo.manifests.storedBytes(refOf(plan.manifests[i] as Manifest), signal)
+        : src.store.get(keys[i] as string, { signal });
     const fill = (): void => {
       while (ahead.length < readAhead && next < keys.length) {
-        const p = store.get(keys[next++] as string, { signal });
+        const p = read(next++);
         // Awaited in turn below; a failure of one read ahead must not go unhandled meanwhile.
         p.catch(() => undefined);
         ahead.push(p);

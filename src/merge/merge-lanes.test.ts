@@ -16,6 +16,10 @@ import type { ObjectStore } from '../store/object-store.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { WalWriter } from '../wal/wal-writer.js';
 import { WaveStore } from '../../test/support/wave-store.js';
+import { keys } from '../graph/keys.js';
+import { refOf } from '../graph/manifest.js';
+import { storedText } from '../model/compress-stored.js';
+import { listAll } from '../store/object-store.js';
 
 const upd = (id: string, values: Record<string, unknown>) => ({ op: 'update' as const, table: 'Person', values: { id, ...values } });
 
@@ -30,10 +34,11 @@ async function branches(store: ObjectStore, n: number, change?: (i: number) => W
   await mustWrite(g, 'main', [{ op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } }]);
 }
 
-/** main's first-parent chain, newest first, down to the first commit. */
-async function chain(g: Graph): Promise<Manifest[]> {
+/** main's first-parent chain (or the one below `from`), newest first, down to the first commit. */
+async function chain(g: Graph, from?: ManifestRef): Promise<Manifest[]> {
   const out: Manifest[] = [];
-  for (let m: Manifest | undefined = (await g.branchHead('main')).manifest; m !== undefined; ) {
+  const start = from === undefined ? await g.branchHead('main') : await g.snapshotAt(from);
+  for (let m: Manifest | undefined = start.manifest; m !== undefined; ) {
     out.push(m);
     const parent: ManifestRef | undefined = m.commit.parents[0];
     m = parent === undefined ? undefined : await g.ports.manifests.readManifest(parent);
@@ -174,4 +179,177 @@ describe('merges into one branch from one process', () => {
     const people = Object.keys(await rowsOf(fresh, 'main', 'Person')).sort();
     expect(people).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'shared', 'w0', 'w1', 'w2']);
   });
+
+  describe('in batches', () => {
+    /** Every batch's first version's object in `store`: the versions it holds (manifest.ts, format 4). */
+    async function batchesIn(store: MemoryStore): Promise<{ key: string; lineage: string; first: number; last: number }[]> {
+      const out: { key: string; lineage: string; first: number; last: number }[] = [];
+      for (const o of await listAll(store, 'manifests/')) {
+        const stored = JSON.parse(storedText(await store.get(o.key))) as { lineage: string; version: number; later?: unknown[] };
+        if (stored.later !== undefined)
+          out.push({ key: o.key, lineage: stored.lineage, first: stored.version, last: stored.version + stored.later.length });
+      }
+      return out;
+    }
+
+    it('publish the merges ready while the one below them lands as one batch: round trips stay flat as merges grow', async () => {
+      const mem = new MemoryStore();
+      await branches(mem, 9);
+      const waves = new WaveStore(mem);
+      const g = await Graph.open(waves, { actor: 'test' });
+      for (let i = 0; i < 9; i++) await g.branchHead(`b${i}`);
+      await g.branchHead('main');
+      const before = (await g.events({ after: 0, limit: 1000 })).next;
+      const one = await waves.waves(() => merge(g, 'b0'));
+      const eight = await waves.waves(() => Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => merge(g, `b${i}`))));
+      for (const r of [one.value, ...eight.value])
+        expect(r).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
+      // One merge leads alone (nothing else is ready); the other seven land in one batch a round trip later.
+      expect(eight.waves).toBeLessThanOrEqual(one.waves + 1);
+      await g.idle();
+      const [batch] = await batchesIn(mem);
+      expect(batch && batch.last - batch.first + 1).toBe(7);
+      // Once idle, every version of the batch is also written at its own key.
+      for (let v = batch?.first ?? 0; v <= (batch?.last ?? -1); v++)
+        expect(await mem.head(keys.manifest(batch?.lineage ?? '', v))).toBeDefined();
+      // Each merge is still its own version and commit, in one chain, with its event in commit order.
+      const fresh = await Graph.open(mem);
+      const line = await chain(fresh);
+      expect(new Set(line.slice(0, 9).map((m) => m.commit.id))).toEqual(
+        new Set([one.value, ...eight.value].map((r) => r.status === 'success' && r.commit?.id)),
+      );
+      for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+      const events = (await fresh.events({ after: before, limit: 1000 })).events.filter((e) => e.kind === 'commit' && e.branch === 'main');
+      expect(events.map((e) => e.commit)).toEqual(
+        line
+          .slice(0, 9)
+          .map((m) => m.commit.id)
+          .reverse(),
+      );
+    });
+
+    it('are read whole from the batch before their versions are written on their own (a crash in between)', async () => {
+      const mem = new MemoryStore();
+      await branches(mem, 6);
+      const waves = new WaveStore(mem);
+      const g = await Graph.open(waves, { actor: 'test' });
+      for (let i = 0; i < 6; i++) await g.branchHead(`b${i}`);
+      const head = (await g.branchHead('main')).manifest;
+      await waves.waves(() => Promise.all([0, 1, 2, 3, 4, 5].map((i) => merge(g, `b${i}`))));
+      await g.idle();
+      const whole = await Graph.open(mem);
+      const expected = await chain(whole);
+      // As a crash right after the batch landed leaves it: its later versions only in its first's object.
+      const [batch] = await batchesIn(mem);
+      if (batch === undefined) throw new Error('no batch was published');
+      await mem.deleteMany(Array.from({ length: batch.last - batch.first }, (_, i) => keys.manifest(batch.lineage, batch.first + 1 + i)));
+      // A process that knew an older head, and one that knows nothing, both find the batch's last version.
+      const knew = await Graph.open(mem);
+      expect((await knew.snapshotAt(refOf(head))).manifest.version).toBe(head.version);
+      for (const fresh of [knew, await Graph.open(mem)]) {
+        expect((await fresh.branchHead('main')).manifest.version).toBe(head.version + 6);
+        expect((await chain(fresh)).map((m) => m.commit.id)).toEqual(expected.map((m) => m.commit.id));
+        for (let v = batch.first; v <= batch.last; v++) expect(await fresh.holds({ lineage: batch.lineage, version: v })).toBe(true);
+        expect(await fresh.holds({ lineage: batch.lineage, version: batch.last + 1 })).toBe(false);
+        expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'shared']);
+      }
+      // A copy to another store writes each version as its own object, the bytes it is written as here.
+      const fresh = await Graph.open(mem);
+      const target = await Graph.open(new MemoryStore());
+      const plan = await fresh.planTransfer({ wants: [refOf(expected[0] as Manifest)], haves: [], holds: (r) => target.holds(r) });
+      await fresh.sendTransfer({ plan, destination: target.store });
+      for (let v = batch.first + 1; v <= batch.last; v++) expect(await target.store.head(keys.manifest(batch.lineage, v))).toBeDefined();
+      const copied = await chain(await Graph.open(target.store), refOf(expected[0] as Manifest));
+      expect(copied.map((m) => m.commit.id)).toEqual(expected.map((m) => m.commit.id));
+      // And the next publication goes on from the batch's last version.
+      await mustWrite(fresh, 'main', [person('after')]);
+      expect((await fresh.branchHead('main')).manifest.version).toBe(batch.last + 1);
+    });
+
+    it('a batch whose response is lost is looked up: landed, every merge in it is told so, once', async () => {
+      const mem = new MemoryStore();
+      await branches(mem, 5);
+      const head = (await (await Graph.open(mem)).branchHead('main')).manifest;
+      // The batch (the second publication: the first merge leads alone) lands, and its answer is lost.
+      const lossy = new LoseResponse(mem, keys.manifest(head.lineage, head.version + 2));
+      const waves = new WaveStore(lossy);
+      const g = await Graph.open(waves, { actor: 'test' });
+      for (let i = 0; i < 5; i++) await g.branchHead(`b${i}`);
+      await g.branchHead('main');
+      const { value } = await waves.waves(() => Promise.all([0, 1, 2, 3, 4].map((i) => merge(g, `b${i}`))));
+      for (const r of value) expect(r).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
+      expect(lossy.lost).toBe(true);
+      const fresh = await Graph.open(mem);
+      const line = await chain(fresh);
+      expect(line[0]?.version).toBe(head.version + 5);
+      expect(new Set(line.slice(0, 5).map((m) => m.commit.id))).toEqual(new Set(value.map((r) => r.status === 'success' && r.commit?.id)));
+    });
+
+    it('a batch that loses its version to another process lands none of its merges, and each plans again', async () => {
+      const mem = new MemoryStore();
+      await branches(mem, 5);
+      const head = (await (await Graph.open(mem)).branchHead('main')).manifest;
+      // Another process publishes the version the batch is about to take, just before it does.
+      const rival = await Graph.open(mem, { actor: 'rival' });
+      const racing = new RivalBefore(mem, keys.manifest(head.lineage, head.version + 2), () =>
+        rival.write('main', [person('rival')]).then(() => undefined),
+      );
+      const waves = new WaveStore(racing);
+      const g = await Graph.open(waves, { actor: 'test' });
+      for (let i = 0; i < 5; i++) await g.branchHead(`b${i}`);
+      await g.branchHead('main');
+      const { value } = await waves.waves(() => Promise.all([0, 1, 2, 3, 4].map((i) => merge(g, `b${i}`))));
+      for (const r of value) expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
+      expect(racing.fired).toBe(true);
+      expect(value.filter((r) => r.status === 'success' && r.metrics.attempts > 1).length).toBeGreaterThanOrEqual(2);
+      const fresh = await Graph.open(mem);
+      const line = await chain(fresh);
+      for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+      expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'rival', 'shared']);
+      expect(
+        line
+          .slice(0, 6)
+          .map((m) => m.commit.kind)
+          .filter((k) => k === 'merge'),
+      ).toHaveLength(5);
+    });
+  });
 });
+
+/** Runs `rival` once, just before the create-only write of `key`, so that write loses to it. */
+class RivalBefore extends StoreWrapper {
+  fired = false;
+  constructor(
+    inner: ObjectStore,
+    private readonly key: string,
+    private readonly rival: () => Promise<void>,
+  ) {
+    super(inner);
+  }
+  protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    if (!this.fired && ctx.op === 'putIfAbsent' && ctx.key === this.key) {
+      this.fired = true;
+      await this.rival();
+    }
+    return call();
+  }
+}
+
+/** Lets the create-only write of `key` land, then loses its answer (as a dropped connection would). */
+class LoseResponse extends StoreWrapper {
+  lost = false;
+  constructor(
+    inner: ObjectStore,
+    private readonly key: string,
+  ) {
+    super(inner);
+  }
+  protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    const out = await call();
+    if (!this.lost && ctx.op === 'putIfAbsent' && ctx.key === this.key) {
+      this.lost = true;
+      throw new BranchgraphError('store_unavailable', 'the connection dropped before the answer came');
+    }
+    return out;
+  }
+}

@@ -15,8 +15,15 @@ const QUIET_TURNS = 5;
 
 const turn = (): Promise<void> => new Promise((r) => setTimeout(() => setImmediate(r), 0));
 
+interface Held {
+  ctx: CallContext;
+  answer: () => void;
+}
+
 export class WaveStore extends StoreWrapper {
-  private held: (() => void)[] = [];
+  private held: Held[] = [];
+  /** Calls answered only in a wave that has nothing else to answer (see `waves`). */
+  private last: ((ctx: CallContext) => boolean) | undefined;
   /** Whether calls are held; off, they pass straight through. */
   private holding = false;
 
@@ -24,14 +31,19 @@ export class WaveStore extends StoreWrapper {
     super(inner);
   }
 
-  protected async around<T>(_ctx: CallContext, call: () => Promise<T>): Promise<T> {
-    if (this.holding) await new Promise<void>((r) => this.held.push(r));
+  protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    if (this.holding) await new Promise<void>((answer) => this.held.push({ ctx, answer }));
     return call();
   }
 
-  /** Run `work` with its calls answered in waves: its result, and how many waves it took. */
-  async waves<T>(work: () => Promise<T>): Promise<{ value: T; waves: number }> {
+  /**
+   * Run `work` with its calls answered in waves: its result, and how many waves it took. Calls
+   * `last` picks are held while any other call waits (as a slow store's would be), so the work
+   * goes as far as it can without them first.
+   */
+  async waves<T>(work: () => Promise<T>, opts: { last?: (ctx: CallContext) => boolean } = {}): Promise<{ value: T; waves: number }> {
     this.holding = true;
+    this.last = opts.last;
     let settled: { value: T } | { error: unknown } | undefined;
     void work().then(
       (value) => (settled = { value }),
@@ -52,6 +64,7 @@ export class WaveStore extends StoreWrapper {
       }
     } finally {
       this.holding = false;
+      this.last = undefined;
       this.release();
     }
     const done = settled as { value: T } | { error: unknown };
@@ -60,8 +73,9 @@ export class WaveStore extends StoreWrapper {
   }
 
   private release(): void {
-    const batch = this.held;
-    this.held = [];
-    for (const answer of batch) answer();
+    const last = this.last;
+    const now = last === undefined || this.held.every((h) => last(h.ctx)) ? this.held : this.held.filter((h) => !last(h.ctx));
+    this.held = this.held.filter((h) => !now.includes(h));
+    for (const h of now) h.answer();
   }
 }
