@@ -268,16 +268,17 @@ export class Publisher implements Publication {
       const written = writes.all;
       const [, , seq] = await written;
       const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
-      const forgotten = async (): Promise<'behind'> => {
+      // Certainly not published: its commit index entry goes (its runs go in `finally`).
+      const forgotten = async <O extends 'behind' | 'lost'>(outcome: O): Promise<O> => {
         if (!relaid) await store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
-        return 'behind';
+        return outcome;
       };
       const turn = handed === undefined ? ({ lead: [] } as const) : await this.parts.lanes.ready(handed.tip);
-      if (turn === 'behind') return forgotten();
+      if (turn === 'behind') return forgotten('behind');
       if ('taken' in turn) {
-        // A batch led by a tip below took this one: its fate is ours.
+        // A batch led by a tip below took this one: its fate is ours, and a lost race is its leader's.
         const fate = await turn.taken;
-        if (fate === 'lost') return forgotten();
+        if (fate === 'lost') return forgotten('behind');
         maybePublished = true;
         if ('error' in fate) throw fate.error;
         handed?.settle(true);
@@ -287,7 +288,7 @@ export class Publisher implements Publication {
       const outcome = await this.land({ landed, head, signal: opts.signal, handed, batch: turn.lead.slice(1) });
       if (outcome !== 'lost') return outcome;
       maybePublished = false;
-      return forgotten();
+      return forgotten('lost');
     } finally {
       handed?.settle(false);
       if (!maybePublished) await this.givenUp(planned.scratch, appendedSeq);

@@ -18,6 +18,7 @@ import { WalWriter } from '../wal/wal-writer.js';
 import { WaveStore } from '../../test/support/wave-store.js';
 import { keys } from '../graph/keys.js';
 import { refOf } from '../graph/manifest.js';
+import { MAX_PUBLISH_ATTEMPTS } from '../graph/change.js';
 import { storedText } from '../model/compress-stored.js';
 import { listAll } from '../store/object-store.js';
 
@@ -285,6 +286,20 @@ describe('merges into one branch from one process', () => {
       expect(new Set(line.slice(0, 5).map((m) => m.commit.id))).toEqual(new Set(value.map((r) => r.status === 'success' && r.commit?.id)));
     });
 
+    it('a publication that loses every race gives up after MAX_PUBLISH_ATTEMPTS of them, each counted, with publish_contention', async () => {
+      const mem = new MemoryStore();
+      await branches(mem, 1);
+      // Another process publishes to main just before each of this one's manifests goes out.
+      const rival = await Graph.open(mem, { actor: 'rival' });
+      let n = 0;
+      const racing = new RivalBefore(mem, 'manifests/', () => rival.write('main', [person(`rival${n++}`)]).then(() => undefined), {
+        every: true,
+      });
+      const g = await Graph.open(racing, { actor: 'test', random: () => 0 });
+      await expect(merge(g, 'b0')).rejects.toMatchObject({ code: 'publish_contention', details: { attempts: MAX_PUBLISH_ATTEMPTS } });
+      expect(n).toBe(MAX_PUBLISH_ATTEMPTS);
+    });
+
     it('a batch that loses its version to another process lands none of its merges, and each plans again', async () => {
       const mem = new MemoryStore();
       await branches(mem, 5);
@@ -316,18 +331,20 @@ describe('merges into one branch from one process', () => {
   });
 });
 
-/** Runs `rival` once, just before the create-only write of `key`, so that write loses to it. */
+/** Runs `rival` just before the create-only write of `key` (once, or before every write under `key` as a prefix). */
 class RivalBefore extends StoreWrapper {
   fired = false;
   constructor(
     inner: ObjectStore,
     private readonly key: string,
     private readonly rival: () => Promise<void>,
+    private readonly o: { every?: boolean } = {},
   ) {
     super(inner);
   }
   protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
-    if (!this.fired && ctx.op === 'putIfAbsent' && ctx.key === this.key) {
+    const hit = this.o.every === true ? ctx.key.startsWith(this.key) : ctx.key === this.key && !this.fired;
+    if (ctx.op === 'putIfAbsent' && hit) {
       this.fired = true;
       await this.rival();
     }
