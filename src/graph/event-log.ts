@@ -35,6 +35,14 @@
  * appended after that of the earlier one. A crash in the middle of a
  * publication can hold readers back by up to that bound; nothing is lost
  * or reordered.
+ *
+ * Appends of one process take numbers in the order they are asked for and
+ * go out together (a lane's merges append theirs at once), so a number may
+ * be taken while the event below it is still landing. A reader treats such
+ * a gap as an undecided event of the writer of the next event above it
+ * (that process took the number before it): it waits there, and the same
+ * deadline and lease decide it. An append that fails voids its number at
+ * once, so a failure holds no reader.
  */
 import { z } from 'zod';
 import { contentHash } from '../model/canonical.js';

@@ -204,17 +204,13 @@ export class HeadVersions {
    * its own object's time, which is later or absent.
    */
   async publishedAt(ref: ManifestRef, signal?: AbortSignal): Promise<number | undefined> {
-    const time = async (v: number) => {
-      const info = await this.store.head(keys.manifest(ref.lineage, v), { signal });
-      return info === undefined ? undefined : (info.lastModified ?? Number.POSITIVE_INFINITY);
-    };
-    const own = await time(ref.version);
     const m = await this.manifests.read(ref, signal).catch((e: unknown) => {
       if (isBranchgraphError(e, 'not_found')) return undefined;
       throw e;
     });
     if (m === undefined) return undefined;
-    return m.batch === undefined || m.batch.first === ref.version ? own : time(m.batch.first);
+    const info = await this.store.head(keys.manifest(ref.lineage, m.batch?.first ?? ref.version), { signal });
+    return info === undefined ? undefined : (info.lastModified ?? Number.POSITIVE_INFINITY);
   }
 
   /** Once the later versions of batches already published are at their own keys (or failed to be). */
