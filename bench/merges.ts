@@ -8,7 +8,12 @@
  * request naming the branch head as its second parent, main's first-parent
  * chain holding every merge commit).
  *
- *   tsx bench/merges.ts CLIENTS MERGES_PER_CLIENT LATENCY PROCS
+ *   tsx bench/merges.ts CLIENTS MERGES_PER_CLIENT LATENCY PROCS [embedded|servers]
+ *
+ * `servers`: each process runs an HTTP server on the store (advertising
+ * itself, so the servers forward merges into a branch to the one that
+ * publishes it: service/merge-forwarding.ts), and its clients merge through
+ * it over REST; `embedded` (the default): through the embedded API.
  *
  * The fixture: main holds 1,000 rows in four tables; every branch is forked
  * from main and writes ROWS_PER_BRANCH new rows into one table (branches of
@@ -21,7 +26,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isBranchgraphError } from '../src/model/errors.js';
-import { embeddedApi } from '../src/service/api.js';
+import pino from 'pino';
+import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
+import { loadConfig } from '../src/service/config.js';
+import type { BranchgraphService } from '../src/service/service.js';
+import { startServer, type RunningServer } from '../src/http/server.js';
+import { RestClient } from '../src/http/rest-client.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
@@ -64,15 +74,25 @@ async function build(dir: string, clients: number, perClient: number): Promise<v
 }
 
 /** One process's clients: each merges its branches in order; errors are counted by code, never retried. */
-async function mergeClients(a: { dir: string; clients: number[]; perClient: number; latency: number; startAt: number }): Promise<{
+async function mergeClients(a: {
+  dir: string;
+  clients: number[];
+  perClient: number;
+  latency: number;
+  startAt: number;
+  /** Through an HTTP server this process runs, which forwards merges into a branch another server publishes. */
+  server: boolean;
+}): Promise<{
   results: ClientResult[];
   startedAt: number;
   endedAt: number;
   storeCalls: number;
 }> {
   const counting = new CountingStore(new LatencyStore(new FsStore(a.dir), a.latency));
-  const service = await serviceOnStore(counting, { actor: `bench-${process.pid}`, shard: `bench-${process.pid}` });
-  const api = embeddedApi(service, CTX);
+  const opened = a.server ? await serverOn(a.dir, a.latency) : undefined;
+  const service =
+    opened === undefined ? await serviceOnStore(counting, { actor: `bench-${process.pid}`, shard: `bench-${process.pid}` }) : undefined;
+  const api: Pick<BranchgraphApi, 'getBranch' | 'mergeBranch'> = opened?.api ?? embeddedApi(service as BranchgraphService, CTX);
   // Warm the process as a long-running server is: main's head and the code paths are loaded.
   await api.getBranch({ name: 'main' });
   await new Promise((r) => setTimeout(r, Math.max(0, a.startAt - Date.now())));
@@ -96,9 +116,29 @@ async function mergeClients(a: { dir: string; clients: number[]; perClient: numb
     }),
   );
   const endedAt = Date.now();
+  // A server's store calls are its own; only the embedded arms count them.
   const storeCalls = counting.snapshot().total.calls - before;
-  await service.close();
+  await service?.close();
+  await opened?.server.close();
   return { results, startedAt, endedAt, storeCalls };
+}
+
+/** A server on the store with `latency` per call, reached over REST, that forwards merges to the branch's publisher. */
+async function serverOn(dir: string, latency: number): Promise<{ server: RunningServer; api: RestClient }> {
+  const config = loadConfig(
+    {},
+    {
+      store: `file://${dir}`,
+      port: '0',
+      'log-level': 'warn',
+      'store-latency-ms': String(latency),
+      shard: `bench-${process.pid}`,
+      actor: `bench-${process.pid}`,
+      'advertise-url': 'http://127.0.0.1:{port}',
+    },
+  );
+  const server = await startServer(config, pino({ level: 'warn' }));
+  return { server, api: new RestClient(server.url) };
 }
 
 /** Every merge exact: its rows on main, its commit on main's first-parent chain with the branch head as second parent. */
@@ -134,7 +174,7 @@ async function verify(dir: string, results: ClientResult[]): Promise<{ exact: bo
 }
 
 async function worker(argv: string[]): Promise<void> {
-  const [dir, clientList, perClient, latency, startAt] = argv;
+  const [dir, clientList, perClient, latency, startAt, mode] = argv;
   const clients = (clientList as string).split(',').map(Number);
   const out = await mergeClients({
     dir: dir as string,
@@ -142,6 +182,7 @@ async function worker(argv: string[]): Promise<void> {
     perClient: Number(perClient),
     latency: Number(latency),
     startAt: Number(startAt),
+    server: mode === 'servers',
   });
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
@@ -167,16 +208,18 @@ async function main(): Promise<void> {
   const perClient = Number(process.argv[3] ?? 6);
   const latency = Number(process.argv[4] ?? 17);
   const procs = Number(process.argv[5] ?? 1);
+  // `servers`: each process runs an HTTP server and its clients merge through it (merge forwarding).
+  const mode = process.argv[6] ?? 'embedded';
   const dir = await mkdtemp(path.join(tmpdir(), 'bg-merges-'));
   await build(dir, clients, perClient);
   const ids = Array.from({ length: clients }, (_, c) => c);
   const startAt = Date.now() + 3000;
   const parts =
     procs === 1
-      ? [await mergeClients({ dir, clients: ids, perClient, latency, startAt })]
+      ? [await mergeClients({ dir, clients: ids, perClient, latency, startAt, server: mode === 'servers' })]
       : await Promise.all(
           Array.from({ length: procs }, (_, p) =>
-            child([dir, ids.filter((c) => c % procs === p).join(','), String(perClient), String(latency), String(startAt)]),
+            child([dir, ids.filter((c) => c % procs === p).join(','), String(perClient), String(latency), String(startAt), mode]),
           ),
         );
   const results = parts.flatMap((p) => p.results);
@@ -193,6 +236,7 @@ async function main(): Promise<void> {
     `${JSON.stringify({
       clients,
       procs,
+      mode,
       latencyMs: latency,
       merges: merged,
       seconds: Math.round(seconds * 1000) / 1000,

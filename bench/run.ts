@@ -724,9 +724,11 @@ async function startMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
 
 /**
  * Many mergers into one branch (bench/merges.ts), 17 ms per store call: one client merging its
- * branches one after another, eight clients at once in one process, eight split over two
- * processes on one store, and sixteen in one process, in rotating order; medians over the rounds. Every merge's result is
- * checked exact by the script.
+ * branches one after another, eight clients at once in one process, eight split over two server
+ * processes on one store (merging through their HTTP servers, which forward to the branch's
+ * publisher), the same eight over two embedded processes racing at the store, and sixteen in one
+ * process, in rotating order; medians over the rounds. Every merge's result is checked exact by
+ * the script.
  */
 async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const rounds = quick ? 1 : 3;
@@ -734,8 +736,9 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
   const arms: [variant: string, args: string[]][] = [
     ['clients1', ['1', String(perClient * 2), '17', '1']],
     ['clients8', ['8', String(perClient), '17', '1']],
-    ['clients8-2proc', ['8', String(perClient), '17', '2']],
+    ['clients8-2proc', ['8', String(perClient), '17', '2', 'servers']],
     ['clients16', ['16', String(perClient), '17', '1']],
+    ['clients8-2proc-racing', ['8', String(perClient), '17', '2']],
   ];
   const runs: Record<string, Record<string, number>[]> = Object.fromEntries(arms.map(([v]) => [v, []]));
   for (let r = 0; r < rounds; r++)
@@ -748,7 +751,8 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
     const xs = [...(runs[variant] ?? [])].sort((a, b) => (a.merges_per_second as number) - (b.merges_per_second as number));
     return xs[xs.length >> 1] as Record<string, number>;
   };
-  const [one, eight, two, sixteen] = arms.map(([v]) => pick(v)) as Record<string, number>[] as [
+  const [one, eight, two, sixteen, racing] = arms.map(([v]) => pick(v)) as Record<string, number>[] as [
+    Record<string, number>,
     Record<string, number>,
     Record<string, number>,
     Record<string, number>,
@@ -761,6 +765,7 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       ['clients8', eight],
       ['clients8-2proc', two],
       ['clients16', sixteen],
+      ['clients8-2proc-racing', racing],
     ]),
     ratios: {
       merges_per_second_1_l17: one.merges_per_second as number,
@@ -770,6 +775,7 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       merges_per_second_8_l17_2proc: two.merges_per_second as number,
       merges_8_over_1_l17_2proc: round((two.merges_per_second as number) / (one.merges_per_second as number), 3),
       merge_errors_8_2proc: Math.max(...(runs['clients8-2proc'] ?? []).map((x) => x.contention_errors as number)),
+      merges_8_over_1_l17_2proc_racing: round((racing.merges_per_second as number) / (one.merges_per_second as number), 3),
       merges_per_second_16_l17: sixteen.merges_per_second as number,
       merge_errors_16: Math.max(...(runs.clients16 ?? []).map((x) => x.contention_errors as number)),
       store_calls_per_merge_1: one.store_calls_per_merge as number,

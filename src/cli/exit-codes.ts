@@ -33,6 +33,7 @@ const BY_CODE: Partial<Record<ErrorCode, number>> = {
   server_unreachable: EXIT.unreachable,
   store_unavailable: EXIT.unreachable,
   remote_unreachable: EXIT.unreachable,
+  publisher_unreachable: EXIT.unreachable,
   embedding_failed: EXIT.unreachable,
 };
 

@@ -18,7 +18,7 @@ import type { TagRecord } from './tags.js';
 import { MergeRequests } from './merge-requests.js';
 import { HookStore } from './hooks.js';
 import { sourceHash, type EventPage, type GraphEvent } from './event-log.js';
-import { WriterLease } from './writer-lease.js';
+import { WriterLease, type EventWriter } from './writer-lease.js';
 import type { BranchPageQuery, ListedBranch } from './branches.js';
 import { graphParts, type GraphOptions, type GraphParts } from './graph-parts.js';
 import { IdempotencyRecords } from './idempotency.js';
@@ -158,6 +158,11 @@ export class Graph {
     await lease.start();
     this.#lease = lease;
     this.#parts.repo.events.useLease(lease);
+  }
+
+  /** This process's writer, once it took a lease (`takeWriterLease`). */
+  get writer(): EventWriter | undefined {
+    return this.#lease?.writer;
   }
 
   /** Release the store, once the graph is idle and its writer lease (if any) ended. */

@@ -1,6 +1,7 @@
 /**
  * The object key layout of one graph in a store. Every published object is
- * written once at a new key; only `hint` objects are ever overwritten.
+ * written once at a new key; only `hint` and `publishers/` objects (hints of
+ * another kind) are ever overwritten.
  *
  *   branches/<name>/<seq>.json         branch records (create, delete), seq 8 digits
  *   manifests/<lineage>/<version>.json manifests, version 12 digits
@@ -22,6 +23,7 @@
  *   hook-dead-letters/<id>.json        deliveries that never landed (graph/hooks.ts)
  *   remotes/<name>.json                a remote: where another copy of the graph is (graph/remotes.ts)
  *   remote-refs/<remote>/<branch>.json a remote's branch as the last fetch found it (graph/remotes.ts)
+ *   publishers/<branch>.json           the server that publishes a branch's merges for the others (graph/branch-publishers.ts)
  *
  * Branch names are percent-encoded into one segment, so `review` and
  * `review/2026-07` never share a prefix.
@@ -42,6 +44,8 @@ export const keys = {
   hint: (lineage: string): string => `hints/${lineage}.json`,
   /** Where a branch's head was last published: read in parallel with the branch's records. */
   branchHint: (name: string): string => `hints/branches/${encodeBranch(name)}.json`,
+  /** Which server publishes a branch's merges for the others (branch-publishers.ts). */
+  branchPublisher: (name: string): string => `publishers/${encodeBranch(name)}.json`,
   commit: (id: string): string => `commits/${id}.json`,
   /** Where the index entries of every commit id starting with `prefix` are listed. */
   commitsStartingWith: (prefix: string): string => `commits/${prefix}`,

@@ -36,5 +36,6 @@ export const HTTP_STATUS = {
   server_unreachable: 503,
   // Failed Dependency: the request was sound, another system it depends on did not answer.
   remote_unreachable: 424,
+  publisher_unreachable: 503,
   embedding_failed: 424,
 } as const satisfies Record<PublicErrorCode, number>;

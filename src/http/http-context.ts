@@ -11,6 +11,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BranchgraphError, publicError } from '../model/errors.js';
 import type { Role } from '../service/auth.js';
 import type { RequestContext } from '../service/request-context.js';
+import { FORWARDED_HEADER } from '../service/merge-forwarding.js';
 import { allowStoreCallListeners } from '../model/signal-listeners.js';
 import { HTTP_STATUS } from './error-status.js';
 import type { TokenScope } from '../model/token-scope.js';
@@ -75,6 +76,7 @@ export function ctxOf(c: Context<Env>): RequestContext {
   const identity = c.get('identity');
   const scope = c.get('scope');
   const operationId = c.req.header('operation-id');
+  const bearer = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
   const signal = c.req.raw.signal;
   allowStoreCallListeners(signal);
   return {
@@ -86,6 +88,8 @@ export function ctxOf(c: Context<Env>): RequestContext {
     ...(scope !== undefined ? { scope } : {}),
     ...(identity !== undefined ? { actor: identity } : {}),
     ...(operationId !== undefined ? { operationId } : {}),
+    ...(bearer !== undefined ? { bearer } : {}),
+    ...(c.req.header(FORWARDED_HEADER) !== undefined ? { forwarded: true } : {}),
   };
 }
 

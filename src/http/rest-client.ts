@@ -20,6 +20,9 @@ import { OPERATION_LIST } from '../service/operation-table.js';
 import type { Ref } from '../service/api.js';
 import { BranchgraphError, errorFromBody } from '../model/errors.js';
 
+/** Failures to connect at all: the request never reached a server. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
 /** A request as fetch takes it. */
 interface Outgoing {
   url: string;
@@ -35,6 +38,8 @@ export class RestClient {
   constructor(
     readonly baseUrl: string,
     private readonly token?: string,
+    /** Headers sent with every request (a forwarded merge's mark). */
+    private readonly headers: Record<string, string> = {},
   ) {
     const self = this as unknown as Record<string, unknown>;
     for (const op of OPERATION_LIST) {
@@ -81,6 +86,7 @@ export class RestClient {
 
   private async fetch(what: string, out: Outgoing): Promise<Response> {
     const headers = new Headers(out.init.headers);
+    for (const [name, value] of Object.entries(this.headers)) headers.set(name, value);
     if (this.token !== undefined) headers.set('authorization', `Bearer ${this.token}`);
     try {
       return await fetch(out.url, { ...out.init, headers });
@@ -103,7 +109,7 @@ export class RestClient {
     const cause = (e as { cause?: { code?: string; message?: string } } | undefined)?.cause;
     const reason = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
     return new BranchgraphError('server_unreachable', `cannot reach the server at ${this.baseUrl} (${what}): ${reason}`, {
-      details: { url: this.baseUrl },
+      details: { url: this.baseUrl, sent: !NOT_CONNECTED.has(cause?.code ?? '') },
       cause: e,
     });
   }

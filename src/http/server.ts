@@ -11,6 +11,7 @@ import type { GraphHost } from '../service/graph-host.js';
 import { openGraphHost } from '../service/open-service.js';
 import type { BranchgraphService } from '../service/service.js';
 import { createApp } from './app.js';
+import { httpMergeForwarder } from './merge-forwarder.js';
 import { trackConnections } from './connection-drain.js';
 
 /** A server started by `startServer`. */
@@ -65,6 +66,8 @@ export async function startServer(
   const connections = trackConnections(server);
   const addr = server.address() as AddressInfo;
   const url = `http://${addr.address.includes(':') ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  if (config.advertiseUrl !== undefined)
+    service.forwardMerges({ url: config.advertiseUrl.replace('{port}', String(addr.port)), forwarder: httpMergeForwarder });
   let closing: Promise<void> | undefined;
   return {
     url,

@@ -51,6 +51,11 @@ export const ERROR_CODES = {
   server_unreachable: { retryable: true },
   /** A remote a fetch or push names could not be reached (a server, or its store): the request was fine, retry later. */
   remote_unreachable: { retryable: true },
+  /**
+   * The server that publishes the target branch for the others (a forwarded merge) stopped answering
+   * after it was sent the merge: it may have landed. Retry: a merge that landed answers up to date.
+   */
+  publisher_unreachable: { retryable: true },
   /** The embedder an `@embed` property or a `near: {text}` needs failed or could not be reached: nothing was written; retry later. */
   embedding_failed: { retryable: true },
 } as const satisfies Record<string, { retryable: boolean }>;
@@ -127,8 +132,10 @@ export interface ErrorDetailsByCode {
   shutting_down: CommonDetails;
   overloaded: CommonDetails & { limit?: number };
   internal: CommonDetails;
-  server_unreachable: CommonDetails & { url?: string };
+  /** `sent`: whether the request may have reached the server (false when the connection was never made). */
+  server_unreachable: CommonDetails & { url?: string; sent?: boolean };
   remote_unreachable: CommonDetails & { remote?: string; url?: string };
+  publisher_unreachable: CommonDetails & { branch?: string; url?: string };
   embedding_failed: CommonDetails & { embedder?: string };
   object_not_found: CommonDetails & { key?: string };
   object_exists: CommonDetails & { key?: string };

@@ -53,6 +53,12 @@ export interface Config {
   embedder: EmbedderSettings;
   /** Origins a browser may call the API from (`*` for any); empty: same origin only, no CORS headers. */
   corsOrigins: string[];
+  /**
+   * The URL the graph's other servers reach this one at (`{port}` is the port it listens on): set, it
+   * publishes the merges into branches it claims for them and forwards its own to their publishers
+   * (service/merge-forwarding.ts). Unset: every merge runs here.
+   */
+  advertiseUrl: string | undefined;
 }
 
 export const CONFIG_HELP = `
@@ -84,6 +90,7 @@ export const CONFIG_HELP = `
                        BRANCHGRAPH_EMBEDDER_KEY       bearer key for that URL
                        BRANCHGRAPH_EMBEDDER_MODEL     model name sent to that URL, default text-embedding-3-small
   --cors-origins L     BRANCHGRAPH_CORS_ORIGINS       origins browsers may call the API from, comma-separated (https://app.example:8443), or * (unset: same origin only)
+  --advertise-url URL  BRANCHGRAPH_ADVERTISE_URL      where the graph's other servers reach this one, e.g. http://10.0.0.5:{port}: merges into one branch through several servers then publish through one (unset: each server publishes its own)
   --hook-allowlist H   BRANCHGRAPH_HOOK_ALLOWLIST     hosts webhooks and checks may call: host, host:port, [v6]:port or *.domain, comma-separated (unset: none)
                        HOOK_TIMEOUT_MS                how long one delivery attempt or check may take, default 10000
                        HOOK_MAX_ATTEMPTS              attempts per delivery before it becomes a dead letter, default 6
@@ -209,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     },
     embedder: embedderSettings(r),
     corsOrigins: corsOrigins(r),
+    advertiseUrl: advertiseUrl(r),
   };
   if (r.problems.length > 0) {
     const lines = r.problems.map((p) => `  ${p.path}: ${p.message}`).join('\n');
@@ -221,6 +229,15 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
 function manifestPartBytes(r: SettingReader, env: NodeJS.ProcessEnv): number | undefined {
   if (env.MANIFEST_PART_BYTES === undefined || env.MANIFEST_PART_BYTES === '') return undefined;
   return r.int({ env: 'MANIFEST_PART_BYTES', dflt: 0, range: [64, 1 << 20] });
+}
+
+/** An http(s) URL with no query or fragment, where `{port}` may stand for the listening port. */
+function advertiseUrl(r: SettingReader): string | undefined {
+  const url = r.pick('advertise-url', 'BRANCHGRAPH_ADVERTISE_URL');
+  if (url === undefined || url === '') return undefined;
+  if (!/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(url))
+    r.problem('--advertise-url / BRANCHGRAPH_ADVERTISE_URL', `${JSON.stringify(url)} is not an http(s) URL such as http://10.0.0.5:{port}`);
+  return url.replace(/\/$/, '');
 }
 
 /** `*`, or origins as a browser sends them: a scheme, a host and an optional port, nothing more. */

@@ -33,6 +33,10 @@ export interface RequestContext {
   pins?: SnapshotPins;
   /** When set, reads count their store calls and rows here (a typed GraphQL `@explain`). */
   meter?: ReadMeter;
+  /** The caller's bearer token over HTTP: a merge forwarded to the branch's publisher is sent as the caller (merge-forwarding.ts). */
+  bearer?: string;
+  /** A merge another server forwarded here: run here, never forwarded again. */
+  forwarded?: boolean;
 }
 
 /** The snapshot each ref of one request resolved to. */

@@ -27,6 +27,9 @@ import type { TypedGraphqlPort } from './typed-graphql-port.js';
 import type { HttpPeerFactory } from './sync-peers.js';
 import { BranchExpiry, DEFAULT_EXPIRY_SETTINGS, type ExpirySettings } from './branch-expiry.js';
 
+import { MergeForwarding, type ForwardingSetup } from './merge-forwarding.js';
+import { BranchgraphError } from '../model/errors.js';
+import { BranchPublishers } from '../graph/branch-publishers.js';
 import type { RequestContext } from './request-context.js';
 import { checkRefName, checkSnapshot } from './access.js';
 
@@ -133,6 +136,20 @@ export class BranchgraphService {
     this.catchUps.start();
     this.compactor.start();
     this.expiry.start();
+  }
+
+  /** Where merges into branches other servers publish go (merge-forwarding.ts); none unless `forwardMerges` was called. */
+  forwarding: MergeForwarding | undefined;
+
+  /**
+   * Publish merges for the graph's other servers and forward ours to theirs (merge-forwarding.ts).
+   * Needs the writer lease `start` takes: its writer names this process in the branches' records.
+   */
+  forwardMerges(setup: ForwardingSetup): void {
+    const me = this.graph.writer;
+    if (me === undefined)
+      throw new BranchgraphError('internal', 'merges are forwarded only by a started service (it holds a writer lease)');
+    this.forwarding = new MergeForwarding({ publishers: new BranchPublishers(this.graph.store), me, setup });
   }
 
   /** Aborted when the service stops: long-lived streams (the event feed) end with it. */

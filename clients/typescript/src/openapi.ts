@@ -1732,7 +1732,7 @@ export interface components {
             requestId: string;
             error: {
                 /** @enum {string} */
-                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "non_fast_forward" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable" | "remote_unreachable" | "embedding_failed";
+                code: "invalid_input" | "schema_invalid" | "schema_incompatible" | "constraint_violation" | "not_found" | "ambiguous_ref" | "branch_exists" | "branch_protected" | "graph_exists" | "tag_exists" | "head_moved" | "non_fast_forward" | "request_not_mergeable" | "payload_too_large" | "unauthorized" | "forbidden" | "quota_exceeded" | "publish_contention" | "aborted" | "resolution_stale" | "store_unavailable" | "store_error" | "corrupt_object" | "shutting_down" | "overloaded" | "internal" | "server_unreachable" | "remote_unreachable" | "publisher_unreachable" | "embedding_failed";
                 message: string;
                 retryable: boolean;
                 issues?: {

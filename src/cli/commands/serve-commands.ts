@@ -18,6 +18,11 @@ const SERVE_OPTIONS: [flags: string, key: string, description: string][] = [
   ['--seal-after-ms <n>', 'seal-after-ms', 'seal an open WAL generation after this long'],
   ['--generation-rows <n>', 'generation-rows', 'seal a WAL generation at this many rows'],
   ['--cors-origins <list>', 'cors-origins', 'origins browsers may call the API from, comma-separated, or * (BRANCHGRAPH_CORS_ORIGINS)'],
+  [
+    '--advertise-url <url>',
+    'advertise-url',
+    "where the graph's other servers reach this one, e.g. http://10.0.0.5:{port} (BRANCHGRAPH_ADVERTISE_URL)",
+  ],
   ['--hook-allowlist <hosts>', 'hook-allowlist', 'hosts webhooks may call: host, host:port, *.domain (BRANCHGRAPH_HOOK_ALLOWLIST)'],
   [
     '--embedder <url>',
