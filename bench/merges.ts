@@ -10,33 +10,31 @@
  *
  *   tsx bench/merges.ts CLIENTS MERGES_PER_CLIENT LATENCY PROCS [embedded|servers]
  *
- * `servers`: each process runs an HTTP server on the store (advertising
- * itself, so the servers forward merges into a branch to the one that
- * publishes it: service/merge-forwarding.ts), and its clients merge through
- * it over REST; `embedded` (the default): through the embedded API.
+ * `servers`: PROCS server processes of the built command line on the store
+ * (bundled first, as `npm start` runs it), each advertising itself, so they
+ * forward merges into a branch to the one that publishes it
+ * (service/merge-forwarding.ts); the clients merge through them over REST.
+ * `embedded` (the default): through the embedded API, in PROCS processes.
  *
  * The fixture: main holds 1,000 rows in four tables; every branch is forked
  * from main and writes ROWS_PER_BRANCH new rows into one table (branches of
  * one client rotate over the tables); after all forks main writes once more,
  * so every merge is three-way.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isBranchgraphError } from '../src/model/errors.js';
-import pino from 'pino';
 import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
-import { loadConfig } from '../src/service/config.js';
-import type { BranchgraphService } from '../src/service/service.js';
-import { startServer, type RunningServer } from '../src/http/server.js';
 import { RestClient } from '../src/http/rest-client.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
 import { CountingStore } from '../src/store/counting-store.js';
 
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TABLES = ['A', 'B', 'C', 'D'];
 const SCHEMA = TABLES.map((t) => `node ${t} { id: string @key\n v: int }`).join('\n');
 const ROWS_PER_BRANCH = 10;
@@ -73,35 +71,12 @@ async function build(dir: string, clients: number, perClient: number): Promise<v
   await service.close();
 }
 
-/** One process's clients: each merges its branches in order; errors are counted by code, never retried. */
-async function mergeClients(a: {
-  dir: string;
-  clients: number[];
-  perClient: number;
-  latency: number;
-  startAt: number;
-  /** Through an HTTP server this process runs, which forwards merges into a branch another server publishes. */
-  server: boolean;
-}): Promise<{
-  results: ClientResult[];
-  startedAt: number;
-  endedAt: number;
-  storeCalls: number;
-}> {
-  const counting = new CountingStore(new LatencyStore(new FsStore(a.dir), a.latency));
-  const opened = a.server ? await serverOn(a.dir, a.latency) : undefined;
-  const service =
-    opened === undefined ? await serviceOnStore(counting, { actor: `bench-${process.pid}`, shard: `bench-${process.pid}` }) : undefined;
-  const api: Pick<BranchgraphApi, 'getBranch' | 'mergeBranch'> = opened?.api ?? embeddedApi(service as BranchgraphService, CTX);
-  // Warm the process as a long-running server is: main's head and the code paths are loaded.
-  await api.getBranch({ name: 'main' });
-  await new Promise((r) => setTimeout(r, Math.max(0, a.startAt - Date.now())));
-  const before = counting.snapshot().total.calls;
-  const startedAt = Date.now();
-  const results = await Promise.all(
-    a.clients.map(async (c): Promise<ClientResult> => {
+/** Each client merges its branches in order through `api`; errors are counted by code, never retried. */
+async function runClients(api: Pick<BranchgraphApi, 'mergeBranch'>, clients: number[], perClient: number): Promise<ClientResult[]> {
+  return Promise.all(
+    clients.map(async (c): Promise<ClientResult> => {
       const out: ClientResult = { merges: [], errors: {} };
-      for (let i = 0; i < a.perClient; i++) {
+      for (let i = 0; i < perClient; i++) {
         const branch = branchName(c, i);
         try {
           const r = await api.mergeBranch({ source: branch, into: 'main' });
@@ -115,30 +90,81 @@ async function mergeClients(a: {
       return out;
     }),
   );
+}
+
+/** One process's clients through the embedded API, from `startAt`. */
+async function mergeClients(a: { dir: string; clients: number[]; perClient: number; latency: number; startAt: number }): Promise<{
+  results: ClientResult[];
+  startedAt: number;
+  endedAt: number;
+  storeCalls: number;
+}> {
+  const counting = new CountingStore(new LatencyStore(new FsStore(a.dir), a.latency));
+  const service = await serviceOnStore(counting, { actor: `bench-${process.pid}`, shard: `bench-${process.pid}` });
+  const api = embeddedApi(service, CTX);
+  // Warm the process as a long-running server is: main's head and the code paths are loaded.
+  await api.getBranch({ name: 'main' });
+  await new Promise((r) => setTimeout(r, Math.max(0, a.startAt - Date.now())));
+  const before = counting.snapshot().total.calls;
+  const startedAt = Date.now();
+  const results = await runClients(api, a.clients, a.perClient);
   const endedAt = Date.now();
-  // A server's store calls are its own; only the embedded arms count them.
   const storeCalls = counting.snapshot().total.calls - before;
-  await service?.close();
-  await opened?.server.close();
+  await service.close();
   return { results, startedAt, endedAt, storeCalls };
 }
 
-/** A server on the store with `latency` per call, reached over REST, that forwards merges to the branch's publisher. */
-async function serverOn(dir: string, latency: number): Promise<{ server: RunningServer; api: RestClient }> {
-  const config = loadConfig(
-    {},
-    {
-      store: `file://${dir}`,
-      port: '0',
-      'log-level': 'warn',
-      'store-latency-ms': String(latency),
-      shard: `bench-${process.pid}`,
-      actor: `bench-${process.pid}`,
-      'advertise-url': 'http://127.0.0.1:{port}',
-    },
-  );
-  const server = await startServer(config, pino({ level: 'warn' }));
-  return { server, api: new RestClient(server.url) };
+/**
+ * The clients through `procs` servers on the store, each a process of the built command line as
+ * `npm start` runs it, advertising itself so that they forward merges into a branch to the one that
+ * publishes it; client c merges through server c mod procs. A server's store calls are its own:
+ * not counted.
+ */
+async function serverClients(a: { dir: string; clients: number[]; perClient: number; latency: number; procs: number }) {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), 'cli']);
+  const servers = await Promise.all(Array.from({ length: a.procs }, (_, p) => startServerProcess(a.dir, a.latency, `bench-s${p}`)));
+  try {
+    const apis = servers.map((s) => new RestClient(s.url));
+    for (const api of apis) await api.getBranch({ name: 'main' });
+    const startedAt = Date.now();
+    const parts = await Promise.all(
+      apis.map((api, p) =>
+        runClients(
+          api,
+          a.clients.filter((c) => c % a.procs === p),
+          a.perClient,
+        ),
+      ),
+    );
+    return { results: parts.flat(), startedAt, endedAt: Date.now(), storeCalls: 0 };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
+/** `branchgraph serve` from the bundle on `dir`, once it listens: its URL, and how to stop it. */
+function startServerProcess(dir: string, latency: number, shard: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const args = ['--max-semi-space-size=64', path.join(ROOT, 'dist', 'bin', 'branchgraph.js'), 'serve', '--store', `file://${dir}`];
+  args.push('--port', '0', '--store-latency-ms', String(latency), '--shard', shard, '--log-level', 'warn');
+  args.push('--advertise-url', 'http://127.0.0.1:{port}');
+  const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BRANCHGRAPH_ACTOR: shard } });
+  const exited = new Promise<void>((resolve) => p.on('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(err)?.[1];
+      if (url !== undefined)
+        resolve({
+          url,
+          stop: async () => {
+            p.kill('SIGTERM');
+            await exited;
+          },
+        });
+    });
+    p.on('exit', (code) => reject(new Error(`server ${shard} exited (${code}): ${err}`)));
+  });
 }
 
 /** Every merge exact: its rows on main, its commit on main's first-parent chain with the branch head as second parent. */
@@ -174,7 +200,7 @@ async function verify(dir: string, results: ClientResult[]): Promise<{ exact: bo
 }
 
 async function worker(argv: string[]): Promise<void> {
-  const [dir, clientList, perClient, latency, startAt, mode] = argv;
+  const [dir, clientList, perClient, latency, startAt] = argv;
   const clients = (clientList as string).split(',').map(Number);
   const out = await mergeClients({
     dir: dir as string,
@@ -182,7 +208,6 @@ async function worker(argv: string[]): Promise<void> {
     perClient: Number(perClient),
     latency: Number(latency),
     startAt: Number(startAt),
-    server: mode === 'servers',
   });
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
@@ -215,13 +240,15 @@ async function main(): Promise<void> {
   const ids = Array.from({ length: clients }, (_, c) => c);
   const startAt = Date.now() + 3000;
   const parts =
-    procs === 1
-      ? [await mergeClients({ dir, clients: ids, perClient, latency, startAt, server: mode === 'servers' })]
-      : await Promise.all(
-          Array.from({ length: procs }, (_, p) =>
-            child([dir, ids.filter((c) => c % procs === p).join(','), String(perClient), String(latency), String(startAt), mode]),
-          ),
-        );
+    mode === 'servers'
+      ? [await serverClients({ dir, clients: ids, perClient, latency, procs })]
+      : procs === 1
+        ? [await mergeClients({ dir, clients: ids, perClient, latency, startAt })]
+        : await Promise.all(
+            Array.from({ length: procs }, (_, p) =>
+              child([dir, ids.filter((c) => c % procs === p).join(','), String(perClient), String(latency), String(startAt)]),
+            ),
+          );
   const results = parts.flatMap((p) => p.results);
   const seconds = (Math.max(...parts.map((p) => p.endedAt)) - Math.min(...parts.map((p) => p.startedAt))) / 1000;
   const merged = results.reduce((n, r) => n + r.merges.length, 0);

@@ -726,9 +726,9 @@ async function startMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
  * Many mergers into one branch (bench/merges.ts), 17 ms per store call: one client merging its
  * branches one after another, eight clients at once in one process, eight split over two server
  * processes on one store (merging through their HTTP servers, which forward to the branch's
- * publisher), the same eight over two embedded processes racing at the store, and sixteen in one
- * process, in rotating order; medians over the rounds. Every merge's result is checked exact by
- * the script.
+ * publisher), the same eight over two embedded processes racing at the store, sixteen in one
+ * process, and one client through one server (what the two servers' figure is compared with), in
+ * rotating order; medians over the rounds. Every merge's result is checked exact by the script.
  */
 async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const rounds = quick ? 1 : 3;
@@ -739,6 +739,7 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
     ['clients8-2proc', ['8', String(perClient), '17', '2', 'servers']],
     ['clients16', ['16', String(perClient), '17', '1']],
     ['clients8-2proc-racing', ['8', String(perClient), '17', '2']],
+    ['clients1-server', ['1', String(perClient * 2), '17', '1', 'servers']],
   ];
   const runs: Record<string, Record<string, number>[]> = Object.fromEntries(arms.map(([v]) => [v, []]));
   for (let r = 0; r < rounds; r++)
@@ -751,7 +752,8 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
     const xs = [...(runs[variant] ?? [])].sort((a, b) => (a.merges_per_second as number) - (b.merges_per_second as number));
     return xs[xs.length >> 1] as Record<string, number>;
   };
-  const [one, eight, two, sixteen, racing] = arms.map(([v]) => pick(v)) as Record<string, number>[] as [
+  const [one, eight, two, sixteen, racing, oneServer] = arms.map(([v]) => pick(v)) as Record<string, number>[] as [
+    Record<string, number>,
     Record<string, number>,
     Record<string, number>,
     Record<string, number>,
@@ -766,6 +768,7 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       ['clients8-2proc', two],
       ['clients16', sixteen],
       ['clients8-2proc-racing', racing],
+      ['clients1-server', oneServer],
     ]),
     ratios: {
       merges_per_second_1_l17: one.merges_per_second as number,
@@ -773,7 +776,9 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
       merges_8_over_1_l17: round((eight.merges_per_second as number) / (one.merges_per_second as number), 3),
       merge_errors_8: Math.max(...(runs.clients8 ?? []).map((x) => x.contention_errors as number)),
       merges_per_second_8_l17_2proc: two.merges_per_second as number,
-      merges_8_over_1_l17_2proc: round((two.merges_per_second as number) / (one.merges_per_second as number), 3),
+      // Like with like: eight clients through two servers over one client through one server.
+      merges_8_over_1_l17_2proc: round((two.merges_per_second as number) / (oneServer.merges_per_second as number), 3),
+      merges_per_second_1_l17_server: oneServer.merges_per_second as number,
       merge_errors_8_2proc: Math.max(...(runs['clients8-2proc'] ?? []).map((x) => x.contention_errors as number)),
       merges_8_over_1_l17_2proc_racing: round((racing.merges_per_second as number) / (one.merges_per_second as number), 3),
       merges_per_second_16_l17: sixteen.merges_per_second as number,

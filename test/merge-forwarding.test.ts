@@ -125,11 +125,10 @@ describe('merges forwarded to the branch publisher', () => {
     await new Promise<void>((r) => dropper.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(dropper.address() as AddressInfo).port}`;
-      await new BranchPublishers(new FsStore(path.join(dir, 'data'))).claim({
-        branch: 'main',
-        writer: { id: 'x', incarnation: 'x1' },
-        url,
-      });
+      await new BranchPublishers(new FsStore(path.join(dir, 'data'))).claim(
+        { branch: 'main', writer: { id: 'x', incarnation: 'x1' }, url },
+        { over: true },
+      );
       const before = (await viaB.log({ at: 'main', limit: 1 })).commits[0]?.id;
       await expect(viaB.mergeBranch({ source: 'b0' })).rejects.toMatchObject({
         code: 'publisher_unreachable',

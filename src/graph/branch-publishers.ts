@@ -13,10 +13,10 @@
  *
  * The record is a hint, never a lock: every publication is still a
  * create-only write, so two servers that both believe they publish a
- * branch (a claim overwritten, a record read before it changed) are as
- * safe as two servers racing today; they only race. It is overwritten
- * (`putOverwrite`), the last claim wins, and a claimant reads it again
- * after its cache lapses.
+ * branch (a record read before it changed) are as safe as two servers
+ * racing today; they only race. A branch's first claim is create-only, so
+ * of two servers claiming it at once one wins and the other forwards; a
+ * claim over a process that is gone overwrites the record.
  */
 import { z } from 'zod';
 import { isBranchgraphError } from '../model/errors.js';
@@ -49,8 +49,24 @@ export class BranchPublishers {
     }
   }
 
-  /** Record `p` as the branch's publisher, over whatever the record said. */
-  async claim(p: BranchPublisher, signal?: AbortSignal): Promise<void> {
-    await this.store.putOverwrite(keys.branchPublisher(p.branch), encodeJson({ format: 1, ...p }), { signal });
+  /**
+   * Record `p` as the branch's publisher: only if the branch has no record (create-only, so of two
+   * servers claiming a branch at once exactly one does), or over the record there (`over`, when it
+   * names a process that is gone). False when another claim got there first.
+   */
+  async claim(p: BranchPublisher, o: { over: boolean; signal?: AbortSignal | undefined }): Promise<boolean> {
+    const key = keys.branchPublisher(p.branch);
+    const bytes = encodeJson({ format: 1, ...p });
+    if (o.over) {
+      await this.store.putOverwrite(key, bytes, { signal: o.signal });
+      return true;
+    }
+    try {
+      await this.store.putIfAbsent(key, bytes, { signal: o.signal });
+      return true;
+    } catch (e) {
+      if (isBranchgraphError(e, 'object_exists')) return false;
+      throw e;
+    }
   }
 }

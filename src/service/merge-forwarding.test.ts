@@ -30,12 +30,20 @@ function publishers(start: BranchPublisher | undefined) {
       calls.reads++;
       return record;
     },
-    claim: async (p: BranchPublisher) => {
+    claim: async (p: BranchPublisher, o: { over: boolean }) => {
+      if (!o.over && record !== undefined) return false;
       calls.claims.push(p);
       record = p;
+      return true;
     },
   } as unknown as BranchPublishers;
-  return { store, calls, set: (p: BranchPublisher | undefined) => (record = p) };
+  return {
+    store,
+    calls,
+    set: (p: BranchPublisher | undefined) => {
+      record = p;
+    },
+  };
 }
 
 describe('MergeForwarding', () => {
@@ -48,6 +56,27 @@ describe('MergeForwarding', () => {
     expect(await f.route('main', { transport: 'embedded' })).toBe('here');
     expect(await f.route('main', { ...http, forwarded: true })).toBe('here');
     expect(p.calls.claims).toEqual([]);
+  });
+
+  it('claims an unclaimed branch create-only: of two claiming at once, the loser forwards to the winner', async () => {
+    const p = publishers(undefined);
+    const f = new MergeForwarding({ publishers: p.store, me, setup: { url: 'http://a.example', forwarder: forwarder(async () => 'x') } });
+    // The other server's claim lands between this one's read and its claim.
+    const read = p.store.read.bind(p.store);
+    let first = true;
+    (p.store as { read: BranchPublishers['read'] }).read = async (branch) => {
+      const r = await read(branch);
+      if (first) p.set(other);
+      first = false;
+      return r;
+    };
+    expect(await f.route('main', http)).toEqual({ forward: other });
+    expect(p.calls.claims).toEqual([]);
+    // Unclaimed and uncontested: claimed here.
+    const q = publishers(undefined);
+    const g = new MergeForwarding({ publishers: q.store, me, setup: { url: 'http://a.example', forwarder: forwarder(async () => 'x') } });
+    expect(await g.route('main', http)).toBe('here');
+    expect(q.calls.claims).toEqual([{ branch: 'main', writer: me, url: 'http://a.example' }]);
   });
 
   it('reads a record again only once RECORD_TTL_MS passed', async () => {

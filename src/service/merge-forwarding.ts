@@ -19,9 +19,11 @@
  * - the branch's record names this process: here;
  * - it names another process not known to be gone: forward;
  * - there is no record, or its process is gone: claim the branch, run here.
- * Records are read again after RECORD_TTL_MS, so two servers that claimed
- * at once settle on the last claim within that time; until then they race,
- * as any two publishers may, safely.
+ * A branch's first claim is create-only: of two servers claiming it at
+ * once, one wins and the other forwards to it. Records are read again
+ * after RECORD_TTL_MS, so a claim over a gone process reaches the others
+ * within that time; until then they race, as any two publishers may,
+ * safely.
  *
  * When the publisher dies. A forward that cannot connect (refused, the
  * host unknown) was never delivered: the process is taken as gone for
@@ -98,11 +100,15 @@ export class MergeForwarding {
   async route(branch: string, ctx: RequestContext): Promise<Route> {
     // Only a request that came over HTTP carries its caller's token on to the publisher.
     if (ctx.forwarded === true || ctx.transport !== 'http') return 'here';
+    const gone = (w: EventWriter) => (this.gone.get(w.incarnation) ?? 0) > this.now();
     const record = await this.record(branch, ctx.signal);
-    const route = routeFor({ record, me: this.o.me, gone: (w) => (this.gone.get(w.incarnation) ?? 0) > this.now() });
+    const route = routeFor({ record, me: this.o.me, gone });
     if (route !== 'claim') return route;
-    await this.claim(branch, ctx.signal);
-    return 'here';
+    // A claim over a gone process overwrites its record. A branch nobody claimed yet is claimed
+    // create-only: one of two claiming it at once wins, and the other goes where its record says.
+    if (await this.claim(branch, { over: record !== undefined, signal: ctx.signal })) return 'here';
+    const winner = routeFor({ record: await this.record(branch, ctx.signal, { fresh: true }), me: this.o.me, gone });
+    return winner === 'claim' ? 'here' : winner;
   }
 
   /**
@@ -122,7 +128,7 @@ export class MergeForwarding {
       if (!isBranchgraphError(e, 'server_unreachable')) throw e;
       if ((e as BranchgraphError<'server_unreachable'>).details.sent === false) {
         this.gone.set(a.to.writer.incarnation, this.now() + GONE_MS);
-        await this.claim(a.branch, a.ctx.signal);
+        await this.claim(a.branch, { over: true, signal: a.ctx.signal });
         return undefined;
       }
       throw new BranchgraphError(
@@ -136,16 +142,17 @@ export class MergeForwarding {
     }
   }
 
-  /** Record this process as the branch's publisher (over any record), and remember it so. */
-  private async claim(branch: string, signal?: AbortSignal): Promise<void> {
+  /** Record this process as the branch's publisher (see BranchPublishers.claim), remembering it when it did. */
+  private async claim(branch: string, o: { over: boolean; signal?: AbortSignal | undefined }): Promise<boolean> {
     const mine = { branch, writer: this.o.me, url: this.o.setup.url };
-    await this.o.publishers.claim(mine, signal);
+    if (!(await this.o.publishers.claim(mine, o))) return false;
     this.records.set(branch, { record: mine, until: this.now() + RECORD_TTL_MS });
+    return true;
   }
 
-  private async record(branch: string, signal?: AbortSignal): Promise<BranchPublisher | undefined> {
+  private async record(branch: string, signal?: AbortSignal, o: { fresh?: boolean } = {}): Promise<BranchPublisher | undefined> {
     const cached = this.records.get(branch);
-    if (cached !== undefined && cached.until > this.now()) return cached.record;
+    if (o.fresh !== true && cached !== undefined && cached.until > this.now()) return cached.record;
     const record = await this.o.publishers.read(branch, signal);
     this.records.set(branch, { record, until: this.now() + RECORD_TTL_MS });
     return record;
