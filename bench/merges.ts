@@ -21,7 +21,7 @@
  * one client rotate over the tables); after all forks main writes once more,
  * so every merge is three-way.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,12 +29,12 @@ import { fileURLToPath } from 'node:url';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { embeddedApi, type BranchgraphApi } from '../src/service/api.js';
 import { RestClient } from '../src/http/rest-client.js';
+import { bundledCli } from './bundled-cli.js';
 import { serviceOnStore } from '../src/service/open-service.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
 import { CountingStore } from '../src/store/counting-store.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TABLES = ['A', 'B', 'C', 'D'];
 const SCHEMA = TABLES.map((t) => `node ${t} { id: string @key\n v: int }`).join('\n');
 const ROWS_PER_BRANCH = 10;
@@ -121,8 +121,10 @@ async function mergeClients(a: { dir: string; clients: number[]; perClient: numb
  * not counted.
  */
 async function serverClients(a: { dir: string; clients: number[]; perClient: number; latency: number; procs: number }) {
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs'), 'cli']);
-  const servers = await Promise.all(Array.from({ length: a.procs }, (_, p) => startServerProcess(a.dir, a.latency, `bench-s${p}`)));
+  const cli = bundledCli();
+  const servers = await Promise.all(
+    Array.from({ length: a.procs }, (_, p) => startServerProcess(cli, { dir: a.dir, latency: a.latency, shard: `bench-s${p}` })),
+  );
   try {
     const apis = servers.map((s) => new RestClient(s.url));
     for (const api of apis) await api.getBranch({ name: 'main' });
@@ -143,11 +145,14 @@ async function serverClients(a: { dir: string; clients: number[]; perClient: num
 }
 
 /** `branchgraph serve` from the bundle on `dir`, once it listens: its URL, and how to stop it. */
-function startServerProcess(dir: string, latency: number, shard: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const args = ['--max-semi-space-size=64', path.join(ROOT, 'dist', 'bin', 'branchgraph.js'), 'serve', '--store', `file://${dir}`];
-  args.push('--port', '0', '--store-latency-ms', String(latency), '--shard', shard, '--log-level', 'warn');
-  args.push('--advertise-url', 'http://127.0.0.1:{port}');
-  const p = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BRANCHGRAPH_ACTOR: shard } });
+function startServerProcess(
+  cli: { command: string; args: string[] },
+  a: { dir: string; latency: number; shard: string },
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const { shard } = a;
+  const args = [...cli.args, 'serve', '--store', `file://${a.dir}`, '--port', '0', '--store-latency-ms', String(a.latency)];
+  args.push('--shard', shard, '--log-level', 'warn', '--advertise-url', 'http://127.0.0.1:{port}');
+  const p = spawn(cli.command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BRANCHGRAPH_ACTOR: shard } });
   const exited = new Promise<void>((resolve) => p.on('exit', () => resolve()));
   return new Promise((resolve, reject) => {
     let err = '';

@@ -22,6 +22,8 @@
  * comes first. Each timed request starts after a short pause, so neither
  * arm's leftover work (a collection, a log write) is timed as the other's. Figures are p50 and p95 per arm in ms, and for ours the store
  * calls per level of the two-hop traversal on a cold server (`@explain`).
+ * Our server runs as `npm start` runs it, from the bundle built from these
+ * sources (bench/bundled-cli.ts), as PostGraphile runs from its package.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -31,7 +33,7 @@ import path from 'node:path';
 import { Graph } from '../src/graph/graph.js';
 import type { WriteOp } from '../src/graph/write-batch.js';
 import { FsStore } from '../src/store/fs-store.js';
-import { cliCommand } from '../src/service/package-root.js';
+import { bundledCli } from './bundled-cli.js';
 import { peerRoot } from './peer-root.js';
 import { startPostgres } from './postgres-peer.js';
 
@@ -215,7 +217,7 @@ async function main(): Promise<void> {
   try {
     const loadOursMs = await loadBranchgraph(store);
     const loadPeerMs = await loadPostgres(pg, pgDir);
-    const cli = cliCommand();
+    const cli = bundledCli();
     ours = await serve({
       cmd: cli.command,
       args: [...cli.args, 'serve', '--port', '0', '--store', store, '--log-level', 'warn'],
