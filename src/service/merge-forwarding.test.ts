@@ -13,10 +13,8 @@ describe('routeFor', () => {
     expect(routeFor({ record: undefined, me, gone: () => false })).toBe('claim');
     expect(routeFor({ record: other, me, gone: () => true })).toBe('claim');
     expect(routeFor({ record: { ...other, writer: me }, me, gone: () => false })).toBe('here');
-    // The same writer id restarted is another process: its record is someone else's.
-    expect(routeFor({ record: { ...other, writer: { id: 'a', incarnation: 'a0' } }, me, gone: () => false })).toEqual({
-      forward: { ...other, writer: { id: 'a', incarnation: 'a0' } },
-    });
+    // This server's own earlier life (its shard, another incarnation) is gone: claimed again.
+    expect(routeFor({ record: { ...other, writer: { id: 'a', incarnation: 'a0' } }, me, gone: () => false })).toBe('claim');
     expect(routeFor({ record: other, me, gone: () => false })).toEqual({ forward: other });
   });
 });

@@ -44,6 +44,8 @@ export const FORWARDED_HEADER = 'branchgraph-forwarded';
 
 /** How long a branch's record read here is trusted before it is read again. */
 export const RECORD_TTL_MS = 2_000;
+/** The most branches whose records are kept here. */
+const MAX_RECORDS = 10_000;
 /** How long a process a forward could not reach is taken as gone. */
 export const GONE_MS = 15_000;
 
@@ -73,7 +75,9 @@ export function routeFor(a: {
 }): Route | 'claim' {
   const { record, me } = a;
   if (record === undefined || a.gone(record.writer)) return 'claim';
-  if (record.writer.id === me.id && record.writer.incarnation === me.incarnation) return 'here';
+  // A writer id names one running process at a time (its shard): a record of this id with another
+  // incarnation is this server's earlier life, gone.
+  if (record.writer.id === me.id) return record.writer.incarnation === me.incarnation ? 'here' : 'claim';
   return { forward: record };
 }
 
@@ -127,6 +131,7 @@ export class MergeForwarding {
     } catch (e) {
       if (!isBranchgraphError(e, 'server_unreachable')) throw e;
       if ((e as BranchgraphError<'server_unreachable'>).details.sent === false) {
+        for (const [incarnation, until] of this.gone) if (until <= this.now()) this.gone.delete(incarnation);
         this.gone.set(a.to.writer.incarnation, this.now() + GONE_MS);
         await this.claim(a.branch, { over: true, signal: a.ctx.signal });
         return undefined;
@@ -146,15 +151,23 @@ export class MergeForwarding {
   private async claim(branch: string, o: { over: boolean; signal?: AbortSignal | undefined }): Promise<boolean> {
     const mine = { branch, writer: this.o.me, url: this.o.setup.url };
     if (!(await this.o.publishers.claim(mine, o))) return false;
-    this.records.set(branch, { record: mine, until: this.now() + RECORD_TTL_MS });
+    this.remember(branch, mine);
     return true;
+  }
+
+  /** Keep `record` for RECORD_TTL_MS; the oldest kept goes once MAX_RECORDS branches are. */
+  private remember(branch: string, record: BranchPublisher | undefined): void {
+    this.records.delete(branch);
+    this.records.set(branch, { record, until: this.now() + RECORD_TTL_MS });
+    const oldest = this.records.keys().next().value;
+    if (this.records.size > MAX_RECORDS && oldest !== undefined) this.records.delete(oldest);
   }
 
   private async record(branch: string, signal?: AbortSignal, o: { fresh?: boolean } = {}): Promise<BranchPublisher | undefined> {
     const cached = this.records.get(branch);
     if (o.fresh !== true && cached !== undefined && cached.until > this.now()) return cached.record;
     const record = await this.o.publishers.read(branch, signal);
-    this.records.set(branch, { record, until: this.now() + RECORD_TTL_MS });
+    this.remember(branch, record);
     return record;
   }
 }
