@@ -5,22 +5,24 @@ import { GONE_MS, MergeForwarding, RECORD_TTL_MS, routeFor, type MergeForwarder 
 import type { RequestContext } from './request-context.js';
 
 const me = { id: 'a', incarnation: 'a1' };
+const mine: BranchPublisher = { branch: 'main', writer: me, url: 'http://a.example' };
 const other: BranchPublisher = { branch: 'main', writer: { id: 'b', incarnation: 'b1' }, url: 'http://b.example' };
 const http: RequestContext = { transport: 'http' };
 
 describe('routeFor', () => {
-  it('claims a branch with no record, or whose publisher is gone; runs here when the record names this process', () => {
-    expect(routeFor({ record: undefined, me, gone: () => false })).toBe('claim');
-    expect(routeFor({ record: other, me, gone: () => true })).toBe('claim');
-    expect(routeFor({ record: { ...other, writer: me }, me, gone: () => false })).toBe('here');
+  it('runs here when the record names this process, forwards to another, and claims what nobody live holds', () => {
+    const live = () => false;
+    expect(routeFor({ record: undefined, me, gone: live })).toEqual({ claim: 'create' });
+    expect(routeFor({ record: other, me, gone: () => true })).toEqual({ claim: 'over' });
+    expect(routeFor({ record: mine, me, gone: live })).toBe('here');
     // This server's own earlier life (its shard, another incarnation) is gone: claimed again.
-    expect(routeFor({ record: { ...other, writer: { id: 'a', incarnation: 'a0' } }, me, gone: () => false })).toBe('claim');
-    expect(routeFor({ record: other, me, gone: () => false })).toEqual({ forward: other });
+    expect(routeFor({ record: { ...other, writer: { id: 'a', incarnation: 'a0' } }, me, gone: live })).toEqual({ claim: 'over' });
+    expect(routeFor({ record: other, me, gone: live })).toEqual({ forward: other });
   });
 });
 
-/** Records in memory, counting reads and claims. */
-function publishers(start: BranchPublisher | undefined) {
+/** Records in memory: create-only claims fail when one exists; reads and claims counted. */
+function records(start: BranchPublisher | undefined) {
   let record = start;
   const calls = { reads: 0, claims: [] as BranchPublisher[] };
   const store = {
@@ -44,103 +46,106 @@ function publishers(start: BranchPublisher | undefined) {
   };
 }
 
-describe('MergeForwarding', () => {
-  const forwarder = (answer: () => Promise<unknown>): MergeForwarder => ({ forward: answer as MergeForwarder['forward'] });
+/** A forwarding whose publisher answers `answer`, and a clock the test moves. */
+function forwarding(start: BranchPublisher | undefined, answer: () => Promise<unknown> = async () => 'there') {
+  const clock = { now: 0 };
+  const r = records(start);
+  const sent: string[] = [];
+  const forwarder: MergeForwarder = {
+    forward: (async (a: { url: string }) => {
+      sent.push(a.url);
+      return answer();
+    }) as MergeForwarder['forward'],
+  };
+  const f = new MergeForwarding({ publishers: r.store, me, setup: { url: mine.url, forwarder }, now: () => clock.now });
+  let ran = 0;
+  const merge = (ctx: RequestContext = http, outcome: { published?: boolean; fail?: unknown } = {}) =>
+    f.merge({
+      branch: 'main',
+      ctx,
+      input: {},
+      here: async () => {
+        ran++;
+        if (outcome.fail !== undefined) throw outcome.fail;
+        return 'here';
+      },
+      published: () => outcome.published ?? true,
+    });
+  return { f, r, clock, sent, merge, ran: () => ran };
+}
 
-  it('forwards HTTP merges to the recorded publisher, and runs the others here', async () => {
-    const p = publishers(other);
-    const f = new MergeForwarding({ publishers: p.store, me, setup: { url: 'http://a.example', forwarder: forwarder(async () => 'x') } });
-    expect(await f.route('main', http)).toEqual({ forward: other });
-    expect(await f.route('main', { transport: 'embedded' })).toBe('here');
-    expect(await f.route('main', { ...http, forwarded: true })).toBe('here');
-    expect(p.calls.claims).toEqual([]);
+describe('MergeForwarding', () => {
+  it("sends an HTTP merge to the branch's publisher, and runs embedded and forwarded ones here, claiming nothing", async () => {
+    const t = forwarding(other);
+    expect(await t.merge()).toBe('there');
+    expect(t.sent).toEqual([other.url]);
+    expect(await t.merge({ transport: 'embedded' })).toBe('here');
+    expect(await t.merge({ ...http, forwarded: true })).toBe('here');
+    expect(t.ran()).toBe(2);
+    expect(t.r.calls.claims).toEqual([]);
   });
 
-  it('claims an unclaimed branch create-only: of two claiming at once, the loser forwards to the winner', async () => {
-    const p = publishers(undefined);
-    const f = new MergeForwarding({ publishers: p.store, me, setup: { url: 'http://a.example', forwarder: forwarder(async () => 'x') } });
-    // The other server's claim lands between this one's read and its claim.
-    const read = p.store.read.bind(p.store);
-    let first = true;
-    (p.store as { read: BranchPublishers['read'] }).read = async (branch) => {
-      const r = await read(branch);
-      if (first) p.set(other);
-      first = false;
-      return r;
-    };
-    expect(await f.route('main', http)).toEqual({ forward: other });
-    expect(p.calls.claims).toEqual([]);
-    // Unclaimed and uncontested: claimed here.
-    const q = publishers(undefined);
-    const g = new MergeForwarding({ publishers: q.store, me, setup: { url: 'http://a.example', forwarder: forwarder(async () => 'x') } });
-    expect(await g.route('main', http)).toBe('here');
-    expect(q.calls.claims).toEqual([{ branch: 'main', writer: me, url: 'http://a.example' }]);
+  it('claims an unclaimed branch create-only once a merge run here published, and never for one refused or unpublished', async () => {
+    const t = forwarding(undefined);
+    await expect(t.merge(http, { fail: new BranchgraphError('not_found', 'no such source') })).rejects.toMatchObject({ code: 'not_found' });
+    expect(await t.merge(http, { published: false })).toBe('here');
+    expect(t.r.calls.claims).toEqual([]);
+    expect(await t.merge()).toBe('here');
+    expect(t.r.calls.claims).toEqual([mine]);
+  });
+
+  it('of two servers claiming at once, the one that lost forwards to the winner from then on', async () => {
+    const t = forwarding(undefined);
+    // The other server's claim lands while this one's merge runs.
+    await t.f.merge({ branch: 'main', ctx: http, input: {}, here: async () => (t.r.set(other), 'here'), published: () => true });
+    expect(t.r.calls.claims).toEqual([]);
+    expect(await t.merge()).toBe('there');
+    expect(t.sent).toEqual([other.url]);
   });
 
   it('reads a record again only once RECORD_TTL_MS passed', async () => {
-    let now = 0;
-    const p = publishers(other);
-    const f = new MergeForwarding({
-      publishers: p.store,
-      me,
-      setup: { url: 'http://a.example', forwarder: forwarder(async () => 'x') },
-      now: () => now,
-    });
-    await f.route('main', http);
-    await f.route('main', http);
-    expect(p.calls.reads).toBe(1);
-    p.set({ ...other, writer: me });
-    now += RECORD_TTL_MS + 1;
-    expect(await f.route('main', http)).toBe('here');
-    expect(p.calls.reads).toBe(2);
+    const t = forwarding(other);
+    await t.merge();
+    await t.merge();
+    expect(t.r.calls.reads).toBe(1);
+    t.r.set(mine);
+    t.clock.now += RECORD_TTL_MS + 1;
+    expect(await t.merge()).toBe('here');
+    expect(t.r.calls.reads).toBe(2);
   });
 
-  it('a publisher that cannot be connected to is gone: the branch is claimed here and the merge runs here', async () => {
-    let now = 0;
-    const p = publishers(other);
+  it('a publisher that cannot be connected to is gone: the merge runs here and then claims the branch over its record', async () => {
     const refused = new BranchgraphError('server_unreachable', 'refused', { details: { url: other.url, sent: false } });
-    const f = new MergeForwarding({
-      publishers: p.store,
-      me,
-      setup: { url: 'http://a.example', forwarder: forwarder(async () => Promise.reject(refused)) },
-      now: () => now,
-    });
-    expect(await f.forward({ branch: 'main', to: other, input: {}, ctx: http })).toBeUndefined();
-    expect(p.calls.claims).toEqual([{ branch: 'main', writer: me, url: 'http://a.example' }]);
-    expect(await f.route('main', http)).toBe('here');
-    // Another claim naming the gone process is not believed until GONE_MS passed.
-    p.set(other);
-    now += RECORD_TTL_MS + 1;
-    expect(await f.route('main', http)).toBe('here');
-    now += GONE_MS;
-    p.set(other);
-    expect(await f.route('main', http)).toEqual({ forward: other });
+    const t = forwarding(other, async () => Promise.reject(refused));
+    expect(await t.merge()).toBe('here');
+    expect(t.r.calls.claims).toEqual([mine]);
+    // A record naming the gone process again is not believed until GONE_MS passed.
+    t.r.set(other);
+    t.clock.now += RECORD_TTL_MS + 1;
+    expect(await t.merge()).toBe('here');
+    expect(t.sent).toEqual([other.url]);
+    t.clock.now += GONE_MS;
+    t.r.set(other);
+    await t.merge();
+    expect(t.sent).toEqual([other.url, other.url]);
   });
 
-  it('a publisher that stopped answering after the merge was sent: publisher_unreachable, nothing claimed', async () => {
-    const p = publishers(other);
+  it('a publisher that stopped answering after the merge was sent: publisher_unreachable, nothing run here or claimed', async () => {
     const broken = new BranchgraphError('server_unreachable', 'reset', { details: { url: other.url, sent: true } });
-    const f = new MergeForwarding({
-      publishers: p.store,
-      me,
-      setup: { url: 'http://a.example', forwarder: forwarder(async () => Promise.reject(broken)) },
-    });
-    await expect(f.forward({ branch: 'main', to: other, input: {}, ctx: http })).rejects.toMatchObject({
+    const t = forwarding(other, async () => Promise.reject(broken));
+    await expect(t.merge()).rejects.toMatchObject({
       code: 'publisher_unreachable',
       retryable: true,
       details: { branch: 'main', url: other.url },
     });
-    expect(p.calls.claims).toEqual([]);
+    expect(t.ran()).toBe(0);
+    expect(t.r.calls.claims).toEqual([]);
   });
 
   it("relays the publisher's own refusals as they are", async () => {
-    const p = publishers(other);
-    const conflict = new BranchgraphError('branch_protected', 'protected');
-    const f = new MergeForwarding({
-      publishers: p.store,
-      me,
-      setup: { url: 'http://a.example', forwarder: forwarder(async () => Promise.reject(conflict)) },
-    });
-    await expect(f.forward({ branch: 'main', to: other, input: {}, ctx: http })).rejects.toBe(conflict);
+    const protectedBranch = new BranchgraphError('branch_protected', 'protected');
+    const t = forwarding(other, async () => Promise.reject(protectedBranch));
+    await expect(t.merge()).rejects.toBe(protectedBranch);
+    expect(t.ran()).toBe(0);
   });
 });

@@ -18,16 +18,19 @@
  *   (no advertised URL): run here;
  * - the branch's record names this process: here;
  * - it names another process not known to be gone: forward;
- * - there is no record, or its process is gone: claim the branch, run here.
+ * - there is no record, or its process is gone: run here, and once the
+ *   merge published, claim the branch (a refused or failed merge writes
+ *   nothing, not even a claim).
  * A branch's first claim is create-only: of two servers claiming it at
- * once, one wins and the other forwards to it. Records are read again
- * after RECORD_TTL_MS, so a claim over a gone process reaches the others
- * within that time; until then they race, as any two publishers may,
- * safely.
+ * once, one wins and the other forwards to it from then on. Records are
+ * read again after RECORD_TTL_MS, so a claim over a gone process reaches
+ * the others within that time; until then they race, as any two
+ * publishers may, safely.
  *
  * When the publisher dies. A forward that cannot connect (refused, the
  * host unknown) was never delivered: the process is taken as gone for
- * GONE_MS, the branch is claimed here and the merge runs here. A forward
+ * GONE_MS, the merge runs here, and once it published, the branch is
+ * claimed here. A forward
  * whose connection breaks after the merge was sent has an unknown outcome
  * (it may have landed): the caller is told `publisher_unreachable`, which
  * is retryable, and a retried merge that landed answers up to date. A
@@ -61,23 +64,21 @@ export interface ForwardingSetup {
   forwarder: MergeForwarder;
 }
 
-/** What to do with one merge: run it here, or send it to the branch's publisher. */
-export type Route = 'here' | { forward: BranchPublisher };
-
 /**
- * The route for a merge into a branch whose record (if read) is `record`, pure: `claim` when this
- * process should record itself as the branch's publisher first.
+ * What to do with one merge: run it here (and, once it published, claim the branch: create-only when
+ * it has no record, over the record when it names a process that is gone), or send it to the branch's
+ * publisher.
  */
-export function routeFor(a: {
-  record: BranchPublisher | undefined;
-  me: EventWriter;
-  gone: (writer: EventWriter) => boolean;
-}): Route | 'claim' {
+export type Route = 'here' | { claim: 'create' | 'over' } | { forward: BranchPublisher };
+
+/** The route for a merge into a branch whose record (if read) is `record`; pure. */
+export function routeFor(a: { record: BranchPublisher | undefined; me: EventWriter; gone: (writer: EventWriter) => boolean }): Route {
   const { record, me } = a;
-  if (record === undefined || a.gone(record.writer)) return 'claim';
+  if (record === undefined) return { claim: 'create' };
+  if (a.gone(record.writer)) return { claim: 'over' };
   // A writer id names one running process at a time (its shard): a record of this id with another
   // incarnation is this server's earlier life, gone.
-  if (record.writer.id === me.id) return record.writer.incarnation === me.incarnation ? 'here' : 'claim';
+  if (record.writer.id === me.id) return record.writer.incarnation === me.incarnation ? 'here' : { claim: 'over' };
   return { forward: record };
 }
 
@@ -100,25 +101,42 @@ export class MergeForwarding {
     return this.o.now?.() ?? performance.now();
   }
 
-  /** Where a merge into `branch` runs (see the header); a claim is written before it is answered. */
+  /**
+   * Run a merge into `branch` where it belongs (see the header): at the branch's publisher, or
+   * `here`. A merge run here that published (`published`) claims the branch for this process when
+   * its route says so; a claim that fails or loses changes nothing the caller is told.
+   */
+  async merge<T>(a: {
+    branch: string;
+    ctx: RequestContext;
+    input: Record<string, unknown>;
+    here: () => Promise<T>;
+    published: (result: T) => boolean;
+  }): Promise<T> {
+    const { branch, ctx } = a;
+    const route = await this.route(branch, ctx);
+    let claim = route !== 'here' && 'claim' in route ? route.claim : undefined;
+    if (route !== 'here' && 'forward' in route) {
+      const there = await this.forward<T>({ branch, to: route.forward, input: a.input, ctx });
+      if (there !== undefined) return there;
+      claim = 'over';
+    }
+    const result = await a.here();
+    if (claim !== undefined && a.published(result)) await this.claim(branch, { over: claim === 'over' }).catch(() => false);
+    return result;
+  }
+
+  /** Where a merge into `branch` runs (see the header). */
   async route(branch: string, ctx: RequestContext): Promise<Route> {
     // Only a request that came over HTTP carries its caller's token on to the publisher.
     if (ctx.forwarded === true || ctx.transport !== 'http') return 'here';
     const gone = (w: EventWriter) => (this.gone.get(w.incarnation) ?? 0) > this.now();
-    const record = await this.record(branch, ctx.signal);
-    const route = routeFor({ record, me: this.o.me, gone });
-    if (route !== 'claim') return route;
-    // A claim over a gone process overwrites its record. A branch nobody claimed yet is claimed
-    // create-only: one of two claiming it at once wins, and the other goes where its record says.
-    if (await this.claim(branch, { over: record !== undefined, signal: ctx.signal })) return 'here';
-    const winner = routeFor({ record: await this.record(branch, ctx.signal, { fresh: true }), me: this.o.me, gone });
-    return winner === 'claim' ? 'here' : winner;
+    return routeFor({ record: await this.record(branch, ctx.signal), me: this.o.me, gone });
   }
 
   /**
    * Run `input` (a merge into `branch`) at the branch's publisher `to`. Undefined when it could not
-   * be delivered: its process is then taken as gone, this one claims the branch, and the caller runs
-   * the merge here.
+   * be delivered: its process is then taken as gone, and the merge runs here.
    */
   async forward<T>(a: {
     branch: string;
@@ -133,7 +151,7 @@ export class MergeForwarding {
       if ((e as BranchgraphError<'server_unreachable'>).details.sent === false) {
         for (const [incarnation, until] of this.gone) if (until <= this.now()) this.gone.delete(incarnation);
         this.gone.set(a.to.writer.incarnation, this.now() + GONE_MS);
-        await this.claim(a.branch, { over: true, signal: a.ctx.signal });
+        this.records.delete(a.branch);
         return undefined;
       }
       throw new BranchgraphError(
@@ -147,10 +165,16 @@ export class MergeForwarding {
     }
   }
 
-  /** Record this process as the branch's publisher (see BranchPublishers.claim), remembering it when it did. */
-  private async claim(branch: string, o: { over: boolean; signal?: AbortSignal | undefined }): Promise<boolean> {
+  /**
+   * Record this process as the branch's publisher (see BranchPublishers.claim), remembering what the
+   * record says after: this process, or, when another claim got there first, that one (read afresh).
+   */
+  private async claim(branch: string, o: { over: boolean }): Promise<boolean> {
     const mine = { branch, writer: this.o.me, url: this.o.setup.url };
-    if (!(await this.o.publishers.claim(mine, o))) return false;
+    if (!(await this.o.publishers.claim(mine, o))) {
+      await this.record(branch, undefined, { fresh: true });
+      return false;
+    }
     this.remember(branch, mine);
     return true;
   }

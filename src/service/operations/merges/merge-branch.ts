@@ -47,18 +47,20 @@ export const mergeBranch = defineOperation({
         issues: [{ path: 'deleteBranch', message: 'the source is a remote-tracking ref' }],
       });
     const served = servedMergeRequest(service, ask, ctx);
+    const here = () =>
+      idempotencyKey === undefined || served.dryRun
+        ? runMerge(service, served, { ctx })
+        : idempotentMerge(service, served, { keyHash: idempotencyKeyHash(idempotencyKey), ctx });
     // Into a branch another server publishes: there, in its lane (merge-forwarding.ts).
     const forwarding = service.forwarding;
-    if (forwarding !== undefined && !served.dryRun) {
-      const route = await forwarding.route(served.into, ctx);
-      const there =
-        route === 'here'
-          ? undefined
-          : await forwarding.forward<MergeResultDto>({ branch: served.into, to: route.forward, input: request, ctx });
-      if (there !== undefined) return there;
-    }
-    if (idempotencyKey === undefined || served.dryRun) return runMerge(service, served, { ctx });
-    return idempotentMerge(service, served, { keyHash: idempotencyKeyHash(idempotencyKey), ctx });
+    if (forwarding === undefined || served.dryRun) return here();
+    return forwarding.merge({
+      branch: served.into,
+      ctx,
+      input: request,
+      here,
+      published: (r) => r.status === 'success' && r.commit !== null,
+    });
   },
   output: MergeResultZ,
   http: {
