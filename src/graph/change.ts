@@ -44,6 +44,11 @@ export interface PublishOptions extends ChangeOptions {
    * landing after it (publication-lanes.ts): merges into one branch, so they do not race each other.
    */
   chained?: boolean;
+  /**
+   * In a lane, plan only on stored heads: wait for the tip below to settle and read the head, as a
+   * caller expecting a head does (a keyed merge, which reads back what landed under its key).
+   */
+  storedHeadsOnly?: boolean;
 }
 
 /** What a plan asks the publication loop to publish. */

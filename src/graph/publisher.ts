@@ -194,8 +194,10 @@ export class Publisher implements Publication {
   }): Promise<{ head: Snapshot; below?: LaneTip; check?: Promise<Snapshot | undefined> }> {
     const { branch, opts, turn } = a;
     const tip = turn?.tip;
+    // A caller that expects a head, or plans on stored heads only, waits for a pending tip to settle.
+    const stored = opts.expectedHead !== undefined || opts.storedHeadsOnly === true;
     if (tip !== undefined && tip.state === 'pending') {
-      if (tip.speculable && opts.expectedHead === undefined) return { head: tip.snapshot, below: tip };
+      if (tip.speculable && !stored) return { head: tip.snapshot, below: tip };
       await tip.landed;
     }
     const read = () => this.parts.heads.branchHead(branch, opts.signal, { withoutPending: opts.withoutPending === true });
@@ -210,7 +212,7 @@ export class Publisher implements Publication {
       return { head: opts.firstHead, ...(opts.firstHeadCheck !== undefined ? { check: opts.firstHeadCheck } : {}) };
     // The head this process last published, planned on while the stored head is read beside the
     // plan; the publication goes ahead only if they agree. A caller expecting a head reads it first.
-    const known = turn === undefined || a.fresh || opts.expectedHead !== undefined ? undefined : this.parts.lanes.lastKnownHead(branch);
+    const known = turn === undefined || a.fresh || stored ? undefined : this.parts.lanes.lastKnownHead(branch);
     if (known !== undefined && opts.withoutPending !== true) {
       const check = read();
       check.catch(() => undefined);

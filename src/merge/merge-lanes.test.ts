@@ -16,6 +16,7 @@ import type { ObjectStore } from '../store/object-store.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { WalWriter } from '../wal/wal-writer.js';
 import { WaveStore } from '../../test/support/wave-store.js';
+import { mergeBranches, mergeSpec } from './merge.js';
 import { keys } from '../graph/keys.js';
 import { refOf } from '../graph/manifest.js';
 import { MAX_PUBLISH_ATTEMPTS } from '../graph/change.js';
@@ -145,6 +146,25 @@ describe('merges into one branch from one process', () => {
     expect(outcomes.sort()).toEqual(['error', 'success']);
     const age = (await rowsOf(await Graph.open(mem), 'main', 'Person')).shared?.age;
     expect([10, 11]).toContain(age);
+  });
+
+  it('a keyed merge takes its turn among writes queued in the lane: planned on a stored head, it loses no race', async () => {
+    const mem = new MemoryStore();
+    await branches(mem, 1);
+    const waves = new WaveStore(mem);
+    const g = await Graph.open(waves, { actor: 'test' });
+    await g.branchHead('b0');
+    await g.branchHead('main');
+    const writes = (from: number) => [0, 1, 2].map((i) => g.write('main', [person(`w${from + i}`)]));
+    const idempotency = { keyHash: 'a'.repeat(64), fingerprint: 'f' };
+    const { value } = await waves.waves(() =>
+      Promise.all([...writes(0), mergeBranches(g.ports, mergeSpec({ source: 'b0' }), { idempotency }), ...writes(3)]),
+    );
+    expect(value[3]).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
+    const line = await chain(await Graph.open(mem));
+    const merged = line.find((m) => m.commit.kind === 'merge');
+    expect(merged?.commit.idempotency).toEqual(idempotency);
+    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
   });
 
   it('on a branch that ingests, take turns without planning on unlanded manifests, and keep every pending row', async () => {

@@ -105,9 +105,10 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
   try {
     const { actor, author, message, expectedTargetHead: expectedHead, protection } = spec;
     // Merges into one branch from this process take turns, each planned on the one before it (publication-lanes.ts).
-    // Dry runs publish nothing. A keyed merge plans on stored heads only: on a lost race it reads back
-    // the commits between the head it planned on and the new one for a commit made under its key
-    // (MergeRun.landedUnderKey), and a lane tip's manifest may not be stored yet.
+    // Dry runs publish nothing. A keyed merge takes its turn too (or writes behind it would starve it),
+    // but plans on stored heads only: on a lost race it reads back the commits between the head it
+    // planned on and the new one for a commit made under its key (MergeRun.landedUnderKey), and a lane
+    // tip's manifest may not be stored yet.
     const publish = {
       signal: env.signal,
       actor,
@@ -117,7 +118,8 @@ export async function mergeBranches(ports: MergeBranchPorts, spec: MergeSpec, en
       protection,
       firstHead: pinned.target,
       ...(pinned.targetCheck !== undefined ? { firstHeadCheck: pinned.targetCheck } : {}),
-      chained: !spec.dryRun && env.idempotency === undefined,
+      chained: !spec.dryRun,
+      storedHeadsOnly: env.idempotency !== undefined,
     };
     let sourceCheck = pinned.sourceCheck;
     published = await counted.publication.commitChange<MergeDecision>(spec.into, publish, async (target) => {
