@@ -387,7 +387,9 @@ describe('crash sweeps', () => {
     expect([...seenLanded].sort()).toEqual([0, 1, 3]);
   }, 60_000);
 
-  it.each([3, 6])(
+  // Six: the first publishes alone and the others land in batches, so the sweep crosses single
+  // versions and batches both.
+  it.each([6])(
     '%i concurrent merges into one branch: each lands whole, the lineage stays a chain, one event per landed merge',
     async (n) => {
       const t = await manyMerges(n);
@@ -395,7 +397,7 @@ describe('crash sweeps', () => {
       const counter = new FaultStore(cleanInner);
       expect(await t.run(counter, 'store_crashed')).toEqual(t.sources.map(() => true));
       // Merges ready while the one below them lands are published in one batch (format 4): the sweep crosses it.
-      if (n > 3) expect(Math.max(0, ...(await batchesIn(cleanInner))), 'the clean run published a batch').toBeGreaterThan(1);
+      expect(Math.max(0, ...(await batchesIn(cleanInner))), 'the clean run published a batch').toBeGreaterThan(1);
       const seenLanded = new Set<number>();
       // Crash points after a batch landed and before its later versions were at their own keys.
       let unwritten = 0;
@@ -412,16 +414,16 @@ describe('crash sweeps', () => {
       expect(points).toBeGreaterThan(20);
       // Crashes struck before anything landed, between the merges, and after all of them.
       expect(seenLanded.has(0) && seenLanded.has(n) && [...seenLanded].some((l) => l > 0 && l < n)).toBe(true);
-      if (n > 3) expect(unwritten, 'crashes before a batch was written out version by version').toBeGreaterThan(0);
+      expect(unwritten, 'crashes before a batch was written out version by version').toBeGreaterThan(0);
     },
     240_000,
   );
 
-  it('6 concurrent merges into one branch under transient failures and lost responses, over 60 seeds: the same holds', async () => {
+  it('6 concurrent merges into one branch under transient failures and lost responses, over 40 seeds: the same holds', async () => {
     const t = await manyMerges(6);
     let batched = 0;
     let failed = 0;
-    for (let seed = 1; seed <= 60; seed++) {
+    for (let seed = 1; seed <= 40; seed++) {
       const inner = await clone(t.initial, t.clock);
       const acked = await t.run(new FaultStore(inner, { seed, transientRate: 0.04, lostResponseRate: 0.08 }), 'store_unavailable');
       failed += acked.filter((a) => !a).length;
@@ -430,7 +432,7 @@ describe('crash sweeps', () => {
     }
     // Faults struck publications, and batches were published through them.
     expect(failed).toBeGreaterThan(0);
-    expect(batched).toBeGreaterThan(10);
+    expect(batched).toBeGreaterThan(6);
   }, 240_000);
 
   it('a compaction: every crash point leaves the rows as they were, and a retry compacts', async () => {
