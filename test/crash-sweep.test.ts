@@ -148,7 +148,8 @@ async function manyMerges(n: number) {
    * have gone as far as they can: merges ready by then publish together in a batch.
    */
   const run = async (store: ObjectStore, failure: string): Promise<boolean[]> => {
-    const waves = new WaveStore(store);
+    // Round trips need not be counted exactly here, only answered together: two quiet turns will do.
+    const waves = new WaveStore(store, 2);
     const g = await Graph.open(waves, { clock, ...SMALL_PARTS }).catch((e: unknown) => {
       expect(e).toMatchObject({ code: failure });
       return undefined;

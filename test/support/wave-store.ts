@@ -27,7 +27,11 @@ export class WaveStore extends StoreWrapper {
   /** Whether calls are held; off, they pass straight through. */
   private holding = false;
 
-  constructor(inner: ObjectStore) {
+  /** `quietTurns`: turns of the loop with no new call before the engine counts as quiet (fewer: faster, waves less exact). */
+  constructor(
+    inner: ObjectStore,
+    private readonly quietTurns = QUIET_TURNS,
+  ) {
     super(inner);
   }
 
@@ -53,7 +57,7 @@ export class WaveStore extends StoreWrapper {
     try {
       while (settled === undefined) {
         let seen = -1;
-        for (let quiet = 0; quiet < QUIET_TURNS; quiet = this.held.length === seen ? quiet + 1 : 0) {
+        for (let quiet = 0; quiet < this.quietTurns; quiet = this.held.length === seen ? quiet + 1 : 0) {
           seen = this.held.length;
           await turn();
         }
