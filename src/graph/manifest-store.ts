@@ -78,20 +78,29 @@ export class ManifestStore {
     } catch (e) {
       if (!isBranchgraphError(e, 'object_not_found')) throw e;
     }
-    const batch = (await this.read(ref, signal)).batch;
-    if (batch === undefined) return this.store.get(key, { signal });
-    const at = keys.manifest(ref.lineage, batch.first);
-    const body = decodeJson(BatchLaterZ, await this.store.get(at, { signal }), at).later[ref.version - batch.first - 1];
+    const found = await this.batchHolding(ref, signal);
+    const body = found === undefined ? undefined : decodeJson(BatchLaterZ, found.bytes, found.key).later[ref.version - found.first - 1];
     if (body === undefined)
-      throw new BranchgraphError('corrupt_object', `${at} does not hold version ${ref.version}`, { details: { key: at } });
+      throw new BranchgraphError('not_found', `version ${ref.version} of lineage ${ref.lineage} does not exist`, { details: { ...ref } });
     return encodeJson(body);
   }
 
-  /**
-   * `ref` read from the object of the batch that published it, if a batch did: the nearest version
-   * below it that is stored names its batch, whose first version's object holds every version of it.
-   */
+  /** `ref` read from the object of the batch that published it, if a batch did (see `batchHolding`). */
   private async fromBatch(ref: ManifestRef, signal?: AbortSignal): Promise<Manifest | undefined> {
+    const found = await this.batchHolding(ref, signal);
+    if (found === undefined) return undefined;
+    return (await this.decodeAll(found.bytes, found.key, signal)).find((v) => v.version === ref.version);
+  }
+
+  /**
+   * The stored object of the batch that published `ref`, if a batch did: the nearest version below
+   * it that is stored names its batch, whose first version's object holds every version of it. Read
+   * from the store itself, not through the cache: a lookup of `ref`'s own key may be failing there.
+   */
+  private async batchHolding(
+    ref: ManifestRef,
+    signal?: AbortSignal,
+  ): Promise<{ key: string; first: number; bytes: Uint8Array } | undefined> {
     const key = keys.manifest(ref.lineage, ref.version);
     const from = Math.max(0, ref.version - MAX_BATCH_VERSIONS);
     let below: string | undefined;
@@ -104,14 +113,10 @@ export class ManifestStore {
       below = o.key;
     }
     if (below === undefined) return undefined;
-    const near = await this.load(below, signal);
-    const batch = near.batch;
+    const batch = (await this.load(below, signal)).batch;
     if (batch === undefined || batch.last < ref.version) return undefined;
-    // Read from the first version's object itself, not through the cache: a lookup of `ref`'s own
-    // key may be failing there meanwhile.
     const first = keys.manifest(ref.lineage, batch.first);
-    const all = await this.decodeAll(await this.store.get(first, { signal }), first, signal);
-    return all.find((v) => v.version === ref.version);
+    return { key: first, first: batch.first, bytes: await this.store.get(first, { signal }) };
   }
 
   /**

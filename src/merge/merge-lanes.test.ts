@@ -36,6 +36,26 @@ async function branches(store: ObjectStore, n: number, change?: (i: number) => W
   await mustWrite(g, 'main', [{ op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } }]);
 }
 
+/** A graph on `store` answering in waves (test/support/wave-store.ts) that knows main and the first `n` branches' heads, as a busy server does. */
+async function warmInWaves(store: ObjectStore, n: number): Promise<{ waves: WaveStore; g: Graph }> {
+  const waves = new WaveStore(store);
+  const g = await Graph.open(waves, { actor: 'test' });
+  for (let i = 0; i < n; i++) await g.branchHead(`b${i}`);
+  await g.branchHead('main');
+  return { waves, g };
+}
+
+/** Each version in `line` (newest first) names the one after it as its first parent. */
+function expectOneChain(line: Manifest[]): void {
+  for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+}
+
+/** main's commit events after `after` are exactly those of `newest` (newest first), oldest first. */
+async function expectEventsInCommitOrder(g: Graph, a: { after: number; newest: Manifest[] }): Promise<void> {
+  const events = (await g.events({ after: a.after, limit: 1000 })).events.filter((e) => e.kind === 'commit' && e.branch === 'main');
+  expect(events.map((e) => e.commit)).toEqual(a.newest.map((m) => m.commit.id).reverse());
+}
+
 /** main's first-parent chain (or the one below `from`), newest first, down to the first commit. */
 async function chain(g: Graph, from?: ManifestRef): Promise<Manifest[]> {
   const out: Manifest[] = [];
@@ -80,7 +100,7 @@ describe('merges into one branch from one process', () => {
     const line = await chain(fresh);
     // Newest first: the eight merges, then main's own history; each version's parent is the one below.
     expect(new Set(line.slice(0, 8).map((m) => m.commit.id))).toEqual(new Set(commits));
-    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expectOneChain(line);
     for (const [i, r] of results.entries()) {
       const m = line.find((x) => x.commit.id === commits[i]) as Manifest;
       expect(m.commit.parentIds[1]).toBe(r.sourceHead);
@@ -88,22 +108,13 @@ describe('merges into one branch from one process', () => {
     expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(
       [...Array.from({ length: 8 }, (_, i) => `p${i}`), 'shared'].sort(),
     );
-    const events = (await fresh.events({ after: before, limit: 1000 })).events.filter((e) => e.kind === 'commit' && e.branch === 'main');
-    expect(events.map((e) => e.commit)).toEqual(
-      line
-        .slice(0, 8)
-        .map((m) => m.commit.id)
-        .reverse(),
-    );
+    await expectEventsInCommitOrder(fresh, { after: before, newest: line.slice(0, 8) });
   });
 
   it('overlap: each merge writes its commit and event while the one before it publishes, one round trip per merge', async () => {
     const mem = new MemoryStore();
     await branches(mem, 5);
-    const waves = new WaveStore(mem);
-    const g = await Graph.open(waves, { actor: 'test' });
-    for (let i = 0; i < 5; i++) await g.branchHead(`b${i}`);
-    await g.branchHead('main');
+    const { waves, g } = await warmInWaves(mem, 5);
     const one = await waves.waves(() => merge(g, 'b0'));
     const four = await waves.waves(() => Promise.all([1, 2, 3, 4].map((i) => merge(g, `b${i}`))));
     for (const r of [one.value, ...four.value]) expect(r).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
@@ -128,7 +139,7 @@ describe('merges into one branch from one process', () => {
     expect(landed).toHaveLength(3);
     const line = await chain(await Graph.open(mem));
     expect(line[0]?.version).toBe(head.version + 3);
-    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expectOneChain(line);
     expect(new Set(line.slice(0, 3).map((m) => m.commit.id))).toEqual(new Set(landed.map((r) => r.commit?.id)));
   });
 
@@ -151,10 +162,7 @@ describe('merges into one branch from one process', () => {
   it('a keyed merge takes its turn among writes queued in the lane: planned on a stored head, it loses no race', async () => {
     const mem = new MemoryStore();
     await branches(mem, 1);
-    const waves = new WaveStore(mem);
-    const g = await Graph.open(waves, { actor: 'test' });
-    await g.branchHead('b0');
-    await g.branchHead('main');
+    const { waves, g } = await warmInWaves(mem, 1);
     const writes = (from: number) => [0, 1, 2].map((i) => g.write('main', [person(`w${from + i}`)]));
     const idempotency = { keyHash: 'a'.repeat(64), fingerprint: 'f' };
     const { value } = await waves.waves(() =>
@@ -164,7 +172,7 @@ describe('merges into one branch from one process', () => {
     const line = await chain(await Graph.open(mem));
     const merged = line.find((m) => m.commit.kind === 'merge');
     expect(merged?.commit.idempotency).toEqual(idempotency);
-    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expectOneChain(line);
   });
 
   it('on a branch that ingests, take turns without planning on unlanded manifests, and keep every pending row', async () => {
@@ -177,7 +185,7 @@ describe('merges into one branch from one process', () => {
     for (const r of results.slice(0, 4)) expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
     const fresh = await Graph.open(mem);
     const line = await chain(fresh);
-    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expectOneChain(line);
     expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(
       ['ingested-1', 'ingested-2', 'p0', 'p1', 'p2', 'p3', 'shared'].sort(),
     );
@@ -196,7 +204,7 @@ describe('merges into one branch from one process', () => {
     for (const r of results.slice(0, 6)) expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
     const fresh = await Graph.open(mem);
     const line = await chain(fresh);
-    for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+    expectOneChain(line);
     const people = Object.keys(await rowsOf(fresh, 'main', 'Person')).sort();
     expect(people).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'shared', 'w0', 'w1', 'w2']);
   });
@@ -216,10 +224,7 @@ describe('merges into one branch from one process', () => {
     it('publish the merges ready while the one below them lands as one batch: round trips stay flat as merges grow', async () => {
       const mem = new MemoryStore();
       await branches(mem, 9);
-      const waves = new WaveStore(mem);
-      const g = await Graph.open(waves, { actor: 'test' });
-      for (let i = 0; i < 9; i++) await g.branchHead(`b${i}`);
-      await g.branchHead('main');
+      const { waves, g } = await warmInWaves(mem, 9);
       const before = (await g.events({ after: 0, limit: 1000 })).next;
       const one = await waves.waves(() => merge(g, 'b0'));
       const eight = await waves.waves(() => Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => merge(g, `b${i}`))));
@@ -239,22 +244,14 @@ describe('merges into one branch from one process', () => {
       expect(new Set(line.slice(0, 9).map((m) => m.commit.id))).toEqual(
         new Set([one.value, ...eight.value].map((r) => r.status === 'success' && r.commit?.id)),
       );
-      for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
-      const events = (await fresh.events({ after: before, limit: 1000 })).events.filter((e) => e.kind === 'commit' && e.branch === 'main');
-      expect(events.map((e) => e.commit)).toEqual(
-        line
-          .slice(0, 9)
-          .map((m) => m.commit.id)
-          .reverse(),
-      );
+      expectOneChain(line);
+      await expectEventsInCommitOrder(fresh, { after: before, newest: line.slice(0, 9) });
     });
 
     it('are read whole from the batch before their versions are written on their own (a crash in between)', async () => {
       const mem = new MemoryStore();
       await branches(mem, 6);
-      const waves = new WaveStore(mem);
-      const g = await Graph.open(waves, { actor: 'test' });
-      for (let i = 0; i < 6; i++) await g.branchHead(`b${i}`);
+      const { waves, g } = await warmInWaves(mem, 6);
       const head = (await g.branchHead('main')).manifest;
       await waves.waves(() => Promise.all([0, 1, 2, 3, 4, 5].map((i) => merge(g, `b${i}`))));
       await g.idle();
@@ -293,10 +290,7 @@ describe('merges into one branch from one process', () => {
       const head = (await (await Graph.open(mem)).branchHead('main')).manifest;
       // The batch (the second publication: the first merge leads alone) lands, and its answer is lost.
       const lossy = new LoseResponse(mem, keys.manifest(head.lineage, head.version + 2));
-      const waves = new WaveStore(lossy);
-      const g = await Graph.open(waves, { actor: 'test' });
-      for (let i = 0; i < 5; i++) await g.branchHead(`b${i}`);
-      await g.branchHead('main');
+      const { waves, g } = await warmInWaves(lossy, 5);
       const { value } = await waves.waves(() => Promise.all([0, 1, 2, 3, 4].map((i) => merge(g, `b${i}`))));
       for (const r of value) expect(r).toMatchObject({ status: 'success', outcome: 'merged', metrics: { attempts: 1 } });
       expect(lossy.lost).toBe(true);
@@ -329,17 +323,14 @@ describe('merges into one branch from one process', () => {
       const racing = new RivalBefore(mem, keys.manifest(head.lineage, head.version + 2), () =>
         rival.write('main', [person('rival')]).then(() => undefined),
       );
-      const waves = new WaveStore(racing);
-      const g = await Graph.open(waves, { actor: 'test' });
-      for (let i = 0; i < 5; i++) await g.branchHead(`b${i}`);
-      await g.branchHead('main');
+      const { waves, g } = await warmInWaves(racing, 5);
       const { value } = await waves.waves(() => Promise.all([0, 1, 2, 3, 4].map((i) => merge(g, `b${i}`))));
       for (const r of value) expect(r).toMatchObject({ status: 'success', outcome: 'merged' });
       expect(racing.fired).toBe(true);
       expect(value.filter((r) => r.status === 'success' && r.metrics.attempts > 1).length).toBeGreaterThanOrEqual(2);
       const fresh = await Graph.open(mem);
       const line = await chain(fresh);
-      for (const [i, m] of line.entries()) if (i + 1 < line.length) expect(m.commit.parentIds[0]).toBe(line[i + 1]?.commit.id);
+      expectOneChain(line);
       expect(Object.keys(await rowsOf(fresh, 'main', 'Person')).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'rival', 'shared']);
       expect(
         line
