@@ -126,6 +126,14 @@ export const TableEntryZ = z.object({
 });
 export type TableEntry = z.infer<typeof TableEntryZ>;
 
+/** Every run a manifest's tables name: their runs and their indexes' runs. */
+export function* namedRuns(tables: Record<string, TableEntry>): Generator<z.infer<typeof RunRefZ>> {
+  for (const entry of Object.values(tables)) {
+    yield* entry.runs;
+    for (const set of Object.values(entry.indexes?.sets ?? {})) yield* set.runs;
+  }
+}
+
 /**
  * Where a stored entry's first `count` runs are: the run-list part `part`
  * (`parts/<part>.json`, graph/run-list-parts.ts), whose last run is `last`.

@@ -29,7 +29,7 @@ import type { TableVersion } from '../table/table-version.js';
 import type { IndexedVersion } from '../table/secondary-index.js';
 import { NO_PENDING, watermarksFor } from '../pending/pending-wal.js';
 import { foldedEntries, isPendingRun } from '../pending/generation.js';
-import { commitRefOf, refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
+import { commitRefOf, namedRuns, refOf, sameRef, type Manifest, type ManifestRef, type TableEntry } from './manifest.js';
 import { contentCommitOf } from './head-state.js';
 import { newId } from '../model/new-id.js';
 import { Ancestry } from './ancestry.js';
@@ -165,9 +165,11 @@ export class Publisher implements Publication {
       if (head === undefined) return 'behind';
       return { status: 'unchanged', result: proposed.unchanged, head };
     }
-    // Planned on a lane tip, the attempt writes beside the tip's landing and publishes only after it
-    // (attempt); waiting for it here would cost every merge in a lane a round trip.
-    const head = below !== undefined ? planned : await confirmed();
+    // Planned on a lane tip, the attempt writes beside the tip's landing and publishes only after it;
+    // planned on the head this process last published, it writes beside the stored head's read and
+    // publishes only once that read confirms it (attempt). Waiting here would cost a round trip.
+    const confirm = below === undefined && check !== undefined ? confirmed : undefined;
+    const head = below !== undefined || confirm !== undefined ? planned : await confirmed();
     try {
       if (head === undefined) {
         await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
@@ -176,9 +178,11 @@ export class Publisher implements Publication {
       protectionMarks(head.branch, proposed.kind, opts.protection);
     } catch (e) {
       await this.parts.runs.delete(proposed.scratch).catch(() => undefined);
+      // Refused on the branch record as last published: the record read beside the plan decides.
+      if (confirm !== undefined && (await confirm()) === undefined) return 'behind';
       throw e;
     }
-    return this.attempt({ branch, head, proposed, attempt: a.attempt, opts, turn, below });
+    return this.attempt({ branch, head, proposed, attempt: a.attempt, opts, turn, below, confirm });
   }
 
   /**
@@ -223,9 +227,10 @@ export class Publisher implements Publication {
 
   /**
    * One attempt at publishing `proposed` on `head`: published, `lost` to a racing publication, or
-   * `behind` when `head` was a lane tip that did not land (scratch deleted either way). In a lane,
-   * the built manifest is handed on before anything is written, so the next caller plans on it
-   * while this one writes; it is published only once `below` (the tip it was planned on) landed.
+   * `behind` when `head` was a lane tip that did not land, or a head `confirm` did not confirm
+   * (scratch deleted either way). In a lane, the built manifest is handed on before anything is
+   * written, so the next caller plans on it while this one writes; it is published only once
+   * `below` (the tip it was planned on) landed, and once `confirm` found `head` still the head.
    */
   private async attempt<T>(a: {
     branch: string;
@@ -235,8 +240,9 @@ export class Publisher implements Publication {
     opts: PublishOptions;
     turn: LaneTurn | undefined;
     below: LaneTip | undefined;
+    /** The stored head, read beside the plan: `head` as it is now, or undefined when it moved. */
+    confirm: (() => Promise<Snapshot | undefined>) | undefined;
   }): Promise<PublishedChange<T> | 'lost' | 'behind'> {
-    const { runs, store } = this.parts;
     const { head, opts } = a;
     const rec = head.branch as BranchRecord;
     // What is written grows as pending generations are folded; the plan given stays as it was.
@@ -252,9 +258,8 @@ export class Publisher implements Publication {
     try {
       throwIfAborted(opts.signal);
       const fold = await this.foldPending(head, planned, opts.signal);
-      planned = await maintainIndexes({ runs, head, plan: fold.plan, signal: opts.signal });
+      planned = await maintainIndexes({ runs: this.parts.runs, head, plan: fold.plan, signal: opts.signal });
       const manifest = await this.buildManifest({ head, rec, plan: planned, opts });
-      this.checkDeadline(a.branch, Math.min(head.readAt ?? Infinity, planned.readAt ?? Infinity));
       const { commit } = manifest;
       // A re-laid version adds no commit: no commit index entry, no event (the commit has both).
       const relaid = manifest.layout !== undefined;
@@ -267,14 +272,15 @@ export class Publisher implements Publication {
         appended: writes.appended.then((seq) => seq ?? a.below?.appended).catch(() => undefined),
         below: a.below,
       });
-      const written = writes.all;
-      const [, , seq] = await written;
+      const [, , seq] = await writes.all;
       const landed = { manifest, rec, plan: planned, attempt: a.attempt, folded: fold.deletable, event: seq };
       // Certainly not published: its commit index entry goes (its runs go in `finally`).
       const forgotten = async <O extends 'behind' | 'lost'>(outcome: O): Promise<O> => {
-        if (!relaid) await store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
+        if (!relaid) await this.parts.store.deleteMany([keys.commit(commit.id)]).catch(() => undefined);
         return outcome;
       };
+      const confirm = a.confirm ?? (async () => head);
+      if (!(await this.confirmedStill({ branch: a.branch, confirm, readAt: planned.readAt }, () => forgotten('behind')))) return 'behind';
       const turn = handed === undefined ? ({ lead: [] } as const) : await this.parts.lanes.ready(handed.tip);
       if (turn === 'behind') return forgotten('behind');
       if ('taken' in turn) {
@@ -298,8 +304,31 @@ export class Publisher implements Publication {
   }
 
   /**
-   * What must land before `manifest` (none depends on another): its commit index entry, its parts,
-   * its event, and a keyed merge's started mark. `appended` is the event's sequence number.
+   * Whether `confirm` finds the head planned on still the head, soon enough after the plan's reads
+   * to publish on (checkDeadline: checked once the attempt's writes are out, as nothing is published
+   * before it); when not, `forget` undoes what the attempt wrote.
+   */
+  private async confirmedStill(
+    a: { branch: string; confirm: () => Promise<Snapshot | undefined>; readAt: number | undefined },
+    forget: () => Promise<unknown>,
+  ): Promise<boolean> {
+    try {
+      const stored = await a.confirm();
+      if (stored !== undefined) {
+        this.checkDeadline(a.branch, Math.min(stored.readAt ?? Infinity, a.readAt ?? Infinity));
+        return true;
+      }
+    } catch (e) {
+      await forget();
+      throw e;
+    }
+    await forget();
+    return false;
+  }
+
+  /**
+   * What must land before `manifest` (none depends on another): its commit index entry, its parts
+   * and the runs it names, its event, and a keyed merge's started mark. `appended` is the event's sequence number.
    */
   private writeBeforeManifest(a: {
     branch: string;
@@ -314,7 +343,8 @@ export class Publisher implements Publication {
     const appended = this.announce({ branch: a.branch, manifest, below: a.below, signal });
     const all = Promise.all([
       manifest.layout !== undefined ? undefined : repo.commits.write(manifest.commit.id, refOf(manifest), signal),
-      repo.manifests.writeParts(manifest, signal, a.head.manifest),
+      // The runs it names that are still being stored (run-store.ts): written beside the commit, not before it.
+      Promise.all([repo.manifests.writeParts(manifest, signal, a.head.manifest), this.parts.runs.stored(namedRuns(manifest.tables))]),
       appended,
       // A keyed merge marks its key started before its commit can land, and only then: a request
       // refused before publishing leaves nothing behind (idempotency.ts).

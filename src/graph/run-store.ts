@@ -3,6 +3,14 @@
  * cache of decoded runs. Runs are immutable, so a cached run never goes
  * stale; the cache only bounds memory. Concurrent loads of one run share a
  * single read.
+ *
+ * A run of one object (at most SEGMENT_ROWS rows) is usable once it is
+ * encoded: its ref and decoded rows are known then, and its put goes on
+ * while the caller carries on. A write's run is thus stored beside the
+ * commit and event that name it, not a round trip before them. Nothing may
+ * name a run before it is stored, so whoever makes a run durable waits for
+ * it (`stored`: the publisher, before it writes a manifest); a read of a run
+ * still being stored waits for the put, and a delete lets it settle first.
  */
 import type { TableType } from '../model/schema.js';
 import { INLINE_BOUND, type InlineBound } from '../table/compaction-policy.js';
@@ -79,6 +87,8 @@ class RunCache {
   readonly generations: PromiseCache<string, LoadedGeneration>;
   /** Their stored bytes, for listing in order before (or without) decoding rows. */
   readonly generationFiles: PromiseCache<string, GenerationFile>;
+  /** Puts of runs under way, by object key; a failed one is kept until the run is deleted, so whoever waits for it learns it. */
+  readonly storing = new Map<string, Promise<void>>();
   constructor(
     readonly limit: number,
     readonly clock: () => number,
@@ -152,7 +162,7 @@ export class RunStore implements RunReader, RunWriter {
       const compact = rows.length <= COMPACT_RUN_ROWS;
       const key = compact ? keys.compactRun(table.name, id) : keys.run(table.name, id);
       const bytes = await encodeRunFileOffLoop(table, rows);
-      await this.store.putIfAbsent(key, bytes, { signal });
+      this.storeAside(key, this.store.putIfAbsent(key, bytes, { signal }));
       // The next write or merge on the table reads this run first: keep it rather than read it back.
       // A compact run is its rows as JSON, so the rows in hand are what decoding it would give.
       const data = compact ? new MemoryRunData(table, rows, bytes.length) : decodeRun({ table, bytes, objectKey: key });
@@ -302,7 +312,7 @@ export class RunStore implements RunReader, RunWriter {
     const id = newId(this.shared.clock());
     const listKey = keys.runReplaced(table.name, id);
     const [run, list] = await Promise.allSettled([
-      this.writeAs({ table, rows, id, signal }),
+      this.writeStored({ table, rows, id, signal }),
       this.store.putIfAbsent(listKey, encodeJson({ format: 1, runs: refs }), { signal }),
     ]);
     if (run.status === 'rejected' || list.status === 'rejected') {
@@ -313,6 +323,43 @@ export class RunStore implements RunReader, RunWriter {
     const ref: RunRef = { ...run.value, compacted: true, ...(dropped ? { dropped } : {}) };
     this.shared.replaced.set(ref.key, [...refs]);
     return ref;
+  }
+
+  /** `writeAs`, returned once the run is stored; a run whose put failed leaves nothing. */
+  private async writeStored(a: {
+    table: TableType;
+    rows: readonly RunRow[];
+    id: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<RunRef> {
+    const ref = await this.writeAs(a);
+    try {
+      await this.stored([ref]);
+    } catch (e) {
+      await this.delete([ref]).catch(() => undefined);
+      throw e;
+    }
+    return ref;
+  }
+
+  /** Note a run's put under way (see the header). */
+  private storeAside(key: string, put: Promise<unknown>): void {
+    const stored = put.then(() => {
+      this.shared.storing.delete(key);
+    });
+    // Observed here; the failure is kept for whoever waits for the run.
+    stored.catch(() => undefined);
+    this.shared.storing.set(key, stored);
+  }
+
+  /** Settles once every run of `refs` is stored (those written earlier are); rejects with a failed put's error. */
+  async stored(refs: Iterable<RunRef>): Promise<void> {
+    const puts: Promise<void>[] = [];
+    for (const r of refs) {
+      const put = this.shared.storing.get(r.key);
+      if (put !== undefined) puts.push(put);
+    }
+    await Promise.all(puts);
   }
 
   /** The runs a compacted run replaced, oldest first. */
@@ -398,10 +445,16 @@ export class RunStore implements RunReader, RunWriter {
             throw new BranchgraphError('corrupt_object', `${ref.key} does not match its checksum`, { details: { key: ref.key } });
           return new MemoryRunData(table, generationRows(generation, ref.source.table), ref.bytes) as RunData;
         })
-      : this.store.get(ref.key, { signal }).then((bytes) => {
+      : this.storedBytes(ref, signal).then((bytes) => {
           verifyChecksum(ref, bytes);
           return decodeRunOffLoop({ table, bytes, objectKey: ref.key, expected: ref });
         });
+  }
+
+  /** A run's object, once it is stored. */
+  private async storedBytes(ref: RunRef, signal: AbortSignal | undefined): Promise<Uint8Array> {
+    await this.shared.storing.get(ref.key);
+    return await this.store.get(ref.key, { signal });
   }
 
   loader(table: TableType, signal?: AbortSignal): LoadRun {
@@ -417,7 +470,7 @@ export class RunStore implements RunReader, RunWriter {
   private raw(table: TableType, ref: RunRef, signal?: AbortSignal): Promise<() => RunData> {
     if (isPendingRun(ref) || this.shared.runs.peek(runCacheKey(table, ref.key)) !== undefined)
       return this.load(table, ref, { signal, cache: false }).then((d) => () => d);
-    return this.store.get(ref.key, { signal }).then((bytes) => {
+    return this.storedBytes(ref, signal).then((bytes) => {
       verifyChecksum(ref, bytes);
       return () => decodeRun({ table, bytes, objectKey: ref.key, expected: ref });
     });
@@ -427,6 +480,9 @@ export class RunStore implements RunReader, RunWriter {
     // A pending run names a WAL generation, which only a fold deletes; staged rows are not stored.
     refs = refs.filter((r) => r.source === undefined);
     if (refs.length === 0) return;
+    // A put still under way would land after the delete and leave its object behind.
+    await Promise.allSettled(refs.map((r) => this.shared.storing.get(r.key)));
+    for (const r of refs) this.shared.storing.delete(r.key);
     const all = (await Promise.all(refs.map((r) => this.objectKeys(r, signal).catch(() => [r.key])))).flat();
     await this.store.deleteMany(all, { signal });
   }
