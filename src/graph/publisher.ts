@@ -7,9 +7,12 @@
  * 3. run the plan against the head; `unchanged` publishes nothing;
  * 4. fold the pending WAL generations the plan saw into real runs beneath
  *    the plan's own, and maintain the secondary indexes;
- * 5. build the next manifest, refuse one planned too long ago (GC's grace
- *    is measured against that deadline), write the commit index entry and
- *    the manifest's parts, then publish the manifest create-only;
+ * 5. build the next manifest; write the commit index entry, the manifest's
+ *    parts and the event, while the runs it names finish being stored and,
+ *    planned on the head this process last published, while the stored
+ *    head is read to confirm it; refuse one planned too long ago (GC's
+ *    grace is measured against that deadline); then publish the manifest
+ *    create-only;
  * 6. on a lost race, delete the attempt's scratch runs and plan again
  *    against the new head, with jittered backoff, a bounded number of
  *    times. A lost response is looked up before anything is decided, so a
