@@ -291,6 +291,11 @@ export class Graph {
    * another publishes on the branch are grouped into one commit (see
    * group-commit.ts); each is still validated as if it ran alone.
    */
+  /** Run `work` with this process's other publications on `branch` held until it ends (publication-lanes.ts `hold`). */
+  holdingWriters<T>(branch: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.#parts.lanes.hold(branch, work, signal);
+  }
+
   write(branch: string, ops: readonly WriteOp[], opts: ChangeOptions = {}): Promise<ChangeResult<WriteSummary>> {
     return this.#parts.groups.write(branch, ops, opts);
   }

@@ -148,4 +148,52 @@ describe('PublicationLanes', () => {
       for (const t of tips) t.settle(false);
     });
   });
+
+  describe('holds', () => {
+    it('start once the turns before end and their tip settles, then keep every other turn out until the work ends', async () => {
+      const lanes = new PublicationLanes();
+      const order: string[] = [];
+      const t1 = await lanes.enter('main');
+      const { settle } = t1.handOn({ snapshot: snap(2), speculable: true, appended: Promise.resolve() });
+      let inside!: () => void;
+      const done = new Promise<void>((r) => (inside = r));
+      const held = lanes.hold('main', async () => {
+        order.push('hold');
+        // A turn the held work enters goes ahead of those waiting behind the hold.
+        const own = await lanes.enter('main');
+        order.push('own turn');
+        own.release();
+        await done;
+        order.push('hold ends');
+      });
+      await tick();
+      expect(order).toEqual([]);
+      settle(true);
+      await tick();
+      expect(order).toEqual(['hold', 'own turn']);
+      const outside = lanes.enter('main').then((t) => {
+        order.push('outside');
+        t.release();
+      });
+      const otherBranch = await lanes.enter('dev');
+      otherBranch.release();
+      await tick();
+      expect(order).toEqual(['hold', 'own turn']);
+      inside();
+      await held;
+      await outside;
+      expect(order).toEqual(['hold', 'own turn', 'hold ends', 'outside']);
+      expect(lanes.active).toBe(0);
+    });
+
+    it('end on failure as on success, and work nested in a hold on the same branch runs as part of it', async () => {
+      const lanes = new PublicationLanes();
+      await expect(lanes.hold('main', () => lanes.hold('main', async () => Promise.reject(new Error('refused'))))).rejects.toThrow(
+        'refused',
+      );
+      const t = await lanes.enter('main');
+      t.release();
+      expect(lanes.active).toBe(0);
+    });
+  });
 });

@@ -37,9 +37,19 @@
  * at all, and each tip in it is still its own version and commit. A tip
  * taken into a batch learns the batch's fate from its leader.
  *
- * This file only keeps turns and tips; the publication loop (publisher.ts)
- * decides what to do with them. No I/O.
+ * Holds. Work that reads a head and must publish on that very head (a
+ * merge request's round: it previews, checks and merges the head it read)
+ * never gets there while a steady writer in this process publishes in
+ * between. `hold` runs such work once every turn entered before it has
+ * ended and its tip settled, and makes turns entered by any other work
+ * wait until it ends; turns the work itself enters (in its async context)
+ * go ahead as usual. Other processes are not held: a head they move is
+ * planned again on, as always.
+ *
+ * This file only keeps turns, tips and holds; the publication loop
+ * (publisher.ts) decides what to do with them. No I/O.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { BranchgraphError } from '../model/errors.js';
 import { MAX_BATCH_VERSIONS, type Manifest } from './manifest.js';
 import type { Snapshot } from './snapshot.js';
@@ -103,6 +113,8 @@ interface Lane {
   tip: LaneTip | undefined;
   /** Turns queued or held; the lane is forgotten when none is and its tip has settled. */
   holders: number;
+  /** A hold on the lane (see the header): its work's turns queue here, apart from the lane's. */
+  hold?: { token: object; queue: Promise<void> } | undefined;
 }
 
 /** Branches whose last known head is kept, most recently published last. */
@@ -111,22 +123,57 @@ const KNOWN_HEADS = 1024;
 export class PublicationLanes {
   private readonly lanes = new Map<string, Lane>();
   private readonly knownHeads = new Map<string, Snapshot>();
+  /** The holds the running work is inside of (its async context's). */
+  private readonly holding = new AsyncLocalStorage<ReadonlySet<object>>();
 
   /** The head this process last published on `branch` when its lane fell idle (see the header), if kept. */
   lastKnownHead(branch: string): Snapshot | undefined {
     return this.knownHeads.get(branch);
   }
 
-  /** Wait for this process's turn to plan on `branch` (FIFO). Aborting while waiting gives the place up. */
-  async enter(branch: string, signal?: AbortSignal): Promise<LaneTurn> {
+  /**
+   * Run `work` with `branch` held for it (see the header): it keeps a turn of the lane for as long as
+   * it runs, after the tip left by the turns before it settled; turns it enters itself queue apart.
+   */
+  async hold<T>(branch: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.inside(this.lanes.get(branch)?.hold)) return await work();
+    const turn = await this.enter(branch, signal);
+    const lane = this.laneOf(branch);
+    try {
+      const tip = turn.tip;
+      if (tip?.state === 'pending') await tip.landed;
+      const token = {};
+      lane.hold = { token, queue: Promise.resolve() };
+      return await this.holding.run(new Set([...(this.holding.getStore() ?? []), token]), work);
+    } finally {
+      lane.hold = undefined;
+      turn.release();
+    }
+  }
+
+  /** Whether the running work is inside `hold`. */
+  private inside(hold: Lane['hold']): hold is NonNullable<Lane['hold']> {
+    return hold !== undefined && this.holding.getStore()?.has(hold.token) === true;
+  }
+
+  private laneOf(branch: string): Lane {
     const lane = this.lanes.get(branch) ?? { queue: Promise.resolve(), tip: undefined, holders: 0 };
     this.lanes.set(branch, lane);
-    const before = lane.queue;
+    return lane;
+  }
+
+  /** Wait for this process's turn to plan on `branch` (FIFO). Aborting while waiting gives the place up. */
+  async enter(branch: string, signal?: AbortSignal): Promise<LaneTurn> {
+    const lane = this.laneOf(branch);
+    // The work a hold runs queues apart from the turns waiting behind the hold.
+    const held = this.inside(lane.hold) ? lane.hold : undefined;
+    const before = held?.queue ?? lane.queue;
     let end!: () => void;
     const mine = new Promise<void>((resolve) => {
       end = resolve;
     });
-    lane.queue = before.then(() => mine);
+    if (held !== undefined) held.queue = before.then(() => mine);
+    else lane.queue = before.then(() => mine);
     lane.holders++;
     let ended = false;
     const release = (): void => {

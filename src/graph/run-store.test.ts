@@ -127,18 +127,23 @@ describe('compacted runs', () => {
   const type = parseSchema('node T { id: string @key\n a: int }').types[0] as TableType;
   const row = (k: string, a: number) => ({ key: k, tomb: false, hash: `h${a}`, props: { id: k, a } });
 
-  it('writes the run and the list of what it replaced together, and either failing leaves neither', async () => {
+  it('writes the run and the list of what it replaced together; either failing fails the run as stored, and deleting it leaves neither', async () => {
     const inner = new MemoryStore();
     const setup = new RunStore(inner);
     const refs = [await setup.write(type, [row('a', 1)]), await setup.write(type, [row('a', 2), row('b', 3)])];
+    await setup.stored(refs);
     const held = new HeldPuts(inner);
-    const ref = (await new RunStore(held).writeCompacted({ type, refs, dropTombstones: true })) as RunRef;
+    const compacting = new RunStore(held);
+    const ref = (await compacting.writeCompacted({ type, refs, dropTombstones: true })) as RunRef;
+    await compacting.stored([ref]);
     expect(held.most).toBe(2);
     expect((await new RunStore(inner).replacedBy(ref)).map((r) => r.key)).toEqual(refs.map((r) => r.key));
     const before = (await listAll(inner, 'runs/')).map((o) => o.key).sort();
     for (const failing of [/\.replaced\.json$/, /\.rows\.json$/]) {
-      const err = await new RunStore(new HeldPuts(inner, failing)).writeCompacted({ type, refs, dropTombstones: true }).catch((e) => e);
-      expect(err).toMatchObject({ code: 'store_unavailable' });
+      const runs = new RunStore(new HeldPuts(inner, failing));
+      const failed = (await runs.writeCompacted({ type, refs, dropTombstones: true })) as RunRef;
+      await expect(runs.stored([failed])).rejects.toMatchObject({ code: 'store_unavailable' });
+      await runs.delete([failed]);
       expect((await listAll(inner, 'runs/')).map((o) => o.key).sort()).toEqual(before);
     }
   });

@@ -307,38 +307,28 @@ export class RunStore implements RunReader, RunWriter {
     if (rows.length === 0) return undefined;
     // Whether a key's deletion may have vanished here: entity history looks for it (graph/entity-history.ts).
     const dropped = (dropTombstones && refs.some((r) => r.tombstones > 0)) || refs.some((r) => r.dropped === true);
-    // The list of what it replaced is keyed by the run's id alone, so both are written at once: one
-    // round trip. A manifest names the run only after both landed; either one alone is garbage.
+    // The list of what it replaced is keyed by the run's id alone, so both are written at once, and
+    // stored aside as one: a manifest names the run only once both landed; either one alone is garbage.
     const id = newId(this.shared.clock());
     const listKey = keys.runReplaced(table.name, id);
-    const [run, list] = await Promise.allSettled([
-      this.writeStored({ table, rows, id, signal }),
-      this.store.putIfAbsent(listKey, encodeJson({ format: 1, runs: refs }), { signal }),
-    ]);
-    if (run.status === 'rejected' || list.status === 'rejected') {
-      if (run.status === 'fulfilled') await this.delete([run.value]).catch(() => undefined);
-      if (list.status === 'fulfilled') await this.store.deleteMany([listKey]).catch(() => undefined);
-      throw run.status === 'rejected' ? run.reason : (list as PromiseRejectedResult).reason;
-    }
-    const ref: RunRef = { ...run.value, compacted: true, ...(dropped ? { dropped } : {}) };
-    this.shared.replaced.set(ref.key, [...refs]);
-    return ref;
-  }
-
-  /** `writeAs`, returned once the run is stored; a run whose put failed leaves nothing. */
-  private async writeStored(a: {
-    table: TableType;
-    rows: readonly RunRow[];
-    id: string;
-    signal?: AbortSignal | undefined;
-  }): Promise<RunRef> {
-    const ref = await this.writeAs(a);
+    const listed = this.store.putIfAbsent(listKey, encodeJson({ format: 1, runs: refs }), { signal });
+    // Observed at once: a failure is reported through `stored`, or below.
+    listed.catch(() => undefined);
+    let run: RunRef;
     try {
-      await this.stored([ref]);
+      run = await this.writeAs({ table, rows, id, signal });
     } catch (e) {
-      await this.delete([ref]).catch(() => undefined);
+      await listed.catch(() => undefined);
+      await this.store.deleteMany([listKey]).catch(() => undefined);
       throw e;
     }
+    // Settled only once both are: a delete must not run while either put is still under way.
+    const both = Promise.allSettled([this.shared.storing.get(run.key), listed]).then((all) => {
+      for (const r of all) if (r.status === 'rejected') throw r.reason;
+    });
+    this.storeAside(run.key, both);
+    const ref: RunRef = { ...run, compacted: true, ...(dropped ? { dropped } : {}) };
+    this.shared.replaced.set(ref.key, [...refs]);
     return ref;
   }
 

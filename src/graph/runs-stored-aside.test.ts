@@ -37,15 +37,22 @@ const row = (k: string, a: number) => ({ key: k, tomb: false, hash: `h${a}`, pro
 const keysUnder = async (store: ObjectStore, prefix: string) => (await listAll(store, prefix)).map((o) => o.key).sort();
 
 describe('runs stored aside', () => {
-  it('a warm write takes two round trips: its run, commit and event together, then its manifest', async () => {
+  it('a warm write takes two round trips: its runs, commit and event together, then its manifest', async () => {
     const waves = new WaveStore(new MemoryStore());
     const g = await peopleGraph(waves);
     await mustWrite(g, 'main', [person('a')]);
     await g.idle();
-    const { value, waves: n } = await waves.waves(() => g.write('main', [person('b')]));
-    expect(value.status).toBe('published');
-    expect(n).toBe(2);
-    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a', 'b']);
+    // Enough writes for the write path to fold the table's piled-up runs, and its index's, on the way.
+    const ids = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    for (const id of ids) {
+      const { value, waves: n } = await waves.waves(() => g.write('main', [person(id)]));
+      expect(value.status).toBe('published');
+      expect(n).toBe(2);
+      await g.idle();
+    }
+    const head = await g.branchHead('main');
+    expect([...namedRuns(head.manifest.tables)].some((r) => r.compacted === true)).toBe(true);
+    expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a', ...ids].sort());
     await g.close();
   });
 
@@ -145,5 +152,39 @@ describe('a write planned on the head this process last published', () => {
     await b.protectBranch('main', null);
     await mustWrite(a, 'main', [person('a3')]);
     expect(Object.keys(await rowsOf(b, 'main', 'Person')).sort()).toEqual(['a1', 'a3']);
+  });
+});
+
+describe('work holding a branch', () => {
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it('publishes on the head it read while a steady writer in the process waits, and the writer goes on after', async () => {
+    const g = await peopleGraph();
+    let stop = false;
+    let writes = 0;
+    const writer = (async () => {
+      while (!stop) {
+        await turn();
+        await mustWrite(g, 'main', [person(`w${writes++}`)]);
+      }
+    })();
+    while (writes < 3) await turn();
+    for (let i = 0; i < 5; i++) {
+      const before = writes;
+      const r = await g.holdingWriters('main', async () => {
+        const head = await g.branchHead('main');
+        // Time enough for the writer to land a write or two, were it not held.
+        for (let t = 0; t < 30; t++) await turn();
+        return await g.write('main', [person(`h${i}`)], { expectedHead: head.manifest.commit.id });
+      });
+      expect(r.status).toBe('published');
+      while (writes < before + 2) await turn();
+    }
+    stop = true;
+    await writer;
+    const rows = Object.keys(await rowsOf(g, 'main', 'Person'));
+    expect(rows.filter((k) => k.startsWith('h')).sort()).toEqual(['h0', 'h1', 'h2', 'h3', 'h4']);
+    expect(rows.filter((k) => k.startsWith('w')).length).toBe(writes);
+    await g.close();
   });
 });

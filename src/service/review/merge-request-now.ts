@@ -9,7 +9,8 @@
  * landed, that is the answer; if not, the request is revised and checked
  * again like any other, so nothing unreviewed lands through a retry. A
  * target that moves under the merge makes it revise, re-check and merge
- * again.
+ * again, and from then on the round holds this process's writers to the
+ * target (a steady writer would otherwise move it under every round).
  *
  * One round reads the request once and both heads once (revising), writes
  * the marker on the version it read, merges, and writes the outcome on the
@@ -49,33 +50,54 @@ export async function mergeRequestNow(
     read = await clearMerging(ports, { id: a.id, revision: read.merging }, ctx);
   }
   for (let round = 1; ; round++) {
-    const marked = await markedMergeable(ports, { id: a.id, read }, ctx);
-    if (marked === undefined) {
-      // Another writer (a check's answer, a review) got in before the marker: go round on the request as it is now.
-      if (round >= MERGE_ROUNDS)
-        throw new BranchgraphError('publish_contention', `merge request ${a.id} is being changed concurrently; retry`);
-      read = await ports.requests.get(a.id, ctx.signal);
-      continue;
-    }
-    let result: MergeResultDto;
-    try {
-      result = await revisionMerge(ports, { ...a, ...marked }, ctx);
-    } catch (e) {
-      // Refused before publishing: nothing landed, so the request is free again; a moved head is revised and re-checked.
-      if (isBranchgraphError(e, 'head_moved') || isBranchgraphError(e, 'resolution_stale')) {
-        read = await clearMerging(ports, { id: a.id, revision: marked.rev.n }, ctx);
-        if (round < MERGE_ROUNDS && isBranchgraphError(e, 'head_moved')) continue;
-      }
-      throw e;
-    }
-    const { doc, rev } = marked;
-    if (result.status === 'success' && result.commit !== null) {
-      // Written on the version that holds the marker, without reading it again.
-      return { request: await markMerged(ports, { id: a.id, rev: rev.n, commit: result.commit.id, read: doc }, ctx), result };
-    }
-    // Conflicts the target brought since, or nothing left to merge: nothing landed.
-    return { request: await clearMerging(ports, { id: a.id, revision: rev.n }, ctx), result };
+    // A round after the target moved under the last one holds this process's writers to the target,
+    // so the head it reads is the head it merges into (publication-lanes.ts `hold`).
+    const go = () => mergeRound(ports, { ask: a, read, round }, ctx);
+    const outcome = round === 1 ? await go() : await ports.holdingWriters(read.target, go, ctx.signal);
+    if ('merged' in outcome) return outcome.merged;
+    read = outcome.again;
   }
+}
+
+/** One round: the request revised, marked and merged; or the request to go round on again. */
+async function mergeRound(
+  ports: ReviewPorts,
+  a: { ask: MergeAsk; read: MergeRequestDoc; round: number },
+  ctx: RequestContext,
+): Promise<{ merged: { request: MergeRequestDoc; result: MergeResultDto } } | { again: MergeRequestDoc }> {
+  const { ask, round } = a;
+  let marked: Awaited<ReturnType<typeof markedMergeable>>;
+  try {
+    marked = await markedMergeable(ports, { id: ask.id, read: a.read }, ctx);
+  } catch (e) {
+    // The target moved under every preview the revision tried (nothing is marked yet): go round, held.
+    if (isBranchgraphError(e, 'head_moved') && round < MERGE_ROUNDS) return { again: await ports.requests.get(ask.id, ctx.signal) };
+    throw e;
+  }
+  if (marked === undefined) {
+    // Another writer (a check's answer, a review) got in before the marker: go round on the request as it is now.
+    if (round >= MERGE_ROUNDS)
+      throw new BranchgraphError('publish_contention', `merge request ${ask.id} is being changed concurrently; retry`);
+    return { again: await ports.requests.get(ask.id, ctx.signal) };
+  }
+  let result: MergeResultDto;
+  try {
+    result = await revisionMerge(ports, { ...ask, ...marked }, ctx);
+  } catch (e) {
+    // Refused before publishing: nothing landed, so the request is free again; a moved head is revised and re-checked.
+    if (isBranchgraphError(e, 'head_moved') || isBranchgraphError(e, 'resolution_stale')) {
+      const read = await clearMerging(ports, { id: ask.id, revision: marked.rev.n }, ctx);
+      if (round < MERGE_ROUNDS && isBranchgraphError(e, 'head_moved')) return { again: read };
+    }
+    throw e;
+  }
+  const { doc, rev } = marked;
+  if (result.status === 'success' && result.commit !== null) {
+    // Written on the version that holds the marker, without reading it again.
+    return { merged: { request: await markMerged(ports, { id: ask.id, rev: rev.n, commit: result.commit.id, read: doc }, ctx), result } };
+  }
+  // Conflicts the target brought since, or nothing left to merge: nothing landed.
+  return { merged: { request: await clearMerging(ports, { id: ask.id, revision: rev.n }, ctx), result } };
 }
 
 /**

@@ -29,6 +29,11 @@ export interface ReviewPorts {
   merge(spec: MergeSpec, ctx: RequestContext): Promise<MergeResultDto>;
   /** Run a merge under an idempotency key: a retry replays what the first landed. */
   keyedMerge(spec: MergeSpec, keyHash: string, ctx: RequestContext): Promise<MergeResultDto>;
+  /**
+   * Run `work` with this process's other publications on `branch` held until it ends (the work's own
+   * go ahead): it must not wait for another request's publication on the branch.
+   */
+  holdingWriters<T>(branch: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** What landed under a key, if anything, after any merge under it still running in this process ends. */
   landed(a: { into: string; keyHash: string }, ctx: RequestContext): Promise<{ result: MergeResultDto } | undefined>;
   checks: {
@@ -53,6 +58,7 @@ export function reviewPorts(service: BranchgraphService): ReviewPorts {
     spec: (ask, ctx) => servedMergeRequest(service, ask, ctx),
     merge: (spec, ctx) => runMerge(service, spec, { ctx }),
     keyedMerge: (spec, keyHash, ctx) => idempotentMerge(service, spec, { keyHash, ctx }),
+    holdingWriters: (branch, work, signal) => service.graph.holdingWriters(branch, work, signal),
     landed: async (a, ctx) => {
       await service.keyedMerges.get(a.keyHash)?.catch(() => undefined);
       return landedUnderKey(service, a, ctx);
