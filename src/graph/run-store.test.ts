@@ -127,6 +127,33 @@ describe('compacted runs', () => {
   const type = parseSchema('node T { id: string @key\n a: int }').types[0] as TableType;
   const row = (k: string, a: number) => ({ key: k, tomb: false, hash: `h${a}`, props: { id: k, a } });
 
+  it('a compacted run counts as stored only once its list is too, however the two puts finish', async () => {
+    const inner = new MemoryStore();
+    const setup = new RunStore(inner);
+    const refs = [await setup.write(type, [row('a', 1)]), await setup.write(type, [row('b', 2)])];
+    await setup.stored(refs);
+    let release!: () => void;
+    const listHeld = new Promise<void>((r) => (release = r));
+    class SlowList extends StoreWrapper {
+      protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
+        if (ctx.op === 'putIfAbsent' && ctx.key?.endsWith('.replaced.json') === true) await listHeld;
+        return call();
+      }
+    }
+    const runs = new RunStore(new SlowList(inner));
+    const ref = (await runs.writeCompacted({ type, refs, dropTombstones: true })) as RunRef;
+    // The run's own put lands; the list's does not yet. Asked only now, the run is still not stored.
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect((await listAll(inner, 'runs/')).some((o) => o.key === ref.key)).toBe(true);
+    let stored = false;
+    const waiting = runs.stored([ref]).then(() => (stored = true));
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(stored).toBe(false);
+    release();
+    await waiting;
+    expect((await new RunStore(inner).replacedBy(ref)).map((r) => r.key)).toEqual(refs.map((r) => r.key));
+  });
+
   it('writes the run and the list of what it replaced together; either failing fails the run as stored, and deleting it leaves neither', async () => {
     const inner = new MemoryStore();
     const setup = new RunStore(inner);

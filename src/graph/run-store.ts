@@ -334,8 +334,9 @@ export class RunStore implements RunReader, RunWriter {
 
   /** Note a run's put under way (see the header). */
   private storeAside(key: string, put: Promise<unknown>): void {
-    const stored = put.then(() => {
-      this.shared.storing.delete(key);
+    // Forgotten once stored, unless a later note for the key (a compacted run's, with its list) took its place.
+    const stored: Promise<void> = put.then(() => {
+      if (this.shared.storing.get(key) === stored) this.shared.storing.delete(key);
     });
     // Observed here; the failure is kept for whoever waits for the run.
     stored.catch(() => undefined);
