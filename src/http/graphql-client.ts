@@ -37,10 +37,21 @@ const MAX_DEPTH = 8;
 
 let sdl: GraphQLSchema | undefined;
 
+/** What one operation's calls share: worked out on its first call, once per process, since a client is made per use. */
+interface CallPlan {
+  op: Operation;
+  g: GraphqlBinding<unknown>;
+  field: GraphQLField<unknown, unknown>;
+  selection: string;
+  kinds: Map<string, string>;
+  resultSchema: Js;
+  pathFields: Set<string>;
+}
+
+const plans = new Map<string, CallPlan>();
+
 /** A client for the GraphQL endpoint at `url` (a server's `/graphql`, or a hosted graph's). */
 export function graphqlClient(url: string, opts: { token?: string } = {}): BranchgraphApi {
-  sdl ??= buildSchema(readFileSync(SDL_PATH, 'utf8'));
-  const schema = sdl;
   const api: Record<string, unknown> = {};
   for (const op of OPERATION_LIST) {
     const g = bindingOf(op);
@@ -49,7 +60,7 @@ export function graphqlClient(url: string, opts: { token?: string } = {}): Branc
         ? async () => {
             throw new Error(`${op.name} has no GraphQL field`);
           }
-        : callOf(schema, { op, g, url, token: opts.token });
+        : (input: Record<string, unknown> = {}) => call(planOf(op, g), { url, token: opts.token, input });
   }
   return api as BranchgraphApi;
 }
@@ -60,35 +71,47 @@ function bindingOf(op: Operation): GraphqlBinding<unknown> | undefined {
   return gs.find((g) => g.result === undefined && g.pick === undefined) ?? gs.find((g) => g.pick !== undefined) ?? gs[0];
 }
 
-function callOf(schema: GraphQLSchema, a: { op: Operation; g: GraphqlBinding<unknown>; url: string; token?: string | undefined }) {
-  const { op, g } = a;
-  const root = g.type === 'Query' ? schema.getQueryType() : schema.getMutationType();
+function planOf(op: Operation, g: GraphqlBinding<unknown>): CallPlan {
+  let plan = plans.get(op.name);
+  if (plan !== undefined) return plan;
+  sdl ??= buildSchema(readFileSync(SDL_PATH, 'utf8'));
+  const root = g.type === 'Query' ? sdl.getQueryType() : sdl.getMutationType();
   const field = root?.getFields()[g.field] as GraphQLField<unknown, unknown>;
-  const selection = selectionOf(field.type, 0);
-  // Only the arguments given: an absent page size is the server's default, not a variable it must cost at the maximum.
-  const documentOf = (given: Record<string, unknown>): string => {
-    const args = field.args.filter((arg) => given[arg.name] !== undefined);
-    const vars = args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
-    const call = args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
-    return `${g.type === 'Query' ? 'query' : 'mutation'}${vars ? `(${vars})` : ''} { r: ${g.field}${call ? `(${call})` : ''}${selection} }`;
+  plan = {
+    op,
+    g,
+    field,
+    selection: selectionOf(field.type, 0),
+    kinds: new Map(inputFields(op.input).map((f) => [f.name, f.kind])),
+    resultSchema: z.toJSONSchema(op.output, { io: 'output', unrepresentable: 'any' }) as Js,
+    pathFields: new Set([...op.http.path.matchAll(/\{(\w+)\}/g)].map((m) => op.http.params?.[m[1] ?? ''] ?? m[1] ?? '')),
   };
-  const kinds = new Map(inputFields(op.input).map((f) => [f.name, f.kind]));
-  const resultSchema = z.toJSONSchema(op.output, { io: 'output', unrepresentable: 'any' }) as Js;
-  const pathFields = new Set([...op.http.path.matchAll(/\{(\w+)\}/g)].map((m) => op.http.params?.[m[1] ?? ''] ?? m[1] ?? ''));
-  return async (input: Record<string, unknown> = {}) => {
-    const spelt = spell(input, kinds, g);
-    const variables: Record<string, unknown> = {};
-    if (g.input === undefined) Object.assign(variables, spelt);
-    else {
-      const inner = Object.fromEntries(Object.entries(spelt).filter(([k]) => !pathFields.has(k)));
-      Object.assign(variables, Object.fromEntries(Object.entries(spelt).filter(([k]) => pathFields.has(k))));
-      if (Object.keys(inner).length > 0) variables.input = inner;
-    }
-    const value = await post(a.url, { document: documentOf(variables), variables, token: a.token });
-    const result =
-      g.pick !== undefined ? { [g.pick]: value } : g.result !== undefined && g.receive !== undefined ? g.receive(value, input) : value;
-    return withoutAbsentNulls(result, { schema: resultSchema, defs: resultSchema.$defs ?? {} });
-  };
+  plans.set(op.name, plan);
+  return plan;
+}
+
+/** Only the arguments given: an absent page size is the server's default, not a variable it must cost at the maximum. */
+function documentOf(p: CallPlan, given: Record<string, unknown>): string {
+  const args = p.field.args.filter((arg) => given[arg.name] !== undefined);
+  const vars = args.map((arg) => `$${arg.name}: ${String(arg.type)}`).join(', ');
+  const call = args.map((arg) => `${arg.name}: $${arg.name}`).join(', ');
+  return `${p.g.type === 'Query' ? 'query' : 'mutation'}${vars ? `(${vars})` : ''} { r: ${p.g.field}${call ? `(${call})` : ''}${p.selection} }`;
+}
+
+async function call(p: CallPlan, a: { url: string; token?: string | undefined; input: Record<string, unknown> }): Promise<unknown> {
+  const { g } = p;
+  const spelt = spell(a.input, p.kinds, g);
+  const variables: Record<string, unknown> = {};
+  if (g.input === undefined) Object.assign(variables, spelt);
+  else {
+    const inner = Object.fromEntries(Object.entries(spelt).filter(([k]) => !p.pathFields.has(k)));
+    Object.assign(variables, Object.fromEntries(Object.entries(spelt).filter(([k]) => p.pathFields.has(k))));
+    if (Object.keys(inner).length > 0) variables.input = inner;
+  }
+  const value = await post(a.url, { document: documentOf(p, variables), variables, token: a.token });
+  const result =
+    g.pick !== undefined ? { [g.pick]: value } : g.result !== undefined && g.receive !== undefined ? g.receive(value, a.input) : value;
+  return withoutAbsentNulls(result, { schema: p.resultSchema, defs: p.resultSchema.$defs ?? {} });
 }
 
 /** The input as GraphQL arguments take it: absent fields left out, refs as text, an NDJSON body as its operations. */

@@ -50,16 +50,23 @@ async function readiness(
   }
 }
 
+let openapi: string | undefined;
+
+/** The contract, read once per process when first asked for: every hosted graph's app serves the same text. */
+function openapiText(): string {
+  openapi ??= readFileSync(OPENAPI_PATH, 'utf8');
+  return openapi;
+}
+
 export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService; base: string }): void {
   const { service, base } = opts;
-  const openapi = readFileSync(OPENAPI_PATH, 'utf8');
   app.get('/', (c) =>
     c.html(indexPage(base), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'" }),
   );
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', async (c) => c.json(...(await readiness(service.graph.store, c.get('requestId')))));
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
-  app.get('/openapi.yaml', (c) => c.text(openapi, 200, { 'content-type': 'application/yaml' }));
+  app.get('/openapi.yaml', (c) => c.text(openapiText(), 200, { 'content-type': 'application/yaml' }));
   uiRoutes(app, base);
   graphiqlAssetRoute(app);
 }
