@@ -34,14 +34,31 @@ function keysOf(set: SelectionSetNode, fragments: Fragments, seen = new Set<stri
   return out;
 }
 
-function ordered(value: unknown, sets: SelectionSetNode[], fragments: Fragments): unknown {
-  if (Array.isArray(value)) return value.map((v) => ordered(v, sets, fragments));
+/**
+ * The response keys at one position of the result, from every selection set read there. Worked out
+ * once per position, not once per object: the items of a list share their selection sets.
+ */
+interface Walk {
+  fragments: Fragments;
+  keys: Map<SelectionSetNode[], Map<string, SelectionSetNode[]>>;
+}
+
+function keysAt(sets: SelectionSetNode[], walk: Walk): Map<string, SelectionSetNode[]> {
+  let keys = walk.keys.get(sets);
+  if (keys === undefined) {
+    keys = new Map();
+    for (const set of sets) for (const [k, subs] of keysOf(set, walk.fragments)) keys.set(k, [...(keys.get(k) ?? []), ...subs]);
+    walk.keys.set(sets, keys);
+  }
+  return keys;
+}
+
+function ordered(value: unknown, sets: SelectionSetNode[], walk: Walk): unknown {
+  if (Array.isArray(value)) return value.map((v) => ordered(v, sets, walk));
   if (value === null || typeof value !== 'object' || sets.length === 0) return value;
-  const keys = new Map<string, SelectionSetNode[]>();
-  for (const set of sets) for (const [k, subs] of keysOf(set, fragments)) keys.set(k, [...(keys.get(k) ?? []), ...subs]);
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [k, subs] of keys) if (Object.hasOwn(obj, k)) out[k] = ordered(obj[k], subs, fragments);
+  for (const [k, subs] of keysAt(sets, walk)) if (Object.hasOwn(obj, k)) out[k] = ordered(obj[k], subs, walk);
   for (const k of Object.keys(obj)) if (!Object.hasOwn(out, k)) out[k] = obj[k];
   return out;
 }
@@ -54,7 +71,7 @@ export function inSelectionOrder(data: unknown, document: DocumentNode, operatio
     (d) =>
       d.kind === Kind.OPERATION_DEFINITION && (operationName === undefined || operationName === null || d.name?.value === operationName),
   );
-  return op?.kind === Kind.OPERATION_DEFINITION ? ordered(data, [op.selectionSet], fragments) : data;
+  return op?.kind === Kind.OPERATION_DEFINITION ? ordered(data, [op.selectionSet], { fragments, keys: new Map() }) : data;
 }
 
 /** The plugin: every execution result's `data` in selection order. */
