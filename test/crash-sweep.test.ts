@@ -301,6 +301,21 @@ describe('crash sweeps', () => {
     expect(r.crashPoints).toBeGreaterThan(5);
   }, 60_000);
 
+  it('a write of more rows than a segment holds, its run stored aside as segments and an index at once: before or after', async () => {
+    const setup = () => seededStore(PEOPLE_SCHEMA, [person('a')]);
+    const batch = Array.from({ length: 1100 }, (_, i) => person(`p${String(i).padStart(4, '0')}`));
+    const r = await sweep(setup, async (store) => {
+      await (await Graph.open(store, SMALL_PARTS)).write('main', batch);
+    });
+    expect(r.sawBefore).toBeGreaterThan(0);
+    expect(r.sawAfter).toBeGreaterThan(0);
+    // The clean run's table holds a run of two segments.
+    const after = await setup();
+    await (await Graph.open(after, SMALL_PARTS)).write('main', batch);
+    const runs = (await (await Graph.open(after)).branchHead('main')).manifest.tables.Person?.runs ?? [];
+    expect(runs.some((x) => x.segmented === true)).toBe(true);
+  }, 120_000);
+
   it("a write that folds the table's piled-up newest runs inline: before or after, indexes true, the fold retried", async () => {
     const setup = async () => {
       const store = await seededStore(PEOPLE_SCHEMA, [person('a', { email: 'a@x' })]);

@@ -4,9 +4,9 @@
  * stale; the cache only bounds memory. Concurrent loads of one run share a
  * single read.
  *
- * A run of one object (at most SEGMENT_ROWS rows) is usable once it is
- * encoded: its ref and decoded rows are known then, and its put goes on
- * while the caller carries on. A write's run is thus stored beside the
+ * A run of one object (at most SEGMENT_ROWS rows), or of a few segments
+ * whose rows are in hand, is usable once it is encoded: its ref and decoded
+ * rows are known then, and its puts go on while the caller carries on. A write's run is thus stored beside the
  * commit and event that name it, not a round trip before them. Nothing may
  * name a run before it is stored, so whoever makes a run durable waits for
  * it (`stored`: the publisher, before it writes a manifest); a read of a run
@@ -50,6 +50,7 @@ import {
   type GenerationHeader,
 } from '../pending/generation.js';
 import { newId } from '../model/new-id.js';
+import { nextTurn } from '../model/turns.js';
 
 /** A run written row by row (RunStore.openRun). */
 export interface RunSink {
@@ -169,6 +170,7 @@ export class RunStore implements RunReader, RunWriter {
       this.shared.runs.set(runCacheKey(table, key), data, bytes.length);
       return runRefOf({ key, rows, file: bytes });
     }
+    if (rows.length <= SEGMENT_ROWS * WRITE_CONCURRENCY) return this.segmentedAside({ table, rows, id, signal });
     const sink = this.openRun(table, { id, signal });
     try {
       await sink.push(rows);
@@ -177,6 +179,48 @@ export class RunStore implements RunReader, RunWriter {
       await sink.abort();
       throw e;
     }
+  }
+
+  /**
+   * A run of a few segments whose rows are in hand (a large write, a write's inline compaction):
+   * every segment and the index are put at once and stored aside as one run, as a run of one
+   * object is. Written as `openRun` writes, the index would wait for the segments, and the write
+   * for the index: two more round trips on its path. The index still names no segment that is not
+   * stored by the time anything names the run, since that waits for the whole run (`stored`).
+   */
+  private async segmentedAside(a: {
+    table: TableType;
+    rows: readonly RunRow[];
+    id: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<RunRef> {
+    const { table, rows, id, signal } = a;
+    const segments: RunRef[] = [];
+    const puts: Promise<unknown>[] = [];
+    for (let at = 0; at < rows.length; at += SEGMENT_ROWS) {
+      if (at > 0) await nextTurn();
+      const part = rows.slice(at, at + SEGMENT_ROWS);
+      const key = keys.runSegment(table.name, id, segments.length);
+      const bytes = encodeRun(table, part);
+      segments.push(runRefOf({ key, rows: part, file: bytes }));
+      const put = this.store.putIfAbsent(key, bytes, { signal });
+      this.storeAside(key, put);
+      puts.push(put);
+      // The next write or merge on the table reads these first, as a run of one object.
+      this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
+    }
+    const indexKey = keys.runIndex(table.name, id);
+    const index = encodeJson({ format: 1, segments });
+    puts.push(this.store.putIfAbsent(indexKey, index, { signal }));
+    this.indexes.set(indexKey, segments);
+    // Settled only once every put is: a delete must not run while one is still under way.
+    this.storeAside(
+      indexKey,
+      Promise.allSettled(puts).then((all) => {
+        for (const r of all) if (r.status === 'rejected') throw r.reason;
+      }),
+    );
+    return segmentedRef(runRefOf({ key: indexKey, rows: [], file: index }), { segments, rows: rows.length });
   }
 
   /**
@@ -235,18 +279,7 @@ export class RunStore implements RunReader, RunWriter {
         const index = encodeJson({ format: 1, segments });
         await this.store.putIfAbsent(indexKey, index, { signal });
         this.indexes.set(indexKey, segments);
-        const ref = runRefOf({ key: indexKey, rows: [], file: index, bytes: segments.reduce((n, s) => n + s.bytes, 0) });
-        const first = segments[0] as RunRef;
-        const end = segments[segments.length - 1] as RunRef;
-        return {
-          ...ref,
-          rows: total,
-          tombstones: segments.reduce((n, s) => n + s.tombstones, 0),
-          minKey: first.minKey,
-          maxKey: end.maxKey,
-          ...(first.keysCut === true || end.keysCut === true ? { keysCut: true } : {}),
-          segmented: true,
-        };
+        return segmentedRef(runRefOf({ key: indexKey, rows: [], file: index }), { segments, rows: total });
       },
       abort: async () => {
         await Promise.allSettled(inFlight);
@@ -499,4 +532,21 @@ function replacedKey(ref: RunRef): string {
 /** Decoding depends on the table's properties, so the schema shape is part of a run's cache key. */
 function runCacheKey(table: TableType, key: string): string {
   return `${key}\u0000${table.props.map((p) => p.name).join(',')}`;
+}
+
+/** The ref of a segmented run: its index object's, with the rows, bytes and key range of its segments. */
+function segmentedRef(index: RunRef, of: { segments: readonly RunRef[]; rows: number }): RunRef {
+  const { segments } = of;
+  const first = segments[0] as RunRef;
+  const end = segments[segments.length - 1] as RunRef;
+  return {
+    ...index,
+    bytes: segments.reduce((n, s) => n + s.bytes, 0),
+    rows: of.rows,
+    tombstones: segments.reduce((n, s) => n + s.tombstones, 0),
+    minKey: first.minKey,
+    maxKey: end.maxKey,
+    ...(first.keysCut === true || end.keysCut === true ? { keysCut: true } : {}),
+    segmented: true,
+  };
 }

@@ -15,13 +15,19 @@ import { RunStore } from './run-store.js';
 import { Graph } from './graph.js';
 import { namedRuns } from './manifest.js';
 
-/** Puts of runs fail while `failing`; or are held until `release()`. */
+/** Puts of runs (those of objects whose key `matches`) fail while `failing`; or are held until `release()`. */
 class RunPuts extends StoreWrapper {
   failing = false;
   holding = false;
   private held: (() => void)[] = [];
+  constructor(
+    inner: ObjectStore,
+    private readonly matches = (key: string) => key.endsWith('.rows.json'),
+  ) {
+    super(inner);
+  }
   protected async around<T>(ctx: CallContext, call: () => Promise<T>): Promise<T> {
-    if (ctx.op === 'putIfAbsent' && ctx.key?.endsWith('.rows.json') === true) {
+    if (ctx.op === 'putIfAbsent' && ctx.key !== undefined && this.matches(ctx.key)) {
       if (this.failing) throw new BranchgraphError('store_unavailable', `put of ${ctx.key} failed`);
       if (this.holding) await new Promise<void>((r) => this.held.push(r));
     }
@@ -72,6 +78,45 @@ describe('runs stored aside', () => {
     // The next write goes ahead as if the failed one had never been.
     await mustWrite(g, 'main', [person('c')]);
     expect(Object.keys(await rowsOf(g, 'main', 'Person')).sort()).toEqual(['a', 'c']);
+    await g.close();
+  });
+
+  it('a write of a hundred rows whose fold makes a run of several segments still takes two round trips', async () => {
+    const waves = new WaveStore(new MemoryStore());
+    const g = await peopleGraph(waves);
+    await mustWrite(g, 'main', [person('a')]);
+    await g.idle();
+    let segmented = 0;
+    for (let w = 0; w < 24; w++) {
+      const batch = Array.from({ length: 100 }, (_, i) => person(`p${w}_${String(i).padStart(3, '0')}`));
+      const { value, waves: n } = await waves.waves(() => g.write('main', batch));
+      expect(value.status).toBe('published');
+      expect(n, `write ${w}`).toBe(2);
+      await g.idle();
+      const head = await g.branchHead('main');
+      if ([...namedRuns(head.manifest.tables)].some((r) => r.segmented === true && r.compacted === true)) segmented++;
+    }
+    // Folds of more than a segment's rows happened on the way, and were counted above.
+    expect(segmented).toBeGreaterThan(0);
+    expect(Object.keys(await rowsOf(g, 'main', 'Person'))).toHaveLength(2401);
+    await g.close();
+  });
+
+  it('a segment whose put fails fails its write, which publishes nothing and leaves none of the run behind', async () => {
+    const store = new RunPuts(new MemoryStore(), (key) => /\/\d{6}\.arrow$/.test(key));
+    const g = await peopleGraph(store);
+    const runs = async () => keysUnder(store, 'runs/');
+    // A first write of more than a segment's rows makes a run of two segments.
+    store.failing = true;
+    const batch = Array.from({ length: 1500 }, (_, i) => person(`p${String(i).padStart(4, '0')}`));
+    await expect(g.write('main', batch)).rejects.toMatchObject({ code: 'store_unavailable' });
+    store.failing = false;
+    await g.idle();
+    expect(await runs()).toEqual([]);
+    expect(Object.keys(await rowsOf(g, 'main', 'Person'))).toEqual([]);
+    await mustWrite(g, 'main', batch);
+    expect(Object.keys(await rowsOf(g, 'main', 'Person'))).toHaveLength(1500);
+    expect((await runs()).some((k) => /\/000001\.arrow$/.test(k))).toBe(true);
     await g.close();
   });
 
