@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { BEST_EFFORT, type ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import type { EventKind, EventLog } from './event-log.js';
 import type { HeadVersions } from './head-versions.js';
@@ -185,7 +185,7 @@ export class BranchRecords {
       manifest: bytes !== undefined && bytes.length <= MAX_HINTED_MANIFEST_BYTES ? Buffer.from(bytes).toString('base64') : undefined,
       schemaDoc: doc !== undefined && canonicalJson(doc).length <= MAX_HINTED_SCHEMA_BYTES ? doc : undefined,
     };
-    await this.store.putOverwrite(keys.branchHint(record.name), encodeJson(hint)).catch(() => undefined);
+    await this.store.putOverwrite(keys.branchHint(record.name), encodeJson(hint), BEST_EFFORT).catch(() => undefined);
   }
 
   /**

@@ -47,7 +47,7 @@
 import { z } from 'zod';
 import { contentHash } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { BEST_EFFORT, type ObjectStore } from '../store/object-store.js';
 import { storeTime } from '../store/store-clock.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { storedText } from '../model/compress-stored.js';
@@ -221,7 +221,7 @@ export class EventLog {
         await this.store.putIfAbsent(eventKey(seq), encodeJson(event), { signal });
         this.known.taken = Math.max(this.known.taken ?? 0, seq);
         if (this.known.listeners.size > 0) this.remember(event);
-        if (seq % HINT_EVERY === 0) void this.store.putOverwrite(HINT_KEY, encodeJson({ seq })).catch(() => undefined);
+        if (seq % HINT_EVERY === 0) void this.store.putOverwrite(HINT_KEY, encodeJson({ seq }), BEST_EFFORT).catch(() => undefined);
         return seq;
       } catch (e) {
         if (!isBranchgraphError(e, 'object_exists')) {
@@ -252,7 +252,7 @@ export class EventLog {
       this.known.appended.delete(seq);
       for (const l of this.known.listeners) l(event);
     }
-    return this.track(this.store.putIfAbsent(okKey(seq), new Uint8Array(0)));
+    return this.track(this.store.putIfAbsent(okKey(seq), new Uint8Array(0), BEST_EFFORT));
   }
 
   /**
@@ -262,7 +262,7 @@ export class EventLog {
    */
   abandon(seq: number): Promise<void> {
     this.known.appended.delete(seq);
-    return this.track(this.store.putIfAbsent(voidKey(seq), new Uint8Array(0)));
+    return this.track(this.store.putIfAbsent(voidKey(seq), new Uint8Array(0), BEST_EFFORT));
   }
 
   /** A mark being written, which `settle` waits for; its failure is only a reader's longer wait. */

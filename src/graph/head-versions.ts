@@ -23,7 +23,7 @@
  */
 import { z } from 'zod';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
-import type { ObjectStore } from '../store/object-store.js';
+import { BEST_EFFORT, type ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { keys, versionOfManifestKey } from './keys.js';
 import type { Manifest, ManifestRef } from './manifest.js';
@@ -181,7 +181,7 @@ export class HeadVersions {
     if (ms.length > 1) this.promote(ms.slice(1));
     if (Math.floor(last.version / HINT_EVERY) > Math.floor((first.version - 1) / HINT_EVERY)) {
       // Best effort: a stale or missing hint only makes the next cold lookup list more keys.
-      await this.store.putOverwrite(keys.hint(first.lineage), encodeJson({ version: last.version })).catch(() => undefined);
+      await this.store.putOverwrite(keys.hint(first.lineage), encodeJson({ version: last.version }), BEST_EFFORT).catch(() => undefined);
     }
     return 'published';
   }

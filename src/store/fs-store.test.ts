@@ -97,6 +97,27 @@ describe('FsStore on a full disk and after a crash', () => {
     expect((await s.head('big'))?.size).toBe(1 << 20);
   });
 
+  it('syncs a durable object and the directory naming it, and nothing for a best-effort one', async () => {
+    const { default: fs } = await import('node:fs');
+    const { vi } = await import('vitest');
+    const { BEST_EFFORT } = await import('./object-store.js');
+    const s = new FsStore(await freshDir());
+    await s.putIfAbsent('warm/a', new Uint8Array([0]));
+    const fsyncs = vi.spyOn(fs, 'fsync');
+    try {
+      await s.putIfAbsent('warm/b', new Uint8Array([1]));
+      expect(fsyncs).toHaveBeenCalledTimes(2);
+      fsyncs.mockClear();
+      await s.putIfAbsent('warm/c.ok', new Uint8Array(0), BEST_EFFORT);
+      await s.putOverwrite('warm/hint', new Uint8Array([2]), BEST_EFFORT);
+      expect(fsyncs).not.toHaveBeenCalled();
+    } finally {
+      fsyncs.mockRestore();
+    }
+    expect([...(await s.get('warm/hint'))]).toEqual([2]);
+    await expect(s.putIfAbsent('warm/c.ok', new Uint8Array(0), BEST_EFFORT)).rejects.toMatchObject({ code: 'object_exists' });
+  });
+
   it('temp files of a killed process are removed when the store is opened, and by GC', async () => {
     const { writeFile, mkdir, utimes } = await import('node:fs/promises');
     const { openStore } = await import('./open-store.js');

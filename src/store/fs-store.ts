@@ -37,13 +37,17 @@
  * through the pool; the rest touches the page cache and the directory
  * entries, tens of microseconds on the event loop.
  *
+ * A best-effort object (`durable: false`: hints, an event's marks) is not
+ * synced, neither its file nor its directory: its readers take it as lost
+ * or damaged after a crash, and its fsyncs only queued the next write's.
+ *
  * A write's directory is made once. The store never removes a directory, so
  * one it made or found is not made again: a put costs its file's trips and
  * the link, not a mkdir of the key's directory and of `.tmp/` besides. A
  * directory removed from outside is made again when a write finds it gone.
  */
 import { randomBytes } from 'node:crypto';
-import fs, { closeSync, fsync, linkSync, openSync, promises as fsp, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import fs, { closeSync, linkSync, openSync, promises as fsp, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
@@ -52,6 +56,7 @@ import {
   resolveRange,
   type CallOptions,
   type GetOptions,
+  type PutOptions,
   type ListOptions,
   type ObjectInfo,
   type ObjectStore,
@@ -167,7 +172,8 @@ export class FsStore implements ObjectStore {
     return path.join(this.root, ...segs.map(encodeSegment), encodeSegment(last) + FILE_SUFFIX);
   }
 
-  private async writeTemp(body: Uint8Array, signal: AbortSignal | undefined): Promise<string> {
+  private async writeTemp(body: Uint8Array, opts: PutOptions): Promise<string> {
+    const { signal } = opts;
     const dir = path.join(this.root, TMP_DIR);
     const tmp = path.join(dir, `${process.pid}-${randomBytes(8).toString('hex')}`);
     throwIfAborted(signal);
@@ -178,7 +184,7 @@ export class FsStore implements ObjectStore {
       // Through the module object, where a test can stand in a disk that fills up.
       if (body.length <= SYNC_BYTES) for (let at = 0; at < body.length; ) at += fs.writeSync(fd, body, at);
       else await writeAll(fd, body, signal);
-      await fsyncAsync(fd);
+      if (opts.durable !== false) await fsyncAsync(fd);
     } catch (e) {
       // A failed write (a full disk above all) must not leave its partial file holding the space.
       closeSync(fd);
@@ -272,28 +278,28 @@ export class FsStore implements ObjectStore {
     }
   }
 
-  async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  async putIfAbsent(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     // link(2) refuses an existing name atomically; the temp file is removed afterwards.
     await this.place({
       op: 'putIfAbsent',
       key,
       body,
-      signal: opts.signal,
+      opts,
       install: async (tmp, file) => {
         throwIfAborted(opts.signal);
         linkSync(tmp, file);
-        await syncDir(path.dirname(file));
+        if (opts.durable !== false) await syncDir(path.dirname(file));
         return false;
       },
     });
   }
 
-  async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  async putOverwrite(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     await this.place({
       op: 'putOverwrite',
       key,
       body,
-      signal: opts.signal,
+      opts,
       install: async (tmp, file) => {
         renameSync(tmp, file);
         return true;
@@ -301,20 +307,21 @@ export class FsStore implements ObjectStore {
     });
   }
 
-  /** Write `body` to a synced temp file, then `install` it at the key's path (true when it consumed the temp file). */
+  /** Write `body` to a temp file (synced unless not `durable`), then `install` it at the key's path (true when it consumed the temp file). */
   private async place(a: {
     op: string;
     key: string;
     body: Uint8Array;
-    signal?: AbortSignal | undefined;
+    opts: PutOptions;
     install: (tmp: string, file: string) => Promise<boolean>;
   }): Promise<void> {
-    const { op, key, body, signal, install } = a;
+    const { op, key, body, opts, install } = a;
+    const { signal } = opts;
     throwIfAborted(signal);
     const file = this.filePath(key);
     let tmp: string | undefined;
     try {
-      tmp = await this.writeTemp(body, signal);
+      tmp = await this.writeTemp(body, opts);
       const written = tmp;
       if (await this.inDir(path.dirname(file), () => install(written, file))) tmp = undefined;
     } catch (e) {
@@ -442,7 +449,8 @@ async function syncDirNow(dir: string): Promise<void> {
   }
 }
 
-const fsyncAsync = promisify(fsync);
+/** Through the module object, where a test can count what waits for the disk. */
+const fsyncAsync = (fd: number): Promise<void> => promisify(fs.fsync)(fd);
 
 /** Write all of a large body through the thread pool, a piece at a time, honouring `signal`. */
 async function writeAll(fd: number, body: Uint8Array, signal: AbortSignal | undefined): Promise<void> {

@@ -4,6 +4,7 @@ import {
   resolveRange,
   type CallOptions,
   type GetOptions,
+  type PutOptions,
   type ListOptions,
   type ObjectInfo,
   type ObjectStore,
@@ -36,13 +37,13 @@ export class MemoryStore implements ObjectStore {
     return body === undefined ? undefined : { key, size: body.length, lastModified: this.modified.get(key) as number };
   }
 
-  async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  async putIfAbsent(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     throwIfAborted(opts.signal);
     if (this.objects.has(key)) throw new BranchgraphError('object_exists', `an object already exists at ${key}`, { details: { key } });
     this.set(key, body);
   }
 
-  async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  async putOverwrite(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     throwIfAborted(opts.signal);
     this.set(key, body);
   }

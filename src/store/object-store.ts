@@ -35,6 +35,18 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface PutOptions extends CallOptions {
+  /**
+   * False for a best-effort object whose readers tolerate its loss, or finding it damaged, after a
+   * crash (hints, an event's confirmation mark): a store may then skip what only durability costs
+   * (a local directory its fsyncs). Every other object is durable once its put resolves.
+   */
+  durable?: boolean;
+}
+
+/** Puts of best-effort objects (see `PutOptions.durable`). */
+export const BEST_EFFORT: PutOptions = Object.freeze({ durable: false });
+
 export interface GetOptions extends CallOptions {
   range?: ByteRange;
 }
@@ -54,9 +66,9 @@ export interface ObjectStore {
   /** Size of the object, or undefined when it does not exist. */
   head(key: string, opts?: CallOptions): Promise<ObjectInfo | undefined>;
   /** Create `key` only if it does not exist; otherwise fail with `object_exists`. */
-  putIfAbsent(key: string, body: Uint8Array, opts?: CallOptions): Promise<void>;
+  putIfAbsent(key: string, body: Uint8Array, opts?: PutOptions): Promise<void>;
   /** Unconditional write, for best-effort hints only. */
-  putOverwrite(key: string, body: Uint8Array, opts?: CallOptions): Promise<void>;
+  putOverwrite(key: string, body: Uint8Array, opts?: PutOptions): Promise<void>;
   /** Keys with `prefix`, ascending in byte order, lazily paged. */
   list(prefix: string, opts?: ListOptions): AsyncIterable<ObjectInfo>;
   /** Delete keys; missing keys are not an error. */

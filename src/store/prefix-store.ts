@@ -4,7 +4,7 @@
  * graphs in one bucket gives each its own `PrefixStore`, so no graph can
  * name another's objects and each graph's layout is the plain one.
  */
-import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore } from './object-store.js';
+import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions } from './object-store.js';
 
 /** A store seen under a key prefix, as each hosted graph sees its own. */
 export class PrefixStore implements ObjectStore {
@@ -26,11 +26,11 @@ export class PrefixStore implements ObjectStore {
     return this.inner.head(this.prefix + key, opts).then((i) => (i === undefined ? undefined : { ...i, key }));
   }
 
-  putIfAbsent(key: string, body: Uint8Array, opts?: CallOptions): Promise<void> {
+  putIfAbsent(key: string, body: Uint8Array, opts?: PutOptions): Promise<void> {
     return this.inner.putIfAbsent(this.prefix + key, body, opts);
   }
 
-  putOverwrite(key: string, body: Uint8Array, opts?: CallOptions): Promise<void> {
+  putOverwrite(key: string, body: Uint8Array, opts?: PutOptions): Promise<void> {
     return this.inner.putOverwrite(this.prefix + key, body, opts);
   }
 

@@ -29,7 +29,7 @@ import {
 import { SignedGet } from './s3-signed-get.js';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import { abortableSleep } from './abortable-sleep.js';
-import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore } from './object-store.js';
+import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions } from './object-store.js';
 
 export interface S3StoreConfig {
   bucket: string;
@@ -259,7 +259,7 @@ export class S3Store implements ObjectStore {
     });
   }
 
-  async putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  async putIfAbsent(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     const { signal } = opts;
     let outcomeUnknown = false;
     for (let attempt = 1; ; attempt++) {
@@ -305,7 +305,7 @@ export class S3Store implements ObjectStore {
     return existing !== undefined && sameBytes(existing, body);
   }
 
-  async putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  async putOverwrite(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     await this.retrying({
       op: 'putOverwrite',
       key,

@@ -1,4 +1,4 @@
-import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore, StoreOp } from './object-store.js';
+import type { CallOptions, GetOptions, ListOptions, ObjectInfo, ObjectStore, PutOptions, StoreOp } from './object-store.js';
 
 /** What a wrapper knows about one call when it intercepts it. */
 export interface CallContext {
@@ -37,13 +37,13 @@ export abstract class StoreWrapper implements ObjectStore {
     return this.around({ op: 'head', key, signal: opts.signal, bytesOut: 0 }, () => this.inner.head(key, opts));
   }
 
-  putIfAbsent(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  putIfAbsent(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     return this.around({ op: 'putIfAbsent', key, signal: opts.signal, bytesOut: body.length }, () =>
       this.inner.putIfAbsent(key, body, opts),
     );
   }
 
-  putOverwrite(key: string, body: Uint8Array, opts: CallOptions = {}): Promise<void> {
+  putOverwrite(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
     return this.around({ op: 'putOverwrite', key, signal: opts.signal, bytesOut: body.length }, () =>
       this.inner.putOverwrite(key, body, opts),
     );
