@@ -1,6 +1,7 @@
 /** Head hints of one branch land in the order they were started, however long each write takes. */
 import { describe, expect, it } from 'vitest';
 import { BranchHints } from './branch-hints.js';
+import { nextTurn } from '../model/turns.js';
 import type { Manifest } from './manifest.js';
 import type { BranchRecord } from './branch-record.js';
 import type { Repository } from './repository.js';
@@ -30,10 +31,20 @@ describe('BranchHints', () => {
     const { repo, landed } = slowRepo([30, 1, 1]);
     const hints = new BranchHints();
     hints.write(repo, rec('d'), head('d', 1));
+    // A hint starts from the next turn of the loop: once it has, it is in flight.
+    await nextTurn();
     hints.write(repo, rec('d'), head('d', 2));
     hints.write(repo, rec('d'), head('d', 3));
     await hints.settle();
     expect(landed).toEqual(['d@1', 'd@3']);
+  });
+
+  it('skips hints overtaken before they started, within the turn that gave them', async () => {
+    const { repo, landed } = slowRepo([1, 1, 1]);
+    const hints = new BranchHints();
+    for (const v of [1, 2, 3]) hints.write(repo, rec('d'), head('d', v));
+    await hints.settle();
+    expect(landed).toEqual(['d@3']);
   });
 
   it('writes the hints of different branches at once', async () => {

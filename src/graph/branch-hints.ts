@@ -14,6 +14,7 @@
 import type { Manifest } from './manifest.js';
 import type { BranchRecord } from './branch-record.js';
 import type { Repository } from './repository.js';
+import { nextTurn } from '../model/turns.js';
 
 interface HintWrite {
   repo: Repository;
@@ -36,7 +37,10 @@ export class BranchHints {
     this.queued.set(name, undefined);
     const run = async (h: HintWrite): Promise<void> => {
       try {
-        for (let next: HintWrite | undefined = h; next !== undefined; next = this.queued.get(name)) {
+        // From the next turn of the loop, as an event's mark (event-log.ts `confirm`): the change's
+        // caller goes first. A newer hint given meanwhile overtakes this one before it starts.
+        await nextTurn();
+        for (let next: HintWrite | undefined = this.queued.get(name) ?? h; next !== undefined; next = this.queued.get(name)) {
           this.queued.set(name, undefined);
           await next.repo.records.writeHint(next.rec, next.head);
         }

@@ -52,6 +52,7 @@ import { storeTime } from '../store/store-clock.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { storedText } from '../model/compress-stored.js';
 import { leaseHolds, type WriterLease } from './writer-lease.js';
+import { nextTurn } from '../model/turns.js';
 
 export const EVENTS_PREFIX = 'events/';
 const eventKey = (seq: number): string => `${EVENTS_PREFIX}${String(seq).padStart(12, '0')}.json`;
@@ -252,7 +253,9 @@ export class EventLog {
       this.known.appended.delete(seq);
       for (const l of this.known.listeners) l(event);
     }
-    return this.track(this.store.putIfAbsent(okKey(seq), new Uint8Array(0), BEST_EFFORT));
+    // From the next turn of the loop: a local directory writes an unsynced mark on the loop itself,
+    // and a change's caller, whose reply waits on no mark, goes first.
+    return this.track(nextTurn().then(() => this.store.putIfAbsent(okKey(seq), new Uint8Array(0), BEST_EFFORT)));
   }
 
   /**
