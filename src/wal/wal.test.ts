@@ -312,6 +312,35 @@ describe('WAL housekeeping', () => {
     await m.stop();
   });
 
+  it('a started trigger looks at a branch as soon as what was sealed there reaches it, not at the next pass', async () => {
+    const { CatchUpManager } = await import('./catch-up-manager.js');
+    const g = await peopleGraph();
+    // A pass an hour apart: only the look at sealing can catch up within this test.
+    const m = new CatchUpManager({
+      ports: g.ports,
+      settings: {
+        maxGenerations: 64,
+        maxBytes: 1 << 26,
+        pipeline: true,
+        budgetBytes: 1 << 28,
+        triggerGenerations: 3,
+        intervalMs: 3_600_000,
+      },
+    });
+    m.start();
+    const w = new WalWriter(g.ports, { shard: 'a' });
+    let most = 0;
+    for (let i = 0; i < 12; i++) {
+      m.sealed('main', (await w.ingest('main', [upsert(`p${i}`, 'x')])).generations.length);
+      await m.idle();
+      most = Math.max(most, (await g.branchHead('main')).pending.generations.length);
+    }
+    expect(most).toBeLessThan(3);
+    expect(m.lastRun('main')).toMatchObject({ trigger: 'background', outcome: 'caught_up', report: { generations: 3 } });
+    expect(Object.keys(await rowsOf(g, 'main', 'Person'))).toHaveLength(12);
+    await m.stop();
+  });
+
   it('regression: a pass reads no branch whose sealed generations are below the trigger, however many branches were ingested into', async () => {
     const { CatchUpManager } = await import('./catch-up-manager.js');
     const store = new CountingStore(new MemoryStore());
