@@ -508,8 +508,9 @@ export class RunStore implements RunReader, RunWriter {
     if (refs.length === 0) return;
     // A put still under way would land after the delete and leave its object behind.
     await Promise.allSettled(refs.map((r) => this.shared.storing.get(r.key)));
-    for (const r of refs) this.shared.storing.delete(r.key);
     const all = (await Promise.all(refs.map((r) => this.objectKeys(r, signal).catch(() => [r.key])))).flat();
+    // A segmented run stored aside noted each segment's put besides the run's (a failed one stays noted until now).
+    for (const key of all) this.shared.storing.delete(key);
     await this.store.deleteMany(all, { signal });
   }
 

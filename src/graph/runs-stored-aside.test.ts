@@ -120,6 +120,24 @@ describe('runs stored aside', () => {
     await g.close();
   });
 
+  it('a segmented run whose segment put failed is forgotten whole by its delete', async () => {
+    const store = new RunPuts(new MemoryStore(), (key) => key.endsWith('/000000.arrow'));
+    store.failing = true;
+    const runs = new RunStore(store);
+    const ref = await runs.write(
+      type,
+      Array.from({ length: 1500 }, (_, i) => row(`k${String(i).padStart(4, '0')}`, i)),
+    );
+    const segments = await runs.segments(ref);
+    expect(segments).toHaveLength(2);
+    await expect(runs.stored([ref])).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(runs.stored(segments)).rejects.toMatchObject({ code: 'store_unavailable' });
+    await runs.delete([ref]);
+    // Nothing of it is waited for any more, the failure included; nothing of it is left stored.
+    await expect(runs.stored([ref, ...segments])).resolves.toBeUndefined();
+    expect(await keysUnder(store, 'runs/')).toEqual([]);
+  });
+
   it('a run still being stored is read once its put lands, and a delete lets the put land first', async () => {
     const store = new RunPuts(new MemoryStore());
     store.holding = true;
