@@ -36,9 +36,9 @@
  * the disk take 0.3 ms on this kind of machine. Now the body's write, the
  * close and the link are made on the event loop (the page cache and the
  * directory entries, tens of microseconds), and through the pool go the
- * fsyncs and what creates or removes a name with other writes syncing: the
- * temp file's creation, the directory's open, and the temp name's removal
- * (beside the directory's sync). Those wait for the file system's journal
+ * fsyncs and what creates, renames or removes a name with other writes
+ * syncing: the temp file's creation, an overwrite's rename, the directory's
+ * open, and the temp name's removal (beside the directory's sync). Those wait for the file system's journal
  * while it commits other writes' fsyncs; on the loop, eight clients merging
  * through one server held it 3.5 ms a merge in open(2) alone.
  *
@@ -52,7 +52,7 @@
  * directory removed from outside is made again when a write finds it gone.
  */
 import { randomBytes } from 'node:crypto';
-import fs, { closeSync, linkSync, promises as fsp, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import fs, { closeSync, linkSync, promises as fsp, readFileSync, rmSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
@@ -309,7 +309,8 @@ export class FsStore implements ObjectStore {
       body,
       opts,
       install: async (tmp, file) => {
-        renameSync(tmp, file);
+        // Through the pool, as the temp file's creation: a rename waits for the journal too.
+        await fsp.rename(tmp, file);
         return true;
       },
     });
