@@ -36,6 +36,8 @@ async function emptyGraph(): Promise<{ g: Graph; store: MemoryStore }> {
   const store = new MemoryStore();
   const g = await Graph.open(store, { actor: 'test' });
   await g.applySchema('main', PEOPLE_SCHEMA);
+  // The schema's hint and event mark land after it returns: what the store holds is settled first.
+  await g.idle();
   return { g, store };
 }
 

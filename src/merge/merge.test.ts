@@ -235,6 +235,8 @@ describe('merge options', () => {
     await g.createBranch('f', { branch: 'main' });
     await mustWrite(g, 'f', [upd('Person', { id: 'a', age: 1 })]);
     await mustWrite(g, 'main', [person('b')]);
+    // main's hint is settled, so the merging process plans on main's head, not on a hint one write behind.
+    await g.idle();
     const other = await Graph.open(store);
     let fired = false;
     class RaceStore extends StoreWrapper {
