@@ -6,8 +6,9 @@
  *
  * A run of one object (at most SEGMENT_ROWS rows), or of a few segments
  * whose rows are in hand, is usable once it is encoded: its ref and decoded
- * rows are known then, and its puts go on while the caller carries on. A write's run is thus stored beside the
- * commit and event that name it, not a round trip before them. Nothing may
+ * rows are known then, and its puts go on while the caller carries on. A
+ * write's run is thus stored beside the commit and event that name it, not
+ * a round trip before them. Nothing may
  * name a run before it is stored, so whoever makes a run durable waits for
  * it (`stored`: the publisher, before it writes a manifest); a read of a run
  * still being stored waits for the put, and a delete lets it settle first.

@@ -34,15 +34,16 @@ function keysOf(set: SelectionSetNode, fragments: Fragments, seen = new Set<stri
   return out;
 }
 
-/**
- * The response keys at one position of the result, from every selection set read there. Worked out
- * once per position, not once per object: the items of a list share their selection sets.
- */
+/** One reordering: the document's fragments, and the keys worked out at each position so far. */
 interface Walk {
   fragments: Fragments;
   keys: Map<SelectionSetNode[], Map<string, SelectionSetNode[]>>;
 }
 
+/**
+ * The response keys at one position of the result, from every selection set read there. Worked out
+ * once per position, not once per object: the items of a list share their selection sets.
+ */
 function keysAt(sets: SelectionSetNode[], walk: Walk): Map<string, SelectionSetNode[]> {
   let keys = walk.keys.get(sets);
   if (keys === undefined) {

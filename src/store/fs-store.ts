@@ -35,10 +35,10 @@
  * through the thread pool, about 2 ms, where the two fsyncs that wait for
  * the disk take 0.3 ms on this kind of machine. Now the body's write, the
  * close and the link are made on the event loop (the page cache and the
- * directory entries, tens of microseconds), and through the pool go the
- * fsyncs and what creates, renames or removes a name with other writes
- * syncing: the temp file's creation, an overwrite's rename, the directory's
- * open, and the temp name's removal (beside the directory's sync). Those wait for the file system's journal
+ * directory entries, tens of microseconds). Through the pool go the fsyncs,
+ * and what creates, renames or removes a name: the temp file's creation, an
+ * overwrite's rename, the directory's open, and the temp name's removal
+ * (beside the directory's sync). Those wait for the file system's journal
  * while it commits other writes' fsyncs; on the loop, eight clients merging
  * through one server held it 3.5 ms a merge in open(2) alone.
  *
