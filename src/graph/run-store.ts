@@ -8,10 +8,10 @@
  * whose rows are in hand, is usable once it is encoded: its ref and decoded
  * rows are known then, and its puts go on while the caller carries on. A
  * write's run is thus stored beside the commit and event that name it, not
- * a round trip before them. Nothing may
- * name a run before it is stored, so whoever makes a run durable waits for
- * it (`stored`: the publisher, before it writes a manifest); a read of a run
- * still being stored waits for the put, and a delete lets it settle first.
+ * a round trip before them. Nothing may name a run before it is stored, so
+ * whoever makes a run durable waits for it (`stored`: the publisher, before
+ * it writes a manifest); a read of a run still being stored waits for the
+ * put, and a delete lets it settle first.
  */
 import type { TableType } from '../model/schema.js';
 import { INLINE_BOUND, type InlineBound } from '../table/compaction-policy.js';
@@ -63,6 +63,11 @@ export interface RunSink {
 
 export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 const WRITE_CONCURRENCY = 8;
+/**
+ * The most rows in hand a run is stored aside as segments at once (RunStore.segmentedAside): as
+ * many segments as a streamed run keeps in flight, so it holds no more encoded bytes than one.
+ */
+const ASIDE_MAX_ROWS = SEGMENT_ROWS * WRITE_CONCURRENCY;
 
 const RunIndexZ = z.object({ format: z.literal(1), segments: z.array(RunRefZ) });
 const ReplacedZ = z.object({ format: z.literal(1), runs: z.array(RunRefZ) });
@@ -171,7 +176,7 @@ export class RunStore implements RunReader, RunWriter {
       this.shared.runs.set(runCacheKey(table, key), data, bytes.length);
       return runRefOf({ key, rows, file: bytes });
     }
-    if (rows.length <= SEGMENT_ROWS * WRITE_CONCURRENCY) return this.segmentedAside({ table, rows, id, signal });
+    if (rows.length <= ASIDE_MAX_ROWS) return this.segmentedAside({ table, rows, id, signal });
     const sink = this.openRun(table, { id, signal });
     try {
       await sink.push(rows);
@@ -200,28 +205,33 @@ export class RunStore implements RunReader, RunWriter {
     const puts: Promise<unknown>[] = [];
     for (let at = 0; at < rows.length; at += SEGMENT_ROWS) {
       if (at > 0) await nextTurn();
-      const part = rows.slice(at, at + SEGMENT_ROWS);
-      const key = keys.runSegment(table.name, id, segments.length);
-      const bytes = encodeRun(table, part);
-      segments.push(runRefOf({ key, rows: part, file: bytes }));
-      const put = this.store.putIfAbsent(key, bytes, { signal });
-      this.storeAside(key, put);
+      const { ref, bytes } = segmentOf(table, { id, n: segments.length, rows: rows.slice(at, at + SEGMENT_ROWS) });
+      segments.push(ref);
+      const put = this.store.putIfAbsent(ref.key, bytes, { signal });
+      this.storeAside(ref.key, put);
       puts.push(put);
       // The next write or merge on the table reads these first, as a run of one object.
-      this.shared.runs.set(runCacheKey(table, key), decodeRun({ table, bytes, objectKey: key }), bytes.length);
+      this.shared.runs.set(runCacheKey(table, ref.key), decodeRun({ table, bytes, objectKey: ref.key }), bytes.length);
     }
-    const indexKey = keys.runIndex(table.name, id);
-    const index = encodeJson({ format: 1, segments });
-    puts.push(this.store.putIfAbsent(indexKey, index, { signal }));
-    this.indexes.set(indexKey, segments);
+    const index = this.indexOf(table, id, segments);
+    puts.push(this.store.putIfAbsent(index.key, index.bytes, { signal }));
     // Settled only once every put is: a delete must not run while one is still under way.
     this.storeAside(
-      indexKey,
+      index.key,
       Promise.allSettled(puts).then((all) => {
         for (const r of all) if (r.status === 'rejected') throw r.reason;
       }),
     );
-    return segmentedRef(runRefOf({ key: indexKey, rows: [], file: index }), { segments, rows: rows.length });
+    return index.ref;
+  }
+
+  /** A segmented run's index object, known from now on (indexes are immutable), and the run's ref. */
+  private indexOf(table: TableType, id: string, segments: RunRef[]): { key: string; bytes: Uint8Array; ref: RunRef } {
+    const key = keys.runIndex(table.name, id);
+    const bytes = encodeJson({ format: 1, segments });
+    this.indexes.set(key, segments);
+    const rows = segments.reduce((n, s) => n + s.rows, 0);
+    return { key, bytes, ref: segmentedRef(runRefOf({ key, rows: [], file: bytes }), { segments, rows }) };
   }
 
   /**
@@ -241,14 +251,11 @@ export class RunStore implements RunReader, RunWriter {
     let last: string | undefined;
     let total = 0;
     const cut = async (): Promise<void> => {
-      const part = buffer;
+      const { ref, bytes } = segmentOf(table, { id, n: segments.length, rows: buffer });
       buffer = [];
-      const n = segments.length;
-      const key = keys.runSegment(table.name, id, n);
-      const bytes = encodeRun(table, part);
-      segments.push(runRefOf({ key, rows: part, file: bytes }));
-      const put = this.store.putIfAbsent(key, bytes, { signal }).then(
-        () => void written.push(key),
+      segments.push(ref);
+      const put = this.store.putIfAbsent(ref.key, bytes, { signal }).then(
+        () => void written.push(ref.key),
         (e: unknown) => {
           failed ??= e;
         },
@@ -276,11 +283,9 @@ export class RunStore implements RunReader, RunWriter {
         if (segments.length === 0) return total === 0 ? undefined : this.writeAs({ table, rows: buffer, id, signal });
         if (buffer.length > 0) await cut();
         await settled();
-        const indexKey = keys.runIndex(table.name, id);
-        const index = encodeJson({ format: 1, segments });
-        await this.store.putIfAbsent(indexKey, index, { signal });
-        this.indexes.set(indexKey, segments);
-        return segmentedRef(runRefOf({ key: indexKey, rows: [], file: index }), { segments, rows: total });
+        const index = this.indexOf(table, id, segments);
+        await this.store.putIfAbsent(index.key, index.bytes, { signal });
+        return index.ref;
       },
       abort: async () => {
         await Promise.allSettled(inFlight);
@@ -534,6 +539,13 @@ function replacedKey(ref: RunRef): string {
 /** Decoding depends on the table's properties, so the schema shape is part of a run's cache key. */
 function runCacheKey(table: TableType, key: string): string {
   return `${key}\u0000${table.props.map((p) => p.name).join(',')}`;
+}
+
+/** Segment `n` of run `id`, encoded, with its ref. */
+function segmentOf(table: TableType, a: { id: string; n: number; rows: readonly RunRow[] }): { ref: RunRef; bytes: Uint8Array } {
+  const key = keys.runSegment(table.name, a.id, a.n);
+  const bytes = encodeRun(table, a.rows);
+  return { ref: runRefOf({ key, rows: a.rows, file: bytes }), bytes };
 }
 
 /** The ref of a segmented run: its index object's, with the rows, bytes and key range of its segments. */

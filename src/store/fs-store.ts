@@ -48,7 +48,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs, { closeSync, linkSync, openSync, promises as fsp, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { promisify } from 'node:util';
 import path from 'node:path';
 import { BranchgraphError, throwIfAborted } from '../model/errors.js';
 import {
@@ -450,7 +449,7 @@ async function syncDirNow(dir: string): Promise<void> {
 }
 
 /** Through the module object, where a test can count what waits for the disk. */
-const fsyncAsync = (fd: number): Promise<void> => promisify(fs.fsync)(fd);
+const fsyncAsync = (fd: number): Promise<void> => new Promise((resolve, reject) => fs.fsync(fd, (e) => (e ? reject(e) : resolve())));
 
 /** Write all of a large body through the thread pool, a piece at a time, honouring `signal`. */
 async function writeAll(fd: number, body: Uint8Array, signal: AbortSignal | undefined): Promise<void> {

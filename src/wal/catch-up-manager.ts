@@ -222,7 +222,11 @@ export class CatchUpManager {
       // What is pending now (another process may have folded some) is what counts from here on.
       if (pending === 0) this.watched.delete(branch);
       else this.watched.set(branch, pending);
-      if (pending >= this.settings.triggerGenerations) await this.run(branch, {}, { trigger: 'background' });
+      if (pending < this.settings.triggerGenerations) return;
+      const report = await this.run(branch, {}, { trigger: 'background' });
+      // What the run left pending counts from here on, not what it found: the next ingest is not due at once.
+      if (report.pendingAfter === 0) this.watched.delete(branch);
+      else this.watched.set(branch, report.pendingAfter);
     } catch (e) {
       // A deleted branch stops being watched; anything else is retried next pass (and logged by run()).
       if (e instanceof BranchgraphError && e.code === 'not_found') this.forget(branch);

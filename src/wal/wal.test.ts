@@ -341,6 +341,34 @@ describe('WAL housekeeping', () => {
     await m.stop();
   });
 
+  it('after a run, what it left pending counts: the next ingest does not read the branch again', async () => {
+    const { CatchUpManager } = await import('./catch-up-manager.js');
+    const g = await peopleGraph();
+    const looked: number[] = [];
+    const m = new CatchUpManager({
+      ports: g.ports,
+      settings: {
+        maxGenerations: 64,
+        maxBytes: 1 << 26,
+        pipeline: true,
+        budgetBytes: 1 << 28,
+        triggerGenerations: 3,
+        intervalMs: 3_600_000,
+      },
+      observer: { catchUpFinished: () => undefined, walPendingSeen: (_b, n) => void looked.push(n), branchGone: () => undefined },
+    });
+    m.start();
+    const w = new WalWriter(g.ports, { shard: 'a' });
+    for (let i = 0; i < 4; i++) {
+      m.sealed('main', (await w.ingest('main', [upsert(`p${i}`, 'x')])).generations.length);
+      await m.idle();
+    }
+    // One look, at the third ingest, which caught up; the fourth left one pending, below the trigger.
+    expect(looked).toEqual([3]);
+    expect((await g.branchHead('main')).pending.generations).toHaveLength(1);
+    await m.stop();
+  });
+
   it('regression: a pass reads no branch whose sealed generations are below the trigger, however many branches were ingested into', async () => {
     const { CatchUpManager } = await import('./catch-up-manager.js');
     const store = new CountingStore(new MemoryStore());
