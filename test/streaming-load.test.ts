@@ -154,7 +154,35 @@ describe('the bulk path of a load', () => {
     await g.write('main', [{ op: 'insert', table: 'Person', values: { id: 'p9', name: 'N', email: 'old@x' } }]);
   });
 
-  it('edges are checked against their endpoints, chunk by chunk, and the in-edge index is built', async () => {
+  it('property: edges in chunks of any size land what one NDJSON batch lands, or both are refused', async () => {
+    const edge = fc.record({ from: fc.constantFrom('a', 'b', 'c', 'z'), to: fc.constantFrom('acme', 'gone') });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(edge, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.constantFrom('insert' as const, 'upsert' as const),
+        async (edges, chunkRows, op) => {
+          const [bulk, general] = [await emptyGraph(), await emptyGraph()];
+          for (const { g } of [bulk, general]) {
+            await g.write('main', [
+              ...['a', 'b', 'c'].map((id) => ({ op: 'insert' as const, table: 'Person', values: { id, name: id } })),
+              { op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } },
+            ]);
+          }
+          const csv = ['from,to', ...edges.map((e) => `${e.from},${e.to}`)].join('\n');
+          const ndjson = edges.map((e) => JSON.stringify({ op, table: 'WorksAt', values: { from: e.from, to: e.to } })).join('\n');
+          const bulkOutcome = await outcome(() => bulk.g.load('main', { format: 'csv', table: 'WorksAt', op, body: csv }, { chunkRows }));
+          const generalOutcome = await outcome(() => general.g.load('main', ndjson));
+          expect(bulkOutcome?.code).toBe(generalOutcome?.code);
+          if (bulkOutcome === undefined) expect((await observe(bulk.store)).contents).toEqual((await observe(general.store)).contents);
+          else expect((await observe(bulk.store)).contents.main?.WorksAt).toEqual({});
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('edges are checked against their endpoints as the merge keeps them, and the in-edge index is built', async () => {
     const { g, store } = await emptyGraph();
     await g.load('main', {
       format: 'csv',

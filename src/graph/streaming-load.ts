@@ -31,10 +31,10 @@
  * (Parquet), as the general path's do.
  */
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
-import { findType, type TableType } from '../model/schema.js';
+import { findType, rowProps, type TableType } from '../model/schema.js';
+import type { Row } from '../model/values.js';
 import type { ProgressSink } from '../model/progress.js';
 import type { RunRef, RunRow } from '../table/run.js';
-import { mergeSorted } from '../table/sorted-merge.js';
 import {
   entryParts,
   indexEntry,
@@ -45,9 +45,11 @@ import {
   type TableIndexes,
 } from '../table/secondary-index.js';
 import { sameRuns, type TableVersion } from '../table/table-version.js';
-import { resolveWrite, type WriteSummary } from './write-batch.js';
+import { checkEndpoints, checkRows, type CheckedRow, type WriteSummary } from './write-batch.js';
+import { contentHash } from '../model/canonical.js';
+import { lookupRows } from '../table/table-lookup.js';
 import { loadChunks, type LoadSource } from './load-source.js';
-import { LoadSpill, type SpilledChunk } from './load-spill.js';
+import { LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
 import type { RunStore } from './run-store.js';
 import type { Embedder, Publication, TableReader } from './ports.js';
 import type { Snapshot } from './snapshot.js';
@@ -59,16 +61,39 @@ export const CHUNK_ROWS = 16_384;
 export const MAX_BULK_ROWS = 100_000_000;
 const MAX_REPORTED_ISSUES = 200;
 
-/** A row as spilled, with where it was read. */
-interface Lined {
-  row: RunRow;
-  line: number;
+/**
+ * A chunk's rows as spilled, sorted by key (a key given twice keeps its operations' order):
+ * `cols` holds each row's hash, then one column per stored property (rowProps order); index
+ * entries are spilled as keys alone.
+ */
+function rowColumns(type: TableType, rows: readonly CheckedRow[], origins: Uint32Array): SpillSegment {
+  const props = rowProps(type).map((p) => p.name);
+  return sortedSegment({
+    keys: rows.map((r) => r.key),
+    lines: Uint32Array.from(rows, (r) => origins[r.index] as number),
+    cols: [rows.map((r) => contentHash(r.text)), ...props.map((name) => rows.map((r) => r.row[name] ?? null))],
+  });
 }
 
-/** An index entry as spilled, with the line of the row that gave it. */
-interface Entry {
-  entry: string;
-  line: number;
+/** The row at `p` of a segment of rowColumns. */
+function rowAt(s: SpillSegment, p: number, props: readonly string[]): RunRow {
+  const values: Row = {};
+  for (let c = 0; c < props.length; c++) values[props[c] as string] = (s.cols[c + 1] as Row[string][])[p] as Row[string];
+  return { key: s.keys[p] as string, tomb: false, hash: (s.cols[0] as string[])[p] as string, props: values };
+}
+
+/** Index entries gathered while the table's rows are merged, spilled sorted once a chunk's worth is held. */
+class HeldEntries {
+  keys: string[] = [];
+  lines: number[] = [];
+  readonly chunks: SpilledChunk[] = [];
+  async spill(spill: LoadSpill): Promise<void> {
+    if (this.keys.length === 0) return;
+    const items = { keys: this.keys, lines: Uint32Array.from(this.lines), cols: [] };
+    this.keys = [];
+    this.lines = [];
+    this.chunks.push(await spill.write(sortedSegment(items)));
+  }
 }
 
 /** The table a load fills by the bulk path on `head`, or undefined when it takes the general path. */
@@ -141,38 +166,28 @@ function unchangedFor(checked: Snapshot, now: Snapshot, type: TableType): boolea
   return [type.from, type.to].every((t) => sameRuns(checked.tables[t], now.tables[t]));
 }
 
-/** Phase 1: check each chunk as a write batch and spill its rows sorted by key. */
+/** Phase 1: check each chunk's rows and spill them sorted by key. */
 async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledChunk[]> {
   const { type, opts } = a;
   const chunkRows = a.chunkRows ?? CHUNK_ROWS;
   const chunks: SpilledChunk[] = [];
-  // @unique is checked over the whole load by the index merge (phase 3): a chunk alone cannot
-  // judge it, as an upsert in a later chunk may take the value away from a row of this one.
-  const head = { ...a.head, schema: { ...a.head.schema, types: a.head.schema.types.map((t) => (t === type ? withoutUnique(t) : t)) } };
   let total = 0;
   for await (const chunk of loadChunks(a.source, { type, rows: chunkRows, maxBytes: opts.maxBytes, maxHeldBytes: opts.maxHeldBytes })) {
     total += chunk.ops.length;
     if (total > MAX_BULK_ROWS) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_BULK_ROWS} rows`);
-    const resolved = await resolveWrite({
-      tables: a.tables,
-      head,
+    const rows = await checkRows({
+      schema: a.head.schema,
       ops: chunk.ops,
       maxOps: chunkRows,
       embedder: a.embedder,
       name: chunk.name,
       signal: opts.signal,
     });
-    const rows = resolved.rows[0]?.[1] ?? [];
-    const from = resolved.origins.get(type.name) ?? [];
-    chunks.push(await spill.write<Lined>(rows.map((row, i) => ({ row, line: chunk.origins[from[i] as number] as number }))));
+    chunks.push(await spill.write(rowColumns(type, rows, chunk.origins)));
     opts.progress?.restart(total, 'validate');
     opts.progress?.advance(total);
   }
   return chunks;
-}
-
-function withoutUnique(type: TableType): TableType {
-  return { ...type, props: type.props.map((p) => ({ ...p, unique: false })) } as TableType;
 }
 
 /** Problems found by the merges, as the write batch reports them (the first MAX_REPORTED_ISSUES). */
@@ -227,53 +242,83 @@ async function mergeRows(
   const { type, opts } = a;
   const { spill, specs, issues } = s;
   const chunkRows = a.chunkRows ?? CHUNK_ROWS;
+  const props = rowProps(type).map((p) => p.name);
   const planned = s.chunks.reduce((n, c) => n + c.items, 0);
   opts.progress?.restart(planned, 'write');
   const sink = a.runs.openRun(type, { signal: opts.signal });
-  const held: Entry[][] = specs.map(() => []);
-  const entries: SpilledChunk[][] = specs.map(() => []);
-  const spillEntries = async (i: number): Promise<void> => {
-    const list = (held[i] as Entry[]).sort((x, y) => (x.entry < y.entry ? -1 : x.entry > y.entry ? 1 : 0));
-    held[i] = [];
-    (entries[i] as SpilledChunk[]).push(await spill.write(list));
-  };
+  const held = specs.map(() => new HeldEntries());
   let rows = 0;
-  let prev: Lined | undefined;
-  const out: RunRow[] = [];
-  const take = (r: Lined): void => {
-    out.push(r.row);
+  // The row last seen: kept until the next key shows whether a later one replaces it.
+  let prev: SpillSegment | undefined;
+  let prevAt = 0;
+  let out: RunRow[] = [];
+  let outLines: number[] = [];
+  const take = (seg: SpillSegment, p: number): void => {
+    const row = rowAt(seg, p, props);
+    out.push(row);
+    outLines.push(seg.lines[p] as number);
     rows++;
-    for (const [i, spec] of specs.entries()) {
-      const entry = indexEntry(spec, r.row);
-      if (entry !== undefined) (held[i] as Entry[]).push({ entry, line: r.line });
+    for (let i = 0; i < specs.length; i++) {
+      const entry = indexEntry(specs[i] as IndexSpec, row);
+      if (entry === undefined) continue;
+      const h = held[i] as HeldEntries;
+      h.keys.push(entry);
+      h.lines.push(seg.lines[p] as number);
     }
+  };
+  // The rows kept so far, their edges' endpoints checked, then written unless the load is refused.
+  const flush = async (): Promise<void> => {
+    const [rowsOut, lines] = [out, outLines];
+    [out, outLines] = [[], []];
+    if (type.kind === 'edge' && rowsOut.length > 0)
+      await checkEndpoints({
+        type,
+        edges: rowsOut.map((_, i) => i),
+        of: (i) => ({ key: (rowsOut[i] as RunRow).key, row: (rowsOut[i] as RunRow).props as Row }),
+        liveAfter: async (table, ks) => {
+          const t = a.tables.table(a.head, table, opts.signal);
+          return new Set((await lookupRows(t.version, new Set(ks), t.load)).keys());
+        },
+        report: (i, message) => issues.add(lines[i] as number, message),
+      });
+    if (issues.list.length === 0) await sink.push(rowsOut);
   };
   try {
-    const keyOf = (r: Lined): string => r.row.key;
-    const chunks = await spill.fanIn<Lined>(s.chunks, { keyOf, fanIn: a.fanIn });
-    for await (const batch of mergeSorted<Lined>({ sources: chunks.map((c) => spill.read<Lined>(c)), keyOf })) {
-      for (const { item } of batch) {
-        if (prev !== undefined && prev.row.key === item.row.key) {
-          if (a.source.op === 'insert') issues.add(item.line, `${type.name} ${item.row.key} already exists (at ${issues.name(prev.line)})`);
-          else prev = item;
+    const chunks = await spill.fanIn(s.chunks, a.fanIn);
+    for await (const batch of spill.merged(chunks)) {
+      const { segments, at } = batch;
+      for (let i = 0; i < at.length; i++) {
+        const seg = segments[i] as SpillSegment;
+        const p = at[i] as number;
+        if (prev !== undefined && prev.keys[prevAt] === seg.keys[p]) {
+          if (a.source.op === 'insert')
+            issues.add(
+              seg.lines[p] as number,
+              `${type.name} ${seg.keys[p]} already exists (at ${issues.name(prev.lines[prevAt] as number)})`,
+            );
+          else {
+            prev = seg;
+            prevAt = p;
+          }
           continue;
         }
-        if (prev !== undefined) take(prev);
-        prev = item;
+        if (prev !== undefined) take(prev, prevAt);
+        prev = seg;
+        prevAt = p;
       }
+      await flush();
       if (issues.full) break;
-      if (issues.list.length === 0) await sink.push(out.splice(0));
-      for (let i = 0; i < specs.length; i++) if ((held[i] as Entry[]).length >= chunkRows) await spillEntries(i);
-      opts.progress?.advance(batch.length);
+      for (const h of held) if (h.keys.length >= chunkRows) await h.spill(spill);
+      opts.progress?.advance(at.length);
     }
-    if (prev !== undefined) take(prev);
+    if (prev !== undefined && !issues.full) take(prev, prevAt);
+    await flush();
     if (issues.list.length > 0) {
       await sink.abort();
-      return { run: undefined, rows: 0, entries };
+      return { run: undefined, rows: 0, entries: held.map((h) => h.chunks) };
     }
-    await sink.push(out.splice(0));
-    for (let i = 0; i < specs.length; i++) if ((held[i] as Entry[]).length > 0) await spillEntries(i);
-    return { run: await sink.close(), rows, entries };
+    for (const h of held) await h.spill(spill);
+    return { run: await sink.close(), rows, entries: held.map((h) => h.chunks) };
   } catch (e) {
     await sink.abort();
     throw e;
@@ -287,18 +332,22 @@ async function mergeIndex(
 ): Promise<RunRef | undefined> {
   const { spec, issues } = s;
   const sink = a.runs.openRun(indexType(a.type, spec), { signal: a.opts.signal });
-  let prev: { value: string; key: string } | undefined;
+  let prev: string | undefined;
   try {
-    const keyOf = (e: Entry): string => e.entry;
-    const chunks = await s.spill.fanIn<Entry>(s.chunks, { keyOf, fanIn: a.fanIn });
-    for await (const batch of mergeSorted<Entry>({ sources: chunks.map((c) => s.spill.read<Entry>(c)), keyOf })) {
+    const chunks = await s.spill.fanIn(s.chunks, a.fanIn);
+    for await (const batch of s.spill.merged(chunks)) {
+      const { segments, at } = batch;
       const out: RunRow[] = [];
-      for (const { item } of batch) {
-        const parts = entryParts(item.entry);
-        if (spec.kind === 'unique' && prev !== undefined && prev.value === parts.value)
-          issues.add(item.line, `${a.type.name}.${spec.prop} = ${parts.value} is also used by ${prev.key}`);
-        prev = parts;
-        out.push({ key: item.entry, tomb: false, hash: '1', props: {} });
+      for (let i = 0; i < at.length; i++) {
+        const seg = segments[i] as SpillSegment;
+        const p = at[i] as number;
+        const entry = seg.keys[p] as string;
+        if (spec.kind === 'unique' && prev !== undefined && sameValue(prev, entry)) {
+          const [held, again] = [entryParts(prev), entryParts(entry)];
+          issues.add(seg.lines[p] as number, `${a.type.name}.${spec.prop} = ${again.value} is also used by ${held.key}`);
+        }
+        prev = entry;
+        out.push({ key: entry, tomb: false, hash: '1', props: {} });
       }
       if (issues.full) break;
       if (issues.list.length === 0) await sink.push(out);
@@ -312,4 +361,10 @@ async function mergeIndex(
     await sink.abort();
     throw e;
   }
+}
+
+/** Whether two index entries hold one value (their parts before the separator are equal). */
+function sameValue(x: string, y: string): boolean {
+  const at = x.indexOf('\u0000');
+  return y.indexOf('\u0000') === at && y.startsWith(x.slice(0, at));
 }

@@ -254,6 +254,31 @@ export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite
   return { summary, ...(await changedRows({ head, view, overlay, summary })) };
 }
 
+/** An operation of a load's chunk, checked on its own (checkRows). */
+export interface CheckedRow {
+  key: string;
+  row: Row;
+  /** The row's canonical text, which its hash is made from. */
+  text: string;
+  /** The operation it came from. */
+  index: number;
+}
+
+/**
+ * Check a bulk load's chunk of operations row by row, as a batch checks each (shape, types,
+ * sizes, `@embed` vectors filled), with no state to read or overlay (streaming-load.ts). What
+ * the rows mean together, and against the graph (a key given twice, a @unique value held twice,
+ * an edge's endpoints), is judged on the rows the load's merge keeps. Refused as a batch is,
+ * listing every failing operation.
+ */
+export async function checkRows(request: Omit<WriteRequest, 'tables' | 'head'> & { schema: Snapshot['schema'] }): Promise<CheckedRow[]> {
+  const issues = new Issues(request.name);
+  const { schema, ops, signal, embedder, wellFormed, maxOps = MAX_BATCH_OPS } = request;
+  const typed = await checkOps({ schema, ops, issues, maxOps, embedder, signal, wellFormed });
+  issues.throwIfAny('write refused');
+  return typed;
+}
+
 /** The current state of every key the batch names. */
 async function readBefore(view: (name: string) => TableView, typed: readonly TypedOp[]): Promise<Map<string, Map<string, Row>>> {
   const keysByTable = new Map<string, Set<string>>();
@@ -445,26 +470,49 @@ async function checkConstraints(a: {
 
     // Edge endpoints exist after the batch.
     if (type.kind === 'edge') {
-      const fromKeys: string[] = [];
-      const toKeys: string[] = [];
-      for (const c of changes.values())
-        if (c.row !== null) {
-          fromKeys.push(String(c.row[EDGE_FROM]));
-          toKeys.push(String(c.row[EDGE_TO]));
-        }
-      const froms = await liveAfter(type.from, fromKeys);
-      const tos = await liveAfter(type.to, toKeys);
-      for (const [k, c] of changes) {
-        if (c.row === null) continue;
-        if (!froms.has(String(c.row[EDGE_FROM])))
-          issues.add(at(c, name, k), `${name} ${k}: source ${type.from} ${String(c.row[EDGE_FROM])} does not exist`);
-        if (!tos.has(String(c.row[EDGE_TO])))
-          issues.add(at(c, name, k), `${name} ${k}: target ${type.to} ${String(c.row[EDGE_TO])} does not exist`);
-      }
+      const edges: [string, Change][] = [];
+      for (const [k, c] of changes) if (c.row !== null) edges.push([k, c]);
+      await checkEndpoints({
+        type,
+        edges,
+        of: ([key, c]) => ({ key, row: c.row as Row }),
+        liveAfter,
+        report: ([k, c], message) => issues.add(at(c, name, k), message),
+      });
       await checkCardinality({ type, changes, version: t.version, load: t.load, issues, at, liveAfter });
     }
 
     await checkUnique({ type, changes, t, before: before.get(name), issues, at });
+  }
+}
+
+/**
+ * Every edge's source and target exist (`liveAfter`): each missing one is reported with
+ * `report`, in the words a batch uses. A bulk load checks the rows its merge keeps with it.
+ */
+export async function checkEndpoints<E>(a: {
+  type: EdgeType;
+  edges: readonly E[];
+  /** An edge's key and row. */
+  of: (edge: E) => { key: string; row: Row };
+  liveAfter: (table: string, ks: string[]) => Promise<Set<string>>;
+  report: (edge: E, message: string) => void;
+}): Promise<void> {
+  const { type, edges, of } = a;
+  const froms = await a.liveAfter(
+    type.from,
+    edges.map((e) => String(of(e).row[EDGE_FROM])),
+  );
+  const tos = await a.liveAfter(
+    type.to,
+    edges.map((e) => String(of(e).row[EDGE_TO])),
+  );
+  for (const e of edges) {
+    const { key, row } = of(e);
+    const from = String(row[EDGE_FROM]);
+    const to = String(row[EDGE_TO]);
+    if (!froms.has(from)) a.report(e, `${type.name} ${key}: source ${type.from} ${from} does not exist`);
+    if (!tos.has(to)) a.report(e, `${type.name} ${key}: target ${type.to} ${to} does not exist`);
   }
 }
 

@@ -2,13 +2,20 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergeSorted } from './sorted-merge.js';
 
-async function* batches<T>(items: readonly T[], cuts: readonly number[]): AsyncGenerator<T[]> {
+interface Segment {
+  keys: string[];
+  source: number;
+  /** The position of the segment's first key in its source. */
+  first: number;
+}
+
+async function* segments(keys: readonly string[], source: number, cuts: readonly number[]): AsyncGenerator<Segment> {
   let at = 0;
   for (const c of cuts) {
-    yield items.slice(at, at + c);
+    yield { keys: keys.slice(at, at + c), source, first: at };
     at += c;
   }
-  yield items.slice(at);
+  yield { keys: keys.slice(at), source, first: at };
 }
 
 describe('mergeSorted', () => {
@@ -20,21 +27,13 @@ describe('mergeSorted', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(source, { maxLength: 6 }), fc.integer({ min: 1, max: 7 }), async (sources, batch) => {
         const out: string[] = [];
-        for await (const b of mergeSorted({
-          sources: sources.map(([ks, cuts], s) =>
-            batches(
-              ks.map((k, i) => ({ k, s, i })),
-              cuts,
-            ),
-          ),
-          keyOf: (x) => x.k,
-          batch,
-        })) {
-          expect(b.length).toBeLessThanOrEqual(batch);
-          for (const { item, source } of b) {
-            expect(source).toBe(item.s);
-            out.push(`${item.k}/${item.s}/${item.i}`);
-          }
+        for await (const b of mergeSorted({ sources: sources.map(([ks, cuts], s) => segments(ks, s, cuts)), batch })) {
+          expect(b.at.length).toBeLessThanOrEqual(batch);
+          expect(b.segments.length).toBe(b.at.length);
+          b.at.forEach((at, i) => {
+            const seg = b.segments[i] as Segment;
+            out.push(`${seg.keys[at]}/${seg.source}/${seg.first + at}`);
+          });
         }
         const expected = sources
           .flatMap(([ks], s) => ks.map((k, i) => ({ k, s, i })))
