@@ -50,7 +50,7 @@ import { contentHash } from '../model/canonical.js';
 import { lookupRows } from '../table/table-lookup.js';
 import { loadChunks, type LoadSource } from './load-source.js';
 import { LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
-import type { RunStore } from './run-store.js';
+import type { RunSink, RunStore } from './run-store.js';
 import type { Embedder, Publication, TableReader } from './ports.js';
 import type { Snapshot } from './snapshot.js';
 import type { ChangeOptions, ChangeResult, PlanResult } from './change.js';
@@ -234,91 +234,107 @@ async function writeTable(
   return { version: { runs, indexes: { of: runsFingerprint(runs), covers: 1, sets } }, rows: merged.rows, readAt };
 }
 
+/**
+ * Phase 2's output: the rows kept, in key order, with the line each came from. Each row's index
+ * entries are held and spilled in sorted chunks; the rows themselves go to the run once an edge's
+ * endpoints are checked, and only while the load has no problem.
+ */
+class KeptRows {
+  rows = 0;
+  readonly held: HeldEntries[];
+  private out: RunRow[] = [];
+  private lines: number[] = [];
+  private readonly props: string[];
+  constructor(
+    private readonly a: StreamingLoad,
+    private readonly s: { sink: RunSink; specs: IndexSpec[]; issues: MergeIssues },
+  ) {
+    this.held = s.specs.map(() => new HeldEntries());
+    this.props = rowProps(a.type).map((p) => p.name);
+  }
+  take(seg: SpillSegment, p: number): void {
+    const row = rowAt(seg, p, this.props);
+    const line = seg.lines[p] as number;
+    this.out.push(row);
+    this.lines.push(line);
+    this.rows++;
+    const { specs } = this.s;
+    for (let i = 0; i < specs.length; i++) {
+      const entry = indexEntry(specs[i] as IndexSpec, row);
+      if (entry === undefined) continue;
+      const h = this.held[i] as HeldEntries;
+      h.keys.push(entry);
+      h.lines.push(line);
+    }
+  }
+  async flush(): Promise<void> {
+    const [rows, lines] = [this.out, this.lines];
+    [this.out, this.lines] = [[], []];
+    const { a } = this;
+    const { issues } = this.s;
+    if (a.type.kind === 'edge' && rows.length > 0)
+      await checkEndpoints({
+        type: a.type,
+        edges: rows.map((_, i) => i),
+        of: (i) => ({ key: (rows[i] as RunRow).key, row: (rows[i] as RunRow).props as Row }),
+        liveAfter: async (table, ks) => {
+          const t = a.tables.table(a.head, table, a.opts.signal);
+          return new Set((await lookupRows(t.version, new Set(ks), t.load)).keys());
+        },
+        report: (i, message) => issues.add(lines[i] as number, message),
+      });
+    if (issues.list.length === 0) await this.s.sink.push(rows);
+  }
+  /** Spills the entries held, all of them or only an index's that reached `atLeast`. */
+  async spill(spill: LoadSpill, atLeast = 0): Promise<void> {
+    for (const h of this.held) if (h.keys.length >= atLeast) await h.spill(spill);
+  }
+}
+
 /** Phase 2: merge the chunks into the table's run; each index's entries spilled in sorted chunks. */
 async function mergeRows(
   a: StreamingLoad,
   s: { spill: LoadSpill; chunks: SpilledChunk[]; specs: IndexSpec[]; issues: MergeIssues },
 ): Promise<{ run: RunRef | undefined; rows: number; entries: SpilledChunk[][] }> {
   const { type, opts } = a;
-  const { spill, specs, issues } = s;
-  const chunkRows = a.chunkRows ?? CHUNK_ROWS;
-  const props = rowProps(type).map((p) => p.name);
-  const planned = s.chunks.reduce((n, c) => n + c.items, 0);
-  opts.progress?.restart(planned, 'write');
+  const { spill, issues } = s;
+  opts.progress?.restart(
+    s.chunks.reduce((n, c) => n + c.items, 0),
+    'write',
+  );
   const sink = a.runs.openRun(type, { signal: opts.signal });
-  const held = specs.map(() => new HeldEntries());
-  let rows = 0;
+  const kept = new KeptRows(a, { sink, specs: s.specs, issues });
   // The row last seen: kept until the next key shows whether a later one replaces it.
   let prev: SpillSegment | undefined;
   let prevAt = 0;
-  let out: RunRow[] = [];
-  let outLines: number[] = [];
-  const take = (seg: SpillSegment, p: number): void => {
-    const row = rowAt(seg, p, props);
-    out.push(row);
-    outLines.push(seg.lines[p] as number);
-    rows++;
-    for (let i = 0; i < specs.length; i++) {
-      const entry = indexEntry(specs[i] as IndexSpec, row);
-      if (entry === undefined) continue;
-      const h = held[i] as HeldEntries;
-      h.keys.push(entry);
-      h.lines.push(seg.lines[p] as number);
-    }
-  };
-  // The rows kept so far, their edges' endpoints checked, then written unless the load is refused.
-  const flush = async (): Promise<void> => {
-    const [rowsOut, lines] = [out, outLines];
-    [out, outLines] = [[], []];
-    if (type.kind === 'edge' && rowsOut.length > 0)
-      await checkEndpoints({
-        type,
-        edges: rowsOut.map((_, i) => i),
-        of: (i) => ({ key: (rowsOut[i] as RunRow).key, row: (rowsOut[i] as RunRow).props as Row }),
-        liveAfter: async (table, ks) => {
-          const t = a.tables.table(a.head, table, opts.signal);
-          return new Set((await lookupRows(t.version, new Set(ks), t.load)).keys());
-        },
-        report: (i, message) => issues.add(lines[i] as number, message),
-      });
-    if (issues.list.length === 0) await sink.push(rowsOut);
-  };
   try {
-    const chunks = await spill.fanIn(s.chunks, a.fanIn);
-    for await (const batch of spill.merged(chunks)) {
-      const { segments, at } = batch;
+    for await (const { segments, at } of spill.merged(await spill.fanIn(s.chunks, a.fanIn))) {
       for (let i = 0; i < at.length; i++) {
         const seg = segments[i] as SpillSegment;
         const p = at[i] as number;
-        if (prev !== undefined && prev.keys[prevAt] === seg.keys[p]) {
-          if (a.source.op === 'insert')
-            issues.add(
-              seg.lines[p] as number,
-              `${type.name} ${seg.keys[p]} already exists (at ${issues.name(prev.lines[prevAt] as number)})`,
-            );
-          else {
-            prev = seg;
-            prevAt = p;
-          }
+        if (prev !== undefined && prev.keys[prevAt] === seg.keys[p] && a.source.op === 'insert') {
+          const at = issues.name(prev.lines[prevAt] as number);
+          issues.add(seg.lines[p] as number, `${type.name} ${seg.keys[p]} already exists (at ${at})`);
           continue;
         }
-        if (prev !== undefined) take(prev, prevAt);
+        if (prev !== undefined && prev.keys[prevAt] !== seg.keys[p]) kept.take(prev, prevAt);
         prev = seg;
         prevAt = p;
       }
-      await flush();
+      await kept.flush();
       if (issues.full) break;
-      for (const h of held) if (h.keys.length >= chunkRows) await h.spill(spill);
+      await kept.spill(spill, a.chunkRows ?? CHUNK_ROWS);
       opts.progress?.advance(at.length);
     }
-    if (prev !== undefined && !issues.full) take(prev, prevAt);
-    await flush();
+    if (prev !== undefined && !issues.full) kept.take(prev, prevAt);
+    await kept.flush();
+    const entries = kept.held.map((h) => h.chunks);
     if (issues.list.length > 0) {
       await sink.abort();
-      return { run: undefined, rows: 0, entries: held.map((h) => h.chunks) };
+      return { run: undefined, rows: 0, entries };
     }
-    for (const h of held) await h.spill(spill);
-    return { run: await sink.close(), rows, entries: held.map((h) => h.chunks) };
+    await kept.spill(spill);
+    return { run: await sink.close(), rows: kept.rows, entries };
   } catch (e) {
     await sink.abort();
     throw e;
