@@ -13,6 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Graph } from '../src/graph/graph.js';
+import { parseNdjson } from '../src/graph/ndjson.js';
+import type { WriteOp } from '../src/graph/write-batch.js';
 import { isBranchgraphError } from '../src/model/errors.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { listAll } from '../src/store/object-store.js';
@@ -31,6 +33,11 @@ const csvOf = (people: readonly Person[]): string =>
 
 const ndjsonOf = (people: readonly Person[], op: string): string =>
   people.map((p) => JSON.stringify({ op, table: 'Person', values: { ...p } })).join('\n');
+
+/** The general path's answer: the same operations as one write batch, which a load off the bulk path is planned as. */
+const oneBatch = (g: Graph, ops: WriteOp[]): Promise<unknown> => g.write('main', ops);
+const peopleOps = (people: readonly Person[], op: 'insert' | 'upsert'): WriteOp[] =>
+  people.map((p) => ({ op, table: 'Person', values: { ...p } }));
 
 async function emptyGraph(): Promise<{ g: Graph; store: MemoryStore }> {
   const store = new MemoryStore();
@@ -76,7 +83,7 @@ const person = fc.record({
 });
 
 describe('the bulk path of a load', () => {
-  it('property: CSV in chunks of any size, merged any number at a time, lands what one NDJSON batch lands, or both are refused', async () => {
+  it('property: CSV in chunks of any size, merged any number at a time, lands what one write batch lands, or both are refused', async () => {
     const before = await spills();
     await fc.assert(
       fc.asyncProperty(
@@ -91,7 +98,7 @@ describe('the bulk path of a load', () => {
           const bulkOutcome = await outcome(() =>
             bulk.g.load('main', { format: 'csv', table: 'Person', op, body: csvOf(people) }, { chunkRows, fanIn }),
           );
-          const generalOutcome = await outcome(() => general.g.load('main', ndjsonOf(people, op)));
+          const generalOutcome = await outcome(() => oneBatch(general.g, peopleOps(people, op)));
           expect(bulkOutcome?.code).toBe(generalOutcome?.code);
           if (bulkOutcome === undefined) {
             expect((await observe(bulk.store)).contents).toEqual((await observe(general.store)).contents);
@@ -110,6 +117,86 @@ describe('the bulk path of a load', () => {
       { numRuns: 60 },
     );
     expect(await spills()).toEqual(before);
+  });
+
+  it('property: NDJSON streamed in pieces of any size lands what one batch of its lines lands, whether every line is for the bulk path or one sends it to the general path', async () => {
+    const before = await spills();
+    // Now and then a line the bulk path does not take: it must send the whole load, from its first line, to the general path.
+    const odd = fc.constantFrom(
+      JSON.stringify({ op: 'delete', table: 'Person', values: { id: 'p1' } }),
+      JSON.stringify({ op: 'insert', table: 'Company', values: { id: 'acme', name: 'Acme' } }),
+      JSON.stringify({ op: 'update', table: 'Person', values: { id: 'p2', name: 'Cy' } }),
+      '{"table": "Person", "values": ',
+      '',
+      '   ',
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof({ weight: 6, arbitrary: person }, { weight: 1, arbitrary: odd }), { maxLength: 24 }),
+        fc.constantFrom('insert' as const, 'upsert' as const),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 200 }),
+        async (lines, op, chunkRows, piece) => {
+          const text = lines.map((l) => (typeof l === 'string' ? l : JSON.stringify({ op, table: 'Person', values: { ...l } }))).join('\n');
+          async function* body(): AsyncGenerator<Uint8Array> {
+            const bytes = Buffer.from(text);
+            for (let at = 0; at < bytes.length; at += piece) yield bytes.subarray(at, at + piece);
+          }
+          const [bulk, general] = [await emptyGraph(), await emptyGraph()];
+          const bulkOutcome = await outcome(() => bulk.g.load('main', { format: 'ndjson', body: body() }, { chunkRows, fanIn: 2 }));
+          const generalOutcome = await outcome(async () => oneBatch(general.g, await parseNdjson(text)));
+          expect(bulkOutcome?.code).toBe(generalOutcome?.code);
+          if (bulkOutcome === undefined) expect((await observe(bulk.store)).contents).toEqual((await observe(general.store)).contents);
+          else expect((await observe(bulk.store)).contents.main).toEqual((await observe((await emptyGraph()).store)).contents.main);
+        },
+      ),
+      { numRuns: 80 },
+    );
+    expect(await spills()).toEqual(before);
+    expect((await readdir(ownTmp)).filter((f) => f.startsWith('branchgraph-body-'))).toEqual([]);
+  });
+
+  it('NDJSON whose last line is for another table is read again from its start by the general path, from a copy: the body itself is read once', async () => {
+    const { g, store } = await emptyGraph();
+    const people = Array.from({ length: 40 }, (_, i) => ({ id: `p${String(i).padStart(2, '0')}`, name: 'N', email: null, age: null }));
+    const text = `${ndjsonOf(people, 'insert')}\n${JSON.stringify({ table: 'Company', values: { id: 'acme', name: 'Acme' } })}\n`;
+    let reads = 0;
+    async function* body(): AsyncGenerator<Uint8Array> {
+      for (const line of text.split(/(?<=\n)/)) {
+        reads++;
+        yield Buffer.from(line);
+      }
+    }
+    // Five chunks of eight rows are checked and spilled before the last line shows the load is not one table's.
+    expect(await g.load('main', { format: 'ndjson', body: body() }, { chunkRows: 8 })).toMatchObject({
+      status: 'published',
+      result: { inserted: 41 },
+    });
+    // The body was read once: the general path read the copy of what the bulk path had read, then the rest.
+    expect(reads).toBe(people.length + 1);
+    const contents = (await observe(store)).contents.main;
+    expect(Object.keys(contents?.Person ?? {})).toHaveLength(40);
+    expect(Object.keys(contents?.Company ?? {})).toEqual(['acme']);
+  });
+
+  it('an NDJSON load refused while its body still streams lets go of the body and leaves no copy of it', async () => {
+    const { g } = await emptyGraph();
+    let released = false;
+    async function* body(): AsyncGenerator<Uint8Array> {
+      try {
+        yield Buffer.from(`${JSON.stringify({ op: 'insert', table: 'Person', values: { id: 'p1', name: 'A', age: 999 } })}\n`);
+        for (let i = 0; ; i++)
+          yield Buffer.from(`${JSON.stringify({ op: 'insert', table: 'Person', values: { id: `q${i}`, name: 'B' } })}\n`);
+      } finally {
+        released = true;
+      }
+    }
+    await expect(g.load('main', { format: 'ndjson', body: body() }, { chunkRows: 4 })).rejects.toMatchObject({
+      code: 'constraint_violation',
+      message: expect.stringMatching(/line 1/),
+    });
+    expect(released).toBe(true);
+    expect((await readdir(ownTmp)).filter((f) => f.startsWith('branchgraph-'))).toEqual([]);
   });
 
   it('a key loaded twice by insert is refused with both lines named, across chunks', async () => {
@@ -154,7 +241,7 @@ describe('the bulk path of a load', () => {
     await g.write('main', [{ op: 'insert', table: 'Person', values: { id: 'p9', name: 'N', email: 'old@x' } }]);
   });
 
-  it('property: edges in chunks of any size land what one NDJSON batch lands, or both are refused', async () => {
+  it('property: edges in chunks of any size land what one write batch lands, or both are refused', async () => {
     const edge = fc.record({ from: fc.constantFrom('a', 'b', 'c', 'z'), to: fc.constantFrom('acme', 'gone') });
     await fc.assert(
       fc.asyncProperty(
@@ -170,9 +257,13 @@ describe('the bulk path of a load', () => {
             ]);
           }
           const csv = ['from,to', ...edges.map((e) => `${e.from},${e.to}`)].join('\n');
-          const ndjson = edges.map((e) => JSON.stringify({ op, table: 'WorksAt', values: { from: e.from, to: e.to } })).join('\n');
           const bulkOutcome = await outcome(() => bulk.g.load('main', { format: 'csv', table: 'WorksAt', op, body: csv }, { chunkRows }));
-          const generalOutcome = await outcome(() => general.g.load('main', ndjson));
+          const generalOutcome = await outcome(() =>
+            oneBatch(
+              general.g,
+              edges.map((e) => ({ op, table: 'WorksAt', values: { from: e.from, to: e.to } })),
+            ),
+          );
           expect(bulkOutcome?.code).toBe(generalOutcome?.code);
           if (bulkOutcome === undefined) expect((await observe(bulk.store)).contents).toEqual((await observe(general.store)).contents);
           else expect((await observe(bulk.store)).contents.main?.WorksAt).toEqual({});

@@ -28,7 +28,8 @@ import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } fro
 import type { WriteOp, WriteSummary } from './write-batch.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import { planLoad } from './bulk-load.js';
-import { readLoad, type LoadSource } from './load-source.js';
+import { firstNdjsonOp, GENERAL_PATH, readLoad, type LoadSource } from './load-source.js';
+import { ReplayableBody } from './replayable-body.js';
 import { bulkTable, streamLoad } from './streaming-load.js';
 import { DEFAULT_MAX_INGEST_BYTES } from './ndjson.js';
 import { tagAt } from './tag-at.js';
@@ -323,12 +324,15 @@ export class Graph {
 
   /**
    * Load NDJSON operations, or one table's rows as CSV or Parquet, as one all-or-nothing commit
-   * (see load-source.ts and bulk-load.ts). A string is NDJSON. One table's CSV or Parquet rows
-   * into a table that holds none stream through the bulk path (streaming-load.ts), `chunkRows`
-   * at a time (CHUNK_ROWS when absent), merged `fanIn` chunks at a time (MAX_FAN_IN). A body that
-   * streams is bounded by `maxBytes` (1 GiB by default) where it streams through, and by
-   * `maxHeldBytes` (`maxBytes` by default) where it is read whole: NDJSON, Parquet, and rows into a
-   * table that holds some.
+   * (see load-source.ts and bulk-load.ts). A string is NDJSON. Rows of one table into a table
+   * that holds none stream through the bulk path (streaming-load.ts), `chunkRows` at a time
+   * (CHUNK_ROWS when absent), merged `fanIn` chunks at a time (MAX_FAN_IN): CSV and Parquet
+   * whenever their table is empty, NDJSON while its lines insert (or upsert) into the empty table
+   * its first line names, all with the first line's operation. An NDJSON line that does not
+   * sends the load to the general path, which reads the body again from its start (a streamed
+   * body is copied to local scratch as it is read: replayable-body.ts). A body that streams is
+   * bounded by `maxBytes` (1 GiB by default) where it streams through, and by `maxHeldBytes`
+   * (`maxBytes` by default) where it is read whole: the general path, and Parquet.
    */
   async load(
     branch: string,
@@ -337,19 +341,50 @@ export class Graph {
   ): Promise<ChangeResult<WriteSummary>> {
     const maxBytes = opts.maxBytes ?? DEFAULT_MAX_INGEST_BYTES;
     const maxHeldBytes = Math.min(maxBytes, opts.maxHeldBytes ?? maxBytes);
-    if (typeof source !== 'string' && source.format !== 'ndjson') {
-      // One table's rows into a table that holds none stream through the bulk path (streaming-load.ts).
-      const head = await this.ports.heads.branchHead(branch, opts.signal);
-      const type = bulkTable(head, source);
-      if (type !== undefined) {
-        const { tables, publication, embedder } = this.ports;
-        return streamLoad({
-          ...{ tables, runs: this.#parts.runs, publication, clock: this.clock, embedder },
-          ...{ head, type, branch, source, opts: { ...opts, maxBytes, maxHeldBytes }, chunkRows: opts.chunkRows, fanIn: opts.fanIn },
-        });
-      }
+    const given: LoadSource = typeof source === 'string' ? { format: 'ndjson', body: source } : source;
+    const limits = { ...opts, maxBytes, maxHeldBytes };
+    if (given.format !== 'ndjson') {
+      const bulk = await this.#bulkLoad(branch, given, limits);
+      return bulk === GENERAL_PATH ? this.#generalLoad(branch, given, limits) : bulk;
     }
-    const input = await readLoad(typeof source === 'string' ? { format: 'ndjson', body: source } : source, maxHeldBytes);
+    // NDJSON names its table and operation on each line: one named beside it is the general path's refusal to give.
+    if (given.table !== undefined || given.op !== undefined) return this.#generalLoad(branch, given, limits);
+    const body = await ReplayableBody.of(given.body);
+    try {
+      const first = await firstNdjsonOp(body.replay(), maxBytes);
+      if (first !== undefined && (first.op === 'insert' || first.op === 'upsert')) {
+        const bulk = await this.#bulkLoad(branch, { format: 'ndjson', body: body.replay(), table: first.table, op: first.op }, limits);
+        if (bulk !== GENERAL_PATH) return bulk;
+      }
+      return await this.#generalLoad(branch, { format: 'ndjson', body: body.replay() }, limits);
+    } finally {
+      await body.close();
+    }
+  }
+
+  /** A load by the bulk path (streaming-load.ts), or GENERAL_PATH, having read nothing, when its table is not empty or not one the path takes, or, having published nothing, when an NDJSON line is not for it. */
+  async #bulkLoad(
+    branch: string,
+    source: LoadSource,
+    opts: ChangeOptions & { progress?: ProgressSink; maxBytes: number; maxHeldBytes: number; chunkRows?: number; fanIn?: number },
+  ): Promise<ChangeResult<WriteSummary> | typeof GENERAL_PATH> {
+    const head = await this.ports.heads.branchHead(branch, opts.signal);
+    const type = bulkTable(head, source);
+    if (type === undefined) return GENERAL_PATH;
+    const { tables, publication, embedder } = this.ports;
+    return streamLoad({
+      ...{ tables, runs: this.#parts.runs, publication, clock: this.clock, embedder },
+      ...{ head, type, branch, source, opts, chunkRows: opts.chunkRows, fanIn: opts.fanIn },
+    });
+  }
+
+  /** A load by the general path (bulk-load.ts): the body read whole, planned as one write batch. */
+  async #generalLoad(
+    branch: string,
+    source: LoadSource,
+    opts: ChangeOptions & { progress?: ProgressSink; maxHeldBytes: number },
+  ): Promise<ChangeResult<WriteSummary>> {
+    const input = await readLoad(source, opts.maxHeldBytes);
     const plan = planLoad({
       tables: this.ports.tables,
       runs: this.#parts.runs,

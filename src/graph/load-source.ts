@@ -14,7 +14,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { CsvReader, type CsvRecord } from '../model/csv-reader.js';
 import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 import { findType, type PropDef, type Schema, type TableType } from '../model/schema.js';
-import { MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson } from './ndjson.js';
+import { isIssue, lineTooLong, MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson, parseNdjsonLine, tooLong } from './ndjson.js';
 import { cellValue, columnsOf } from './typed-cells.js';
 import { parquetRows } from './parquet-rows.js';
 import type { WriteOp } from './write-batch.js';
@@ -113,17 +113,26 @@ export interface LoadChunk {
   name: (i: number) => string;
 }
 
+/** Yielded by `loadChunks` when an NDJSON line is not for the bulk path: the load goes to the general path, which reads it again from its start. */
+export const GENERAL_PATH = Symbol('general path');
+
 /**
- * A CSV or Parquet load's rows for `type`, `rows` at a time. CSV is read from its body as it
+ * A load's rows for `type`, `rows` at a time. CSV and NDJSON are read from their body as it
  * arrives (a piece at a time, decoded as UTF-8 in stream), so only one chunk of records is held;
- * a Parquet file is decoded to Arrow columns once and read into rows a chunk at a time.
+ * a Parquet file is decoded to Arrow columns once and read into rows a chunk at a time. NDJSON
+ * names its table and operation on each line: the first line to name another than the source's,
+ * or not to parse, ends the chunks with GENERAL_PATH.
  */
 export async function* loadChunks(
   source: LoadSource,
   a: { type: TableType; rows: number; maxBytes: number; maxHeldBytes: number },
-): AsyncGenerator<LoadChunk> {
+): AsyncGenerator<LoadChunk | typeof GENERAL_PATH> {
   const { type, rows } = a;
   const op = source.op ?? 'upsert';
+  if (source.format === 'ndjson') {
+    yield* ndjsonChunks(source.body, { ...a, op });
+    return;
+  }
   if (source.format === 'parquet') {
     const file = await parquetRows(await bytesOf(source.body, a.maxHeldBytes));
     for (let from = 0; from < file.count; from += rows) {
@@ -157,6 +166,60 @@ export async function* loadChunks(
   }
   if (columns === undefined) headerOf(undefined);
   if (held.length > 0) yield chunk(held);
+}
+
+async function* ndjsonChunks(
+  body: LoadSource['body'],
+  a: { type: TableType; op: LoadOp; rows: number; maxBytes: number },
+): AsyncGenerator<LoadChunk | typeof GENERAL_PATH> {
+  let ops: WriteOp[] = [];
+  let lines: number[] = [];
+  const chunk = (): LoadChunk => {
+    const origins = Uint32Array.from(lines);
+    const out = { ops, origins, name: (i: number) => `line ${origins[i]}` };
+    [ops, lines] = [[], []];
+    return out;
+  };
+  for await (const { line, at } of ndjsonLines(body, a.maxBytes)) {
+    const parsed = parseNdjsonLine(line, at);
+    if (parsed === undefined) continue;
+    if (isIssue(parsed) || parsed.op !== a.op || parsed.table !== a.type.name) {
+      yield GENERAL_PATH;
+      return;
+    }
+    ops.push(parsed);
+    lines.push(at);
+    if (ops.length === a.rows) yield chunk();
+  }
+  if (ops.length > 0) yield chunk();
+}
+
+/** The first operation of an NDJSON body, read no further than its first line that is not blank; undefined when that line does not parse or there is none. */
+export async function firstNdjsonOp(body: LoadSource['body'], maxBytes: number): Promise<WriteOp | undefined> {
+  for await (const { line, at } of ndjsonLines(body, maxBytes)) {
+    const parsed = parseNdjsonLine(line, at);
+    if (parsed !== undefined) return isIssue(parsed) ? undefined : parsed;
+  }
+  return undefined;
+}
+
+/** An NDJSON body's lines as they stream in, each with its number; a line over MAX_LINE_BYTES is refused by its number as soon as it is. */
+async function* ndjsonLines(body: LoadSource['body'], maxBytes: number): AsyncGenerator<{ line: string; at: number }> {
+  let carry = '';
+  let at = 0;
+  for await (const text of textPieces(body, maxBytes, STREAMED)) {
+    const parts = text.split('\n');
+    parts[0] = carry + parts[0];
+    carry = parts.pop() as string;
+    for (const line of parts) {
+      at++;
+      if (tooLong(line)) throw lineTooLong(at);
+      yield { line, at };
+    }
+    if (tooLong(carry)) throw lineTooLong(at + 1);
+    await nextTurn();
+  }
+  if (carry !== '') yield { line: carry, at: at + 1 };
 }
 
 /** A CSV body's records, a piece of text at a time, with a turn of the event loop between pieces. */
@@ -203,7 +266,9 @@ const HELD = true;
 const STREAMED = false;
 
 function tooLarge(maxBytes: number, held: boolean): BranchgraphError {
-  const what = held ? 'a load body read whole (NDJSON, Parquet, or rows into a table that holds rows)' : 'a load body';
+  const what = held
+    ? "a load body read whole (Parquet, rows into a table that holds rows, or NDJSON that is not one empty table's inserts or upserts)"
+    : 'a load body';
   return new BranchgraphError('payload_too_large', `${what} is limited to ${maxBytes} bytes`, { details: { limit: maxBytes } });
 }
 

@@ -44,7 +44,19 @@ export function parseNdjsonLine(raw: string, lineNo: number): WriteOp | ErrorIss
   return { op: op as WriteOp['op'], table: o.table, values: o.values as Record<string, unknown> };
 }
 
-const isIssue = (x: WriteOp | ErrorIssue): x is ErrorIssue => 'path' in x;
+/** Whether a line is over MAX_LINE_BYTES: a string has at least as many UTF-8 bytes as characters, so bytes are counted only where it can matter. */
+export function tooLong(line: string): boolean {
+  return line.length > MAX_LINE_BYTES / 3 && (line.length > MAX_LINE_BYTES || Buffer.byteLength(line) > MAX_LINE_BYTES);
+}
+
+export function lineTooLong(lineNo: number): BranchgraphError {
+  return new BranchgraphError('payload_too_large', `NDJSON line ${lineNo} is longer than ${MAX_LINE_BYTES} bytes`, {
+    details: { limit: MAX_LINE_BYTES, line: lineNo },
+    issues: [{ path: `line ${lineNo}`, message: `longer than ${MAX_LINE_BYTES} bytes` }],
+  });
+}
+
+export const isIssue = (x: WriteOp | ErrorIssue): x is ErrorIssue => 'path' in x;
 
 /**
  * Operations from NDJSON text; `lines`, when given, receives the line number of each. A large text
@@ -58,13 +70,7 @@ export async function parseNdjson(text: string, lines?: number[]): Promise<Write
   for (let i = 0; i < all.length; i++) {
     if (slice.due()) await slice.turn();
     const line = all[i] as string;
-    // A string has at least as many UTF-8 bytes as characters: count bytes only where it can matter.
-    if (line.length > MAX_LINE_BYTES / 3 && Buffer.byteLength(line) > MAX_LINE_BYTES) {
-      throw new BranchgraphError('payload_too_large', `NDJSON line ${i + 1} is longer than ${MAX_LINE_BYTES} bytes`, {
-        details: { limit: MAX_LINE_BYTES, line: i + 1 },
-        issues: [{ path: `line ${i + 1}`, message: `longer than ${MAX_LINE_BYTES} bytes` }],
-      });
-    }
+    if (tooLong(line)) throw lineTooLong(i + 1);
     const parsed = parseNdjsonLine(line, i + 1);
     if (parsed === undefined) continue;
     if (isIssue(parsed)) issues.push(parsed);

@@ -48,7 +48,7 @@ import { sameRuns, type TableVersion } from '../table/table-version.js';
 import { checkEndpoints, checkRows, type CheckedRow, type WriteSummary } from './write-batch.js';
 import { contentHash } from '../model/canonical.js';
 import { lookupRows } from '../table/table-lookup.js';
-import { loadChunks, type LoadSource } from './load-source.js';
+import { GENERAL_PATH, loadChunks, type LoadSource } from './load-source.js';
 import { LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
 import type { RunSink, RunStore } from './run-store.js';
 import type { Embedder, Publication, TableReader } from './ports.js';
@@ -98,7 +98,7 @@ class HeldEntries {
 
 /** The table a load fills by the bulk path on `head`, or undefined when it takes the general path. */
 export function bulkTable(head: Snapshot, source: LoadSource): TableType | undefined {
-  if (source.format === 'ndjson' || source.table === undefined) return undefined;
+  if (source.table === undefined) return undefined;
   const type = findType(head.schema, source.table);
   // A missing table is the general path's error to give; an edge type's out-degree is checked per source over the whole batch.
   if (type === undefined || (type.kind === 'edge' && type.cardinality !== null)) return undefined;
@@ -127,12 +127,14 @@ export interface StreamingLoad {
   fanIn?: number;
 }
 
-export async function streamLoad(a: StreamingLoad): Promise<ChangeResult<WriteSummary>> {
+/** The load, published; or GENERAL_PATH, having published and kept nothing, when an NDJSON line turns out not to be for this path. */
+export async function streamLoad(a: StreamingLoad): Promise<ChangeResult<WriteSummary> | typeof GENERAL_PATH> {
   const spill = await LoadSpill.open();
   const written: RunRef[] = [];
   let table: { version: TableVersion & { indexes?: TableIndexes }; rows: number; readAt: number };
   try {
     const chunks = await spillChunks(a, spill);
+    if (chunks === GENERAL_PATH) return GENERAL_PATH;
     table = await writeTable(a, { spill, chunks, written });
   } catch (e) {
     await a.runs.delete(written).catch(() => undefined);
@@ -167,12 +169,13 @@ function unchangedFor(checked: Snapshot, now: Snapshot, type: TableType): boolea
 }
 
 /** Phase 1: check each chunk's rows and spill them sorted by key. */
-async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledChunk[]> {
+async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledChunk[] | typeof GENERAL_PATH> {
   const { type, opts } = a;
   const chunkRows = a.chunkRows ?? CHUNK_ROWS;
   const chunks: SpilledChunk[] = [];
   let total = 0;
   for await (const chunk of loadChunks(a.source, { type, rows: chunkRows, maxBytes: opts.maxBytes, maxHeldBytes: opts.maxHeldBytes })) {
+    if (chunk === GENERAL_PATH) return GENERAL_PATH;
     total += chunk.ops.length;
     if (total > MAX_BULK_ROWS) throw new BranchgraphError('payload_too_large', `a load holds at most ${MAX_BULK_ROWS} rows`);
     const rows = await checkRows({

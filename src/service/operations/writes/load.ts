@@ -10,7 +10,7 @@ import type { LoadSource } from '../../../graph/load-source.js';
  * A bulk load as one all-or-nothing commit, followed as a long operation (parse, validate,
  * write): NDJSON operations, or one table's rows as CSV or Parquet. REST streams the body as it
  * arrives, its Content-Type saying which, with `table` and `op` in the query string; a caller in
- * this process may give it as a byte stream too. A CSV load into an empty table then reads it as it
+ * this process may give it as a byte stream too. A CSV or NDJSON load into an empty table then reads it as it
  * arrives, in memory bounded whatever its size (docs/import.md); a load read whole is bounded by
  * the server's body limit when it comes over the network.
  */
