@@ -68,8 +68,18 @@ const PACKAGES: Record<string, string[]> = {
   gqt: [...CORE, 'pino'],
   cli: [...CORE, 'commander', 'pino', '@modelcontextprotocol/sdk'],
   'index.ts': CORE,
-  // The peers' clients: PostgreSQL's (pg), SQLite's (better-sqlite3, for FTS5), MCP's for what a tool call costs; Chromium's for the explorer's paint.
-  bench: [...CORE, 'pino', 'apache-arrow', '@duckdb/node-api', 'pg', '@modelcontextprotocol/sdk', 'better-sqlite3', 'puppeteer-core'],
+  // The peers' clients: PostgreSQL's (pg), SQLite's (better-sqlite3, for FTS5), MCP's for what a tool call costs; Chromium's for the explorer's paint; the bundler, to run our load arm as the package runs.
+  bench: [
+    ...CORE,
+    'pino',
+    'apache-arrow',
+    '@duckdb/node-api',
+    'pg',
+    '@modelcontextprotocol/sdk',
+    'better-sqlite3',
+    'puppeteer-core',
+    'esbuild',
+  ],
 };
 
 function sources(dir: string): string[] {

@@ -49,7 +49,7 @@ import { checkEndpoints, checkRows, type CheckedRow, type WriteSummary } from '.
 import { contentHash } from '../model/canonical.js';
 import { lookupRows } from '../table/table-lookup.js';
 import { GENERAL_PATH, loadChunks, type LoadSource } from './load-source.js';
-import { LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
+import { ChunkWriter, LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
 import type { RunSink, RunStore } from './run-store.js';
 import type { Embedder, Publication, TableReader } from './ports.js';
 import type { Snapshot } from './snapshot.js';
@@ -86,13 +86,16 @@ function rowAt(s: SpillSegment, p: number, props: readonly string[]): RunRow {
 class HeldEntries {
   keys: string[] = [];
   lines: number[] = [];
-  readonly chunks: SpilledChunk[] = [];
-  async spill(spill: LoadSpill): Promise<void> {
+  readonly written: ChunkWriter;
+  constructor(spill: LoadSpill) {
+    this.written = new ChunkWriter(spill);
+  }
+  async spill(): Promise<void> {
     if (this.keys.length === 0) return;
     const items = { keys: this.keys, lines: Uint32Array.from(this.lines), cols: [] };
     this.keys = [];
     this.lines = [];
-    this.chunks.push(await spill.write(sortedSegment(items)));
+    await this.written.add(sortedSegment(items));
   }
 }
 
@@ -172,7 +175,7 @@ function unchangedFor(checked: Snapshot, now: Snapshot, type: TableType): boolea
 async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledChunk[] | typeof GENERAL_PATH> {
   const { type, opts } = a;
   const chunkRows = a.chunkRows ?? CHUNK_ROWS;
-  const chunks: SpilledChunk[] = [];
+  const chunks = new ChunkWriter(spill);
   let total = 0;
   for await (const chunk of loadChunks(a.source, { type, rows: chunkRows, maxBytes: opts.maxBytes, maxHeldBytes: opts.maxHeldBytes })) {
     if (chunk === GENERAL_PATH) return GENERAL_PATH;
@@ -186,11 +189,12 @@ async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledC
       name: chunk.name,
       signal: opts.signal,
     });
-    chunks.push(await spill.write(rowColumns(type, rows, chunk.origins)));
+    // Written while the next chunk is read and checked.
+    await chunks.add(rowColumns(type, rows, chunk.origins));
     opts.progress?.restart(total, 'validate');
     opts.progress?.advance(total);
   }
-  return chunks;
+  return chunks.chunks();
 }
 
 /** Problems found by the merges, as the write batch reports them (the first MAX_REPORTED_ISSUES). */
@@ -250,9 +254,9 @@ class KeptRows {
   private readonly props: string[];
   constructor(
     private readonly a: StreamingLoad,
-    private readonly s: { sink: RunSink; specs: IndexSpec[]; issues: MergeIssues },
+    private readonly s: { sink: RunSink; spill: LoadSpill; specs: IndexSpec[]; issues: MergeIssues },
   ) {
-    this.held = s.specs.map(() => new HeldEntries());
+    this.held = s.specs.map(() => new HeldEntries(s.spill));
     this.props = rowProps(a.type).map((p) => p.name);
   }
   take(seg: SpillSegment, p: number): void {
@@ -289,8 +293,8 @@ class KeptRows {
     if (issues.list.length === 0) await this.s.sink.push(rows);
   }
   /** Spills the entries held, all of them or only an index's that reached `atLeast`. */
-  async spill(spill: LoadSpill, atLeast = 0): Promise<void> {
-    for (const h of this.held) if (h.keys.length >= atLeast) await h.spill(spill);
+  async spill(atLeast = 0): Promise<void> {
+    for (const h of this.held) if (h.keys.length >= atLeast) await h.spill();
   }
 }
 
@@ -306,7 +310,7 @@ async function mergeRows(
     'write',
   );
   const sink = a.runs.openRun(type, { signal: opts.signal });
-  const kept = new KeptRows(a, { sink, specs: s.specs, issues });
+  const kept = new KeptRows(a, { sink, spill, specs: s.specs, issues });
   // The row last seen: kept until the next key shows whether a later one replaces it.
   let prev: SpillSegment | undefined;
   let prevAt = 0;
@@ -326,17 +330,17 @@ async function mergeRows(
       }
       await kept.flush();
       if (issues.full) break;
-      await kept.spill(spill, a.chunkRows ?? CHUNK_ROWS);
+      await kept.spill(a.chunkRows ?? CHUNK_ROWS);
       opts.progress?.advance(at.length);
     }
     if (prev !== undefined && !issues.full) kept.take(prev, prevAt);
     await kept.flush();
-    const entries = kept.held.map((h) => h.chunks);
     if (issues.list.length > 0) {
       await sink.abort();
-      return { run: undefined, rows: 0, entries };
+      return { run: undefined, rows: 0, entries: [] };
     }
-    await kept.spill(spill);
+    await kept.spill();
+    const entries = await Promise.all(kept.held.map((h) => h.written.chunks()));
     return { run: await sink.close(), rows: kept.rows, entries };
   } catch (e) {
     await sink.abort();
