@@ -19,6 +19,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
+import { Slice } from '../model/turns.js';
 import { mergeSorted, type KeyedSegment, type MergedBatch } from '../table/sorted-merge.js';
 
 /** Items a segment holds: what a merge keeps in memory per spilled chunk. */
@@ -199,9 +200,18 @@ export class LoadSpill {
     }
   }
 
-  /** One merge of `chunks`: their items in key order, equal keys in the chunks' order. */
-  merged(chunks: readonly SpilledChunk[]): AsyncGenerator<MergedBatch<SpillSegment>> {
-    return mergeSorted<SpillSegment>({ sources: chunks.map((c) => this.read(c)) });
+  /**
+   * One merge of `chunks`: their items in key order, equal keys in the chunks' order. Segments are
+   * read without waiting on the pool, so nothing in a merge would give the loop a turn: the merge
+   * gives one, between batches, once the batches and what its caller did with them held it for a
+   * slice (model/turns.ts).
+   */
+  async *merged(chunks: readonly SpilledChunk[]): AsyncGenerator<MergedBatch<SpillSegment>> {
+    const slice = new Slice();
+    for await (const batch of mergeSorted<SpillSegment>({ sources: chunks.map((c) => this.read(c)) })) {
+      yield batch;
+      if (slice.due()) await slice.turn();
+    }
   }
 
   /**

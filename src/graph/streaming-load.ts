@@ -47,6 +47,7 @@ import {
 import { sameRuns, type TableVersion } from '../table/table-version.js';
 import { checkEndpoints, checkRows, type CheckedRow, type WriteSummary } from './write-batch.js';
 import { contentHash } from '../model/canonical.js';
+import { nextTurn } from '../model/turns.js';
 import { lookupRows } from '../table/table-lookup.js';
 import { GENERAL_PATH, loadChunks, type LoadSource } from './load-source.js';
 import { ChunkWriter, LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
@@ -189,6 +190,8 @@ async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledC
       name: chunk.name,
       signal: opts.signal,
     });
+    // Hashed, sorted and serialized on the loop, tens of milliseconds for a chunk: a turn before, after the check's slices.
+    await nextTurn();
     // Written while the next chunk is read and checked.
     await chunks.add(rowColumns(type, rows, chunk.origins));
     opts.progress?.restart(total, 'validate');
