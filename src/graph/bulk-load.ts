@@ -25,7 +25,7 @@ export function planLoad(request: {
   progress?.restart(input.rows, 'parse');
   progress?.advance(input.rows);
   return async (head) => {
-    const { ops, name, wellFormed } = input.operations(head.schema);
+    const { ops, name, wellFormed } = await input.operations(head.schema);
     const validated = (): void => {
       progress?.advance(ops.length);
       progress?.restart(ops.length, 'write');

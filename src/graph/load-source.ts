@@ -12,7 +12,7 @@
  */
 import { BranchgraphError } from '../model/errors.js';
 import { CsvReader, type CsvRecord } from '../model/csv-reader.js';
-import { LARGE_BYTES, nextTurn } from '../model/turns.js';
+import { LARGE_BYTES, nextTurn, Slice } from '../model/turns.js';
 import { findType, type PropDef, type Schema, type TableType } from '../model/schema.js';
 import { isIssue, lineTooLong, MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson, parseNdjsonLine, tooLong } from './ndjson.js';
 import { cellValue, columnsOf } from './typed-cells.js';
@@ -36,7 +36,7 @@ export interface LoadSource {
 export interface LoadInput {
   readonly rows: number;
   /** `wellFormed`: every operation was already walked for what no schema could accept (NDJSON's parser does it per line). */
-  operations(schema: Schema): { ops: WriteOp[]; name: (i: number) => string; wellFormed?: boolean };
+  operations(schema: Schema): Promise<{ ops: WriteOp[]; name: (i: number) => string; wellFormed?: boolean }>;
 }
 
 /** Read a load's body in full (bounded by `maxBytes` when it streams: it is held whole); nothing is checked against a schema yet. */
@@ -49,7 +49,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
       });
     const lines: number[] = [];
     const ops = await parseNdjson(await textOf(source.body, maxBytes, HELD), lines);
-    return { rows: ops.length, operations: () => ({ ops, name: (i) => `line ${lines[i]}`, wellFormed: true }) };
+    return { rows: ops.length, operations: async () => ({ ops, name: (i) => `line ${lines[i]}`, wellFormed: true }) };
   }
   if (table === undefined)
     throw new BranchgraphError('invalid_input', `a ${format} load needs the table its rows go to`, {
@@ -66,7 +66,7 @@ export async function readLoad(source: LoadSource, maxBytes: number): Promise<Lo
   const rows = await parquetRows(bytes);
   return {
     rows: rows.count,
-    operations: (schema) => {
+    operations: async (schema) => {
       const type = typeOf(schema);
       const values = rows.read(type);
       return { ops: values.map((v) => ({ op, table: type.name, values: v })), name: (i) => `row ${i + 1}` };
@@ -87,10 +87,15 @@ async function csvInput(
   const header = headerOf(records.shift());
   return {
     rows: records.length,
-    operations: (schema) => {
+    operations: async (schema) => {
       const type = a.typeOf(schema);
       const columns = columnsOf(type, header.fields, `line ${header.line}`);
-      const ops = records.map(({ line, fields }) => ({ op: a.op, table: type.name, values: csvValues(columns, fields, line) }));
+      const ops: WriteOp[] = [];
+      const slice = new Slice();
+      for (const { line, fields } of records) {
+        if (slice.due()) await slice.turn();
+        ops.push({ op: a.op, table: type.name, values: csvValues(columns, fields, line) });
+      }
       return { ops, name: (i) => `line ${records[i]?.line}` };
     },
   };

@@ -35,6 +35,7 @@ import { appendRun, ownRuns, type RunAppender } from './append-run.js';
 import { indexesOfNewRows } from './index-maintenance.js';
 import type { IndexedVersion } from '../table/secondary-index.js';
 import { Slice } from '../model/turns.js';
+import { sortInTurns } from '../model/sort-in-turns.js';
 
 export type WriteOpKind = 'insert' | 'update' | 'upsert' | 'delete';
 
@@ -245,7 +246,7 @@ export async function resolveWrite(request: WriteRequest): Promise<ResolvedWrite
   const summary: WriteSummary = { inserted: 0, updated: 0, deleted: 0, cascaded: 0 };
   const view = (name: string): TableView => tables.table(head, name, signal);
   const overlay = new Overlay(await readBefore(view, typed));
-  const deletedNodes = applyOps(typed, overlay, issues);
+  const deletedNodes = await applyOps(typed, overlay, issues);
   // Operations refused so far are left out of the overlay; the constraint checks still run over
   // the rest, so one refusal lists every failing operation, not only those of the first kind.
   summary.cascaded = await cascadeDeletes({ head, view, deletedNodes, overlay });
@@ -284,7 +285,9 @@ async function readBefore(view: (name: string) => TableView, typed: readonly Typ
   const keysByTable = new Map<string, Set<string>>();
   // A table with no runs holds none of the keys: a load into a new table collects nothing.
   const empty = new Map<string, boolean>();
+  const slice = new Slice();
   for (const o of typed) {
+    if (slice.due()) await slice.turn();
     const name = o.type.name;
     let none = empty.get(name);
     if (none === undefined) {
@@ -308,9 +311,11 @@ async function readBefore(view: (name: string) => TableView, typed: readonly Typ
 }
 
 /** Apply the operations in order over the overlay; returns the nodes deleted. */
-function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): { type: TableType; key: string }[] {
+async function applyOps(typed: readonly TypedOp[], overlay: Overlay, issues: Issues): Promise<{ type: TableType; key: string }[]> {
   const deletedNodes: { type: TableType; key: string }[] = [];
+  const slice = new Slice();
   for (const o of typed) {
+    if (slice.due()) await slice.turn();
     const i = o.index;
     const cur = overlay.current(o.type.name, o.key);
     switch (o.op) {
@@ -402,7 +407,7 @@ async function changedRows(a: {
     const from: number[] = [];
     const slice = new Slice();
     // Sorted as entries, so no key is looked up again (a load sorts a million).
-    for (const [key, c] of [...changes].sort((x, y) => compareKey(x[0], y[0]))) {
+    for (const [key, c] of await sortInTurns([...changes], (x, y) => compareKey(x[0], y[0]))) {
       if (slice.due()) await slice.turn();
       const old = prior.get(key) ?? null;
       if (c.row === null) {

@@ -10,6 +10,8 @@ import { compareKey, rangeMayHold, runEndsBefore } from './run.js';
 import type { LoadRun, TableVersion } from './table-version.js';
 import { firstIndex, mergeRuns } from './merge-walk.js';
 import { early, READ_AHEAD_BYTES, READ_AHEAD_RUN_BYTES } from './read-ahead.js';
+import { sortInTurns } from '../model/sort-in-turns.js';
+import { Slice } from '../model/turns.js';
 
 /**
  * The state of each key in `v`: its newest row (tombstones included), or
@@ -19,10 +21,18 @@ import { early, READ_AHEAD_BYTES, READ_AHEAD_RUN_BYTES } from './read-ahead.js';
 export async function lookupStates(v: TableVersion, keys: Iterable<string>, base: LoadRun): Promise<Map<string, RunRow>> {
   // An empty table holds none of them: a load into a new table does not sort its keys to learn that.
   if (v.runs.length === 0) return new Map();
-  const sorted = [...new Set(keys)].sort(compareKey);
+  // A large batch's keys (a load's) are gathered, sorted, and their rows decoded, with turns of the loop between slices.
+  const slice = new Slice();
+  const distinct = new Set<string>();
+  for (const k of keys) {
+    if ((distinct.size & 1023) === 0 && slice.due()) await slice.turn();
+    distinct.add(k);
+  }
+  const sorted = await sortInTurns([...distinct], compareKey);
   const at = await lookupEntries(v, sorted, base);
   const out = new Map<string, RunRow>();
   for (let i = 0; i < sorted.length; i++) {
+    if ((i & 1023) === 0 && slice.due()) await slice.turn();
     const data = at.data[i];
     if (data !== undefined) out.set(sorted[i] as string, data.rowAt(at.pos[i] as number));
   }
@@ -156,7 +166,9 @@ export async function visitHolders(a: {
   };
   const loaded = new Map<number, RunData>();
   let s = 0;
+  const slice = new Slice();
   for (let i = 0; i < a.probes.length; i++) {
+    if ((i & 1023) === 0 && slice.due()) await slice.turn();
     const p = a.probes[i] as string;
     s = firstFrom(parts, s, p);
     if (s === parts.length) break;
