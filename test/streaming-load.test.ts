@@ -199,6 +199,16 @@ describe('the bulk path of a load', () => {
     expect((await readdir(ownTmp)).filter((f) => f.startsWith('branchgraph-'))).toEqual([]);
   });
 
+  it('a CSV string holding a lone surrogate is refused by either path, though its cells are not walked when it is well-formed', async () => {
+    const { g, store } = await emptyGraph();
+    const body = 'id,name\np1,Ada\np2,B\uD800o\n';
+    const refused = { code: 'invalid_input', message: expect.stringMatching(/line 3\.values\.name: must be well-formed Unicode/) };
+    await expect(g.load('main', { format: 'csv', table: 'Person', body }, { chunkRows: 1 })).rejects.toMatchObject(refused);
+    await g.write('main', [{ op: 'insert', table: 'Person', values: { id: 'p0', name: 'Old' } }]);
+    await expect(g.load('main', { format: 'csv', table: 'Person', body })).rejects.toMatchObject(refused);
+    expect(Object.keys((await observe(store)).contents.main?.Person ?? {})).toEqual(['p0']);
+  });
+
   it('a key loaded twice by insert is refused with both lines named, across chunks', async () => {
     const { g } = await emptyGraph();
     const people = ['p1', 'p2', 'p3', 'p4', 'p2'].map((id) => ({ id, name: 'N', email: null, age: null }));

@@ -14,6 +14,7 @@ import { BranchgraphError } from '../model/errors.js';
 import { CsvReader, type CsvRecord } from '../model/csv-reader.js';
 import { LARGE_BYTES, nextTurn, Slice } from '../model/turns.js';
 import { findType, type PropDef, type Schema, type TableType } from '../model/schema.js';
+import { isWellFormed } from '../model/text.js';
 import { isIssue, lineTooLong, MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson, parseNdjsonLine, tooLong } from './ndjson.js';
 import { cellValue, columnsOf } from './typed-cells.js';
 import { parquetRows } from './parquet-rows.js';
@@ -96,9 +97,20 @@ async function csvInput(
         if (slice.due()) await slice.turn();
         ops.push({ op: a.op, table: type.name, values: csvValues(columns, fields, line) });
       }
-      return { ops, name: (i) => `line ${records[i]?.line}` };
+      return { ops, name: (i) => `line ${records[i]?.line}`, wellFormed: scalarCells(body, columns) };
     },
   };
+}
+
+/**
+ * Whether CSV cells of `columns` are values no schema could refuse as malformed: well-formed text
+ * (decoded from UTF-8, where a bad byte is refused as it is read, or a string given whole that is
+ * well-formed), numbers and booleans, under property names the header was matched to. A json or
+ * vector cell is parsed JSON, which can spell a lone surrogate or nest deep, and is walked.
+ */
+function scalarCells(body: LoadSource['body'], columns: readonly PropDef[]): boolean {
+  if (!columns.every((c) => c.type.kind !== 'json' && c.type.kind !== 'vector')) return false;
+  return typeof body !== 'string' || isWellFormed(body);
 }
 
 function headerOf(header: CsvRecord | undefined): CsvRecord {
@@ -114,6 +126,8 @@ export interface LoadChunk {
   ops: WriteOp[];
   /** Where each operation came from: its line (CSV) or row (Parquet), counted from 1. */
   origins: Uint32Array;
+  /** Every operation was already walked for what no schema could accept, or cannot hold it (as `LoadInput.operations`). */
+  wellFormed?: boolean;
   /** How a problem names the operation at `i`. */
   name: (i: number) => string;
 }
@@ -149,17 +163,19 @@ export async function* loadChunks(
     return;
   }
   let columns: PropDef[] | undefined;
+  let wellFormed = false;
   let held: CsvRecord[] = [];
   const chunk = (records: CsvRecord[]): LoadChunk => {
     const cols = columns as PropDef[];
     const ops = records.map(({ line, fields }) => ({ op, table: type.name, values: csvValues(cols, fields, line) }));
     const origins = Uint32Array.from(records, (r) => r.line);
-    return { ops, origins, name: (i) => `line ${origins[i]}` };
+    return { ops, origins, name: (i) => `line ${origins[i]}`, wellFormed };
   };
   for await (const piece of csvRecords(source.body, a.maxBytes, STREAMED)) {
     for (const r of piece) {
       if (columns === undefined) {
         columns = columnsOf(type, r.fields, `line ${r.line}`);
+        wellFormed = scalarCells(source.body, columns);
         continue;
       }
       held.push(r);
@@ -181,7 +197,8 @@ async function* ndjsonChunks(
   let lines: number[] = [];
   const chunk = (): LoadChunk => {
     const origins = Uint32Array.from(lines);
-    const out = { ops, origins, name: (i: number) => `line ${origins[i]}` };
+    // Each line was walked as it was parsed (parseNdjsonLine).
+    const out = { ops, origins, name: (i: number) => `line ${origins[i]}`, wellFormed: true };
     [ops, lines] = [[], []];
     return out;
   };

@@ -188,6 +188,7 @@ async function spillChunks(a: StreamingLoad, spill: LoadSpill): Promise<SpilledC
       maxOps: chunkRows,
       embedder: a.embedder,
       name: chunk.name,
+      wellFormed: chunk.wellFormed,
       signal: opts.signal,
     });
     // Hashed, sorted and serialized on the loop, tens of milliseconds for a chunk: a turn before, after the check's slices.
