@@ -309,10 +309,8 @@ async function mergeRows(
 ): Promise<{ run: RunRef | undefined; rows: number; entries: SpilledChunk[][] }> {
   const { type, opts } = a;
   const { spill, issues } = s;
-  opts.progress?.restart(
-    s.chunks.reduce((n, c) => n + c.items, 0),
-    'write',
-  );
+  const planned = s.chunks.reduce((n, c) => n + c.items, 0);
+  opts.progress?.restart(planned, 'write');
   const sink = a.runs.openRun(type, { signal: opts.signal });
   const kept = new KeptRows(a, { sink, spill, specs: s.specs, issues });
   // The row last seen: kept until the next key shows whether a later one replaces it.
@@ -324,8 +322,8 @@ async function mergeRows(
         const seg = segments[i] as SpillSegment;
         const p = at[i] as number;
         if (prev !== undefined && prev.keys[prevAt] === seg.keys[p] && a.source.op === 'insert') {
-          const at = issues.name(prev.lines[prevAt] as number);
-          issues.add(seg.lines[p] as number, `${type.name} ${seg.keys[p]} already exists (at ${at})`);
+          const first = issues.name(prev.lines[prevAt] as number);
+          issues.add(seg.lines[p] as number, `${type.name} ${seg.keys[p]} already exists (at ${first})`);
           continue;
         }
         if (prev !== undefined && prev.keys[prevAt] !== seg.keys[p]) kept.take(prev, prevAt);
