@@ -204,6 +204,8 @@ describe('Graph: durability and cost', () => {
       const g = await Graph.open(counting, opts);
       await g.applySchema('main', PEOPLE_SCHEMA);
       for (let i = 0; i < commits; i++) await mustWrite(g, 'main', [person(`p${i}`)]);
+      // The last write's head hint is put after its answer: what a fresh process reads is settled first.
+      await g.idle();
       const fresh = await Graph.open(counting);
       const before = counting.snapshot();
       const head = await fresh.branchHead('main');
