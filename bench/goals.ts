@@ -124,14 +124,15 @@ function judge(g: Goal, v: number | boolean | undefined): Verdict {
 
 /**
  * Each goal of the matrices that ran, with its figure and verdict. Query's goals are every
- * PostGraphile-over-ours ratio it reports (≥ 1).
+ * PostGraphile-over-ours ratio it reports (≥ 1); its one-statement `INSERT` arm is reported beside
+ * them with no goal of its own (the writes matrix holds the engine-to-engine goal).
  */
 export function verdicts(
   ratios: Record<string, Record<string, number | boolean>>,
   size: string,
 ): { goal: string; figure: string; verdict: Verdict }[] {
   const goals: Goal[] = [...GOALS.filter((g) => g.matrix in ratios)];
-  for (const key of Object.keys(ratios.query ?? {})) if (key.includes('_over_')) goals.push({ matrix: 'query', key, min: 1 });
+  for (const key of Object.keys(ratios.query ?? {})) if (key.startsWith('postgraphile_over_')) goals.push({ matrix: 'query', key, min: 1 });
   return goals.map((g) => {
     const key = g.key.replace('SIZE', size);
     const v = ratios[g.matrix]?.[key];

@@ -18,7 +18,10 @@
  * alternating which goes first: a by-key lookup; a filtered (city) ordered
  * (name) page of 100; a two-hop traversal (5 edges a hop) from 100 start
  * nodes; the incoming edges of one node with their sources; a 100-row
- * insert. Reads are timed warm, in steady state: untimed passes over the
+ * insert, which has a third arm: the same 100 rows as one `INSERT`
+ * statement through `pg` over one long-lived connection (autocommit, one
+ * durable commit), PostgreSQL in its best shape beside PostGraphile's 100
+ * mutations. Reads are timed warm, in steady state: untimed passes over the
  * same arguments (at least 300 requests per arm) come first, and the first
  * pass's p50 is reported beside. Each timed request starts after a short pause, so neither
  * arm's leftover work (a collection, a log write) is timed as the other's. Figures are p50 and p95 per arm in ms, and for ours the store
@@ -29,6 +32,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import Pg from 'pg';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Graph } from '../src/graph/graph.js';
@@ -196,6 +200,13 @@ const OPS: Record<string, { ours: (n: number) => string; peer: (n: number) => st
   },
 };
 
+/** The 100-row insert as PostgreSQL's one statement: its text and parameters, rows named as the other arms' are. */
+function insertStatement(n: number): { text: string; values: unknown[] } {
+  const rows = Array.from({ length: 100 }, (_, i) => [`s${n}_${i}`, 'batch', 1, 'c0']);
+  const text = `INSERT INTO person (id, name, age, city) VALUES ${rows.map((_, i) => `($${4 * i + 1}, $${4 * i + 2}, $${4 * i + 3}, $${4 * i + 4})`).join(', ')}`;
+  return { text, values: rows.flat() };
+}
+
 /** A pause between timed requests, for what the last one left running to finish. */
 const settle = (): Promise<void> => new Promise((r) => setTimeout(r, SETTLE_MS));
 const SETTLE_MS = 25;
@@ -217,6 +228,7 @@ async function main(): Promise<void> {
   const pg = await startPostgres(pgDir);
   let ours: { url: string; child: ChildProcess } | undefined;
   let peer: { url: string; child: ChildProcess } | undefined;
+  const sql = new Pg.Client({ connectionString: pg.url });
   try {
     const loadOursMs = await loadBranchgraph(store);
     const loadPeerMs = await loadPostgres(pg, pgDir);
@@ -245,6 +257,7 @@ async function main(): Promise<void> {
       ready: /Server listening/,
     });
     peer.url = `http://127.0.0.1:${peerPort}/graphql`;
+    await sql.connect();
     const oursUrl = `${ours.url}/branches/main/graphql`;
     // Cold: the first two-hop of a fresh server, with its store calls per level.
     const cold = await post(oursUrl, `query @explain ${(OPS.two_hop as { ours: (n: number) => string }).ours(3)}`);
@@ -283,21 +296,36 @@ async function main(): Promise<void> {
         figures[`${name}_ours_first_pass_p50`] = pct(first.ours, 50);
         figures[`${name}_peer_first_pass_p50`] = pct(first.peer, 50);
       }
+      const inserts = name === 'mutation_batch';
+      const statement: number[] = [];
       for (let n = 0; n < ROUNDS + 5; n++) {
         const arms = n % 2 === 0 ? (['ours', 'peer'] as const) : (['peer', 'ours'] as const);
         for (const arm of arms) {
           // A server's work after it answers (GC, logging) must not land in the other arm's time:
           // on two cores the arms share the machine, so each request starts on a settled one.
           await settle();
-          const r = await post(arm === 'ours' ? oursUrl : peer.url, op[arm](n + 1000 * (name === 'mutation_batch' ? 1 : 0)));
+          const r = await post(arm === 'ours' ? oursUrl : peer.url, op[arm](n + (inserts ? 1000 : 0)));
           if (n >= 5) times[arm].push(r.ms);
         }
+        if (!inserts) continue;
+        await settle();
+        const { text, values } = insertStatement(n);
+        const t0 = performance.now();
+        await sql.query(text, values);
+        if (n >= 5) statement.push(performance.now() - t0);
       }
       figures[`${name}_ours_p50`] = pct(times.ours, 50);
       figures[`${name}_ours_p95`] = pct(times.ours, 95);
       figures[`${name}_peer_p50`] = pct(times.peer, 50);
       figures[`${name}_peer_p95`] = pct(times.peer, 95);
-      if (name === 'mutation_batch') continue;
+      if (inserts) {
+        figures[`${name}_statement_p50`] = pct(statement, 50);
+        figures[`${name}_statement_p95`] = pct(statement, 95);
+        // Every arm inserted every batch it was timed on.
+        const count = Number((await sql.query(`SELECT count(*) AS c FROM person WHERE id LIKE 's%'`)).rows[0].c);
+        if (count !== 100 * (ROUNDS + 5)) throw new Error(`the one-statement arm holds ${count} rows, not ${100 * (ROUNDS + 5)}`);
+        continue;
+      }
       const warm = await post(oursUrl, `query @explain ${op.ours(7)}`);
       const wl = explainLevels<{ storeCalls: number }>(warm.body);
       figures[`${name}_ours_warm_store_calls`] = wl.reduce((sum, l) => sum + l.storeCalls, 0);
@@ -311,6 +339,7 @@ async function main(): Promise<void> {
     figures.peer_server_peak_rss_mib = peakRssMiB(peer.child);
     process.stdout.write(`${JSON.stringify(figures)}\n`);
   } finally {
+    await sql.end().catch(() => undefined);
     ours?.child.kill('SIGTERM');
     peer?.child.kill('SIGTERM');
     pg.stop();

@@ -806,6 +806,11 @@ async function queryMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
       postgraphile_over_branchgraph_two_hop: ratio('two_hop'),
       postgraphile_over_branchgraph_in_edges: ratio('in_edges'),
       postgraphile_over_branchgraph_mutation_batch: ratio('mutation_batch'),
+      // The same 100 rows as PostgreSQL's one INSERT statement over a long-lived connection: the engine in its best shape.
+      statement_over_branchgraph_mutation_batch: round(
+        (f.mutation_batch_statement_p50 as number) / (f.mutation_batch_ours_p50 as number),
+        3,
+      ),
       store_calls_two_hop_per_level: Math.max(...levels.map((k) => f[k] as number)),
       // Each level's store calls over the segments it touched (a run's segment list is one more call).
       store_calls_over_segments_two_hop: round(
