@@ -28,7 +28,7 @@ import { collectGarbage, MAX_PUBLICATION_MS, type GcOptions, type GcReport } fro
 import type { WriteOp, WriteSummary } from './write-batch.js';
 import { compactBranch, type CompactionResult, type CompactOptions } from './compaction.js';
 import { planLoad } from './bulk-load.js';
-import { firstNdjsonOp, GENERAL_PATH, readLoad, type LoadSource } from './load-source.js';
+import { firstNdjsonOp, GENERAL_PATH, readLoad, refuseNdjsonTableOrOp, type LoadSource } from './load-source.js';
 import { ReplayableBody } from './replayable-body.js';
 import { bulkTable, streamLoad } from './streaming-load.js';
 import { DEFAULT_MAX_INGEST_BYTES } from './ndjson.js';
@@ -347,8 +347,7 @@ export class Graph {
       const bulk = await this.#bulkLoad(branch, given, limits);
       return bulk === GENERAL_PATH ? this.#generalLoad(branch, given, limits) : bulk;
     }
-    // NDJSON names its table and operation on each line: one named beside it is the general path's refusal to give.
-    if (given.table !== undefined || given.op !== undefined) return this.#generalLoad(branch, given, limits);
+    refuseNdjsonTableOrOp(given);
     const body = await ReplayableBody.of(given.body);
     try {
       const first = await firstNdjsonOp(body.replay(), maxBytes);

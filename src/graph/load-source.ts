@@ -15,7 +15,7 @@ import { CsvReader, type CsvRecord } from '../model/csv-reader.js';
 import { LARGE_BYTES, nextTurn, Slice } from '../model/turns.js';
 import { findType, type PropDef, type Schema, type TableType } from '../model/schema.js';
 import { isWellFormed } from '../model/text.js';
-import { isIssue, lineTooLong, MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson, parseNdjsonLine, tooLong } from './ndjson.js';
+import { isIssue, ndjsonLineTooLong, MAX_LINE_BYTES, MAX_LOAD_ROWS, parseNdjson, parseNdjsonLine, tooLong } from './ndjson.js';
 import { cellValue, columnsOf } from './typed-cells.js';
 import { parquetRows } from './parquet-rows.js';
 import type { WriteOp } from './write-batch.js';
@@ -40,14 +40,19 @@ export interface LoadInput {
   operations(schema: Schema): Promise<{ ops: WriteOp[]; name: (i: number) => string; wellFormed?: boolean }>;
 }
 
+/** NDJSON names its table and operation on each line: a load that names either beside it is refused. */
+export function refuseNdjsonTableOrOp(source: LoadSource): void {
+  if (source.table !== undefined || source.op !== undefined)
+    throw new BranchgraphError('invalid_input', 'an NDJSON load names its table and operation on each line', {
+      issues: [{ path: source.table !== undefined ? 'table' : 'op', message: 'not taken with NDJSON' }],
+    });
+}
+
 /** Read a load's body in full (bounded by `maxBytes` when it streams: it is held whole); nothing is checked against a schema yet. */
 export async function readLoad(source: LoadSource, maxBytes: number): Promise<LoadInput> {
   const { format, table, op = 'upsert' } = source;
   if (format === 'ndjson') {
-    if (table !== undefined || source.op !== undefined)
-      throw new BranchgraphError('invalid_input', 'an NDJSON load names its table and operation on each line', {
-        issues: [{ path: table !== undefined ? 'table' : 'op', message: 'not taken with NDJSON' }],
-      });
+    refuseNdjsonTableOrOp(source);
     const lines: number[] = [];
     const ops = await parseNdjson(await textOf(source.body, maxBytes, HELD), lines);
     return { rows: ops.length, operations: async () => ({ ops, name: (i) => `line ${lines[i]}`, wellFormed: true }) };
@@ -235,10 +240,10 @@ async function* ndjsonLines(body: LoadSource['body'], maxBytes: number): AsyncGe
     carry = parts.pop() as string;
     for (const line of parts) {
       at++;
-      if (tooLong(line)) throw lineTooLong(at);
+      if (tooLong(line)) throw ndjsonLineTooLong(at);
       yield { line, at };
     }
-    if (tooLong(carry)) throw lineTooLong(at + 1);
+    if (tooLong(carry)) throw ndjsonLineTooLong(at + 1);
     await nextTurn();
   }
   if (carry !== '') yield { line: carry, at: at + 1 };

@@ -8,7 +8,7 @@
  * (`payload_too_large`) before it is parsed.
  */
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
-import { LineSplitter } from '../model/line-splitter.js';
+import { lineTooLong, LineSplitter } from '../model/line-splitter.js';
 import { findInputProblem } from '../model/text.js';
 import { MAX_ROW_BYTES } from '../model/values.js';
 import { Slice } from '../model/turns.js';
@@ -49,12 +49,8 @@ export function tooLong(line: string): boolean {
   return line.length > MAX_LINE_BYTES / 3 && (line.length > MAX_LINE_BYTES || Buffer.byteLength(line) > MAX_LINE_BYTES);
 }
 
-export function lineTooLong(lineNo: number): BranchgraphError {
-  return new BranchgraphError('payload_too_large', `NDJSON line ${lineNo} is longer than ${MAX_LINE_BYTES} bytes`, {
-    details: { limit: MAX_LINE_BYTES, line: lineNo },
-    issues: [{ path: `line ${lineNo}`, message: `longer than ${MAX_LINE_BYTES} bytes` }],
-  });
-}
+/** The refusal of NDJSON line `lineNo`, over MAX_LINE_BYTES (as a streamed body's line splitter refuses it). */
+export const ndjsonLineTooLong = (lineNo: number): BranchgraphError => lineTooLong('NDJSON line', lineNo, MAX_LINE_BYTES);
 
 export const isIssue = (x: WriteOp | ErrorIssue): x is ErrorIssue => 'path' in x;
 
@@ -70,7 +66,7 @@ export async function parseNdjson(text: string, lines?: number[]): Promise<Write
   for (let i = 0; i < all.length; i++) {
     if (slice.due()) await slice.turn();
     const line = all[i] as string;
-    if (tooLong(line)) throw lineTooLong(i + 1);
+    if (tooLong(line)) throw ndjsonLineTooLong(i + 1);
     const parsed = parseNdjsonLine(line, i + 1);
     if (parsed === undefined) continue;
     if (isIssue(parsed)) issues.push(parsed);

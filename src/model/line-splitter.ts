@@ -46,13 +46,7 @@ export class LineSplitter {
   private take(piece: Uint8Array): void {
     if (piece.length === 0) return;
     this.pending += piece.length;
-    if (this.pending > this.maxLineBytes) {
-      const line = this.lines + 1;
-      throw new BranchgraphError('payload_too_large', `${this.what} ${line} is longer than ${this.maxLineBytes} bytes`, {
-        details: { limit: this.maxLineBytes, line },
-        issues: [{ path: `line ${line}`, message: `longer than ${this.maxLineBytes} bytes` }],
-      });
-    }
+    if (this.pending > this.maxLineBytes) throw lineTooLong(this.what, this.lines + 1, this.maxLineBytes);
     // The chunk's buffer may be reused by the stream: keep a copy of what outlives this call.
     this.pieces.push(piece.slice());
   }
@@ -72,4 +66,12 @@ export class LineSplitter {
     }
     return line;
   }
+}
+
+/** The refusal of a line over its limit, by its number: `what` names what is read, e.g. "NDJSON line". */
+export function lineTooLong(what: string, line: number, limit: number): BranchgraphError {
+  return new BranchgraphError('payload_too_large', `${what} ${line} is longer than ${limit} bytes`, {
+    details: { limit, line },
+    issues: [{ path: `line ${line}`, message: `longer than ${limit} bytes` }],
+  });
 }
