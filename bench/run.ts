@@ -797,6 +797,16 @@ async function mergesMatrix(quick: boolean): Promise<{ results: Result[]; ratios
 async function queryMatrix(quick: boolean): Promise<{ results: Result[]; ratios: Record<string, number | boolean> }> {
   const f = await scriptArm('query', [String(quick ? 10_000 : 100_000), String(quick ? 60 : 100)]);
   const ratio = (op: string) => round((f[`${op}_peer_p50`] as number) / (f[`${op}_ours_p50`] as number), 3);
+  const ops = ['by_key', 'filtered_page', 'two_hop', 'in_edges', 'mutation_batch'];
+  // Each arm's tail over its median, ours with a goal of its own (≤ 2) and PostGraphile's beside it.
+  const tails = Object.fromEntries(
+    ops.flatMap((op) =>
+      (['ours', 'peer'] as const).map((arm) => [
+        `${arm === 'ours' ? 'ours' : 'postgraphile'}_p95_over_p50_${op}`,
+        round((f[`${op}_${arm}_p95`] as number) / (f[`${op}_${arm}_p50`] as number), 3),
+      ]),
+    ),
+  );
   const levels = Object.keys(f).filter((k) => /^two_hop_cold_level\d+_store_calls$/.test(k));
   return {
     results: onceResults('query', [['query', f]]),
@@ -811,6 +821,7 @@ async function queryMatrix(quick: boolean): Promise<{ results: Result[]; ratios:
         (f.mutation_batch_statement_p50 as number) / (f.mutation_batch_ours_p50 as number),
         3,
       ),
+      ...tails,
       store_calls_two_hop_per_level: Math.max(...levels.map((k) => f[k] as number)),
       // Each level's store calls over the segments it touched (a run's segment list is one more call).
       store_calls_over_segments_two_hop: round(

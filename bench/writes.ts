@@ -10,7 +10,14 @@
  *                one durable commit), prepared, over one long-lived
  *                connection, same primary key and unique index; Debian's
  *                PostgreSQL started by the bench, fsync and
- *                synchronous_commit on.
+ *                synchronous_commit on;
+ *   floor        the durable objects the last local write put, put again
+ *                into a directory of their own with no engine around them:
+ *                the objects before the manifest side by side, then the
+ *                manifest, as the write orders them. What the store
+ *                protocol costs on this disk, the bound on a write that
+ *                keeps it (the best-effort hints and marks that follow the
+ *                answer are left out, as they are not waited for).
  *
  * The arms alternate write by write, after WARMUP writes each. Every write
  * is checked afterwards: the row count of each side.
@@ -24,6 +31,8 @@ import { serviceOnStore } from '../src/service/open-service.js';
 import { CountingStore } from '../src/store/counting-store.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { LatencyStore } from '../src/store/latency-store.js';
+import type { PutOptions } from '../src/store/object-store.js';
+import { StoreWrapper, type CallContext } from '../src/store/store-wrapper.js';
 import { startPostgres } from './postgres-peer.js';
 
 const SCHEMA = 'node Item { id: string @key\n email: string @unique\n v: int }';
@@ -49,8 +58,25 @@ const item = () => {
   return { id: `k${next}`, email: `k${next}@example.com`, v: next };
 };
 
-async function ours(dir: string, latencyMs: number): Promise<Side> {
-  const base = new FsStore(dir);
+/** The durable puts of the last write through it: their keys and sizes, for the floor to put again. */
+class DurablePuts extends StoreWrapper {
+  puts: { key: string; bytes: number }[] = [];
+
+  protected around<T>(_ctx: CallContext, call: () => Promise<T>): Promise<T> {
+    return call();
+  }
+
+  override putIfAbsent(key: string, body: Uint8Array, opts: PutOptions = {}): Promise<void> {
+    if (opts.durable !== false) this.puts.push({ key, bytes: body.length });
+    return super.putIfAbsent(key, body, opts);
+  }
+}
+
+async function ours(dir: string, latencyMs: number, log?: DurablePuts[]): Promise<Side> {
+  const fs = new FsStore(dir);
+  const recorded = latencyMs > 0 ? undefined : new DurablePuts(fs);
+  if (recorded !== undefined) log?.push(recorded);
+  const base = recorded ?? fs;
   const counting = new CountingStore(latencyMs > 0 ? new LatencyStore(base, latencyMs) : base);
   const service = await serviceOnStore(counting, { actor: 'bench', shard: 'bench' });
   const api: BranchgraphApi = embeddedApi(service, { transport: 'embedded' });
@@ -61,6 +87,7 @@ async function ours(dir: string, latencyMs: number): Promise<Side> {
     async write(rows) {
       const ops = Array.from({ length: rows }, () => ({ op: 'insert' as const, table: 'Item', values: item() }));
       counting.reset();
+      if (recorded !== undefined) recorded.puts = [];
       const t0 = performance.now();
       await api.write({ branch: 'main', ops });
       const ms = performance.now() - t0;
@@ -74,6 +101,33 @@ async function ours(dir: string, latencyMs: number): Promise<Side> {
       return written;
     },
     close: () => service.close(),
+  };
+}
+
+/**
+ * The last local write's durable puts made again under fresh names in the same folders (a folder's
+ * sync is part of a put): the head read as a stat of the next version, the objects before the
+ * manifest side by side, then the manifest.
+ */
+function floor(dir: string, of: DurablePuts): Side {
+  const store = new FsStore(dir);
+  let n = 0;
+  return {
+    name: 'floor',
+    async write() {
+      const puts = of.puts;
+      if (puts.length === 0) return { ms: 0 };
+      n++;
+      const put = (p: { key: string; bytes: number }) => store.putIfAbsent(`${p.key}.${n}`, new Uint8Array(p.bytes).fill(n));
+      const manifest = (p: { key: string }) => p.key.startsWith('manifests/');
+      const t0 = performance.now();
+      await store.head(`manifests/next.${n}`);
+      await Promise.all(puts.filter((p) => !manifest(p)).map(put));
+      await Promise.all(puts.filter(manifest).map(put));
+      return { ms: performance.now() - t0 };
+    },
+    count: async () => n,
+    close: async () => undefined,
   };
 }
 
@@ -112,7 +166,9 @@ async function main(): Promise<void> {
   await client.connect();
   const figures: Record<string, number> = {};
   try {
-    const sides = [await ours(path.join(root, 'local'), 0), await ours(path.join(root, 'l17'), 17), await postgres(client)];
+    const log: DurablePuts[] = [];
+    const sides = [await ours(path.join(root, 'local'), 0, log), await ours(path.join(root, 'l17'), 17), await postgres(client)];
+    sides.push(floor(path.join(root, 'floor'), log[0] as DurablePuts));
     for (const rows of [1, 100]) {
       const ms: Record<string, number[]> = {};
       const calls: Record<string, number[]> = {};
@@ -132,7 +188,12 @@ async function main(): Promise<void> {
       }
       for (const side of sides) {
         const xs = ms[side.name] as number[];
-        const p = side.name === 'postgres' ? `postgres_insert_${rows}` : `write_${rows}${side.name === 'local' ? '' : `_${side.name}`}`;
+        const p =
+          side.name === 'postgres'
+            ? `postgres_insert_${rows}`
+            : side.name === 'floor'
+              ? `floor_${rows}`
+              : `write_${rows}${side.name === 'local' ? '' : `_${side.name}`}`;
         figures[`${p}_p50_ms`] = r3(quantile(xs, 0.5));
         figures[`${p}_p95_ms`] = r3(quantile(xs, 0.95));
         figures[`${p}_p95_over_p50`] = r3(quantile(xs, 0.95) / quantile(xs, 0.5));
@@ -142,9 +203,11 @@ async function main(): Promise<void> {
           figures[`${p}_round_trips`] = quantile(t, 0.5);
         }
       }
-      figures[`write_${rows}_over_insert`] = r3(
-        (figures[`write_${rows}_p50_ms`] as number) / (figures[`postgres_insert_${rows}_p50_ms`] as number),
-      );
+      const p50 = (key: string) => figures[`${key}_p50_ms`] as number;
+      figures[`write_${rows}_over_insert`] = r3(p50(`write_${rows}`) / p50(`postgres_insert_${rows}`));
+      // The bound the store protocol sets on this disk, and what the engine adds to it.
+      figures[`floor_${rows}_over_insert`] = r3(p50(`floor_${rows}`) / p50(`postgres_insert_${rows}`));
+      figures[`write_${rows}_over_floor`] = r3(p50(`write_${rows}`) / p50(`floor_${rows}`));
     }
     for (const side of sides) await side.count();
     for (const side of sides) await side.close();
