@@ -24,15 +24,26 @@ const WRITER = 'writer-token-for-explorer';
 
 const text = (p: Page, selector: string): Promise<string> => p.$eval(selector, (e) => e.textContent ?? '');
 const idle = (p: Page): Promise<unknown> => p.waitForFunction(() => document.getElementById('view')?.getAttribute('aria-busy') === 'false');
+/**
+ * Does what takes the explorer to another route and waits until that route is drawn whole. A route
+ * changes with the hash, and the page draws it on the hash's change event, a turn later: the view
+ * is marked busy first, so the wait cannot end on the route drawn before it.
+ */
+async function navigate(p: Page, act: () => Promise<unknown>): Promise<void> {
+  await p.evaluate(() => document.getElementById('view')?.setAttribute('aria-busy', 'true'));
+  await act();
+  await idle(p);
+}
+
 /** Goes to a route of the explorer and waits until the view has been drawn whole. */
 async function visit(p: Page, hash: string): Promise<void> {
-  await p.evaluate((h) => {
-    document.getElementById('view')?.setAttribute('aria-busy', 'true');
-    // The same route again is read again, as a reader's reload would.
-    if (location.hash === h) window.dispatchEvent(new HashChangeEvent('hashchange'));
-    else location.hash = h;
-  }, hash);
-  await idle(p);
+  await navigate(p, () =>
+    p.evaluate((h) => {
+      // The same route again is read again, as a reader's reload would.
+      if (location.hash === h) window.dispatchEvent(new HashChangeEvent('hashchange'));
+      else location.hash = h;
+    }, hash),
+  );
 }
 
 describe('graph explorer', () => {
@@ -99,8 +110,7 @@ describe('graph explorer', () => {
 
       // Pick a ref: the tag the load made reads as it was, before any branch changed git.
       await page.waitForSelector('#ref option[value="tag:bookworm"]');
-      await page.select('#ref', 'tag:bookworm');
-      await idle(page);
+      await navigate(page, () => page.select('#ref', 'tag:bookworm'));
       await page.waitForFunction(() => document.getElementById('view-title')?.textContent === 'tag:bookworm');
       await visit(page, '#at=tag%3Abookworm&table=Package&key=git');
       expect(await text(page, '#properties tr[data-prop="summary"] td:nth-child(2)')).toBe(
@@ -110,16 +120,12 @@ describe('graph explorer', () => {
 
       // A table on main, filtered and ordered from the schema's types.
       await visit(page, '#at=main');
-      await page.click('#tables button[data-table="Package"]');
-      await idle(page);
+      await navigate(page, () => page.click('#tables button[data-table="Package"]'));
       await page.type('#filter-summary', 'editor');
       await page.type('#filter-installedKib-min', '1000');
-      await page.click('#apply-filters');
-      await idle(page);
-      await page.click('th[aria-sort] button, th button.sort[aria-label="sort by installedKib"]');
-      await idle(page);
-      await page.click('th button.sort[aria-label="sort by installedKib, descending"]');
-      await idle(page);
+      await navigate(page, () => page.click('#apply-filters'));
+      await navigate(page, () => page.click('th[aria-sort] button, th button.sort[aria-label="sort by installedKib"]'));
+      await navigate(page, () => page.click('th button.sort[aria-label="sort by installedKib, descending"]'));
       expect(await page.$eval('th[aria-sort="descending"]', (e) => e.textContent)).toContain('installedKib');
       const rows = await page.$$eval('#rows tbody tr', (list) =>
         list.map((r) => ({
@@ -266,8 +272,7 @@ describe('graph explorer', () => {
       );
       await shot('6-moved');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('reload');
-      await page.keyboard.press('Enter');
-      await idle(page);
+      await navigate(page, () => page.keyboard.press('Enter'));
       expect(await text(page, '#properties tr[data-prop="version"] td:nth-child(2)')).toBe('9.9');
 
       // On a protected branch an edit becomes a merge request instead.
