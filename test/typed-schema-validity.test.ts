@@ -90,6 +90,10 @@ describe('typed schemas are valid by construction', () => {
         }
         const typed = buildTypedSchema(graph);
         expect(validationErrors(typed.schema), text).toEqual([]);
+        // Assembled a type at a time (schema-assembly.ts), its types in the order graphql-js's own assembly gives.
+        const s = typed.schema;
+        const constructed = new GraphQLSchema({ query: s.getQueryType(), mutation: s.getMutationType(), directives: s.getDirectives() });
+        expect(Object.keys(s.getTypeMap()), text).toEqual(Object.keys(constructed.getTypeMap()));
       }),
       { numRuns: 300 },
     );

@@ -23,18 +23,11 @@ import {
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
-  GraphQLSchema,
   GraphQLString,
   specifiedDirectives,
   type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
-  type GraphQLNamedType,
-  type GraphQLType,
-  getNamedType,
-  isInputObjectType,
-  isInterfaceType,
-  isObjectType,
 } from 'graphql';
 import { keyProps, type Schema, type TableType } from '../model/schema.js';
 import { guarded, keyFromArgs, TYPED_DIRECTIVES, type ResolverCall, type TypedContext, type TypedSchema } from './typed-context.js';
@@ -67,6 +60,7 @@ import { searchField, searchTypes } from './typed-search.js';
 import { aggregateField } from './typed-aggregate.js';
 import { walkFields } from './typed-walks.js';
 import { nextTurn, Slice } from '../model/turns.js';
+import { assembleSchema } from './schema-assembly.js';
 
 function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {
   return {
@@ -140,9 +134,8 @@ export function buildTypedSchema(schema: Schema): TypedSchema {
 
 /**
  * The typed schema of a graph schema, built in slices (model/turns.ts) between turns of the event
- * loop: a schema of thousands of tables never holds a server's loop for the whole build. The last
- * step, graphql-js's schema assembly, is one call, made after the fields of every type were
- * resolved slice by slice.
+ * loop: a schema of thousands of tables never holds a server's loop for the whole build, its
+ * assembly included (schema-assembly.ts).
  */
 export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSchema> {
   const steps = typedSchemaSteps(schema);
@@ -150,7 +143,7 @@ export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSch
   for (;;) {
     const r = steps.next();
     if (r.done === true) {
-      // The assembly was a slice of its own: what the request does next starts another.
+      // What the request does next starts a slice of its own.
       await nextTurn();
       return r.value;
     }
@@ -212,40 +205,13 @@ export function* typedSchemaSteps(schema: Schema): Generator<Step, TypedSchema> 
     ...(Object.keys(mutation).length > 0 ? { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) } : {}),
   };
   yield 'turn';
-  yield* resolveReachable(Object.values(roots));
-  yield 'turn';
   // Valid by construction, not checked per build: graph names are identifiers that start with a
   // letter, typed-names.ts keeps every generated name apart from the others and from the built-in
   // ones, and enum values are escaped. graphql-js's validation of 1,500 tables held the loop up to
   // 100 ms in one call; test/typed-schema-validity.test.ts validates generated schemas instead.
-  ts.schema = new GraphQLSchema({ ...roots, directives: [...specifiedDirectives, ...TYPED_DIRECTIVES], assumeValid: true });
+  // Its constructor's walk over every type held it 55-90 ms: the schema is assembled a type a step.
+  ts.schema = yield* assembleSchema({ ...roots, directives: [...specifiedDirectives, ...TYPED_DIRECTIVES] });
   return ts;
-}
-
-/**
- * Resolve the fields of every type reachable from `roots`, one type a step. graphql-js resolves
- * a type's field thunk (and defines its fields and arguments) on first use, and assembling a
- * schema uses every type at once: 1,500 tables held the loop 100 ms there. Resolved here first,
- * the assembly only links types already built.
- */
-function* resolveReachable(roots: GraphQLNamedType[]): Generator<undefined> {
-  const seen = new Set<GraphQLNamedType>();
-  const queue = [...roots];
-  const visit = (t: GraphQLType): void => {
-    const named = getNamedType(t);
-    if (!seen.has(named)) queue.push(named);
-  };
-  for (let type = queue.pop(); type !== undefined; type = queue.pop()) {
-    if (seen.has(type)) continue;
-    seen.add(type);
-    if (isObjectType(type) || isInterfaceType(type))
-      for (const f of Object.values(type.getFields())) {
-        visit(f.type);
-        for (const a of f.args) visit(a.type);
-      }
-    else if (isInputObjectType(type)) for (const f of Object.values(type.getFields())) visit(f.type);
-    yield;
-  }
 }
 
 type Deps = {
