@@ -173,12 +173,16 @@ describe('entity history cost', () => {
   async function historyCalls(commits: number, folding = false): Promise<{ calls: number; versions: number; compacted: number }> {
     const store = new CountingStore(new MemoryStore());
     const graph = folding ? {} : { inlineCompaction: false as const };
-    const writer = embeddedApi(await serviceOnStore(store, { actor: 'w', shard: 'w', graph }), { transport: 'embedded' });
+    const service = await serviceOnStore(store, { actor: 'w', shard: 'w', graph });
+    const writer = embeddedApi(service, { transport: 'embedded' });
     await writer.applySchema({ branch: 'main', schema: SCHEMA });
     const touch = new Set([0, Math.floor(commits / 2), commits - 1]);
     for (let i = 0; i < commits; i++)
       await writer.write({ branch: 'main', ...put(touch.has(i) ? { id: 'a', n: i } : { id: `z${String(i).padStart(5, '0')}`, n: i }) });
     const read = async () => {
+      // What the writes left to land after their answers (hints above all) has landed: a cold
+      // reader finds what a writer leaves it, not what it is still writing.
+      await service.idle();
       const api = embeddedApi(await serviceOnStore(store, { actor: 'r', shard: 'r' }), { transport: 'embedded' });
       store.reset();
       const h = await api.entityHistory({ table: 'P', key: 'a' });
