@@ -12,7 +12,8 @@ async function withBranches(n: number, deleted = 0): Promise<{ store: CountingSt
     await g.createBranch(`d${i}`, { branch: 'main' });
     await g.deleteBranch(`d${i}`);
   }
-  // A fresh process: nothing cached.
+  // A fresh process, once the writer's best-effort writes have landed: nothing cached, nothing still arriving.
+  await g.idle();
   return { store, graph: await Graph.open(store) };
 }
 
