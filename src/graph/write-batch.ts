@@ -305,9 +305,8 @@ async function readBefore(view: (name: string) => TableView, typed: readonly Typ
       const t = view(name);
       const rows = new Map<string, Row>();
       // A load's 400,000 rows, copied in slices as well.
-      const turns = new Slice();
       for (const [k, r] of await lookupRows(t.version, ks, t.load)) {
-        if ((rows.size & 4095) === 0 && turns.due()) await turns.turn();
+        if ((rows.size & 4095) === 0 && slice.due()) await slice.turn();
         rows.set(k, r.props as Row);
       }
       before.set(name, rows);
