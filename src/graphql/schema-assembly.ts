@@ -76,9 +76,10 @@ export function* assembleSchema(roots: SchemaRoots): Generator<undefined, GraphQ
     typeMap[t.name] = t;
     if (isInterfaceType(t) || isObjectType(t))
       for (const i of t.getInterfaces()) {
-        implementations[i.name] ??= { objects: [], interfaces: [] };
-        if (isInterfaceType(t)) implementations[i.name]?.interfaces.push(t);
-        else implementations[i.name]?.objects.push(t);
+        const of = implementations[i.name] ?? { objects: [], interfaces: [] };
+        implementations[i.name] = of;
+        if (isInterfaceType(t)) of.interfaces.push(t);
+        else of.objects.push(t);
       }
   }
   const fields: SchemaFields = {
