@@ -2,15 +2,14 @@
  * How long one large but allowed request holds the event loop. A server
  * (memory store) answers, one at a time: a 15 MB write (15 rows of 1,000
  * properties of 1 KB), reading those rows back cold, applying a schema of
- * 1,503 tables, and the first typed GraphQL request after it (which builds
- * the typed schema), then loads of 150,000 NDJSON lines and 400,000 CSV rows
+ * 1,503 tables, the first typed GraphQL request after it (which builds
+ * the typed schema), applying the schema again with one more table, then loads of 150,000 NDJSON lines and 400,000 CSV rows
  * (each within the 16 MiB body limit). The figure per request is the event loop's largest
- * delay while it ran (perf_hooks, 5 ms resolution). Goal: ≤ 100 ms each.
+ * hold while it ran (a 1 ms timer's largest gap). Goal: ≤ 100 ms each.
  * The server runs as `serve` runs it, with NODE_ENV=production.
  *
  *   npx tsx bench/loop-stall.ts
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pino from 'pino';
 
 // The server runs as `serve` runs it, a production process: graphql-js, loaded with the modules
@@ -21,17 +20,30 @@ const { startServer } = await import('../src/http/server.js');
 const { loadConfig } = await import('../src/service/config.js');
 
 const GOAL_MS = 100;
-const delay = monitorEventLoopDelay({ resolution: 5 });
+const TICK_MS = 1;
 
+/**
+ * The event loop's longest hold while `run` ran: the largest gap between firings of a 1 ms timer,
+ * less the millisecond. A hold delays the next firing whatever phase it falls in. (perf_hooks'
+ * delay monitor missed holds here: a 160 ms schema apply read as 5 ms.)
+ */
 async function measure(name: string, run: () => Promise<unknown>): Promise<void> {
-  delay.reset();
-  delay.enable();
+  let last = performance.now();
+  let held = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    held = Math.max(held, now - last - TICK_MS);
+    last = now;
+  }, TICK_MS);
   const t0 = performance.now();
   await run();
-  delay.disable();
-  const held = Math.round(delay.max / 1e6);
+  const took = performance.now() - t0;
+  // One more firing: a hold that ends the request is measured when the timer next fires.
+  await new Promise((resolve) => setTimeout(resolve, 4 * TICK_MS));
+  clearInterval(tick);
+  const ms = Math.round(held);
   process.stdout.write(
-    `${held <= GOAL_MS ? 'met   ' : 'missed'}  ${name.padEnd(40)} took ${Math.round(performance.now() - t0)} ms, held the loop ${held} ms (goal ≤ ${GOAL_MS})\n`,
+    `${ms <= GOAL_MS ? 'met   ' : 'missed'}  ${name.padEnd(44)} took ${Math.round(took)} ms, held the loop ${ms} ms (goal ≤ ${GOAL_MS})\n`,
   );
 }
 
@@ -50,13 +62,21 @@ await measure('a 15 MB write (REST)', () =>
 s.graph.dropCaches();
 await measure('reading those rows back, cold (REST)', () => fetch(`${s.url}/tables/W/rows?limit=15`).then((r) => r.text()));
 const many = `${wide}\n${Array.from({ length: 1502 }, (_, i) => `node T${i} { id: string @key\n v: int? }`).join('\n')}`;
-await measure('applying a schema of 1,503 tables', () => api.applySchema({ branch: 'main', schema: many }));
+await measure('applying a schema of 1,503 tables (REST)', () =>
+  fetch(`${s.url}/branches/main/schema`, { method: 'POST', headers: json, body: JSON.stringify({ schema: many }) }).then((r) => r.text()),
+);
 const query = JSON.stringify({ query: '{ getT1(id: "x") { id } }' });
 await measure('the first typed request after it', () =>
   fetch(`${s.url}/branches/main/graphql`, { method: 'POST', headers: json, body: query }).then((r) => r.text()),
 );
 // Loads of one table near the body limit, as NDJSON and as CSV.
-await api.applySchema({ branch: 'main', schema: `${many}\nnode L { id: string @key\n name: string\n v: int }` });
+await measure('the same schema with one more table (REST)', () =>
+  fetch(`${s.url}/branches/main/schema`, {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ schema: `${many}\nnode L { id: string @key\n name: string\n v: int }` }),
+  }).then((r) => r.text()),
+);
 const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `l${i}`, name: `row number ${i}`, v: i }));
 const ndjson = rows(150_000)
   .map((values) => JSON.stringify({ op: 'insert', table: 'L', values }))
