@@ -8,7 +8,7 @@
  * manifests, so the head is found in two sequential round trips.
  */
 import { z } from 'zod';
-import { canonicalJson } from '../model/canonical.js';
+import { schemaTextOf } from '../model/schema.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import { BEST_EFFORT, type ObjectStore } from '../store/object-store.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
@@ -183,7 +183,7 @@ export class BranchRecords {
       head: refOf(head),
       schema,
       manifest: bytes !== undefined && bytes.length <= MAX_HINTED_MANIFEST_BYTES ? Buffer.from(bytes).toString('base64') : undefined,
-      schemaDoc: doc !== undefined && canonicalJson(doc).length <= MAX_HINTED_SCHEMA_BYTES ? doc : undefined,
+      schemaDoc: doc !== undefined && schemaTextOf(doc).length <= MAX_HINTED_SCHEMA_BYTES ? doc : undefined,
     };
     await this.store.putOverwrite(keys.branchHint(record.name), encodeJson(hint), BEST_EFFORT).catch(() => undefined);
   }

@@ -21,8 +21,7 @@
  * The plan given is never changed: folding builds a new plan.
  */
 import { BranchgraphError, isBranchgraphError, throwIfAborted } from '../model/errors.js';
-import { findType, schemaHashOf, type Schema } from '../model/schema.js';
-import { canonicalJson } from '../model/canonical.js';
+import { findType, schemaHashOf, schemaTextOf, type Schema } from '../model/schema.js';
 import { findInputProblem } from '../model/text.js';
 import { withChanges } from '../model/part-tree.js';
 import { abortableSleep } from '../store/abortable-sleep.js';
@@ -703,5 +702,5 @@ function changedTables(c: { prev: Manifest; plan: ChangePlan<unknown>; origin: M
 }
 
 function inlineSchema(schema: Schema): { schemaDoc?: Schema } {
-  return canonicalJson(schema).length <= MAX_INLINE_SCHEMA_BYTES ? { schemaDoc: schema } : {};
+  return schemaTextOf(schema).length <= MAX_INLINE_SCHEMA_BYTES ? { schemaDoc: schema } : {};
 }

@@ -5,12 +5,12 @@
  * whole-table checker (table-check.ts, which merges use too), and only then
  * are the rewrites written, as one new run each. A refusal changes nothing.
  */
-import { canonicalJson } from '../model/canonical.js';
 import { checkTable, type LiveRows } from './table-check.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { planSchemaChange, type SchemaMigration } from '../model/schema-change.js';
-import { parseSchema } from '../model/schema-parser.js';
-import { findType, type Schema, type TableType } from '../model/schema.js';
+import { parseSchemaInSlices } from '../model/schema-parser.js';
+import { nextTurn } from '../model/turns.js';
+import { findType, schemaHashInSlices, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { EMPTY_TABLE, type TableVersion } from '../table/table-version.js';
@@ -36,14 +36,17 @@ export interface SchemaApplyRequest {
 export async function planSchemaApply(request: SchemaApplyRequest): Promise<PlanResult<SchemaApplyResult>> {
   const { runs, head, schema: input, migration, signal } = request;
   // Types come from the request; the branch's stored queries stay as they are (stored-query.ts changes them).
-  const { queries: _given, ...types } = typeof input === 'string' ? parseSchema(input) : input;
+  // A schema near its size limit declares tens of thousands of tables: parse and hash go in slices.
+  const { queries: _given, ...types } = typeof input === 'string' ? await parseSchemaInSlices(input) : input;
   const next: Schema = head.schema.queries === undefined ? types : { ...types, queries: head.schema.queries };
   const plan = planSchemaChange(head.schema, next, migration);
+  await nextTurn();
   const result: SchemaApplyResult = {
     schema: next,
     tables: Object.fromEntries(Object.entries(plan.tables).map(([k, v]) => [k, v.action])),
   };
-  if (canonicalJson(next) === canonicalJson(head.schema)) return { unchanged: result };
+  // Hashes, not texts: the publication names the new schema by this hash, computed once.
+  if ((await schemaHashInSlices(next)) === (await schemaHashInSlices(head.schema))) return { unchanged: result };
 
   const tables: Record<string, TableVersion | null> = {};
   const scratch: RunRef[] = [];

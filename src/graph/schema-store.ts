@@ -4,10 +4,9 @@
  * hash is its checksum). Manifests name their schema by that hash, and
  * carry it inline when it is small (manifest-codec.ts).
  */
-import { canonicalJson } from '../model/canonical.js';
 import { BranchgraphError, isBranchgraphError } from '../model/errors.js';
 import type { PromiseCache } from '../model/promise-cache.js';
-import { SchemaIR, schemaHashOf, type Schema } from '../model/schema.js';
+import { SchemaIR, schemaHashOf, schemaTextOf, type Schema } from '../model/schema.js';
 import type { ObjectStore } from '../store/object-store.js';
 import { decodeJson } from '../store/stored-json.js';
 import { keys } from './keys.js';
@@ -41,7 +40,7 @@ export class SchemaStore {
   }
 
   async write(schema: Schema, signal?: AbortSignal): Promise<string> {
-    const text = canonicalJson(schema);
+    const text = schemaTextOf(schema);
     const hash = schemaHashOf(schema);
     try {
       await this.store.putIfAbsent(keys.schema(hash), new TextEncoder().encode(text), { signal });

@@ -59,7 +59,7 @@ import { mutationFields } from './typed-mutations.js';
 import { searchField, searchTypes } from './typed-search.js';
 import { aggregateField } from './typed-aggregate.js';
 import { walkFields } from './typed-walks.js';
-import { nextTurn, Slice } from '../model/turns.js';
+import { runSteps, runStepsInSlices, type Steps } from '../model/turns.js';
 import { assembleSchema } from './schema-assembly.js';
 
 function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {
@@ -125,11 +125,7 @@ function* tableTypes(
 
 /** The typed schema of a graph schema, built in one go (tests, small schemas). */
 export function buildTypedSchema(schema: Schema): TypedSchema {
-  const steps = typedSchemaSteps(schema);
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-  }
+  return runSteps(typedSchemaSteps(schema));
 }
 
 /**
@@ -137,26 +133,12 @@ export function buildTypedSchema(schema: Schema): TypedSchema {
  * loop: a schema of thousands of tables never holds a server's loop for the whole build, its
  * assembly included (schema-assembly.ts).
  */
-export async function buildTypedSchemaYielding(schema: Schema): Promise<TypedSchema> {
-  const steps = typedSchemaSteps(schema);
-  const slice = new Slice();
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) {
-      // What the request does next starts a slice of its own.
-      await nextTurn();
-      return r.value;
-    }
-    if (r.value === 'turn') await nextTurn();
-    else if (slice.due()) await slice.turn();
-  }
+export function buildTypedSchemaYielding(schema: Schema): Promise<TypedSchema> {
+  return runStepsInSlices(typedSchemaSteps(schema));
 }
 
-/** A step of the build: `turn` when the next step is one large call that should start a slice of its own. */
-type Step = undefined | 'turn';
-
 /** The build as steps: it yields after each table and each type whose fields it resolved, and returns the schema. */
-export function* typedSchemaSteps(schema: Schema): Generator<Step, TypedSchema> {
+export function* typedSchemaSteps(schema: Schema): Steps<TypedSchema> {
   const names = typedNames(schema);
   yield;
   const types = new Map(schema.types.map((t) => [t.name, t]));

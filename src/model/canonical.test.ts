@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { bytesHash, canonicalJson, contentHash } from './canonical.js';
 import { parseSchema } from './schema-parser.js';
 import { rowHash } from './values.js';
-import { schemaHashOf } from './schema.js';
+import { schemaHashInSlices, schemaHashOf, schemaTextOf, type Schema } from './schema.js';
 
 describe('canonical encoding', () => {
   it('sorts object keys, drops undefined, writes -0 as 0, and keeps arrays in order', () => {
@@ -31,5 +31,15 @@ describe('canonical encoding', () => {
   it('addresses a schema by a pinned hash of its canonical form', () => {
     const s = parseSchema('node Person { id: string @key\n name: string\n email: string? @unique }\nedge Knows: Person -> Person');
     expect(schemaHashOf(s)).toBe('f49330ce25b8e01dfb985c0a825fe6f5');
+  });
+
+  it("spells a schema's canonical form a type at a time, in one go or in slices, as canonicalJson does", async () => {
+    const text = Array.from({ length: 300 }, (_, i) => `node T${i} { id: string @key\n v: int? }`).join('\n');
+    const schemas = (): Schema[] => [parseSchema(text), { ...parseSchema(text), queries: [] }, { format: 1, types: [] }];
+    for (const s of schemas()) expect(schemaTextOf(s)).toBe(canonicalJson(s));
+    for (const s of schemas()) {
+      expect(await schemaHashInSlices(s)).toBe(contentHash(canonicalJson(s)));
+      expect(schemaHashOf(s)).toBe(contentHash(canonicalJson(s)));
+    }
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BranchgraphError } from './errors.js';
-import { formatSchema, parseSchema } from './schema-parser.js';
+import { formatSchema, parseSchema, parseSchemaInSlices } from './schema-parser.js';
 import type { Schema } from './schema.js';
 
 function issuesOf(text: string): { path: string; message: string }[] {
@@ -112,6 +112,32 @@ describe('schema language', () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('parses the same in slices as in one go, schemas and refusals alike', async () => {
+    const outcome = async (parse: () => Schema | Promise<Schema>): Promise<unknown> => {
+      try {
+        return { schema: await parse() };
+      } catch (e) {
+        return { error: e instanceof BranchgraphError ? { code: e.code, message: e.message, issues: e.issues } : String(e) };
+      }
+    };
+    // Past the tokens of one step, with a refusal far into the text: every step is run.
+    const big = Array.from({ length: 1200 }, (_, i) => `node T${i} { id: string @key\n v: int? @range(0, ${i}) }`).join('\n');
+    const texts = [
+      big,
+      `${big}\nedge E: T1 -> T1199 { w: float? }`,
+      `${big}\nnode T7 { id: string @key }`,
+      `${big}\nnode X { id: json @key }`,
+      `${big} }`,
+    ];
+    for (const text of texts) expect(await outcome(() => parseSchemaInSlices(text))).toEqual(await outcome(() => parseSchema(text)));
+    await fc.assert(
+      fc.asyncProperty(fc.string({ maxLength: 200 }), async (text) => {
+        expect(await outcome(() => parseSchemaInSlices(text))).toEqual(await outcome(() => parseSchema(text)));
+      }),
+      { numRuns: 200 },
     );
   });
 });

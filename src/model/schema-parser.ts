@@ -19,6 +19,7 @@
  * not node types, keys on optional properties...) run on the parsed IR.
  */
 import { ILL_FORMED_MESSAGE, isReservedName, isWellFormed } from './text.js';
+import { runSteps, runStepsInSlices, type Steps } from './turns.js';
 import { BranchgraphError, type ErrorIssue } from './errors.js';
 import {
   EDGE_FROM,
@@ -27,7 +28,7 @@ import {
   SCALAR_KINDS,
   VECTOR_METRICS,
   type VectorMetric,
-  SchemaIR,
+  TableTypeIR,
   type EdgeType,
   type NodeType,
   type PropDef,
@@ -58,7 +59,10 @@ class ParseError extends Error {
   }
 }
 
-function tokenize(text: string): Token[] {
+/** Tokens read between two steps of a tokenization. */
+const TOKENS_PER_STEP = 4096;
+
+function* tokenize(text: string): Steps<Token[]> {
   const out: Token[] = [];
   let i = 0;
   let line = 1;
@@ -73,6 +77,7 @@ function tokenize(text: string): Token[] {
     }
   };
   while (i < text.length) {
+    if (out.length % TOKENS_PER_STEP === TOKENS_PER_STEP - 1) yield;
     const ch = text[i] as string;
     if (ch === '\n' || ch === ' ' || ch === '\t' || ch === '\r') {
       advance(1);
@@ -158,10 +163,12 @@ class Parser {
     return Number(t.text);
   }
 
-  parse(): { types: TableType[]; positions: Map<string, Token> } {
+  /** The declarations, a step each. */
+  *parse(): Steps<{ types: TableType[]; positions: Map<string, Token> }> {
     const types: TableType[] = [];
     const positions = new Map<string, Token>();
     while (this.peek().kind !== 'eof') {
+      if (types.length > 0) yield;
       const start = this.pos;
       try {
         const t = this.peek();
@@ -345,8 +352,8 @@ class Parser {
   }
 }
 
-/** Semantic checks on a parsed schema; returns issues anchored at declarations. */
-function checkSemantics(types: TableType[], positions: Map<string, Token>): ErrorIssue[] {
+/** Semantic checks on a parsed schema, a step per type; returns issues anchored at declarations. */
+function* checkSemantics(types: TableType[], positions: Map<string, Token>): Steps<ErrorIssue[]> {
   const issues: ErrorIssue[] = [];
   const at = (name: string): string => {
     const t = positions.get(name);
@@ -355,6 +362,7 @@ function checkSemantics(types: TableType[], positions: Map<string, Token>): Erro
   const seen = new Set<string>();
   const nodes = new Set(types.filter((t) => t.kind === 'node').map((t) => t.name));
   for (const t of types) {
+    yield;
     const where = at(t.name);
     if (!IDENT_RE.test(t.name)) issues.push({ path: where, message: `type name ${t.name} must start with a letter` });
     else if (isReservedName(t.name)) issues.push({ path: where, message: `type name ${t.name} is reserved` });
@@ -412,6 +420,19 @@ function searchIssues(t: TableType, p: PropDef): string[] {
 
 /** Parse schema text; throws `schema_invalid` with every issue found. */
 export function parseSchema(text: string): Schema {
+  return runSteps(parseSteps(text));
+}
+
+/**
+ * The same, in slices between turns of the event loop: a schema near MAX_SCHEMA_BYTES declares
+ * tens of thousands of tables, and a server parses it while it serves other requests.
+ */
+export function parseSchemaInSlices(text: string): Promise<Schema> {
+  return runStepsInSlices(parseSteps(text));
+}
+
+/** The parse as steps: tokens a few thousand at a time, then a step per declaration, per check, per type validated. */
+function* parseSteps(text: string): Steps<Schema> {
   if (!isWellFormed(text))
     throw new BranchgraphError('invalid_input', `schema text ${ILL_FORMED_MESSAGE}`, {
       issues: [{ path: 'schema', message: ILL_FORMED_MESSAGE }],
@@ -422,10 +443,10 @@ export function parseSchema(text: string): Schema {
   let issues: ErrorIssue[];
   let types: TableType[] = [];
   try {
-    const parser = new Parser(tokenize(text));
-    const parsed = parser.parse();
+    const parser = new Parser(yield* tokenize(text));
+    const parsed = yield* parser.parse();
     types = parsed.types;
-    issues = [...parser.issues, ...(parser.issues.length === 0 ? checkSemantics(types, parsed.positions) : [])];
+    issues = [...parser.issues, ...(parser.issues.length === 0 ? yield* checkSemantics(types, parsed.positions) : [])];
   } catch (e) {
     if (!(e instanceof ParseError)) throw e;
     issues = [{ path: `${e.line}:${e.col}`, message: e.message }];
@@ -434,7 +455,13 @@ export function parseSchema(text: string): Schema {
     const first = issues[0] as ErrorIssue;
     throw new BranchgraphError('schema_invalid', `schema error at ${first.path}: ${first.message}`, { issues });
   }
-  return SchemaIR.parse({ format: 1, types: [...types].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) });
+  // Validated a type at a time: the schema IR is its format and its types, sorted by name (SchemaIR).
+  const valid: TableType[] = [];
+  for (const t of [...types].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    valid.push(TableTypeIR.parse(t));
+    yield;
+  }
+  return { format: 1, types: valid };
 }
 
 /** Render a schema back to text; `parseSchema(formatSchema(s))` equals `s`. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { canonicalJson, contentHash } from './canonical.js';
+import { runSteps, runStepsInSlices, type Steps } from './turns.js';
 import { EDGE_FROM, EDGE_TO } from './key-props.js';
 
 export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;
@@ -126,18 +127,53 @@ export function tableNames(schema: Schema): string[] {
   return schema.types.map((t) => t.name);
 }
 
-/** The content address of a schema. */
-/** Schemas and their types are never changed once built, so their canonical text is computed once per object. */
+/**
+ * Schemas and their types are never changed once built, so their canonical text and hash are
+ * computed once per object: every commit weighs its schema (is it small enough to ride in the
+ * manifest, in the branch hint?), and a schema may declare tens of thousands of tables.
+ */
+const schemaTexts = new WeakMap<Schema, string>();
 const schemaHashes = new WeakMap<Schema, string>();
 const typeTexts = new WeakMap<TableType, string>();
 
+/** A schema's canonical JSON (`canonicalJson(schema)`). */
+export function schemaTextOf(schema: Schema): string {
+  return schemaTexts.get(schema) ?? runSteps(schemaTextSteps(schema));
+}
+
+/** The content address of a schema. */
 export function schemaHashOf(schema: Schema): string {
   let hash = schemaHashes.get(schema);
   if (hash === undefined) {
-    hash = contentHash(canonicalJson(schema));
+    hash = contentHash(schemaTextOf(schema));
     schemaHashes.set(schema, hash);
   }
   return hash;
+}
+
+/** The same, its text spelled a type at a time between turns of the loop. */
+export async function schemaHashInSlices(schema: Schema): Promise<string> {
+  if (!schemaTexts.has(schema)) await runStepsInSlices(schemaTextSteps(schema));
+  return schemaHashOf(schema);
+}
+
+/**
+ * `canonicalJson(schema)`, spelled from each type's canonical text (typeText, a step each): the
+ * schema's keys sort `types` last, so its text is the rest's with the types' array at the end.
+ */
+function* schemaTextSteps(schema: Schema): Steps<string> {
+  const { types, ...rest } = schema;
+  const texts: string[] = [];
+  for (const t of types) {
+    texts.push(typeText(t));
+    yield;
+  }
+  const head = canonicalJson({ ...rest, types: [] });
+  const end = '"types":[]}';
+  if (!head.endsWith(end)) throw new Error(`a schema's canonical text ends with its types: ${head.slice(-40)}`);
+  const text = `${head.slice(0, -end.length)}"types":[${texts.join(',')}]}`;
+  schemaTexts.set(schema, text);
+  return text;
 }
 
 /** A type's canonical JSON: equal texts, equal definitions. */

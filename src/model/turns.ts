@@ -36,5 +36,36 @@ export class Slice {
   }
 }
 
+/**
+ * Work cut into steps: a generator that yields after each unit of work (`'turn'` when the next unit
+ * is one large call that should start a slice of its own) and returns its result. One
+ * implementation serves both callers: `runSteps` for a caller that must have the answer at once,
+ * `runStepsInSlices` for one that serves other requests meanwhile.
+ */
+export type Steps<T> = Generator<undefined | 'turn', T>;
+
+/** The result of `steps`, run in one go. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+/** The result of `steps`, run in slices with turns of the loop between them. */
+export async function runStepsInSlices<T>(steps: Steps<T>): Promise<T> {
+  const slice = new Slice();
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) {
+      // What the caller does next starts a slice of its own.
+      await nextTurn();
+      return r.value;
+    }
+    if (r.value === 'turn') await slice.turn();
+    else if (slice.due()) await slice.turn();
+  }
+}
+
 /** Bytes of text or data above which one pass over them (parse, encode, inflate) is worth a turn of its own. */
 export const LARGE_BYTES = 1024 * 1024;
