@@ -58,6 +58,9 @@ interface SchemaFields {
   _implementationsMap: Record<string, Implementations>;
 }
 
+/** Types entered in the type map per step: a schema near its size limit has some 200,000. */
+const TYPES_PER_STEP = 4096;
+
 /** The schema of `roots`, as `new GraphQLSchema({ ...roots, assumeValid: true })` makes it, a type a step. */
 export function* assembleSchema(roots: SchemaRoots): Generator<undefined, GraphQLSchema> {
   const types = new Set<GraphQLNamedType>();
@@ -70,7 +73,9 @@ export function* assembleSchema(roots: SchemaRoots): Generator<undefined, GraphQ
   for (const t of starts) yield* collect(t, types);
   const typeMap: Record<string, GraphQLNamedType> = Object.create(null);
   const implementations: Record<string, Implementations> = Object.create(null);
+  let mapped = 0;
   for (const t of types) {
+    if (++mapped % TYPES_PER_STEP === 0) yield;
     if (typeMap[t.name] !== undefined)
       throw new Error(`Schema must contain uniquely named types but contains multiple types named "${t.name}".`);
     typeMap[t.name] = t;

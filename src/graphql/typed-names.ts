@@ -35,6 +35,7 @@
  */
 import { keyProps } from '../model/key-props.js';
 import type { EdgeType, Schema, TableType } from '../model/schema.js';
+import { runSteps, type Steps } from '../model/turns.js';
 
 /** Names every generated schema defines itself, which no table's family may take. */
 export const BUILT_IN_NAMES = [
@@ -201,6 +202,11 @@ export function enumValueName(value: string): string {
 
 /** Every table's names under the rules above, by table name. */
 export function typedNames(schema: Schema): Map<string, TableNames> {
+  return runSteps(typedNameSteps(schema));
+}
+
+/** The same as steps, two a table (model/turns.ts): a schema may declare tens of thousands of tables. */
+export function* typedNameSteps(schema: Schema): Steps<Map<string, TableNames>> {
   const taken = new Set<string>(BUILT_IN_NAMES);
   const bases = new Map<string, string>();
   for (const t of [...schema.types].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
@@ -208,6 +214,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
     while (family(base, t).some((n) => taken.has(n))) base = `${base}_`;
     for (const n of family(base, t)) taken.add(n);
     bases.set(t.name, base);
+    yield;
   }
   // Each node's edge tables, in schema order, found once: a node looking through every table for
   // its edges made 1,500 tables cost 2.3 million comparisons.
@@ -222,6 +229,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
   }
   const out = new Map<string, TableNames>();
   for (const t of schema.types) {
+    yield;
     const T = bases.get(t.name) as string;
     // Edge properties never take `from` or `to` (the schema language keeps them for the endpoints).
     const fieldsTaken = new Set<string>(t.props.map((p) => p.name));

@@ -31,7 +31,7 @@ import {
 } from 'graphql';
 import { keyProps, type Schema, type TableType } from '../model/schema.js';
 import { guarded, keyFromArgs, TYPED_DIRECTIVES, type ResolverCall, type TypedContext, type TypedSchema } from './typed-context.js';
-import { typedNames, type TableNames } from './typed-names.js';
+import { typedNameSteps, type TableNames } from './typed-names.js';
 import {
   builtInFilters,
   enumType,
@@ -139,8 +139,7 @@ export function buildTypedSchemaYielding(schema: Schema): Promise<TypedSchema> {
 
 /** The build as steps: it yields after each table and each type whose fields it resolved, and returns the schema. */
 export function* typedSchemaSteps(schema: Schema): Steps<TypedSchema> {
-  const names = typedNames(schema);
-  yield;
+  const names = yield* typedNameSteps(schema);
   const types = new Map(schema.types.map((t) => [t.name, t]));
   const fieldMaps = new Map<string, ReturnType<typeof fieldMapOf>>();
   const rowFields = new Map<string, ReturnType<typeof rowFieldNames>>();
