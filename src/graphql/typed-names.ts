@@ -35,7 +35,7 @@
  */
 import { keyProps } from '../model/key-props.js';
 import type { EdgeType, Schema, TableType } from '../model/schema.js';
-import { runSteps, type Steps } from '../model/turns.js';
+import { runSteps, type Steps } from '../model/steps.js';
 
 /** Names every generated schema defines itself, which no table's family may take. */
 export const BUILT_IN_NAMES = [
@@ -205,7 +205,7 @@ export function typedNames(schema: Schema): Map<string, TableNames> {
   return runSteps(typedNameSteps(schema));
 }
 
-/** The same as steps, two a table (model/turns.ts): a schema may declare tens of thousands of tables. */
+/** The same as steps, two a table (model/steps.ts): a schema may declare tens of thousands of tables. */
 export function* typedNameSteps(schema: Schema): Steps<Map<string, TableNames>> {
   const taken = new Set<string>(BUILT_IN_NAMES);
   const bases = new Map<string, string>();

@@ -59,7 +59,8 @@ import { mutationFields } from './typed-mutations.js';
 import { searchField, searchTypes } from './typed-search.js';
 import { aggregateField } from './typed-aggregate.js';
 import { walkFields } from './typed-walks.js';
-import { runSteps, runStepsInSlices, type Steps } from '../model/turns.js';
+import { runSteps, type Steps } from '../model/steps.js';
+import { runStepsInSlices } from '../model/turns.js';
 import { assembleSchema } from './schema-assembly.js';
 
 function pageArgsConfig(wheres: Map<string, GraphQLInputObjectType>, orders: Map<string, GraphQLInputObjectType>, table: string) {

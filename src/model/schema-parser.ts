@@ -19,7 +19,8 @@
  * not node types, keys on optional properties...) run on the parsed IR.
  */
 import { ILL_FORMED_MESSAGE, isReservedName, isWellFormed } from './text.js';
-import { runSteps, runStepsInSlices, type Steps } from './turns.js';
+import { runSteps, type Steps } from './steps.js';
+import { runStepsInSlices } from './turns.js';
 import { BranchgraphError, type ErrorIssue } from './errors.js';
 import {
   EDGE_FROM,

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { canonicalJson, contentHash } from './canonical.js';
-import { runSteps, runStepsInSlices, type Steps } from './turns.js';
+import { runSteps, type Steps } from './steps.js';
+import { runStepsInSlices } from './turns.js';
 import { EDGE_FROM, EDGE_TO } from './key-props.js';
 
 export const SCALAR_KINDS = ['string', 'int', 'float', 'bool', 'date', 'datetime', 'json'] as const;

@@ -7,6 +7,7 @@
  * just promise jobs). Small inputs never pay for this: a slice only ends
  * once it has run for SLICE_MS.
  */
+import type { Steps } from './steps.js';
 
 /** How long one slice of work may hold the loop before it gives a turn. */
 export const SLICE_MS = 15;
@@ -36,23 +37,7 @@ export class Slice {
   }
 }
 
-/**
- * Work cut into steps: a generator that yields after each unit of work (`'turn'` when the next unit
- * is one large call that should start a slice of its own) and returns its result. One
- * implementation serves both callers: `runSteps` for a caller that must have the answer at once,
- * `runStepsInSlices` for one that serves other requests meanwhile.
- */
-export type Steps<T> = Generator<undefined | 'turn', T>;
-
-/** The result of `steps`, run in one go. */
-export function runSteps<T>(steps: Steps<T>): T {
-  for (;;) {
-    const r = steps.next();
-    if (r.done === true) return r.value;
-  }
-}
-
-/** The result of `steps`, run in slices with turns of the loop between them. */
+/** The result of `steps` (model/steps.ts), run in slices with turns of the loop between them. */
 export async function runStepsInSlices<T>(steps: Steps<T>): Promise<T> {
   const slice = new Slice();
   for (;;) {

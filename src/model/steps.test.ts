@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runSteps, runStepsInSlices, type Steps } from './turns.js';
+import { runSteps, type Steps } from './steps.js';
+import { runStepsInSlices } from './turns.js';
 
 /** Steps that note, at each unit, whether a callback queued before the run has run yet. */
 function* noting(seen: boolean[], ran: () => boolean): Steps<number> {
