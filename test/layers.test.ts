@@ -68,10 +68,11 @@ const PACKAGES: Record<string, string[]> = {
   gqt: [...CORE, 'pino'],
   cli: [...CORE, 'commander', 'pino', '@modelcontextprotocol/sdk'],
   'index.ts': CORE,
-  // The peers' clients: PostgreSQL's (pg), SQLite's (better-sqlite3, for FTS5), MCP's for what a tool call costs; Chromium's for the explorer's paint; the bundler, to run our load arm as the package runs.
+  // The peers' clients: PostgreSQL's (pg), SQLite's (better-sqlite3, for FTS5), MCP's for what a tool call costs; Chromium's for the explorer's paint; the bundler, to run our load arm as the package runs; graphql, for the introspection query client tools send.
   bench: [
     ...CORE,
     'pino',
+    'graphql',
     'apache-arrow',
     '@duckdb/node-api',
     'pg',

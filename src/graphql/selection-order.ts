@@ -9,6 +9,7 @@
  * after the others. It changes no value.
  */
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { IN_ORDER } from './sliced-introspection.js';
 
 type Fragments = Map<string, FragmentDefinitionNode>;
 
@@ -83,6 +84,7 @@ export function selectionOrder() {
         onExecuteDone({ result, setResult }: { result: unknown; setResult: (r: unknown) => void }) {
           const r = result as { data?: unknown } | AsyncIterable<unknown>;
           if (r === null || typeof r !== 'object' || Symbol.asyncIterator in r || r.data === undefined || r.data === null) return;
+          if (IN_ORDER in r) return;
           setResult({ ...r, data: inSelectionOrder(r.data, args.document, args.operationName) });
         },
       };

@@ -8,6 +8,7 @@
  * the event loop per answer. The compress middleware also needs the length
  * to leave a small answer alone.
  */
+import { LARGE_BYTES } from '../model/turns.js';
 
 /** `init`'s headers with `content-length` set for a text or byte body; any other body is left to the adapter. */
 function withLength(body: unknown, init: ResponseInit | undefined): ResponseInit | undefined {
@@ -18,9 +19,14 @@ function withLength(body: unknown, init: ResponseInit | undefined): ResponseInit
   return { ...init, headers };
 }
 
-/** A response to `body`, sized when `body` is whole. */
+/**
+ * A response to `body`, sized when `body` is whole. Large text is encoded here, once: sizing it and
+ * then writing it (or compressing it) each read all of it again, in one piece each (a 20 MB answer:
+ * 48 ms to size, 35 ms to encode for compression, besides).
+ */
 export function sizedResponse(body: BodyInit | null, init?: ResponseInit): Response {
-  return new Response(body, withLength(body, init));
+  const whole = typeof body === 'string' && body.length > LARGE_BYTES ? Buffer.from(body) : body;
+  return new Response(whole, withLength(whole, init));
 }
 
 /** The same, as the `Response` constructor a library takes in its fetch API (GraphQL Yoga's). */

@@ -20,6 +20,7 @@ import { closedSetErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from
 import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.js';
 import { TypedReads } from '../graphql/typed-reads.js';
 import { COMPILE_AFTER, jitExecution } from '../graphql/jit-execution.js';
+import { slicedIntrospection } from '../graphql/sliced-introspection.js';
 import { TypedMutations } from '../graphql/typed-mutations.js';
 import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cache.js';
 import type { Role } from '../service/auth.js';
@@ -109,6 +110,8 @@ export function typedGraphqlEndpoint(opts: {
       closedSetErrorCodes((code) => service.metrics.recordGraphqlError(code)) as Plugin,
       servedSchema(),
       jitExecution(compileAfter),
+      // After compiled execution: an introspection-only operation is answered in slices either way.
+      slicedIntrospection(),
       readReport(),
       transport.plugin,
     ],

@@ -1,0 +1,218 @@
+/**
+ * Introspection answered in slices.
+ *
+ * A typed schema of thousands of tables has tens of thousands of types, and
+ * every client tool asks for all of them (GraphiQL on opening, code
+ * generators). graphql-js answers `__schema { types { ... } }` in one
+ * synchronous call: at 1,503 tables a 20 MB answer, and with its ordering
+ * and serialization the loop was held 860-1,040 ms.
+ *
+ * An operation that asks only introspection at its root (`__schema`,
+ * `__type`, `__typename`, as plain fields) is answered a batch of types at a
+ * time instead: graphql-js executes the same operation over a view of the
+ * schema whose type map holds one batch, each batch in a step of its own
+ * (model/turns.ts), and the batches' `types` lists are joined in the type
+ * map's order. The data is then serialized a batch at a time, and the
+ * answer carries that text (`stringify`, which GraphQL Yoga uses when a
+ * result has one). The answer is the one graphql-js gives over the whole
+ * schema (sliced-introspection.test.ts compares them); it is built in
+ * document order, so the selection-order plugin leaves it as it is. An
+ * operation of any other shape, or one whose execution reports an error,
+ * runs as before.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  execute,
+  getOperationAST,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { nextTurn, Slice } from '../model/turns.js';
+
+/**
+ * How much a batch describes: a type counts one, and one more per field, argument and enum value.
+ * graphql-js describes some 2,000 of these in 10-20 ms.
+ */
+export const BATCH_WEIGHT = 2000;
+/** Fields of one type described per turn: a root has thousands. */
+const FIELDS_PER_TURN = 200;
+
+/** Marks a result whose data is in selection order by construction (selection-order.ts leaves it). */
+export const IN_ORDER = Symbol('in selection order');
+
+/** Schemas of at most this many types are described in one go, as graphql-js does. */
+const SMALL_SCHEMA_TYPES = 1000;
+
+const INTROSPECTION_ROOTS = new Set(['__schema', '__type', '__typename']);
+
+/** Where an operation's type lists are in its answer: each `__schema` field's key and its `types` keys. */
+type TypeLists = { root: string; types: string[] }[];
+
+/**
+ * The type lists of an operation that asks only introspection, as plain fields at its root and in
+ * each `__schema` selection; undefined for any other operation (it runs as before).
+ */
+export function introspectionTypeLists(document: DocumentNode, operationName?: string | null): TypeLists | undefined {
+  const op = getOperationAST(document, operationName);
+  if (op === null || op === undefined || op.operation !== 'query') return undefined;
+  const out: TypeLists = [];
+  const plain = (s: { kind: Kind; directives?: readonly unknown[] }): s is FieldNode =>
+    s.kind === Kind.FIELD && (s.directives?.length ?? 0) === 0;
+  for (const s of op.selectionSet.selections) {
+    if (!plain(s) || !INTROSPECTION_ROOTS.has(s.name.value)) return undefined;
+    if (s.name.value !== '__schema') continue;
+    const types: string[] = [];
+    for (const f of s.selectionSet?.selections ?? []) {
+      if (!plain(f)) return undefined;
+      if (f.name.value === 'types') types.push(f.alias?.value ?? f.name.value);
+    }
+    out.push({ root: s.alias?.value ?? s.name.value, types });
+  }
+  return out;
+}
+
+/** `schema` as graphql-js sees it, with only `types` in its type map (any type is still found by name). */
+function viewWith(schema: GraphQLSchema, types: GraphQLNamedType[]): GraphQLSchema {
+  const map: Record<string, GraphQLNamedType> = Object.create(null);
+  for (const t of types) map[t.name] = t;
+  return Object.create(schema, {
+    getTypeMap: { value: () => map },
+    getType: { value: (name: string) => schema.getType(name) },
+  }) as GraphQLSchema;
+}
+
+type Data = Record<string, Record<string, unknown> | null>;
+
+/** What describing `type` costs, in BATCH_WEIGHT's units. */
+function weightOf(type: GraphQLNamedType): number {
+  if (isObjectType(type) || isInterfaceType(type)) return Object.values(type.getFields()).reduce((n, f) => n + 1 + f.args.length, 1);
+  if (isInputObjectType(type)) return 1 + Object.keys(type.getFields()).length;
+  if (isEnumType(type)) return 1 + type.getValues().length;
+  return 1;
+}
+
+/**
+ * `type` as introspection sees it, its fields after the first FIELDS_PER_TURN given as promises
+ * that settle a turn of the loop apart, FIELDS_PER_TURN a turn: graphql-js completes a list's items
+ * as they settle, so a root of thousands of fields is described over many turns. A deprecated
+ * field stays as it is, so that `fields(includeDeprecated: false)` still leaves it out.
+ */
+function fieldsInTurns(type: GraphQLNamedType): GraphQLNamedType {
+  if (!(isObjectType(type) || isInterfaceType(type))) return type;
+  const fields = Object.entries(type.getFields());
+  if (fields.length <= FIELDS_PER_TURN) return type;
+  let defined: Record<string, unknown> | undefined;
+  return Object.create(type, {
+    getFields: {
+      value: () => {
+        if (defined !== undefined) return defined;
+        defined = Object.create(null) as Record<string, unknown>;
+        let turn: Promise<void> = Promise.resolve();
+        for (const [i, [name, f]] of fields.entries()) {
+          if (i > 0 && i % FIELDS_PER_TURN === 0) turn = turn.then(nextTurn);
+          defined[name] = f.deprecationReason != null ? f : turn.then(() => f);
+        }
+        return defined;
+      },
+    },
+  }) as GraphQLNamedType;
+}
+
+/** `types` in order, cut into batches of about BATCH_WEIGHT each, weighed as they are asked for. */
+function* batchesOf(types: GraphQLNamedType[]): Generator<GraphQLNamedType[]> {
+  let batch: GraphQLNamedType[] = [];
+  let weight = 0;
+  for (const t of types) {
+    const w = weightOf(t);
+    if (batch.length > 0 && weight + w > BATCH_WEIGHT) {
+      yield batch;
+      batch = [];
+      weight = 0;
+    }
+    batch.push(fieldsInTurns(t));
+    weight += w;
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** The answer, a batch of types executed at a time, then serialized in slices; undefined when a batch reports an error. */
+async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionResult | undefined> {
+  const slice = new Slice();
+  const batches: Data[] = [];
+  for (const batch of batchesOf(Object.values(args.schema.getTypeMap()))) {
+    const r = await execute({ ...args, schema: viewWith(args.schema, batch) });
+    // Any error runs the operation as before, so that it is reported as graphql-js reports it.
+    if (r.errors !== undefined || r.data == null) return undefined;
+    batches.push(r.data as Data);
+    if (slice.due()) await slice.turn();
+  }
+  const data = batches[0] as Data;
+  // Each type list's text, and its joined list; in the data's own text a marker stands in for it.
+  const marker = `\u0000${randomUUID()}`;
+  const found: { holder: Record<string, unknown>; key: string; mark: string; text: string; joined: unknown[] }[] = [];
+  for (const { root, types } of lists) {
+    const holder = data[root];
+    if (holder == null) continue;
+    for (const key of types) {
+      const parts: string[] = [];
+      for (const b of batches) {
+        const list = (b[root] as Record<string, unknown[]>)[key] as unknown[];
+        if (list.length > 0) parts.push(JSON.stringify(list).slice(1, -1));
+        if (slice.due()) await slice.turn();
+      }
+      const joined = batches.flatMap((b) => (b[root] as Record<string, unknown[]>)[key] as unknown[]);
+      found.push({ holder, key, mark: `${marker}:${found.length}`, text: `[${parts.join(',')}]`, joined });
+    }
+  }
+  for (const l of found) l.holder[l.key] = l.mark;
+  let dataText = JSON.stringify(data);
+  for (const l of found) {
+    l.holder[l.key] = l.joined;
+    dataText = spliced(dataText, JSON.stringify(l.mark), l.text);
+  }
+  return withText(data, dataText, marker);
+}
+
+/** `text` with `text` of `mark`'s first place replaced by `by` (no replacement patterns, unlike String.replace). */
+function spliced(text: string, mark: string, by: string): string {
+  const at = text.indexOf(mark);
+  return `${text.slice(0, at)}${by}${text.slice(at + mark.length)}`;
+}
+
+/** The result of `data`, whose `stringify` writes the data as `dataText`, made in slices. */
+function withText(data: Data, dataText: string, marker: string): ExecutionResult {
+  const result: ExecutionResult & { [IN_ORDER]: true; stringify: (r: ExecutionResult) => string } = {
+    data,
+    [IN_ORDER]: true,
+    // Yoga serializes a result with its own `stringify`. Later plugins may add extensions; the data
+    // is written from the text made here only while it is still this data.
+    stringify: (r) => {
+      if (r.data !== data) return JSON.stringify(r);
+      const mark = `${marker}:data`;
+      return spliced(JSON.stringify({ ...r, data: mark }), JSON.stringify(mark), dataText);
+    },
+  };
+  return result;
+}
+
+/** The plugin: introspection-only operations over a schema of more than one batch of types are answered in slices. */
+export function slicedIntrospection(): Plugin {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      if (Object.keys(args.schema.getTypeMap()).length <= SMALL_SCHEMA_TYPES) return;
+      const lists = introspectionTypeLists(args.document, args.operationName);
+      if (lists === undefined) return;
+      setExecuteFn(async (a) => (await answer(a, lists)) ?? executeFn(a));
+    },
+  };
+}
