@@ -157,49 +157,59 @@ async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionR
     if (slice.due()) await slice.turn();
   }
   const data = batches[0] as Data;
-  // Each type list's text, and its joined list; in the data's own text a marker stands in for it.
+  // The data's UTF-8 in pieces: each type list encoded a batch at a time, and the rest of the data
+  // (its own text with a marker where each list goes) around them.
   const marker = `\u0000${randomUUID()}`;
-  const found: { holder: Record<string, unknown>; key: string; mark: string; text: string; joined: unknown[] }[] = [];
+  const found: { holder: Record<string, unknown>; key: string; mark: string; bytes: Uint8Array[]; joined: unknown[] }[] = [];
   for (const { root, types } of lists) {
     const holder = data[root];
     if (holder == null) continue;
     for (const key of types) {
-      const parts: string[] = [];
+      const bytes = [Buffer.from('[')];
       for (const b of batches) {
         const list = (b[root] as Record<string, unknown[]>)[key] as unknown[];
-        if (list.length > 0) parts.push(JSON.stringify(list).slice(1, -1));
+        if (list.length > 0) bytes.push(Buffer.from(`${bytes.length > 1 ? ',' : ''}${JSON.stringify(list).slice(1, -1)}`));
         if (slice.due()) await slice.turn();
       }
+      bytes.push(Buffer.from(']'));
       const joined = batches.flatMap((b) => (b[root] as Record<string, unknown[]>)[key] as unknown[]);
-      found.push({ holder, key, mark: `${marker}:${found.length}`, text: `[${parts.join(',')}]`, joined });
+      found.push({ holder, key, mark: JSON.stringify(`${marker}:${found.length}`), bytes, joined });
     }
   }
-  for (const l of found) l.holder[l.key] = l.mark;
-  let dataText = JSON.stringify(data);
-  for (const l of found) {
-    l.holder[l.key] = l.joined;
-    dataText = spliced(dataText, JSON.stringify(l.mark), l.text);
+  for (const l of found) l.holder[l.key] = JSON.parse(l.mark);
+  const marked = JSON.stringify(data);
+  for (const l of found) l.holder[l.key] = l.joined;
+  return withBytes(data, around(marked, found), marker);
+}
+
+/** `text` as UTF-8 pieces, each of `places` (a mark in the text) replaced by its bytes. */
+function around(text: string, places: { mark: string; bytes: Uint8Array[] }[]): Uint8Array[] {
+  const at = places.map((p) => ({ ...p, at: text.indexOf(p.mark) })).sort((a, b) => a.at - b.at);
+  const out: Uint8Array[] = [];
+  let from = 0;
+  for (const p of at) {
+    out.push(Buffer.from(text.slice(from, p.at)), ...p.bytes);
+    from = p.at + p.mark.length;
   }
-  return withText(data, dataText, marker);
+  out.push(Buffer.from(text.slice(from)));
+  return out;
 }
 
-/** `text` with `text` of `mark`'s first place replaced by `by` (no replacement patterns, unlike String.replace). */
-function spliced(text: string, mark: string, by: string): string {
-  const at = text.indexOf(mark);
-  return `${text.slice(0, at)}${by}${text.slice(at + mark.length)}`;
-}
-
-/** The result of `data`, whose `stringify` writes the data as `dataText`, made in slices. */
-function withText(data: Data, dataText: string, marker: string): ExecutionResult {
+/**
+ * The result of `data`, whose `stringify` gives the answer's UTF-8 from the data's pieces, made in
+ * slices. Yoga serializes a result with its own `stringify` and hands what it gives to the
+ * `Response` as its body: bytes, so that 20 MB of text is not encoded there in one piece (where an
+ * answer is spliced into text, a Buffer reads as its UTF-8). Later plugins may add extensions; the
+ * data is written from these pieces only while it is still this data.
+ */
+function withBytes(data: Data, pieces: Uint8Array[], marker: string): ExecutionResult {
   const result: ExecutionResult & { [IN_ORDER]: true; stringify: (r: ExecutionResult) => string } = {
     data,
     [IN_ORDER]: true,
-    // Yoga serializes a result with its own `stringify`. Later plugins may add extensions; the data
-    // is written from the text made here only while it is still this data.
     stringify: (r) => {
       if (r.data !== data) return JSON.stringify(r);
-      const mark = `${marker}:data`;
-      return spliced(JSON.stringify({ ...r, data: mark }), JSON.stringify(mark), dataText);
+      const mark = JSON.stringify(`${marker}:data`);
+      return Buffer.concat(around(JSON.stringify({ ...r, data: JSON.parse(mark) }), [{ mark, bytes: pieces }])) as unknown as string;
     },
   };
   return result;
