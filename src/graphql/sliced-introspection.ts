@@ -24,8 +24,6 @@ import { randomUUID } from 'node:crypto';
 import {
   execute,
   getOperationAST,
-  isEnumType,
-  isInputObjectType,
   isInterfaceType,
   isObjectType,
   Kind,
@@ -34,16 +32,11 @@ import {
   type ExecutionResult,
   type FieldNode,
   type GraphQLNamedType,
-  type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { nextTurn, Slice } from '../model/turns.js';
+import { typeBatches, viewWith } from './type-batches.js';
 
-/**
- * How much a batch describes: a type counts one, and one more per field, argument and enum value.
- * graphql-js describes some 2,000 of these in 10-20 ms.
- */
-export const BATCH_WEIGHT = 2000;
 /** Fields of one type described per turn: a root has thousands. */
 const FIELDS_PER_TURN = 200;
 
@@ -81,25 +74,7 @@ export function introspectionTypeLists(document: DocumentNode, operationName?: s
   return out;
 }
 
-/** `schema` as graphql-js sees it, with only `types` in its type map (any type is still found by name). */
-function viewWith(schema: GraphQLSchema, types: GraphQLNamedType[]): GraphQLSchema {
-  const map: Record<string, GraphQLNamedType> = Object.create(null);
-  for (const t of types) map[t.name] = t;
-  return Object.create(schema, {
-    getTypeMap: { value: () => map },
-    getType: { value: (name: string) => schema.getType(name) },
-  }) as GraphQLSchema;
-}
-
 type Data = Record<string, Record<string, unknown> | null>;
-
-/** What describing `type` costs, in BATCH_WEIGHT's units. */
-function weightOf(type: GraphQLNamedType): number {
-  if (isObjectType(type) || isInterfaceType(type)) return Object.values(type.getFields()).reduce((n, f) => n + 1 + f.args.length, 1);
-  if (isInputObjectType(type)) return 1 + Object.keys(type.getFields()).length;
-  if (isEnumType(type)) return 1 + type.getValues().length;
-  return 1;
-}
 
 /**
  * `type` as introspection sees it, its fields after the first FIELDS_PER_TURN given as promises
@@ -128,29 +103,12 @@ function fieldsInTurns(type: GraphQLNamedType): GraphQLNamedType {
   }) as GraphQLNamedType;
 }
 
-/** `types` in order, cut into batches of about BATCH_WEIGHT each, weighed as they are asked for. */
-function* batchesOf(types: GraphQLNamedType[]): Generator<GraphQLNamedType[]> {
-  let batch: GraphQLNamedType[] = [];
-  let weight = 0;
-  for (const t of types) {
-    const w = weightOf(t);
-    if (batch.length > 0 && weight + w > BATCH_WEIGHT) {
-      yield batch;
-      batch = [];
-      weight = 0;
-    }
-    batch.push(fieldsInTurns(t));
-    weight += w;
-  }
-  if (batch.length > 0) yield batch;
-}
-
 /** The answer, a batch of types executed at a time, then serialized in slices; undefined when a batch reports an error. */
 async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionResult | undefined> {
   const slice = new Slice();
   const batches: Data[] = [];
-  for (const batch of batchesOf(Object.values(args.schema.getTypeMap()))) {
-    const r = await execute({ ...args, schema: viewWith(args.schema, batch) });
+  for (const batch of typeBatches(Object.values(args.schema.getTypeMap()))) {
+    const r = await execute({ ...args, schema: viewWith(args.schema, batch.map(fieldsInTurns)) });
     // Any error runs the operation as before, so that it is reported as graphql-js reports it.
     if (r.errors !== undefined || r.data == null) return undefined;
     batches.push(r.data as Data);

@@ -3,10 +3,10 @@
  * kept while in use. Bounded: a graph with many schema versions in its
  * history keeps only the most recently used ones.
  */
-import { printSchema } from 'graphql';
 import type { Schema } from '../model/schema.js';
 import type { TypedSchema } from './typed-context.js';
 import { buildTypedSchemaYielding } from './typed-schema.js';
+import { printSchemaInSlices } from './schema-print.js';
 
 export const TYPED_SCHEMA_CACHE_SIZE = 32;
 
@@ -14,7 +14,8 @@ export const TYPED_SCHEMA_CACHE_SIZE = 32;
 export interface ServedSchema {
   hash: string;
   typed: TypedSchema;
-  readonly sdl: string;
+  /** The SDL, printed (in slices) when first asked for. */
+  sdl(): Promise<string>;
   example: string;
 }
 
@@ -49,12 +50,12 @@ export class TypedSchemaCache {
 async function served(hash: string, schema: Schema): Promise<ServedSchema> {
   const typed = await buildTypedSchemaYielding(schema);
   // The SDL is printed when first asked for (`GET …/schema.graphql`), not by every first query.
-  let sdl: string | undefined;
+  let sdl: Promise<string> | undefined;
   return {
     hash,
     typed,
-    get sdl() {
-      sdl ??= printSchema(typed.schema);
+    sdl() {
+      sdl ??= printSchemaInSlices(typed.schema);
       return sdl;
     },
     example: exampleQuery(typed),

@@ -156,7 +156,7 @@ export { TypedSchemaCache };
 /** The SDL of a branch's typed API, for callers in this process (MCP's resources), read under the caller's request. */
 export function embeddedTypedSdl(service: BranchgraphService): (branch: string, ctx: RequestContext) => Promise<string> {
   const schemas = new TypedSchemaCache();
-  return async (branch, ctx) => (await servedFor({ schemas, service, branch, ctx })).served.sdl;
+  return async (branch, ctx) => (await servedFor({ schemas, service, branch, ctx })).served.sdl();
 }
 
 /**

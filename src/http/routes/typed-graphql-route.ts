@@ -38,7 +38,7 @@ export function typedGraphqlRoutes(app: Hono<Env>, opts: { service: BranchgraphS
     const branch = c.req.param('id');
     const { served } = await m.servedFor({ schemas, service: opts.service, branch, ctx: ctxOf(c) });
     const file = `${branch.replace(/[^A-Za-z0-9._-]/g, '_')}.graphql`;
-    return c.body(served.sdl, 200, {
+    return c.body(await served.sdl(), 200, {
       'content-type': 'text/plain; charset=utf-8',
       'content-disposition': `inline; filename="${file}"`,
       etag: `"${served.hash}"`,
