@@ -5,20 +5,20 @@
  * every client tool asks for all of them (GraphiQL on opening, code
  * generators). graphql-js answers `__schema { types { ... } }` in one
  * synchronous call: at 1,503 tables a 20 MB answer, and with its ordering
- * and serialization the loop was held 860-1,040 ms.
+ * and serialization the loop was held 1.1-1.3 s.
  *
  * An operation that asks only introspection at its root (`__schema`,
- * `__type`, `__typename`, as plain fields) is answered a batch of types at a
- * time instead: graphql-js executes the same operation over a view of the
- * schema whose type map holds one batch, each batch in a step of its own
- * (model/turns.ts), and the batches' `types` lists are joined in the type
- * map's order. The data is then serialized a batch at a time, and the
- * answer carries that text (`stringify`, which GraphQL Yoga uses when a
- * result has one). The answer is the one graphql-js gives over the whole
- * schema (sliced-introspection.test.ts compares them); it is built in
- * document order, so the selection-order plugin leaves it as it is. An
- * operation of any other shape, or one whose execution reports an error,
- * runs as before.
+ * `__type`, `__typename`, as plain fields) on a schema of more than
+ * SMALL_SCHEMA_TYPES types is answered a batch of types at a time instead:
+ * graphql-js executes the same operation over a view of the schema whose
+ * type map holds one batch (type-batches.ts), the fields of a large type
+ * (a root's thousands) settle a few hundred per turn of the loop, and the
+ * batches' `types` lists are joined in the type map's order. The answer is
+ * encoded a batch at a time and handed to Yoga as bytes. It is the answer
+ * graphql-js gives over the whole schema (sliced-introspection.test.ts
+ * compares them byte for byte), built in document order, so the
+ * selection-order plugin leaves it as it is. An operation of any other
+ * shape, or one whose execution reports an error, runs as before.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -173,7 +173,7 @@ function withBytes(data: Data, pieces: Uint8Array[], marker: string): ExecutionR
   return result;
 }
 
-/** The plugin: introspection-only operations over a schema of more than one batch of types are answered in slices. */
+/** The plugin: introspection-only operations on a schema of more than SMALL_SCHEMA_TYPES types are answered in slices. */
 export function slicedIntrospection(): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {

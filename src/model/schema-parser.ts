@@ -77,8 +77,12 @@ function* tokenize(text: string): Steps<Token[]> {
       i++;
     }
   };
+  let stepAt = TOKENS_PER_STEP;
   while (i < text.length) {
-    if (out.length % TOKENS_PER_STEP === TOKENS_PER_STEP - 1) yield;
+    if (out.length >= stepAt) {
+      stepAt += TOKENS_PER_STEP;
+      yield;
+    }
     const ch = text[i] as string;
     if (ch === '\n' || ch === ' ' || ch === '\t' || ch === '\r') {
       advance(1);

@@ -47,8 +47,7 @@ export async function runStepsInSlices<T>(steps: Steps<T>): Promise<T> {
       await nextTurn();
       return r.value;
     }
-    if (r.value === 'turn') await slice.turn();
-    else if (slice.due()) await slice.turn();
+    if (r.value === 'turn' || slice.due()) await slice.turn();
   }
 }
 
