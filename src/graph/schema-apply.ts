@@ -9,6 +9,7 @@ import { checkTable, type LiveRows } from './table-check.js';
 import { BranchgraphError, type ErrorIssue } from '../model/errors.js';
 import { planSchemaChange, type SchemaMigration } from '../model/schema-change.js';
 import { parseSchemaInSlices } from '../model/schema-parser.js';
+import { nextTurn } from '../model/turns.js';
 import { findType, schemaHashInSlices, type Schema, type TableType } from '../model/schema.js';
 import { checkRow, rowHash, type Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
@@ -39,6 +40,7 @@ export async function planSchemaApply(request: SchemaApplyRequest): Promise<Plan
   const { queries: _given, ...types } = typeof input === 'string' ? await parseSchemaInSlices(input) : input;
   const next: Schema = head.schema.queries === undefined ? types : { ...types, queries: head.schema.queries };
   const plan = planSchemaChange(head.schema, next, migration);
+  await nextTurn(); // the plan compares every table's text: a slice of its own
   const result: SchemaApplyResult = {
     schema: next,
     tables: Object.fromEntries(Object.entries(plan.tables).map(([k, v]) => [k, v.action])),
