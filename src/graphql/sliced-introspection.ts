@@ -32,6 +32,7 @@ import {
   type ExecutionResult,
   type FieldNode,
   type GraphQLNamedType,
+  type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { nextTurn, Slice } from '../model/turns.js';
@@ -173,13 +174,25 @@ function withBytes(data: Data, pieces: Uint8Array[], marker: string): ExecutionR
   return result;
 }
 
+const typeCounts = new WeakMap<GraphQLSchema, number>();
+
+/** How many types `schema` has, counted once per schema. */
+function typeCount(schema: GraphQLSchema): number {
+  let n = typeCounts.get(schema);
+  if (n === undefined) {
+    n = Object.keys(schema.getTypeMap()).length;
+    typeCounts.set(schema, n);
+  }
+  return n;
+}
+
 /** The plugin: introspection-only operations on a schema of more than SMALL_SCHEMA_TYPES types are answered in slices. */
 export function slicedIntrospection(): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      if (Object.keys(args.schema.getTypeMap()).length <= SMALL_SCHEMA_TYPES) return;
+      // The document first: most are not introspection, and counting a type map is not free.
       const lists = introspectionTypeLists(args.document, args.operationName);
-      if (lists === undefined) return;
+      if (lists === undefined || typeCount(args.schema) <= SMALL_SCHEMA_TYPES) return;
       setExecuteFn(async (a) => (await answer(a, lists)) ?? executeFn(a));
     },
   };
