@@ -20,6 +20,10 @@ async function manyTables(store: MemoryStore, partBytes?: number): Promise<Graph
   const g = await Graph.open(store, { partBytes });
   await g.applySchema('main', names.map((n) => `node ${n} { id: string @key\n v: int }`).join('\n'));
   for (const n of names) await mustWrite(g, 'main', [{ op: 'insert', table: n, values: { id: 'a', v: 1 } }]);
+  // Idle before a test tampers with the store: what the graph still writes after its last
+  // acknowledged write (a batch's later versions at their own keys, hints) would land after the
+  // tampering, and a test that deleted parts would read a version naming them.
+  await g.idle();
   return g;
 }
 
