@@ -21,6 +21,7 @@ import { EXPLAIN_DIRECTIVE, type TypedContext } from '../graphql/typed-context.j
 import { TypedReads } from '../graphql/typed-reads.js';
 import { COMPILE_AFTER, jitExecution } from '../graphql/jit-execution.js';
 import { slicedIntrospection } from '../graphql/sliced-introspection.js';
+import { knownTypeNamesOnError } from '../graphql/known-type-names.js';
 import { TypedMutations } from '../graphql/typed-mutations.js';
 import { TypedSchemaCache, type ServedSchema } from '../graphql/typed-schema-cache.js';
 import type { Role } from '../service/auth.js';
@@ -112,6 +113,8 @@ export function typedGraphqlEndpoint(opts: {
       jitExecution(compileAfter),
       // After compiled execution: an introspection-only operation is answered in slices either way.
       slicedIntrospection(),
+      // A generated schema has tens of thousands of types; graphql-js's rule listed them for every new document.
+      knownTypeNamesOnError(),
       readReport(),
       transport.plugin,
     ],
