@@ -9,9 +9,11 @@
  * after the others. It changes no value.
  */
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
-import { IN_ORDER } from './sliced-introspection.js';
 
 type Fragments = Map<string, FragmentDefinitionNode>;
+
+/** Marks a result whose data is in selection order by construction: the plugin leaves it as it is. */
+export const IN_ORDER = Symbol('in selection order');
 
 /** Each response key of `set` with the selection sets its value is read through (several when a key repeats). */
 function keysOf(set: SelectionSetNode, fragments: Fragments, seen = new Set<string>()): Map<string, SelectionSetNode[]> {

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { getIntrospectionQuery, parse } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { parseSchema } from '../model/schema-parser.js';
-import { selectionOrder } from './selection-order.js';
-import { IN_ORDER, introspectionTypeLists, slicedIntrospection } from './sliced-introspection.js';
+import { IN_ORDER, selectionOrder } from './selection-order.js';
+import { introspectionTypeLists, slicedIntrospection } from './sliced-introspection.js';
 import { buildTypedSchema } from './typed-schema.js';
 
 // Enough tables for more types than are described in one go, and roots of more fields than one turn's.

@@ -36,13 +36,11 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { nextTurn, Slice } from '../model/turns.js';
+import { IN_ORDER } from './selection-order.js';
 import { typeBatches, viewWith } from './type-batches.js';
 
 /** Fields of one type described per turn: a root has thousands. */
 const FIELDS_PER_TURN = 200;
-
-/** Marks a result whose data is in selection order by construction (selection-order.ts leaves it). */
-export const IN_ORDER = Symbol('in selection order');
 
 /** Schemas of at most this many types are described in one go, as graphql-js does. */
 const SMALL_SCHEMA_TYPES = 1000;
@@ -132,23 +130,25 @@ async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionR
       }
       bytes.push(Buffer.from(']'));
       const joined = batches.flatMap((b) => (b[root] as Record<string, unknown[]>)[key] as unknown[]);
-      found.push({ holder, key, mark: JSON.stringify(`${marker}:${found.length}`), bytes, joined });
+      found.push({ holder, key, mark: `${marker}:${found.length}`, bytes, joined });
     }
   }
-  for (const l of found) l.holder[l.key] = JSON.parse(l.mark);
+  for (const l of found) l.holder[l.key] = l.mark;
   const marked = JSON.stringify(data);
   for (const l of found) l.holder[l.key] = l.joined;
   return withBytes(data, around(marked, found), marker);
 }
 
-/** `text` as UTF-8 pieces, each of `places` (a mark in the text) replaced by its bytes. */
+/** `text` as UTF-8 pieces, each of `places` (a string value `mark` in the JSON text) replaced by its bytes. */
 function around(text: string, places: { mark: string; bytes: Uint8Array[] }[]): Uint8Array[] {
-  const at = places.map((p) => ({ ...p, at: text.indexOf(p.mark) })).sort((a, b) => a.at - b.at);
+  const at = places
+    .map((p) => ({ ...p, json: JSON.stringify(p.mark), at: text.indexOf(JSON.stringify(p.mark)) }))
+    .sort((a, b) => a.at - b.at);
   const out: Uint8Array[] = [];
   let from = 0;
   for (const p of at) {
     out.push(Buffer.from(text.slice(from, p.at)), ...p.bytes);
-    from = p.at + p.mark.length;
+    from = p.at + p.json.length;
   }
   out.push(Buffer.from(text.slice(from)));
   return out;
@@ -167,8 +167,8 @@ function withBytes(data: Data, pieces: Uint8Array[], marker: string): ExecutionR
     [IN_ORDER]: true,
     stringify: (r) => {
       if (r.data !== data) return JSON.stringify(r);
-      const mark = JSON.stringify(`${marker}:data`);
-      return Buffer.concat(around(JSON.stringify({ ...r, data: JSON.parse(mark) }), [{ mark, bytes: pieces }])) as unknown as string;
+      const mark = `${marker}:data`;
+      return Buffer.concat(around(JSON.stringify({ ...r, data: mark }), [{ mark, bytes: pieces }])) as unknown as string;
     },
   };
   return result;
