@@ -9,11 +9,11 @@
  *                file to the commit, so its peak RSS is the load's (with
  *                the process's own before it, reported beside). The
  *                process runs this file bundled as the package's command
- *                line is (esbuild, packages left to node_modules), with
- *                the Node flags the command line runs with (its 64 MiB
- *                young generation, which a load's peak carries too), not
- *                under the TypeScript loader the bench itself runs under,
- *                which held some 60 MiB that no user's process carries;
+ *                line is (esbuild, packages left to node_modules), under
+ *                plain Node as `branchgraph load` runs (the server's young
+ *                generation flag is the server's alone), not under the
+ *                TypeScript loader the bench itself runs under, which held
+ *                some 60 MiB that no user's process carries;
  *   PostgreSQL   `COPY … FROM` the same CSV file (server-side, one
  *                statement), and 1,000-row `INSERT … VALUES` statements,
  *                each its own durable commit, over one long-lived
@@ -37,7 +37,6 @@ import { build } from 'esbuild';
 import pg from 'pg';
 import { embeddedApi } from '../src/service/api.js';
 import { serviceOnStore } from '../src/service/open-service.js';
-import { NODE_FLAGS } from '../src/service/package-root.js';
 import { FsStore } from '../src/store/fs-store.js';
 import { startPostgres } from './postgres-peer.js';
 
@@ -98,7 +97,7 @@ async function ours(
   a: { root: string; n: number; bundle: string },
 ): Promise<{ ms: number; peakRssMiB: number; rssBeforeMiB: number; bytes: number }> {
   const dir = await mkdtemp(path.join(a.root, `bg-${format}-`));
-  const r = spawnSync(process.execPath, [...NODE_FLAGS, a.bundle, 'one', format, file, dir, String(a.n)], {
+  const r = spawnSync(process.execPath, [a.bundle, 'one', format, file, dir, String(a.n)], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,
   });

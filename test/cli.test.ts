@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PEOPLE_SCHEMA } from './support/fixtures.js';
-import { builtCli, cliCommand, NODE_FLAGS } from '../src/service/package-root.js';
+import { builtCli, cliCommand, SERVER_NODE_FLAGS } from '../src/service/package-root.js';
 
 const run = promisify(execFile);
 // Built by the suite's global setup: plain Node starts the CLI several times faster than tsx.
@@ -49,13 +49,28 @@ async function serve(args: string[]) {
 }
 
 describe('command line', () => {
-  it('runs with the same V8 flags from its #! line (source and built), npm start and a child process', async () => {
-    const line = `#!/usr/bin/env -S node ${NODE_FLAGS.join(' ')}`;
-    for (const file of ['src/cli/main.ts', main]) expect((await readFile(file, 'utf8')).split('\n')[0]).toBe(line);
-    const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { scripts: { start: string } };
-    expect(pkg.scripts.start).toContain(`node ${NODE_FLAGS.join(' ')} `);
-    expect(cliCommand().args.slice(0, NODE_FLAGS.length)).toEqual([...NODE_FLAGS]);
+  it("runs one-off commands on Node's defaults and servers with the server's V8 flags", async () => {
+    for (const file of ['src/cli/main.ts', main]) expect((await readFile(file, 'utf8')).split('\n')[0]).toBe('#!/usr/bin/env node');
+    const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { scripts: { start: string; demo: string } };
+    expect(pkg.scripts.start).toContain(`node ${SERVER_NODE_FLAGS.join(' ')} `);
+    expect(pkg.scripts.demo).toContain(`node ${SERVER_NODE_FLAGS.join(' ')} `);
+    expect(cliCommand().args.slice(0, SERVER_NODE_FLAGS.length)).toEqual([...SERVER_NODE_FLAGS]);
   });
+
+  it("serve started without the server's flags serves from a child process with them, which stops when its parent is killed", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'bg-relaunch-'));
+    const { child, url } = await serve(['--store', `file://${dir}/data`]);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const { stdout } = await run('ps', ['-o', 'args=', '--ppid', String(child.pid)]);
+    const server = stdout.split('\n').filter((l) => l.includes(' serve '));
+    expect(server).toHaveLength(1);
+    expect(server[0]?.split(' ').slice(1, 1 + SERVER_NODE_FLAGS.length)).toEqual([...SERVER_NODE_FLAGS]);
+    // The server shares the parent's standard error: it ends when both processes have exited.
+    const ended = new Promise((r) => child.stderr.once('end', r));
+    child.kill('SIGKILL');
+    await ended;
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  }, 60_000);
 
   it('the built executable exits with the code the command line chose', async () => {
     // The commands themselves are tested in-process (src/cli/run-cli.test.ts); this is the process edge.

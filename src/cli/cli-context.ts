@@ -19,6 +19,12 @@ export interface CliIo {
   stdoutStream: NodeJS.WritableStream;
   /** Whether standard error is a terminal: long operations then show a progress bar by default. */
   stderrIsTTY?: boolean;
+  /**
+   * For a command that serves: run it in a child process with the server's V8 flags and resolve
+   * with its exit code, or undefined to serve here (this process has them, or is not the
+   * command line's own: tests). See server-process.ts.
+   */
+  relaunchWithServerFlags?(): Promise<number> | undefined;
 }
 
 export type Globals = { store?: string; server?: string; token?: string; actor?: string; json?: boolean; shard?: string };

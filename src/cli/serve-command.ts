@@ -9,6 +9,7 @@ import pino from 'pino';
 import type { Config } from '../service/config.js';
 import { BranchgraphError } from '../model/errors.js';
 import type { CliIo } from './cli-context.js';
+import { stopWithParent } from './server-process.js';
 
 export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stderr'>, onListening?: (url: string) => void): Promise<void> {
   // A server is a production process unless told otherwise: graphql-js, loaded below, checks every
@@ -35,6 +36,8 @@ export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stder
   logger.info({ url: server.url, store: config.store, graphql: `${server.url}/graphql` }, 'branchgraph listening');
   io.stderr(`branchgraph listening on ${server.url} (store ${config.store}); GraphiQL at ${server.url}/graphql\n`);
   onListening?.(server.url);
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+  let onSignal: (signal: NodeJS.Signals) => void = () => undefined;
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (why: string): void => {
@@ -43,9 +46,11 @@ export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stder
       logger.info({ reason: why }, 'stopping: draining in-flight requests');
       void server.close().then(resolve);
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGHUP', () => stop('SIGHUP'));
+    // Each signal is heard every time (a terminal's ^C reaches both a server and the process that
+    // started it, which passes it on): a second must not end the drain the first began.
+    onSignal = (signal) => stop(signal);
+    for (const s of signals) process.on(s, onSignal);
+    stopWithParent(() => stop('the command that started the server exited'));
     if (process.env.npm_lifecycle_event !== undefined) {
       const parent = process.ppid;
       setInterval(() => {
@@ -53,4 +58,5 @@ export async function serveUntilSignalled(config: Config, io: Pick<CliIo, 'stder
       }, 500).unref();
     }
   });
+  for (const s of signals) process.off(s, onSignal);
 }

@@ -50,6 +50,7 @@ import { contentHash } from '../model/canonical.js';
 import { nextTurn } from '../model/turns.js';
 import { lookupRows } from '../table/table-lookup.js';
 import { GENERAL_PATH, loadChunks, type LoadSource } from './load-source.js';
+import { loadHeap } from './load-heap.js';
 import { ChunkWriter, LoadSpill, sortedSegment, type SpilledChunk, type SpillSegment } from './load-spill.js';
 import type { RunSink, RunStore } from './run-store.js';
 import type { Embedder, Publication, TableReader } from './ports.js';
@@ -131,8 +132,16 @@ export interface StreamingLoad {
   fanIn?: number;
 }
 
-/** The load, published; or GENERAL_PATH, having published and kept nothing, when an NDJSON line turns out not to be for this path. */
-export async function streamLoad(a: StreamingLoad): Promise<ChangeResult<WriteSummary> | typeof GENERAL_PATH> {
+/**
+ * The load, published; or GENERAL_PATH, having published and kept nothing, when an NDJSON line
+ * turns out not to be for this path. The heap is held near what the load holds while it runs
+ * (load-heap.ts).
+ */
+export function streamLoad(a: StreamingLoad): Promise<ChangeResult<WriteSummary> | typeof GENERAL_PATH> {
+  return loadHeap.during(() => load(a));
+}
+
+async function load(a: StreamingLoad): Promise<ChangeResult<WriteSummary> | typeof GENERAL_PATH> {
   const spill = await LoadSpill.open();
   const written: RunRef[] = [];
   let table: { version: TableVersion & { indexes?: TableIndexes }; rows: number; readAt: number };

@@ -19,27 +19,29 @@ export function packageRoot(): string {
 }
 
 /**
- * The V8 flags the command line runs with (also in its `#!` line and in
- * `npm start`): a young generation of up to 64 MiB per half. A request's
- * garbage (decoded rows, GraphQL results) then dies in the young generation
- * instead of being promoted and marked again: the two-hop traversal of the
- * query benchmark spends a fifth less time with it, for up to ~100 MiB
- * more heap under load.
+ * The V8 flags a server runs with (`npm start`, and a command that serves
+ * starts a child process with them when it was started without:
+ * cli/server-process.ts): a young generation of up to 64 MiB per half. A
+ * request's garbage (decoded rows, GraphQL results) then dies in the young
+ * generation instead of being promoted and marked again: the two-hop
+ * traversal of the query benchmark spends a fifth less time with it, for up
+ * to ~100 MiB more heap under load. Other commands run without them.
  */
-export const NODE_FLAGS = ['--max-semi-space-size=64'] as const;
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'] as const;
 
 /**
  * How to start this package's own command line in a child process: built
  * JavaScript under plain Node when this code runs built (fast start), the
  * TypeScript source through tsx's loader otherwise (tests run the source).
- * Either way the child is the server itself, not a launcher in front of it,
- * so its pid is the one to signal, kill or measure.
+ * Either way it carries the server's flags, so a server started this way
+ * is the server itself, not a launcher in front of it, and its pid is the
+ * one to signal, kill or measure.
  */
 export function cliCommand(): { command: string; args: string[] } {
   const root = packageRoot();
-  if (fileURLToPath(import.meta.url).endsWith('.js')) return { command: process.execPath, args: [...NODE_FLAGS, builtCli(root)] };
+  if (fileURLToPath(import.meta.url).endsWith('.js')) return { command: process.execPath, args: [...SERVER_NODE_FLAGS, builtCli(root)] };
   const loader = pathToFileURL(createRequire(path.join(root, 'package.json')).resolve('tsx')).href;
-  return { command: process.execPath, args: [...NODE_FLAGS, '--import', loader, path.join(root, 'src', 'cli', 'main.ts')] };
+  return { command: process.execPath, args: [...SERVER_NODE_FLAGS, '--import', loader, path.join(root, 'src', 'cli', 'main.ts')] };
 }
 
 /** The built command line: the bundle `npm run build` makes (scripts/bundle.mjs), or tsc's output without it. */

@@ -40,6 +40,9 @@ export function demoCommands(program: Command, cli: CliContext): void {
     // biome-ignore lint/complexity/useMaxParams: commander passes options and the command.
     .action(async (o: DemoOptions, cmd: Command) => {
       const g = cli.globals(cmd);
+      // It goes on to serve: the whole command runs in the server's process.
+      const relaunched = o.serve && g.server === undefined ? cli.io.relaunchWithServerFlags?.() : undefined;
+      if (relaunched !== undefined) return cli.setExit(await relaunched);
       const { samplePackages, loadSampleGraph } = await import('../../service/sample-graph.js');
       const packages = await samplePackages();
       const started = performance.now();

@@ -41,6 +41,8 @@ export function serveCommands(program: Command, cli: CliContext): void {
     const o = cmd.optsWithGlobals() as Record<string, string | undefined>;
     const flags: Record<string, string | undefined> = { store: o.store, actor: o.actor, shard: o.shard };
     for (const [, key] of SERVE_OPTIONS) flags[key] = o[key.replace(/-(\w)/g, (_m, c: string) => c.toUpperCase())];
+    const relaunched = cli.io.relaunchWithServerFlags?.();
+    if (relaunched !== undefined) return cli.setExit(await relaunched);
     const { serveUntilSignalled } = await import('../serve-command.js');
     await serveUntilSignalled(loadConfig(process.env, flags), cli.io);
   });
