@@ -18,12 +18,16 @@ const yogaWith = (plugins: Plugin[]) => createYoga({ schema, plugins: [selection
 const plain = yogaWith([]);
 /** How many answers were made in slices: seen after execution, by the mark those answers carry. */
 let slicedAnswers = 0;
+/** The data of the last answer made in slices, as a later plugin sees it. */
+let slicedData: unknown;
 const sliced = yogaWith([
   slicedIntrospection(),
   {
     onExecute: () => ({
       onExecuteDone: ({ result }) => {
-        if (IN_ORDER in (result as object)) slicedAnswers++;
+        if (!(IN_ORDER in (result as object))) return;
+        slicedAnswers++;
+        slicedData = (result as { data?: unknown }).data;
       },
     }),
   },
@@ -64,6 +68,8 @@ describe('introspection answered in slices', () => {
       const before = slicedAnswers;
       expect(await answer(sliced, query, variables)).toBe(theirs);
       expect(slicedAnswers).toBe(before + 1);
+      // A plugin that reads the answer's data sees graphql-js's, though only its bytes were kept.
+      expect(slicedData).toEqual(JSON.parse(theirs.slice(theirs.indexOf('{'))).data);
     }
   });
 

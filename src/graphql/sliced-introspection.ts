@@ -13,8 +13,8 @@
  * graphql-js executes the same operation over a view of the schema whose
  * type map holds one batch (type-batches.ts), the fields of a large type
  * (a root's thousands) settle a few hundred per turn of the loop, and the
- * batches' `types` lists are joined in the type map's order. The answer is
- * encoded a batch at a time and handed to Yoga as bytes. It is the answer
+ * batches' `types` lists are joined in the type map's order. Each batch's
+ * lists are encoded as it is made, and the answer is handed to Yoga as bytes. It is the answer
  * graphql-js gives over the whole schema (sliced-introspection.test.ts
  * compares them byte for byte), built in document order, so the
  * selection-order plugin leaves it as it is. An operation of any other
@@ -35,7 +35,8 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { nextTurn, Slice } from '../model/turns.js';
+import { jsonSteps } from '../model/json-steps.js';
+import { nextTurn, runStepsInSlices, Slice } from '../model/turns.js';
 import { IN_ORDER } from './selection-order.js';
 import { typeBatches, viewWith } from './type-batches.js';
 
@@ -102,41 +103,70 @@ function fieldsInTurns(type: GraphQLNamedType): GraphQLNamedType {
   }) as GraphQLNamedType;
 }
 
-/** The answer, a batch of types executed at a time, then serialized in slices; undefined when a batch reports an error. */
+/** One type list of the answer: where it goes, and its UTF-8 so far. */
+type ListPlace = { holder?: Record<string, unknown>; root: string; key: string; bytes: Uint8Array[]; items: number };
+
+/**
+ * The answer, a batch of types executed at a time, each batch's type lists encoded as soon as they
+ * are made; undefined when a batch reports an error. Only the bytes are kept: the objects of a
+ * 20 MB answer (some 100 MB of them) would otherwise stay live until the answer is written, and
+ * every full collection until then would mark them. The answer's data reads its type lists back
+ * from those bytes if anything asks for them.
+ */
 async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionResult | undefined> {
   const slice = new Slice();
-  const batches: Data[] = [];
+  // Validation and the other plugins ran in this turn already.
+  await slice.turn();
+  const places: ListPlace[] = lists.flatMap(({ root, types }) => types.map((key) => ({ root, key, bytes: [Buffer.from('[')], items: 0 })));
+  let data: Data | undefined;
   for (const batch of typeBatches(Object.values(args.schema.getTypeMap()))) {
     const r = await execute({ ...args, schema: viewWith(args.schema, batch.map(fieldsInTurns)) });
     // Any error runs the operation as before, so that it is reported as graphql-js reports it.
     if (r.errors !== undefined || r.data == null) return undefined;
-    batches.push(r.data as Data);
+    data ??= r.data as Data;
+    if (slice.due()) await slice.turn();
+    for (const p of places) {
+      const list = (r.data[p.root] as Record<string, unknown[]> | null)?.[p.key];
+      if (list === undefined || list.length === 0) continue;
+      // A batch of one root type is megabytes of text: encoded a field at a time, in slices.
+      const text: string[] = [];
+      await runStepsInSlices(jsonSteps(list, text));
+      text[0] = `${p.items > 0 ? ',' : ''}${(text[0] as string).slice(1)}`;
+      text[text.length - 1] = (text.at(-1) as string).slice(0, -1);
+      p.bytes.push(Buffer.from(text.join('')));
+      p.items += list.length;
+    }
     if (slice.due()) await slice.turn();
   }
-  const data = batches[0] as Data;
-  // The data's UTF-8 in pieces: each type list encoded a batch at a time, and the rest of the data
-  // (its own text with a marker where each list goes) around them.
+  if (data === undefined) return undefined;
+  // The rest of the data as text, with a marker where each list goes.
   const marker = `\u0000${randomUUID()}`;
-  const found: { holder: Record<string, unknown>; key: string; mark: string; bytes: Uint8Array[]; joined: unknown[] }[] = [];
-  for (const { root, types } of lists) {
-    const holder = data[root];
+  const found: (ListPlace & { holder: Record<string, unknown>; mark: string })[] = [];
+  for (const p of places) {
+    const holder = data[p.root];
     if (holder == null) continue;
-    for (const key of types) {
-      const bytes = [Buffer.from('[')];
-      for (const b of batches) {
-        const list = (b[root] as Record<string, unknown[]>)[key] as unknown[];
-        if (list.length > 0) bytes.push(Buffer.from(`${bytes.length > 1 ? ',' : ''}${JSON.stringify(list).slice(1, -1)}`));
-        if (slice.due()) await slice.turn();
-      }
-      bytes.push(Buffer.from(']'));
-      const joined = batches.flatMap((b) => (b[root] as Record<string, unknown[]>)[key] as unknown[]);
-      found.push({ holder, key, mark: `${marker}:${found.length}`, bytes, joined });
-    }
+    p.bytes.push(Buffer.from(']'));
+    found.push({ ...p, holder, mark: `${marker}:${found.length}` });
   }
-  for (const l of found) l.holder[l.key] = l.mark;
+  for (const l of found) Object.defineProperty(l.holder, l.key, { value: l.mark, enumerable: true, configurable: true, writable: true });
   const marked = JSON.stringify(data);
-  for (const l of found) l.holder[l.key] = l.joined;
+  for (const l of found) readBack(l.holder, l.key, l.bytes);
   return withBytes(data, around(marked, found), marker);
+}
+
+/** `holder[key]` as the list `bytes` encode, decoded the first time it is read. */
+function readBack(holder: Record<string, unknown>, key: string, bytes: Uint8Array[]): void {
+  const settle = (value: unknown) => Object.defineProperty(holder, key, { value, enumerable: true, configurable: true, writable: true });
+  Object.defineProperty(holder, key, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      const value: unknown = JSON.parse(Buffer.concat(bytes).toString('utf8'));
+      settle(value);
+      return value;
+    },
+    set: settle,
+  });
 }
 
 /** `text` as UTF-8 pieces, each of `places` (a string value `mark` in the JSON text) replaced by its bytes. */

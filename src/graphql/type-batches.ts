@@ -17,9 +17,10 @@ import {
 
 /**
  * How much a batch holds: a type counts one, and one more per field, argument and enum value.
- * graphql-js describes or prints some 2,000 of these in 10-20 ms.
+ * graphql-js describes or prints some 1,000 of these in 5-20 ms: a batch's share of a hold, beside
+ * a collection that may fall in the same turn (tens of milliseconds in a large heap).
  */
-export const BATCH_WEIGHT = 2000;
+export const BATCH_WEIGHT = 1000;
 
 /** What describing `type` costs, in BATCH_WEIGHT's units. */
 function weightOf(type: GraphQLNamedType): number {
