@@ -13,21 +13,14 @@
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { givenNodeFlags, hasNodeFlag } from '../model/node-flags.js';
 import { SERVER_NODE_FLAGS } from '../service/package-root.js';
 
 const PASSED_ON = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
-/** Flags given to this process, on its command line or in NODE_OPTIONS. */
-function givenFlags(): string[] {
-  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-}
-
 /** Does this process run with the server's flags, or its own choice of each? */
-export function hasServerFlags(given: readonly string[] = givenFlags()): boolean {
-  return SERVER_NODE_FLAGS.every((f) => {
-    const name = (f.split('=')[0] as string).replace(/_/g, '-');
-    return given.some((g) => g.replace(/_/g, '-').split('=')[0] === name);
-  });
+export function hasServerFlags(given: readonly string[] = givenNodeFlags()): boolean {
+  return SERVER_NODE_FLAGS.every((f) => hasNodeFlag(f, given));
 }
 
 /**

@@ -17,6 +17,7 @@
  * A process started with `--heap-growing-percent` keeps its own value.
  */
 import v8 from 'node:v8';
+import { hasNodeFlag } from '../model/node-flags.js';
 
 export const LOAD_HEAP_GROWING_PERCENT = 80;
 
@@ -44,11 +45,5 @@ export class LoadHeap {
   }
 }
 
-/** Was the flag given to this process, on its command line or in NODE_OPTIONS? */
-function chosenByProcess(): boolean {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return given.some((a) => /^--heap[-_]growing[-_]percent\b/.test(a));
-}
-
 /** This process's load heap. */
-export const loadHeap = new LoadHeap((flag) => v8.setFlagsFromString(flag), chosenByProcess());
+export const loadHeap = new LoadHeap((flag) => v8.setFlagsFromString(flag), hasNodeFlag('--heap-growing-percent'));

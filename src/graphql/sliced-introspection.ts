@@ -14,11 +14,12 @@
  * type map holds one batch (type-batches.ts), the fields of a large type
  * (a root's thousands) settle a few hundred per turn of the loop, and the
  * batches' `types` lists are joined in the type map's order. Each batch's
- * lists are encoded as it is made, and the answer is handed to Yoga as bytes. It is the answer
- * graphql-js gives over the whole schema (sliced-introspection.test.ts
- * compares them byte for byte), built in document order, so the
- * selection-order plugin leaves it as it is. An operation of any other
- * shape, or one whose execution reports an error, runs as before.
+ * lists are encoded as the batch is made, and the answer is handed to Yoga
+ * as bytes. It is the answer graphql-js gives over the whole schema
+ * (sliced-introspection.test.ts compares them byte for byte), built in
+ * document order, so the selection-order plugin leaves it as it is. An
+ * operation of any other shape, or one whose execution reports an error,
+ * runs as before.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -104,7 +105,7 @@ function fieldsInTurns(type: GraphQLNamedType): GraphQLNamedType {
 }
 
 /** One type list of the answer: where it goes, and its UTF-8 so far. */
-type ListPlace = { holder?: Record<string, unknown>; root: string; key: string; bytes: Uint8Array[]; items: number };
+type ListPlace = { root: string; key: string; bytes: Uint8Array[]; items: number };
 
 /**
  * The answer, a batch of types executed at a time, each batch's type lists encoded as soon as they
