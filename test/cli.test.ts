@@ -61,7 +61,7 @@ describe('command line', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-relaunch-'));
     const { child, url } = await serve(['--store', `file://${dir}/data`]);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    const { stdout } = await run('ps', ['-o', 'args=', '--ppid', String(child.pid)]);
+    const { stdout } = await run('ps', ['-ww', '-o', 'args=', '--ppid', String(child.pid)]);
     const server = stdout.split('\n').filter((l) => l.includes(' serve '));
     expect(server).toHaveLength(1);
     expect(server[0]?.split(' ').slice(1, 1 + SERVER_NODE_FLAGS.length)).toEqual([...SERVER_NODE_FLAGS]);
