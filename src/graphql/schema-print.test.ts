@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildSchema, printSchema } from 'graphql';
 import { parseSchema } from '../model/schema-parser.js';
-import { printSchemaInSlices } from './schema-print.js';
+import { FIELDS_PER_PART, printSchemaInSlices } from './schema-print.js';
 import { buildTypedSchema } from './typed-schema.js';
 
 describe('a schema printed a batch of types at a time', () => {
@@ -21,6 +21,13 @@ describe('a schema printed a batch of types at a time', () => {
       input Filter { name: String = "a", and: [Filter!] }
       type Query { node(id: ID!): Node things(where: Filter): [Thing] kind: Kind }
     `);
-    for (const schema of [typed, other]) expect(await printSchemaInSlices(schema)).toBe(printSchema(schema));
+    // A root of ten parts' fields (id, then f0…: f(k·FIELDS_PER_PART − 1) opens part k), some described, parts opening on them too.
+    const opens = (i: number) => (i + 1) % FIELDS_PER_PART === 0 && (i + 1) / FIELDS_PER_PART <= 5;
+    const fields = Array.from(
+      { length: 10 * FIELDS_PER_PART },
+      (_, i) => `${i % 7 === 0 || opens(i) ? `"field ${i}"\n` : ''}f${i}(a: Int = ${i}): String`,
+    );
+    const wide = buildSchema(`"the root" type Query implements Node { id: ID! ${fields.join('\n')} }\ninterface Node { id: ID! }`);
+    for (const schema of [typed, other, wide]) expect(await printSchemaInSlices(schema)).toBe(printSchema(schema));
   });
 });
