@@ -149,15 +149,20 @@ async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionR
     p.bytes.push(Buffer.from(']'));
     found.push({ ...p, holder, mark: `${marker}:${found.length}` });
   }
-  for (const l of found) Object.defineProperty(l.holder, l.key, { value: l.mark, enumerable: true, configurable: true, writable: true });
+  for (const l of found) setPlain(l.holder, l.key, l.mark);
   const marked = JSON.stringify(data);
   for (const l of found) readBack(l.holder, l.key, l.bytes);
   return withBytes(data, around(marked, found), marker);
 }
 
+/** `holder[key] = value` as a plain member, replacing an accessor if one is there. */
+function setPlain(holder: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(holder, key, { value, enumerable: true, configurable: true, writable: true });
+}
+
 /** `holder[key]` as the list `bytes` encode, decoded the first time it is read. */
 function readBack(holder: Record<string, unknown>, key: string, bytes: Uint8Array[]): void {
-  const settle = (value: unknown) => Object.defineProperty(holder, key, { value, enumerable: true, configurable: true, writable: true });
+  const settle = (value: unknown) => setPlain(holder, key, value);
   Object.defineProperty(holder, key, {
     enumerable: true,
     configurable: true,
