@@ -36,6 +36,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { ByteChunks } from '../model/byte-chunks.js';
 import { jsonSteps } from '../model/json-steps.js';
 import { nextTurn, runStepsInSlices, Slice } from '../model/turns.js';
 import { IN_ORDER } from './selection-order.js';
@@ -193,9 +194,10 @@ function around(text: string, places: { mark: string; bytes: Uint8Array[] }[]): 
 /**
  * The result of `data`, whose `stringify` gives the answer's UTF-8 from the data's pieces, made in
  * slices. Yoga serializes a result with its own `stringify` and hands what it gives to the
- * `Response` as its body: bytes, so that 20 MB of text is not encoded there in one piece (where an
- * answer is spliced into text, a Buffer reads as its UTF-8). Later plugins may add extensions; the
- * data is written from these pieces only while it is still this data.
+ * `Response` as its body: the pieces as they are (model/byte-chunks.ts), so that 20 MB of text is
+ * neither encoded nor copied there in one piece (where an answer is spliced into text, they read
+ * as their UTF-8). Later plugins may add extensions; the data is written from these pieces only
+ * while it is still this data.
  */
 function withBytes(data: Data, pieces: Uint8Array[], marker: string): ExecutionResult {
   const result: ExecutionResult & { [IN_ORDER]: true; stringify: (r: ExecutionResult) => string } = {
@@ -204,7 +206,8 @@ function withBytes(data: Data, pieces: Uint8Array[], marker: string): ExecutionR
     stringify: (r) => {
       if (r.data !== data) return JSON.stringify(r);
       const mark = `${marker}:data`;
-      return Buffer.concat(around(JSON.stringify({ ...r, data: mark }), [{ mark, bytes: pieces }])) as unknown as string;
+      // Chunks the server's Response streams as they are; anything else reads them as text.
+      return new ByteChunks(around(JSON.stringify({ ...r, data: mark }), [{ mark, bytes: pieces }])) as unknown as string;
     },
   };
   return result;

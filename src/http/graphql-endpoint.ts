@@ -7,6 +7,10 @@ import { createYoga, processRegularResult, type GraphQLParams, type Plugin, type
 import type { Logger } from 'pino';
 import { renderGraphiqlPage } from './graphiql-page.js';
 import { SizedResponse } from './sized-response.js';
+import { ByteChunks } from '../model/byte-chunks.js';
+import { jsonLengthAtLeast } from '../model/json-steps.js';
+import { LARGE_BYTES } from '../model/turns.js';
+import { jsonInSlices } from '../model/utf8-in-slices.js';
 import { selectionOrder } from '../graphql/selection-order.js';
 import { closedSetErrorCodes, closeErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
@@ -99,10 +103,30 @@ export async function answerGraphql<C extends ParsedBody, U extends object>(a: {
     const params = body as GraphQLParams;
     const result = await (async () => yoga.getResultForParams({ params, request }, serverContext))().catch(() => undefined);
     if (result !== undefined) {
-      return processRegularResult(closeErrorCodes(result, a.count), yoga.fetchAPI, mediaType);
+      const closed = closeErrorCodes(result, a.count);
+      await encodeLargeResult(closed);
+      return processRegularResult(closed, yoga.fetchAPI, mediaType);
     }
   }
   return yoga.fetch(request, serverContext);
+}
+
+/**
+ * A large result without errors, encoded before Yoga serializes it: its JSON text a member at a time
+ * and its UTF-8 a piece at a time (model/json-steps.ts, model/utf8-in-slices.ts), with turns of the
+ * loop between, given to Yoga as the result's `stringify`. Yoga's own is one `JSON.stringify` call
+ * (a 15 MB answer holds the loop 60 ms, and as much again to encode it). The bytes are the same
+ * text. A result that already has a `stringify` (sliced-introspection.ts) or that Yoga rewrites
+ * before serializing (errors, HTTP extensions) is left to it.
+ */
+async function encodeLargeResult(result: unknown): Promise<void> {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return;
+  const r = result as { errors?: unknown; extensions?: { http?: unknown }; stringify?: unknown };
+  if (r.errors !== undefined || r.extensions?.http !== undefined || r.stringify !== undefined) return;
+  if (!jsonLengthAtLeast(result, LARGE_BYTES)) return;
+  const bytes = await jsonInSlices(result);
+  // Chunks SizedResponse streams, though Yoga's type says text (anything else reads them as text).
+  r.stringify = (): string => new ByteChunks([bytes]) as unknown as string;
 }
 
 export type GraphqlEndpoint = YogaServerInstance<{ requestCtx: RequestContext; role: Role } & ParsedBody, GraphqlContext>;

@@ -4,7 +4,6 @@
  * error envelope, and the body readers under the size limit and the
  * in-flight budget.
  */
-import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -15,7 +14,7 @@ import { FORWARDED_HEADER } from '../service/merge-forwarding.js';
 import { allowStoreCallListeners } from '../model/signal-listeners.js';
 import { HTTP_STATUS } from './error-status.js';
 import type { TokenScope } from '../model/token-scope.js';
-import { readBodyBytes, readBodyText, type BodyBudget } from './request-body.js';
+import { bodyJsonOf, isBlankBody, readBodyBytes, readBodyText, type BodyBudget } from './request-body.js';
 
 export type Env = {
   Variables: {
@@ -53,23 +52,12 @@ export function bodyBytes(c: Context<Env>): Promise<{ bytes: Uint8Array; release
   return readBodyBytes(c.req.raw, c.get('maxBodyBytes'), c.get('bodyBudget'));
 }
 
+/** The body's JSON value, or `{}` for a blank body; parsed in slices when it is large. */
 export async function jsonBody(c: Context<Env>): Promise<unknown> {
-  const { text, release } = await bodyText(c);
-  // Once parsed, the text is garbage: the budget bounds what is being buffered, not what was.
+  const { bytes, release } = await bodyBytes(c);
+  // Once parsed, the bytes are garbage: the budget bounds what is being buffered, not what was.
   release();
-  if (text.trim() === '') return {};
-  // A large body's parse is a pass of its own: the loop gets a turn before it and after it.
-  const large = text.length >= LARGE_BYTES;
-  if (large) await nextTurn();
-  try {
-    const body = JSON.parse(text) as unknown;
-    if (large) await nextTurn();
-    return body;
-  } catch {
-    throw new BranchgraphError('invalid_input', 'the request body is not valid JSON', {
-      issues: [{ path: 'body', message: 'invalid JSON' }],
-    });
-  }
+  return isBlankBody(bytes) ? {} : bodyJsonOf(bytes);
 }
 
 export function ctxOf(c: Context<Env>): RequestContext {

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import { bytesHash } from './canonical.js';
-import { COMPRESS_FROM_BYTES, compressStored, decompressStored, isCompressed, storedText } from './compress-stored.js';
+import {
+  COMPRESS_FROM_BYTES,
+  compressStored,
+  decompressStored,
+  decompressStoredOffLoop,
+  isCompressed,
+  storedText,
+} from './compress-stored.js';
 import { isBranchgraphError } from './errors.js';
 import { STORED_DICTIONARY_V1 } from './stored-dictionary.js';
 
@@ -106,5 +113,32 @@ describe('compressed stored objects', () => {
     // A checksum damaged into other valid JSON does not pass for an object written before checksums.
     const damaged = enc(`${EVENT.slice(0, -1)},"$checksum":"${'0'.repeat(31)}g"}`);
     expect(codeOf(() => decodeJson(z.record(z.string(), z.unknown()), damaged, 'k'))).toBe('corrupt_object');
+  });
+
+  it('inflates off the loop to the same bytes, or to the same refusal, as on it: whole, cut or changed', async () => {
+    // Large enough to go to the thread pool and to inflate in several chunks.
+    const rows = Array.from({ length: 40_000 }, (_, i) => ({ k: `key${i}`, h: bytesHash(enc(String(i))), v: i }));
+    const stored = compressStored(enc(JSON.stringify(rows)));
+    expect(stored.length).toBeGreaterThan(64 * 1024);
+    const outcome = async (bytes: Uint8Array, off: boolean): Promise<string> => {
+      try {
+        const out = off ? await decompressStoredOffLoop(bytes, 'k') : decompressStored(bytes, 'k');
+        return `bytes ${bytesHash(out)}`;
+      } catch (e) {
+        return isBranchgraphError(e) ? e.code : `not a BranchgraphError: ${String(e)}`;
+      }
+    };
+    expect(await outcome(stored, true)).toBe(`bytes ${bytesHash(enc(JSON.stringify(rows)))}`);
+    const variants: Uint8Array[] = [stored.subarray(0, stored.length >> 1), stored.subarray(0, stored.length - 1)];
+    for (const at of [2, 100, stored.length >> 1, stored.length - 2]) {
+      const bad = stored.slice();
+      bad[at] = (bad[at] as number) ^ 0x10;
+      variants.push(bad);
+    }
+    for (const v of variants) {
+      const off = await outcome(v, true);
+      expect(off).toBe(await outcome(v, false));
+      expect(off.startsWith('not')).toBe(false);
+    }
   });
 });

@@ -1,11 +1,12 @@
 /**
  * JSON text of plain data in steps: the text `JSON.stringify` gives (no
- * indentation), as pieces, a step per item of a long array. One call of
- * `JSON.stringify` encodes its whole argument: a type list of an
- * introspection answer holds a root type whose thousands of fields are
- * several megabytes of text, tens of milliseconds in one call. Here a long
- * array's items, and the members of an object that holds one, are encoded
- * one by one, so no call encodes more than one item of a long array.
+ * indentation), as pieces. One call of `JSON.stringify` encodes its whole
+ * argument: a type list of an introspection answer holds a root type whose
+ * thousands of fields are several megabytes of text, and a read of 15 large
+ * rows is 15 MB, tens of milliseconds in one call. Here a large array or
+ * object (PIECE characters of text or more) is encoded an item or a member
+ * at a time, each of them the same way, so no call encodes more than one
+ * small value or one long string.
  *
  * Plain data: objects, arrays, strings, numbers, booleans and null, as
  * results and parsed JSON hold (no `toJSON`, cycles or bigints). Members
@@ -14,22 +15,36 @@
  */
 import type { Steps } from './steps.js';
 
-/** Arrays longer than this are encoded an item at a time. */
-const LONG = 64;
-/** How deep under an object or a short array a long array is looked for. */
-const DEPTH = 3;
+/** Values whose text is at least this long are encoded a member at a time. */
+export const PIECE = 64 * 1024;
 
-/** Is `value` a long array, or does it hold one, up to `depth` levels down? */
-function holdsLong(value: unknown, depth: number): boolean {
-  if (Array.isArray(value) && value.length > LONG) return true;
-  if (value === null || typeof value !== 'object' || depth === 0) return false;
-  for (const v of Object.values(value)) if (holdsLong(v, depth - 1)) return true;
-  return false;
+/**
+ * Whether `value`'s JSON text is at least `n` characters long (escapes aside), found without making
+ * it: the walk stops as soon as it has counted `n`, so a large value costs no more than a small one.
+ */
+export function jsonLengthAtLeast(value: unknown, n: number): boolean {
+  let left = n;
+  const walk = (v: unknown): boolean => {
+    if (typeof v === 'string') left -= v.length + 2;
+    else if (v === null || typeof v !== 'object') left -= 8;
+    else if (Array.isArray(v)) {
+      left -= 2 + v.length;
+      for (const x of v) if (left > 0 && walk(x)) return true;
+    } else {
+      left -= 2;
+      for (const k in v) {
+        left -= k.length + 4;
+        if (left > 0 && walk((v as Record<string, unknown>)[k])) return true;
+      }
+    }
+    return left <= 0;
+  };
+  return walk(value);
 }
 
-/** `value`'s JSON text appended to `out` in pieces, a step per item of each long array in it. */
+/** `value`'s JSON text appended to `out` in pieces, a step per item or member of each large array or object in it. */
 export function* jsonSteps(value: unknown, out: string[]): Steps<void> {
-  if (!holdsLong(value, DEPTH)) {
+  if (value === null || typeof value !== 'object' || !jsonLengthAtLeast(value, PIECE)) {
     out.push(JSON.stringify(value) ?? 'null');
     return;
   }
@@ -50,6 +65,7 @@ export function* jsonSteps(value: unknown, out: string[]): Steps<void> {
     out.push(`${first ? '' : ','}${JSON.stringify(k)}:`);
     first = false;
     yield* jsonSteps(v, out);
+    yield;
   }
   out.push('}');
 }

@@ -7,7 +7,9 @@
  */
 import { Binary, Bool, Float64, Int64, makeData, makeVector, Table, tableToIPC, Utf8, type Vector } from 'apache-arrow';
 import { compressStored, compressStoredOffLoop } from '../model/compress-stored.js';
-import { LARGE_BYTES, nextTurn } from '../model/turns.js';
+import { jsonLengthAtLeast } from '../model/json-steps.js';
+import { LARGE_BYTES } from '../model/turns.js';
+import { jsonInSlices } from '../model/utf8-in-slices.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import { COMPACT_FORMAT, COMPACT_RUN_ROWS, compareKey, RUN_FORMAT, type RunRow } from './run.js';
 
@@ -24,29 +26,32 @@ export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uin
 }
 
 /**
- * `encodeRunFile` for a request that may carry large rows: a compact run's text, its UTF-8 and
- * its compression are each given a turn of the event loop when the text is large (a 15 MB
- * write held the loop 100 ms in these three passes), and a large one deflates off the loop.
- * The bytes are those `encodeRunFile` writes.
+ * `encodeRunFile` for a request that may carry large rows. A large compact run's text is made a
+ * member at a time (model/json-steps.ts) and written to UTF-8 a piece at a time
+ * (model/utf8-in-slices.ts), with turns of the event loop between, and deflates off the loop: a
+ * 15 MB write held the loop 140 ms in one `JSON.stringify` and one encoding. The bytes are those
+ * `encodeRunFile` writes.
  */
 export async function encodeRunFileOffLoop(table: TableType, rows: readonly RunRow[]): Promise<Uint8Array> {
   if (rows.length > COMPACT_RUN_ROWS) return encodeRun(table, rows);
-  const text = compactRunText(table, rows);
-  if (text.length < LARGE_BYTES) return compressStored(TEXT_OUT.encode(text));
-  await nextTurn();
-  const bytes = TEXT_OUT.encode(text);
-  await nextTurn();
-  return compressStoredOffLoop(bytes);
+  const doc = compactRunDoc(table, rows);
+  if (!jsonLengthAtLeast(doc, LARGE_BYTES)) return compressStored(TEXT_OUT.encode(JSON.stringify(doc)));
+  return compressStoredOffLoop(await jsonInSlices(doc));
 }
 
 function compactRunText(table: TableType, rows: readonly RunRow[]): string {
+  return JSON.stringify(compactRunDoc(table, rows));
+}
+
+/** The compact run's document: its format, its table, and its rows as `[key, tomb, hash, props]`. */
+function compactRunDoc(table: TableType, rows: readonly RunRow[]): object {
   let prev: string | undefined;
   for (const r of rows) {
     if (prev !== undefined && compareKey(prev, r.key) >= 0) throw new Error(`run rows out of order at ${r.key}`);
     prev = r.key;
   }
   const body = rows.map((r) => [r.key, r.tomb ? 1 : 0, r.hash, r.tomb ? null : r.props]);
-  return JSON.stringify({ format: COMPACT_FORMAT, table: table.name, rows: body });
+  return { format: COMPACT_FORMAT, table: table.name, rows: body };
 }
 
 /** Encode rows (sorted by key, keys unique) as an Arrow IPC file. */

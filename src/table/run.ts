@@ -23,7 +23,8 @@
 import { Binary, Bool, Float64, Int64, tableFromIPC, Utf8, type DataType, type Vector } from 'apache-arrow';
 import { bytesHash } from '../model/canonical.js';
 import { decompressStored, decompressStoredOffLoop, isCompressed } from '../model/compress-stored.js';
-import { LARGE_BYTES, nextTurn } from '../model/turns.js';
+import { jsonParseSteps } from '../model/json-parse-steps.js';
+import { LARGE_BYTES, runStepsInSlices } from '../model/turns.js';
 import { BranchgraphError } from '../model/errors.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import { arrowFileOf, readArrowFile } from './read-arrow-file.js';
@@ -450,31 +451,37 @@ function decodeRunBytes(a: Parameters<typeof decodeRun>[0]): RunData {
 
 /**
  * `decodeRun` for a read that may meet large rows: a compressed compact run inflates off the
- * event loop, and its text and its parse each get a turn when the text is large. Arrow files
- * decode as `decodeRun` does (their columns decode lazily, row by row).
+ * event loop, and a large one's JSON is parsed from its bytes a piece at a time, with turns of the
+ * loop between (model/json-parse-steps.ts). Arrow files decode as `decodeRun` does (their columns
+ * decode lazily, row by row).
  */
 export async function decodeRunOffLoop(a: Parameters<typeof decodeRun>[0]): Promise<RunData> {
   const { table, bytes, objectKey, expected } = a;
   if (!isCompressed(bytes)) return decodeRun(a);
   const inflated = await decompressStoredOffLoop(bytes, objectKey);
   if (inflated.length < LARGE_BYTES) return decodeRun({ ...a, bytes: inflated });
-  await nextTurn();
-  const text = TEXT.decode(inflated);
-  await nextTurn();
-  const run = asCorrupt(objectKey, () => compactRunOf(table, { text, byteSize: inflated.length }, expected));
-  await nextTurn();
-  return run;
+  let doc: unknown;
+  try {
+    doc = await runStepsInSlices(jsonParseSteps(inflated));
+  } catch (e) {
+    throw asCorruptError(objectKey, e);
+  }
+  return asCorrupt(objectKey, () => compactRunOf(table, { doc, byteSize: inflated.length }, expected));
 }
 
 function asCorrupt<T>(objectKey: string, decode: () => T): T {
   try {
     return decode();
   } catch (e) {
-    throw new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
-      cause: e,
-      details: { key: objectKey },
-    });
+    throw asCorruptError(objectKey, e);
   }
+}
+
+function asCorruptError(objectKey: string, e: unknown): BranchgraphError {
+  return new BranchgraphError('corrupt_object', `run ${objectKey} cannot be decoded: ${(e as Error).message}`, {
+    cause: e,
+    details: { key: objectKey },
+  });
 }
 
 /** A compact run's rows, checked as an Arrow file's are: the format, each row's shape, key order, count and range. */
@@ -483,16 +490,17 @@ function decodeCompactRun(
   bytes: Uint8Array,
   expected: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined,
 ): RunData {
-  return compactRunOf(table, { text: TEXT.decode(bytes), byteSize: bytes.length }, expected);
+  return compactRunOf(table, { doc: JSON.parse(TEXT.decode(bytes)), byteSize: bytes.length }, expected);
 }
 
+/** A compact run's parsed document, checked. */
 function compactRunOf(
   table: TableType,
-  text: { text: string; byteSize: number },
+  parsed: { doc: unknown; byteSize: number },
   expected: Pick<RunRef, 'rows' | 'minKey' | 'maxKey' | 'keysCut'> | undefined,
 ): RunData {
-  const { byteSize } = text;
-  const doc = JSON.parse(text.text) as { format?: unknown; rows?: unknown };
+  const { byteSize } = parsed;
+  const doc = (parsed.doc ?? {}) as { format?: unknown; rows?: unknown };
   if (doc.format !== COMPACT_FORMAT) throw new Error(`unknown run format ${String(doc.format)}`);
   if (!Array.isArray(doc.rows)) throw new Error('no rows');
   if (expected !== undefined && doc.rows.length !== expected.rows)

@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import type { Role } from '../../service/auth.js';
 import type { BranchgraphService } from '../../service/service.js';
 import type { GraphqlEndpoint, ParsedBody } from '../graphql-endpoint.js';
-import { bodyText, ctxOf, type Env } from '../http-context.js';
+import { bodyBytes, ctxOf, type Env } from '../http-context.js';
+import { bodyJsonOf, bodyTextOf } from '../request-body.js';
 
 type EndpointModule = typeof import('../graphql-endpoint.js');
 
@@ -39,12 +40,14 @@ export function graphqlRoute(app: Hono<Env>, opts: { service: BranchgraphService
  */
 export async function forwardGraphql(c: Context<Env>, fetch: (req: Request, parsed?: ParsedBody) => Promise<Response>): Promise<Response> {
   if (c.req.method !== 'POST') return fetch(c.req.raw);
-  const { text, release } = await bodyText(c);
+  const { bytes, release } = await bodyBytes(c);
   try {
-    const parsed = isJsonBody(c.req.header('content-type')) ? parseJson(text) : undefined;
+    // Not JSON: Yoga answers that itself.
+    const parsed = isJsonBody(c.req.header('content-type')) ? await bodyJsonOf(bytes).catch(() => undefined) : undefined;
     const operation = operationName(parsed);
     if (operation !== undefined) c.set('graphqlOperation', operation);
     if (typeof parsed === 'object' && parsed !== null) return await fetch(c.req.raw, { graphqlBody: parsed });
+    const text = await bodyTextOf(bytes);
     return await fetch(new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text, signal: c.req.raw.signal }));
   } finally {
     release();
@@ -55,15 +58,6 @@ export async function forwardGraphql(c: Context<Env>, fetch: (req: Request, pars
 function isJsonBody(contentType: string | undefined): boolean {
   const first = contentType?.split(',')[0] ?? '';
   return ['application/json', 'application/graphql+json'].some((t) => first === t || first.startsWith(`${t};`));
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    // Not JSON: Yoga answers that itself.
-    return undefined;
-  }
 }
 
 /** A GraphQL request's operation name for the log: the one it names, else its first operation's. */

@@ -14,7 +14,8 @@ import { mcpServer } from '../../mcp/mcp-server.js';
 import { embeddedApi } from '../../service/api.js';
 import type { Role } from '../../service/auth.js';
 import type { BranchgraphService } from '../../service/service.js';
-import { bodyText, ctxOf, type Env } from '../http-context.js';
+import { bodyBytes, ctxOf, type Env } from '../http-context.js';
+import { bodyJsonOf } from '../request-body.js';
 import { foreignHost } from '../loopback-guard.js';
 import { embeddedTypedGraphql, embeddedTypedSdl } from '../typed-graphql-endpoint.js';
 
@@ -30,10 +31,10 @@ export function mcpRoute(app: Hono<Env>, opts: { service: BranchgraphService; bo
   app.post('/mcp', async (c) => {
     const refused = foreignHost({ bound: opts.boundHost, host: c.req.header('host'), origin: c.req.header('origin') });
     if (refused !== undefined) throw new BranchgraphError('forbidden', refused);
-    const { text, release } = await bodyText(c);
+    const { bytes, release } = await bodyBytes(c);
     let message: unknown;
     try {
-      message = JSON.parse(text);
+      message = await bodyJsonOf(bytes);
     } catch {
       return c.json(rpcError(-32700, 'the body is not JSON'), 400);
     } finally {
