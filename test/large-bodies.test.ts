@@ -74,7 +74,7 @@ describe('large request bodies and answers', () => {
     // Inside one of the values' text.
     badUtf8[good.indexOf(0x78, good.length >> 1)] = 0xff;
     const refused = async (body: Uint8Array) => {
-      const r = await send('/branches/main/writes', { method: 'POST', headers: json, body });
+      const r = await send('/branches/main/writes', { method: 'POST', headers: json, body: Buffer.from(body) });
       return [r.status, (JSON.parse(r.text) as { error: { code: string; message: string } }).error];
     };
     const error = (what: string) => expect.objectContaining({ code: 'invalid_input', message: `the request body is not valid ${what}` });
