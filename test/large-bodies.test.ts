@@ -5,6 +5,7 @@
  * written, the same refusals, the same bytes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tableFromIPC } from 'apache-arrow';
 import { listAll } from '../src/store/object-store.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
@@ -95,5 +96,22 @@ describe('large request bodies and answers', () => {
     expect(r.text).toBe(JSON.stringify(answer));
     expect(answer.data.queryW.edges.map((e) => e.node.id).slice(0, 4)).toEqual(['a', 'b', 'c', 'd']);
     expect(answer.data.queryW.edges[0]?.node).toEqual(row('a'));
+  });
+
+  it('exports large rows in batches of bytes, not of a row count: every row, in order, in each format', async () => {
+    const nd = await send('/tables/W/export?format=ndjson');
+    expect(nd.status).toBe(200);
+    const lines = nd.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string });
+    expect(lines.map((r) => r.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(lines[0]).toEqual(row('a'));
+    const res = await fetch(`${s.url}/tables/W/export?format=arrow-stream`);
+    const table = tableFromIPC(new Uint8Array(await res.arrayBuffer()));
+    // About a megabyte of text a batch: these rows of 0.8 MB make one batch each.
+    expect(table.batches.length).toBeGreaterThanOrEqual(2);
+    expect(table.numRows).toBe(4);
+    expect(table.getChild('p7')?.get(2)).toBe(row('c').p7);
   });
 });

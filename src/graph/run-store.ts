@@ -43,6 +43,7 @@ import { RunRefZ } from './manifest.js';
 import { decodeJson, encodeJson } from '../store/stored-json.js';
 import {
   decodeGeneration,
+  decodeGenerationInSlices,
   GenerationFoldedError,
   generationRows,
   isPendingRun,
@@ -451,7 +452,7 @@ export class RunStore implements RunReader, RunWriter {
     this.noteCached(this.shared.generations, key);
     return this.shared.generations.get(key, async () => {
       const f = await this.generationFile(key, signal);
-      const generation = decodeGeneration(f.file, key);
+      const generation = await decodeGenerationInSlices(f.file, key);
       // The rows' header must be the one the listing ordered by.
       if (generation.stamp !== f.header.stamp)
         throw new BranchgraphError('corrupt_object', `${key}: its stamp differs from its header`, { details: { key } });

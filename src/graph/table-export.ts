@@ -4,7 +4,8 @@
  * NDJSON, Arrow IPC (stream or file) or Parquet.
  *
  * Rows are read in key order straight from the merged runs (no page
- * limit) and encoded in batches of BATCH_ROWS, so NDJSON and the Arrow
+ * limit) and encoded in batches of BATCH_ROWS (or of about BATCH_BYTES of
+ * text, for large rows), so NDJSON and the Arrow
  * stream never hold more than one batch; the Arrow file and Parquet are
  * written whole at the end (their footers index every batch).
  *
@@ -29,6 +30,8 @@ import {
   type Data,
   type DataType,
 } from 'apache-arrow';
+import { jsonLengthUpTo } from '../model/json-steps.js';
+import { Slice } from '../model/turns.js';
 import { BranchgraphError } from '../model/errors.js';
 import { runColumnType } from '../table/run.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
@@ -54,6 +57,8 @@ export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = {
 };
 
 const BATCH_ROWS = 8192;
+/** About the most text one batch holds. */
+const BATCH_BYTES = 1024 * 1024;
 
 /** What an export reads: the table's type, where it was read, and its live rows in key order. */
 export interface ExportSource {
@@ -124,13 +129,24 @@ function batchOf(schema: ArrowSchema, props: readonly PropDef[], rows: readonly 
   return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children }));
 }
 
+/**
+ * The rows in batches of BATCH_ROWS, or fewer once they hold about BATCH_BYTES of text: a batch is
+ * encoded in one step, and 8,192 rows of a megabyte each would be 8 GB. Each batch after the first
+ * waits for a turn of the loop when the last ones held it long enough: the reads and the socket
+ * writes in between may all be promise jobs, which never let the loop turn.
+ */
 async function* batches(src: ExportSource): AsyncIterable<Row[]> {
+  const slice = new Slice();
   let batch: Row[] = [];
+  let bytes = 0;
   for await (const { row } of src.rows) {
     batch.push(row);
-    if (batch.length === BATCH_ROWS) {
+    bytes += jsonLengthUpTo(row, BATCH_BYTES);
+    if (batch.length === BATCH_ROWS || bytes >= BATCH_BYTES) {
+      if (slice.due()) await slice.turn();
       yield batch;
       batch = [];
+      bytes = 0;
     }
   }
   if (batch.length > 0) yield batch;

@@ -29,6 +29,8 @@ import {
   GraphQLSkipDirective,
   type FieldNode,
 } from 'graphql';
+import { jsonLengthAtLeast } from '../model/json-steps.js';
+import { LARGE_BYTES, nextTurn } from '../model/turns.js';
 import { BranchgraphError, toBranchgraphError, type ErrorIssue } from '../model/errors.js';
 import type { Schema } from '../model/schema.js';
 import { entityKey, type Row } from '../model/values.js';
@@ -238,7 +240,12 @@ export class TypedMutations {
   }
 
   private async run(info: GraphQLResolveInfo): Promise<Map<string, MutationAnswer | MutationAnswer[]>> {
+    // Large inputs (megabytes of variables) were coerced in this turn already: planning them gets a
+    // turn of its own, and so does the write's own checking after it.
+    const large = jsonLengthAtLeast(info.variableValues, LARGE_BYTES);
+    if (large) await nextTurn();
     const { planned, ops } = this.plan(info);
+    if (large) await nextTurn();
     const opts = (getDirectiveValues(COMMIT_DIRECTIVE, info.operation, info.variableValues) ?? {}) as Record<string, string>;
     // Only empty list mutations: nothing to write, nothing to commit.
     let r: { commit: CommitDto | null } = { commit: null };

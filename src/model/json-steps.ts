@@ -19,27 +19,32 @@ import type { Steps } from './steps.js';
 export const PIECE = 64 * 1024;
 
 /**
- * Whether `value`'s JSON text is at least `n` characters long (escapes aside), found without making
- * it: the walk stops as soon as it has counted `n`, so a large value costs no more than a small one.
+ * About how long `value`'s JSON text is (escapes aside), up to `cap`: the walk stops as soon as it
+ * has counted `cap`, so a large value costs no more than a small one.
  */
-export function jsonLengthAtLeast(value: unknown, n: number): boolean {
-  let left = n;
-  const walk = (v: unknown): boolean => {
-    if (typeof v === 'string') left -= v.length + 2;
-    else if (v === null || typeof v !== 'object') left -= 8;
+export function jsonLengthUpTo(value: unknown, cap: number): number {
+  let length = 0;
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') length += v.length + 2;
+    else if (v === null || typeof v !== 'object') length += 8;
     else if (Array.isArray(v)) {
-      left -= 2 + v.length;
-      for (const x of v) if (left > 0 && walk(x)) return true;
+      length += 2 + v.length;
+      for (const x of v) if (length < cap) walk(x);
     } else {
-      left -= 2;
+      length += 2;
       for (const k in v) {
-        left -= k.length + 4;
-        if (left > 0 && walk((v as Record<string, unknown>)[k])) return true;
+        length += k.length + 4;
+        if (length < cap) walk((v as Record<string, unknown>)[k]);
       }
     }
-    return left <= 0;
   };
-  return walk(value);
+  walk(value);
+  return Math.min(length, cap);
+}
+
+/** Whether `value`'s JSON text is at least `n` characters long (jsonLengthUpTo). */
+export function jsonLengthAtLeast(value: unknown, n: number): boolean {
+  return jsonLengthUpTo(value, n) >= n;
 }
 
 /** `value`'s JSON text appended to `out` in pieces, a step per item or member of each large array or object in it. */

@@ -11,11 +11,15 @@ import { runStepsInSlices, Slice } from './turns.js';
 
 /** The UTF-8 of `pieces` joined, as one buffer. */
 export async function utf8InSlices(pieces: readonly string[]): Promise<Buffer> {
+  const slice = new Slice();
+  // Sizing reads every piece too (and flattens one that was built by joining), so it takes turns as well.
   let total = 0;
-  for (const p of pieces) total += Buffer.byteLength(p);
+  for (const p of pieces) {
+    total += Buffer.byteLength(p);
+    if (slice.due()) await slice.turn();
+  }
   // Not zeroed: every byte is written below.
   const out = Buffer.allocUnsafeSlow(total);
-  const slice = new Slice();
   let at = 0;
   for (const p of pieces) {
     at += out.write(p, at, 'utf8');

@@ -23,7 +23,7 @@ import { BranchgraphError } from '../model/errors.js';
 import type { Row } from '../model/values.js';
 import type { RunRef, RunRow } from '../table/run.js';
 import { compareKey } from '../table/run.js';
-import { decodeJson, encodeJson } from '../store/stored-json.js';
+import { decodeJson, decodeJsonInSlices, encodeJson, encodeJsonInSlices } from '../store/stored-json.js';
 
 export const GENERATION_FORMAT = 1;
 const SHARD_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -116,20 +116,18 @@ function tablesChecksum(tables: Generation['tables']): string {
 }
 
 export function encodeGeneration(g: Omit<Generation, 'checksum'>): Uint8Array {
+  return encodeJson(generationDoc(g), { plain: true });
+}
+
+/** `encodeGeneration` in slices of the event loop, for a generation that may hold megabytes of rows. */
+export function encodeGenerationInSlices(g: Omit<Generation, 'checksum'>): Promise<Uint8Array> {
+  return encodeJsonInSlices(generationDoc(g), { plain: true });
+}
+
+function generationDoc(g: Omit<Generation, 'checksum'>): object {
   // The stored-object checksum covers every byte; the rows' own checksum is only read from older generations.
   // Fields in this order: a reader takes the identity and stamp from the first bytes (readGenerationHeader).
-  return encodeJson(
-    {
-      format: g.format,
-      lineage: g.lineage,
-      shard: g.shard,
-      seq: g.seq,
-      stamp: g.stamp,
-      schema: g.schema,
-      tables: g.tables,
-    },
-    { plain: true },
-  );
+  return { format: g.format, lineage: g.lineage, shard: g.shard, seq: g.seq, stamp: g.stamp, schema: g.schema, tables: g.tables };
 }
 
 /** What orders a generation: enough to list pending generations without decoding their rows. */
@@ -166,7 +164,15 @@ function checkKey(g: Pick<GenerationHeader, 'lineage' | 'shard' | 'seq'>, key: s
 }
 
 export function decodeGeneration(bytes: Uint8Array, key: string): Generation {
-  const g = decodeJson(GenerationZ, bytes, key);
+  return checkedGeneration(decodeJson(GenerationZ, bytes, key), key);
+}
+
+/** `decodeGeneration` in slices of the event loop, for a generation that may hold megabytes of rows. */
+export async function decodeGenerationInSlices(bytes: Uint8Array, key: string): Promise<Generation> {
+  return checkedGeneration(await decodeJsonInSlices(GenerationZ, bytes, key), key);
+}
+
+function checkedGeneration(g: Generation, key: string): Generation {
   if (g.checksum !== undefined && tablesChecksum(g.tables) !== g.checksum)
     throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
   checkKey(g, key);

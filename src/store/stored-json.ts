@@ -6,7 +6,12 @@
 import type { z } from 'zod';
 import { contentHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
-import { compressStored, decompressStored, isCompressed } from '../model/compress-stored.js';
+import { createHash } from 'node:crypto';
+import { compressStored, compressStoredOffLoop, decompressStored, isCompressed } from '../model/compress-stored.js';
+import { jsonParseSteps } from '../model/json-parse-steps.js';
+import { jsonLengthAtLeast, jsonSteps } from '../model/json-steps.js';
+import { LARGE_BYTES, runStepsInSlices, Slice } from '../model/turns.js';
+import { utf8InSlices } from '../model/utf8-in-slices.js';
 
 /**
  * Stored JSON objects end with a `$checksum` member: a hash of the object's
@@ -63,6 +68,11 @@ export function decodeJson<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: stri
     if (e instanceof BranchgraphError) throw e;
     throw new BranchgraphError('corrupt_object', `${key} is not valid JSON`, { cause: e, details: { key } });
   }
+  return checkedFormat(schema, raw, key);
+}
+
+/** `raw` through `schema`: a stored object that does not match its format is `corrupt_object`. */
+function checkedFormat<T>(schema: z.ZodType<T>, raw: unknown, key: string): T {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     throw new BranchgraphError('corrupt_object', `${key} does not match its format: ${parsed.error.issues[0]?.message ?? 'invalid'}`, {
@@ -70,4 +80,64 @@ export function decodeJson<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: stri
     });
   }
   return parsed.data;
+}
+
+/** A stored object's trailer as encodeJson writes it after a non-empty object's members: 48 ASCII bytes. */
+const TRAILER_BYTES = 48;
+const TAIL_TRAILER = /^,"\$checksum":"([0-9a-f]{32})"\}$/;
+
+/**
+ * `encodeJson` for a value that may be large (a WAL generation of megabytes of rows): its text
+ * made a member at a time, hashed and written to UTF-8 a piece at a time, with turns of the loop
+ * between (model/json-steps.ts, model/utf8-in-slices.ts). The bytes are those `encodeJson` writes.
+ */
+export async function encodeJsonInSlices(value: unknown, opts?: { plain?: boolean }): Promise<Uint8Array> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !jsonLengthAtLeast(value, LARGE_BYTES))
+    return encodeJson(value, opts);
+  const pieces: string[] = [];
+  await runStepsInSlices(jsonSteps(value, pieces));
+  const hash = createHash('sha256');
+  const slice = new Slice();
+  for (const p of pieces) {
+    hash.update(p);
+    if (slice.due()) await slice.turn();
+  }
+  // A large object's last piece is its closing brace; the checksum member goes before it.
+  if (pieces.at(-1) !== '}') return encodeJson(value, opts);
+  pieces[pieces.length - 1] = `,"${CHECKSUM}":"${hash.digest('hex').slice(0, 32)}"}`;
+  const bytes = await utf8InSlices(pieces);
+  return opts?.plain === true ? bytes : compressStoredOffLoop(bytes);
+}
+
+/**
+ * `decodeJson` for an object that may be large: a plain one of LARGE_BYTES or more is hashed and
+ * parsed from its bytes a piece at a time (model/json-parse-steps.ts), never decoded into one
+ * string. The value and the refusals are `decodeJson`'s; a compressed or small object is decoded
+ * by it.
+ */
+export async function decodeJsonInSlices<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: string): Promise<T> {
+  if (isCompressed(bytes) || bytes.length < LARGE_BYTES) return decodeJson(schema, bytes, key);
+  const cut = bytes.length - TRAILER_BYTES;
+  const m = TAIL_TRAILER.exec(Buffer.from(bytes.buffer, bytes.byteOffset + cut, TRAILER_BYTES).toString('latin1'));
+  // Only objects written before checksums lack one; decodeJson refuses a damaged trailer.
+  if (m === null) return decodeJson(schema, bytes, key);
+  const hash = createHash('sha256');
+  const slice = new Slice();
+  for (let at = 0; at < cut; at += LARGE_BYTES) {
+    hash.update(bytes.subarray(at, Math.min(cut, at + LARGE_BYTES)));
+    if (slice.due()) await slice.turn();
+  }
+  if (hash.update('}').digest('hex').slice(0, 32) !== m[1])
+    throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
+  let raw: unknown;
+  try {
+    // The checksum member is parsed with the rest and dropped, unless the object names one itself.
+    const own = Buffer.from(bytes.buffer, bytes.byteOffset, cut).includes(`"${CHECKSUM}"`);
+    const text = own ? Buffer.concat([bytes.subarray(0, cut), Buffer.from('}')]) : bytes;
+    raw = await runStepsInSlices(jsonParseSteps(text));
+    if (!own && typeof raw === 'object' && raw !== null) delete (raw as Record<string, unknown>)[CHECKSUM];
+  } catch (e) {
+    throw new BranchgraphError('corrupt_object', `${key} is not valid JSON`, { cause: e, details: { key } });
+  }
+  return checkedFormat(schema, raw, key);
 }

@@ -32,7 +32,7 @@ import type { BranchRecord } from '../graph/branch-record.js';
 import { resolveWrite, type WriteOp, type WriteSummary } from '../graph/write-batch.js';
 import type { RunRow } from '../table/run.js';
 import {
-  encodeGeneration,
+  encodeGenerationInSlices,
   GENERATION_FORMAT,
   generationDigest,
   parseGenerationKey,
@@ -316,7 +316,7 @@ export class WalWriter {
         tables,
       };
       const key = walKeys.generation(rec.lineage, this.shard, seq);
-      const file = encodeGeneration(generation);
+      const file = await encodeGenerationInSlices(generation);
       try {
         await this.ports.generations.create(key, file, signal);
       } catch (e) {
