@@ -1,7 +1,7 @@
 /**
  * The server's process and its V8 flags. A server runs with
  * SERVER_NODE_FLAGS (package-root.ts); every other command runs on Node's
- * defaults, since a one-off command gains nothing from a 64 MiB young
+ * defaults, since a one-off command gains nothing from a 32 MiB young
  * generation and a large load would carry it at its peak. Node reads these
  * flags only as a process starts, so a command that serves, started
  * without them, runs in a child process that has them: the same script,

@@ -21,13 +21,18 @@ export function packageRoot(): string {
 /**
  * The V8 flags a server runs with (`npm start`, and a command that serves
  * starts a child process with them when it was started without:
- * cli/server-process.ts): a young generation of up to 64 MiB per half. A
+ * cli/server-process.ts): a young generation of up to 32 MiB per half. A
  * request's garbage (decoded rows, GraphQL results) then dies in the young
- * generation instead of being promoted and marked again: the two-hop
- * traversal of the query benchmark spends a fifth less time with it, for up
- * to ~100 MiB more heap under load. Other commands run without them.
+ * generation instead of being promoted and marked again: the query
+ * benchmark's two-hop traversal ran 0.73-0.78 of PostGraphile's speed with
+ * 16 MiB, 0.81-0.98 with 32 and 0.94-1.04 with 64. The young generation's
+ * collections stop the loop, and for longer the more of it survives: with
+ * 64 MiB, requests that build much that lives (a large typed schema, a
+ * load's chunk) held the loop 101-148 ms in collections alone; with 32 the
+ * longest holds measured 102-116 ms, in 3 of 36 (bench/loop-stall.ts).
+ * Other commands run without them.
  */
-export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'] as const;
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=32'] as const;
 
 /**
  * How to start this package's own command line in a child process: built
