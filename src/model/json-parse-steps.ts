@@ -82,80 +82,61 @@ class JsonBytes {
 
   private *array(open: number, depth: number): Steps<unknown[]> {
     const out: unknown[] = [];
-    let run = -1;
-    let runEnd = -1;
-    const flush = (): void => {
-      if (run < 0) return;
-      for (const v of this.parse(run, runEnd, '[]') as unknown[]) out.push(v);
-      run = -1;
-    };
-    let at = this.space(open + 1);
-    if (this.bytes[at] === CLOSE_ARRAY) return out;
-    for (;;) {
-      const end = yield* this.valueEnd(at);
-      if (end - at > this.piece) {
-        flush();
-        out.push(yield* this.value(at, end, depth + 1));
+    const run = new MemberRun(this.piece, (start, end) => {
+      for (const v of this.parse(start, end, '[]') as unknown[]) out.push(v);
+    });
+    const self = this;
+    yield* this.members(open, CLOSE_ARRAY, function* (at) {
+      const end = yield* self.valueEnd(at);
+      if (end - at > self.piece) {
+        run.flush();
+        out.push(yield* self.value(at, end, depth + 1));
         yield;
-      } else {
-        if (run >= 0 && end - run > this.piece) {
-          flush();
-          yield;
-        }
-        if (run < 0) run = at;
-        runEnd = end;
-      }
-      at = this.space(end);
-      const b = this.bytes[at];
-      if (b === CLOSE_ARRAY) break;
-      if (b !== COMMA) throw new JsonBytesError('syntax');
-      at = this.space(at + 1);
-    }
-    flush();
+      } else if (run.add(at, end)) yield;
+      return end;
+    });
+    run.flush();
     return out;
   }
 
   private *object(open: number, depth: number): Steps<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
-    let run = -1;
-    let runEnd = -1;
-    const flush = (): void => {
-      if (run < 0) return;
-      const part = this.parse(run, runEnd, '{}') as Record<string, unknown>;
+    const run = new MemberRun(this.piece, (start, end) => {
+      const part = this.parse(start, end, '{}') as Record<string, unknown>;
       for (const key of Object.keys(part)) setMember(out, key, part[key]);
-      run = -1;
-    };
-    let at = this.space(open + 1);
-    if (this.bytes[at] === CLOSE_OBJECT) return out;
-    for (;;) {
-      if (this.bytes[at] !== QUOTE) throw new JsonBytesError('syntax');
-      const keyEnd = this.stringEnd(at);
-      const colon = this.space(keyEnd);
-      if (this.bytes[colon] !== COLON) throw new JsonBytesError('syntax');
-      const start = this.space(colon + 1);
-      const end = yield* this.valueEnd(start);
-      if (end - start > this.piece) {
-        flush();
-        const key = this.parse(at, keyEnd);
+    });
+    const self = this;
+    yield* this.members(open, CLOSE_OBJECT, function* (at) {
+      if (self.bytes[at] !== QUOTE) throw new JsonBytesError('syntax');
+      const keyEnd = self.stringEnd(at);
+      const colon = self.space(keyEnd);
+      if (self.bytes[colon] !== COLON) throw new JsonBytesError('syntax');
+      const start = self.space(colon + 1);
+      const end = yield* self.valueEnd(start);
+      if (end - start > self.piece) {
+        run.flush();
+        const key = self.parse(at, keyEnd);
         if (typeof key !== 'string') throw new JsonBytesError('syntax');
-        setMember(out, key, yield* this.value(start, end, depth + 1));
+        setMember(out, key, yield* self.value(start, end, depth + 1));
         yield;
-      } else {
-        if (run >= 0 && end - run > this.piece) {
-          flush();
-          yield;
-        }
-        if (run < 0) run = at;
-        runEnd = end;
-      }
-      at = this.space(end);
+      } else if (run.add(at, end)) yield;
+      return end;
+    });
+    run.flush();
+    return out;
+  }
+
+  /** The members of the array or object opened at `open`, each read by `member`, which returns where it ends; the commas between are checked here. */
+  private *members(open: number, close: number, member: (at: number) => Steps<number>): Steps<void> {
+    let at = this.space(open + 1);
+    if (this.bytes[at] === close) return;
+    for (;;) {
+      at = this.space(yield* member(at));
       const b = this.bytes[at];
-      if (b === CLOSE_OBJECT) break;
+      if (b === close) return;
       if (b !== COMMA) throw new JsonBytesError('syntax');
       at = this.space(at + 1);
     }
-    flush();
-    return out;
   }
 
   /** `JSON.parse` of the text between `start` and `end`, inside the brackets `around` if given. */
@@ -222,6 +203,32 @@ class JsonBytes {
       }
     }
     throw new JsonBytesError('syntax');
+  }
+}
+
+/** Neighbouring small members of one array or object, parsed together once they add up to a piece. */
+class MemberRun {
+  private start = -1;
+  private end = -1;
+
+  constructor(
+    private readonly piece: number,
+    private readonly parse: (start: number, end: number) => void,
+  ) {}
+
+  /** Add the member from `start` to `end`; true when the run before it was parsed first (a step's worth). */
+  add(start: number, end: number): boolean {
+    const full = this.start >= 0 && end - this.start > this.piece;
+    if (full) this.flush();
+    if (this.start < 0) this.start = start;
+    this.end = end;
+    return full;
+  }
+
+  flush(): void {
+    if (this.start < 0) return;
+    this.parse(this.start, this.end);
+    this.start = -1;
   }
 }
 
