@@ -45,20 +45,28 @@ describe('JSON parsed from bytes in steps', () => {
   });
 
   it('refuses what JSON.parse refuses, and takes what it takes, for text near JSON', () => {
-    const nearJson = fc
-      .tuple(fc.jsonValue(), fc.nat(), fc.constantFrom('', ',', ']', '}', '[', '{', ':', '"', '\\', 'x', '1', ' '))
-      .map(([v, at, insert]) => {
-        const text = JSON.stringify(v) ?? 'null';
+    // One to three edits of a value's text: a character replaced, removed, or a space put in.
+    const edit = fc.tuple(fc.nat(), fc.constantFrom('', ',', ']', '}', '[', '{', ':', '"', '\\', 'x', '1', ' '));
+    const nearJson = fc.tuple(fc.jsonValue(), fc.array(edit, { minLength: 1, maxLength: 3 })).map(([v, edits]) => {
+      let text = JSON.stringify(v) ?? 'null';
+      for (const [at, insert] of edits) {
         const i = at % (text.length + 1);
-        return `${text.slice(0, i)}${insert}${text.slice(i + (insert === ' ' ? 0 : 1))}`;
-      });
+        text = `${text.slice(0, i)}${insert}${text.slice(i + (insert === ' ' ? 0 : 1))}`;
+      }
+      return text;
+    });
     fc.assert(
       fc.property(nearJson, fc.integer({ min: 1, max: 32 }), (text, piece) => {
         const bytes = utf8(text);
         expect(parsed(bytes, piece)).toEqual(reference(bytes));
       }),
-      { numRuns: 1000 },
+      { numRuns: 3000 },
     );
+  });
+
+  it('refuses a missing member after a large one, which no run of neighbours holds', () => {
+    for (const text of ['[-1.4262476134727153e+8,]', '[123456,,1]', '{"a":123456,"b":}', '{"a":123456,}', '[123456 ,]'])
+      expect(parsed(utf8(text), 1), text).toEqual({ error: 'syntax' });
   });
 
   it('splits only between members: multi-byte characters, escapes and brackets inside strings survive', () => {

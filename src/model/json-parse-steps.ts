@@ -186,6 +186,8 @@ class JsonBytes {
     if (first !== OPEN_ARRAY && first !== OPEN_OBJECT) {
       let i = at;
       for (let b = bytes[i]; b !== undefined && b !== COMMA && b !== CLOSE_ARRAY && b !== CLOSE_OBJECT && !isSpace(b); b = bytes[++i]);
+      // No value where one must be (`[1,]`, `{"a":}`): a run of neighbours would hide it.
+      if (i === at) throw new JsonBytesError('syntax');
       return i;
     }
     let depth = 0;
