@@ -39,6 +39,7 @@ import type { Plugin } from 'graphql-yoga';
 import { ByteChunks } from '../model/byte-chunks.js';
 import { jsonSteps } from '../model/json-steps.js';
 import { nextTurn, runStepsInSlices, Slice } from '../model/turns.js';
+import { utf8InSlices } from '../model/utf8-in-slices.js';
 import { IN_ORDER } from './selection-order.js';
 import { typeBatches, viewWith } from './type-batches.js';
 
@@ -135,7 +136,7 @@ async function answer(args: ExecutionArgs, lists: TypeLists): Promise<ExecutionR
       await runStepsInSlices(jsonSteps(list, text));
       text[0] = `${p.items > 0 ? ',' : ''}${(text[0] as string).slice(1)}`;
       text[text.length - 1] = (text.at(-1) as string).slice(0, -1);
-      p.bytes.push(Buffer.from(text.join('')));
+      p.bytes.push(await utf8InSlices(text));
       p.items += list.length;
     }
     if (slice.due()) await slice.turn();
@@ -168,7 +169,7 @@ function readBack(holder: Record<string, unknown>, key: string, bytes: Uint8Arra
     enumerable: true,
     configurable: true,
     get: () => {
-      const value: unknown = JSON.parse(Buffer.concat(bytes).toString('utf8'));
+      const value: unknown = JSON.parse(new ByteChunks(bytes).toString());
       settle(value);
       return value;
     },

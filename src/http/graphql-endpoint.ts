@@ -8,9 +8,7 @@ import type { Logger } from 'pino';
 import { renderGraphiqlPage } from './graphiql-page.js';
 import { SizedResponse } from './sized-response.js';
 import { ByteChunks } from '../model/byte-chunks.js';
-import { jsonLengthAtLeast } from '../model/json-steps.js';
-import { LARGE_BYTES } from '../model/turns.js';
-import { jsonInSlices } from '../model/utf8-in-slices.js';
+import { largeJsonInSlices } from '../model/utf8-in-slices.js';
 import { selectionOrder } from '../graphql/selection-order.js';
 import { closedSetErrorCodes, closeErrorCodes, costLimit, depthAndAliasLimit, nestingLimit } from '../graphql/limits.js';
 import { graphqlSchema, type GraphqlContext } from '../graphql/graphql-schema.js';
@@ -113,7 +111,7 @@ export async function answerGraphql<C extends ParsedBody, U extends object>(a: {
 
 /**
  * A large result without errors, encoded before Yoga serializes it: its JSON text a member at a time
- * and its UTF-8 a piece at a time (model/json-steps.ts, model/utf8-in-slices.ts), with turns of the
+ * and its UTF-8 a piece at a time (model/utf8-in-slices.ts), with turns of the
  * loop between, given to Yoga as the result's `stringify`. Yoga's own is one `JSON.stringify` call
  * (a 15 MB answer holds the loop 60 ms, and as much again to encode it). The bytes are the same
  * text. A result that already has a `stringify` (sliced-introspection.ts) or that Yoga rewrites
@@ -123,8 +121,8 @@ async function encodeLargeResult(result: unknown): Promise<void> {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return;
   const r = result as { errors?: unknown; extensions?: { http?: unknown }; stringify?: unknown };
   if (r.errors !== undefined || r.extensions?.http !== undefined || r.stringify !== undefined) return;
-  if (!jsonLengthAtLeast(result, LARGE_BYTES)) return;
-  const bytes = await jsonInSlices(result);
+  const bytes = await largeJsonInSlices(result);
+  if (bytes === undefined) return;
   // Chunks SizedResponse streams, though Yoga's type says text (anything else reads them as text).
   r.stringify = (): string => new ByteChunks([bytes]) as unknown as string;
 }

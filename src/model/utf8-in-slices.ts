@@ -6,8 +6,8 @@
  * buffer is sized first and filled piece by piece, so its pages are touched
  * a piece at a time, with turns between.
  */
-import { jsonSteps } from './json-steps.js';
-import { runStepsInSlices, Slice } from './turns.js';
+import { jsonLengthAtLeast, jsonSteps } from './json-steps.js';
+import { LARGE_BYTES, runStepsInSlices, Slice } from './turns.js';
 
 /** The UTF-8 of `pieces` joined, as one buffer. */
 export async function utf8InSlices(pieces: readonly string[]): Promise<Buffer> {
@@ -28,8 +28,12 @@ export async function utf8InSlices(pieces: readonly string[]): Promise<Buffer> {
   return out;
 }
 
-/** The UTF-8 of `value`'s JSON text, made a member at a time (json-steps.ts), in slices. */
-export async function jsonInSlices(value: unknown): Promise<Buffer> {
+/**
+ * The UTF-8 of `value`'s JSON text when it is large (LARGE_BYTES or more), made a member at a time
+ * (json-steps.ts), in slices; undefined for a smaller value, which one `JSON.stringify` serves better.
+ */
+export async function largeJsonInSlices(value: unknown): Promise<Buffer | undefined> {
+  if (!jsonLengthAtLeast(value, LARGE_BYTES)) return undefined;
   const pieces: string[] = [];
   await runStepsInSlices(jsonSteps(value, pieces));
   return utf8InSlices(pieces);

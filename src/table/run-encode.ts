@@ -7,9 +7,7 @@
  */
 import { Binary, Bool, Float64, Int64, makeData, makeVector, Table, tableToIPC, Utf8, type Vector } from 'apache-arrow';
 import { compressStored, compressStoredOffLoop } from '../model/compress-stored.js';
-import { jsonLengthAtLeast } from '../model/json-steps.js';
-import { LARGE_BYTES } from '../model/turns.js';
-import { jsonInSlices } from '../model/utf8-in-slices.js';
+import { largeJsonInSlices } from '../model/utf8-in-slices.js';
 import { rowProps, type PropDef, type TableType } from '../model/schema.js';
 import { COMPACT_FORMAT, COMPACT_RUN_ROWS, compareKey, RUN_FORMAT, type RunRow } from './run.js';
 
@@ -35,8 +33,8 @@ export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uin
 export async function encodeRunFileOffLoop(table: TableType, rows: readonly RunRow[]): Promise<Uint8Array> {
   if (rows.length > COMPACT_RUN_ROWS) return encodeRun(table, rows);
   const doc = compactRunDoc(table, rows);
-  if (!jsonLengthAtLeast(doc, LARGE_BYTES)) return compressStored(TEXT_OUT.encode(JSON.stringify(doc)));
-  return compressStoredOffLoop(await jsonInSlices(doc));
+  const large = await largeJsonInSlices(doc);
+  return large === undefined ? compressStored(TEXT_OUT.encode(JSON.stringify(doc))) : compressStoredOffLoop(large);
 }
 
 function compactRunText(table: TableType, rows: readonly RunRow[]): string {

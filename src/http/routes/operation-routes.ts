@@ -7,9 +7,7 @@
  * `query.*` or `body.*`, run under the caller's role and abort signal, and
  * answered with the binding's status and headers (or streamed).
  */
-import { LARGE_BYTES } from '../../model/turns.js';
-import { jsonLengthAtLeast } from '../../model/json-steps.js';
-import { jsonInSlices } from '../../model/utf8-in-slices.js';
+import { largeJsonInSlices } from '../../model/utf8-in-slices.js';
 import { byteStream } from '../sized-response.js';
 import type { Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -172,9 +170,9 @@ async function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: R
   }
   const status = typeof http.status === 'function' ? http.status(r.out) : (http.status ?? 200);
   for (const [k, v] of Object.entries(http.replyHeaders?.(r.out) ?? {})) c.header(k, v);
-  if (jsonLengthAtLeast(r.out, LARGE_BYTES)) {
-    // A large answer is encoded a member at a time, in slices, and streamed from its bytes as they are.
-    const bytes = await jsonInSlices(r.out);
+  // A large answer is encoded a member at a time, in slices, and streamed from its bytes as they are.
+  const bytes = await largeJsonInSlices(r.out);
+  if (bytes !== undefined) {
     return c.body(byteStream([bytes]), status as ContentfulStatusCode, {
       'content-type': 'application/json',
       'content-length': String(bytes.length),
