@@ -15,6 +15,7 @@ import { PEOPLE_SCHEMA } from '../../test/support/fixtures.js';
 import { testServer, type TestServer } from '../../test/support/test-server.js';
 import { hookReceiver } from '../../test/support/hook-receiver.js';
 import { packageVersion } from '../service/package-root.js';
+import { COMPACT_RUN_ROWS } from '../table/run.js';
 import { EXIT } from './exit-codes.js';
 import { runCli } from './run-cli.js';
 
@@ -247,7 +248,11 @@ describe('command line: the embedded engine', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'bg-cli-object-'));
     const data = path.join(dir, 'data');
     await writeFile(path.join(dir, 'schema.bg'), PEOPLE_SCHEMA);
-    const rows = Array.from({ length: 70 }, (_, i) => `{"table":"Person","values":{"id":"p${String(i).padStart(2, '0')}","name":"P"}}`);
+    // One row makes a compact run; the rest, more than a compact run holds, an Arrow file.
+    const rows = Array.from(
+      { length: COMPACT_RUN_ROWS + 6 },
+      (_, i) => `{"table":"Person","values":{"id":"p${String(i).padStart(3, '0')}","name":"P"}}`,
+    );
     await writeFile(path.join(dir, 'one.ndjson'), `${rows[0]}\n`);
     await writeFile(path.join(dir, 'many.ndjson'), `${rows.slice(1).join('\n')}\n`);
     expect((await cli(['schema', 'apply', 'main', path.join(dir, 'schema.bg'), '--store', `file://${data}`])).code).toBe(0);
@@ -265,7 +270,7 @@ describe('command line: the embedded engine', () => {
     expect(JSON.parse(compact.stdout)).toMatchObject({
       format: 'branchgraph.rows/1',
       table: 'Person',
-      rows: [['p00', 0, expect.any(String), { id: 'p00' }]],
+      rows: [['p000', 0, expect.any(String), { id: 'p000' }]],
     });
     const arrow = await cli(['show-object', files.find((f) => f.endsWith('.arrow~')) as string]);
     expect([arrow.code, arrow.stderr]).toEqual([EXIT.usage, expect.stringContaining('not a stored JSON object')]);

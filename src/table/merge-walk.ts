@@ -6,7 +6,7 @@
  * Pure: run bytes arrive through a `LoadRun` function.
  */
 import type { RunData, RunRef, RunRow } from './run.js';
-import { COMPACT_RUN_ROWS, compareKey, runEndsBefore } from './run.js';
+import { compareKey, runEndsBefore } from './run.js';
 import { type LoadRun } from './table-version.js';
 import { early, READ_AHEAD_BYTES, READ_AHEAD_RUN_BYTES } from './read-ahead.js';
 
@@ -239,7 +239,9 @@ function readPageAhead(sources: Source[], rows: number, load: LoadRun): void {
  * written in key order) reads none of them.
  */
 const TINY_RUNS_ONE_BY_ONE = 8;
-const isTiny = (src: Source): boolean => src.parts.length === 1 && (src.parts[0] as RunRef).rows <= COMPACT_RUN_ROWS;
+/** A run of a few writes' rows: below the size-tiered policy's lowest tiers. */
+const TINY_RUN_ROWS = 64;
+const isTiny = (src: Source): boolean => src.parts.length === 1 && (src.parts[0] as RunRef).rows <= TINY_RUN_ROWS;
 const isTinyUnread = (src: Source): boolean => isTiny(src) && untouched(src);
 
 /** The most segments of one run a walk reads ahead of where it is. */

@@ -13,6 +13,10 @@
  * "branchgraph.rows/1","table":…,"rows":[[key, tomb (0|1), hash, props or
  * null], …]}`. An Arrow file spends about 1 KB on its schema and buffer
  * layout, so a one-row write stored about 1,120 bytes for a 60-byte row.
+ * Up to a few hundred rows the compressed document is also the cheaper to
+ * make: a 100-row write's run takes 0.20 ms as Arrow (0.11 to build, 0.09
+ * to decode back for the cache) against 0.07 ms as JSON, whose rows are in
+ * hand, and 9.7 KB against 3 KB.
  * Compaction gathers small runs into Arrow files; a reader tells the two
  * apart by their first byte.
  *
@@ -162,8 +166,8 @@ function fromArrow(p: PropDef, v: unknown): Value {
   return v as Value;
 }
 
-/** Runs of at most this many rows are stored as compact JSON (see the file header). */
-export const COMPACT_RUN_ROWS = 64;
+/** Runs of at most this many rows are stored as compact JSON (see the file header): a single write's of up to a few hundred rows. */
+export const COMPACT_RUN_ROWS = 256;
 /** What a compact run's document names itself. */
 export const COMPACT_FORMAT = 'branchgraph.rows/1';
 
@@ -191,15 +195,21 @@ export class RunData {
     return this.keys.length;
   }
 
-  /**
-   * Index of `key`, or -1. `from` is a position the key cannot sort before (a sorted batch's last
-   * hit in this run): the search gallops from there, so a batch's keys that land close together
-   * in one segment cost a few comparisons each rather than a full binary search.
-   */
+  /** Index of `key`, or -1; `from` as `lowerBound` takes it. */
   find(key: string, from = 0): number {
+    const at = this.lowerBound(key, from);
+    return at < this.keys.length && this.keys[at] === key ? at : -1;
+  }
+
+  /**
+   * First index whose key is at least `key`. `from` is a position the key cannot sort before (a
+   * sorted batch's last answer in this run): the search gallops from there, so a batch's probes
+   * that land close together cost a few comparisons each rather than a full binary search.
+   */
+  lowerBound(key: string, from = 0): number {
     const keys = this.keys;
     let lo = from;
-    let hi = keys.length - 1;
+    let hi = keys.length;
     if (from > 0) {
       let bound = 1;
       // Each step leaves keys[lo - 1] below `key`.
@@ -209,23 +219,9 @@ export class RunData {
       }
       hi = Math.min(hi, lo + bound - 1);
     }
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const c = compareKey(this.keys[mid] as string, key);
-      if (c === 0) return mid;
-      if (c < 0) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
-
-  /** First index whose key is at least `key`. */
-  lowerBound(key: string): number {
-    let lo = 0;
-    let hi = this.keys.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareKey(this.keys[mid] as string, key) < 0) lo = mid + 1;
+      if (compareKey(keys[mid] as string, key) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;

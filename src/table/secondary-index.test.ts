@@ -21,6 +21,8 @@ import {
   IndexReader,
   indexSpecs,
   indexType,
+  mayHoldAnyPrefix,
+  mayHoldPrefix,
   runsFingerprint,
   uniqueSpec,
   validIndexes,
@@ -180,6 +182,23 @@ describe('secondary indexes', () => {
     expect(validIndexes(stale)).toBeUndefined();
     expect(Object.fromEntries(await reader(stale).holders(SPEC, [encodeUnique('x'), encodeUnique('y')]))).toEqual(want);
     expect(Object.fromEntries(await reader().holders(SPEC, [encodeUnique('x'), encodeUnique('y')]))).toEqual(want);
+  });
+
+  it('property: whether a run may hold any of a batch of values is what testing each value says', () => {
+    // Values of a few letters: runs' bounds and the probes then meet, start one another and cut.
+    const text = fc.string({ unit: fc.constantFrom('a', 'b', 'c', '"'), maxLength: 4 });
+    // A run's bounds are entries, `value NUL key`, or parts of one.
+    const bound = fc.string({ unit: fc.constantFrom('a', 'b', 'c', '"', '\u0000'), maxLength: 7 });
+    fc.assert(
+      fc.property(fc.uniqueArray(text, { maxLength: 12 }), bound, bound, fc.boolean(), fc.nat(3), (values, a, b, cut, rows) => {
+        // Sorted `value NUL` prefixes, as lookups make them: none starts another.
+        const prefixes = values.map((v) => `${v}\u0000`).sort();
+        const [lo, hi] = a < b ? [a, b] : [b, a];
+        const ref = { key: 'r', rows, tombstones: 0, bytes: 1, minKey: lo, maxKey: hi, checksum: '', ...(cut ? { keysCut: true } : {}) };
+        expect(mayHoldAnyPrefix(ref, prefixes)).toBe(prefixes.some((p) => mayHoldPrefix(ref, p)));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('find incoming edges by the destination node', async () => {
