@@ -430,6 +430,8 @@ describe('the typed API on a server', () => {
       const a = (await compiled('main', query, variables)) as Answer;
       const b = (await interpreted('main', query, variables)) as Answer;
       expect({ query, ...a }).toEqual({ query, ...b });
+      // Data in the same order too: the selection's.
+      expect(JSON.stringify(a.data)).toBe(JSON.stringify(b.data));
     }
   });
 
