@@ -70,12 +70,6 @@ const FILE_SUFFIX = '~';
 const EMPTY_SEGMENT = '~e';
 
 /**
- * A read file's bytes, without copying them unless they share memory. Node serves buffers under
- * 4 KB from a shared 8 KB slab: a view of one that a cache kept would keep the slab alive, so
- * those are copied (cheaply). Larger ones own their memory and are returned as they are: copying
- * every 70 KB run segment a merge reads cost it time and garbage.
- */
-/**
  * Temp file names: the pid (which sweepTemps reads), a tag drawn once per process (two machines
  * sharing a directory can run processes of one pid), and a counter. Drawing random bytes for each
  * put cost about 0.1 ms a write; the names are as unique, and `wx` refuses a clash regardless.
@@ -92,6 +86,12 @@ function removeTemp(tmp: string): void {
   }
 }
 
+/**
+ * A read file's bytes, without copying them unless they share memory. Node serves buffers under
+ * 4 KB from a shared 8 KB slab: a view of one that a cache kept would keep the slab alive, so
+ * those are copied (cheaply). Larger ones own their memory and are returned as they are: copying
+ * every 70 KB run segment a merge reads cost it time and garbage.
+ */
 function unshared(buf: Buffer): Uint8Array {
   if (buf.byteLength < 4096) return new Uint8Array(buf);
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
