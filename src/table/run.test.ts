@@ -79,7 +79,7 @@ describe('runs of a few rows are compact', () => {
 });
 
 describe('finding a key in a decoded run', () => {
-  it('finds the same position from any earlier start as from the first row, and -1 for an absent key', () => {
+  it('finds the same position, and the same lower bound, from any earlier start as from the first row, and -1 for an absent key', () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(fc.string({ maxLength: 4 }), { maxLength: 200 }),
@@ -97,6 +97,9 @@ describe('finding a key in a decoded run', () => {
           // Any start at or before the key's place (all of them when it is absent) finds the same.
           const place = keys.filter((k) => compareKey(k, probe) < 0).length;
           expect(run.find(probe, Math.min(start, place))).toBe(at);
+          // Its place, present or not, is where the lower bound is, from the first row or any start up to it.
+          expect(run.lowerBound(probe)).toBe(place);
+          expect(run.lowerBound(probe, Math.min(start, place))).toBe(place);
         },
       ),
       { numRuns: 300 },
