@@ -35,6 +35,9 @@ export function encodeBranch(name: string): string {
   return encodeURIComponent(name).replace(/\./g, '%2E');
 }
 
+/** How a compact run's key ends (table/run.ts). */
+export const COMPACT_RUN_SUFFIX = '.rows.json';
+
 export const keys = {
   branchPrefix: (name: string): string => `branches/${encodeBranch(name)}/`,
   branchRecord: (name: string, seq: number): string => `branches/${encodeBranch(name)}/${String(seq).padStart(8, '0')}.json`,
@@ -54,7 +57,7 @@ export const keys = {
   part: (id: string): string => `parts/${id}.json`,
   run: (table: string, id: string): string => `runs/${table}/${id}.arrow`,
   /** A run of a few rows, stored as compact JSON (table/run.ts). */
-  compactRun: (table: string, id: string): string => `runs/${table}/${id}.rows.json`,
+  compactRun: (table: string, id: string): string => `runs/${table}/${id}${COMPACT_RUN_SUFFIX}`,
   runIndex: (table: string, id: string): string => `runs/${table}/${id}.json`,
   runSegment: (table: string, id: string, n: number): string => `runs/${table}/${id}/${String(n).padStart(6, '0')}.arrow`,
   /** The runs a compacted run replaced, oldest first. */

@@ -4,6 +4,7 @@ import { LatencyStore } from '../store/latency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { RunStore } from './run-store.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
+import { CountingStore } from '../store/counting-store.js';
 import { BranchgraphError } from '../model/errors.js';
 import { listAll } from '../store/object-store.js';
 import type { TableType } from '../model/schema.js';
@@ -173,5 +174,29 @@ describe('compacted runs', () => {
       await runs.delete([failed]);
       expect((await listAll(inner, 'runs/')).map((o) => o.key).sort()).toEqual(before);
     }
+  });
+});
+
+describe('RunStore cache budget', () => {
+  const type = parseSchema('node T { id: string @key\n email: string\n a: int }').types[0] as TableType;
+  const rows = (from: number) =>
+    Array.from({ length: 100 }, (_, n) => {
+      const id = `k${String(from + n).padStart(6, '0')}`;
+      return { key: id, tomb: false, hash: `h${from + n}`, props: { id, email: `${id}@example.com`, a: from + n } };
+    });
+
+  it('weighs a compact run by the row objects it is held as, not by its compressed bytes', async () => {
+    const counting = new CountingStore(new MemoryStore());
+    // Ten 100-row compact runs are about 2 KB each stored, and about 30 KB each held as rows.
+    const runs = new RunStore(counting, { cacheBytes: 128 * 1024 });
+    const refs: RunRef[] = [];
+    for (let i = 0; i < 10; i++) refs.push(await runs.write(type, rows(i * 100)));
+    expect(refs.every((r) => r.key.endsWith('.rows.json') && r.bytes < 4096)).toBe(true);
+    counting.reset();
+    // The newest are still held; the oldest went when the budget filled, and is read again.
+    expect((await runs.load(type, refs[9] as RunRef)).length).toBe(100);
+    expect(counting.snapshot().total.calls).toBe(0);
+    expect((await runs.load(type, refs[0] as RunRef)).length).toBe(100);
+    expect(counting.snapshot().get.calls).toBe(1);
   });
 });
