@@ -3,6 +3,7 @@ import { parseSchema } from '../model/schema-parser.js';
 import { LatencyStore } from '../store/latency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { RunStore } from './run-store.js';
+import { COMPACT_RUN_SUFFIX } from './keys.js';
 import { StoreWrapper, type CallContext } from '../store/store-wrapper.js';
 import { CountingStore } from '../store/counting-store.js';
 import { BranchgraphError } from '../model/errors.js';
@@ -191,7 +192,7 @@ describe('RunStore cache budget', () => {
     const runs = new RunStore(counting, { cacheBytes: 128 * 1024 });
     const refs: RunRef[] = [];
     for (let i = 0; i < 10; i++) refs.push(await runs.write(type, rows(i * 100)));
-    expect(refs.every((r) => r.key.endsWith('.rows.json') && r.bytes < 4096)).toBe(true);
+    expect(refs.every((r) => r.key.endsWith(COMPACT_RUN_SUFFIX) && r.bytes < 4096)).toBe(true);
     counting.reset();
     // The newest are still held; the oldest went when the budget filled, and is read again.
     expect((await runs.load(type, refs[9] as RunRef)).length).toBe(100);
