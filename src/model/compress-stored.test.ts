@@ -11,6 +11,7 @@ import {
   isCompressed,
   storedText,
 } from './compress-stored.js';
+import { damagedCopies, outcomeOf } from '../../test/support/damaged-copies.js';
 import { isBranchgraphError } from './errors.js';
 import { STORED_DICTIONARY_V1 } from './stored-dictionary.js';
 
@@ -120,21 +121,17 @@ describe('compressed stored objects', () => {
     const rows = Array.from({ length: 40_000 }, (_, i) => ({ k: `key${i}`, h: bytesHash(enc(String(i))), v: i }));
     const stored = compressStored(enc(JSON.stringify(rows)));
     expect(stored.length).toBeGreaterThan(64 * 1024);
-    const outcome = async (bytes: Uint8Array, off: boolean): Promise<string> => {
-      try {
-        const out = off ? await decompressStoredOffLoop(bytes, 'k') : decompressStored(bytes, 'k');
-        return `bytes ${bytesHash(out)}`;
-      } catch (e) {
-        return isBranchgraphError(e) ? e.code : `not a BranchgraphError: ${String(e)}`;
-      }
-    };
+    const outcome = (bytes: Uint8Array, off: boolean): Promise<string> =>
+      outcomeOf(
+        () => (off ? decompressStoredOffLoop(bytes, 'k') : decompressStored(bytes, 'k')),
+        (out) => `bytes ${bytesHash(out)}`,
+      );
     expect(await outcome(stored, true)).toBe(`bytes ${bytesHash(enc(JSON.stringify(rows)))}`);
-    const variants: Uint8Array[] = [stored.subarray(0, stored.length >> 1), stored.subarray(0, stored.length - 1)];
-    for (const at of [2, 100, stored.length >> 1, stored.length - 2]) {
-      const bad = stored.slice();
-      bad[at] = (bad[at] as number) ^ 0x10;
-      variants.push(bad);
-    }
+    const variants = damagedCopies(stored, {
+      lengths: [stored.length >> 1, stored.length - 1],
+      flips: [2, 100, stored.length >> 1, stored.length - 2],
+      mask: 0x10,
+    });
     for (const v of variants) {
       const off = await outcome(v, true);
       expect(off).toBe(await outcome(v, false));

@@ -15,6 +15,7 @@ import {
   type Generation,
 } from './generation.js';
 import { readPending } from './pending-wal.js';
+import { damagedCopies, outcomeOf } from '../../test/support/damaged-copies.js';
 
 const LINEAGE = '01JD0000000000000000000000';
 const gen = (shard: string, seq: number, stamp: number, rows: [string, number][] = [['a', seq]]): Omit<Generation, 'checksum'> => ({
@@ -127,20 +128,16 @@ describe('large generations, encoded and decoded in slices', () => {
 
   it('refuses what the synchronous codec refuses: a changed byte, a cut, a damaged trailer', async () => {
     const file = encodeGeneration(big(false));
-    const outcome = async (bytes: Uint8Array, sliced: boolean): Promise<string> => {
-      try {
-        const g = sliced ? await decodeGenerationInSlices(bytes, key) : decodeGeneration(bytes, key);
-        return `rows ${g.tables.P?.length}`;
-      } catch (e) {
-        return isBranchgraphError(e) ? e.code : `not a BranchgraphError: ${String(e)}`;
-      }
-    };
-    const variants: Uint8Array[] = [file.subarray(0, file.length - 1), file.subarray(0, file.length - 60)];
-    for (const at of [20, file.length >> 1, file.length - 30, file.length - 3]) {
-      const bad = file.slice();
-      bad[at] = (bad[at] as number) ^ 0x01;
-      variants.push(bad);
-    }
+    const outcome = (bytes: Uint8Array, sliced: boolean): Promise<string> =>
+      outcomeOf(
+        () => (sliced ? decodeGenerationInSlices(bytes, key) : decodeGeneration(bytes, key)),
+        (g) => `rows ${g.tables.P?.length}`,
+      );
+    const variants = damagedCopies(file, {
+      lengths: [file.length - 1, file.length - 60],
+      flips: [20, file.length >> 1, file.length - 30, file.length - 3],
+      mask: 0x01,
+    });
     for (const v of variants) {
       const sliced = await outcome(v, true);
       expect(sliced).toBe(await outcome(v, false));

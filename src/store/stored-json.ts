@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { contentHash } from '../model/canonical.js';
 import { BranchgraphError } from '../model/errors.js';
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { compressStored, compressStoredOffLoop, decompressStored, isCompressed } from '../model/compress-stored.js';
 import { jsonParseSteps } from '../model/json-parse-steps.js';
 import { jsonLengthAtLeast, jsonSteps } from '../model/json-steps.js';
@@ -26,6 +26,16 @@ function textChecksum(text: string): string {
   return contentHash(text);
 }
 
+/** `textChecksum` of text hashed a piece at a time into `hash`. */
+function piecesChecksum(hash: Hash): string {
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** The checksum member that closes a stored object: after its members, unless it has none. */
+function trailer(checksum: string, empty: boolean): string {
+  return `${empty ? '' : ','}"${CHECKSUM}":"${checksum}"}`;
+}
+
 /**
  * A value's stored bytes: its JSON text, checksummed when it is an object,
  * and compressed when that saves (model/compress-stored.ts) unless `plain`:
@@ -37,7 +47,7 @@ export function encodeJson(value: unknown, opts?: { plain?: boolean }): Uint8Arr
   const bytes =
     value === null || typeof value !== 'object' || Array.isArray(value)
       ? new TextEncoder().encode(text)
-      : new TextEncoder().encode(`${text.slice(0, -1)}${text.length > 2 ? ',' : ''}"${CHECKSUM}":"${textChecksum(text)}"}`);
+      : new TextEncoder().encode(`${text.slice(0, -1)}${trailer(textChecksum(text), text.length <= 2)}`);
   return opts?.plain === true ? bytes : compressStored(bytes);
 }
 
@@ -82,9 +92,8 @@ function checkedFormat<T>(schema: z.ZodType<T>, raw: unknown, key: string): T {
   return parsed.data;
 }
 
-/** A stored object's trailer as encodeJson writes it after a non-empty object's members: 48 ASCII bytes. */
-const TRAILER_BYTES = 48;
-const TAIL_TRAILER = /^,"\$checksum":"([0-9a-f]{32})"\}$/;
+/** How long the trailer after a non-empty object's members is: ASCII, a byte a character. */
+const TRAILER_BYTES = trailer(textChecksum(''), false).length;
 
 /**
  * `encodeJson` for a value that may be large (a WAL generation of megabytes of rows): its text
@@ -104,7 +113,7 @@ export async function encodeJsonInSlices(value: unknown, opts?: { plain?: boolea
   }
   // A large object's last piece is its closing brace; the checksum member goes before it.
   if (pieces.at(-1) !== '}') return encodeJson(value, opts);
-  pieces[pieces.length - 1] = `,"${CHECKSUM}":"${hash.digest('hex').slice(0, 32)}"}`;
+  pieces[pieces.length - 1] = trailer(piecesChecksum(hash), false);
   const bytes = await utf8InSlices(pieces);
   return opts?.plain === true ? bytes : compressStoredOffLoop(bytes);
 }
@@ -118,16 +127,16 @@ export async function encodeJsonInSlices(value: unknown, opts?: { plain?: boolea
 export async function decodeJsonInSlices<T>(schema: z.ZodType<T>, bytes: Uint8Array, key: string): Promise<T> {
   if (isCompressed(bytes) || bytes.length < LARGE_BYTES) return decodeJson(schema, bytes, key);
   const cut = bytes.length - TRAILER_BYTES;
-  const m = TAIL_TRAILER.exec(Buffer.from(bytes.buffer, bytes.byteOffset + cut, TRAILER_BYTES).toString('latin1'));
+  const m = TRAILER.exec(Buffer.from(bytes.buffer, bytes.byteOffset + cut, TRAILER_BYTES).toString('latin1'));
   // Only objects written before checksums lack one; decodeJson refuses a damaged trailer.
-  if (m === null) return decodeJson(schema, bytes, key);
+  if (m === null || m.index !== 0 || m[1] !== ',') return decodeJson(schema, bytes, key);
   const hash = createHash('sha256');
   const slice = new Slice();
   for (let at = 0; at < cut; at += LARGE_BYTES) {
     hash.update(bytes.subarray(at, Math.min(cut, at + LARGE_BYTES)));
     if (slice.due()) await slice.turn();
   }
-  if (hash.update('}').digest('hex').slice(0, 32) !== m[1])
+  if (piecesChecksum(hash.update('}')) !== m[2])
     throw new BranchgraphError('corrupt_object', `${key} does not match its checksum`, { details: { key } });
   let raw: unknown;
   try {

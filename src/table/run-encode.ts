@@ -20,7 +20,7 @@ export function encodeRunFile(table: TableType, rows: readonly RunRow[]): Uint8A
 
 /** Rows (sorted by key, keys unique) as a compact run: a JSON document of rows, compressed as stored JSON is. */
 export function encodeCompactRun(table: TableType, rows: readonly RunRow[]): Uint8Array {
-  return compressStored(TEXT_OUT.encode(compactRunText(table, rows)));
+  return compactBytes(compactRunDoc(table, rows));
 }
 
 /**
@@ -34,11 +34,12 @@ export async function encodeRunFileOffLoop(table: TableType, rows: readonly RunR
   if (rows.length > COMPACT_RUN_ROWS) return encodeRun(table, rows);
   const doc = compactRunDoc(table, rows);
   const large = await largeJsonInSlices(doc);
-  return large === undefined ? compressStored(TEXT_OUT.encode(JSON.stringify(doc))) : compressStoredOffLoop(large);
+  return large === undefined ? compactBytes(doc) : compressStoredOffLoop(large);
 }
 
-function compactRunText(table: TableType, rows: readonly RunRow[]): string {
-  return JSON.stringify(compactRunDoc(table, rows));
+/** A compact run's document as stored: its JSON text, compressed as stored JSON is. */
+function compactBytes(doc: object): Uint8Array {
+  return compressStored(TEXT_OUT.encode(JSON.stringify(doc)));
 }
 
 /** The compact run's document: its format, its table, and its rows as `[key, tomb, hash, props]`. */
