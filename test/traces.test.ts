@@ -9,11 +9,31 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inSpan, tracing } from '../src/service/tracing.js';
 import { PEOPLE_SCHEMA } from './support/fixtures.js';
 import { testServer, type TestServer } from './support/test-server.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
+
+describe('without an SDK', () => {
+  it('makes no span, and follows an SDK registered later', async () => {
+    expect(tracing()).toBe(false);
+    const handed = await inSpan('work', {}, async (span) => span);
+    expect(handed.isRecording()).toBe(false);
+    expect(trace.getActiveSpan()).toBeUndefined();
+    const exporter = new InMemorySpanExporter();
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    try {
+      expect(tracing()).toBe(true);
+      expect(await inSpan('work', {}, async (span) => span.isRecording())).toBe(true);
+      expect(exporter.getFinishedSpans().map((x) => x.name)).toEqual(['work']);
+    } finally {
+      trace.disable();
+    }
+    expect(tracing()).toBe(false);
+  });
+});
 
 describe('traces', () => {
   const exporter = new InMemorySpanExporter();

@@ -562,7 +562,19 @@ function replacedKey(ref: RunRef): string {
 
 /** Decoding depends on the table's properties, so the schema shape is part of a run's cache key. */
 function runCacheKey(table: TableType, key: string): string {
-  return `${key}\u0000${table.props.map((p) => p.name).join(',')}`;
+  return `${key}\u0000${propNames(table)}`;
+}
+
+/** A table type's property names as the cache key spells them, made once per type: a lookup loads a run per probe's segment. */
+const PROP_NAMES = new WeakMap<TableType, string>();
+
+function propNames(table: TableType): string {
+  let names = PROP_NAMES.get(table);
+  if (names === undefined) {
+    names = table.props.map((p) => p.name).join(',');
+    PROP_NAMES.set(table, names);
+  }
+  return names;
 }
 
 /** Segment `n` of run `id`, encoded, with its ref. */

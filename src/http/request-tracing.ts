@@ -6,7 +6,7 @@
  */
 import { propagation, ROOT_CONTEXT, SpanKind, type TextMapGetter } from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
-import { inSpan } from '../service/tracing.js';
+import { inSpan, tracing } from '../service/tracing.js';
 import type { Env } from './http-context.js';
 
 const HEADERS: TextMapGetter<Headers> = {
@@ -15,6 +15,7 @@ const HEADERS: TextMapGetter<Headers> = {
 };
 
 export const requestTracing: MiddlewareHandler<Env> = (c, next) => {
+  if (!tracing()) return next();
   const parent = propagation.extract(ROOT_CONTEXT, c.req.raw.headers, HEADERS);
   const attributes = { 'http.request.method': c.req.method, 'url.path': c.req.path };
   return inSpan(c.req.method, { kind: SpanKind.SERVER, parent, attributes }, async (span) => {

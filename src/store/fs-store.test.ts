@@ -22,6 +22,29 @@ afterAll(async () => {
 
 describeObjectStore('fs', async () => new FsStore(await freshDir()));
 
+describe('FsStore layout', () => {
+  it('keeps the file names stores already hold: plain segments as they are, others percent-encoded, a leading dot too', async () => {
+    const dir = await freshDir();
+    const store = new FsStore(dir);
+    const body = new Uint8Array([1]);
+    await store.putIfAbsent('manifests/01ABC_x-y/000000000005.json', body);
+    await store.putIfAbsent('.a/b.c/é ~%/', body);
+    const files = (await readdir(dir, { recursive: true })).filter((f) => !f.startsWith('.tmp')).sort();
+    expect(files).toEqual(
+      [
+        '%2Ea',
+        '%2Ea/b.c',
+        '%2Ea/b.c/%C3%A9%20%7E%25',
+        '%2Ea/b.c/%C3%A9%20%7E%25/~e~',
+        'manifests',
+        'manifests/01ABC_x-y',
+        'manifests/01ABC_x-y/000000000005.json~',
+      ].sort(),
+    );
+    expect(await store.get('.a/b.c/é ~%/')).toEqual(body);
+  });
+});
+
 describe('FsStore across processes', () => {
   it('two processes racing 16 create-only PUTs per key: exactly one winner per key', async () => {
     const root = await freshDir();
