@@ -180,8 +180,8 @@ describe('compacted runs', () => {
 
 describe('RunStore cache budget', () => {
   const type = parseSchema('node T { id: string @key\n email: string\n a: int }').types[0] as TableType;
-  const rows = (from: number) =>
-    Array.from({ length: 100 }, (_, n) => {
+  const rows = (from: number, length = 100) =>
+    Array.from({ length }, (_, n) => {
       const id = `k${String(from + n).padStart(6, '0')}`;
       return { key: id, tomb: false, hash: `h${from + n}`, props: { id, email: `${id}@example.com`, a: from + n } };
     });
@@ -198,6 +198,20 @@ describe('RunStore cache budget', () => {
     expect((await runs.load(type, refs[9] as RunRef)).length).toBe(100);
     expect(counting.snapshot().total.calls).toBe(0);
     expect((await runs.load(type, refs[0] as RunRef)).length).toBe(100);
+    expect(counting.snapshot().get.calls).toBe(1);
+  });
+
+  it('weighs an Arrow run by its bytes and the keys, hashes and values decoded from them', async () => {
+    const counting = new CountingStore(new MemoryStore());
+    const probe = await new RunStore(new MemoryStore()).write(type, rows(0, 1000));
+    expect(probe.key.endsWith(COMPACT_RUN_SUFFIX)).toBe(false);
+    // Room for three runs by their stored bytes, not for two once their rows are counted.
+    const runs = new RunStore(counting, { cacheBytes: 3 * probe.bytes });
+    const refs = [await runs.write(type, rows(0, 1000)), await runs.write(type, rows(1000, 1000))];
+    counting.reset();
+    expect((await runs.load(type, refs[1] as RunRef)).length).toBe(1000);
+    expect(counting.snapshot().total.calls).toBe(0);
+    expect((await runs.load(type, refs[0] as RunRef)).length).toBe(1000);
     expect(counting.snapshot().get.calls).toBe(1);
   });
 });

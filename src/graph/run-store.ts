@@ -216,7 +216,11 @@ export class RunStore implements RunReader, RunWriter {
       this.storeAside(ref.key, put);
       puts.push(put);
       // The next write or merge on the table reads these first, as a run of one object.
-      this.shared.runs.set(runCacheKey(table, ref.key), decodeRun({ table, bytes, objectKey: ref.key }), bytes.length);
+      this.shared.runs.set(
+        runCacheKey(table, ref.key),
+        decodeRun({ table, bytes, objectKey: ref.key }),
+        runWeight(false, ref.rows, bytes.length),
+      );
     }
     const index = this.indexOf(table, id, segments);
     puts.push(this.store.putIfAbsent(index.key, index.bytes, { signal }));
@@ -543,15 +547,19 @@ export class RunStore implements RunReader, RunWriter {
  * What a cached run weighs against the cache's budget. A compact run is held as row objects, about
  * ten times its compressed bytes (sixteen for text that compresses well) and some 300 bytes a row
  * at least. Weighed by its stored bytes, 8,000 writes of 100 rows held 750 MB of heap under the
- * 256 MB budget, and growing; weighed so, the heap stays near 370 MB. An Arrow run is weighed by
- * its stored bytes: its columns are those bytes, and the keys and hashes decoded from them add
- * 0.3-1.7 times as much.
+ * 256 MB budget, and growing; weighed so, the heap stays near 370 MB. An Arrow run holds its
+ * stored bytes (its columns read from them) and, decoded eagerly, each row's key and hash, about
+ * 120 bytes a row; a run read past a few rows has its columns decoded into values in place of the
+ * bytes, about 180 bytes a row more than they were stored in. Weighed by its stored bytes alone,
+ * runs of 1,024 five-column rows held 2.6 times their weight once read, and 1.5 times for rows of
+ * 370 bytes; weighed as their bytes and 192 bytes a row, at most their weight in both.
  */
 function runWeight(compact: boolean, rows: number, bytes: number): number {
-  return compact ? Math.max(bytes * COMPACT_HEAP_PER_BYTE, rows * COMPACT_HEAP_PER_ROW) : bytes;
+  return compact ? Math.max(bytes * COMPACT_HEAP_PER_BYTE, rows * COMPACT_HEAP_PER_ROW) : bytes + rows * ARROW_HEAP_PER_ROW;
 }
 const COMPACT_HEAP_PER_BYTE = 16;
 const COMPACT_HEAP_PER_ROW = 320;
+const ARROW_HEAP_PER_ROW = 192;
 
 /** Where the list of what a compacted run replaced is stored: beside the run, under its id. */
 function replacedKey(ref: RunRef): string {
