@@ -577,6 +577,8 @@ function runCacheKey(table: TableType, key: string): string {
 const PROP_NAMES = new WeakMap<TableType, string>();
 
 function propNames(table: TableType): string {
+  // An index's type has no properties, and is made anew for each read of it (secondary-index.ts).
+  if (table.props.length === 0) return '';
   let names = PROP_NAMES.get(table);
   if (names === undefined) {
     names = table.props.map((p) => p.name).join(',');
