@@ -102,8 +102,8 @@ const PLAIN_SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 
 function encodeSegment(seg: string): string {
   if (seg === '') return EMPTY_SEGMENT;
-  // Every key the engine makes is plain; a head read asks for two of them, and the byte loop
-  // below was a twentieth of a small read's time.
+  // Every key the engine makes is plain, and a head read asks for two of them: the byte loop
+  // below, with the path's normalising, took 2% of a small read's time.
   if (PLAIN_SEGMENT.test(seg)) return seg;
   let out = '';
   for (const byte of Buffer.from(seg, 'utf8')) {
