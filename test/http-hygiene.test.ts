@@ -144,6 +144,11 @@ describe('HTTP hygiene', () => {
       await rawRequest(`${s.url}/graphql`, auth, JSON.stringify({ query: '{ __type(name: ["nöpe"]) { name } }' })),
       await rawRequest(`${s.url}/branches/main/graphql`, auth, JSON.stringify({ query: '{ __type(name: ["nöpe"]) { name } }' })),
       await rawRequest(`${s.url}/branches/main/graphql`, auth, JSON.stringify({ query: '{ __typename }' })),
+      // The routes' own answers: health, readiness, a refusal, a path no route serves.
+      await rawRequest(`${s.url}/healthz`, {}),
+      await rawRequest(`${s.url}/readyz`, {}),
+      await rawRequest(`${s.url}/branches/main`, {}),
+      await rawRequest(`${s.url}/no/such/route`, auth),
     ];
     for (const a of answers) {
       expect(a.headers['content-type']).toMatch(/json/);

@@ -19,7 +19,7 @@ import { LIMITS } from '../service/limits.js';
 import type { BranchgraphService } from '../service/service.js';
 import type { GraphHost } from '../service/graph-host.js';
 import { BodyBudget } from './request-body.js';
-import { errorBody, errorResponse, type Env } from './http-context.js';
+import { errorBody, errorResponse, jsonReply, type Env } from './http-context.js';
 import { isPublicRoute, publicRoutes } from './routes/public-routes.js';
 import { operationRoutes } from './routes/operation-routes.js';
 import { graphqlRoute } from './routes/graphql-route.js';
@@ -170,10 +170,12 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
         : toBranchgraphError(e);
     if (isMasked(err)) c.get('log')?.error({ err: e, code: err.code }, 'unexpected error');
     const [body, status] = errorResponse(err, c.get('requestId'));
-    return c.json(body, status);
+    return jsonReply(c, body, { status });
   });
   app.notFound((c) =>
-    c.json(errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), 404),
+    jsonReply(c, errorBody(new BranchgraphError('not_found', `no route ${c.req.method} ${c.req.path}`), c.get('requestId')), {
+      status: 404,
+    }),
   );
   publicRoutes(app, { service, base });
   eventStreamRoute(app, service);
@@ -186,10 +188,10 @@ function graphApp(opts: GraphAppOptions): Hono<Env> {
 }
 
 /**
- * A JSON answer with its length, for the answers not sized where they are made (Hono's `c.json`):
- * without one, compress gzips every answer, a stream and a zlib context for 100 bytes of JSON.
- * Operations and both GraphQL endpoints size their answers as they make them (sized-response.ts),
- * which this leaves alone: reading an answer back here costs a stream and a rebuilt response.
+ * A JSON answer with its length, for the answers not sized where they are made: the routes' own
+ * (`jsonReply`), the operations' and both GraphQL endpoints' are (sized-response.ts), a library's
+ * (the MCP transport's) may not be. Without one, compress gzips every answer, a stream and a zlib
+ * context for 100 bytes of JSON; reading an answer back here costs a stream and a rebuilt response.
  * Streamed types (event streams, NDJSON, exports) are left as they are.
  */
 const sizedJson: MiddlewareHandler<Env> = async (c, next) => {

@@ -35,6 +35,24 @@ export function errorBody(err: BranchgraphError, requestId: string): { error: Re
   return { error: publicError(err, requestId), requestId };
 }
 
+/**
+ * A JSON answer with its length, set where it is made. Hono's `c.json` leaves an answer unsized,
+ * and sizing it afterwards (`sizedJson`, app.ts) makes the adapter build and read back a whole web
+ * response: half a millisecond of a health check's 1.1 ms, and of every refusal.
+ */
+export function jsonReply(
+  c: Context<Env>,
+  value: unknown,
+  init: { status?: ContentfulStatusCode; headers?: Record<string, string> } = {},
+): Response {
+  const text = JSON.stringify(value);
+  return c.body(text, init.status ?? 200, {
+    ...init.headers,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+  });
+}
+
 /** The envelope and the status it travels with. */
 export function errorResponse(err: BranchgraphError, requestId: string): [ReturnType<typeof errorBody>, ContentfulStatusCode] {
   const body = errorBody(err, requestId);

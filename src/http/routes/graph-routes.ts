@@ -12,7 +12,7 @@ import type { GraphHost } from '../../service/graph-host.js';
 import { CreateGraphZ } from '../../service/inputs.js';
 import { parseInput } from '../../service/parse-input.js';
 import type { BranchgraphService } from '../../service/service.js';
-import { jsonBody, param, type Env } from '../http-context.js';
+import { jsonBody, jsonReply, param, type Env } from '../http-context.js';
 
 export function graphRoutes(
   app: Hono<Env>,
@@ -24,18 +24,18 @@ export function graphRoutes(
     requireRole(c.get('role'), 'read');
     // A token scoped to some graphs lists those.
     const graphs = (await host.list(c.req.raw.signal)).filter((g) => mayReachGraph(c.get('scope'), g.name));
-    return c.json({ graphs });
+    return jsonReply(c, { graphs });
   });
   app.post('/graphs', async (c) => {
     requireRole(c.get('role'), 'admin');
     const name = parseInput(CreateGraphZ, await jsonBody(c), 'body').name;
     requireGraph(c.get('scope'), name);
-    return c.json(await host.create(name, c.req.raw.signal), 201);
+    return jsonReply(c, await host.create(name, c.req.raw.signal), { status: 201 });
   });
   app.delete('/graphs/:name', async (c) => {
     requireRole(c.get('role'), 'admin');
     requireGraph(c.get('scope'), param(c, 'name'));
-    return c.json(await host.delete(param(c, 'name'), c.req.raw.signal));
+    return jsonReply(c, await host.delete(param(c, 'name'), c.req.raw.signal));
   });
   app.all('/graphs/:name/*', async (c) => {
     // Judged before the graph is looked up: a refusal never says whether the graph exists.

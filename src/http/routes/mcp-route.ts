@@ -14,7 +14,7 @@ import { mcpServer } from '../../mcp/mcp-server.js';
 import { embeddedApi } from '../../service/api.js';
 import type { Role } from '../../service/auth.js';
 import type { BranchgraphService } from '../../service/service.js';
-import { bodyBytes, ctxOf, type Env } from '../http-context.js';
+import { bodyBytes, ctxOf, jsonReply, type Env } from '../http-context.js';
 import { bodyJsonOf } from '../request-body.js';
 import { foreignHost } from '../loopback-guard.js';
 import { embeddedTypedGraphql, embeddedTypedSdl } from '../typed-graphql-endpoint.js';
@@ -26,7 +26,7 @@ export function mcpRoute(app: Hono<Env>, opts: { service: BranchgraphService; bo
   // Not routes of their own (the document lists what is served): a stream or a session's end is refused before routing.
   app.use('/mcp', async (c, next) => {
     if (c.req.method === 'POST') return next();
-    return c.json(rpcError(-32000, 'this server is stateless: POST each message'), 405, { allow: 'POST' });
+    return jsonReply(c, rpcError(-32000, 'this server is stateless: POST each message'), { status: 405, headers: { allow: 'POST' } });
   });
   app.post('/mcp', async (c) => {
     const refused = foreignHost({ bound: opts.boundHost, host: c.req.header('host'), origin: c.req.header('origin') });
@@ -36,7 +36,7 @@ export function mcpRoute(app: Hono<Env>, opts: { service: BranchgraphService; bo
     try {
       message = await bodyJsonOf(bytes);
     } catch {
-      return c.json(rpcError(-32700, 'the body is not JSON'), 400);
+      return jsonReply(c, rpcError(-32700, 'the body is not JSON'), { status: 400 });
     } finally {
       release();
     }

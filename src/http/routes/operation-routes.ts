@@ -19,7 +19,7 @@ import { bodyFieldsOf, bodyMedia, isTextMedia, type Operation } from '../../serv
 import { OPERATION_LIST } from '../../service/operation-table.js';
 import { runParsed } from '../../service/api.js';
 import type { BranchgraphService } from '../../service/service.js';
-import { bodyBytes, bodyText, ctxOf, jsonBody, param, readableOf, type Env } from '../http-context.js';
+import { bodyBytes, bodyText, ctxOf, jsonBody, jsonReply, param, readableOf, type Env } from '../http-context.js';
 
 export function operationRoutes(app: Hono<Env>, service: BranchgraphService): void {
   for (const op of OPERATION_LIST) {
@@ -178,9 +178,5 @@ async function reply(op: Operation, c: Context<Env>, r: { out: unknown; input: R
       'content-length': String(bytes.length),
     });
   }
-  const text = JSON.stringify(r.out);
-  return c.body(text, status as ContentfulStatusCode, {
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(text)),
-  });
+  return jsonReply(c, r.out, { status: status as ContentfulStatusCode });
 }

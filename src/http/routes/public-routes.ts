@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Hono } from 'hono';
 import { packageRoot } from '../../service/package-root.js';
 import type { BranchgraphService } from '../../service/service.js';
-import { errorBody, type Env } from '../http-context.js';
+import { errorBody, jsonReply, type Env } from '../http-context.js';
 import { BranchgraphError } from '../../model/errors.js';
 import { GRAPHIQL_ASSETS, graphiqlAssetRoute } from '../graphiql-page.js';
 import { indexPage } from '../index-page.js';
@@ -63,8 +63,11 @@ export function publicRoutes(app: Hono<Env>, opts: { service: BranchgraphService
   app.get('/', (c) =>
     c.html(indexPage(base), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'" }),
   );
-  app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', async (c) => c.json(...(await readiness(service.graph.store, c.get('requestId')))));
+  app.get('/healthz', (c) => jsonReply(c, { ok: true }));
+  app.get('/readyz', async (c) => {
+    const [body, status] = await readiness(service.graph.store, c.get('requestId'));
+    return jsonReply(c, body, { status });
+  });
   app.get('/metrics', async (c) => c.text(await service.metrics.render(), 200, { 'content-type': service.metrics.contentType }));
   app.get('/openapi.yaml', (c) => c.text(openapiText(), 200, { 'content-type': 'application/yaml' }));
   uiRoutes(app, base);

@@ -22,7 +22,7 @@ import { LIMITS } from '../../service/limits.js';
 import { parseInput } from '../../service/parse-input.js';
 import type { BranchgraphService } from '../../service/service.js';
 import { pack, receivePush, syncHeads } from '../../service/sync-wire.js';
-import { ctxOf, jsonBody, type Env } from '../http-context.js';
+import { ctxOf, jsonBody, jsonReply, type Env } from '../http-context.js';
 
 const PushAskZ = z
   .object({
@@ -37,7 +37,7 @@ const PushAskZ = z
 export function syncRoutes(app: Hono<Env>, service: BranchgraphService): void {
   app.get('/sync/heads', async (c) => {
     requireRole(c.get('role'), 'read');
-    return c.json(await syncHeads(service, ctxOf(c)));
+    return jsonReply(c, await syncHeads(service, ctxOf(c)));
   });
   app.post('/sync/pack', async (c) => {
     requireRole(c.get('role'), 'read');
@@ -64,7 +64,10 @@ export function syncRoutes(app: Hono<Env>, service: BranchgraphService): void {
     }
     try {
       const move = { branch: q.branch, to: q.to, from: q.from, force: q.force === 'true' };
-      return c.json(await receivePush(service, { frames: budgeted(), move, bypassProtection: q.bypassProtection === 'true' }, ctxOf(c)));
+      return jsonReply(
+        c,
+        await receivePush(service, { frames: budgeted(), move, bypassProtection: q.bypassProtection === 'true' }, ctxOf(c)),
+      );
     } finally {
       budget.give(held);
     }
