@@ -192,11 +192,17 @@ export class FsStore implements ObjectStore {
   }
 
   private filePath(key: string): string {
-    // Encoded segments hold no separator, `.` or `..`, so they are joined as they are: path.join's
-    // normalising found nothing to do.
     const segs = key.split('/');
     const last = segs.pop() ?? '';
-    return `${this.base}${segs.map((s) => encodeSegment(s) + path.sep).join('')}${encodeSegment(last)}${FILE_SUFFIX}`;
+    return `${this.dirPath(segs)}${encodeSegment(last)}${FILE_SUFFIX}`;
+  }
+
+  /**
+   * The directory of a key's leading segments, with its separator. Encoded segments hold no
+   * separator, `.` or `..`, so they are joined as they are: path.join's normalising found nothing to do.
+   */
+  private dirPath(segs: readonly string[]): string {
+    return `${this.base}${segs.map((s) => encodeSegment(s) + path.sep).join('')}`;
   }
 
   private async writeTemp(body: Uint8Array, opts: PutOptions): Promise<string> {
@@ -367,7 +373,7 @@ export class FsStore implements ObjectStore {
     const segs = prefix.split('/');
     segs.pop();
     const keyBase = segs.length === 0 ? '' : `${segs.join('/')}/`;
-    const dir = path.join(this.root, ...segs.map(encodeSegment));
+    const dir = this.dirPath(segs);
     try {
       yield* this.walk({ dir, keyBase, atRoot: segs.length === 0, prefix, startAfter: opts.startAfter, signal: opts.signal });
     } catch (e) {
