@@ -185,6 +185,15 @@ describe('RunStore cache budget', () => {
       const id = `k${String(from + n).padStart(6, '0')}`;
       return { key: id, tomb: false, hash: `h${from + n}`, props: { id, email: `${id}@example.com`, a: from + n } };
     });
+  /** The newest of `refs` is still held; the oldest went when the budget filled, and is read again. */
+  const newestHeldOldestRead = async (runs: RunStore, counting: CountingStore, refs: RunRef[]) => {
+    counting.reset();
+    const [oldest, newest] = [refs[0] as RunRef, refs.at(-1) as RunRef];
+    expect((await runs.load(type, newest)).length).toBe(newest.rows);
+    expect(counting.snapshot().total.calls).toBe(0);
+    expect((await runs.load(type, oldest)).length).toBe(oldest.rows);
+    expect(counting.snapshot().get.calls).toBe(1);
+  };
 
   it('weighs a compact run by the row objects it is held as, not by its compressed bytes', async () => {
     const counting = new CountingStore(new MemoryStore());
@@ -193,12 +202,7 @@ describe('RunStore cache budget', () => {
     const refs: RunRef[] = [];
     for (let i = 0; i < 10; i++) refs.push(await runs.write(type, rows(i * 100)));
     expect(refs.every((r) => r.key.endsWith(COMPACT_RUN_SUFFIX) && r.bytes < 4096)).toBe(true);
-    counting.reset();
-    // The newest are still held; the oldest went when the budget filled, and is read again.
-    expect((await runs.load(type, refs[9] as RunRef)).length).toBe(100);
-    expect(counting.snapshot().total.calls).toBe(0);
-    expect((await runs.load(type, refs[0] as RunRef)).length).toBe(100);
-    expect(counting.snapshot().get.calls).toBe(1);
+    await newestHeldOldestRead(runs, counting, refs);
   });
 
   it('weighs an Arrow run by its bytes and the keys, hashes and values decoded from them', async () => {
@@ -207,11 +211,6 @@ describe('RunStore cache budget', () => {
     expect(probe.key.endsWith(COMPACT_RUN_SUFFIX)).toBe(false);
     // Room for three runs by their stored bytes, not for two once their rows are counted.
     const runs = new RunStore(counting, { cacheBytes: 3 * probe.bytes });
-    const refs = [await runs.write(type, rows(0, 1000)), await runs.write(type, rows(1000, 1000))];
-    counting.reset();
-    expect((await runs.load(type, refs[1] as RunRef)).length).toBe(1000);
-    expect(counting.snapshot().total.calls).toBe(0);
-    expect((await runs.load(type, refs[0] as RunRef)).length).toBe(1000);
-    expect(counting.snapshot().get.calls).toBe(1);
+    await newestHeldOldestRead(runs, counting, [await runs.write(type, rows(0, 1000)), await runs.write(type, rows(1000, 1000))]);
   });
 });
